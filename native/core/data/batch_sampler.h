@@ -1,0 +1,31 @@
+// The order of one epoch's batches: a pure function of (seed, epoch), so the
+// same seed replays the same batches and a resumed run can pick up any epoch.
+#pragma once
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+
+namespace firebrand {
+
+struct SamplerOptions {
+  int64_t batchSize = 32;
+  bool shuffle = true;
+  bool dropLast = false;
+  uint64_t seed = 0;
+};
+
+class BatchSampler {
+ public:
+  BatchSampler(int64_t datasetSize, const SamplerOptions& options, int64_t epoch);
+
+  int64_t batchCount() const { return batchCount_; }
+  // Sample indices (int64, CPU) of batch `index` in [0, batchCount()).
+  at::Tensor indices(int64_t index) const;
+
+ private:
+  at::Tensor order_;
+  int64_t batchSize_;
+  int64_t batchCount_;
+};
+
+}  // namespace firebrand

@@ -1,0 +1,52 @@
+// Error types of the core. Each carries a stable code the binding hands to
+// JavaScript as `error.code`, so callers can branch without parsing messages.
+#pragma once
+#include <stdexcept>
+#include <string>
+
+namespace firebrand {
+
+class Error : public std::runtime_error {
+ public:
+  Error(std::string code, const std::string& message)
+      : std::runtime_error(message), code_(std::move(code)) {}
+  const std::string& code() const noexcept { return code_; }
+
+ private:
+  std::string code_;
+};
+
+// A value given by the caller is out of range, of the wrong type or unknown.
+struct InvalidArgument : Error {
+  explicit InvalidArgument(const std::string& message)
+      : Error("ERR_FIREBRAND_INVALID_ARGUMENT", message) {}
+};
+
+// Tensors whose shapes do not fit together (data vs model, output vs targets).
+struct ShapeMismatch : Error {
+  explicit ShapeMismatch(const std::string& message)
+      : Error("ERR_FIREBRAND_SHAPE_MISMATCH", message) {}
+};
+
+// A file that cannot be read or is not in the expected format.
+struct FileError : Error {
+  explicit FileError(const std::string& message)
+      : Error("ERR_FIREBRAND_FILE", message) {}
+};
+
+// An operation that cannot start now (a second fit on a busy trainer, ...).
+struct InvalidState : Error {
+  explicit InvalidState(const std::string& message)
+      : Error("ERR_FIREBRAND_INVALID_STATE", message) {}
+};
+
+}  // namespace firebrand
+
+namespace firebrand {
+
+// Call inside a catch block: rethrows the exception in flight as a
+// firebrand::Error whose message starts with `context` ("epoch 2, step 17").
+// libtorch's c10::Error keeps its message without the C++ backtrace.
+[[noreturn]] void rethrowWithContext(const std::string& context);
+
+}  // namespace firebrand

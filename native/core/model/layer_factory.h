@@ -1,0 +1,23 @@
+// Builds one torch::nn module from a LayerSpec, checking every option.
+#pragma once
+#include <torch/nn/modules/container/any.h>
+
+#include <string>
+#include <vector>
+
+#include "core/model/layer_spec.h"
+
+namespace firebrand {
+
+struct BuiltLayer {
+  torch::nn::AnyModule module;
+  // What the layer accepts, for shape errors: "[*, 784] (inFeatures=784)".
+  std::string expectedInput;
+};
+
+// `owner` names the layer in errors, e.g. "layers[2] (conv2d)".
+BuiltLayer buildLayer(const LayerSpec& spec, const std::string& owner);
+
+std::vector<std::string> knownLayerTypes();
+
+}  // namespace firebrand

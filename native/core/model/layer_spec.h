@@ -1,0 +1,17 @@
+// A layer as a caller describes it: a type name and its options.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "core/options/option_value.h"
+
+namespace firebrand {
+
+struct LayerSpec {
+  std::string type;
+  OptionMap options;
+};
+
+using ModelSpec = std::vector<LayerSpec>;
+
+}  // namespace firebrand

@@ -1,0 +1,63 @@
+#include "core/runtime/runtime_info.h"
+
+#include <ATen/Context.h>
+#include <ATen/Parallel.h>
+#include <dlfcn.h>
+#include <torch/cuda.h>
+#include <torch/utils.h>
+#include <torch/version.h>
+
+#include <climits>
+#include <cstdlib>
+
+#include "core/errors.h"
+
+namespace firebrand {
+namespace {
+
+std::string resolvedPath(const char* path) {
+  char resolved[PATH_MAX];
+  return realpath(path, resolved) ? std::string(resolved) : std::string(path);
+}
+
+std::string blasVendor(const std::string& library) {
+  if (library.find("openblas") != std::string::npos) return "openblas";
+  if (library.find("mkl") != std::string::npos) return "mkl";
+  if (library.find("blis") != std::string::npos) return "blis";
+  if (library.find("atlas") != std::string::npos) return "atlas";
+  // Debian's reference BLAS: /usr/lib/<arch>/blas/libblas.so.3
+  if (library.find("/blas/libblas") != std::string::npos) return "reference";
+  return "unknown";
+}
+
+}  // namespace
+
+BlasInfo detectBlas() {
+  void* sgemm = dlsym(RTLD_DEFAULT, "sgemm_");
+  Dl_info info{};
+  if (sgemm && dladdr(sgemm, &info) && info.dli_fname) {
+    const std::string library = resolvedPath(info.dli_fname);
+    return {blasVendor(library), library};
+  }
+  // No exported sgemm_: libtorch carries its BLAS inside (pip wheels link MKL statically).
+  return {at::hasMKL() ? "mkl" : "unknown", ""};
+}
+
+RuntimeInfo runtimeInfo() {
+  RuntimeInfo info;
+  info.torchVersion = TORCH_VERSION;
+  info.cudaAvailable = torch::cuda::is_available();
+  info.cudaDeviceCount = static_cast<int64_t>(torch::cuda::device_count());
+  info.numThreads = at::get_num_threads();
+  info.blas = detectBlas();
+  return info;
+}
+
+void setNumThreads(int64_t threads) {
+  if (threads < 1) throw InvalidArgument("numThreads must be a positive integer, got " + std::to_string(threads));
+  at::set_num_threads(static_cast<int>(threads));
+}
+
+void manualSeed(uint64_t seed) { torch::manual_seed(seed); }
+
+}  // namespace firebrand

@@ -1,0 +1,32 @@
+// What the process runs on: libtorch version, BLAS, threads, CUDA. Used to
+// warn about slow set-ups (reference BLAS) and by `firebrand doctor`.
+#pragma once
+#include <cstdint>
+#include <string>
+
+namespace firebrand {
+
+struct BlasInfo {
+  // "openblas", "mkl", "blis", "reference", "unknown"
+  std::string vendor;
+  // The shared object providing sgemm_, when one could be found.
+  std::string library;
+};
+
+struct RuntimeInfo {
+  std::string torchVersion;
+  bool cudaAvailable = false;
+  int64_t cudaDeviceCount = 0;
+  int64_t numThreads = 0;
+  BlasInfo blas;
+};
+
+RuntimeInfo runtimeInfo();
+BlasInfo detectBlas();
+
+// Intra-op threads for libtorch's CPU kernels (OpenMP and OpenBLAS share them).
+void setNumThreads(int64_t threads);
+// Seeds libtorch's global generators (CPU and CUDA): weight init, dropout.
+void manualSeed(uint64_t seed);
+
+}  // namespace firebrand

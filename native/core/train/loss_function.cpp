@@ -1,0 +1,96 @@
+#include "core/train/loss_function.h"
+
+#include <ATen/ATen.h>
+
+#include <limits>
+
+#include "core/errors.h"
+#include "core/options/option_reader.h"
+#include "core/shape_text.h"
+
+namespace firebrand {
+namespace {
+
+constexpr int64_t kReductionMean = 1;  // at::Reduction::Mean
+
+}  // namespace
+
+std::vector<std::string> LossFunction::knownNames() {
+  return {"cross_entropy", "nll", "mse", "l1", "smooth_l1"};
+}
+
+LossFunction::LossFunction(const std::string& name, const OptionMap& options) : name_(name) {
+  OptionReader reader("loss (" + name + ")", options);
+  if (name == "cross_entropy" || name == "nll") {
+    takesClassIndices_ = true;
+    ignoreIndex_ = reader.integer("ignoreIndex", -100);
+    if (name == "cross_entropy") labelSmoothing_ = reader.number("labelSmoothing", 0.0, 0.0, 1.0);
+  } else if (name == "smooth_l1") {
+    beta_ = reader.number("beta", 1.0, 0.0, std::numeric_limits<double>::max());
+  } else if (name != "mse" && name != "l1") {
+    std::string message = "loss: unknown loss '" + name + "'";
+    const std::string suggestion = closestMatch(name, knownNames());
+    if (!suggestion.empty()) message += " (did you mean '" + suggestion + "'?)";
+    message += "; known losses: cross_entropy, nll, mse, l1, smooth_l1";
+    throw InvalidArgument(message);
+  }
+  reader.finish();
+}
+
+at::Tensor LossFunction::prepareTargets(const at::Tensor& targets) const {
+  if (takesClassIndices_) {
+    if (targets.is_floating_point() || targets.scalar_type() == at::kBool) {
+      throw InvalidArgument("loss (" + name_ + "): targets must be integer class labels (Int32Array, "
+                            "BigInt64Array, Uint8Array, ...), got " + shapeAndDtypeText(targets));
+    }
+    return targets.to(at::kLong);
+  }
+  return targets.is_floating_point() ? targets : targets.to(at::kFloat);
+}
+
+void LossFunction::checkLabelRange(const at::Tensor& targets, int64_t classes) const {
+  if (!takesClassIndices_) return;
+  const at::Tensor bad = (targets < 0).logical_or(targets >= classes).logical_and(targets != ignoreIndex_);
+  if (!bad.any().item<bool>()) return;
+  const int64_t index = bad.flatten().nonzero().select(1, 0)[0].item<int64_t>();
+  const int64_t label = targets.flatten()[index].item<int64_t>();
+  throw InvalidArgument("loss (" + name_ + "): target label " + std::to_string(label) + " at sample " +
+                        std::to_string(index) + " is out of range for a model with " +
+                        std::to_string(classes) + " outputs (labels must be in [0, " +
+                        std::to_string(classes - 1) + "])");
+}
+
+void LossFunction::checkShapes(const at::Tensor& output, const at::Tensor& targets) const {
+  if (takesClassIndices_) {
+    const bool fits = output.dim() >= 2 && targets.dim() == output.dim() - 1 &&
+                      targets.size(0) == output.size(0) &&
+                      targets.sizes().slice(1) == output.sizes().slice(2);
+    if (!fits) {
+      throw ShapeMismatch("loss (" + name_ + "): model output " + shapeText(output) + " and targets " +
+                          shapeText(targets) + " do not fit; it expects output [N, C] with class-index "
+                          "targets [N] (or [N, C, d...] with [N, d...])");
+    }
+  } else if (output.sizes() != targets.sizes()) {
+    throw ShapeMismatch("loss (" + name_ + "): model output " + shapeText(output) + " and targets " +
+                        shapeText(targets) + " differ in shape; they must be equal (targets [N] are "
+                        "accepted for output [N, 1])");
+  }
+}
+
+at::Tensor LossFunction::operator()(const at::Tensor& output, const at::Tensor& rawTargets) const {
+  // A regression model's [N, 1] output against flat [N] targets is the common
+  // case from JS; PyTorch would broadcast it to [N, N] with only a warning.
+  const bool flatTargets = !takesClassIndices_ && output.dim() == 2 && output.size(1) == 1 &&
+                           rawTargets.dim() == 1 && rawTargets.size(0) == output.size(0);
+  const at::Tensor targets = flatTargets ? rawTargets.unsqueeze(1) : rawTargets;
+  checkShapes(output, targets);
+  if (name_ == "cross_entropy") {
+    return at::cross_entropy_loss(output, targets, {}, kReductionMean, ignoreIndex_, labelSmoothing_);
+  }
+  if (name_ == "nll") return at::nll_loss_nd(output, targets, {}, kReductionMean, ignoreIndex_);
+  if (name_ == "mse") return at::mse_loss(output, targets.to(output.scalar_type()), kReductionMean);
+  if (name_ == "l1") return at::l1_loss(output, targets.to(output.scalar_type()), kReductionMean);
+  return at::smooth_l1_loss(output, targets.to(output.scalar_type()), kReductionMean, beta_);
+}
+
+}  // namespace firebrand

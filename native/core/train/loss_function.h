@@ -1,0 +1,40 @@
+// Losses chosen by PyTorch's functional name, with their options checked.
+// Shapes of model output and targets are checked before the loss runs, so a
+// mismatch names both shapes instead of broadcasting silently.
+#pragma once
+#include <ATen/core/Tensor.h>
+
+#include <string>
+#include <vector>
+
+#include "core/options/option_value.h"
+
+namespace firebrand {
+
+class LossFunction {
+ public:
+  LossFunction(const std::string& name, const OptionMap& options);
+
+  at::Tensor operator()(const at::Tensor& output, const at::Tensor& targets) const;
+
+  // Class-index losses: accuracy is a meaningful metric.
+  bool takesClassIndices() const { return takesClassIndices_; }
+  // Targets in the dtype the loss needs; checked once per dataset, not per step.
+  at::Tensor prepareTargets(const at::Tensor& targets) const;
+  // Throws naming the first label outside [0, classes) (ignoreIndex excepted).
+  void checkLabelRange(const at::Tensor& targets, int64_t classes) const;
+  const std::string& name() const { return name_; }
+
+  static std::vector<std::string> knownNames();
+
+ private:
+  void checkShapes(const at::Tensor& output, const at::Tensor& targets) const;
+
+  std::string name_;
+  bool takesClassIndices_ = false;
+  double labelSmoothing_ = 0.0;
+  int64_t ignoreIndex_ = -100;
+  double beta_ = 1.0;
+};
+
+}  // namespace firebrand

@@ -1,0 +1,39 @@
+// What the training loop tells its caller while an epoch runs, and at its end.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <optional>
+
+namespace firebrand {
+
+struct StepReport {
+  int64_t epoch = 0;         // 0-based
+  int64_t step = 0;          // 1-based step within the epoch
+  int64_t stepsInEpoch = 0;
+  int64_t globalStep = 0;    // optimizer steps since the engine was made
+  double loss = 0;           // mean loss over the steps since the previous report
+  double learningRate = 0;
+  double elapsedSeconds = 0; // since the epoch began
+  bool isLogStep = false;    // step is a multiple of logEvery (or the last one)
+};
+
+using ReportSink = std::function<void(const StepReport&)>;
+
+struct EpochResult {
+  double loss = 0;  // mean over the epoch's samples
+  std::optional<double> accuracy;
+  int64_t steps = 0;
+  int64_t samples = 0;
+  double seconds = 0;
+  double learningRate = 0;
+  bool stopped = false;  // ended early by requestStop()
+};
+
+struct EvalResult {
+  double loss = 0;
+  std::optional<double> accuracy;
+  int64_t samples = 0;
+  double seconds = 0;
+};
+
+}  // namespace firebrand

@@ -1,0 +1,212 @@
+#include "core/train/training_engine.h"
+
+#include <ATen/ATen.h>
+#include <torch/nn/utils.h>
+#include <torch/utils.h>
+
+#include <chrono>
+
+#include "core/compat/torch_compat.h"
+#include "core/errors.h"
+#include "core/shape_text.h"
+#include "core/train/optimizer_factory.h"
+
+namespace firebrand {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double secondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// Puts a module in eval mode for a scope and restores the mode it had.
+class EvalModeScope {
+ public:
+  explicit EvalModeScope(torch::nn::Module& module) : module_(module), wasTraining_(module.is_training()) {
+    module_.eval();
+  }
+  ~EvalModeScope() { module_.train(wasTraining_); }
+
+ private:
+  torch::nn::Module& module_;
+  bool wasTraining_;
+};
+
+std::string stepContext(int64_t epoch, int64_t step) {
+  return "epoch " + std::to_string(epoch + 1) + ", step " + std::to_string(step + 1);
+}
+
+}  // namespace
+
+TrainingEngine::TrainingEngine(std::shared_ptr<SequentialModel> model, LossFunction loss,
+                               const OptimizerSpec& optimizer, c10::Device device)
+    : model_(std::move(model)), loss_(std::move(loss)), device_(device) {
+  model_->to(device_);
+  const auto parameters = model_->parameters();
+  parameterDtype_ = parameters.empty() ? at::kFloat : parameters.front().scalar_type();
+  optimizer_ = makeOptimizer(optimizer.name, optimizer.options, parameters);
+}
+
+at::Tensor TrainingEngine::inputsToDevice(const at::Tensor& inputs) const {
+  // Floating inputs follow the model's dtype (Float64Array data into a float32
+  // model); integer inputs (token ids) are left as they are.
+  if (inputs.is_floating_point()) return inputs.to(device_, parameterDtype_, /*non_blocking=*/true);
+  return inputs.to(device_, /*non_blocking=*/true);
+}
+
+Batch TrainingEngine::toDevice(const Batch& batch) const {
+  return {inputsToDevice(batch.inputs), batch.targets.to(device_, /*non_blocking=*/true)};
+}
+
+void TrainingEngine::checkDatasetFits(const TensorDataset& dataset) {
+  torch::NoGradGuard noGrad;
+  EvalModeScope evalMode(*model_);
+  const Batch probe = toDevice(dataset.batch(at::zeros({1}, at::kLong)));
+  at::Tensor output;
+  try {
+    output = model_->forward(probe.inputs);
+  } catch (const ShapeMismatch& error) {
+    throw ShapeMismatch("dataset samples of shape " + shapeText(dataset.sampleShape()) +
+                        " do not fit the model: " + error.what());
+  }
+  if (loss_.takesClassIndices() && output.dim() >= 2) loss_.checkLabelRange(dataset.targets(), output.size(1));
+  loss_(output, probe.targets);
+}
+
+TrainingEngine::StepOutput TrainingEngine::trainStep(const Batch& batch) {
+  compat::zeroGradToNone(*optimizer_);
+  // Autocast will wrap the forward and the loss.
+  at::Tensor output = model_->forward(batch.inputs);
+  at::Tensor loss = loss_(output, batch.targets);
+  // The GradScaler will scale the loss here; DDP's bucket all-reduce hooks fire during backward.
+  loss.backward();
+  // Unscaling and clipping will go here, after gradients are reduced.
+  optimizer_->step();
+  ++globalStep_;
+  return {loss.detach(), output.detach()};
+}
+
+EpochResult TrainingEngine::trainEpoch(const TensorDataset& rawDataset, const EpochOptions& options,
+                                       const ReportSink& report) {
+  if (options.logEvery < 1) {
+    throw InvalidArgument("logEvery must be a positive integer, got " + std::to_string(options.logEvery));
+  }
+  const TensorDataset dataset(rawDataset.inputs(), loss_.prepareTargets(rawDataset.targets()));
+  checkDatasetFits(dataset);
+  const BatchSampler sampler(dataset.size(), options.sampler, options.epoch);
+  const int64_t steps = sampler.batchCount();
+  model_->train();
+
+  const auto accumulator = at::TensorOptions().dtype(at::kDouble).device(device_);
+  at::Tensor epochLossSum = at::zeros({}, accumulator);
+  at::Tensor logWindowLossSum = at::zeros({}, accumulator);
+  at::Tensor correct = at::zeros({}, accumulator.dtype(at::kLong));
+  int64_t logWindowSteps = 0;
+  int64_t samples = 0;
+
+  const auto started = Clock::now();
+  auto lastReport = started;
+  const auto progressInterval = std::chrono::duration<double>(options.progressIntervalSeconds);
+
+  EpochResult result;
+  int64_t step = 0;
+  for (; step < steps && !stopRequested_; ++step) {
+    try {
+      const Batch batch = toDevice(dataset.batch(sampler.indices(step)));
+      const StepOutput out = trainStep(batch);
+      const int64_t batchSize = batch.inputs.size(0);
+      epochLossSum.add_(out.loss, batchSize);
+      logWindowLossSum.add_(out.loss);
+      if (loss_.takesClassIndices()) correct.add_(out.output.argmax(1).eq(batch.targets).sum());
+      samples += batchSize;
+      ++logWindowSteps;
+
+      const bool isLogStep = (step + 1) % options.logEvery == 0 || step + 1 == steps;
+      const auto now = Clock::now();
+      if (isLogStep || now - lastReport >= progressInterval) {
+        StepReport stepReport;
+        stepReport.epoch = options.epoch;
+        stepReport.step = step + 1;
+        stepReport.stepsInEpoch = steps;
+        stepReport.globalStep = globalStep_;
+        stepReport.loss = logWindowLossSum.item<double>() / static_cast<double>(logWindowSteps);
+        stepReport.learningRate = currentLearningRate(*optimizer_);
+        stepReport.elapsedSeconds = secondsSince(started);
+        stepReport.isLogStep = isLogStep;
+        if (isLogStep) {
+          logWindowLossSum.zero_();
+          logWindowSteps = 0;
+        }
+        lastReport = now;
+        report(stepReport);
+      }
+    } catch (...) {
+      rethrowWithContext(stepContext(options.epoch, step));
+    }
+  }
+  result.steps = step;
+  result.samples = samples;
+  result.stopped = step < steps;
+  result.seconds = secondsSince(started);
+  result.learningRate = currentLearningRate(*optimizer_);
+  if (samples > 0) {
+    result.loss = epochLossSum.item<double>() / static_cast<double>(samples);
+    if (loss_.takesClassIndices()) result.accuracy = correct.item<double>() / static_cast<double>(samples);
+  }
+  return result;
+}
+
+EvalResult TrainingEngine::evaluate(const TensorDataset& rawDataset, int64_t batchSize) {
+  const TensorDataset dataset(rawDataset.inputs(), loss_.prepareTargets(rawDataset.targets()));
+  checkDatasetFits(dataset);
+  SamplerOptions inOrder;
+  inOrder.batchSize = batchSize;
+  inOrder.shuffle = false;
+  const BatchSampler sampler(dataset.size(), inOrder, 0);
+
+  torch::NoGradGuard noGrad;
+  EvalModeScope evalMode(*model_);
+  const auto started = Clock::now();
+  const auto accumulator = at::TensorOptions().dtype(at::kDouble).device(device_);
+  at::Tensor lossSum = at::zeros({}, accumulator);
+  at::Tensor correct = at::zeros({}, accumulator.dtype(at::kLong));
+  for (int64_t index = 0; index < sampler.batchCount(); ++index) {
+    try {
+      const Batch batch = toDevice(dataset.batch(sampler.indices(index)));
+      const at::Tensor output = model_->forward(batch.inputs);
+      lossSum.add_(loss_(output, batch.targets), batch.inputs.size(0));
+      if (loss_.takesClassIndices()) correct.add_(output.argmax(1).eq(batch.targets).sum());
+    } catch (...) {
+      rethrowWithContext("evaluation batch " + std::to_string(index + 1));
+    }
+  }
+  EvalResult result;
+  result.samples = dataset.size();
+  result.loss = lossSum.item<double>() / static_cast<double>(result.samples);
+  if (loss_.takesClassIndices()) result.accuracy = correct.item<double>() / static_cast<double>(result.samples);
+  result.seconds = secondsSince(started);
+  return result;
+}
+
+at::Tensor TrainingEngine::predict(const at::Tensor& inputs, int64_t batchSize) {
+  if (batchSize < 1) throw InvalidArgument("batchSize must be a positive integer, got " + std::to_string(batchSize));
+  if (inputs.dim() == 0 || inputs.size(0) == 0) {
+    throw InvalidArgument("predict: inputs " + shapeText(inputs) + " hold no samples");
+  }
+  torch::NoGradGuard noGrad;
+  EvalModeScope evalMode(*model_);
+  std::vector<at::Tensor> outputs;
+  for (int64_t start = 0; start < inputs.size(0); start += batchSize) {
+    const int64_t length = std::min(batchSize, inputs.size(0) - start);
+    try {
+      outputs.push_back(model_->forward(inputsToDevice(inputs.narrow(0, start, length))).to(at::kCPU));
+    } catch (...) {
+      rethrowWithContext("predict, samples " + std::to_string(start) + ".." + std::to_string(start + length - 1) +
+                         " of inputs " + shapeText(inputs));
+    }
+  }
+  return at::cat(outputs);
+}
+
+}  // namespace firebrand

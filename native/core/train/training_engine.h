@@ -1,0 +1,73 @@
+// The training loop: owns a model, its loss and optimizer, and runs whole
+// epochs of steps without leaving C++. Per-step losses stay on the device
+// and are read back only when a report is due.
+#pragma once
+#include <c10/core/Device.h>
+#include <torch/optim/optimizer.h>
+
+#include <atomic>
+#include <memory>
+#include <string>
+
+#include "core/data/batch_sampler.h"
+#include "core/data/tensor_dataset.h"
+#include "core/model/sequential_model.h"
+#include "core/options/option_value.h"
+#include "core/train/loss_function.h"
+#include "core/train/step_report.h"
+
+namespace firebrand {
+
+struct OptimizerSpec {
+  std::string name;
+  OptionMap options;
+};
+
+struct EpochOptions {
+  SamplerOptions sampler;
+  int64_t epoch = 0;
+  int64_t logEvery = 50;
+  // Progress reports come at least this often between log steps (progress bars).
+  double progressIntervalSeconds = 0.2;
+};
+
+class TrainingEngine {
+ public:
+  TrainingEngine(std::shared_ptr<SequentialModel> model, LossFunction loss, const OptimizerSpec& optimizer,
+                 c10::Device device);
+
+  EpochResult trainEpoch(const TensorDataset& dataset, const EpochOptions& options, const ReportSink& report);
+  EvalResult evaluate(const TensorDataset& dataset, int64_t batchSize);
+  // Model outputs for `inputs` (first dimension = samples), on the CPU.
+  at::Tensor predict(const at::Tensor& inputs, int64_t batchSize);
+
+  // Ends the running epoch after its current step; cleared by clearStop().
+  void requestStop() { stopRequested_ = true; }
+  void clearStop() { stopRequested_ = false; }
+
+  int64_t globalStep() const { return globalStep_; }
+  const SequentialModel& model() const { return *model_; }
+  const c10::Device& device() const { return device_; }
+
+ private:
+  struct StepOutput {
+    at::Tensor loss;
+    at::Tensor output;
+  };
+  StepOutput trainStep(const Batch& batch);
+  Batch toDevice(const Batch& batch) const;
+  at::Tensor inputsToDevice(const at::Tensor& inputs) const;
+  // Runs one sample through the model (eval mode, no grad) so that a data/model
+  // mismatch or an out-of-range label fails before any step, naming both sides.
+  void checkDatasetFits(const TensorDataset& dataset);
+
+  std::shared_ptr<SequentialModel> model_;
+  LossFunction loss_;
+  std::unique_ptr<torch::optim::Optimizer> optimizer_;
+  c10::Device device_;
+  at::ScalarType parameterDtype_;
+  std::atomic<bool> stopRequested_{false};
+  int64_t globalStep_ = 0;
+};
+
+}  // namespace firebrand
