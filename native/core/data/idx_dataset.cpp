@@ -2,11 +2,30 @@
 
 #include <ATen/ATen.h>
 
+#include <limits>
+
 #include "core/data/idx_reader.h"
+#include "core/options/option_reader.h"
 #include "core/errors.h"
 #include "core/shape_text.h"
 
 namespace firebrand {
+namespace {
+
+constexpr double kMax = std::numeric_limits<double>::max();
+
+}  // namespace
+
+IdxDatasetOptions idxDatasetOptions(const OptionMap& optionMap) {
+  OptionReader reader("Dataset.fromIdx options", optionMap);
+  IdxDatasetOptions options;
+  options.scaleBytes = reader.flag("scaleBytes", true);
+  options.mean = reader.optionalNumber("mean", -kMax, kMax);
+  options.std = reader.optionalNumber("std", 1e-12, kMax);
+  if (optionMap.count("sampleShape")) options.sampleShape = reader.positiveShape("sampleShape");
+  reader.finish();
+  return options;
+}
 
 TensorDataset loadIdxDataset(const std::string& inputsPath, const std::string& targetsPath,
                              const IdxDatasetOptions& options) {
@@ -29,10 +48,8 @@ TensorDataset loadIdxDataset(const std::string& inputsPath, const std::string& t
     inputs = inputs.to(at::kFloat).div_(255.0);
   }
   if (options.mean || options.std) {
-    const double std = options.std.value_or(1.0);
-    if (!(std > 0)) throw InvalidArgument("std must be > 0, got " + std::to_string(std));
     if (!inputs.is_floating_point()) inputs = inputs.to(at::kFloat);
-    inputs = inputs.sub_(options.mean.value_or(0.0)).div_(std);
+    inputs = inputs.sub_(options.mean.value_or(0.0)).div_(options.std.value_or(1.0));
   }
   // Labels stay in their file dtype; losses convert them to what they need.
   return TensorDataset(inputs.contiguous(), targets);

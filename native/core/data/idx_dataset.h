@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/data/tensor_dataset.h"
+#include "core/options/option_value.h"
 
 namespace firebrand {
 
@@ -18,6 +19,9 @@ struct IdxDatasetOptions {
   // Shape of one sample, e.g. {1, 28, 28} to add a channel axis; empty keeps the file's.
   std::vector<int64_t> sampleShape;
 };
+
+// Reads { scaleBytes, mean, std, sampleShape }, rejecting unknown fields.
+IdxDatasetOptions idxDatasetOptions(const OptionMap& options);
 
 TensorDataset loadIdxDataset(const std::string& inputsPath, const std::string& targetsPath,
                              const IdxDatasetOptions& options);

@@ -104,8 +104,12 @@ std::optional<int64_t> OptionReader::optionalInteger(const std::string& name) {
 }
 
 double OptionReader::number(const std::string& name, double fallback, double min, double max) {
+  return optionalNumber(name, min, max).value_or(fallback);
+}
+
+std::optional<double> OptionReader::optionalNumber(const std::string& name, double min, double max) {
   const OptionValue* value = find(name);
-  if (!value) return fallback;
+  if (!value) return std::nullopt;
   const double* number = std::get_if<double>(value);
   if (!number || !std::isfinite(*number) || *number < min || *number > max) {
     std::string range = "a number";

@@ -24,6 +24,7 @@ class OptionReader {
   std::optional<int64_t> optionalInteger(const std::string& name);
   // A number in [min, max]; bounds are inclusive.
   double number(const std::string& name, double fallback, double min, double max);
+  std::optional<double> optionalNumber(const std::string& name, double min, double max);
   bool flag(const std::string& name, bool fallback);
   std::string choice(const std::string& name, const std::string& fallback,
                      const std::vector<std::string>& allowed);

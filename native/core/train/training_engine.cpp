@@ -89,9 +89,6 @@ TrainingEngine::StepOutput TrainingEngine::trainStep(const Batch& batch) {
 
 EpochResult TrainingEngine::trainEpoch(const TensorDataset& rawDataset, const EpochOptions& options,
                                        const ReportSink& report) {
-  if (options.logEvery < 1) {
-    throw InvalidArgument("logEvery must be a positive integer, got " + std::to_string(options.logEvery));
-  }
   const TensorDataset dataset(rawDataset.inputs(), loss_.prepareTargets(rawDataset.targets()));
   checkDatasetFits(dataset);
   const BatchSampler sampler(dataset.size(), options.sampler, options.epoch);

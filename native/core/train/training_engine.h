@@ -9,10 +9,10 @@
 #include <memory>
 #include <string>
 
-#include "core/data/batch_sampler.h"
 #include "core/data/tensor_dataset.h"
 #include "core/model/sequential_model.h"
 #include "core/options/option_value.h"
+#include "core/train/epoch_options.h"
 #include "core/train/loss_function.h"
 #include "core/train/step_report.h"
 
@@ -21,14 +21,6 @@ namespace firebrand {
 struct OptimizerSpec {
   std::string name;
   OptionMap options;
-};
-
-struct EpochOptions {
-  SamplerOptions sampler;
-  int64_t epoch = 0;
-  int64_t logEvery = 50;
-  // Progress reports come at least this often between log steps (progress bars).
-  double progressIntervalSeconds = 0.2;
 };
 
 class TrainingEngine {
@@ -67,7 +59,7 @@ class TrainingEngine {
   c10::Device device_;
   at::ScalarType parameterDtype_;
   std::atomic<bool> stopRequested_{false};
-  int64_t globalStep_ = 0;
+  std::atomic<int64_t> globalStep_{0};  // read from the JS thread while training
 };
 
 }  // namespace firebrand

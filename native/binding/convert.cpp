@@ -1,0 +1,182 @@
+#include "binding/convert.h"
+
+#include <ATen/ATen.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "core/errors.h"
+#include "core/shape_text.h"
+
+namespace firebrand::binding {
+namespace {
+
+std::string jsTypeName(const Napi::Value& value) {
+  if (value.IsNull()) return "null";
+  if (value.IsArray()) return "an array";
+  if (value.IsTypedArray()) return "a TypedArray";
+  switch (value.Type()) {
+    case napi_undefined: return "undefined";
+    case napi_boolean: return "a boolean";
+    case napi_number: return "a number";
+    case napi_string: return "a string";
+    case napi_function: return "a function";
+    case napi_bigint: return "a bigint";
+    default: return "an object";
+  }
+}
+
+[[noreturn]] void wrongType(const std::string& field, const std::string& expected, const Napi::Value& value) {
+  throw InvalidArgument(field + " must be " + expected + ", got " + jsTypeName(value));
+}
+
+struct TypedArrayKind {
+  napi_typedarray_type js;
+  at::ScalarType torch;
+  const char* name;
+};
+
+constexpr TypedArrayKind kTypedArrayKinds[] = {
+    {napi_float32_array, at::kFloat, "Float32Array"}, {napi_float64_array, at::kDouble, "Float64Array"},
+    {napi_int32_array, at::kInt, "Int32Array"},       {napi_bigint64_array, at::kLong, "BigInt64Array"},
+    {napi_int16_array, at::kShort, "Int16Array"},     {napi_int8_array, at::kChar, "Int8Array"},
+    {napi_uint8_array, at::kByte, "Uint8Array"},
+};
+
+}  // namespace
+
+std::string toString(const Napi::Value& value, const std::string& field) {
+  if (!value.IsString()) wrongType(field, "a string", value);
+  return value.As<Napi::String>().Utf8Value();
+}
+
+double toNumber(const Napi::Value& value, const std::string& field) {
+  if (!value.IsNumber()) wrongType(field, "a number", value);
+  return value.As<Napi::Number>().DoubleValue();
+}
+
+int64_t toInteger(const Napi::Value& value, const std::string& field, int64_t min) {
+  const double number = toNumber(value, field);
+  if (!std::isfinite(number) || number != std::floor(number) || number < static_cast<double>(min) ||
+      std::fabs(number) > 9007199254740991.0) {
+    throw InvalidArgument(field + " must be an integer >= " + std::to_string(min) + ", got " +
+                          formatNumber(number));
+  }
+  return static_cast<int64_t>(number);
+}
+
+bool toBool(const Napi::Value& value, const std::string& field) {
+  if (!value.IsBoolean()) wrongType(field, "true or false", value);
+  return value.As<Napi::Boolean>().Value();
+}
+
+std::vector<int64_t> toShape(const Napi::Value& value, const std::string& field) {
+  if (!value.IsArray()) wrongType(field, "an array of sizes", value);
+  const auto array = value.As<Napi::Array>();
+  std::vector<int64_t> shape;
+  for (uint32_t i = 0; i < array.Length(); ++i) {
+    shape.push_back(toInteger(array.Get(i), field + "[" + std::to_string(i) + "]", 0));
+  }
+  return shape;
+}
+
+OptionMap toOptionMap(const Napi::Value& value, const std::string& owner) {
+  OptionMap options;
+  if (value.IsUndefined() || value.IsNull()) return options;
+  if (!value.IsObject() || value.IsArray()) wrongType(owner, "an object of options", value);
+  const auto object = value.As<Napi::Object>();
+  const auto names = object.GetPropertyNames();
+  for (uint32_t i = 0; i < names.Length(); ++i) {
+    const std::string name = names.Get(i).As<Napi::String>().Utf8Value();
+    const Napi::Value field = object.Get(name);
+    const std::string fieldName = owner + ": field '" + name + "'";
+    if (field.IsUndefined()) continue;
+    if (field.IsBoolean()) {
+      options[name] = field.As<Napi::Boolean>().Value();
+    } else if (field.IsNumber()) {
+      options[name] = field.As<Napi::Number>().DoubleValue();
+    } else if (field.IsString()) {
+      options[name] = field.As<Napi::String>().Utf8Value();
+    } else if (field.IsArray()) {
+      const auto array = field.As<Napi::Array>();
+      std::vector<double> numbers;
+      for (uint32_t j = 0; j < array.Length(); ++j) {
+        numbers.push_back(toNumber(array.Get(j), fieldName + "[" + std::to_string(j) + "]"));
+      }
+      options[name] = std::move(numbers);
+    } else {
+      wrongType(fieldName, "a number, boolean, string or list of numbers", field);
+    }
+  }
+  return options;
+}
+
+ModelSpec toModelSpec(const Napi::Value& value) {
+  if (!value.IsArray()) wrongType("model.layers", "an array of layers", value);
+  const auto array = value.As<Napi::Array>();
+  ModelSpec spec;
+  for (uint32_t i = 0; i < array.Length(); ++i) {
+    const std::string owner = "layers[" + std::to_string(i) + "]";
+    const Napi::Value layer = array.Get(i);
+    if (!layer.IsObject() || layer.IsArray()) wrongType(owner, "a layer object such as { type: 'linear', ... }", layer);
+    LayerSpec layerSpec;
+    layerSpec.type = toString(layer.As<Napi::Object>().Get("type"), owner + ".type");
+    layerSpec.options = toOptionMap(layer, owner + " (" + layerSpec.type + ")");
+    layerSpec.options.erase("type");
+    spec.push_back(std::move(layerSpec));
+  }
+  return spec;
+}
+
+at::Tensor toTensor(const Napi::Value& value, const std::vector<int64_t>& shape, const std::string& field) {
+  if (!value.IsTypedArray()) {
+    wrongType(field, "a TypedArray (Float32Array, Float64Array, Int32Array, BigInt64Array, Uint8Array, ...)", value);
+  }
+  const auto array = value.As<Napi::TypedArray>();
+  const TypedArrayKind* kind = nullptr;
+  for (const auto& candidate : kTypedArrayKinds) {
+    if (candidate.js == array.TypedArrayType()) kind = &candidate;
+  }
+  if (!kind) {
+    throw InvalidArgument(field + ": this TypedArray type is not supported; use Float32Array, Float64Array, "
+                          "Int32Array, BigInt64Array, Int16Array, Int8Array or Uint8Array");
+  }
+  const int64_t expected = c10::multiply_integers(shape);
+  if (static_cast<int64_t>(array.ElementLength()) != expected) {
+    throw ShapeMismatch(field + ": shape " + shapeText(shape) + " needs " + std::to_string(expected) +
+                        " values but the " + kind->name + " holds " + std::to_string(array.ElementLength()));
+  }
+  // A copy: the JS array may be changed or collected while training runs.
+  at::Tensor tensor = at::empty(shape, at::TensorOptions().dtype(kind->torch));
+  const auto* source = static_cast<const uint8_t*>(array.ArrayBuffer().Data()) + array.ByteOffset();
+  std::memcpy(tensor.data_ptr(), source, array.ByteLength());
+  return tensor;
+}
+
+Napi::Array fromShape(Napi::Env env, const std::vector<int64_t>& shape) {
+  auto array = Napi::Array::New(env, shape.size());
+  for (size_t i = 0; i < shape.size(); ++i) array.Set(i, Napi::Number::New(env, static_cast<double>(shape[i])));
+  return array;
+}
+
+Napi::Object fromTensor(Napi::Env env, const at::Tensor& source) {
+  const at::Tensor tensor = source.to(at::kCPU).contiguous();
+  const TypedArrayKind* kind = &kTypedArrayKinds[0];
+  for (const auto& candidate : kTypedArrayKinds) {
+    if (candidate.torch == tensor.scalar_type()) kind = &candidate;
+  }
+  // Half, bfloat16 and other dtypes without a TypedArray come back as float32.
+  const at::Tensor data = tensor.scalar_type() == kind->torch ? tensor : tensor.to(kind->torch);
+  const size_t bytes = static_cast<size_t>(data.numel()) * data.element_size();
+  auto buffer = Napi::ArrayBuffer::New(env, bytes);
+  std::memcpy(buffer.Data(), data.data_ptr(), bytes);
+  napi_value typedArray = nullptr;
+  NAPI_THROW_IF_FAILED(env, napi_create_typedarray(env, kind->js, static_cast<size_t>(data.numel()), buffer, 0, &typedArray),
+                       Napi::Object());
+  auto result = Napi::Object::New(env);
+  result.Set("data", Napi::Value(env, typedArray));
+  result.Set("shape", fromShape(env, data.sizes().vec()));
+  return result;
+}
+
+}  // namespace firebrand::binding

@@ -1,0 +1,34 @@
+// Conversions between JavaScript values and the core's C++ types. Each takes
+// the name of the field it reads, so a wrong value is reported by name.
+#pragma once
+#include <ATen/core/Tensor.h>
+#include <napi.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/model/layer_spec.h"
+#include "core/options/option_value.h"
+
+namespace firebrand::binding {
+
+// Fields of a plain JS object; undefined fields are left out.
+OptionMap toOptionMap(const Napi::Value& value, const std::string& owner);
+// [{ type: 'linear', inFeatures: 784, ... }, ...]
+ModelSpec toModelSpec(const Napi::Value& value);
+
+std::string toString(const Napi::Value& value, const std::string& field);
+int64_t toInteger(const Napi::Value& value, const std::string& field, int64_t min);
+double toNumber(const Napi::Value& value, const std::string& field);
+bool toBool(const Napi::Value& value, const std::string& field);
+std::vector<int64_t> toShape(const Napi::Value& value, const std::string& field);
+
+// A copy of a TypedArray as a tensor of the given full shape (samples first).
+at::Tensor toTensor(const Napi::Value& value, const std::vector<int64_t>& shape, const std::string& field);
+// { data: <TypedArray of the tensor's dtype>, shape: number[] }
+Napi::Object fromTensor(Napi::Env env, const at::Tensor& tensor);
+
+Napi::Array fromShape(Napi::Env env, const std::vector<int64_t>& shape);
+
+}  // namespace firebrand::binding

@@ -1,0 +1,126 @@
+#include "binding/engine_wrap.h"
+
+#include "binding/convert.h"
+#include "binding/dataset_wrap.h"
+#include "binding/epoch_worker.h"
+#include "binding/js_errors.h"
+#include "binding/promise_worker.h"
+#include "binding/results.h"
+#include "core/errors.h"
+#include "core/train/engine_factory.h"
+#include "core/train/epoch_options.h"
+
+namespace firebrand::binding {
+namespace {
+
+// { name: 'adamw', lr: 1e-3, ... } -> ("adamw", { lr: 1e-3, ... })
+std::pair<std::string, OptionMap> namedOptions(const Napi::Value& value, const std::string& field) {
+  if (!value.IsObject() || value.IsArray()) throw InvalidArgument(field + " must be an object with a 'name'");
+  const std::string name = toString(value.As<Napi::Object>().Get("name"), field + ".name");
+  OptionMap options = toOptionMap(value, field + " (" + name + ")");
+  options.erase("name");
+  return {name, std::move(options)};
+}
+
+EngineSpec toEngineSpec(const Napi::Value& value) {
+  if (!value.IsObject()) throw InvalidArgument("engine spec must be an object");
+  const auto object = value.As<Napi::Object>();
+  EngineSpec spec;
+  spec.layers = toModelSpec(object.Get("layers"));
+  std::tie(spec.lossName, spec.lossOptions) = namedOptions(object.Get("loss"), "loss");
+  std::tie(spec.optimizer.name, spec.optimizer.options) = namedOptions(object.Get("optimizer"), "optimizer");
+  if (!object.Get("device").IsUndefined()) spec.device = toString(object.Get("device"), "config.device");
+  if (!object.Get("seed").IsUndefined()) spec.seed = static_cast<uint64_t>(toInteger(object.Get("seed"), "config.seed", 0));
+  return spec;
+}
+
+}  // namespace
+
+void EngineWrap::Export(Napi::Env env, Napi::Object exports) {
+  Napi::Function cls = DefineClass(env, "NativeEngine",
+                                   {InstanceMethod<&EngineWrap::TrainEpoch>("trainEpoch"),
+                                    InstanceMethod<&EngineWrap::Evaluate>("evaluate"),
+                                    InstanceMethod<&EngineWrap::Predict>("predict"),
+                                    InstanceMethod<&EngineWrap::RequestStop>("requestStop"),
+                                    InstanceMethod<&EngineWrap::ClearStop>("clearStop"),
+                                    InstanceAccessor<&EngineWrap::ParameterCount>("parameterCount"),
+                                    InstanceAccessor<&EngineWrap::GlobalStep>("globalStep"),
+                                    InstanceAccessor<&EngineWrap::Device>("device")});
+  exports.Set("NativeEngine", cls);
+}
+
+EngineWrap::EngineWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<EngineWrap>(info) {
+  engine_ = guard(info.Env(), [&] { return makeEngine(toEngineSpec(info[0])); });
+}
+
+std::function<void()> EngineWrap::claim(const char* operation) {
+  if (runningOperation_) {
+    throw InvalidState(std::string("cannot start ") + operation + ": this trainer is already running " +
+                       runningOperation_ + "; await it before starting another");
+  }
+  runningOperation_ = operation;
+  // The worker keeps this JS object alive until the hook has run.
+  auto self = std::make_shared<Napi::ObjectReference>(Napi::Persistent(Value()));
+  return [this, self] { runningOperation_ = nullptr; };
+}
+
+Napi::Value EngineWrap::TrainEpoch(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  return guard(env, [&]() -> Napi::Value {
+    auto dataset = DatasetWrap::From(info[0], "train data");
+    const EpochOptions options = epochOptions(toOptionMap(info[1], "config"));
+    if (!info[2].IsFunction()) throw InvalidArgument("trainEpoch: onReport must be a function");
+    return EpochWorker::Start(env, engine_, std::move(dataset), options, info[2].As<Napi::Function>(),
+                              claim("fit"));
+  });
+}
+
+Napi::Value EngineWrap::Evaluate(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  return guard(env, [&]() -> Napi::Value {
+    auto dataset = DatasetWrap::From(info[0], "evaluation data");
+    const int64_t batchSize = toInteger(info[1], "evalBatchSize", 1);
+    auto engine = engine_;
+    return PromiseWorker::Start(
+        env,
+        [engine, dataset, batchSize]() -> PromiseWorker::Finish {
+          const EvalResult result = engine->evaluate(*dataset, batchSize);
+          return [result](Napi::Env env) -> Napi::Value { return toJs(env, result); };
+        },
+        claim("evaluate"));
+  });
+}
+
+Napi::Value EngineWrap::Predict(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  return guard(env, [&]() -> Napi::Value {
+    at::Tensor inputs = toTensor(info[0], toShape(info[1], "inputShape"), "inputs");
+    const int64_t batchSize = toInteger(info[2], "batchSize", 1);
+    auto engine = engine_;
+    return PromiseWorker::Start(
+        env,
+        [engine, inputs, batchSize]() -> PromiseWorker::Finish {
+          at::Tensor outputs = engine->predict(inputs, batchSize);
+          return [outputs](Napi::Env env) -> Napi::Value { return fromTensor(env, outputs); };
+        },
+        claim("predict"));
+  });
+}
+
+void EngineWrap::RequestStop(const Napi::CallbackInfo&) { engine_->requestStop(); }
+
+void EngineWrap::ClearStop(const Napi::CallbackInfo&) { engine_->clearStop(); }
+
+Napi::Value EngineWrap::ParameterCount(const Napi::CallbackInfo& info) {
+  return Napi::Number::New(info.Env(), static_cast<double>(engine_->model().parameterCount()));
+}
+
+Napi::Value EngineWrap::GlobalStep(const Napi::CallbackInfo& info) {
+  return Napi::Number::New(info.Env(), static_cast<double>(engine_->globalStep()));
+}
+
+Napi::Value EngineWrap::Device(const Napi::CallbackInfo& info) {
+  return Napi::String::New(info.Env(), engine_->device().str());
+}
+
+}  // namespace firebrand::binding

@@ -1,0 +1,34 @@
+// JS handle of a TrainingEngine. Long work (epochs, evaluation, prediction)
+// runs on libuv's pool; one at a time, since they share the model.
+#pragma once
+#include <napi.h>
+
+#include <memory>
+
+#include "core/train/training_engine.h"
+
+namespace firebrand::binding {
+
+class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
+ public:
+  static void Export(Napi::Env env, Napi::Object exports);
+  explicit EngineWrap(const Napi::CallbackInfo& info);
+
+ private:
+  Napi::Value TrainEpoch(const Napi::CallbackInfo& info);
+  Napi::Value Evaluate(const Napi::CallbackInfo& info);
+  Napi::Value Predict(const Napi::CallbackInfo& info);
+  void RequestStop(const Napi::CallbackInfo& info);
+  void ClearStop(const Napi::CallbackInfo& info);
+  Napi::Value ParameterCount(const Napi::CallbackInfo& info);
+  Napi::Value GlobalStep(const Napi::CallbackInfo& info);
+  Napi::Value Device(const Napi::CallbackInfo& info);
+
+  // Marks the engine busy until the returned hook runs; throws if it already is.
+  std::function<void()> claim(const char* operation);
+
+  std::shared_ptr<TrainingEngine> engine_;
+  const char* runningOperation_ = nullptr;
+};
+
+}  // namespace firebrand::binding

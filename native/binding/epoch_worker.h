@@ -1,0 +1,44 @@
+// Runs one training epoch on libuv's thread pool. Step reports are queued
+// from the training thread and handed to a JS callback on the JS thread; if
+// that callback throws, the epoch stops after its current step and the
+// promise rejects with the callback's error.
+#pragma once
+#include <napi.h>
+
+#include <memory>
+#include <optional>
+
+#include "binding/js_errors.h"
+#include "binding/promise_settlement.h"
+#include "core/data/tensor_dataset.h"
+#include "core/train/training_engine.h"
+
+namespace firebrand::binding {
+
+class EpochWorker : public Napi::AsyncProgressQueueWorker<StepReport> {
+ public:
+  static Napi::Promise Start(Napi::Env env, std::shared_ptr<TrainingEngine> engine,
+                             std::shared_ptr<const TensorDataset> dataset, EpochOptions options,
+                             Napi::Function onReport, PromiseSettlement::Settled settled);
+
+ protected:
+  void Execute(const ExecutionProgress& progress) override;
+  void OnProgress(const StepReport* reports, size_t count) override;
+  void OnOK() override;
+  void OnError(const Napi::Error& error) override;
+
+ private:
+  EpochWorker(Napi::Env env, std::shared_ptr<TrainingEngine> engine, std::shared_ptr<const TensorDataset> dataset,
+              EpochOptions options, Napi::Function onReport, PromiseSettlement::Settled settled);
+
+  std::shared_ptr<TrainingEngine> engine_;
+  std::shared_ptr<const TensorDataset> dataset_;
+  EpochOptions options_;
+  Napi::FunctionReference onReport_;
+  Napi::ObjectReference callbackError_;
+  EpochResult result_;
+  std::optional<CapturedError> error_;
+  PromiseSettlement settlement_;
+};
+
+}  // namespace firebrand::binding

@@ -1,0 +1,61 @@
+#include "binding/results.h"
+
+namespace firebrand::binding {
+namespace {
+
+Napi::Value number(Napi::Env env, double value) { return Napi::Number::New(env, value); }
+
+Napi::Value optionalNumber(Napi::Env env, const std::optional<double>& value) {
+  return value ? number(env, *value) : env.Undefined();
+}
+
+}  // namespace
+
+Napi::Object toJs(Napi::Env env, const StepReport& report) {
+  auto object = Napi::Object::New(env);
+  object.Set("epoch", number(env, static_cast<double>(report.epoch)));
+  object.Set("step", number(env, static_cast<double>(report.step)));
+  object.Set("stepsInEpoch", number(env, static_cast<double>(report.stepsInEpoch)));
+  object.Set("globalStep", number(env, static_cast<double>(report.globalStep)));
+  object.Set("loss", number(env, report.loss));
+  object.Set("learningRate", number(env, report.learningRate));
+  object.Set("elapsedSeconds", number(env, report.elapsedSeconds));
+  object.Set("isLogStep", Napi::Boolean::New(env, report.isLogStep));
+  return object;
+}
+
+Napi::Object toJs(Napi::Env env, const EpochResult& result) {
+  auto object = Napi::Object::New(env);
+  object.Set("loss", number(env, result.loss));
+  object.Set("accuracy", optionalNumber(env, result.accuracy));
+  object.Set("steps", number(env, static_cast<double>(result.steps)));
+  object.Set("samples", number(env, static_cast<double>(result.samples)));
+  object.Set("seconds", number(env, result.seconds));
+  object.Set("learningRate", number(env, result.learningRate));
+  object.Set("stopped", Napi::Boolean::New(env, result.stopped));
+  return object;
+}
+
+Napi::Object toJs(Napi::Env env, const EvalResult& result) {
+  auto object = Napi::Object::New(env);
+  object.Set("loss", number(env, result.loss));
+  object.Set("accuracy", optionalNumber(env, result.accuracy));
+  object.Set("samples", number(env, static_cast<double>(result.samples)));
+  object.Set("seconds", number(env, result.seconds));
+  return object;
+}
+
+Napi::Object toJs(Napi::Env env, const RuntimeInfo& info) {
+  auto blas = Napi::Object::New(env);
+  blas.Set("vendor", info.blas.vendor);
+  blas.Set("library", info.blas.library);
+  auto object = Napi::Object::New(env);
+  object.Set("torchVersion", info.torchVersion);
+  object.Set("cudaAvailable", Napi::Boolean::New(env, info.cudaAvailable));
+  object.Set("cudaDeviceCount", number(env, static_cast<double>(info.cudaDeviceCount)));
+  object.Set("numThreads", number(env, static_cast<double>(info.numThreads)));
+  object.Set("blas", blas);
+  return object;
+}
+
+}  // namespace firebrand::binding

@@ -1,0 +1,15 @@
+// The core's reports and results as plain JS objects (camelCase fields).
+#pragma once
+#include <napi.h>
+
+#include "core/runtime/runtime_info.h"
+#include "core/train/step_report.h"
+
+namespace firebrand::binding {
+
+Napi::Object toJs(Napi::Env env, const StepReport& report);
+Napi::Object toJs(Napi::Env env, const EpochResult& result);
+Napi::Object toJs(Napi::Env env, const EvalResult& result);
+Napi::Object toJs(Napi::Env env, const RuntimeInfo& info);
+
+}  // namespace firebrand::binding

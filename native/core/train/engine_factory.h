@@ -1,0 +1,24 @@
+// Everything needed to make a TrainingEngine, as a caller describes it.
+#pragma once
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "core/model/layer_spec.h"
+#include "core/train/training_engine.h"
+
+namespace firebrand {
+
+struct EngineSpec {
+  ModelSpec layers;
+  std::string lossName;
+  OptionMap lossOptions;
+  OptimizerSpec optimizer;
+  std::string device = "cpu";
+  // Seeds libtorch's generators before the weights are initialised.
+  std::optional<uint64_t> seed;
+};
+
+std::shared_ptr<TrainingEngine> makeEngine(const EngineSpec& spec);
+
+}  // namespace firebrand

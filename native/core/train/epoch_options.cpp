@@ -1,0 +1,25 @@
+#include "core/train/epoch_options.h"
+
+#include <limits>
+
+#include "core/options/option_reader.h"
+
+namespace firebrand {
+
+EpochOptions epochOptions(const OptionMap& optionMap) {
+  OptionReader reader("config", optionMap);
+  EpochOptions options;
+  options.sampler.batchSize = reader.positiveInt("batchSize", options.sampler.batchSize);
+  options.sampler.shuffle = reader.flag("shuffle", options.sampler.shuffle);
+  options.sampler.dropLast = reader.flag("dropLast", options.sampler.dropLast);
+  options.sampler.seed = static_cast<uint64_t>(reader.nonNegativeInt("seed", 0));
+  options.epoch = reader.nonNegativeInt("epoch", 0);
+  options.logEvery = reader.positiveInt("logEvery", options.logEvery);
+  options.progressIntervalSeconds =
+      reader.number("progressIntervalMs", options.progressIntervalSeconds * 1000, 0,
+                    std::numeric_limits<double>::max()) / 1000;
+  reader.finish();
+  return options;
+}
+
+}  // namespace firebrand
