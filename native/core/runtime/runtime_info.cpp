@@ -7,6 +7,7 @@
 #include <torch/utils.h>
 #include <torch/version.h>
 
+#include <atomic>
 #include <climits>
 #include <cstdlib>
 
@@ -14,6 +15,8 @@
 
 namespace firebrand {
 namespace {
+
+std::atomic<int> requestedThreads{0};
 
 std::string resolvedPath(const char* path) {
   char resolved[PATH_MAX];
@@ -55,7 +58,13 @@ RuntimeInfo runtimeInfo() {
 
 void setNumThreads(int64_t threads) {
   if (threads < 1) throw InvalidArgument("numThreads must be a positive integer, got " + std::to_string(threads));
+  requestedThreads = static_cast<int>(threads);
   at::set_num_threads(static_cast<int>(threads));
+}
+
+void useRequestedThreads() {
+  const int threads = requestedThreads;
+  if (threads > 0 && at::get_num_threads() != threads) at::set_num_threads(threads);
 }
 
 void manualSeed(uint64_t seed) { torch::manual_seed(seed); }

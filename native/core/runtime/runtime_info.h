@@ -25,7 +25,12 @@ RuntimeInfo runtimeInfo();
 BlasInfo detectBlas();
 
 // Intra-op threads for libtorch's CPU kernels (OpenMP and OpenBLAS share them).
+// OpenMP keeps the count per thread, so it is also remembered for the
+// threads that run training later (see useRequestedThreads).
 void setNumThreads(int64_t threads);
+// Applies the count from setNumThreads to the calling thread; a thread that
+// ran libtorch code before the count was set would otherwise keep the old one.
+void useRequestedThreads();
 // Seeds libtorch's global generators (CPU and CUDA): weight init, dropout.
 void manualSeed(uint64_t seed);
 

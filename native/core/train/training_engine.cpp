@@ -8,6 +8,7 @@
 
 #include "core/compat/torch_compat.h"
 #include "core/errors.h"
+#include "core/runtime/runtime_info.h"
 #include "core/shape_text.h"
 #include "core/train/optimizer_factory.h"
 
@@ -71,7 +72,13 @@ void TrainingEngine::checkDatasetFits(const TensorDataset& dataset) {
                         " do not fit the model: " + error.what());
   }
   if (loss_.takesClassIndices() && output.dim() >= 2) loss_.checkLabelRange(dataset.targets(), output.size(1));
-  loss_(output, probe.targets);
+  try {
+    loss_(output, probe.targets);
+  } catch (const ShapeMismatch& error) {
+    throw ShapeMismatch("dataset targets of shape " + shapeText(dataset.targetShape()) +
+                        " per sample do not fit the model's output of shape " + shapeText(output.sizes().slice(1)) +
+                        " per sample: " + error.what());
+  }
 }
 
 TrainingEngine::StepOutput TrainingEngine::trainStep(const Batch& batch) {
@@ -89,6 +96,7 @@ TrainingEngine::StepOutput TrainingEngine::trainStep(const Batch& batch) {
 
 EpochResult TrainingEngine::trainEpoch(const TensorDataset& rawDataset, const EpochOptions& options,
                                        const ReportSink& report) {
+  useRequestedThreads();
   const TensorDataset dataset(rawDataset.inputs(), loss_.prepareTargets(rawDataset.targets()));
   checkDatasetFits(dataset);
   const BatchSampler sampler(dataset.size(), options.sampler, options.epoch);
@@ -155,6 +163,7 @@ EpochResult TrainingEngine::trainEpoch(const TensorDataset& rawDataset, const Ep
 }
 
 EvalResult TrainingEngine::evaluate(const TensorDataset& rawDataset, int64_t batchSize) {
+  useRequestedThreads();
   const TensorDataset dataset(rawDataset.inputs(), loss_.prepareTargets(rawDataset.targets()));
   checkDatasetFits(dataset);
   SamplerOptions inOrder;
@@ -191,6 +200,7 @@ at::Tensor TrainingEngine::predict(const at::Tensor& inputs, int64_t batchSize) 
   if (inputs.dim() == 0 || inputs.size(0) == 0) {
     throw InvalidArgument("predict: inputs " + shapeText(inputs) + " hold no samples");
   }
+  useRequestedThreads();
   torch::NoGradGuard noGrad;
   EvalModeScope evalMode(*model_);
   std::vector<at::Tensor> outputs;
@@ -203,7 +213,8 @@ at::Tensor TrainingEngine::predict(const at::Tensor& inputs, int64_t batchSize) 
                          " of inputs " + shapeText(inputs));
     }
   }
-  return at::cat(outputs);
+  // Outputs reach JS as a Float32Array whatever the model computes in.
+  return at::cat(outputs).to(at::kFloat);
 }
 
 }  // namespace firebrand

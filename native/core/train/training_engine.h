@@ -30,7 +30,7 @@ class TrainingEngine {
 
   EpochResult trainEpoch(const TensorDataset& dataset, const EpochOptions& options, const ReportSink& report);
   EvalResult evaluate(const TensorDataset& dataset, int64_t batchSize);
-  // Model outputs for `inputs` (first dimension = samples), on the CPU.
+  // Model outputs for `inputs` (first dimension = samples), float32 on the CPU.
   at::Tensor predict(const at::Tensor& inputs, int64_t batchSize);
 
   // Ends the running epoch after its current step; cleared by clearStop().

@@ -1,0 +1,92 @@
+#!/usr/bin/python3
+"""Writes test/fixtures/golden-training.json: training runs done by PyTorch
+itself (Debian's python3-torch 1.13, the same libtorch firebrand links), which
+test/golden.test.ts replays through firebrand and compares.
+
+libtorch's C++ modules initialise weights with the same generator calls as
+Python's, so torch.manual_seed(seed) before building the model gives both the
+same starting weights. Run: /usr/bin/python3 scripts/make-golden-fixtures.py
+"""
+import json
+import math
+import pathlib
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+SAMPLES, FEATURES, CLASSES, BATCH, EPOCHS = 48, 4, 3, 16, 3
+
+
+def make_data():
+    # A formula, not a random generator, so the data does not depend on RNG state.
+    inputs = [[math.sin(0.7 * i + 1.3 * j) for j in range(FEATURES)] for i in range(SAMPLES)]
+    labels = [int((x[0] + 0.5 * x[1] - x[2] + 3) * 10) % CLASSES for x in inputs]
+    targets = [[0.5 * x[0] - x[3]] for x in inputs]
+    return inputs, labels, targets
+
+
+def make_model():
+    return nn.Sequential(nn.Linear(FEATURES, 8), nn.Tanh(), nn.Linear(8, CLASSES))
+
+
+def make_optimizer(name, options, params):
+    if name == "sgd":
+        return torch.optim.SGD(params, lr=options["lr"], momentum=options.get("momentum", 0),
+                               nesterov=options.get("nesterov", False), weight_decay=options.get("weightDecay", 0))
+    cls = torch.optim.AdamW if name == "adamw" else torch.optim.Adam
+    return cls(params, lr=options["lr"], weight_decay=options.get("weightDecay", 0.01 if name == "adamw" else 0))
+
+
+def run(case, inputs, labels, targets):
+    torch.manual_seed(case["seed"])
+    model = make_model()
+    optimizer = make_optimizer(case["optimizer"]["name"], case["optimizer"], model.parameters())
+    x = torch.tensor(inputs, dtype=torch.float32)
+    if case["loss"]["name"] == "cross_entropy":
+        y = torch.tensor(labels, dtype=torch.long)
+        smoothing = case["loss"].get("labelSmoothing", 0.0)
+        loss_fn = lambda out, t: F.cross_entropy(out, t, label_smoothing=smoothing)
+    else:
+        y = torch.tensor(targets, dtype=torch.float32).repeat(1, CLASSES)
+        loss_fn = F.mse_loss
+    epoch_losses = []
+    for _ in range(EPOCHS):
+        total = 0.0
+        for start in range(0, SAMPLES, BATCH):
+            xb, yb = x[start:start + BATCH], y[start:start + BATCH]
+            optimizer.zero_grad(set_to_none=True)
+            loss = loss_fn(model(xb), yb)
+            loss.backward()
+            optimizer.step()
+            total += loss.item() * xb.shape[0]
+        epoch_losses.append(total / SAMPLES)
+    with torch.no_grad():
+        predictions = model(x[:4]).flatten().tolist()
+    return {**case, "epochLosses": epoch_losses, "predictions": predictions}
+
+
+def main():
+    inputs, labels, targets = make_data()
+    cases = [
+        {"title": "sgd with momentum, cross_entropy", "seed": 0,
+         "optimizer": {"name": "sgd", "lr": 0.1, "momentum": 0.9}, "loss": {"name": "cross_entropy"}},
+        {"title": "adamw, cross_entropy with label smoothing", "seed": 1,
+         "optimizer": {"name": "adamw", "lr": 0.01}, "loss": {"name": "cross_entropy", "labelSmoothing": 0.1}},
+        {"title": "adam with weight decay, mse", "seed": 2,
+         "optimizer": {"name": "adam", "lr": 0.01, "weightDecay": 0.001}, "loss": {"name": "mse"}},
+    ]
+    fixture = {
+        "generatedBy": "scripts/make-golden-fixtures.py",
+        "torchVersion": torch.__version__,
+        "batchSize": BATCH, "epochs": EPOCHS, "features": FEATURES, "classes": CLASSES,
+        "inputs": inputs, "labels": labels, "regressionTargets": [t[0] for t in targets],
+        "cases": [run(case, inputs, labels, targets) for case in cases],
+    }
+    out = pathlib.Path(__file__).resolve().parent.parent / "test" / "fixtures" / "golden-training.json"
+    out.write_text(json.dumps(fixture, indent=1) + "\n")
+    print(f"wrote {out}")
+
+
+if __name__ == "__main__":
+    main()

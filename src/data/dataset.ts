@@ -1,0 +1,65 @@
+// Datasets live in C++ as tensors; this class is their handle in TypeScript.
+import { native, NativeDataset, NumericArray } from '../native';
+
+export interface IdxOptions {
+  /** uint8 inputs become float32 in [0, 1], like torchvision's ToTensor. Default true. */
+  scaleBytes?: boolean;
+  /** Normalisation applied after scaling: (x - mean) / std. */
+  mean?: number;
+  std?: number;
+  /** Shape of one sample, e.g. [1, 28, 28] to add the channel axis a conv2d needs. */
+  sampleShape?: number[];
+}
+
+export interface ArrayDatasetSource {
+  inputs: NumericArray;
+  /** Full shape of the inputs, samples first: [N, ...]. */
+  inputShape: number[];
+  /** Integer labels for classification losses, numbers for regression. */
+  targets: NumericArray;
+  /** Full shape of the targets, samples first. Default [targets.length]. */
+  targetShape?: number[];
+}
+
+export class Dataset {
+  /** @internal */
+  readonly native: NativeDataset;
+
+  private constructor(handle: NativeDataset) {
+    this.native = handle;
+  }
+
+  /**
+   * Reads an IDX pair (MNIST-family images and labels, plain or .gz) in C++,
+   * on a worker thread.
+   */
+  static async fromIdx(inputsPath: string, targetsPath: string, options: IdxOptions = {}): Promise<Dataset> {
+    return new Dataset(await native.NativeDataset.fromIdx(inputsPath, targetsPath, { ...options }));
+  }
+
+  /** A dataset from TypedArrays. The data is copied once into libtorch tensors. */
+  static fromArrays(source: ArrayDatasetSource): Dataset {
+    const targetShape = source.targetShape ?? [source.targets?.length];
+    return new Dataset(native.NativeDataset.fromArrays(source.inputs, source.inputShape, source.targets, targetShape));
+  }
+
+  /** Number of samples. */
+  get length(): number {
+    return this.native.size;
+  }
+
+  /** Shape of one input sample. */
+  get sampleShape(): number[] {
+    return this.native.sampleShape;
+  }
+
+  /** Shape of one target ([] for a class label). */
+  get targetShape(): number[] {
+    return this.native.targetShape;
+  }
+
+  /** Samples [start, end), sharing memory with this dataset. */
+  slice(start: number, end: number = this.length): Dataset {
+    return new Dataset(this.native.slice(start, end));
+  }
+}

@@ -1,0 +1,18 @@
+// Errors raised by the TypeScript layer carry a `code` like those from C++
+// (ERR_FIREBRAND_*), so callers branch on one field whatever layer threw.
+export type FirebrandErrorCode =
+  | 'ERR_FIREBRAND_INVALID_ARGUMENT'
+  | 'ERR_FIREBRAND_SHAPE_MISMATCH'
+  | 'ERR_FIREBRAND_FILE'
+  | 'ERR_FIREBRAND_INVALID_STATE'
+  | 'ERR_FIREBRAND_TORCH'
+  | 'ERR_FIREBRAND_OUT_OF_MEMORY'
+  | 'ERR_FIREBRAND_INTERNAL';
+
+export interface FirebrandError extends Error {
+  code: FirebrandErrorCode;
+}
+
+export function firebrandError(code: FirebrandErrorCode, message: string): FirebrandError {
+  return Object.assign(new Error(message), { code });
+}

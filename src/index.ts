@@ -1,0 +1,19 @@
+// firebrand: train PyTorch models from Node.js; the loop runs in libtorch C++.
+export { Dataset } from './data/dataset';
+export type { ArrayDatasetSource, IdxOptions } from './data/dataset';
+export { firebrandError } from './errors';
+export type { FirebrandError, FirebrandErrorCode } from './errors';
+export type { NumericArray, TensorData } from './native';
+export { nn } from './nn/layers';
+export type * from './nn/layers';
+export { ProgressBar } from './progress/progress-bar';
+export type { ProgressStream } from './progress/progress-bar';
+export { manualSeed, runtimeInfo, setNumThreads } from './runtime';
+export type { RuntimeInfo } from './runtime';
+export type { Callback, TrainBeginInfo } from './training/callbacks';
+export { defaultConfig } from './training/config';
+export type { TrainerConfig } from './training/config';
+export type { EpochLogs, EvalLogs, History, StepLogs } from './training/logs';
+export type { LossName, LossSpec, OptimizerName, OptimizerSpec } from './training/objectives';
+export { Trainer } from './training/trainer';
+export type { FitOptions, TrainerOptions } from './training/trainer';

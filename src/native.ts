@@ -1,0 +1,109 @@
+// The compiled addon (native/binding) and the types of what it exports.
+// Everything here is internal: the public API wraps it in src/.
+import path from 'node:path';
+
+export type NumericArray =
+  | Float32Array
+  | Float64Array
+  | Int32Array
+  | BigInt64Array
+  | Int16Array
+  | Int8Array
+  | Uint8Array;
+
+/** A tensor copied out of libtorch: flat data in row-major order and its shape. */
+export interface TensorData<Data extends NumericArray = Float32Array> {
+  data: Data;
+  shape: number[];
+}
+
+export type OptionFields = Record<string, number | boolean | string | number[] | undefined>;
+
+export interface StepReport {
+  epoch: number;
+  step: number;
+  stepsInEpoch: number;
+  globalStep: number;
+  loss: number;
+  learningRate: number;
+  elapsedSeconds: number;
+  isLogStep: boolean;
+}
+
+export interface EpochResult {
+  loss: number;
+  accuracy?: number;
+  steps: number;
+  samples: number;
+  seconds: number;
+  learningRate: number;
+  stopped: boolean;
+}
+
+export interface EvalResult {
+  loss: number;
+  accuracy?: number;
+  samples: number;
+  seconds: number;
+}
+
+export interface RuntimeInfo {
+  torchVersion: string;
+  cudaAvailable: boolean;
+  cudaDeviceCount: number;
+  numThreads: number;
+  blas: { vendor: string; library: string };
+}
+
+export interface NativeDataset {
+  readonly size: number;
+  readonly sampleShape: number[];
+  readonly targetShape: number[];
+  slice(start: number, end: number): NativeDataset;
+}
+
+export interface NativeEngineSpec {
+  layers: OptionFields[];
+  loss: OptionFields & { name: string };
+  optimizer: OptionFields & { name: string };
+  device?: string;
+  seed?: number;
+}
+
+export interface NativeEpochOptions extends OptionFields {
+  batchSize: number;
+  shuffle: boolean;
+  dropLast: boolean;
+  seed: number;
+  epoch: number;
+  logEvery: number;
+  progressIntervalMs: number;
+}
+
+export interface NativeEngine {
+  trainEpoch(data: NativeDataset, options: NativeEpochOptions, onReport: (report: StepReport) => void): Promise<EpochResult>;
+  evaluate(data: NativeDataset, batchSize: number): Promise<EvalResult>;
+  predict(inputs: NumericArray, shape: number[], batchSize: number): Promise<TensorData>;
+  requestStop(): void;
+  clearStop(): void;
+  readonly parameterCount: number;
+  readonly globalStep: number;
+  readonly device: string;
+}
+
+export interface NativeBinding {
+  NativeDataset: {
+    fromIdx(inputsPath: string, targetsPath: string, options?: OptionFields): Promise<NativeDataset>;
+    fromArrays(inputs: NumericArray, inputShape: number[], targets: NumericArray, targetShape: number[]): NativeDataset;
+  };
+  NativeEngine: new (spec: NativeEngineSpec) => NativeEngine;
+  runtimeInfo(): RuntimeInfo;
+  setNumThreads(threads: number): void;
+  manualSeed(seed: number): void;
+}
+
+const packageRoot = path.resolve(__dirname, '..', '..');
+
+// node-gyp-build picks a prebuilt binary for this platform first, then build/Release.
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+export const native: NativeBinding = require('node-gyp-build')(packageRoot);

@@ -1,0 +1,105 @@
+// Layers described as plain data, built in C++ as torch::nn modules. Names and
+// defaults are PyTorch's, in camelCase; the factory functions take PyTorch's
+// positional arguments (nn.conv2d(1, 32, 3, { padding: 1 })).
+
+export type Size2d = number | [number, number];
+
+export interface LinearSpec { type: 'linear'; inFeatures: number; outFeatures: number; bias?: boolean }
+export interface Conv2dSpec {
+  type: 'conv2d';
+  inChannels: number;
+  outChannels: number;
+  kernelSize: Size2d;
+  stride?: Size2d;
+  padding?: Size2d;
+  dilation?: Size2d;
+  groups?: number;
+  bias?: boolean;
+}
+export interface MaxPool2dSpec {
+  type: 'maxPool2d';
+  kernelSize: Size2d;
+  /** Defaults to kernelSize, as in PyTorch. */
+  stride?: Size2d;
+  padding?: Size2d;
+  dilation?: Size2d;
+  ceilMode?: boolean;
+}
+export interface AvgPool2dSpec {
+  type: 'avgPool2d';
+  kernelSize: Size2d;
+  /** Defaults to kernelSize, as in PyTorch. */
+  stride?: Size2d;
+  padding?: Size2d;
+  ceilMode?: boolean;
+  countIncludePad?: boolean;
+}
+export interface BatchNormSpec {
+  type: 'batchNorm1d' | 'batchNorm2d';
+  numFeatures: number;
+  eps?: number;
+  momentum?: number;
+  affine?: boolean;
+  trackRunningStats?: boolean;
+}
+export interface LayerNormSpec { type: 'layerNorm'; normalizedShape: number | number[]; eps?: number; elementwiseAffine?: boolean }
+export interface DropoutSpec { type: 'dropout'; p?: number }
+export interface FlattenSpec { type: 'flatten'; startDim?: number; endDim?: number }
+export interface ActivationSpec { type: 'relu' | 'tanh' | 'sigmoid' }
+export interface GeluSpec { type: 'gelu'; approximate?: 'none' | 'tanh' }
+export interface SoftmaxSpec { type: 'softmax' | 'logSoftmax'; dim?: number }
+export interface EmbeddingSpec { type: 'embedding'; numEmbeddings: number; embeddingDim: number; paddingIdx?: number }
+
+export type LayerSpec =
+  | LinearSpec
+  | Conv2dSpec
+  | MaxPool2dSpec
+  | AvgPool2dSpec
+  | BatchNormSpec
+  | LayerNormSpec
+  | DropoutSpec
+  | FlattenSpec
+  | ActivationSpec
+  | GeluSpec
+  | SoftmaxSpec
+  | EmbeddingSpec;
+
+/** A model that applies its layers in order, like PyTorch's nn.Sequential. */
+export interface SequentialSpec {
+  type: 'sequential';
+  layers: LayerSpec[];
+}
+
+type Options<Spec, Required extends keyof Spec> = Omit<Spec, 'type' | Required>;
+
+export const nn = {
+  sequential: (...layers: LayerSpec[]): SequentialSpec => ({ type: 'sequential', layers }),
+  linear: (inFeatures: number, outFeatures: number, options: Options<LinearSpec, 'inFeatures' | 'outFeatures'> = {}): LinearSpec =>
+    ({ type: 'linear', inFeatures, outFeatures, ...options }),
+  conv2d: (
+    inChannels: number,
+    outChannels: number,
+    kernelSize: Size2d,
+    options: Options<Conv2dSpec, 'inChannels' | 'outChannels' | 'kernelSize'> = {},
+  ): Conv2dSpec => ({ type: 'conv2d', inChannels, outChannels, kernelSize, ...options }),
+  maxPool2d: (kernelSize: Size2d, options: Options<MaxPool2dSpec, 'kernelSize'> = {}): MaxPool2dSpec =>
+    ({ type: 'maxPool2d', kernelSize, ...options }),
+  avgPool2d: (kernelSize: Size2d, options: Options<AvgPool2dSpec, 'kernelSize'> = {}): AvgPool2dSpec =>
+    ({ type: 'avgPool2d', kernelSize, ...options }),
+  batchNorm1d: (numFeatures: number, options: Options<BatchNormSpec, 'numFeatures'> = {}): BatchNormSpec =>
+    ({ type: 'batchNorm1d', numFeatures, ...options }),
+  batchNorm2d: (numFeatures: number, options: Options<BatchNormSpec, 'numFeatures'> = {}): BatchNormSpec =>
+    ({ type: 'batchNorm2d', numFeatures, ...options }),
+  layerNorm: (normalizedShape: number | number[], options: Options<LayerNormSpec, 'normalizedShape'> = {}): LayerNormSpec =>
+    ({ type: 'layerNorm', normalizedShape, ...options }),
+  dropout: (p = 0.5): DropoutSpec => ({ type: 'dropout', p }),
+  flatten: (startDim = 1, endDim = -1): FlattenSpec => ({ type: 'flatten', startDim, endDim }),
+  relu: (): ActivationSpec => ({ type: 'relu' }),
+  tanh: (): ActivationSpec => ({ type: 'tanh' }),
+  sigmoid: (): ActivationSpec => ({ type: 'sigmoid' }),
+  gelu: (approximate: 'none' | 'tanh' = 'none'): GeluSpec => ({ type: 'gelu', approximate }),
+  softmax: (dim = -1): SoftmaxSpec => ({ type: 'softmax', dim }),
+  logSoftmax: (dim = -1): SoftmaxSpec => ({ type: 'logSoftmax', dim }),
+  embedding: (numEmbeddings: number, embeddingDim: number, options: Options<EmbeddingSpec, 'numEmbeddings' | 'embeddingDim'> = {}): EmbeddingSpec =>
+    ({ type: 'embedding', numEmbeddings, embeddingDim, ...options }),
+};

@@ -1,0 +1,38 @@
+// Process-wide facts and settings of the libtorch runtime.
+import { native, RuntimeInfo } from './native';
+
+export type { RuntimeInfo };
+
+/** libtorch version, BLAS in use, threads and CUDA devices of this process. */
+export function runtimeInfo(): RuntimeInfo {
+  return native.runtimeInfo();
+}
+
+/** Seeds libtorch's global generators (weight initialisation, dropout). */
+export function manualSeed(seed: number): void {
+  native.manualSeed(seed);
+}
+
+/**
+ * Threads for libtorch's CPU kernels, process-wide (OpenMP and OpenBLAS share
+ * them, as torch.set_num_threads does in Python).
+ */
+export function setNumThreads(threads: number): void {
+  native.setNumThreads(threads);
+}
+
+let blasChecked = false;
+
+/** Warns once per process when libtorch runs on the reference BLAS (about 8x slower). */
+export function warnIfSlowBlas(): void {
+  if (blasChecked) return;
+  blasChecked = true;
+  const { blas } = native.runtimeInfo();
+  if (blas.vendor === 'reference') {
+    process.emitWarning(
+      `libtorch is using the reference BLAS (${blas.library}); training steps run about 8x slower than with ` +
+        'OpenBLAS. On Debian/Ubuntu install it with: apt-get install libopenblas0-openmp',
+      { code: 'FIREBRAND_REFERENCE_BLAS' },
+    );
+  }
+}

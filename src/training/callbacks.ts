@@ -1,0 +1,19 @@
+// Hooks into the training lifecycle. Epoch-level hooks may be async and are
+// awaited; onProgress and onLog run while C++ keeps training and are not awaited.
+import type { EpochLogs, History, StepLogs } from './logs';
+import type { Trainer } from './trainer';
+
+export interface TrainBeginInfo {
+  numEpochs: number;
+}
+
+export interface Callback {
+  onTrainBegin?(info: TrainBeginInfo, trainer: Trainer): void | Promise<void>;
+  onEpochBegin?(epoch: number, trainer: Trainer): void | Promise<void>;
+  /** Every report from the running epoch (at least every `logEvery` steps, and a few times a second). */
+  onProgress?(logs: StepLogs, trainer: Trainer): void;
+  /** Every `logEvery` steps and at the end of each epoch. */
+  onLog?(logs: StepLogs, trainer: Trainer): void;
+  onEpochEnd?(epoch: number, logs: EpochLogs, trainer: Trainer): void | Promise<void>;
+  onTrainEnd?(history: History, trainer: Trainer): void | Promise<void>;
+}

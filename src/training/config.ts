@@ -1,0 +1,57 @@
+// TrainerConfig: its fields, defaults and the merge of a partial config.
+// Values are checked where they are used, in C++, which names the field.
+import os from 'node:os';
+
+import { firebrandError } from '../errors';
+
+export interface TrainerConfig {
+  /** Epochs that fit() runs. Default 3. */
+  numEpochs: number;
+  /** Samples per training step. Default 32. */
+  batchSize: number;
+  /** Samples per evaluation batch. Default: batchSize. */
+  evalBatchSize: number;
+  /** Reshuffle the training data every epoch (a pure function of seed and epoch). Default true. */
+  shuffle: boolean;
+  /** Drop the last, short batch of an epoch. Default false. */
+  dropLast: boolean;
+  /** Seeds weight initialisation, dropout and shuffling. Default 42. */
+  seed: number;
+  /** 'cpu', 'cuda' or 'cuda:<index>'. Default 'cpu'. */
+  device: string;
+  /** Threads for libtorch's CPU kernels, process-wide. Default: the number of CPUs. */
+  numThreads: number;
+  /** Steps between log reports (onLog, plain progress lines). Default 50. */
+  logEvery: number;
+  /** Show progress on stdout: a bar on a TTY, plain lines otherwise. Default true. */
+  progressBar: boolean;
+}
+
+export function defaultConfig(): TrainerConfig {
+  return {
+    numEpochs: 3,
+    batchSize: 32,
+    evalBatchSize: 32,
+    shuffle: true,
+    dropLast: false,
+    seed: 42,
+    device: 'cpu',
+    numThreads: os.availableParallelism(),
+    logEvery: 50,
+    progressBar: true,
+  };
+}
+
+export function resolveConfig(partial: Partial<TrainerConfig> = {}): TrainerConfig {
+  const defaults = defaultConfig();
+  const known = Object.keys(defaults);
+  const unknown = Object.keys(partial).filter((key) => !known.includes(key));
+  if (unknown.length > 0) {
+    throw firebrandError(
+      'ERR_FIREBRAND_INVALID_ARGUMENT',
+      `config: unknown field(s) ${unknown.map((key) => `'${key}'`).join(', ')}; known fields: ${known.join(', ')}`,
+    );
+  }
+  const defined = Object.fromEntries(Object.entries(partial).filter(([, value]) => value !== undefined));
+  return { ...defaults, evalBatchSize: partial.batchSize ?? defaults.evalBatchSize, ...defined };
+}

@@ -1,0 +1,161 @@
+// The Trainer: TypeScript orchestration around the C++ engine. Whole epochs
+// of steps run in C++ on a worker thread; this class sequences epochs,
+// evaluation and callbacks, and keeps one operation running at a time.
+import type { Dataset } from '../data/dataset';
+import { firebrandError } from '../errors';
+import { native, NativeEngine, NumericArray, StepReport, TensorData } from '../native';
+import type { SequentialSpec } from '../nn/layers';
+import { ProgressBar } from '../progress/progress-bar';
+import { setNumThreads, warnIfSlowBlas } from '../runtime';
+import type { Callback } from './callbacks';
+import { resolveConfig, TrainerConfig } from './config';
+import type { EpochLogs, EvalLogs, History } from './logs';
+import { LossName, LossSpec, namedSpec, OptimizerName, OptimizerSpec } from './objectives';
+
+export interface TrainerOptions {
+  model: SequentialSpec;
+  loss: LossSpec | LossName;
+  optimizer: OptimizerSpec | OptimizerName;
+  config?: Partial<TrainerConfig>;
+  callbacks?: Callback[];
+}
+
+export interface FitOptions {
+  /** Evaluated after every epoch; its loss and accuracy appear as valLoss and valAccuracy. */
+  evalData?: Dataset;
+  /** Overrides config.numEpochs for this call. */
+  numEpochs?: number;
+}
+
+export class Trainer {
+  readonly config: TrainerConfig;
+  private readonly engine: NativeEngine;
+  private readonly callbacks: Callback[];
+  private runningOperation: string | undefined;
+  private stopRequested = false;
+
+  constructor(options: TrainerOptions) {
+    this.config = resolveConfig(options.config);
+    warnIfSlowBlas();
+    setNumThreads(this.config.numThreads);
+    if (options.model?.type !== 'sequential' || !Array.isArray(options.model.layers)) {
+      throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', "model must be a sequential model: nn.sequential(...layers)");
+    }
+    this.engine = new native.NativeEngine({
+      layers: options.model.layers.map((layer) => ({ ...layer })),
+      loss: namedSpec<LossSpec>(options.loss),
+      optimizer: namedSpec<OptimizerSpec>(options.optimizer),
+      device: this.config.device,
+      seed: this.config.seed,
+    });
+    this.callbacks = [...(options.callbacks ?? [])];
+    if (this.config.progressBar) this.callbacks.push(new ProgressBar());
+  }
+
+  /** Set to true (from a callback, say) to end training after the current step. */
+  get stopTraining(): boolean {
+    return this.stopRequested;
+  }
+
+  set stopTraining(stop: boolean) {
+    this.stopRequested = stop;
+    if (stop) this.engine.requestStop();
+  }
+
+  get parameterCount(): number {
+    return this.engine.parameterCount;
+  }
+
+  /** Optimizer steps taken so far. */
+  get globalStep(): number {
+    return this.engine.globalStep;
+  }
+
+  get device(): string {
+    return this.engine.device;
+  }
+
+  /** Trains for config.numEpochs epochs; resolves with one entry per epoch. */
+  async fit(trainData: Dataset, options: FitOptions = {}): Promise<History> {
+    return this.exclusive('fit', async () => {
+      const numEpochs = options.numEpochs ?? this.config.numEpochs;
+      this.stopRequested = false;
+      this.engine.clearStop();
+      const history: History = { epochs: [], stopped: false };
+      await this.each((callback) => callback.onTrainBegin?.({ numEpochs }, this));
+      for (let epoch = 0; epoch < numEpochs && !this.stopRequested; epoch++) {
+        await this.each((callback) => callback.onEpochBegin?.(epoch, this));
+        const result = await this.engine.trainEpoch(
+          trainData.native,
+          {
+            batchSize: this.config.batchSize,
+            shuffle: this.config.shuffle,
+            dropLast: this.config.dropLast,
+            seed: this.config.seed,
+            epoch,
+            logEvery: this.config.logEvery,
+            progressIntervalMs: 200,
+          },
+          (report) => this.dispatchReport(report),
+        );
+        const logs: EpochLogs = {
+          epoch,
+          loss: result.loss,
+          accuracy: result.accuracy,
+          learningRate: result.learningRate,
+          steps: result.steps,
+          samples: result.samples,
+          globalStep: this.engine.globalStep,
+          seconds: result.seconds,
+        };
+        if (options.evalData && !result.stopped) {
+          const evaluation = await this.engine.evaluate(options.evalData.native, this.config.evalBatchSize);
+          logs.valLoss = evaluation.loss;
+          logs.valAccuracy = evaluation.accuracy;
+        }
+        history.epochs.push(logs);
+        if (result.stopped) this.stopRequested = true;
+        await this.each((callback) => callback.onEpochEnd?.(epoch, logs, this));
+      }
+      history.stopped = this.stopRequested;
+      await this.each((callback) => callback.onTrainEnd?.(history, this));
+      return history;
+    });
+  }
+
+  /** Loss (and accuracy for classification losses) over a dataset, in eval mode. */
+  async evaluate(data: Dataset, options: { batchSize?: number } = {}): Promise<EvalLogs> {
+    return this.exclusive('evaluate', () => this.engine.evaluate(data.native, options.batchSize ?? this.config.evalBatchSize));
+  }
+
+  /** Model outputs for `inputs` of the given full shape (samples first), in eval mode. */
+  async predict(inputs: NumericArray, shape: number[], options: { batchSize?: number } = {}): Promise<TensorData> {
+    return this.exclusive('predict', () => this.engine.predict(inputs, shape, options.batchSize ?? this.config.evalBatchSize));
+  }
+
+  private async exclusive<Result>(operation: string, body: () => Promise<Result>): Promise<Result> {
+    if (this.runningOperation) {
+      throw firebrandError(
+        'ERR_FIREBRAND_INVALID_STATE',
+        `cannot start ${operation}: this trainer is already running ${this.runningOperation}; await it before starting another`,
+      );
+    }
+    this.runningOperation = operation;
+    try {
+      return await body();
+    } finally {
+      this.runningOperation = undefined;
+    }
+  }
+
+  private dispatchReport(report: StepReport): void {
+    for (const callback of this.callbacks) {
+      callback.onProgress?.(report, this);
+      if (report.isLogStep) callback.onLog?.(report, this);
+    }
+  }
+
+  private async each(hook: (callback: Callback) => void | Promise<void>): Promise<void> {
+    for (const callback of this.callbacks) await hook(callback);
+  }
+}

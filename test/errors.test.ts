@@ -1,0 +1,181 @@
+// Bad input must give a clear JS error naming what is wrong, never a crash.
+import { expect } from 'chai';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+import { Dataset, LayerSpec, nn, Trainer } from '../src';
+import { blobDataset, blobTrainer, errorOf, rejectionOf } from './helpers';
+
+function trainerWith(layers: LayerSpec[]): Trainer {
+  return new Trainer({
+    model: nn.sequential(...layers),
+    loss: 'cross_entropy',
+    optimizer: 'sgd',
+    config: { progressBar: false, numThreads: 1 },
+  });
+}
+
+describe('errors from bad input', () => {
+  describe('model description', () => {
+    it('names the layer and field of a negative size', () => {
+      const error = errorOf(() => trainerWith([nn.linear(4, 8), nn.conv2d(1, -3, 3)]));
+      expect(error.code).to.equal('ERR_FIREBRAND_INVALID_ARGUMENT');
+      expect(error.message).to.equal("layers[1] (conv2d): field 'outChannels' must be a positive integer, got -3");
+    });
+
+    it('names an unknown layer type and suggests the closest one', () => {
+      const error = errorOf(() => trainerWith([{ type: 'lineer' } as unknown as LayerSpec]));
+      expect(error.message).to.match(/^layers\[0\] \(lineer\): unknown layer type 'lineer' \(did you mean 'linear'\?\)/);
+    });
+
+    it('rejects unknown fields and wrongly typed values', () => {
+      const typo = errorOf(() => trainerWith([{ type: 'linear', inFeatures: 2, outFeatures: 2, bais: false } as LayerSpec]));
+      expect(typo.message).to.contain("layers[0] (linear): unknown field 'bais' (did you mean 'bias'?)");
+      const wrongType = errorOf(() => trainerWith([{ type: 'dropout', p: '0.5' } as unknown as LayerSpec]));
+      expect(wrongType.message).to.equal("layers[0] (dropout): field 'p' must be a number >= 0 and <= 1, got \"0.5\"");
+      const missing = errorOf(() => trainerWith([{ type: 'linear', inFeatures: 3 } as LayerSpec]));
+      expect(missing.message).to.equal("layers[0] (linear): field 'outFeatures' must be a positive integer, got nothing");
+      const groups = errorOf(() => trainerWith([nn.conv2d(3, 4, 3, { groups: 2 })]));
+      expect(groups.message).to.contain('must both be divisible by groups (2)');
+    });
+
+    it('rejects an empty model and a model that is not sequential', () => {
+      expect(errorOf(() => trainerWith([])).message).to.contain('needs at least one layer');
+      const notModel = errorOf(
+        () => new Trainer({ model: {} as never, loss: 'mse', optimizer: 'sgd', config: { progressBar: false } }),
+      );
+      expect(notModel.message).to.contain('model must be a sequential model');
+    });
+  });
+
+  describe('loss, optimizer and config', () => {
+    it('names unknown losses and optimizers and bad optimizer options', () => {
+      const loss = errorOf(() => blobTrainer({}, { loss: 'cross_entropyy' as never }));
+      expect(loss.message).to.contain("unknown loss 'cross_entropyy' (did you mean 'cross_entropy'?)");
+      const optimizer = errorOf(() => blobTrainer({}, { optimizer: 'adamx' as never }));
+      expect(optimizer.message).to.contain("unknown optimizer 'adamx'");
+      const lr = errorOf(() => blobTrainer({}, { optimizer: { name: 'adamw', lr: -1 } }));
+      expect(lr.message).to.equal("optimizer (adamw): field 'lr' must be a number >= 0, got -1");
+      const betas = errorOf(() => blobTrainer({}, { optimizer: { name: 'adam', betas: [0.9] as never } }));
+      expect(betas.message).to.contain("field 'betas' must be a list of 2 numbers");
+      const nesterov = errorOf(() => blobTrainer({}, { optimizer: { name: 'sgd', nesterov: true } }));
+      expect(nesterov.message).to.contain('nesterov needs momentum > 0');
+    });
+
+    it('rejects unknown config fields, bad devices and bad batch sizes', async () => {
+      expect(errorOf(() => blobTrainer({ batchSze: 3 } as never)).message).to.contain("unknown field(s) 'batchSze'");
+      expect(errorOf(() => blobTrainer({ device: 'tpu' })).message).to.contain("device: expected 'cpu', 'cuda'");
+      expect(errorOf(() => blobTrainer({ numThreads: 0 })).message).to.contain('numThreads must be an integer >= 1');
+      const batch = await rejectionOf(blobTrainer({ batchSize: 0 }).fit(blobDataset(32)));
+      expect(batch.message).to.equal("config: field 'batchSize' must be a positive integer, got 0");
+    });
+  });
+
+  describe('data', () => {
+    it('names both shapes when the data does not fit the model', async () => {
+      const data = Dataset.fromArrays({
+        inputs: new Float32Array(32 * 6),
+        inputShape: [32, 6],
+        targets: new Int32Array(32),
+      });
+      const error = await rejectionOf(blobTrainer().fit(data));
+      expect(error.code).to.equal('ERR_FIREBRAND_SHAPE_MISMATCH');
+      expect(error.message).to.match(/dataset samples of shape \[6\] do not fit the model: layers\[0\] \(linear\) cannot take an input of shape \[1, 6\] float32; it expects \[\*, 4\]/);
+    });
+
+    it('names a label outside the model\'s classes', async () => {
+      const data = Dataset.fromArrays({
+        inputs: new Float32Array(8 * 4),
+        inputShape: [8, 4],
+        targets: new Int32Array([0, 1, 1, 0, 7, 1, 0, 1]),
+      });
+      const error = await rejectionOf(blobTrainer().fit(data));
+      expect(error.message).to.equal(
+        'loss (cross_entropy): target label 7 at sample 4 is out of range for a model with 2 outputs (labels must be in [0, 1])',
+      );
+      expect((await rejectionOf(blobTrainer().evaluate(data))).message).to.contain('target label 7');
+    });
+
+    it('refuses float labels for classification and mismatched regression targets', async () => {
+      const floatLabels = Dataset.fromArrays({ inputs: new Float32Array(8 * 4), inputShape: [8, 4], targets: new Float32Array(8) });
+      expect((await rejectionOf(blobTrainer().fit(floatLabels))).message).to.contain('targets must be integer class labels');
+
+      const regression = new Trainer({
+        model: nn.sequential(nn.linear(4, 3)),
+        loss: 'mse',
+        optimizer: 'sgd',
+        config: { progressBar: false, numThreads: 1 },
+      });
+      const targets = Dataset.fromArrays({ inputs: new Float32Array(8 * 4), inputShape: [8, 4], targets: new Float32Array(8 * 2), targetShape: [8, 2] });
+      const error = await rejectionOf(regression.fit(targets));
+      expect(error.message).to.contain('loss (mse): model output [1, 3] and targets [1, 2] differ in shape');
+    });
+
+    it('checks TypedArray sizes, sample counts and dataset handles', () => {
+      const size = errorOf(() => Dataset.fromArrays({ inputs: new Float32Array(10), inputShape: [4, 3], targets: new Int32Array(4) }));
+      expect(size.message).to.equal('inputs: shape [4, 3] needs 12 values but the Float32Array holds 10');
+      const counts = errorOf(() => Dataset.fromArrays({ inputs: new Float32Array(12), inputShape: [4, 3], targets: new Int32Array(5) }));
+      expect(counts.message).to.contain('inputs [4, 3] hold 4 samples but targets [5] hold 5');
+      const notArray = errorOf(() => Dataset.fromArrays({ inputs: [1, 2] as never, inputShape: [2, 1], targets: new Int32Array(2) }));
+      expect(notArray.message).to.contain('inputs must be a TypedArray');
+      const slice = errorOf(() => blobDataset(8).slice(4, 2));
+      expect(slice.message).to.contain('dataset.slice(4, 2)');
+      const fake = { native: {} } as unknown as Dataset;
+      return rejectionOf(blobTrainer().fit(fake)).then((error) => {
+        expect(error.message).to.contain('train data must be a firebrand Dataset');
+      });
+    });
+
+    it('reports unreadable and malformed IDX files by path', async () => {
+      const missing = await rejectionOf(Dataset.fromIdx('/no/such/images.idx', '/no/such/labels.idx'));
+      expect(missing.code).to.equal('ERR_FIREBRAND_FILE');
+      expect(missing.message).to.equal('/no/such/images.idx: cannot open IDX file (No such file or directory)');
+
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'firebrand-idx-'));
+      const garbage = path.join(dir, 'garbage.idx');
+      fs.writeFileSync(garbage, 'this is not an idx file');
+      expect((await rejectionOf(Dataset.fromIdx(garbage, garbage))).message).to.contain('not an IDX file');
+
+      const truncated = path.join(dir, 'truncated.idx');
+      fs.writeFileSync(truncated, Buffer.from([0, 0, 0x08, 1, 0, 0, 0, 10, 1, 2, 3]));
+      expect((await rejectionOf(Dataset.fromIdx(truncated, truncated))).message).to.contain(
+        'truncated or corrupt IDX file while reading its data (read 3 of 10 bytes',
+      );
+      fs.rmSync(dir, { recursive: true });
+    });
+  });
+
+  describe('concurrency and callbacks', () => {
+    it('rejects a second operation while fit runs', async () => {
+      const trainer = blobTrainer({ numEpochs: 2 });
+      const data = blobDataset(256);
+      const running = trainer.fit(data);
+      const second = await rejectionOf(trainer.fit(data));
+      expect(second.code).to.equal('ERR_FIREBRAND_INVALID_STATE');
+      expect(second.message).to.contain('cannot start fit: this trainer is already running fit');
+      expect((await rejectionOf(trainer.predict(new Float32Array(4), [1, 4]))).message).to.contain('cannot start predict');
+      await running;
+      expect((await trainer.evaluate(data)).samples).to.equal(256);
+    });
+
+    it('rejects fit with the error a callback threw, and the trainer stays usable', async () => {
+      const trainer = blobTrainer(
+        { numEpochs: 3, logEvery: 2 },
+        {
+          callbacks: [
+            {
+              onLog: (logs) => {
+                if (logs.globalStep >= 4) throw new Error('callback failed at step 4');
+              },
+            },
+          ],
+        },
+      );
+      const error = await rejectionOf(trainer.fit(blobDataset(256)));
+      expect(error.message).to.equal('callback failed at step 4');
+      expect(trainer.globalStep).to.be.below(16);
+      expect((await trainer.evaluate(blobDataset(32))).samples).to.equal(32);
+    });
+  });
+});

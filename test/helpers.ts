@@ -1,0 +1,67 @@
+// Small data sets and trainers shared by the tests.
+import { Dataset, nn, Trainer, TrainerConfig, TrainerOptions } from '../src';
+
+/** Deterministic pseudo-random numbers in [0, 1) (mulberry32). */
+export function seededRandom(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Two well-separated Gaussian-ish blobs in `features` dimensions, labels 0/1. */
+export function makeBlobs(samples: number, features = 4, seed = 1): { inputs: Float32Array; labels: Int32Array } {
+  const random = seededRandom(seed);
+  const inputs = new Float32Array(samples * features);
+  const labels = new Int32Array(samples);
+  for (let i = 0; i < samples; i++) {
+    labels[i] = i % 2;
+    for (let j = 0; j < features; j++) {
+      const noise = random() + random() + random() - 1.5;
+      inputs[i * features + j] = (labels[i] === 1 ? 1.5 : -1.5) + noise;
+    }
+  }
+  return { inputs, labels };
+}
+
+export function blobDataset(samples = 256, features = 4, seed = 1): Dataset {
+  const { inputs, labels } = makeBlobs(samples, features, seed);
+  return Dataset.fromArrays({ inputs, inputShape: [samples, features], targets: labels });
+}
+
+export function blobTrainer(
+  config: Partial<TrainerConfig> = {},
+  overrides: Partial<TrainerOptions> = {},
+): Trainer {
+  return new Trainer({
+    model: nn.sequential(nn.linear(4, 16), nn.relu(), nn.linear(16, 2)),
+    loss: 'cross_entropy',
+    optimizer: { name: 'sgd', lr: 0.1, momentum: 0.9 },
+    config: { numEpochs: 3, batchSize: 16, progressBar: false, numThreads: 1, ...config },
+    ...overrides,
+  });
+}
+
+/** Resolves with the rejection of `promise`, failing if it resolves. */
+export async function rejectionOf(promise: Promise<unknown>): Promise<Error & { code?: string }> {
+  try {
+    await promise;
+  } catch (error) {
+    return error as Error & { code?: string };
+  }
+  throw new Error('expected the promise to reject, but it resolved');
+}
+
+/** The error thrown by `body`, failing if it does not throw. */
+export function errorOf(body: () => unknown): Error & { code?: string } {
+  try {
+    body();
+  } catch (error) {
+    return error as Error & { code?: string };
+  }
+  throw new Error('expected a thrown error, but none was thrown');
+}
