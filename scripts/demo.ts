@@ -21,11 +21,9 @@ async function main(): Promise<void> {
   const train = await Dataset.fromIdx(file('train-images-idx3-ubyte.gz'), file('train-labels-idx1-ubyte.gz'), idxOptions);
   const test = await Dataset.fromIdx(file('t10k-images-idx3-ubyte.gz'), file('t10k-labels-idx1-ubyte.gz'), idxOptions);
 
-  const bn = process.env.DEMO_BN ? [nn.batchNorm2d(32)] : [];
-  const bn2 = process.env.DEMO_BN ? [nn.batchNorm2d(64)] : [];
   const model = nn.sequential(
-    nn.conv2d(1, 32, 3, { padding: 1 }), ...bn, nn.relu(), nn.maxPool2d(2),
-    nn.conv2d(32, 64, 3, { padding: 1 }), ...bn2, nn.relu(), nn.maxPool2d(2),
+    nn.conv2d(1, 32, 3, { padding: 1 }), nn.relu(), nn.maxPool2d(2),
+    nn.conv2d(32, 64, 3, { padding: 1 }), nn.relu(), nn.maxPool2d(2),
     nn.flatten(), nn.linear(64 * 7 * 7, 128), nn.relu(), nn.dropout(0.25), nn.linear(128, 10),
   );
   const trainer = new Trainer({
@@ -38,6 +36,7 @@ async function main(): Promise<void> {
   console.log(`firebrand demo: Fashion-MNIST, ${train.length} training / ${test.length} test images, ` +
     `${trainer.parameterCount} parameters, libtorch ${info.torchVersion}, ${info.numThreads} threads, BLAS ${info.blas.vendor}`);
 
+  // The test set is evaluated after every epoch; the last evaluation is the result.
   const history = await trainer.fit(train, { evalData: test });
   const last = history.epochs[history.epochs.length - 1];
   const loss = last.valLoss ?? NaN;

@@ -60,6 +60,7 @@ export interface NativeDataset {
   readonly sampleShape: number[];
   readonly targetShape: number[];
   slice(start: number, end: number): NativeDataset;
+  toArrays(): { inputs: TensorData<NumericArray>; targets: TensorData<NumericArray> };
 }
 
 export interface NativeEngineSpec {

@@ -22,7 +22,8 @@ void DatasetWrap::Export(Napi::Env env, Napi::Object exports) {
                                     InstanceAccessor<&DatasetWrap::Size>("size"),
                                     InstanceAccessor<&DatasetWrap::SampleShape>("sampleShape"),
                                     InstanceAccessor<&DatasetWrap::TargetShape>("targetShape"),
-                                    InstanceMethod<&DatasetWrap::Slice>("slice")});
+                                    InstanceMethod<&DatasetWrap::Slice>("slice"),
+                                    InstanceMethod<&DatasetWrap::ToArrays>("toArrays")});
   auto* reference = new Napi::FunctionReference(Napi::Persistent(cls));
   env.SetInstanceData(reference);
   exports.Set("NativeDataset", cls);
@@ -89,6 +90,16 @@ Napi::Value DatasetWrap::Slice(const Napi::CallbackInfo& info) {
     const int64_t start = toInteger(info[0], "start", 0);
     const int64_t end = toInteger(info[1], "end", 0);
     return NewInstance(env, dataset_->slice(start, end));
+  });
+}
+
+Napi::Value DatasetWrap::ToArrays(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  return guard(env, [&]() -> Napi::Value {
+    auto arrays = Napi::Object::New(env);
+    arrays.Set("inputs", fromTensor(env, dataset_->inputs()));
+    arrays.Set("targets", fromTensor(env, dataset_->targets()));
+    return arrays;
   });
 }
 

@@ -25,6 +25,7 @@ class DatasetWrap : public Napi::ObjectWrap<DatasetWrap> {
   Napi::Value SampleShape(const Napi::CallbackInfo& info);
   Napi::Value TargetShape(const Napi::CallbackInfo& info);
   Napi::Value Slice(const Napi::CallbackInfo& info);
+  Napi::Value ToArrays(const Napi::CallbackInfo& info);
 
   std::shared_ptr<const TensorDataset> dataset_;
 };

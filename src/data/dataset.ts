@@ -1,5 +1,5 @@
 // Datasets live in C++ as tensors; this class is their handle in TypeScript.
-import { native, NativeDataset, NumericArray } from '../native';
+import { native, NativeDataset, NumericArray, TensorData } from '../native';
 
 export interface IdxOptions {
   /** uint8 inputs become float32 in [0, 1], like torchvision's ToTensor. Default true. */
@@ -56,6 +56,11 @@ export class Dataset {
   /** Shape of one target ([] for a class label). */
   get targetShape(): number[] {
     return this.native.targetShape;
+  }
+
+  /** A copy of the inputs and targets as TypedArrays of their dtype, with full shapes. */
+  toArrays(): { inputs: TensorData<NumericArray>; targets: TensorData<NumericArray> } {
+    return this.native.toArrays();
   }
 
   /** Samples [start, end), sharing memory with this dataset. */

@@ -1,0 +1,80 @@
+// IDX files (plain and gzip) read in C++ into tensors.
+import { expect } from 'chai';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import zlib from 'node:zlib';
+
+import { Dataset } from '../src';
+
+function idxFile(typeCode: number, shape: number[], data: Buffer): Buffer {
+  const header = Buffer.alloc(4 + 4 * shape.length);
+  header.writeUInt8(typeCode, 2);
+  header.writeUInt8(shape.length, 3);
+  shape.forEach((size, axis) => header.writeUInt32BE(size, 4 + 4 * axis));
+  return Buffer.concat([header, data]);
+}
+
+describe('IDX datasets', () => {
+  let dir: string;
+  before(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'firebrand-idx-'));
+  });
+  after(() => fs.rmSync(dir, { recursive: true }));
+
+  it('reads uint8 images (gzip) and labels (plain), scaled and reshaped', async () => {
+    const pixels = Buffer.from(Array.from({ length: 3 * 2 * 2 }, (_, i) => i * 20));
+    fs.writeFileSync(path.join(dir, 'images.gz'), zlib.gzipSync(idxFile(0x08, [3, 2, 2], pixels)));
+    fs.writeFileSync(path.join(dir, 'labels'), idxFile(0x08, [3], Buffer.from([2, 0, 1])));
+    const data = await Dataset.fromIdx(path.join(dir, 'images.gz'), path.join(dir, 'labels'), { sampleShape: [1, 2, 2] });
+    expect(data.length).to.equal(3);
+    expect(data.sampleShape).to.deep.equal([1, 2, 2]);
+    expect(data.targetShape).to.deep.equal([]);
+    const { inputs, targets } = data.toArrays();
+    expect(inputs.shape).to.deep.equal([3, 1, 2, 2]);
+    expect(inputs.data).to.be.instanceOf(Float32Array);
+    Array.from(inputs.data as Float32Array).forEach((value, i) => expect(value).to.be.closeTo((i * 20) / 255, 1e-6));
+    expect(Array.from(targets.data as Uint8Array)).to.deep.equal([2, 0, 1]);
+    expect(Array.from(data.slice(1).toArrays().targets.data as Uint8Array)).to.deep.equal([0, 1]);
+  });
+
+  it('reads big-endian int32 and float32 IDX values exactly', async () => {
+    const floats = Buffer.alloc(4 * 4);
+    [0.5, -1.25, 3, 100.125].forEach((value, i) => floats.writeFloatBE(value, 4 * i));
+    const labels = Buffer.alloc(4 * 4);
+    [1, 0, 1, 0].forEach((value, i) => labels.writeInt32BE(value, 4 * i));
+    fs.writeFileSync(path.join(dir, 'inputs-f32-4'), idxFile(0x0d, [4, 1], floats));
+    fs.writeFileSync(path.join(dir, 'labels-i32'), idxFile(0x0c, [4], labels));
+    const data = await Dataset.fromIdx(path.join(dir, 'inputs-f32-4'), path.join(dir, 'labels-i32'));
+    const { inputs, targets } = data.toArrays();
+    expect(Array.from(inputs.data as Float32Array)).to.deep.equal([0.5, -1.25, 3, 100.125]);
+    expect(inputs.shape).to.deep.equal([4, 1]);
+    expect(targets.data).to.be.instanceOf(Int32Array);
+    expect(Array.from(targets.data as Int32Array)).to.deep.equal([1, 0, 1, 0]);
+
+    const normalized = await Dataset.fromIdx(path.join(dir, 'inputs-f32-4'), path.join(dir, 'labels-i32'), { mean: 1, std: 2 });
+    expect(Array.from(normalized.toArrays().inputs.data as Float32Array)).to.deep.equal([-0.25, -1.125, 1, 49.5625]);
+  });
+
+  it('rejects a sampleShape that does not hold a sample', async () => {
+    fs.writeFileSync(path.join(dir, 'small'), idxFile(0x08, [2, 3], Buffer.alloc(6)));
+    fs.writeFileSync(path.join(dir, 'small-labels'), idxFile(0x08, [2], Buffer.alloc(2)));
+    const error = await Dataset.fromIdx(path.join(dir, 'small'), path.join(dir, 'small-labels'), { sampleShape: [2, 2] }).then(
+      () => undefined,
+      (rejection: Error) => rejection,
+    );
+    expect(error?.message).to.contain('sampleShape [2, 2] holds 4 values but each sample of [2, 3] holds 3');
+  });
+
+  it('loads the Fashion-MNIST test set installed by dataset-fashion-mnist', async function () {
+    const dataDir = process.env.FASHION_MNIST_DIR ?? '/usr/share/datasets/fashion-mnist';
+    const images = path.join(dataDir, 't10k-images-idx3-ubyte.gz');
+    if (!fs.existsSync(images)) {
+      console.log(`      skipped: ${images} is missing (apt-get install dataset-fashion-mnist, or set FASHION_MNIST_DIR)`);
+      this.skip();
+    }
+    const data = await Dataset.fromIdx(images, path.join(dataDir, 't10k-labels-idx1-ubyte.gz'), { sampleShape: [1, 28, 28] });
+    expect(data.length).to.equal(10000);
+    expect(data.sampleShape).to.deep.equal([1, 28, 28]);
+  });
+});
