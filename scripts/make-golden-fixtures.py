@@ -49,7 +49,11 @@ def run(case, inputs, labels, targets):
         loss_fn = lambda out, t: F.cross_entropy(out, t, label_smoothing=smoothing)
     else:
         y = torch.tensor(targets, dtype=torch.float32).repeat(1, CLASSES)
-        loss_fn = F.mse_loss
+        loss_fn = {
+            "mse": F.mse_loss,
+            "l1": F.l1_loss,
+            "smooth_l1": lambda out, t: F.smooth_l1_loss(out, t, beta=case["loss"].get("beta", 1.0)),
+        }[case["loss"]["name"]]
     epoch_losses = []
     for _ in range(EPOCHS):
         total = 0.0
@@ -75,6 +79,10 @@ def main():
          "optimizer": {"name": "adamw", "lr": 0.01}, "loss": {"name": "cross_entropy", "labelSmoothing": 0.1}},
         {"title": "adam with weight decay, mse", "seed": 2,
          "optimizer": {"name": "adam", "lr": 0.01, "weightDecay": 0.001}, "loss": {"name": "mse"}},
+        {"title": "sgd with nesterov momentum, smooth_l1", "seed": 3,
+         "optimizer": {"name": "sgd", "lr": 0.05, "momentum": 0.8, "nesterov": True},
+         "loss": {"name": "smooth_l1", "beta": 0.5}},
+        {"title": "adamw, l1", "seed": 4, "optimizer": {"name": "adamw", "lr": 0.005}, "loss": {"name": "l1"}},
     ]
     fixture = {
         "generatedBy": "scripts/make-golden-fixtures.py",

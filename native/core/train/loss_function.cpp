@@ -22,12 +22,16 @@ std::vector<std::string> LossFunction::knownNames() {
 LossFunction::LossFunction(const std::string& name, const OptionMap& options) : name_(name) {
   OptionReader reader("loss (" + name + ")", options);
   if (name == "cross_entropy" || name == "nll") {
+    kind_ = name == "nll" ? Kind::Nll : Kind::CrossEntropy;
     takesClassIndices_ = true;
     ignoreIndex_ = reader.integer("ignoreIndex", -100);
-    if (name == "cross_entropy") labelSmoothing_ = reader.number("labelSmoothing", 0.0, 0.0, 1.0);
+    if (kind_ == Kind::CrossEntropy) labelSmoothing_ = reader.number("labelSmoothing", 0.0, 0.0, 1.0);
   } else if (name == "smooth_l1") {
+    kind_ = Kind::SmoothL1;
     beta_ = reader.number("beta", 1.0, 0.0, std::numeric_limits<double>::max());
-  } else if (name != "mse" && name != "l1") {
+  } else if (name == "mse" || name == "l1") {
+    kind_ = name == "mse" ? Kind::Mse : Kind::L1;
+  } else {
     std::string message = "loss: unknown loss '" + name + "'";
     const std::string suggestion = closestMatch(name, knownNames());
     if (!suggestion.empty()) message += " (did you mean '" + suggestion + "'?)";
@@ -84,12 +88,18 @@ at::Tensor LossFunction::operator()(const at::Tensor& output, const at::Tensor& 
                            rawTargets.dim() == 1 && rawTargets.size(0) == output.size(0);
   const at::Tensor targets = flatTargets ? rawTargets.unsqueeze(1) : rawTargets;
   checkShapes(output, targets);
-  if (name_ == "cross_entropy") {
-    return at::cross_entropy_loss(output, targets, {}, kReductionMean, ignoreIndex_, labelSmoothing_);
+  switch (kind_) {
+    case Kind::CrossEntropy:
+      return at::cross_entropy_loss(output, targets, {}, kReductionMean, ignoreIndex_, labelSmoothing_);
+    case Kind::Nll:
+      return at::nll_loss_nd(output, targets, {}, kReductionMean, ignoreIndex_);
+    case Kind::Mse:
+      return at::mse_loss(output, targets.to(output.scalar_type()), kReductionMean);
+    case Kind::L1:
+      return at::l1_loss(output, targets.to(output.scalar_type()), kReductionMean);
+    case Kind::SmoothL1:
+      break;
   }
-  if (name_ == "nll") return at::nll_loss_nd(output, targets, {}, kReductionMean, ignoreIndex_);
-  if (name_ == "mse") return at::mse_loss(output, targets.to(output.scalar_type()), kReductionMean);
-  if (name_ == "l1") return at::l1_loss(output, targets.to(output.scalar_type()), kReductionMean);
   return at::smooth_l1_loss(output, targets.to(output.scalar_type()), kReductionMean, beta_);
 }
 

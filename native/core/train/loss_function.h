@@ -28,9 +28,12 @@ class LossFunction {
   static std::vector<std::string> knownNames();
 
  private:
+  enum class Kind { CrossEntropy, Nll, Mse, L1, SmoothL1 };
+
   void checkShapes(const at::Tensor& output, const at::Tensor& targets) const;
 
   std::string name_;
+  Kind kind_ = Kind::Mse;
   bool takesClassIndices_ = false;
   double labelSmoothing_ = 0.0;
   int64_t ignoreIndex_ = -100;
