@@ -31,7 +31,8 @@ export function warnIfSlowBlas(): void {
   if (blas.vendor === 'reference') {
     process.emitWarning(
       `libtorch is using the reference BLAS (${blas.library}); training steps run about 8x slower than with ` +
-        'OpenBLAS. On Debian/Ubuntu install it with: apt-get install libopenblas0-openmp',
+        'OpenBLAS. On Debian/Ubuntu: apt-get install libopenblas0-openmp, and check that ' +
+        '`update-alternatives --display libblas.so.3-$(dpkg-architecture -qDEB_HOST_MULTIARCH)` selects it',
       { code: 'FIREBRAND_REFERENCE_BLAS' },
     );
   }

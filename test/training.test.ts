@@ -96,6 +96,32 @@ describe('training through the public API', () => {
     expect(progressReports).to.be.at.least(logged.length);
   });
 
+  it('stops mid-epoch, after the current step, when a step callback sets stopTraining', async () => {
+    let stopAtLog = true;
+    const trainer = blobTrainer(
+      { numEpochs: 3, batchSize: 4, logEvery: 5 },
+      {
+        callbacks: [
+          {
+            onLog: (_logs, self) => {
+              if (stopAtLog) self.stopTraining = true;
+            },
+          },
+        ],
+      },
+    );
+    const history = await trainer.fit(blobDataset(8192));
+    expect(history.stopped).to.equal(true);
+    expect(history.epochs).to.have.length(1);
+    expect(history.epochs[0].steps).to.be.at.least(5).and.below(2048);
+    expect(history.epochs[0].valLoss).to.equal(undefined);
+    // The next fit of the same trainer starts afresh.
+    stopAtLog = false;
+    const again = await trainer.fit(blobDataset(64), { numEpochs: 1 });
+    expect(again.stopped).to.equal(false);
+    expect(again.epochs[0].steps).to.equal(16);
+  });
+
   it('runs the lifecycle hooks in order and awaits async ones', async () => {
     const events: string[] = [];
     const trainer = blobTrainer(

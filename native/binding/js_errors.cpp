@@ -12,7 +12,7 @@ CapturedError captureCurrentException() {
   } catch (const firebrand::Error& error) {
     return {error.what(), error.code()};
   } catch (const c10::Error& error) {
-    return {error.what_without_backtrace(), "ERR_FIREBRAND_TORCH"};
+    return {error.what_without_backtrace(), torchErrorCode(error)};
   } catch (const std::bad_alloc&) {
     return {"out of memory", "ERR_FIREBRAND_OUT_OF_MEMORY"};
   } catch (const std::exception& error) {

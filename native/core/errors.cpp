@@ -4,13 +4,20 @@
 
 namespace firebrand {
 
+std::string torchErrorCode(const std::exception& error) {
+  const std::string message = error.what();
+  const bool outOfMemory = message.find("can't allocate memory") != std::string::npos ||
+                           message.find("out of memory") != std::string::npos;
+  return outOfMemory ? "ERR_FIREBRAND_OUT_OF_MEMORY" : "ERR_FIREBRAND_TORCH";
+}
+
 void rethrowWithContext(const std::string& context) {
   try {
     throw;
   } catch (const Error& error) {
     throw Error(error.code(), context + ": " + error.what());
   } catch (const c10::Error& error) {
-    throw Error("ERR_FIREBRAND_TORCH", context + ": " + error.what_without_backtrace());
+    throw Error(torchErrorCode(error), context + ": " + error.what_without_backtrace());
   } catch (const std::exception& error) {
     throw Error("ERR_FIREBRAND_INTERNAL", context + ": " + error.what());
   }

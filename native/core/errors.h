@@ -49,4 +49,8 @@ namespace firebrand {
 // libtorch's c10::Error keeps its message without the C++ backtrace.
 [[noreturn]] void rethrowWithContext(const std::string& context);
 
+// The code for an exception raised inside libtorch: ERR_FIREBRAND_OUT_OF_MEMORY
+// for failed allocations, ERR_FIREBRAND_TORCH otherwise.
+std::string torchErrorCode(const std::exception& error);
+
 }  // namespace firebrand

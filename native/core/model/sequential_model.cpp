@@ -10,7 +10,12 @@ SequentialModel::SequentialModel(const ModelSpec& spec) {
   layers_.reserve(spec.size());
   for (size_t index = 0; index < spec.size(); ++index) {
     const std::string owner = "layers[" + std::to_string(index) + "] (" + spec[index].type + ")";
-    BuiltLayer built = buildLayer(spec[index], owner);
+    BuiltLayer built;
+    try {
+      built = buildLayer(spec[index], owner);
+    } catch (const c10::Error&) {
+      rethrowWithContext(owner);  // allocation failures while creating the weights
+    }
     register_module(std::to_string(index), built.module.ptr());
     layers_.push_back({owner, std::move(built)});
   }

@@ -1,0 +1,51 @@
+// Runtime facts (libtorch version, BLAS) and failures that must not crash Node.
+import { expect } from 'chai';
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+
+import { nn, runtimeInfo, Trainer } from '../src';
+
+const referenceBlasDir = '/usr/lib/x86_64-linux-gnu/blas';
+
+describe('runtime', () => {
+  it('reports the libtorch version, threads and the BLAS library in use', () => {
+    const info = runtimeInfo();
+    expect(info.torchVersion).to.match(/^\d+\.\d+\.\d+/);
+    expect(info.numThreads).to.be.at.least(1);
+    expect(info.cudaDeviceCount).to.be.at.least(0);
+    expect(['openblas', 'mkl', 'blis', 'atlas', 'reference', 'unknown']).to.include(info.blas.vendor);
+  });
+
+  it('detects the reference BLAS and warns once that training will be slow', function () {
+    if (!fs.existsSync(path.join(referenceBlasDir, 'libblas.so.3'))) {
+      console.log(`      skipped: no reference BLAS in ${referenceBlasDir} to load (apt-get install libblas3)`);
+      this.skip();
+    }
+    const script = `
+      const { nn, runtimeInfo, Trainer } = require(${JSON.stringify(path.join(__dirname, '..', 'src'))});
+      const make = () => new Trainer({ model: nn.sequential(nn.linear(2, 1)), loss: 'mse', optimizer: 'sgd', config: { progressBar: false } });
+      make(); make();
+      console.log(runtimeInfo().blas.vendor);`;
+    // The dynamic loader takes libblas.so.3 from LD_LIBRARY_PATH before the system's choice.
+    const child = spawnSync(process.execPath, ['-e', script], {
+      env: { ...process.env, LD_LIBRARY_PATH: referenceBlasDir },
+      encoding: 'utf8',
+    });
+    expect(child.status, child.stderr).to.equal(0);
+    expect(child.stdout.trim()).to.equal('reference');
+    expect(child.stderr.match(/FIREBRAND_REFERENCE_BLAS/g)).to.have.length(1);
+    expect(child.stderr).to.contain('training steps run about 8x slower');
+  });
+
+  it('turns a failed allocation into an error naming the layer, not a crash', () => {
+    let error: (Error & { code?: string }) | undefined;
+    try {
+      new Trainer({ model: nn.sequential(nn.linear(200000, 200000)), loss: 'mse', optimizer: 'sgd', config: { progressBar: false } });
+    } catch (caught) {
+      error = caught as Error & { code?: string };
+    }
+    expect(error?.code).to.equal('ERR_FIREBRAND_OUT_OF_MEMORY');
+    expect(error?.message).to.match(/^layers\[0\] \(linear\): .*can't allocate memory: you tried to allocate 160000000000 bytes/);
+  });
+});
