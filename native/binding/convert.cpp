@@ -65,11 +65,6 @@ int64_t toInteger(const Napi::Value& value, const std::string& field, int64_t mi
   return static_cast<int64_t>(number);
 }
 
-bool toBool(const Napi::Value& value, const std::string& field) {
-  if (!value.IsBoolean()) wrongType(field, "true or false", value);
-  return value.As<Napi::Boolean>().Value();
-}
-
 std::vector<int64_t> toShape(const Napi::Value& value, const std::string& field) {
   if (!value.IsArray()) wrongType(field, "an array of sizes", value);
   const auto array = value.As<Napi::Array>();

@@ -20,7 +20,6 @@ class SequentialModel : public torch::nn::Module {
   torch::Tensor forward(torch::Tensor input);
 
   int64_t parameterCount() const;
-  size_t layerCount() const { return layers_.size(); }
 
  private:
   struct Layer {
