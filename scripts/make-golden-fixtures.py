@@ -39,9 +39,14 @@ def make_optimizer(name, options, params):
 
 
 def run(case, inputs, labels, targets):
+    """Trains as firebrand's Trainer with shuffle off would. A case's "pytorchBatch"
+    (default: its batchSize) is the batch PyTorch steps on: firebrand reaches the
+    same steps with batchSize x gradientAccumulationSteps micro-batches."""
     torch.manual_seed(case["seed"])
     model = make_model()
     optimizer = make_optimizer(case["optimizer"]["name"], case["optimizer"], model.parameters())
+    batch = case.get("pytorchBatch", case.get("batchSize", BATCH))
+    epochs = case.get("epochs", EPOCHS)
     x = torch.tensor(inputs, dtype=torch.float32)
     if case["loss"]["name"] == "cross_entropy":
         y = torch.tensor(labels, dtype=torch.long)
@@ -54,20 +59,28 @@ def run(case, inputs, labels, targets):
             "l1": F.l1_loss,
             "smooth_l1": lambda out, t: F.smooth_l1_loss(out, t, beta=case["loss"].get("beta", 1.0)),
         }[case["loss"]["name"]]
-    epoch_losses = []
-    for _ in range(EPOCHS):
+    epoch_losses, step_losses, grad_norms = [], [], []
+    for _ in range(epochs):
         total = 0.0
-        for start in range(0, SAMPLES, BATCH):
-            xb, yb = x[start:start + BATCH], y[start:start + BATCH]
+        for start in range(0, SAMPLES, batch):
+            xb, yb = x[start:start + batch], y[start:start + batch]
             optimizer.zero_grad(set_to_none=True)
             loss = loss_fn(model(xb), yb)
             loss.backward()
+            if "maxGradNorm" in case:
+                grad_norms.append(float(torch.nn.utils.clip_grad_norm_(model.parameters(), case["maxGradNorm"])))
+            if "clipValue" in case:
+                torch.nn.utils.clip_grad_value_(model.parameters(), case["clipValue"])
             optimizer.step()
             total += loss.item() * xb.shape[0]
+            step_losses.append(loss.item())
         epoch_losses.append(total / SAMPLES)
     with torch.no_grad():
         predictions = model(x[:4]).flatten().tolist()
-    return {**case, "epochLosses": epoch_losses, "predictions": predictions}
+    result = {**case, "epochLosses": epoch_losses, "stepLosses": step_losses, "predictions": predictions}
+    if grad_norms:
+        result["gradNorms"] = grad_norms
+    return result
 
 
 def main():
@@ -83,6 +96,19 @@ def main():
          "optimizer": {"name": "sgd", "lr": 0.05, "momentum": 0.8, "nesterov": True},
          "loss": {"name": "smooth_l1", "beta": 0.5}},
         {"title": "adamw, l1", "seed": 4, "optimizer": {"name": "adamw", "lr": 0.005}, "loss": {"name": "l1"}},
+        # Step-level trajectories: 60 optimizer steps each.
+        {"title": "60 steps of sgd with momentum", "seed": 5, "batchSize": 4, "epochs": 5,
+         "optimizer": {"name": "sgd", "lr": 0.05, "momentum": 0.9}, "loss": {"name": "cross_entropy"}},
+        {"title": "60 steps of adam", "seed": 6, "batchSize": 4, "epochs": 5,
+         "optimizer": {"name": "adam", "lr": 0.01}, "loss": {"name": "cross_entropy"}},
+        {"title": "60 steps of adamw with clip_grad_norm_(0.5)", "seed": 7, "batchSize": 4, "epochs": 5,
+         "maxGradNorm": 0.5, "optimizer": {"name": "adamw", "lr": 0.01}, "loss": {"name": "mse"}},
+        {"title": "60 steps of sgd with clip_grad_value_(0.05)", "seed": 8, "batchSize": 4, "epochs": 5,
+         "clipValue": 0.05, "optimizer": {"name": "sgd", "lr": 0.2}, "loss": {"name": "cross_entropy"}},
+        # Accumulating 4 micro-batches of 5 equals one batch of 20; 48 samples end in a short group of 8.
+        {"title": "gradient accumulation of 4 x 5 samples against batches of 20 (last group 8)", "seed": 9,
+         "batchSize": 5, "gradientAccumulationSteps": 4, "pytorchBatch": 20, "epochs": 4,
+         "optimizer": {"name": "sgd", "lr": 0.1, "momentum": 0.9}, "loss": {"name": "cross_entropy"}},
     ]
     fixture = {
         "generatedBy": "scripts/make-golden-fixtures.py",

@@ -27,6 +27,10 @@ export interface StepReport {
   loss: number;
   learningRate: number;
   elapsedSeconds: number;
+  /** Global gradient L2 norm before clipping at the latest optimizer step (when maxGradNorm is set). */
+  gradNorm?: number;
+  /** Optimizer steps dropped this epoch for a non-finite loss (nonFiniteLoss: 'skip'). */
+  skippedSteps: number;
   isLogStep: boolean;
 }
 
@@ -34,6 +38,8 @@ export interface EpochResult {
   loss: number;
   accuracy?: number;
   steps: number;
+  optimizerSteps: number;
+  skippedSteps: number;
   samples: number;
   seconds: number;
   learningRate: number;
@@ -79,6 +85,10 @@ export interface NativeEpochOptions extends OptionFields {
   epoch: number;
   logEvery: number;
   progressIntervalMs: number;
+  gradientAccumulationSteps: number;
+  maxGradNorm?: number;
+  clipValue?: number;
+  nonFiniteLoss: 'error' | 'skip';
 }
 
 export interface NativeEngine {

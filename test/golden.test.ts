@@ -11,8 +11,20 @@ interface GoldenCase {
   seed: number;
   optimizer: OptimizerSpec;
   loss: LossSpec;
+  batchSize?: number;
+  epochs?: number;
+  gradientAccumulationSteps?: number;
+  maxGradNorm?: number;
+  clipValue?: number;
   epochLosses: number[];
+  stepLosses: number[];
+  gradNorms?: number[];
   predictions: number[];
+}
+
+/** Within 1e-5 relative (absolute near zero). */
+function expectClose(actual: number, expected: number, what: string): void {
+  expect(actual, what).to.be.closeTo(expected, 1e-5 * Math.max(1, Math.abs(expected)));
 }
 
 interface GoldenFixture {
@@ -46,27 +58,41 @@ describe(`agreement with PyTorch ${fixture.torchVersion} (golden fixtures)`, () 
             targets: new Float32Array(fixture.regressionTargets.flatMap((value) => Array(fixture.classes).fill(value))),
             targetShape: [samples, fixture.classes],
           });
+      const stepLosses: number[] = [];
+      const gradNorms: number[] = [];
       const trainer = new Trainer({
         model: nn.sequential(nn.linear(fixture.features, 8), nn.tanh(), nn.linear(8, fixture.classes)),
         loss: golden.loss,
         optimizer: golden.optimizer,
         config: {
           seed: golden.seed,
-          numEpochs: fixture.epochs,
-          batchSize: fixture.batchSize,
+          numEpochs: golden.epochs ?? fixture.epochs,
+          batchSize: golden.batchSize ?? fixture.batchSize,
+          gradientAccumulationSteps: golden.gradientAccumulationSteps,
+          maxGradNorm: golden.maxGradNorm,
+          clipValue: golden.clipValue,
+          logEvery: 1,
           shuffle: false,
           progressBar: false,
           numThreads: 1,
         },
+        callbacks: [
+          {
+            onLog: (logs) => {
+              stepLosses.push(logs.loss);
+              if (logs.gradNorm !== undefined) gradNorms.push(logs.gradNorm);
+            },
+          },
+        ],
       });
       const history = await trainer.fit(data);
-      history.epochs.forEach((epoch, index) => {
-        expect(epoch.loss, `epoch ${index} loss`).to.be.closeTo(golden.epochLosses[index], 1e-5);
-      });
+      expect(stepLosses).to.have.length(golden.stepLosses.length);
+      stepLosses.forEach((loss, index) => expectClose(loss, golden.stepLosses[index], `step ${index + 1} loss`));
+      expect(gradNorms).to.have.length(golden.gradNorms?.length ?? 0);
+      gradNorms.forEach((norm, index) => expectClose(norm, golden.gradNorms![index], `step ${index + 1} grad norm`));
+      history.epochs.forEach((epoch, index) => expectClose(epoch.loss, golden.epochLosses[index], `epoch ${index} loss`));
       const output = await trainer.predict(inputs.slice(0, 4 * fixture.features), [4, fixture.features]);
-      Array.from(output.data).forEach((value, index) => {
-        expect(value, `prediction ${index}`).to.be.closeTo(golden.predictions[index], 1e-5);
-      });
+      Array.from(output.data).forEach((value, index) => expectClose(value, golden.predictions[index], `prediction ${index}`));
     });
   }
 });

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 
 import { Dataset, nn, Trainer } from '../src';
-import { blobDataset, blobTrainer, seededRandom } from './helpers';
+import { blobDataset, blobTrainer, makeBlobs, rejectionOf, seededRandom } from './helpers';
 
 describe('training through the public API', () => {
   it('learns a separable classification problem: loss falls and accuracy beats chance', async () => {
@@ -120,6 +120,53 @@ describe('training through the public API', () => {
     const again = await trainer.fit(blobDataset(64), { numEpochs: 1 });
     expect(again.stopped).to.equal(false);
     expect(again.epochs[0].steps).to.equal(16);
+  });
+
+  describe('non-finite losses', () => {
+    // 64 samples in batches of 8; samples 20 and 45 are NaN, so steps 3 and 6 of each epoch have a NaN loss.
+    function dataWithNaNs(): Dataset {
+      const { inputs, labels } = makeBlobs(64);
+      inputs[20 * 4] = NaN;
+      inputs[45 * 4 + 2] = NaN;
+      return Dataset.fromArrays({ inputs, inputShape: [64, 4], targets: labels });
+    }
+    const probe = new Float32Array([1, 1, 1, 1, -1, -1, -1, -1]);
+
+    it("stops with an error naming the step by default, with no NaN in the weights", async () => {
+      const trainer = blobTrainer({ batchSize: 8, shuffle: false });
+      const error = await rejectionOf(trainer.fit(dataWithNaNs()));
+      expect(error.code).to.equal('ERR_FIREBRAND_NON_FINITE');
+      expect(error.message).to.equal(
+        "epoch 1, step 3: non-finite loss (nan) at global step 3; the weights were not updated. Set nonFiniteLoss: 'skip' to drop such steps",
+      );
+      expect(trainer.globalStep).to.equal(2);
+      const output = await trainer.predict(probe, [2, 4]);
+      expect(Array.from(output.data).every(Number.isFinite)).to.equal(true);
+    });
+
+    it("drops and counts the steps with 'skip', and trains on", async () => {
+      const skipped: number[] = [];
+      const trainer = blobTrainer(
+        { batchSize: 8, shuffle: false, nonFiniteLoss: 'skip', numEpochs: 2, logEvery: 1 },
+        { callbacks: [{ onLog: (logs) => skipped.push(logs.skippedSteps) }] },
+      );
+      const history = await trainer.fit(dataWithNaNs());
+      expect(history.epochs.map((epoch) => epoch.skippedSteps)).to.deep.equal([2, 2]);
+      expect(history.epochs.map((epoch) => epoch.optimizerSteps)).to.deep.equal([6, 6]);
+      expect(trainer.globalStep).to.equal(12);
+      history.epochs.forEach((epoch) => expect(epoch.loss).to.satisfy(Number.isFinite));
+      expect(skipped[skipped.length - 1]).to.equal(2);
+      const output = await trainer.predict(probe, [2, 4]);
+      expect(Array.from(output.data).every(Number.isFinite)).to.equal(true);
+    });
+  });
+
+  it('steps the optimizer once per accumulation group, with a short last group', async () => {
+    const trainer = blobTrainer({ batchSize: 5, gradientAccumulationSteps: 4, numEpochs: 2 });
+    const history = await trainer.fit(blobDataset(48));
+    // 10 micro-batches per epoch (the last of 3 samples) in groups of 4, 4 and 2.
+    expect(history.epochs.map((epoch) => [epoch.steps, epoch.optimizerSteps])).to.deep.equal([[10, 3], [10, 3]]);
+    expect(trainer.globalStep).to.equal(6);
   });
 
   it('runs the lifecycle hooks in order and awaits async ones', async () => {

@@ -20,6 +20,8 @@ Napi::Object toJs(Napi::Env env, const StepReport& report) {
   object.Set("loss", number(env, report.loss));
   object.Set("learningRate", number(env, report.learningRate));
   object.Set("elapsedSeconds", number(env, report.elapsedSeconds));
+  object.Set("gradNorm", optionalNumber(env, report.gradNorm));
+  object.Set("skippedSteps", number(env, static_cast<double>(report.skippedSteps)));
   object.Set("isLogStep", Napi::Boolean::New(env, report.isLogStep));
   return object;
 }
@@ -29,6 +31,8 @@ Napi::Object toJs(Napi::Env env, const EpochResult& result) {
   object.Set("loss", number(env, result.loss));
   object.Set("accuracy", optionalNumber(env, result.accuracy));
   object.Set("steps", number(env, static_cast<double>(result.steps)));
+  object.Set("optimizerSteps", number(env, static_cast<double>(result.optimizerSteps)));
+  object.Set("skippedSteps", number(env, static_cast<double>(result.skippedSteps)));
   object.Set("samples", number(env, static_cast<double>(result.samples)));
   object.Set("seconds", number(env, result.seconds));
   object.Set("learningRate", number(env, result.learningRate));

@@ -34,6 +34,12 @@ struct FileError : Error {
       : Error("ERR_FIREBRAND_FILE", message) {}
 };
 
+// A loss or gradient norm that is NaN or infinite (nonFiniteLoss: 'error').
+struct NonFiniteValue : Error {
+  explicit NonFiniteValue(const std::string& message)
+      : Error("ERR_FIREBRAND_NON_FINITE", message) {}
+};
+
 // An operation that cannot start now (a second fit on a busy trainer, ...).
 struct InvalidState : Error {
   explicit InvalidState(const std::string& message)

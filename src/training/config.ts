@@ -21,7 +21,15 @@ export interface TrainerConfig {
   device: string;
   /** Threads for libtorch's CPU kernels, process-wide. Default: the number of CPUs. */
   numThreads: number;
-  /** Steps between log reports (onLog, plain progress lines). Default 50. */
+  /** Micro-batches per optimizer step. Default 1. See README: Gradient accumulation. */
+  gradientAccumulationSteps: number;
+  /** Clip the global L2 norm of the gradients to this (clip_grad_norm_). Default: no clipping. */
+  maxGradNorm?: number;
+  /** Clamp each gradient element to [-clipValue, clipValue] (clip_grad_value_). Default: no clamping. */
+  clipValue?: number;
+  /** A NaN/Inf loss or gradient norm: 'error' stops training naming the step, 'skip' drops the step. Default 'error'. */
+  nonFiniteLoss: 'error' | 'skip';
+  /** Optimizer steps between log reports (onLog, plain progress lines). Default 50. */
   logEvery: number;
   /** Show progress on stdout: a bar on a TTY, plain lines otherwise. Default true. */
   progressBar: boolean;
@@ -37,6 +45,10 @@ export function defaultConfig(): TrainerConfig {
     seed: 42,
     device: 'cpu',
     numThreads: os.availableParallelism(),
+    gradientAccumulationSteps: 1,
+    maxGradNorm: undefined,
+    clipValue: undefined,
+    nonFiniteLoss: 'error',
     logEvery: 50,
     progressBar: true,
   };

@@ -16,7 +16,12 @@ export interface EpochLogs {
   valLoss?: number;
   valAccuracy?: number;
   learningRate: number;
+  /** Micro-batches run. */
   steps: number;
+  /** Optimizer steps applied (steps / gradientAccumulationSteps, rounded up, less skipped ones). */
+  optimizerSteps: number;
+  /** Optimizer steps dropped for a non-finite loss (nonFiniteLoss: 'skip'). */
+  skippedSteps: number;
   samples: number;
   globalStep: number;
   seconds: number;

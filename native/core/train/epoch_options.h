@@ -1,21 +1,43 @@
-// How one epoch runs: batching, order and how often it reports.
+// How one epoch runs: batching and order, the optimizer-step policy
+// (accumulation, clipping, non-finite losses) and how often it reports.
 #pragma once
 #include <cstdint>
+#include <optional>
 
 #include "core/data/batch_sampler.h"
 #include "core/options/option_value.h"
 
 namespace firebrand {
 
+enum class NonFiniteLossPolicy {
+  Error,  // stop with an error naming the step; the weights are not updated
+  Skip,   // drop the step (no update), count it, go on
+};
+
+struct StepPolicy {
+  // Micro-batches per optimizer step. An epoch's last group may be shorter;
+  // each micro-batch's loss is weighted by its share of the group's samples,
+  // so a group's gradient equals that of one batch of all its samples.
+  int64_t gradientAccumulationSteps = 1;
+  // Clip the global L2 norm of the gradients (torch.nn.utils.clip_grad_norm_).
+  std::optional<double> maxGradNorm;
+  // Clamp every gradient element to [-clipValue, clipValue] (clip_grad_value_).
+  std::optional<double> clipValue;
+  NonFiniteLossPolicy nonFiniteLoss = NonFiniteLossPolicy::Error;
+};
+
 struct EpochOptions {
   SamplerOptions sampler;
+  StepPolicy step;
   int64_t epoch = 0;
+  // Optimizer steps between log reports.
   int64_t logEvery = 50;
   // Progress reports come at least this often between log steps (progress bars).
   double progressIntervalSeconds = 0.2;
 };
 
-// Reads { batchSize, shuffle, dropLast, seed, epoch, logEvery, progressIntervalMs }.
+// Reads { batchSize, shuffle, dropLast, seed, epoch, logEvery, progressIntervalMs,
+// gradientAccumulationSteps, maxGradNorm, clipValue, nonFiniteLoss }.
 EpochOptions epochOptions(const OptionMap& options);
 
 }  // namespace firebrand

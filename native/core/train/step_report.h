@@ -8,13 +8,17 @@ namespace firebrand {
 
 struct StepReport {
   int64_t epoch = 0;         // 0-based
-  int64_t step = 0;          // 1-based step within the epoch
-  int64_t stepsInEpoch = 0;
+  int64_t step = 0;          // 1-based micro-batch within the epoch
+  int64_t stepsInEpoch = 0;  // micro-batches in the epoch
   int64_t globalStep = 0;    // optimizer steps since the engine was made
   double loss = 0;           // mean loss over the steps since the previous report
   double learningRate = 0;
   double elapsedSeconds = 0; // since the epoch began
-  bool isLogStep = false;    // step is a multiple of logEvery (or the last one)
+  // Global L2 norm of the gradients before clipping, at the latest optimizer
+  // step (only computed when maxGradNorm is set).
+  std::optional<double> gradNorm;
+  int64_t skippedSteps = 0;  // optimizer steps dropped for a non-finite loss, this epoch
+  bool isLogStep = false;    // an optimizer step that is a multiple of logEvery, or the epoch's last
 };
 
 using ReportSink = std::function<void(const StepReport&)>;
@@ -22,7 +26,9 @@ using ReportSink = std::function<void(const StepReport&)>;
 struct EpochResult {
   double loss = 0;  // mean over the epoch's samples
   std::optional<double> accuracy;
-  int64_t steps = 0;
+  int64_t steps = 0;          // micro-batches run
+  int64_t optimizerSteps = 0;
+  int64_t skippedSteps = 0;   // optimizer steps dropped for a non-finite loss
   int64_t samples = 0;
   double seconds = 0;
   double learningRate = 0;

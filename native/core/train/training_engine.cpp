@@ -5,6 +5,7 @@
 #include <torch/utils.h>
 
 #include <chrono>
+#include <cmath>
 
 #include "core/compat/torch_compat.h"
 #include "core/errors.h"
@@ -81,17 +82,40 @@ void TrainingEngine::checkDatasetFits(const TensorDataset& dataset) {
   }
 }
 
-TrainingEngine::StepOutput TrainingEngine::trainStep(const Batch& batch) {
-  compat::zeroGradToNone(*optimizer_);
+std::pair<at::Tensor, at::Tensor> TrainingEngine::forwardBackward(const Batch& batch, double lossWeight) {
   // Autocast will wrap the forward and the loss.
   at::Tensor output = model_->forward(batch.inputs);
   at::Tensor loss = loss_(output, batch.targets);
   // The GradScaler will scale the loss here; DDP's bucket all-reduce hooks fire during backward.
-  loss.backward();
-  // Unscaling and clipping will go here, after gradients are reduced.
-  optimizer_->step();
-  ++globalStep_;
+  (lossWeight == 1.0 ? loss : loss * lossWeight).backward();
   return {loss.detach(), output.detach()};
+}
+
+bool TrainingEngine::optimizerStep(const at::Tensor& groupLoss, const StepPolicy& policy,
+                                   std::optional<double>& gradNorm) {
+  // Gradients are all-reduced and unscaled (AMP) before this point.
+  const bool lossFinite = groupLoss.isfinite().item<bool>();
+  const auto parameters = model_->parameters();
+  gradNorm.reset();
+  if (lossFinite && policy.maxGradNorm) {
+    gradNorm = torch::nn::utils::clip_grad_norm_(parameters, *policy.maxGradNorm);
+  }
+  const bool normFinite = !gradNorm || std::isfinite(*gradNorm);
+  if (!lossFinite || !normFinite) {
+    const std::string what = lossFinite ? "non-finite gradient norm (" + std::to_string(*gradNorm) + ")"
+                                        : "non-finite loss (" + std::to_string(groupLoss.item<double>()) + ")";
+    compat::zeroGradToNone(*optimizer_);
+    if (policy.nonFiniteLoss == NonFiniteLossPolicy::Error) {
+      throw NonFiniteValue(what + " at global step " + std::to_string(globalStep_ + 1) +
+                           "; the weights were not updated. Set nonFiniteLoss: 'skip' to drop such steps");
+    }
+    return false;
+  }
+  if (policy.clipValue) torch::nn::utils::clip_grad_value_(parameters, *policy.clipValue);
+  optimizer_->step();
+  compat::zeroGradToNone(*optimizer_);
+  ++globalStep_;
+  return true;
 }
 
 EpochResult TrainingEngine::trainEpoch(const TensorDataset& rawDataset, const EpochOptions& options,
@@ -100,64 +124,103 @@ EpochResult TrainingEngine::trainEpoch(const TensorDataset& rawDataset, const Ep
   const TensorDataset dataset(rawDataset.inputs(), loss_.prepareTargets(rawDataset.targets()));
   checkDatasetFits(dataset);
   const BatchSampler sampler(dataset.size(), options.sampler, options.epoch);
-  const int64_t steps = sampler.batchCount();
+  const int64_t batches = sampler.batchCount();
+  const int64_t groupSize = options.step.gradientAccumulationSteps;
   model_->train();
+  compat::zeroGradToNone(*optimizer_);
 
+  // Running sums stay on the device; they are read back only when a report is due.
   const auto accumulator = at::TensorOptions().dtype(at::kDouble).device(device_);
   at::Tensor epochLossSum = at::zeros({}, accumulator);
   at::Tensor logWindowLossSum = at::zeros({}, accumulator);
+  at::Tensor groupLossSum = at::zeros({}, accumulator);
   at::Tensor correct = at::zeros({}, accumulator.dtype(at::kLong));
-  int64_t logWindowSteps = 0;
+  int64_t logWindowSamples = 0;
+  int64_t groupSamples = 0;
   int64_t samples = 0;
+  int64_t steppedSamples = 0;
+  std::optional<double> gradNorm;
 
   const auto started = Clock::now();
   auto lastReport = started;
   const auto progressInterval = std::chrono::duration<double>(options.progressIntervalSeconds);
 
   EpochResult result;
-  int64_t step = 0;
-  for (; step < steps && !stopRequested_; ++step) {
+  int64_t batchIndex = 0;
+  for (; batchIndex < batches; ++batchIndex) {
+    const int64_t groupBegin = batchIndex - batchIndex % groupSize;
+    const int64_t groupEnd = std::min(groupBegin + groupSize, batches);
+    // A stop takes effect between optimizer steps, never inside a group.
+    if (batchIndex == groupBegin && stopRequested_) break;
     try {
-      const Batch batch = toDevice(dataset.batch(sampler.indices(step)));
-      const StepOutput out = trainStep(batch);
+      if (batchIndex == groupBegin) {
+        groupSamples = sampler.samplesIn(groupBegin, groupEnd);
+        groupLossSum.zero_();
+      }
+      accumulating_ = batchIndex + 1 < groupEnd;
+      const Batch batch = toDevice(dataset.batch(sampler.indices(batchIndex)));
       const int64_t batchSize = batch.inputs.size(0);
-      epochLossSum.add_(out.loss, batchSize);
-      logWindowLossSum.add_(out.loss);
-      if (loss_.takesClassIndices()) correct.add_(out.output.argmax(1).eq(batch.targets).sum());
+      const auto [loss, output] =
+          forwardBackward(batch, static_cast<double>(batchSize) / static_cast<double>(groupSamples));
+      groupLossSum.add_(loss, batchSize);
+      if (loss_.takesClassIndices()) correct.add_(output.argmax(1).eq(batch.targets).sum());
       samples += batchSize;
-      ++logWindowSteps;
 
-      const bool isLogStep = (step + 1) % options.logEvery == 0 || step + 1 == steps;
+      bool stepped = false;
+      if (!accumulating_) {
+        const at::Tensor groupLoss = groupLossSum / static_cast<double>(groupSamples);
+        stepped = optimizerStep(groupLoss, options.step, gradNorm);
+        if (stepped) {
+          ++result.optimizerSteps;
+          epochLossSum.add_(groupLossSum);
+          steppedSamples += groupSamples;
+          logWindowLossSum.add_(groupLossSum);
+          logWindowSamples += groupSamples;
+        } else {
+          ++result.skippedSteps;
+        }
+      }
+
+      const bool isLogStep =
+          !accumulating_ && ((stepped && globalStep_ % options.logEvery == 0) || batchIndex + 1 == batches);
       const auto now = Clock::now();
       if (isLogStep || now - lastReport >= progressInterval) {
         StepReport stepReport;
         stepReport.epoch = options.epoch;
-        stepReport.step = step + 1;
-        stepReport.stepsInEpoch = steps;
+        stepReport.step = batchIndex + 1;
+        stepReport.stepsInEpoch = batches;
         stepReport.globalStep = globalStep_;
-        stepReport.loss = logWindowLossSum.item<double>() / static_cast<double>(logWindowSteps);
+        // Sample-weighted, so a window's loss equals that of one batch of its samples.
+        stepReport.loss = logWindowSamples > 0 ? logWindowLossSum.item<double>() / static_cast<double>(logWindowSamples)
+                                               : std::nan("");
         stepReport.learningRate = currentLearningRate(*optimizer_);
         stepReport.elapsedSeconds = secondsSince(started);
+        stepReport.gradNorm = gradNorm;
+        stepReport.skippedSteps = result.skippedSteps;
         stepReport.isLogStep = isLogStep;
         if (isLogStep) {
           logWindowLossSum.zero_();
-          logWindowSteps = 0;
+          logWindowSamples = 0;
         }
         lastReport = now;
         report(stepReport);
       }
     } catch (...) {
-      rethrowWithContext(stepContext(options.epoch, step));
+      accumulating_ = false;
+      compat::zeroGradToNone(*optimizer_);
+      rethrowWithContext(stepContext(options.epoch, batchIndex));
     }
   }
-  result.steps = step;
+  accumulating_ = false;
+  result.steps = batchIndex;
   result.samples = samples;
-  result.stopped = step < steps;
+  result.stopped = batchIndex < batches;
   result.seconds = secondsSince(started);
   result.learningRate = currentLearningRate(*optimizer_);
-  if (samples > 0) {
-    result.loss = epochLossSum.item<double>() / static_cast<double>(samples);
-    if (loss_.takesClassIndices()) result.accuracy = correct.item<double>() / static_cast<double>(samples);
+  // The epoch's loss is over the samples of the steps that were applied.
+  result.loss = steppedSamples > 0 ? epochLossSum.item<double>() / static_cast<double>(steppedSamples) : std::nan("");
+  if (samples > 0 && loss_.takesClassIndices()) {
+    result.accuracy = correct.item<double>() / static_cast<double>(samples);
   }
   return result;
 }

@@ -7,6 +7,8 @@
 
 #include <atomic>
 #include <memory>
+#include <optional>
+#include <utility>
 #include <string>
 
 #include "core/data/tensor_dataset.h"
@@ -38,15 +40,20 @@ class TrainingEngine {
   void clearStop() { stopRequested_ = false; }
 
   int64_t globalStep() const { return globalStep_; }
+  // True between the micro-batches of an accumulation group (gradients are
+  // gathered, no optimizer step follows this backward): DDP skips its all-reduce then.
+  bool accumulating() const { return accumulating_; }
   const SequentialModel& model() const { return *model_; }
   const c10::Device& device() const { return device_; }
 
  private:
-  struct StepOutput {
-    at::Tensor loss;
-    at::Tensor output;
-  };
-  StepOutput trainStep(const Batch& batch);
+  // Forward and backward of one micro-batch; its loss is weighted by
+  // `lossWeight` (its share of the accumulation group's samples) for backward.
+  // Returns the unweighted loss and the outputs, detached.
+  std::pair<at::Tensor, at::Tensor> forwardBackward(const Batch& batch, double lossWeight);
+  // Clips, checks for non-finite values and steps the optimizer once per group.
+  // Returns false when the step was skipped (nonFiniteLoss: 'skip').
+  bool optimizerStep(const at::Tensor& groupLoss, const StepPolicy& policy, std::optional<double>& gradNorm);
   Batch toDevice(const Batch& batch) const;
   at::Tensor inputsToDevice(const at::Tensor& inputs) const;
   // Runs one sample through the model (eval mode, no grad) so that a data/model
@@ -60,6 +67,7 @@ class TrainingEngine {
   at::ScalarType parameterDtype_;
   std::atomic<bool> stopRequested_{false};
   std::atomic<int64_t> globalStep_{0};  // read from the JS thread while training
+  bool accumulating_ = false;
 };
 
 }  // namespace firebrand
