@@ -30,10 +30,43 @@ def make_model():
     return nn.Sequential(nn.Linear(FEATURES, 8), nn.Tanh(), nn.Linear(8, CLASSES))
 
 
-def make_optimizer(name, options, params):
+def param_groups(model, options):
+    """The groups firebrand plans: paramGroups by name prefix, then the rest; with
+    noDecayOnBiasAndNorm, parameters of one dimension or less get weight_decay 0."""
+    specs = options.get("paramGroups", [])
+    decayed = [[] for _ in range(len(specs) + 1)]
+    not_decayed = [[] for _ in range(len(specs) + 1)]
+    for name, parameter in model.named_parameters():
+        index = next((i for i, spec in enumerate(specs) if any(name.startswith(p) for p in spec["params"])), len(specs))
+        no_decay = options.get("noDecayOnBiasAndNorm", False) and parameter.dim() <= 1
+        (not_decayed if no_decay else decayed)[index].append(parameter)
+    groups = []
+    for index in range(len(specs) + 1):
+        overrides = {}
+        if index < len(specs) and "lr" in specs[index]:
+            overrides["lr"] = specs[index]["lr"]
+        if index < len(specs) and "weightDecay" in specs[index]:
+            overrides["weight_decay"] = specs[index]["weightDecay"]
+        if decayed[index]:
+            groups.append({"params": decayed[index], **overrides})
+        if not_decayed[index]:
+            groups.append({"params": not_decayed[index], **overrides, "weight_decay": 0.0})
+    return groups
+
+
+def make_optimizer(name, options, model):
+    params = param_groups(model, options)
     if name == "sgd":
         return torch.optim.SGD(params, lr=options["lr"], momentum=options.get("momentum", 0),
                                nesterov=options.get("nesterov", False), weight_decay=options.get("weightDecay", 0))
+    if name == "rmsprop":
+        return torch.optim.RMSprop(params, lr=options["lr"], alpha=options.get("alpha", 0.99),
+                                   momentum=options.get("momentum", 0), centered=options.get("centered", False),
+                                   weight_decay=options.get("weightDecay", 0))
+    if name == "adagrad":
+        return torch.optim.Adagrad(params, lr=options["lr"], lr_decay=options.get("lrDecay", 0),
+                                   initial_accumulator_value=options.get("initialAccumulatorValue", 0),
+                                   weight_decay=options.get("weightDecay", 0))
     cls = torch.optim.AdamW if name == "adamw" else torch.optim.Adam
     return cls(params, lr=options["lr"], weight_decay=options.get("weightDecay", 0.01 if name == "adamw" else 0))
 
@@ -44,7 +77,7 @@ def run(case, inputs, labels, targets):
     same steps with batchSize x gradientAccumulationSteps micro-batches."""
     torch.manual_seed(case["seed"])
     model = make_model()
-    optimizer = make_optimizer(case["optimizer"]["name"], case["optimizer"], model.parameters())
+    optimizer = make_optimizer(case["optimizer"]["name"], case["optimizer"], model)
     batch = case.get("pytorchBatch", case.get("batchSize", BATCH))
     epochs = case.get("epochs", EPOCHS)
     x = torch.tensor(inputs, dtype=torch.float32)
@@ -105,6 +138,19 @@ def main():
          "maxGradNorm": 0.5, "optimizer": {"name": "adamw", "lr": 0.01}, "loss": {"name": "mse"}},
         {"title": "60 steps of sgd with clip_grad_value_(0.05)", "seed": 8, "batchSize": 4, "epochs": 5,
          "clipValue": 0.05, "optimizer": {"name": "sgd", "lr": 0.2}, "loss": {"name": "cross_entropy"}},
+        {"title": "60 steps of rmsprop, centered with momentum", "seed": 10, "batchSize": 4, "epochs": 5,
+         "optimizer": {"name": "rmsprop", "lr": 0.003, "momentum": 0.5, "centered": True, "weightDecay": 0.01},
+         "loss": {"name": "cross_entropy"}},
+        {"title": "60 steps of adagrad with lr decay", "seed": 11, "batchSize": 4, "epochs": 5,
+         "optimizer": {"name": "adagrad", "lr": 0.05, "lrDecay": 0.01, "initialAccumulatorValue": 0.1},
+         "loss": {"name": "cross_entropy"}},
+        {"title": "sgd with a parameter group of its own lr and weight decay", "seed": 12, "batchSize": 4, "epochs": 3,
+         "optimizer": {"name": "sgd", "lr": 0.1, "momentum": 0.9,
+                       "paramGroups": [{"params": ["0."], "lr": 0.01, "weightDecay": 0.05}]},
+         "loss": {"name": "cross_entropy"}},
+        {"title": "adamw without weight decay on biases", "seed": 13, "batchSize": 4, "epochs": 3,
+         "optimizer": {"name": "adamw", "lr": 0.01, "weightDecay": 0.5, "noDecayOnBiasAndNorm": True},
+         "loss": {"name": "cross_entropy"}},
         # Accumulating 4 micro-batches of 5 equals one batch of 20; 48 samples end in a short group of 8.
         {"title": "gradient accumulation of 4 x 5 samples against batches of 20 (last group 8)", "seed": 9,
          "batchSize": 5, "gradientAccumulationSteps": 4, "pytorchBatch": 20, "epochs": 4,

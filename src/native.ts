@@ -72,7 +72,7 @@ export interface NativeDataset {
 export interface NativeEngineSpec {
   layers: OptionFields[];
   loss: OptionFields & { name: string };
-  optimizer: OptionFields & { name: string };
+  optimizer: { name: string };
   device?: string;
   seed?: number;
 }

@@ -63,6 +63,23 @@ describe('errors from bad input', () => {
       expect(nesterov.message).to.contain('nesterov needs momentum > 0');
     });
 
+    it('names parameter groups that match nothing, overlap or carry unknown options', () => {
+      const none = errorOf(() => blobTrainer({}, { optimizer: { name: 'sgd', paramGroups: [{ params: ['9.'] }] } }));
+      expect(none.message).to.equal(
+        "optimizer.paramGroups[0]: '9.' is the prefix of no parameter name; names look like '0.weight', '0.bias', '2.weight', '2.bias'",
+      );
+      const overlap = errorOf(() =>
+        blobTrainer({}, { optimizer: { name: 'adam', paramGroups: [{ params: ['0.'] }, { params: ['0.bias'] }] } }),
+      );
+      expect(overlap.message).to.contain("parameter '0.bias' is in paramGroups[0] and paramGroups[1]");
+      const typo = errorOf(() =>
+        blobTrainer({}, { optimizer: { name: 'sgd', paramGroups: [{ params: ['0.'], lrr: 1 } as never] } }),
+      );
+      expect(typo.message).to.contain("optimizer.paramGroups[0]: unknown field 'lrr' (did you mean 'lr'?)");
+      const notList = errorOf(() => blobTrainer({}, { optimizer: { name: 'sgd', paramGroups: [{ params: '0.' } as never] } }));
+      expect(notList.message).to.equal('optimizer.paramGroups[0].params must be an array of strings, got a string');
+    });
+
     it('rejects unknown config fields, bad devices and bad batch sizes', async () => {
       expect(errorOf(() => blobTrainer({ batchSze: 3 } as never)).message).to.contain("unknown field(s) 'batchSze'");
       expect(errorOf(() => blobTrainer({ device: 'tpu' })).message).to.contain("device: expected 'cpu', 'cuda'");

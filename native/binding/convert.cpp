@@ -75,7 +75,17 @@ std::vector<int64_t> toShape(const Napi::Value& value, const std::string& field)
   return shape;
 }
 
-OptionMap toOptionMap(const Napi::Value& value, const std::string& owner) {
+std::vector<std::string> toStrings(const Napi::Value& value, const std::string& field) {
+  if (!value.IsArray()) wrongType(field, "an array of strings", value);
+  const auto array = value.As<Napi::Array>();
+  std::vector<std::string> strings;
+  for (uint32_t i = 0; i < array.Length(); ++i) {
+    strings.push_back(toString(array.Get(i), field + "[" + std::to_string(i) + "]"));
+  }
+  return strings;
+}
+
+OptionMap toOptionMap(const Napi::Value& value, const std::string& owner, const std::set<std::string>& skip) {
   OptionMap options;
   if (value.IsUndefined() || value.IsNull()) return options;
   if (!value.IsObject() || value.IsArray()) wrongType(owner, "an object of options", value);
@@ -85,7 +95,7 @@ OptionMap toOptionMap(const Napi::Value& value, const std::string& owner) {
     const std::string name = names.Get(i).As<Napi::String>().Utf8Value();
     const Napi::Value field = object.Get(name);
     const std::string fieldName = owner + ": field '" + name + "'";
-    if (field.IsUndefined()) continue;
+    if (field.IsUndefined() || skip.count(name)) continue;
     if (field.IsBoolean()) {
       options[name] = field.As<Napi::Boolean>().Value();
     } else if (field.IsNumber()) {
@@ -116,8 +126,7 @@ ModelSpec toModelSpec(const Napi::Value& value) {
     if (!layer.IsObject() || layer.IsArray()) wrongType(owner, "a layer object such as { type: 'linear', ... }", layer);
     LayerSpec layerSpec;
     layerSpec.type = toString(layer.As<Napi::Object>().Get("type"), owner + ".type");
-    layerSpec.options = toOptionMap(layer, owner + " (" + layerSpec.type + ")");
-    layerSpec.options.erase("type");
+    layerSpec.options = toOptionMap(layer, owner + " (" + layerSpec.type + ")", {"type"});
     spec.push_back(std::move(layerSpec));
   }
   return spec;

@@ -5,6 +5,7 @@
 #include <napi.h>
 
 #include <cstdint>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -13,8 +14,9 @@
 
 namespace firebrand::binding {
 
-// Fields of a plain JS object; undefined fields are left out.
-OptionMap toOptionMap(const Napi::Value& value, const std::string& owner);
+// Fields of a plain JS object; undefined fields and those in `skip` are left out.
+OptionMap toOptionMap(const Napi::Value& value, const std::string& owner, const std::set<std::string>& skip = {});
+std::vector<std::string> toStrings(const Napi::Value& value, const std::string& field);
 // [{ type: 'linear', inFeatures: 784, ... }, ...]
 ModelSpec toModelSpec(const Napi::Value& value);
 

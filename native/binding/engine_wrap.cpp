@@ -14,12 +14,29 @@ namespace firebrand::binding {
 namespace {
 
 // { name: 'adamw', lr: 1e-3, ... } -> ("adamw", { lr: 1e-3, ... })
-std::pair<std::string, OptionMap> namedOptions(const Napi::Value& value, const std::string& field) {
+std::pair<std::string, OptionMap> namedOptions(const Napi::Value& value, const std::string& field,
+                                               const std::set<std::string>& skip = {}) {
   if (!value.IsObject() || value.IsArray()) throw InvalidArgument(field + " must be an object with a 'name'");
   const std::string name = toString(value.As<Napi::Object>().Get("name"), field + ".name");
-  OptionMap options = toOptionMap(value, field + " (" + name + ")");
-  options.erase("name");
-  return {name, std::move(options)};
+  std::set<std::string> skipped = skip;
+  skipped.insert("name");
+  return {name, toOptionMap(value, field + " (" + name + ")", skipped)};
+}
+
+// [{ params: ['0.', '1.weight'], lr: 1e-4 }, ...]
+std::vector<ParamGroupSpec> toParamGroups(const Napi::Value& value) {
+  std::vector<ParamGroupSpec> groups;
+  if (value.IsUndefined()) return groups;
+  if (!value.IsArray()) throw InvalidArgument("optimizer.paramGroups must be an array of { params, lr?, weightDecay? }");
+  const auto array = value.As<Napi::Array>();
+  for (uint32_t i = 0; i < array.Length(); ++i) {
+    const std::string owner = "optimizer.paramGroups[" + std::to_string(i) + "]";
+    const Napi::Value group = array.Get(i);
+    if (!group.IsObject() || group.IsArray()) throw InvalidArgument(owner + " must be an object { params, lr?, weightDecay? }");
+    groups.push_back({toStrings(group.As<Napi::Object>().Get("params"), owner + ".params"),
+                      toOptionMap(group, owner, {"params"})});
+  }
+  return groups;
 }
 
 EngineSpec toEngineSpec(const Napi::Value& value) {
@@ -28,7 +45,9 @@ EngineSpec toEngineSpec(const Napi::Value& value) {
   EngineSpec spec;
   spec.layers = toModelSpec(object.Get("layers"));
   std::tie(spec.lossName, spec.lossOptions) = namedOptions(object.Get("loss"), "loss");
-  std::tie(spec.optimizer.name, spec.optimizer.options) = namedOptions(object.Get("optimizer"), "optimizer");
+  const Napi::Value optimizer = object.Get("optimizer");
+  std::tie(spec.optimizer.name, spec.optimizer.options) = namedOptions(optimizer, "optimizer", {"paramGroups"});
+  spec.optimizer.paramGroups = toParamGroups(optimizer.As<Napi::Object>().Get("paramGroups"));
   if (!object.Get("device").IsUndefined()) spec.device = toString(object.Get("device"), "config.device");
   if (!object.Get("seed").IsUndefined()) spec.seed = static_cast<uint64_t>(toInteger(object.Get("seed"), "config.seed", 0));
   return spec;

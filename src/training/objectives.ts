@@ -10,17 +10,35 @@ export type LossSpec =
 
 export type LossName = LossSpec['name'];
 
-export type OptimizerSpec =
-  | { name: 'sgd'; lr?: number; momentum?: number; dampening?: number; weightDecay?: number; nesterov?: boolean }
-  | {
-      name: 'adam' | 'adamw';
-      lr?: number;
-      betas?: [number, number];
-      eps?: number;
-      /** Default 0 for adam, 0.01 for adamw, as in PyTorch. */
-      weightDecay?: number;
-      amsgrad?: boolean;
-    };
+/** Parameters chosen by name prefix (PyTorch state-dict names: '0.weight', '2.'), with their own lr / weight decay. */
+export interface ParamGroup {
+  params: string[];
+  lr?: number;
+  weightDecay?: number;
+}
+
+export interface OptimizerGroupOptions {
+  /** No weight decay on biases and normalization weights (every parameter of one dimension or less). */
+  noDecayOnBiasAndNorm?: boolean;
+  /** Groups by parameter-name prefix; parameters in none keep the optimizer's own options. */
+  paramGroups?: ParamGroup[];
+}
+
+export type OptimizerSpec = OptimizerGroupOptions &
+  (
+    | { name: 'sgd'; lr?: number; momentum?: number; dampening?: number; weightDecay?: number; nesterov?: boolean }
+    | {
+        name: 'adam' | 'adamw';
+        lr?: number;
+        betas?: [number, number];
+        eps?: number;
+        /** Default 0 for adam, 0.01 for adamw, as in PyTorch. */
+        weightDecay?: number;
+        amsgrad?: boolean;
+      }
+    | { name: 'rmsprop'; lr?: number; alpha?: number; eps?: number; weightDecay?: number; momentum?: number; centered?: boolean }
+    | { name: 'adagrad'; lr?: number; lrDecay?: number; weightDecay?: number; initialAccumulatorValue?: number; eps?: number }
+  );
 
 export type OptimizerName = OptimizerSpec['name'];
 

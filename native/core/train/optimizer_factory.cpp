@@ -1,7 +1,9 @@
 #include "core/train/optimizer_factory.h"
 
+#include <torch/optim/adagrad.h>
 #include <torch/optim/adam.h>
 #include <torch/optim/adamw.h>
+#include <torch/optim/rmsprop.h>
 #include <torch/optim/sgd.h>
 
 #include <limits>
@@ -14,7 +16,21 @@ namespace {
 
 constexpr double kMax = std::numeric_limits<double>::max();
 
-std::unique_ptr<torch::optim::Optimizer> makeSgd(OptionReader& options, std::vector<at::Tensor> parameters) {
+// One libtorch parameter group per plan, each with a copy of the defaults
+// that takes the plan's lr and weight decay.
+template <typename Optimizer, typename Options>
+std::unique_ptr<torch::optim::Optimizer> build(const Options& defaults, std::vector<ParameterGroupPlan> plans) {
+  std::vector<torch::optim::OptimizerParamGroup> groups;
+  for (auto& plan : plans) {
+    auto options = std::make_unique<Options>(defaults);
+    if (plan.lr) options->lr(*plan.lr);
+    if (plan.weightDecay) options->weight_decay(*plan.weightDecay);
+    groups.emplace_back(std::move(plan.parameters), std::move(options));
+  }
+  return std::make_unique<Optimizer>(std::move(groups), defaults);
+}
+
+std::unique_ptr<torch::optim::Optimizer> makeSgd(OptionReader& options, std::vector<ParameterGroupPlan> plans) {
   const double lr = options.number("lr", 1e-3, 0, kMax);
   const double momentum = options.number("momentum", 0, 0, kMax);
   const double dampening = options.number("dampening", 0, 0, kMax);
@@ -24,45 +40,69 @@ std::unique_ptr<torch::optim::Optimizer> makeSgd(OptionReader& options, std::vec
     throw InvalidArgument(options.owner() + ": nesterov needs momentum > 0 and dampening 0, got momentum " +
                           formatNumber(momentum) + " and dampening " + formatNumber(dampening));
   }
-  return std::make_unique<torch::optim::SGD>(std::move(parameters), torch::optim::SGDOptions(lr)
-                                                                        .momentum(momentum)
-                                                                        .dampening(dampening)
-                                                                        .weight_decay(weightDecay)
-                                                                        .nesterov(nesterov));
+  const auto defaults =
+      torch::optim::SGDOptions(lr).momentum(momentum).dampening(dampening).weight_decay(weightDecay).nesterov(nesterov);
+  return build<torch::optim::SGD>(defaults, std::move(plans));
 }
 
 template <typename Optimizer, typename Options>
-std::unique_ptr<torch::optim::Optimizer> makeAdamFamily(OptionReader& options, std::vector<at::Tensor> parameters,
+std::unique_ptr<torch::optim::Optimizer> makeAdamFamily(OptionReader& options, std::vector<ParameterGroupPlan> plans,
                                                         double defaultWeightDecay) {
   const double lr = options.number("lr", 1e-3, 0, kMax);
   const auto betas = options.numbers("betas", 2, {0.9, 0.999}, 0, 0.999999999);
   const double eps = options.number("eps", 1e-8, 0, kMax);
   const double weightDecay = options.number("weightDecay", defaultWeightDecay, 0, kMax);
   const bool amsgrad = options.flag("amsgrad", false);
-  return std::make_unique<Optimizer>(std::move(parameters), Options(lr)
-                                                                .betas({betas[0], betas[1]})
-                                                                .eps(eps)
-                                                                .weight_decay(weightDecay)
-                                                                .amsgrad(amsgrad));
+  const auto defaults = Options(lr).betas({betas[0], betas[1]}).eps(eps).weight_decay(weightDecay).amsgrad(amsgrad);
+  return build<Optimizer>(defaults, std::move(plans));
+}
+
+std::unique_ptr<torch::optim::Optimizer> makeRmsprop(OptionReader& options, std::vector<ParameterGroupPlan> plans) {
+  const auto defaults = torch::optim::RMSpropOptions(options.number("lr", 1e-2, 0, kMax))
+                            .alpha(options.number("alpha", 0.99, 0, 1))
+                            .eps(options.number("eps", 1e-8, 0, kMax))
+                            .weight_decay(options.number("weightDecay", 0, 0, kMax))
+                            .momentum(options.number("momentum", 0, 0, kMax))
+                            .centered(options.flag("centered", false));
+  return build<torch::optim::RMSprop>(defaults, std::move(plans));
+}
+
+std::unique_ptr<torch::optim::Optimizer> makeAdagrad(OptionReader& options, std::vector<ParameterGroupPlan> plans) {
+  const auto defaults = torch::optim::AdagradOptions(options.number("lr", 1e-2, 0, kMax))
+                            .lr_decay(options.number("lrDecay", 0, 0, kMax))
+                            .weight_decay(options.number("weightDecay", 0, 0, kMax))
+                            .initial_accumulator_value(options.number("initialAccumulatorValue", 0, 0, kMax))
+                            .eps(options.number("eps", 1e-10, 0, kMax));
+  return build<torch::optim::Adagrad>(defaults, std::move(plans));
+}
+
+const std::vector<std::string>& knownOptimizers() {
+  static const std::vector<std::string> names = {"sgd", "adam", "adamw", "rmsprop", "adagrad"};
+  return names;
 }
 
 }  // namespace
 
-std::unique_ptr<torch::optim::Optimizer> makeOptimizer(const std::string& name, const OptionMap& optionMap,
-                                                       std::vector<at::Tensor> parameters) {
-  OptionReader options("optimizer (" + name + ")", optionMap);
+std::unique_ptr<torch::optim::Optimizer> makeOptimizer(const OptimizerSpec& spec,
+                                                       const torch::OrderedDict<std::string, at::Tensor>& named) {
+  OptionReader options("optimizer (" + spec.name + ")", spec.options);
+  auto plans = planParameterGroups(named, spec.paramGroups, options.flag("noDecayOnBiasAndNorm", false));
   std::unique_ptr<torch::optim::Optimizer> optimizer;
-  if (name == "sgd") {
-    optimizer = makeSgd(options, std::move(parameters));
-  } else if (name == "adam") {
-    optimizer = makeAdamFamily<torch::optim::Adam, torch::optim::AdamOptions>(options, std::move(parameters), 0.0);
-  } else if (name == "adamw") {
-    optimizer = makeAdamFamily<torch::optim::AdamW, torch::optim::AdamWOptions>(options, std::move(parameters), 1e-2);
+  if (spec.name == "sgd") {
+    optimizer = makeSgd(options, std::move(plans));
+  } else if (spec.name == "adam") {
+    optimizer = makeAdamFamily<torch::optim::Adam, torch::optim::AdamOptions>(options, std::move(plans), 0.0);
+  } else if (spec.name == "adamw") {
+    optimizer = makeAdamFamily<torch::optim::AdamW, torch::optim::AdamWOptions>(options, std::move(plans), 1e-2);
+  } else if (spec.name == "rmsprop") {
+    optimizer = makeRmsprop(options, std::move(plans));
+  } else if (spec.name == "adagrad") {
+    optimizer = makeAdagrad(options, std::move(plans));
   } else {
-    std::string message = "optimizer: unknown optimizer '" + name + "'";
-    const std::string suggestion = closestMatch(name, {"sgd", "adam", "adamw"});
+    std::string message = "optimizer: unknown optimizer '" + spec.name + "'";
+    const std::string suggestion = closestMatch(spec.name, knownOptimizers());
     if (!suggestion.empty()) message += " (did you mean '" + suggestion + "'?)";
-    throw InvalidArgument(message + "; known optimizers: sgd, adam, adamw");
+    throw InvalidArgument(message + "; known optimizers: sgd, adam, adamw, rmsprop, adagrad");
   }
   options.finish();
   return optimizer;

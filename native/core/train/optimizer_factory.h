@@ -1,18 +1,28 @@
-// Optimizers chosen by PyTorch's name with PyTorch's defaults:
-// sgd, adam, adamw. Options use PyTorch's names in camelCase (weightDecay).
+// Optimizers chosen by PyTorch's name with PyTorch's defaults: sgd, adam,
+// adamw, rmsprop, adagrad. Options use PyTorch's names in camelCase
+// (weightDecay), plus parameter groups (see parameter_groups.h).
 #pragma once
 #include <torch/optim/optimizer.h>
+#include <torch/ordered_dict.h>
 
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "core/options/option_value.h"
+#include "core/train/parameter_groups.h"
 
 namespace firebrand {
 
-std::unique_ptr<torch::optim::Optimizer> makeOptimizer(const std::string& name, const OptionMap& options,
-                                                       std::vector<at::Tensor> parameters);
+struct OptimizerSpec {
+  std::string name;
+  // Options of the optimizer, plus `noDecayOnBiasAndNorm` (bool).
+  OptionMap options;
+  std::vector<ParamGroupSpec> paramGroups;
+};
+
+std::unique_ptr<torch::optim::Optimizer> makeOptimizer(const OptimizerSpec& spec,
+                                                       const torch::OrderedDict<std::string, at::Tensor>& named);
 
 // The learning rate of the first parameter group, as reported with metrics.
 double currentLearningRate(torch::optim::Optimizer& optimizer);

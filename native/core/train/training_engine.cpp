@@ -11,7 +11,6 @@
 #include "core/errors.h"
 #include "core/runtime/runtime_info.h"
 #include "core/shape_text.h"
-#include "core/train/optimizer_factory.h"
 
 namespace firebrand {
 namespace {
@@ -47,7 +46,7 @@ TrainingEngine::TrainingEngine(std::shared_ptr<SequentialModel> model, LossFunct
   model_->to(device_);
   const auto parameters = model_->parameters();
   parameterDtype_ = parameters.empty() ? at::kFloat : parameters.front().scalar_type();
-  optimizer_ = makeOptimizer(optimizer.name, optimizer.options, parameters);
+  optimizer_ = makeOptimizer(optimizer, model_->named_parameters());
 }
 
 at::Tensor TrainingEngine::inputsToDevice(const at::Tensor& inputs) const {

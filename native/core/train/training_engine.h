@@ -16,14 +16,10 @@
 #include "core/options/option_value.h"
 #include "core/train/epoch_options.h"
 #include "core/train/loss_function.h"
+#include "core/train/optimizer_factory.h"
 #include "core/train/step_report.h"
 
 namespace firebrand {
-
-struct OptimizerSpec {
-  std::string name;
-  OptionMap options;
-};
 
 class TrainingEngine {
  public:
