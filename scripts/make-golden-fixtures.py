@@ -80,6 +80,10 @@ def run(case, inputs, labels, targets):
     optimizer = make_optimizer(case["optimizer"]["name"], case["optimizer"], model)
     batch = case.get("pytorchBatch", case.get("batchSize", BATCH))
     epochs = case.get("epochs", EPOCHS)
+    scheduler = None
+    if "lrScheduler" in case:  # onecycle: cycles the lr and SGD's momentum
+        scheduler = torch.optim.lr_scheduler.OneCycleLR(
+            optimizer, case["lrScheduler"]["maxLr"], total_steps=epochs * math.ceil(SAMPLES / batch))
     x = torch.tensor(inputs, dtype=torch.float32)
     if case["loss"]["name"] == "cross_entropy":
         y = torch.tensor(labels, dtype=torch.long)
@@ -105,6 +109,8 @@ def run(case, inputs, labels, targets):
             if "clipValue" in case:
                 torch.nn.utils.clip_grad_value_(model.parameters(), case["clipValue"])
             optimizer.step()
+            if scheduler:
+                scheduler.step()
             total += loss.item() * xb.shape[0]
             step_losses.append(loss.item())
         epoch_losses.append(total / SAMPLES)
@@ -114,6 +120,88 @@ def run(case, inputs, labels, targets):
     if grad_norms:
         result["gradNorms"] = grad_norms
     return result
+
+
+SCHEDULE_STEPS, SCHEDULE_EPOCHS = 30, 2
+
+
+def hf_lambda(name, warmup, total, num_cycles=0.5):
+    """transformers' get_{constant,linear,cosine}_schedule_with_warmup factors."""
+    def factor(step):
+        if step < warmup:
+            return float(step) / float(max(1, warmup))
+        if name == "constant":
+            return 1.0
+        if name == "linear":
+            return max(0.0, float(total - step) / float(max(1, total - warmup)))
+        progress = float(step - warmup) / float(max(1, total - warmup))
+        return max(0.0, 0.5 * (1.0 + math.cos(math.pi * float(num_cycles) * 2.0 * progress)))
+    return factor
+
+
+def schedule(case):
+    """Learning rate (and momentum) used at each of SCHEDULE_STEPS optimizer steps."""
+    parameter = torch.nn.Parameter(torch.zeros(1))
+    optimizer = torch.optim.SGD([parameter], lr=case["lr"], momentum=0.9)
+    spec, lr_scheduler = case["lrScheduler"], torch.optim.lr_scheduler
+    name = spec["name"]
+    if name in ("constant", "linear", "cosine"):
+        scheduler = lr_scheduler.LambdaLR(optimizer, hf_lambda(name, spec.get("warmupSteps", 0), SCHEDULE_STEPS,
+                                                               spec.get("numCycles", 0.5)))
+    elif name == "step":
+        scheduler = lr_scheduler.StepLR(optimizer, spec["stepSize"], gamma=spec.get("gamma", 0.1))
+    elif name == "multistep":
+        scheduler = lr_scheduler.MultiStepLR(optimizer, spec["milestones"], gamma=spec.get("gamma", 0.1))
+    elif name == "exponential":
+        scheduler = lr_scheduler.ExponentialLR(optimizer, spec["gamma"])
+    else:
+        scheduler = lr_scheduler.OneCycleLR(optimizer, spec["maxLr"], total_steps=SCHEDULE_STEPS,
+                                            pct_start=spec.get("pctStart", 0.3),
+                                            anneal_strategy=spec.get("annealStrategy", "cos"))
+    lrs, momenta = [], []
+    for _ in range(SCHEDULE_STEPS):
+        lrs.append(optimizer.param_groups[0]["lr"])
+        momenta.append(optimizer.param_groups[0]["momentum"])
+        parameter.grad = torch.zeros(1)
+        optimizer.step()
+        scheduler.step()
+    return {**case, "lrs": lrs, **({"momenta": momenta} if name == "onecycle" else {})}
+
+
+def plateau(metrics, **options):
+    parameter = torch.nn.Parameter(torch.zeros(1))
+    optimizer = torch.optim.SGD([parameter], lr=0.1)
+    scheduler = torch.optim.lr_scheduler.ReduceLROnPlateau(optimizer, **options)
+    lrs = []
+    for metric in metrics:
+        lrs.append(optimizer.param_groups[0]["lr"])
+        scheduler.step(metric)
+    return lrs
+
+
+def write_schedules():
+    cases = [
+        {"lr": 0.1, "lrScheduler": {"name": "constant", "warmupSteps": 5}},
+        {"lr": 0.1, "lrScheduler": {"name": "linear", "warmupSteps": 6}},
+        {"lr": 0.1, "lrScheduler": {"name": "cosine", "warmupSteps": 4}},
+        {"lr": 0.1, "lrScheduler": {"name": "cosine", "numCycles": 1.5}},
+        {"lr": 0.1, "lrScheduler": {"name": "step", "stepSize": 7, "gamma": 0.5}},
+        {"lr": 0.1, "lrScheduler": {"name": "multistep", "milestones": [3, 10, 25], "gamma": 0.3}},
+        {"lr": 0.1, "lrScheduler": {"name": "exponential", "gamma": 0.9}},
+        {"lr": 0.1, "lrScheduler": {"name": "onecycle", "maxLr": 0.5}},
+        {"lr": 0.1, "lrScheduler": {"name": "onecycle", "maxLr": 0.2, "pctStart": 0.5, "annealStrategy": "linear"}},
+    ]
+    fixture = {
+        "generatedBy": "scripts/make-golden-fixtures.py",
+        "torchVersion": torch.__version__,
+        "steps": SCHEDULE_STEPS, "epochs": SCHEDULE_EPOCHS,
+        "cases": [schedule(case) for case in cases],
+        # Losses that fall every epoch, as a training loss does: in mode 'max' none after the first improves.
+        "plateauMaxModePatience0": plateau([5, 4, 3, 2, 1], mode="max", factor=0.5, patience=0),
+    }
+    out = pathlib.Path(__file__).resolve().parent.parent / "test" / "fixtures" / "golden-schedules.json"
+    out.write_text(json.dumps(fixture, indent=1) + "\n")
+    print(f"wrote {out}")
 
 
 def main():
@@ -151,6 +239,9 @@ def main():
         {"title": "adamw without weight decay on biases", "seed": 13, "batchSize": 4, "epochs": 3,
          "optimizer": {"name": "adamw", "lr": 0.01, "weightDecay": 0.5, "noDecayOnBiasAndNorm": True},
          "loss": {"name": "cross_entropy"}},
+        {"title": "60 steps of sgd under onecycle, which also cycles the momentum", "seed": 14, "batchSize": 4,
+         "epochs": 5, "lrScheduler": {"name": "onecycle", "maxLr": 0.3},
+         "optimizer": {"name": "sgd", "lr": 0.1, "momentum": 0.9}, "loss": {"name": "cross_entropy"}},
         # Accumulating 4 micro-batches of 5 equals one batch of 20; 48 samples end in a short group of 8.
         {"title": "gradient accumulation of 4 x 5 samples against batches of 20 (last group 8)", "seed": 9,
          "batchSize": 5, "gradientAccumulationSteps": 4, "pytorchBatch": 20, "epochs": 4,
@@ -166,6 +257,7 @@ def main():
     out = pathlib.Path(__file__).resolve().parent.parent / "test" / "fixtures" / "golden-training.json"
     out.write_text(json.dumps(fixture, indent=1) + "\n")
     print(f"wrote {out}")
+    write_schedules()
 
 
 if __name__ == "__main__":

@@ -13,6 +13,15 @@ export type { Callback, TrainBeginInfo } from './training/callbacks';
 export { defaultConfig } from './training/config';
 export type { TrainerConfig } from './training/config';
 export type { EpochLogs, EvalLogs, History, StepLogs } from './training/logs';
-export type { LossName, LossSpec, OptimizerGroupOptions, OptimizerName, OptimizerSpec, ParamGroup } from './training/objectives';
+export type {
+  LossName,
+  LossSpec,
+  OptimizerGroupOptions,
+  OptimizerName,
+  OptimizerSpec,
+  ParamGroup,
+  SchedulerName,
+  SchedulerSpec,
+} from './training/objectives';
 export { Trainer } from './training/trainer';
 export type { FitOptions, TrainerOptions } from './training/trainer';

@@ -73,6 +73,7 @@ export interface NativeEngineSpec {
   layers: OptionFields[];
   loss: OptionFields & { name: string };
   optimizer: { name: string };
+  lrScheduler?: { name: string };
   device?: string;
   seed?: number;
 }
@@ -91,7 +92,16 @@ export interface NativeEpochOptions extends OptionFields {
   nonFiniteLoss: 'error' | 'skip';
 }
 
+export interface FitPlan {
+  batchesPerEpoch: number;
+  optimizerStepsPerEpoch: number;
+  totalSteps: number;
+}
+
 export interface NativeEngine {
+  beginFit(data: NativeDataset, options: NativeEpochOptions, numEpochs: number): FitPlan;
+  onEvalMetric(value: number): void;
+  readonly schedulerMonitor: string | undefined;
   trainEpoch(data: NativeDataset, options: NativeEpochOptions, onReport: (report: StepReport) => void): Promise<EpochResult>;
   evaluate(data: NativeDataset, batchSize: number): Promise<EvalResult>;
   predict(inputs: NumericArray, shape: number[], batchSize: number): Promise<TensorData>;

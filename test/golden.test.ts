@@ -4,7 +4,7 @@ import { expect } from 'chai';
 import fs from 'node:fs';
 import path from 'node:path';
 
-import { Dataset, LossSpec, nn, OptimizerSpec, Trainer } from '../src';
+import { Dataset, LossSpec, nn, OptimizerSpec, SchedulerSpec, Trainer } from '../src';
 
 interface GoldenCase {
   title: string;
@@ -16,6 +16,7 @@ interface GoldenCase {
   gradientAccumulationSteps?: number;
   maxGradNorm?: number;
   clipValue?: number;
+  lrScheduler?: SchedulerSpec;
   epochLosses: number[];
   stepLosses: number[];
   gradNorms?: number[];
@@ -64,6 +65,7 @@ describe(`agreement with PyTorch ${fixture.torchVersion} (golden fixtures)`, () 
         model: nn.sequential(nn.linear(fixture.features, 8), nn.tanh(), nn.linear(8, fixture.classes)),
         loss: golden.loss,
         optimizer: golden.optimizer,
+        lrScheduler: golden.lrScheduler,
         config: {
           seed: golden.seed,
           numEpochs: golden.epochs ?? fixture.epochs,

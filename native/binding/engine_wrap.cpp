@@ -48,6 +48,9 @@ EngineSpec toEngineSpec(const Napi::Value& value) {
   const Napi::Value optimizer = object.Get("optimizer");
   std::tie(spec.optimizer.name, spec.optimizer.options) = namedOptions(optimizer, "optimizer", {"paramGroups"});
   spec.optimizer.paramGroups = toParamGroups(optimizer.As<Napi::Object>().Get("paramGroups"));
+  if (!object.Get("lrScheduler").IsUndefined()) {
+    std::tie(spec.scheduler.name, spec.scheduler.options) = namedOptions(object.Get("lrScheduler"), "lrScheduler");
+  }
   if (!object.Get("device").IsUndefined()) spec.device = toString(object.Get("device"), "config.device");
   if (!object.Get("seed").IsUndefined()) spec.seed = static_cast<uint64_t>(toInteger(object.Get("seed"), "config.seed", 0));
   return spec;
@@ -60,6 +63,9 @@ void EngineWrap::Export(Napi::Env env, Napi::Object exports) {
                                    {InstanceMethod<&EngineWrap::TrainEpoch>("trainEpoch"),
                                     InstanceMethod<&EngineWrap::Evaluate>("evaluate"),
                                     InstanceMethod<&EngineWrap::Predict>("predict"),
+                                    InstanceMethod<&EngineWrap::BeginFit>("beginFit"),
+                                    InstanceMethod<&EngineWrap::OnEvalMetric>("onEvalMetric"),
+                                    InstanceAccessor<&EngineWrap::SchedulerMonitor>("schedulerMonitor"),
                                     InstanceMethod<&EngineWrap::RequestStop>("requestStop"),
                                     InstanceMethod<&EngineWrap::ClearStop>("clearStop"),
                                     InstanceAccessor<&EngineWrap::ParameterCount>("parameterCount"),
@@ -124,6 +130,31 @@ Napi::Value EngineWrap::Predict(const Napi::CallbackInfo& info) {
         },
         claim("predict"));
   });
+}
+
+Napi::Value EngineWrap::BeginFit(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  return guard(env, [&]() -> Napi::Value {
+    if (runningOperation_) throw InvalidState(std::string("cannot start fit: this trainer is already running ") + runningOperation_);
+    auto dataset = DatasetWrap::From(info[0], "train data");
+    const EpochOptions options = epochOptions(toOptionMap(info[1], "config"));
+    const int64_t numEpochs = toInteger(info[2], "numEpochs", 1);
+    const auto plan = engine_->beginFit(dataset->size(), options, numEpochs);
+    auto result = Napi::Object::New(env);
+    result.Set("batchesPerEpoch", Napi::Number::New(env, static_cast<double>(plan.batchesPerEpoch)));
+    result.Set("optimizerStepsPerEpoch", Napi::Number::New(env, static_cast<double>(plan.optimizerStepsPerEpoch)));
+    result.Set("totalSteps", Napi::Number::New(env, static_cast<double>(plan.totalSteps)));
+    return result;
+  });
+}
+
+void EngineWrap::OnEvalMetric(const Napi::CallbackInfo& info) {
+  guard(info.Env(), [&] { engine_->onEvalMetric(toNumber(info[0], "metric")); });
+}
+
+Napi::Value EngineWrap::SchedulerMonitor(const Napi::CallbackInfo& info) {
+  const std::string monitor = engine_->schedulerMonitor();
+  return monitor.empty() ? info.Env().Undefined() : Napi::String::New(info.Env(), monitor);
 }
 
 void EngineWrap::RequestStop(const Napi::CallbackInfo&) { engine_->requestStop(); }

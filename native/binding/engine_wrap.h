@@ -18,6 +18,9 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
   Napi::Value TrainEpoch(const Napi::CallbackInfo& info);
   Napi::Value Evaluate(const Napi::CallbackInfo& info);
   Napi::Value Predict(const Napi::CallbackInfo& info);
+  Napi::Value BeginFit(const Napi::CallbackInfo& info);
+  void OnEvalMetric(const Napi::CallbackInfo& info);
+  Napi::Value SchedulerMonitor(const Napi::CallbackInfo& info);
   void RequestStop(const Napi::CallbackInfo& info);
   void ClearStop(const Napi::CallbackInfo& info);
   Napi::Value ParameterCount(const Napi::CallbackInfo& info);

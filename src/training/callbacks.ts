@@ -5,6 +5,10 @@ import type { Trainer } from './trainer';
 
 export interface TrainBeginInfo {
   numEpochs: number;
+  batchesPerEpoch: number;
+  optimizerStepsPerEpoch: number;
+  /** Optimizer steps the learning-rate schedule is planned over. */
+  totalSteps: number;
 }
 
 export interface Callback {

@@ -42,6 +42,44 @@ export type OptimizerSpec = OptimizerGroupOptions &
 
 export type OptimizerName = OptimizerSpec['name'];
 
+/**
+ * Learning-rate schedules, stepped once per optimizer step. Warmup-and-decay schedules follow
+ * transformers' get_*_schedule_with_warmup; the others torch.optim.lr_scheduler.
+ */
+export type SchedulerSpec =
+  | { name: 'constant'; warmupSteps?: number }
+  | { name: 'linear'; warmupSteps?: number }
+  | { name: 'cosine'; warmupSteps?: number; numCycles?: number }
+  | { name: 'step'; stepSize: number; gamma?: number }
+  | { name: 'multistep'; milestones: number[]; gamma?: number }
+  | { name: 'exponential'; gamma: number }
+  | {
+      name: 'onecycle';
+      maxLr: number;
+      pctStart?: number;
+      annealStrategy?: 'cos' | 'linear';
+      divFactor?: number;
+      finalDivFactor?: number;
+      cycleMomentum?: boolean;
+      baseMomentum?: number;
+      maxMomentum?: number;
+    }
+  | {
+      name: 'reduce_on_plateau';
+      /** The epoch-log field it watches after every epoch. Default 'valLoss'. */
+      monitor?: 'valLoss' | 'valAccuracy' | 'loss' | 'accuracy';
+      mode?: 'min' | 'max';
+      factor?: number;
+      patience?: number;
+      threshold?: number;
+      thresholdMode?: 'rel' | 'abs';
+      cooldown?: number;
+      minLr?: number;
+      eps?: number;
+    };
+
+export type SchedulerName = SchedulerSpec['name'];
+
 export function namedSpec<Spec extends { name: string }>(spec: Spec | Spec['name']): Spec {
   return (typeof spec === 'string' ? { name: spec } : spec) as Spec;
 }

@@ -3,19 +3,21 @@
 // evaluation and callbacks, and keeps one operation running at a time.
 import type { Dataset } from '../data/dataset';
 import { firebrandError } from '../errors';
-import { native, NativeEngine, NumericArray, StepReport, TensorData } from '../native';
+import { native, NativeEngine, NativeEpochOptions, NumericArray, StepReport, TensorData } from '../native';
 import type { SequentialSpec } from '../nn/layers';
 import { ProgressBar } from '../progress/progress-bar';
 import { setNumThreads, warnIfSlowBlas } from '../runtime';
 import type { Callback } from './callbacks';
 import { resolveConfig, TrainerConfig } from './config';
 import type { EpochLogs, EvalLogs, History } from './logs';
-import { LossName, LossSpec, namedSpec, OptimizerName, OptimizerSpec } from './objectives';
+import { LossName, LossSpec, namedSpec, OptimizerName, OptimizerSpec, SchedulerName, SchedulerSpec } from './objectives';
 
 export interface TrainerOptions {
   model: SequentialSpec;
   loss: LossSpec | LossName;
   optimizer: OptimizerSpec | OptimizerName;
+  /** Default: constant learning rate. */
+  lrScheduler?: SchedulerSpec | SchedulerName;
   config?: Partial<TrainerConfig>;
   callbacks?: Callback[];
 }
@@ -45,6 +47,7 @@ export class Trainer {
       layers: options.model.layers.map((layer) => ({ ...layer })),
       loss: namedSpec<LossSpec>(options.loss),
       optimizer: namedSpec<OptimizerSpec>(options.optimizer),
+      lrScheduler: options.lrScheduler === undefined ? undefined : namedSpec<SchedulerSpec>(options.lrScheduler),
       device: this.config.device,
       seed: this.config.seed,
     });
@@ -79,28 +82,22 @@ export class Trainer {
   async fit(trainData: Dataset, options: FitOptions = {}): Promise<History> {
     return this.exclusive('fit', async () => {
       const numEpochs = options.numEpochs ?? this.config.numEpochs;
+      const monitor = this.engine.schedulerMonitor as keyof EpochLogs | undefined;
+      if (monitor?.startsWith('val') && !options.evalData) {
+        throw firebrandError(
+          'ERR_FIREBRAND_INVALID_ARGUMENT',
+          `lrScheduler (reduce_on_plateau) monitors '${monitor}', which needs evalData: pass fit(data, { evalData }) or monitor 'loss'`,
+        );
+      }
       this.stopRequested = false;
       this.engine.clearStop();
+      const plan = this.engine.beginFit(trainData.native, this.epochOptions(0), numEpochs);
       const history: History = { epochs: [], stopped: false };
-      await this.each((callback) => callback.onTrainBegin?.({ numEpochs }, this));
+      await this.each((callback) => callback.onTrainBegin?.({ numEpochs, ...plan }, this));
       for (let epoch = 0; epoch < numEpochs && !this.stopRequested; epoch++) {
         await this.each((callback) => callback.onEpochBegin?.(epoch, this));
-        const result = await this.engine.trainEpoch(
-          trainData.native,
-          {
-            batchSize: this.config.batchSize,
-            shuffle: this.config.shuffle,
-            dropLast: this.config.dropLast,
-            seed: this.config.seed,
-            epoch,
-            logEvery: this.config.logEvery,
-            progressIntervalMs: 200,
-            gradientAccumulationSteps: this.config.gradientAccumulationSteps,
-            maxGradNorm: this.config.maxGradNorm,
-            clipValue: this.config.clipValue,
-            nonFiniteLoss: this.config.nonFiniteLoss,
-          },
-          (report) => this.dispatchReport(report),
+        const result = await this.engine.trainEpoch(trainData.native, this.epochOptions(epoch), (report) =>
+          this.dispatchReport(report),
         );
         const logs: EpochLogs = {
           epoch,
@@ -118,6 +115,16 @@ export class Trainer {
           const evaluation = await this.engine.evaluate(options.evalData.native, this.config.evalBatchSize);
           logs.valLoss = evaluation.loss;
           logs.valAccuracy = evaluation.accuracy;
+        }
+        if (monitor !== undefined && !result.stopped) {
+          const monitored = logs[monitor];
+          if (typeof monitored !== 'number') {
+            throw firebrandError(
+              'ERR_FIREBRAND_INVALID_ARGUMENT',
+              `lrScheduler (reduce_on_plateau) monitors '${monitor}', which this fit does not report (accuracy needs a class-index loss)`,
+            );
+          }
+          this.engine.onEvalMetric(monitored);
         }
         history.epochs.push(logs);
         if (result.stopped) this.stopRequested = true;
@@ -137,6 +144,22 @@ export class Trainer {
   /** Model outputs for `inputs` of the given full shape (samples first), in eval mode. */
   async predict(inputs: NumericArray, shape: number[], options: { batchSize?: number } = {}): Promise<TensorData> {
     return this.exclusive('predict', () => this.engine.predict(inputs, shape, options.batchSize ?? this.config.evalBatchSize));
+  }
+
+  private epochOptions(epoch: number): NativeEpochOptions {
+    return {
+      batchSize: this.config.batchSize,
+      shuffle: this.config.shuffle,
+      dropLast: this.config.dropLast,
+      seed: this.config.seed,
+      epoch,
+      logEvery: this.config.logEvery,
+      progressIntervalMs: 200,
+      gradientAccumulationSteps: this.config.gradientAccumulationSteps,
+      maxGradNorm: this.config.maxGradNorm,
+      clipValue: this.config.clipValue,
+      nonFiniteLoss: this.config.nonFiniteLoss,
+    };
   }
 
   private async exclusive<Result>(operation: string, body: () => Promise<Result>): Promise<Result> {

@@ -19,22 +19,27 @@ uint64_t mixSeed(uint64_t seed, int64_t epoch) {
 
 }  // namespace
 
-BatchSampler::BatchSampler(int64_t datasetSize, const SamplerOptions& options, int64_t epoch)
-    : batchSize_(options.batchSize) {
+int64_t batchCount(int64_t datasetSize, const SamplerOptions& options) {
   if (options.batchSize < 1) {
     throw InvalidArgument("batchSize must be a positive integer, got " + std::to_string(options.batchSize));
   }
+  const int64_t count = options.dropLast ? datasetSize / options.batchSize
+                                         : (datasetSize + options.batchSize - 1) / options.batchSize;
+  if (count == 0) {
+    throw InvalidArgument("dataset of " + std::to_string(datasetSize) + " samples gives no batch of " +
+                          std::to_string(options.batchSize) + " with dropLast; lower batchSize or turn dropLast off");
+  }
+  return count;
+}
+
+BatchSampler::BatchSampler(int64_t datasetSize, const SamplerOptions& options, int64_t epoch)
+    : batchSize_(options.batchSize), batchCount_(firebrand::batchCount(datasetSize, options)) {
   const auto longs = at::TensorOptions().dtype(at::kLong);
   if (options.shuffle) {
     at::Generator generator = at::detail::createCPUGenerator(mixSeed(options.seed, epoch));
     order_ = at::randperm(datasetSize, generator, longs);
   } else {
     order_ = at::arange(datasetSize, longs);
-  }
-  batchCount_ = options.dropLast ? datasetSize / batchSize_ : (datasetSize + batchSize_ - 1) / batchSize_;
-  if (batchCount_ == 0) {
-    throw InvalidArgument("dataset of " + std::to_string(datasetSize) + " samples gives no batch of " +
-                          std::to_string(batchSize_) + " with dropLast; lower batchSize or turn dropLast off");
   }
 }
 

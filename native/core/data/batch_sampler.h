@@ -14,6 +14,9 @@ struct SamplerOptions {
   uint64_t seed = 0;
 };
 
+// Batches an epoch of `datasetSize` samples makes (checks batchSize).
+int64_t batchCount(int64_t datasetSize, const SamplerOptions& options);
+
 class BatchSampler {
  public:
   BatchSampler(int64_t datasetSize, const SamplerOptions& options, int64_t epoch);

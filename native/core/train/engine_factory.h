@@ -14,6 +14,7 @@ struct EngineSpec {
   std::string lossName;
   OptionMap lossOptions;
   OptimizerSpec optimizer;
+  SchedulerSpec scheduler;
   std::string device = "cpu";
   // Seeds libtorch's generators before the weights are initialised.
   std::optional<uint64_t> seed;

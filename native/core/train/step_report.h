@@ -12,7 +12,7 @@ struct StepReport {
   int64_t stepsInEpoch = 0;  // micro-batches in the epoch
   int64_t globalStep = 0;    // optimizer steps since the engine was made
   double loss = 0;           // mean loss over the steps since the previous report
-  double learningRate = 0;
+  double learningRate = 0;   // used by the latest optimizer step (group 0)
   double elapsedSeconds = 0; // since the epoch began
   // Global L2 norm of the gradients before clipping, at the latest optimizer
   // step (only computed when maxGradNorm is set).

@@ -41,13 +41,32 @@ std::string stepContext(int64_t epoch, int64_t step) {
 }  // namespace
 
 TrainingEngine::TrainingEngine(std::shared_ptr<SequentialModel> model, LossFunction loss,
-                               const OptimizerSpec& optimizer, c10::Device device)
-    : model_(std::move(model)), loss_(std::move(loss)), device_(device) {
+                               const OptimizerSpec& optimizer, const SchedulerSpec& scheduler, c10::Device device)
+    : model_(std::move(model)), loss_(std::move(loss)), scheduler_(scheduler), device_(device) {
   model_->to(device_);
   const auto parameters = model_->parameters();
   parameterDtype_ = parameters.empty() ? at::kFloat : parameters.front().scalar_type();
   optimizer_ = makeOptimizer(optimizer, model_->named_parameters());
+  for (auto& group : optimizer_->param_groups()) baseLrs_.push_back(group.options().get_lr());
+  // Started once here so a schedule that cannot drive this optimizer fails now; beginFit restarts it.
+  scheduler_.start(*optimizer_, baseLrs_, 1);
+  lastStepLr_ = currentLearningRate(*optimizer_);
 }
+
+TrainingEngine::FitPlan TrainingEngine::beginFit(int64_t datasetSize, const EpochOptions& options, int64_t numEpochs) {
+  if (numEpochs < 1) throw InvalidArgument("numEpochs must be a positive integer, got " + std::to_string(numEpochs));
+  FitPlan plan;
+  plan.batchesPerEpoch = batchCount(datasetSize, options.sampler);
+  const int64_t group = options.step.gradientAccumulationSteps;
+  plan.optimizerStepsPerEpoch = (plan.batchesPerEpoch + group - 1) / group;
+  plan.totalSteps = plan.optimizerStepsPerEpoch * numEpochs;
+  scheduler_.start(*optimizer_, baseLrs_, plan.totalSteps);
+  lastStepLr_ = currentLearningRate(*optimizer_);
+  fitBegun_ = true;
+  return plan;
+}
+
+void TrainingEngine::onEvalMetric(double value) { scheduler_.onMetric(*optimizer_, value); }
 
 at::Tensor TrainingEngine::inputsToDevice(const at::Tensor& inputs) const {
   // Floating inputs follow the model's dtype (Float64Array data into a float32
@@ -111,14 +130,17 @@ bool TrainingEngine::optimizerStep(const at::Tensor& groupLoss, const StepPolicy
     return false;
   }
   if (policy.clipValue) torch::nn::utils::clip_grad_value_(parameters, *policy.clipValue);
+  lastStepLr_ = currentLearningRate(*optimizer_);
   optimizer_->step();
   compat::zeroGradToNone(*optimizer_);
   ++globalStep_;
+  scheduler_.afterOptimizerStep(*optimizer_);
   return true;
 }
 
 EpochResult TrainingEngine::trainEpoch(const TensorDataset& rawDataset, const EpochOptions& options,
                                        const ReportSink& report) {
+  if (!fitBegun_) throw InvalidState("trainEpoch: call beginFit first, to plan the learning-rate schedule");
   useRequestedThreads();
   const TensorDataset dataset(rawDataset.inputs(), loss_.prepareTargets(rawDataset.targets()));
   checkDatasetFits(dataset);
@@ -192,7 +214,7 @@ EpochResult TrainingEngine::trainEpoch(const TensorDataset& rawDataset, const Ep
         // Sample-weighted, so a window's loss equals that of one batch of its samples.
         stepReport.loss = logWindowSamples > 0 ? logWindowLossSum.item<double>() / static_cast<double>(logWindowSamples)
                                                : std::nan("");
-        stepReport.learningRate = currentLearningRate(*optimizer_);
+        stepReport.learningRate = lastStepLr_;
         stepReport.elapsedSeconds = secondsSince(started);
         stepReport.gradNorm = gradNorm;
         stepReport.skippedSteps = result.skippedSteps;
@@ -215,7 +237,7 @@ EpochResult TrainingEngine::trainEpoch(const TensorDataset& rawDataset, const Ep
   result.samples = samples;
   result.stopped = batchIndex < batches;
   result.seconds = secondsSince(started);
-  result.learningRate = currentLearningRate(*optimizer_);
+  result.learningRate = lastStepLr_;
   // The epoch's loss is over the samples of the steps that were applied.
   result.loss = steppedSamples > 0 ? epochLossSum.item<double>() / static_cast<double>(steppedSamples) : std::nan("");
   if (samples > 0 && loss_.takesClassIndices()) {

@@ -16,6 +16,7 @@
 #include "core/options/option_value.h"
 #include "core/train/epoch_options.h"
 #include "core/train/loss_function.h"
+#include "core/train/lr_scheduler.h"
 #include "core/train/optimizer_factory.h"
 #include "core/train/step_report.h"
 
@@ -24,7 +25,20 @@ namespace firebrand {
 class TrainingEngine {
  public:
   TrainingEngine(std::shared_ptr<SequentialModel> model, LossFunction loss, const OptimizerSpec& optimizer,
-                 c10::Device device);
+                 const SchedulerSpec& scheduler, c10::Device device);
+
+  // Starts a run of `numEpochs` epochs over a dataset of `datasetSize`
+  // samples: the LR schedule restarts, planned over the run's optimizer steps.
+  struct FitPlan {
+    int64_t batchesPerEpoch = 0;
+    int64_t optimizerStepsPerEpoch = 0;
+    int64_t totalSteps = 0;
+  };
+  FitPlan beginFit(int64_t datasetSize, const EpochOptions& options, int64_t numEpochs);
+  // One evaluation's value of the metric the scheduler monitors (reduce_on_plateau).
+  void onEvalMetric(double value);
+  // The epoch-log field reduce_on_plateau watches, or "" for step-driven schedules.
+  std::string schedulerMonitor() const { return scheduler_.drivenByMetric() ? scheduler_.monitor() : ""; }
 
   EpochResult trainEpoch(const TensorDataset& dataset, const EpochOptions& options, const ReportSink& report);
   EvalResult evaluate(const TensorDataset& dataset, int64_t batchSize);
@@ -59,6 +73,10 @@ class TrainingEngine {
   std::shared_ptr<SequentialModel> model_;
   LossFunction loss_;
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
+  LrScheduler scheduler_;
+  std::vector<double> baseLrs_;  // each group's lr as configured; schedules scale these
+  bool fitBegun_ = false;
+  double lastStepLr_ = 0;        // the lr the latest optimizer step used
   c10::Device device_;
   at::ScalarType parameterDtype_;
   std::atomic<bool> stopRequested_{false};
