@@ -26,8 +26,17 @@ def make_data():
     return inputs, labels, targets
 
 
-def make_model():
-    return nn.Sequential(nn.Linear(FEATURES, 8), nn.Tanh(), nn.Linear(8, CLASSES))
+def multi_label_targets(inputs):
+    return [[1.0 if x[j] > 0 else 0.0 for j in range(CLASSES)] for x in inputs]
+
+
+def distribution_targets(inputs):
+    return torch.softmax(torch.tensor(inputs, dtype=torch.float64)[:, :CLASSES] * 2, dim=1).tolist()
+
+
+def make_model(log_softmax=False):
+    layers = [nn.Linear(FEATURES, 8), nn.Tanh(), nn.Linear(8, CLASSES)]
+    return nn.Sequential(*layers, *([nn.LogSoftmax(dim=1)] if log_softmax else []))
 
 
 def param_groups(model, options):
@@ -76,7 +85,7 @@ def run(case, inputs, labels, targets):
     (default: its batchSize) is the batch PyTorch steps on: firebrand reaches the
     same steps with batchSize x gradientAccumulationSteps micro-batches."""
     torch.manual_seed(case["seed"])
-    model = make_model()
+    model = make_model(case.get("logSoftmax", False))
     optimizer = make_optimizer(case["optimizer"]["name"], case["optimizer"], model)
     batch = case.get("pytorchBatch", case.get("batchSize", BATCH))
     epochs = case.get("epochs", EPOCHS)
@@ -85,15 +94,25 @@ def run(case, inputs, labels, targets):
         scheduler = torch.optim.lr_scheduler.OneCycleLR(
             optimizer, case["lrScheduler"]["maxLr"], total_steps=epochs * math.ceil(SAMPLES / batch))
     x = torch.tensor(inputs, dtype=torch.float32)
-    if case["loss"]["name"] == "cross_entropy":
+    loss_name = case["loss"]["name"]
+    if loss_name == "cross_entropy":
         y = torch.tensor(labels, dtype=torch.long)
         smoothing = case["loss"].get("labelSmoothing", 0.0)
-        loss_fn = lambda out, t: F.cross_entropy(out, t, label_smoothing=smoothing)
+        weight = torch.tensor(case["loss"]["weight"]) if "weight" in case["loss"] else None
+        loss_fn = lambda out, t: F.cross_entropy(out, t, weight=weight, label_smoothing=smoothing)
+    elif loss_name == "bce_with_logits":
+        y = torch.tensor(multi_label_targets(inputs), dtype=torch.float32)
+        pos_weight = torch.tensor(case["loss"]["posWeight"]) if "posWeight" in case["loss"] else None
+        loss_fn = lambda out, t: F.binary_cross_entropy_with_logits(out, t, pos_weight=pos_weight)
+    elif loss_name == "kl_div":
+        y = torch.tensor(distribution_targets(inputs), dtype=torch.float32)
+        loss_fn = lambda out, t: F.kl_div(out, t, reduction=case["loss"].get("reduction", "mean"))
     else:
         y = torch.tensor(targets, dtype=torch.float32).repeat(1, CLASSES)
         loss_fn = {
             "mse": F.mse_loss,
             "l1": F.l1_loss,
+            "huber": lambda out, t: F.huber_loss(out, t, delta=case["loss"].get("delta", 1.0)),
             "smooth_l1": lambda out, t: F.smooth_l1_loss(out, t, beta=case["loss"].get("beta", 1.0)),
         }[case["loss"]["name"]]
     epoch_losses, step_losses, grad_norms = [], [], []
@@ -217,6 +236,15 @@ def main():
          "optimizer": {"name": "sgd", "lr": 0.05, "momentum": 0.8, "nesterov": True},
          "loss": {"name": "smooth_l1", "beta": 0.5}},
         {"title": "adamw, l1", "seed": 4, "optimizer": {"name": "adamw", "lr": 0.005}, "loss": {"name": "l1"}},
+        {"title": "sgd, cross_entropy with class weights", "seed": 15,
+         "optimizer": {"name": "sgd", "lr": 0.1, "momentum": 0.9},
+         "loss": {"name": "cross_entropy", "weight": [0.2, 1.0, 3.0]}},
+        {"title": "adam, huber with delta 0.3", "seed": 16, "optimizer": {"name": "adam", "lr": 0.01},
+         "loss": {"name": "huber", "delta": 0.3}},
+        {"title": "adam, bce_with_logits with pos_weight", "seed": 17, "optimizer": {"name": "adam", "lr": 0.01},
+         "loss": {"name": "bce_with_logits", "posWeight": [2.0, 0.5, 1.0]}},
+        {"title": "sgd, kl_div batchmean on log_softmax outputs", "seed": 18, "logSoftmax": True,
+         "optimizer": {"name": "sgd", "lr": 0.5}, "loss": {"name": "kl_div", "reduction": "batchmean"}},
         # Step-level trajectories: 60 optimizer steps each.
         {"title": "60 steps of sgd with momentum", "seed": 5, "batchSize": 4, "epochs": 5,
          "optimizer": {"name": "sgd", "lr": 0.05, "momentum": 0.9}, "loss": {"name": "cross_entropy"}},
@@ -252,6 +280,7 @@ def main():
         "torchVersion": torch.__version__,
         "batchSize": BATCH, "epochs": EPOCHS, "features": FEATURES, "classes": CLASSES,
         "inputs": inputs, "labels": labels, "regressionTargets": [t[0] for t in targets],
+        "multiLabelTargets": multi_label_targets(inputs), "distributionTargets": distribution_targets(inputs),
         "cases": [run(case, inputs, labels, targets) for case in cases],
     }
     out = pathlib.Path(__file__).resolve().parent.parent / "test" / "fixtures" / "golden-training.json"

@@ -114,6 +114,15 @@ describe('errors from bad input', () => {
       expect((await rejectionOf(blobTrainer().evaluate(data))).message).to.contain('target label 7');
     });
 
+    it('checks class weights against the model outputs', async () => {
+      const trainer = blobTrainer({}, { loss: { name: 'cross_entropy', weight: [1, 2, 3] } });
+      const error = await rejectionOf(trainer.fit(blobDataset(16)));
+      expect(error.message).to.equal("loss (cross_entropy): field 'weight' holds 3 class weights but the model has 2 outputs");
+      expect(errorOf(() => blobTrainer({}, { loss: { name: 'cross_entropy', weight: [] } })).message).to.equal(
+        "loss (cross_entropy): field 'weight' must be a non-empty list of numbers >= 0, got []",
+      );
+    });
+
     it('refuses float labels for classification and mismatched regression targets', async () => {
       const floatLabels = Dataset.fromArrays({ inputs: new Float32Array(8 * 4), inputShape: [8, 4], targets: new Float32Array(8) });
       expect((await rejectionOf(blobTrainer().fit(floatLabels))).message).to.contain('targets must be integer class labels');

@@ -17,6 +17,7 @@ interface GoldenCase {
   maxGradNorm?: number;
   clipValue?: number;
   lrScheduler?: SchedulerSpec;
+  logSoftmax?: boolean;
   epochLosses: number[];
   stepLosses: number[];
   gradNorms?: number[];
@@ -37,6 +38,8 @@ interface GoldenFixture {
   inputs: number[][];
   labels: number[];
   regressionTargets: number[];
+  multiLabelTargets: number[][];
+  distributionTargets: number[][];
   cases: GoldenCase[];
 }
 
@@ -50,19 +53,29 @@ describe(`agreement with PyTorch ${fixture.torchVersion} (golden fixtures)`, () 
 
   for (const golden of fixture.cases) {
     it(golden.title, async () => {
-      const classification = golden.loss.name === 'cross_entropy';
-      const data = classification
-        ? Dataset.fromArrays({ inputs, inputShape: [samples, fixture.features], targets: new Int32Array(fixture.labels) })
-        : Dataset.fromArrays({
-            inputs,
-            inputShape: [samples, fixture.features],
-            targets: new Float32Array(fixture.regressionTargets.flatMap((value) => Array(fixture.classes).fill(value))),
-            targetShape: [samples, fixture.classes],
-          });
+      const perClassTargets: Record<string, number[][] | undefined> = {
+        bce_with_logits: fixture.multiLabelTargets,
+        kl_div: fixture.distributionTargets,
+      };
+      const rows = perClassTargets[golden.loss.name] ?? fixture.regressionTargets.map((value) => Array(fixture.classes).fill(value));
+      const data =
+        golden.loss.name === 'cross_entropy'
+          ? Dataset.fromArrays({ inputs, inputShape: [samples, fixture.features], targets: new Int32Array(fixture.labels) })
+          : Dataset.fromArrays({
+              inputs,
+              inputShape: [samples, fixture.features],
+              targets: new Float32Array(rows.flat()),
+              targetShape: [samples, fixture.classes],
+            });
       const stepLosses: number[] = [];
       const gradNorms: number[] = [];
       const trainer = new Trainer({
-        model: nn.sequential(nn.linear(fixture.features, 8), nn.tanh(), nn.linear(8, fixture.classes)),
+        model: nn.sequential(
+          nn.linear(fixture.features, 8),
+          nn.tanh(),
+          nn.linear(8, fixture.classes),
+          ...(golden.logSoftmax ? [nn.logSoftmax(1)] : []),
+        ),
         loss: golden.loss,
         optimizer: golden.optimizer,
         lrScheduler: golden.lrScheduler,

@@ -2,11 +2,16 @@
 // camelCase. Checked and built in C++ (native/core/train).
 
 export type LossSpec =
-  | { name: 'cross_entropy'; labelSmoothing?: number; ignoreIndex?: number }
-  | { name: 'nll'; ignoreIndex?: number }
+  | { name: 'cross_entropy'; labelSmoothing?: number; ignoreIndex?: number; weight?: number[] }
+  | { name: 'nll'; ignoreIndex?: number; weight?: number[] }
   | { name: 'mse' }
   | { name: 'l1' }
-  | { name: 'smooth_l1'; beta?: number };
+  | { name: 'smooth_l1'; beta?: number }
+  | { name: 'huber'; delta?: number }
+  /** Targets are floats of the output's shape (multi-label); posWeight has one entry per output. */
+  | { name: 'bce_with_logits'; posWeight?: number[] }
+  /** Output holds log-probabilities; targets probabilities (or log-probabilities with logTarget). */
+  | { name: 'kl_div'; reduction?: 'mean' | 'batchmean' | 'sum'; logTarget?: boolean };
 
 export type LossName = LossSpec['name'];
 

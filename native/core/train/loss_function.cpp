@@ -11,12 +11,31 @@
 namespace firebrand {
 namespace {
 
+constexpr double kMax = std::numeric_limits<double>::max();
+constexpr int64_t kReductionSum = 2;   // at::Reduction::Sum
 constexpr int64_t kReductionMean = 1;  // at::Reduction::Mean
+
+// A per-class list option (class weights, pos_weight) as a float tensor, or undefined.
+at::Tensor classWeights(OptionReader& reader, const OptionMap& options, const std::string& name) {
+  const auto it = options.find(name);
+  const size_t count = it != options.end() && std::holds_alternative<std::vector<double>>(it->second)
+                           ? std::get<std::vector<double>>(it->second).size()
+                           : 0;
+  if (it == options.end()) return {};
+  if (count == 0) {
+    throw InvalidArgument(reader.owner() + ": field '" + name + "' must be a non-empty list of numbers >= 0, got " +
+                          describeOptionValue(it->second));
+  }
+  const auto values = reader.numbers(name, count, {}, 0, kMax);
+  return at::tensor(values, at::TensorOptions().dtype(at::kFloat));
+}
 
 }  // namespace
 
-std::vector<std::string> LossFunction::knownNames() {
-  return {"cross_entropy", "nll", "mse", "l1", "smooth_l1"};
+const std::vector<std::string>& LossFunction::knownNames() {
+  static const std::vector<std::string> names = {"cross_entropy", "nll",   "mse",             "l1",
+                                                 "smooth_l1",     "huber", "bce_with_logits", "kl_div"};
+  return names;
 }
 
 LossFunction::LossFunction(const std::string& name, const OptionMap& options) : name_(name) {
@@ -25,20 +44,39 @@ LossFunction::LossFunction(const std::string& name, const OptionMap& options) : 
     kind_ = name == "nll" ? Kind::Nll : Kind::CrossEntropy;
     takesClassIndices_ = true;
     ignoreIndex_ = reader.integer("ignoreIndex", -100);
+    weight_ = classWeights(reader, options, "weight");
     if (kind_ == Kind::CrossEntropy) labelSmoothing_ = reader.number("labelSmoothing", 0.0, 0.0, 1.0);
   } else if (name == "smooth_l1") {
     kind_ = Kind::SmoothL1;
-    beta_ = reader.number("beta", 1.0, 0.0, std::numeric_limits<double>::max());
+    beta_ = reader.number("beta", 1.0, 0.0, kMax);
+  } else if (name == "huber") {
+    kind_ = Kind::Huber;
+    beta_ = reader.number("delta", 1.0, 1e-12, kMax);
   } else if (name == "mse" || name == "l1") {
     kind_ = name == "mse" ? Kind::Mse : Kind::L1;
+  } else if (name == "bce_with_logits") {
+    kind_ = Kind::BceWithLogits;
+    posWeight_ = classWeights(reader, options, "posWeight");
+  } else if (name == "kl_div") {
+    kind_ = Kind::KlDiv;
+    const std::string reduction = reader.choice("reduction", "mean", {"mean", "batchmean", "sum"});
+    reduction_ = reduction == "mean" ? kReductionMean : kReductionSum;
+    batchMean_ = reduction == "batchmean";
+    logTarget_ = reader.flag("logTarget", false);
   } else {
     std::string message = "loss: unknown loss '" + name + "'";
     const std::string suggestion = closestMatch(name, knownNames());
     if (!suggestion.empty()) message += " (did you mean '" + suggestion + "'?)";
-    message += "; known losses: cross_entropy, nll, mse, l1, smooth_l1";
+    message += "; known losses:";
+    for (const auto& known : knownNames()) message += " " + known;
     throw InvalidArgument(message);
   }
   reader.finish();
+}
+
+void LossFunction::to(const c10::Device& device) {
+  if (weight_.defined()) weight_ = weight_.to(device);
+  if (posWeight_.defined()) posWeight_ = posWeight_.to(device);
 }
 
 at::Tensor LossFunction::prepareTargets(const at::Tensor& targets) const {
@@ -54,6 +92,10 @@ at::Tensor LossFunction::prepareTargets(const at::Tensor& targets) const {
 
 void LossFunction::checkLabelRange(const at::Tensor& targets, int64_t classes) const {
   if (!takesClassIndices_) return;
+  if (weight_.defined() && weight_.numel() != classes) {
+    throw ShapeMismatch("loss (" + name_ + "): field 'weight' holds " + std::to_string(weight_.numel()) +
+                        " class weights but the model has " + std::to_string(classes) + " outputs");
+  }
   const at::Tensor bad = (targets < 0).logical_or(targets >= classes).logical_and(targets != ignoreIndex_);
   if (!bad.any().item<bool>()) return;
   const int64_t index = bad.flatten().nonzero().select(1, 0)[0].item<int64_t>();
@@ -88,19 +130,27 @@ at::Tensor LossFunction::operator()(const at::Tensor& output, const at::Tensor& 
                            rawTargets.dim() == 1 && rawTargets.size(0) == output.size(0);
   const at::Tensor targets = flatTargets ? rawTargets.unsqueeze(1) : rawTargets;
   checkShapes(output, targets);
+  const auto same = [&] { return targets.to(output.scalar_type()); };
   switch (kind_) {
     case Kind::CrossEntropy:
-      return at::cross_entropy_loss(output, targets, {}, kReductionMean, ignoreIndex_, labelSmoothing_);
+      return at::cross_entropy_loss(output, targets, weight_, kReductionMean, ignoreIndex_, labelSmoothing_);
     case Kind::Nll:
-      return at::nll_loss_nd(output, targets, {}, kReductionMean, ignoreIndex_);
+      return at::nll_loss_nd(output, targets, weight_, kReductionMean, ignoreIndex_);
     case Kind::Mse:
-      return at::mse_loss(output, targets.to(output.scalar_type()), kReductionMean);
+      return at::mse_loss(output, same(), kReductionMean);
     case Kind::L1:
-      return at::l1_loss(output, targets.to(output.scalar_type()), kReductionMean);
+      return at::l1_loss(output, same(), kReductionMean);
     case Kind::SmoothL1:
+      return at::smooth_l1_loss(output, same(), kReductionMean, beta_);
+    case Kind::Huber:
+      return at::huber_loss(output, same(), kReductionMean, beta_);
+    case Kind::BceWithLogits:
+      return at::binary_cross_entropy_with_logits(output, same(), {}, posWeight_, kReductionMean);
+    case Kind::KlDiv:
       break;
   }
-  return at::smooth_l1_loss(output, targets.to(output.scalar_type()), kReductionMean, beta_);
+  const at::Tensor loss = at::kl_div(output, same(), reduction_, logTarget_);
+  return batchMean_ ? loss / static_cast<double>(output.size(0)) : loss;
 }
 
 }  // namespace firebrand

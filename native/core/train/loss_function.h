@@ -3,6 +3,7 @@
 // mismatch names both shapes instead of broadcasting silently.
 #pragma once
 #include <ATen/core/Tensor.h>
+#include <c10/core/Device.h>
 
 #include <string>
 #include <vector>
@@ -17,6 +18,8 @@ class LossFunction {
 
   at::Tensor operator()(const at::Tensor& output, const at::Tensor& targets) const;
 
+  // Moves option tensors (class weights, pos_weight) to the training device.
+  void to(const c10::Device& device);
   // Class-index losses: accuracy is a meaningful metric.
   bool takesClassIndices() const { return takesClassIndices_; }
   // Targets in the dtype the loss needs; checked once per dataset, not per step.
@@ -25,10 +28,10 @@ class LossFunction {
   void checkLabelRange(const at::Tensor& targets, int64_t classes) const;
   const std::string& name() const { return name_; }
 
-  static std::vector<std::string> knownNames();
+  static const std::vector<std::string>& knownNames();
 
  private:
-  enum class Kind { CrossEntropy, Nll, Mse, L1, SmoothL1 };
+  enum class Kind { CrossEntropy, Nll, Mse, L1, SmoothL1, Huber, BceWithLogits, KlDiv };
 
   void checkShapes(const at::Tensor& output, const at::Tensor& targets) const;
 
@@ -37,7 +40,12 @@ class LossFunction {
   bool takesClassIndices_ = false;
   double labelSmoothing_ = 0.0;
   int64_t ignoreIndex_ = -100;
-  double beta_ = 1.0;
+  double beta_ = 1.0;   // smooth_l1's beta, huber's delta
+  int64_t reduction_ = 1;  // at::Reduction::Mean
+  bool batchMean_ = false; // kl_div 'batchmean'
+  bool logTarget_ = false;
+  at::Tensor weight_;      // per-class weights (cross_entropy, nll)
+  at::Tensor posWeight_;   // bce_with_logits
 };
 
 }  // namespace firebrand

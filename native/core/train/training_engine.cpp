@@ -44,6 +44,7 @@ TrainingEngine::TrainingEngine(std::shared_ptr<SequentialModel> model, LossFunct
                                const OptimizerSpec& optimizer, const SchedulerSpec& scheduler, c10::Device device)
     : model_(std::move(model)), loss_(std::move(loss)), scheduler_(scheduler), device_(device) {
   model_->to(device_);
+  loss_.to(device_);
   const auto parameters = model_->parameters();
   parameterDtype_ = parameters.empty() ? at::kFloat : parameters.front().scalar_type();
   optimizer_ = makeOptimizer(optimizer, model_->named_parameters());
