@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-import { Dataset, LayerSpec, nn, Trainer } from '../src';
+import { Dataset, LayerSpec, nn, runtimeInfo, Trainer } from '../src';
 import { blobDataset, blobTrainer, errorOf, rejectionOf } from './helpers';
 
 function trainerWith(layers: LayerSpec[]): Trainer {
@@ -82,7 +82,14 @@ describe('errors from bad input', () => {
 
     it('rejects unknown config fields, bad devices and bad batch sizes', async () => {
       expect(errorOf(() => blobTrainer({ batchSze: 3 } as never)).message).to.contain("unknown field(s) 'batchSze'");
-      expect(errorOf(() => blobTrainer({ device: 'tpu' })).message).to.contain("device: expected 'cpu', 'cuda'");
+      expect(errorOf(() => blobTrainer({ device: 'tpu' })).message).to.equal(
+        "device: expected 'auto', 'cpu', 'cuda', 'cuda:<index>' or 'mps', got 'tpu'",
+      );
+      if (runtimeInfo().cudaDeviceCount === 0) {
+        expect(errorOf(() => blobTrainer({ device: 'cuda:0' })).message).to.contain("device 'cuda:0': no CUDA device");
+        expect(blobTrainer({ device: 'auto' }).device).to.equal('cpu');
+      }
+      expect(errorOf(() => blobTrainer({ device: 'mps' })).message).to.contain("device 'mps': this libtorch has no MPS backend");
       expect(errorOf(() => blobTrainer({ numThreads: 0 })).message).to.contain('numThreads must be an integer >= 1');
       const batch = await rejectionOf(blobTrainer({ batchSize: 0 }).fit(blobDataset(32)));
       expect(batch.message).to.equal("config: field 'batchSize' must be a positive integer, got 0");

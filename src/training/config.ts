@@ -17,7 +17,7 @@ export interface TrainerConfig {
   dropLast: boolean;
   /** Seeds weight initialisation, dropout and shuffling. Default 42. */
   seed: number;
-  /** 'cpu', 'cuda' or 'cuda:<index>'. Default 'cpu'. */
+  /** 'auto' (CUDA, else MPS, else CPU), 'cpu', 'cuda', 'cuda:<index>' or 'mps'. Default 'auto'. */
   device: string;
   /** Threads for libtorch's CPU kernels, process-wide. Default: the number of CPUs. */
   numThreads: number;
@@ -43,7 +43,7 @@ export function defaultConfig(): TrainerConfig {
     shuffle: true,
     dropLast: false,
     seed: 42,
-    device: 'cpu',
+    device: 'auto',
     numThreads: os.availableParallelism(),
     gradientAccumulationSteps: 1,
     maxGradNorm: undefined,

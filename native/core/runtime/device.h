@@ -1,4 +1,5 @@
-// Parses the device a caller names ("cpu", "cuda", "cuda:1") and checks it exists.
+// Parses the device a caller names and checks it exists:
+// 'auto' (CUDA, else MPS, else CPU), 'cpu', 'cuda', 'cuda:<index>', 'mps'.
 #pragma once
 #include <c10/core/Device.h>
 
