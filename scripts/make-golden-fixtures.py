@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """Writes test/fixtures/golden-training.json: training runs done by PyTorch
-itself (Debian's python3-torch 1.13, the same libtorch firebrand links), which
+itself (Debian's python3-torch 1.13, the same libtorch firebrand links; metrics by
+python3-sklearn), which
 test/golden.test.ts replays through firebrand and compares.
 
 libtorch's C++ modules initialise weights with the same generator calls as
@@ -223,6 +224,49 @@ def write_schedules():
     print(f"wrote {out}")
 
 
+def write_metrics():
+    """Metrics by scikit-learn (python3-sklearn) on fixed logits and labels; the test feeds
+    the logits through a model without parameters (nn.flatten()), so outputs = inputs."""
+    from sklearn import metrics as sk
+
+    generator = torch.Generator().manual_seed(21)
+    samples, classes = 200, 5
+    logits = torch.randn(samples, classes, generator=generator, dtype=torch.float64)
+    logits[:, 4] -= 100  # class 4 is never predicted ...
+    labels = torch.randint(0, 4, (samples,), generator=generator)  # ... nor a label: macro averages skip it
+    predicted = logits.argmax(1)
+    y, p = labels.numpy(), predicted.numpy()
+    classification = {
+        "accuracy": sk.accuracy_score(y, p),
+        "top2Accuracy": sk.top_k_accuracy_score(y, logits.numpy(), k=2, labels=list(range(classes))),
+        "top3Accuracy": sk.top_k_accuracy_score(y, logits.numpy(), k=3, labels=list(range(classes))),
+        "confusionMatrix": sk.confusion_matrix(y, p, labels=list(range(classes))).tolist(),
+        "perplexity": math.exp(F.cross_entropy(logits, labels).item()),
+    }
+    for average in ("macro", "micro"):
+        precision, recall, f1, _ = sk.precision_recall_fscore_support(y, p, average=average, zero_division=0)
+        suffix = average.capitalize()
+        classification.update({f"precision{suffix}": precision, f"recall{suffix}": recall, f"f1{suffix}": f1})
+
+    outputs = torch.randn(samples, 2, generator=generator, dtype=torch.float64)
+    targets = outputs * 0.7 + 0.3 * torch.randn(samples, 2, generator=generator, dtype=torch.float64) + 0.5
+    flat_targets, flat_outputs = targets.flatten().numpy(), outputs.flatten().numpy()
+    regression = {
+        "mse": sk.mean_squared_error(flat_targets, flat_outputs),
+        "mae": sk.mean_absolute_error(flat_targets, flat_outputs),
+        "r2": sk.r2_score(flat_targets, flat_outputs),
+    }
+    fixture = {
+        "generatedBy": "scripts/make-golden-fixtures.py (scikit-learn " + __import__("sklearn").__version__ + ")",
+        "classes": classes,
+        "logits": logits.tolist(), "labels": labels.tolist(), "classification": classification,
+        "outputs": outputs.tolist(), "targets": targets.tolist(), "regression": regression,
+    }
+    out = pathlib.Path(__file__).resolve().parent.parent / "test" / "fixtures" / "golden-metrics.json"
+    out.write_text(json.dumps(fixture, indent=1) + "\n")
+    print(f"wrote {out}")
+
+
 def main():
     inputs, labels, targets = make_data()
     cases = [
@@ -287,6 +331,7 @@ def main():
     out.write_text(json.dumps(fixture, indent=1) + "\n")
     print(f"wrote {out}")
     write_schedules()
+    write_metrics()
 
 
 if __name__ == "__main__":

@@ -12,7 +12,8 @@ export type { RuntimeInfo } from './runtime';
 export type { Callback, TrainBeginInfo } from './training/callbacks';
 export { defaultConfig } from './training/config';
 export type { TrainerConfig } from './training/config';
-export type { EpochLogs, EvalLogs, History, StepLogs } from './training/logs';
+export type { EpochLogs, EpochSummary, EvalLogs, History, StepLogs } from './training/logs';
+export type { MetricLogs, MetricName, ScalarMetricName, ValMetricLogs } from './training/metrics';
 export type {
   LossName,
   LossSpec,

@@ -2,6 +2,8 @@
 // Everything here is internal: the public API wraps it in src/.
 import path from 'node:path';
 
+import type { MetricLogs } from './training/metrics';
+
 export type NumericArray =
   | Float32Array
   | Float64Array
@@ -36,7 +38,6 @@ export interface StepReport {
 
 export interface EpochResult {
   loss: number;
-  accuracy?: number;
   steps: number;
   optimizerSteps: number;
   skippedSteps: number;
@@ -48,10 +49,13 @@ export interface EpochResult {
 
 export interface EvalResult {
   loss: number;
-  accuracy?: number;
   samples: number;
   seconds: number;
 }
+
+// Results carry the metrics asked for as fields (see training/metrics.ts).
+export type NativeEpochResult = EpochResult & MetricLogs;
+export type NativeEvalResult = EvalResult & MetricLogs;
 
 export interface RuntimeInfo {
   torchVersion: string;
@@ -74,6 +78,7 @@ export interface NativeEngineSpec {
   loss: OptionFields & { name: string };
   optimizer: { name: string };
   lrScheduler?: { name: string };
+  metrics?: string[];
   device?: string;
   seed?: number;
 }
@@ -102,8 +107,8 @@ export interface NativeEngine {
   beginFit(data: NativeDataset, options: NativeEpochOptions, numEpochs: number): FitPlan;
   onEvalMetric(value: number): void;
   readonly schedulerMonitor: string | undefined;
-  trainEpoch(data: NativeDataset, options: NativeEpochOptions, onReport: (report: StepReport) => void): Promise<EpochResult>;
-  evaluate(data: NativeDataset, batchSize: number): Promise<EvalResult>;
+  trainEpoch(data: NativeDataset, options: NativeEpochOptions, onReport: (report: StepReport) => void): Promise<NativeEpochResult>;
+  evaluate(data: NativeDataset, batchSize: number): Promise<NativeEvalResult>;
   predict(inputs: NumericArray, shape: number[], batchSize: number): Promise<TensorData>;
   requestStop(): void;
   clearStop(): void;

@@ -9,6 +9,20 @@ Napi::Value optionalNumber(Napi::Env env, const std::optional<double>& value) {
   return value ? number(env, *value) : env.Undefined();
 }
 
+// Metrics become fields of the result; the confusion matrix a number[][].
+void setMetrics(Napi::Env env, Napi::Object& object, const MetricValues& metrics) {
+  for (const auto& [name, value] : metrics.scalars) object.Set(name, number(env, value));
+  if (!metrics.confusionMatrix.defined()) return;
+  const auto matrix = metrics.confusionMatrix.accessor<int64_t, 2>();
+  auto rows = Napi::Array::New(env, matrix.size(0));
+  for (int64_t i = 0; i < matrix.size(0); ++i) {
+    auto row = Napi::Array::New(env, matrix.size(1));
+    for (int64_t j = 0; j < matrix.size(1); ++j) row.Set(j, number(env, static_cast<double>(matrix[i][j])));
+    rows.Set(i, row);
+  }
+  object.Set("confusionMatrix", rows);
+}
+
 }  // namespace
 
 Napi::Object toJs(Napi::Env env, const StepReport& report) {
@@ -29,7 +43,7 @@ Napi::Object toJs(Napi::Env env, const StepReport& report) {
 Napi::Object toJs(Napi::Env env, const EpochResult& result) {
   auto object = Napi::Object::New(env);
   object.Set("loss", number(env, result.loss));
-  object.Set("accuracy", optionalNumber(env, result.accuracy));
+  setMetrics(env, object, result.metrics);
   object.Set("steps", number(env, static_cast<double>(result.steps)));
   object.Set("optimizerSteps", number(env, static_cast<double>(result.optimizerSteps)));
   object.Set("skippedSteps", number(env, static_cast<double>(result.skippedSteps)));
@@ -43,7 +57,7 @@ Napi::Object toJs(Napi::Env env, const EpochResult& result) {
 Napi::Object toJs(Napi::Env env, const EvalResult& result) {
   auto object = Napi::Object::New(env);
   object.Set("loss", number(env, result.loss));
-  object.Set("accuracy", optionalNumber(env, result.accuracy));
+  setMetrics(env, object, result.metrics);
   object.Set("samples", number(env, static_cast<double>(result.samples)));
   object.Set("seconds", number(env, result.seconds));
   return object;

@@ -3,6 +3,7 @@
 import os from 'node:os';
 
 import { firebrandError } from '../errors';
+import type { MetricName } from './metrics';
 
 export interface TrainerConfig {
   /** Epochs that fit() runs. Default 3. */
@@ -29,6 +30,8 @@ export interface TrainerConfig {
   clipValue?: number;
   /** A NaN/Inf loss or gradient norm: 'error' stops training naming the step, 'skip' drops the step. Default 'error'. */
   nonFiniteLoss: 'error' | 'skip';
+  /** Metrics computed in C++ over each epoch and evaluation, by name (accuracy is always there for class-index losses). */
+  metrics: MetricName[];
   /** Optimizer steps between log reports (onLog, plain progress lines). Default 50. */
   logEvery: number;
   /** Show progress on stdout: a bar on a TTY, plain lines otherwise. Default true. */
@@ -49,6 +52,7 @@ export function defaultConfig(): TrainerConfig {
     maxGradNorm: undefined,
     clipValue: undefined,
     nonFiniteLoss: 'error',
+    metrics: [],
     logEvery: 50,
     progressBar: true,
   };

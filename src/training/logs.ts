@@ -1,20 +1,20 @@
 // What training reports: periodic step reports, one entry per epoch, the history.
 import type { EvalResult, StepReport } from '../native';
+import type { MetricLogs, ValMetricLogs } from './metrics';
 
 /** A report from inside an epoch: every `logEvery` steps (isLogStep) and for progress display. */
 export type StepLogs = StepReport;
 
-export type EvalLogs = EvalResult;
+/** Loss and metrics over a dataset (accuracy always for class-index losses, others from config.metrics). */
+export type EvalLogs = EvalResult & MetricLogs;
 
-export interface EpochLogs {
+export type EpochLogs = EpochSummary & MetricLogs & ValMetricLogs;
+
+export interface EpochSummary {
   /** 0-based epoch index. */
   epoch: number;
   /** Mean training loss over the epoch's samples. */
   loss: number;
-  /** Training accuracy (classification losses only). */
-  accuracy?: number;
-  valLoss?: number;
-  valAccuracy?: number;
   learningRate: number;
   /** Micro-batches run. */
   steps: number;

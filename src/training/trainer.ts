@@ -10,6 +10,7 @@ import { setNumThreads, warnIfSlowBlas } from '../runtime';
 import type { Callback } from './callbacks';
 import { resolveConfig, TrainerConfig } from './config';
 import type { EpochLogs, EvalLogs, History } from './logs';
+import { prefixedWithVal } from './metrics';
 import { LossName, LossSpec, namedSpec, OptimizerName, OptimizerSpec, SchedulerName, SchedulerSpec } from './objectives';
 
 export interface TrainerOptions {
@@ -50,6 +51,7 @@ export class Trainer {
       lrScheduler: options.lrScheduler === undefined ? undefined : namedSpec<SchedulerSpec>(options.lrScheduler),
       device: this.config.device,
       seed: this.config.seed,
+      metrics: [...this.config.metrics],
     });
     this.callbacks = [...(options.callbacks ?? [])];
     if (this.config.progressBar) this.callbacks.push(new ProgressBar());
@@ -99,24 +101,16 @@ export class Trainer {
         const result = await this.engine.trainEpoch(trainData.native, this.epochOptions(epoch), (report) =>
           this.dispatchReport(report),
         );
-        const logs: EpochLogs = {
-          epoch,
-          loss: result.loss,
-          accuracy: result.accuracy,
-          learningRate: result.learningRate,
-          steps: result.steps,
-          optimizerSteps: result.optimizerSteps,
-          skippedSteps: result.skippedSteps,
-          samples: result.samples,
-          globalStep: this.engine.globalStep,
-          seconds: result.seconds,
-        };
-        if (options.evalData && !result.stopped) {
-          const evaluation = await this.engine.evaluate(options.evalData.native, this.config.evalBatchSize);
-          logs.valLoss = evaluation.loss;
-          logs.valAccuracy = evaluation.accuracy;
+        const { stopped, ...trained } = result;
+        let logs: EpochLogs = { epoch, ...trained, globalStep: this.engine.globalStep };
+        if (options.evalData && !stopped) {
+          const { loss, samples: _samples, seconds: _seconds, ...metrics } = await this.engine.evaluate(
+            options.evalData.native,
+            this.config.evalBatchSize,
+          );
+          logs = { ...logs, ...prefixedWithVal({ loss, ...metrics }) };
         }
-        if (monitor !== undefined && !result.stopped) {
+        if (monitor !== undefined && !stopped) {
           const monitored = logs[monitor];
           if (typeof monitored !== 'number') {
             throw firebrandError(
@@ -127,7 +121,7 @@ export class Trainer {
           this.engine.onEvalMetric(monitored);
         }
         history.epochs.push(logs);
-        if (result.stopped) this.stopRequested = true;
+        if (stopped) this.stopRequested = true;
         await this.each((callback) => callback.onEpochEnd?.(epoch, logs, this));
       }
       history.stopped = this.stopRequested;

@@ -11,7 +11,8 @@ std::shared_ptr<TrainingEngine> makeEngine(const EngineSpec& spec) {
   const c10::Device device = parseDevice(spec.device);
   if (spec.seed) manualSeed(*spec.seed);
   auto model = std::make_shared<SequentialModel>(spec.layers);
-  return std::make_shared<TrainingEngine>(std::move(model), std::move(loss), spec.optimizer, spec.scheduler, device);
+  return std::make_shared<TrainingEngine>(std::move(model), std::move(loss), spec.optimizer, spec.scheduler, spec.metrics,
+                                          device);
 }
 
 }  // namespace firebrand

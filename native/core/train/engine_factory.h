@@ -15,6 +15,7 @@ struct EngineSpec {
   OptionMap lossOptions;
   OptimizerSpec optimizer;
   SchedulerSpec scheduler;
+  std::vector<std::string> metrics;
   std::string device = "cpu";
   // Seeds libtorch's generators before the weights are initialised.
   std::optional<uint64_t> seed;

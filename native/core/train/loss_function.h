@@ -27,6 +27,7 @@ class LossFunction {
   // Throws naming the first label outside [0, classes) (ignoreIndex excepted).
   void checkLabelRange(const at::Tensor& targets, int64_t classes) const;
   const std::string& name() const { return name_; }
+  int64_t ignoreIndex() const { return ignoreIndex_; }
 
   static const std::vector<std::string>& knownNames();
 

@@ -109,7 +109,8 @@ std::unique_ptr<torch::optim::Optimizer> makeOptimizer(const OptimizerSpec& spec
 }
 
 double currentLearningRate(torch::optim::Optimizer& optimizer) {
-  return optimizer.param_groups().at(0).options().get_lr();
+  auto& groups = optimizer.param_groups();
+  return groups.empty() ? 0.0 : groups.front().options().get_lr();
 }
 
 }  // namespace firebrand

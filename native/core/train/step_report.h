@@ -4,6 +4,8 @@
 #include <functional>
 #include <optional>
 
+#include "core/metrics/metric_set.h"
+
 namespace firebrand {
 
 struct StepReport {
@@ -25,7 +27,7 @@ using ReportSink = std::function<void(const StepReport&)>;
 
 struct EpochResult {
   double loss = 0;  // mean over the epoch's samples
-  std::optional<double> accuracy;
+  MetricValues metrics;
   int64_t steps = 0;          // micro-batches run
   int64_t optimizerSteps = 0;
   int64_t skippedSteps = 0;   // optimizer steps dropped for a non-finite loss
@@ -37,7 +39,7 @@ struct EpochResult {
 
 struct EvalResult {
   double loss = 0;
-  std::optional<double> accuracy;
+  MetricValues metrics;
   int64_t samples = 0;
   double seconds = 0;
 };

@@ -4,6 +4,7 @@
 #include <torch/nn/utils.h>
 #include <torch/utils.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 
@@ -40,9 +41,25 @@ std::string stepContext(int64_t epoch, int64_t step) {
 
 }  // namespace
 
+namespace {
+
+std::vector<std::string> withAccuracy(std::vector<std::string> metrics, bool classification) {
+  if (classification && std::find(metrics.begin(), metrics.end(), "accuracy") == metrics.end()) {
+    metrics.insert(metrics.begin(), "accuracy");
+  }
+  return metrics;
+}
+
+}  // namespace
+
 TrainingEngine::TrainingEngine(std::shared_ptr<SequentialModel> model, LossFunction loss,
-                               const OptimizerSpec& optimizer, const SchedulerSpec& scheduler, c10::Device device)
-    : model_(std::move(model)), loss_(std::move(loss)), scheduler_(scheduler), device_(device) {
+                               const OptimizerSpec& optimizer, const SchedulerSpec& scheduler,
+                               const std::vector<std::string>& metrics, c10::Device device)
+    : model_(std::move(model)),
+      loss_(std::move(loss)),
+      scheduler_(scheduler),
+      metrics_(withAccuracy(metrics, loss_.takesClassIndices()), loss_.takesClassIndices(), loss_.ignoreIndex()),
+      device_(device) {
   model_->to(device_);
   loss_.to(device_);
   const auto parameters = model_->parameters();
@@ -56,6 +73,9 @@ TrainingEngine::TrainingEngine(std::shared_ptr<SequentialModel> model, LossFunct
 
 TrainingEngine::FitPlan TrainingEngine::beginFit(int64_t datasetSize, const EpochOptions& options, int64_t numEpochs) {
   if (numEpochs < 1) throw InvalidArgument("numEpochs must be a positive integer, got " + std::to_string(numEpochs));
+  if (model_->parameters().empty()) {
+    throw InvalidArgument("fit: the model has no parameters to train (it can still evaluate and predict)");
+  }
   FitPlan plan;
   plan.batchesPerEpoch = batchCount(datasetSize, options.sampler);
   const int64_t group = options.step.gradientAccumulationSteps;
@@ -156,7 +176,7 @@ EpochResult TrainingEngine::trainEpoch(const TensorDataset& rawDataset, const Ep
   at::Tensor epochLossSum = at::zeros({}, accumulator);
   at::Tensor logWindowLossSum = at::zeros({}, accumulator);
   at::Tensor groupLossSum = at::zeros({}, accumulator);
-  at::Tensor correct = at::zeros({}, accumulator.dtype(at::kLong));
+  metrics_.reset(device_);
   int64_t logWindowSamples = 0;
   int64_t groupSamples = 0;
   int64_t samples = 0;
@@ -185,7 +205,7 @@ EpochResult TrainingEngine::trainEpoch(const TensorDataset& rawDataset, const Ep
       const auto [loss, output] =
           forwardBackward(batch, static_cast<double>(batchSize) / static_cast<double>(groupSamples));
       groupLossSum.add_(loss, batchSize);
-      if (loss_.takesClassIndices()) correct.add_(output.argmax(1).eq(batch.targets).sum());
+      metrics_.update(output, batch.targets);
       samples += batchSize;
 
       bool stepped = false;
@@ -241,9 +261,7 @@ EpochResult TrainingEngine::trainEpoch(const TensorDataset& rawDataset, const Ep
   result.learningRate = lastStepLr_;
   // The epoch's loss is over the samples of the steps that were applied.
   result.loss = steppedSamples > 0 ? epochLossSum.item<double>() / static_cast<double>(steppedSamples) : std::nan("");
-  if (samples > 0 && loss_.takesClassIndices()) {
-    result.accuracy = correct.item<double>() / static_cast<double>(samples);
-  }
+  result.metrics = metrics_.compute(result.loss);
   return result;
 }
 
@@ -261,13 +279,14 @@ EvalResult TrainingEngine::evaluate(const TensorDataset& rawDataset, int64_t bat
   const auto started = Clock::now();
   const auto accumulator = at::TensorOptions().dtype(at::kDouble).device(device_);
   at::Tensor lossSum = at::zeros({}, accumulator);
-  at::Tensor correct = at::zeros({}, accumulator.dtype(at::kLong));
+  MetricSet metrics = metrics_;
+  metrics.reset(device_);
   for (int64_t index = 0; index < sampler.batchCount(); ++index) {
     try {
       const Batch batch = toDevice(dataset.batch(sampler.indices(index)));
       const at::Tensor output = model_->forward(batch.inputs);
       lossSum.add_(loss_(output, batch.targets), batch.inputs.size(0));
-      if (loss_.takesClassIndices()) correct.add_(output.argmax(1).eq(batch.targets).sum());
+      metrics.update(output, batch.targets);
     } catch (...) {
       rethrowWithContext("evaluation batch " + std::to_string(index + 1));
     }
@@ -275,7 +294,7 @@ EvalResult TrainingEngine::evaluate(const TensorDataset& rawDataset, int64_t bat
   EvalResult result;
   result.samples = dataset.size();
   result.loss = lossSum.item<double>() / static_cast<double>(result.samples);
-  if (loss_.takesClassIndices()) result.accuracy = correct.item<double>() / static_cast<double>(result.samples);
+  result.metrics = metrics.compute(result.loss);
   result.seconds = secondsSince(started);
   return result;
 }

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "core/data/tensor_dataset.h"
+#include "core/metrics/metric_set.h"
 #include "core/model/sequential_model.h"
 #include "core/options/option_value.h"
 #include "core/train/epoch_options.h"
@@ -24,8 +25,9 @@ namespace firebrand {
 
 class TrainingEngine {
  public:
+  // `metrics` are metric names (metric_set.h); classification always gets accuracy.
   TrainingEngine(std::shared_ptr<SequentialModel> model, LossFunction loss, const OptimizerSpec& optimizer,
-                 const SchedulerSpec& scheduler, c10::Device device);
+                 const SchedulerSpec& scheduler, const std::vector<std::string>& metrics, c10::Device device);
 
   // Starts a run of `numEpochs` epochs over a dataset of `datasetSize`
   // samples: the LR schedule restarts, planned over the run's optimizer steps.
@@ -74,6 +76,7 @@ class TrainingEngine {
   LossFunction loss_;
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
   LrScheduler scheduler_;
+  MetricSet metrics_;
   std::vector<double> baseLrs_;  // each group's lr as configured; schedules scale these
   bool fitBegun_ = false;
   double lastStepLr_ = 0;        // the lr the latest optimizer step used

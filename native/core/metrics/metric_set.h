@@ -1,0 +1,53 @@
+// Metrics asked for by name, accumulated on the device over an epoch or an
+// evaluation without a host sync per step, and read back once at the end.
+//   classification (class-index targets): accuracy, top<k>Accuracy,
+//     precisionMacro, recallMacro, f1Macro, precisionMicro, recallMicro,
+//     f1Micro (macro: over the classes present in targets or predictions, as
+//     scikit-learn), confusionMatrix (rows: true class, columns: predicted)
+//   regression: mse, mae, r2 (over all target elements)
+//   any loss: perplexity (exp of the mean loss)
+#pragma once
+#include <ATen/core/Tensor.h>
+#include <c10/core/Device.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace firebrand {
+
+struct MetricValues {
+  std::map<std::string, double> scalars;
+  at::Tensor confusionMatrix;  // int64 [C, C] on the CPU, when asked for
+};
+
+class MetricSet {
+ public:
+  // Checks the names against the kind of loss; `ignoreIndex` targets are left out.
+  MetricSet(const std::vector<std::string>& names, bool classIndexTargets, int64_t ignoreIndex);
+
+  // Starts a new accumulation on `device`.
+  void reset(const c10::Device& device);
+  // One batch: model outputs and targets as the loss saw them.
+  void update(const at::Tensor& output, const at::Tensor& targets);
+  // `meanLoss` is the loss over the same samples (for perplexity).
+  MetricValues compute(double meanLoss) const;
+
+  static std::vector<std::string> knownNames();
+
+ private:
+  std::vector<std::string> names_;
+  bool classIndexTargets_;
+  int64_t ignoreIndex_;
+  std::vector<int64_t> topK_;  // k of each top<k>Accuracy asked for
+  bool needsConfusion_ = false;
+  bool needsRegression_ = false;
+  c10::Device device_{c10::kCPU};
+  int64_t classes_ = 0;
+  at::Tensor confusion_;        // [C, C] int64, allocated at the first batch
+  std::vector<at::Tensor> topKCorrect_;
+  at::Tensor counted_;          // samples (classification) or elements (regression)
+  at::Tensor regression_;       // [5] float64: sum sq err, sum abs err, sum y, sum y^2, unused
+};
+
+}  // namespace firebrand

@@ -1,0 +1,77 @@
+// Metrics computed in C++ against scikit-learn's (scripts/make-golden-fixtures.py).
+import { expect } from 'chai';
+import fs from 'node:fs';
+import path from 'node:path';
+
+import { Dataset, MetricName, nn, Trainer } from '../src';
+import { blobDataset, blobTrainer, errorOf, rejectionOf } from './helpers';
+
+const fixture = JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', 'test', 'fixtures', 'golden-metrics.json'), 'utf8'));
+
+// nn.flatten() on [N, C] has no parameters and returns its input: the data are the model outputs.
+function identityTrainer(loss: 'cross_entropy' | 'mse', metrics: MetricName[]): Trainer {
+  return new Trainer({
+    model: nn.sequential(nn.flatten()),
+    loss,
+    optimizer: 'sgd',
+    config: { metrics, progressBar: false, numThreads: 1, evalBatchSize: 64 },
+  });
+}
+
+describe('metrics against scikit-learn', () => {
+  it('classification: accuracy, top-k, macro and micro precision/recall/F1, confusion matrix, perplexity', async () => {
+    const names = Object.keys(fixture.classification) as MetricName[];
+    const data = Dataset.fromArrays({
+      inputs: new Float64Array(fixture.logits.flat()),
+      inputShape: [fixture.labels.length, fixture.classes],
+      targets: new Int32Array(fixture.labels),
+    });
+    const result = await identityTrainer('cross_entropy', names).evaluate(data);
+    expect(result.confusionMatrix).to.deep.equal(fixture.classification.confusionMatrix);
+    for (const name of names.filter((metric) => metric !== 'confusionMatrix')) {
+      expect(result[name as 'accuracy'], name).to.be.closeTo(fixture.classification[name], 1e-5 * fixture.classification[name]);
+    }
+  });
+
+  it('regression: mse, mae and r2 over all target elements', async () => {
+    const samples = fixture.targets.length;
+    const data = Dataset.fromArrays({
+      inputs: new Float64Array(fixture.outputs.flat()),
+      inputShape: [samples, 2],
+      targets: new Float64Array(fixture.targets.flat()),
+      targetShape: [samples, 2],
+    });
+    const result = await identityTrainer('mse', ['mse', 'mae', 'r2']).evaluate(data);
+    for (const name of ['mse', 'mae', 'r2'] as const) {
+      expect(result[name], name).to.be.closeTo(fixture.regression[name], 1e-5);
+    }
+    expect(result.loss).to.be.closeTo(fixture.regression.mse, 1e-5);
+  });
+
+  it('reports training metrics and val-prefixed evaluation metrics per epoch', async () => {
+    const trainer = blobTrainer({ numEpochs: 2, metrics: ['f1Macro', 'confusionMatrix', 'top1Accuracy'] });
+    const history = await trainer.fit(blobDataset(128), { evalData: blobDataset(64, 4, 5) });
+    const last = history.epochs[1];
+    expect(last.accuracy).to.be.a('number');
+    expect(last.top1Accuracy).to.equal(last.accuracy);
+    expect(last.f1Macro).to.be.within(0.5, 1);
+    expect(last.confusionMatrix!.flat().reduce((sum, count) => sum + count, 0)).to.equal(128);
+    expect(last.valConfusionMatrix!.flat().reduce((sum, count) => sum + count, 0)).to.equal(64);
+    expect(last.valF1Macro).to.be.within(0.5, 1);
+    expect(last.valTop1Accuracy).to.equal(last.valAccuracy);
+  });
+
+  it('names unknown metrics and metrics that do not fit the loss', async () => {
+    expect(errorOf(() => blobTrainer({ metrics: ['f1macro' as MetricName] })).message).to.contain(
+      "metrics: unknown metric 'f1macro' (did you mean 'f1Macro'?)",
+    );
+    expect(errorOf(() => blobTrainer({ metrics: ['r2'] })).message).to.equal(
+      "metrics: 'r2' needs a regression loss (mse, l1, huber, ...)",
+    );
+    expect(errorOf(() => identityTrainer('mse', ['accuracy'])).message).to.equal(
+      "metrics: 'accuracy' needs a class-index loss (cross_entropy, nll)",
+    );
+    const data = Dataset.fromArrays({ inputs: new Float32Array(8), inputShape: [4, 2], targets: new Int32Array(4) });
+    expect((await rejectionOf(identityTrainer('cross_entropy', []).fit(data))).message).to.contain('the model has no parameters');
+  });
+});
