@@ -122,7 +122,8 @@ def run(case, inputs, labels, targets):
         for start in range(0, SAMPLES, batch):
             xb, yb = x[start:start + batch], y[start:start + batch]
             optimizer.zero_grad(set_to_none=True)
-            loss = loss_fn(model(xb), yb)
+            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=case.get("mixedPrecision") == "bf16"):
+                loss = loss_fn(model(xb), yb)
             loss.backward()
             if "maxGradNorm" in case:
                 grad_norms.append(float(torch.nn.utils.clip_grad_norm_(model.parameters(), case["maxGradNorm"])))
@@ -134,8 +135,9 @@ def run(case, inputs, labels, targets):
             total += loss.item() * xb.shape[0]
             step_losses.append(loss.item())
         epoch_losses.append(total / SAMPLES)
-    with torch.no_grad():
-        predictions = model(x[:4]).flatten().tolist()
+    # firebrand predicts under the autocast it trains with, as Lightning does.
+    with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16, enabled=case.get("mixedPrecision") == "bf16"):
+        predictions = model(x[:4]).float().flatten().tolist()
     result = {**case, "epochLosses": epoch_losses, "stepLosses": step_losses, "predictions": predictions}
     if grad_norms:
         result["gradNorms"] = grad_norms
@@ -314,6 +316,8 @@ def main():
         {"title": "60 steps of sgd under onecycle, which also cycles the momentum", "seed": 14, "batchSize": 4,
          "epochs": 5, "lrScheduler": {"name": "onecycle", "maxLr": 0.3},
          "optimizer": {"name": "sgd", "lr": 0.1, "momentum": 0.9}, "loss": {"name": "cross_entropy"}},
+        {"title": "60 steps of adamw under bf16 autocast on the CPU", "seed": 19, "batchSize": 4, "epochs": 5,
+         "mixedPrecision": "bf16", "optimizer": {"name": "adamw", "lr": 0.01}, "loss": {"name": "cross_entropy"}},
         # Accumulating 4 micro-batches of 5 equals one batch of 20; 48 samples end in a short group of 8.
         {"title": "gradient accumulation of 4 x 5 samples against batches of 20 (last group 8)", "seed": 9,
          "batchSize": 5, "gradientAccumulationSteps": 4, "pytorchBatch": 20, "epochs": 4,

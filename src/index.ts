@@ -11,7 +11,7 @@ export { manualSeed, runtimeInfo, setNumThreads } from './runtime';
 export type { RuntimeInfo } from './runtime';
 export type { Callback, TrainBeginInfo } from './training/callbacks';
 export { defaultConfig } from './training/config';
-export type { TrainerConfig } from './training/config';
+export type { GradScalerConfig, TrainerConfig } from './training/config';
 export type { EpochLogs, EpochSummary, EvalLogs, History, StepLogs } from './training/logs';
 export type { MetricLogs, MetricName, ScalarMetricName, ValMetricLogs } from './training/metrics';
 export type {

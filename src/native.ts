@@ -31,7 +31,9 @@ export interface StepReport {
   elapsedSeconds: number;
   /** Global gradient L2 norm before clipping at the latest optimizer step (when maxGradNorm is set). */
   gradNorm?: number;
-  /** Optimizer steps dropped this epoch for a non-finite loss (nonFiniteLoss: 'skip'). */
+  /** The GradScaler's loss scale after the latest step, when loss scaling is on. */
+  gradScale?: number;
+  /** Optimizer steps dropped this epoch: non-finite loss (nonFiniteLoss: 'skip') or overflowing scaled gradients. */
   skippedSteps: number;
   isLogStep: boolean;
 }
@@ -79,6 +81,8 @@ export interface NativeEngineSpec {
   optimizer: { name: string };
   lrScheduler?: { name: string };
   metrics?: string[];
+  mixedPrecision?: string;
+  gradScaler?: OptionFields;
   device?: string;
   seed?: number;
 }

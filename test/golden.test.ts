@@ -18,6 +18,7 @@ interface GoldenCase {
   clipValue?: number;
   lrScheduler?: SchedulerSpec;
   logSoftmax?: boolean;
+  mixedPrecision?: 'bf16';
   epochLosses: number[];
   stepLosses: number[];
   gradNorms?: number[];
@@ -86,6 +87,7 @@ describe(`agreement with PyTorch ${fixture.torchVersion} (golden fixtures)`, () 
           gradientAccumulationSteps: golden.gradientAccumulationSteps,
           maxGradNorm: golden.maxGradNorm,
           clipValue: golden.clipValue,
+          mixedPrecision: golden.mixedPrecision,
           logEvery: 1,
           shuffle: false,
           progressBar: false,

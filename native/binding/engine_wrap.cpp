@@ -51,6 +51,10 @@ EngineSpec toEngineSpec(const Napi::Value& value) {
   if (!object.Get("lrScheduler").IsUndefined()) {
     std::tie(spec.scheduler.name, spec.scheduler.options) = namedOptions(object.Get("lrScheduler"), "lrScheduler");
   }
+  if (!object.Get("mixedPrecision").IsUndefined()) {
+    spec.mixedPrecision = toString(object.Get("mixedPrecision"), "config.mixedPrecision");
+  }
+  spec.gradScaler = toOptionMap(object.Get("gradScaler"), "gradScaler");
   if (!object.Get("metrics").IsUndefined()) spec.metrics = toStrings(object.Get("metrics"), "config.metrics");
   if (!object.Get("device").IsUndefined()) spec.device = toString(object.Get("device"), "config.device");
   if (!object.Get("seed").IsUndefined()) spec.seed = static_cast<uint64_t>(toInteger(object.Get("seed"), "config.seed", 0));

@@ -35,6 +35,7 @@ Napi::Object toJs(Napi::Env env, const StepReport& report) {
   object.Set("learningRate", number(env, report.learningRate));
   object.Set("elapsedSeconds", number(env, report.elapsedSeconds));
   object.Set("gradNorm", optionalNumber(env, report.gradNorm));
+  object.Set("gradScale", optionalNumber(env, report.gradScale));
   object.Set("skippedSteps", number(env, static_cast<double>(report.skippedSteps)));
   object.Set("isLogStep", Napi::Boolean::New(env, report.isLogStep));
   return object;

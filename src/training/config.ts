@@ -30,12 +30,32 @@ export interface TrainerConfig {
   clipValue?: number;
   /** A NaN/Inf loss or gradient norm: 'error' stops training naming the step, 'skip' drops the step. Default 'error'. */
   nonFiniteLoss: 'error' | 'skip';
+  /**
+   * Autocast the forward and the loss: 'bf16' (CPU or CUDA), 'fp16' (CUDA only, with loss scaling), 'no'.
+   * Default 'no'. A precision the device cannot run is an error, never a silent fp32 run.
+   */
+  mixedPrecision: 'no' | 'fp16' | 'bf16';
+  /** Loss scaling (torch.cuda.amp.GradScaler); on by default with fp16 only. */
+  gradScaler: GradScalerConfig;
   /** Metrics computed in C++ over each epoch and evaluation, by name (accuracy is always there for class-index losses). */
   metrics: MetricName[];
   /** Optimizer steps between log reports (onLog, plain progress lines). Default 50. */
   logEvery: number;
   /** Show progress on stdout: a bar on a TTY, plain lines otherwise. Default true. */
   progressBar: boolean;
+}
+
+export interface GradScalerConfig {
+  /** Default: mixedPrecision === 'fp16'. */
+  enabled?: boolean;
+  /** Default 65536. */
+  initScale?: number;
+  /** Default 2. */
+  growthFactor?: number;
+  /** Default 0.5. */
+  backoffFactor?: number;
+  /** Clean steps before the scale grows. Default 2000. */
+  growthInterval?: number;
 }
 
 export function defaultConfig(): TrainerConfig {
@@ -53,6 +73,8 @@ export function defaultConfig(): TrainerConfig {
     clipValue: undefined,
     nonFiniteLoss: 'error',
     metrics: [],
+    mixedPrecision: 'no',
+    gradScaler: {},
     logEvery: 50,
     progressBar: true,
   };

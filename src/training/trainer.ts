@@ -52,6 +52,8 @@ export class Trainer {
       device: this.config.device,
       seed: this.config.seed,
       metrics: [...this.config.metrics],
+      mixedPrecision: this.config.mixedPrecision,
+      gradScaler: { ...this.config.gradScaler },
     });
     this.callbacks = [...(options.callbacks ?? [])];
     if (this.config.progressBar) this.callbacks.push(new ProgressBar());

@@ -1,6 +1,7 @@
 // Every difference between the libtorch versions firebrand builds against
 // (Debian's 1.13 and 2.x wheels) lives here, keyed on TORCH_VERSION_MAJOR/MINOR.
 #pragma once
+#include <ATen/autocast_mode.h>
 #include <torch/optim/optimizer.h>
 #include <torch/version.h>
 
@@ -21,6 +22,41 @@ inline void zeroGradToNone(torch::optim::Optimizer& optimizer) {
       parameter.mutable_grad().reset();
     }
   }
+#endif
+}
+
+// Autocast on/off and its dtype for one device type, on the calling thread.
+// 2.4 replaced the per-backend functions (set_cpu_enabled, ...) with ones
+// taking the device type.
+inline void setAutocast(c10::DeviceType device, bool enabled, at::ScalarType dtype) {
+#if FIREBRAND_TORCH_AT_LEAST(2, 4)
+  at::autocast::set_autocast_enabled(device, enabled);
+  at::autocast::set_autocast_dtype(device, dtype);
+#else
+  if (device == c10::DeviceType::CUDA) {
+    at::autocast::set_enabled(enabled);
+    at::autocast::set_autocast_gpu_dtype(dtype);
+  } else {
+    at::autocast::set_cpu_enabled(enabled);
+    at::autocast::set_autocast_cpu_dtype(dtype);
+  }
+#endif
+}
+
+inline bool autocastEnabled(c10::DeviceType device) {
+#if FIREBRAND_TORCH_AT_LEAST(2, 4)
+  return at::autocast::is_autocast_enabled(device);
+#else
+  return device == c10::DeviceType::CUDA ? at::autocast::is_enabled() : at::autocast::is_cpu_enabled();
+#endif
+}
+
+inline at::ScalarType autocastDtype(c10::DeviceType device) {
+#if FIREBRAND_TORCH_AT_LEAST(2, 4)
+  return at::autocast::get_autocast_dtype(device);
+#else
+  return device == c10::DeviceType::CUDA ? at::autocast::get_autocast_gpu_dtype()
+                                         : at::autocast::get_autocast_cpu_dtype();
 #endif
 }
 

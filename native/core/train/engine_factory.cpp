@@ -2,6 +2,7 @@
 
 #include "core/runtime/device.h"
 #include "core/runtime/runtime_info.h"
+#include "core/train/mixed_precision.h"
 
 namespace firebrand {
 
@@ -9,10 +10,13 @@ std::shared_ptr<TrainingEngine> makeEngine(const EngineSpec& spec) {
   // Loss and device are checked first: they are cheap and fail without side effects.
   LossFunction loss(spec.lossName, spec.lossOptions);
   const c10::Device device = parseDevice(spec.device);
+  TrainingEngine::Precision precision;
+  precision.autocastDtype = autocastDtype(spec.mixedPrecision, device);
+  precision.gradScaler = gradScalerOptions(spec.gradScaler, spec.mixedPrecision == "fp16");
   if (spec.seed) manualSeed(*spec.seed);
   auto model = std::make_shared<SequentialModel>(spec.layers);
   return std::make_shared<TrainingEngine>(std::move(model), std::move(loss), spec.optimizer, spec.scheduler, spec.metrics,
-                                          device);
+                                          precision, device);
 }
 
 }  // namespace firebrand

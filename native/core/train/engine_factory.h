@@ -16,6 +16,8 @@ struct EngineSpec {
   OptimizerSpec optimizer;
   SchedulerSpec scheduler;
   std::vector<std::string> metrics;
+  std::string mixedPrecision = "no";
+  OptionMap gradScaler;
   std::string device = "cpu";
   // Seeds libtorch's generators before the weights are initialised.
   std::optional<uint64_t> seed;

@@ -19,6 +19,8 @@ struct StepReport {
   // Global L2 norm of the gradients before clipping, at the latest optimizer
   // step (only computed when maxGradNorm is set).
   std::optional<double> gradNorm;
+  // The GradScaler's loss scale after the latest step (only when it is enabled).
+  std::optional<double> gradScale;
   int64_t skippedSteps = 0;  // optimizer steps dropped for a non-finite loss, this epoch
   bool isLogStep = false;    // an optimizer step that is a multiple of logEvery, or the epoch's last
 };

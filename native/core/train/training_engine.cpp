@@ -11,6 +11,7 @@
 #include "core/compat/torch_compat.h"
 #include "core/errors.h"
 #include "core/runtime/runtime_info.h"
+#include "core/train/mixed_precision.h"
 #include "core/shape_text.h"
 
 namespace firebrand {
@@ -54,14 +55,18 @@ std::vector<std::string> withAccuracy(std::vector<std::string> metrics, bool cla
 
 TrainingEngine::TrainingEngine(std::shared_ptr<SequentialModel> model, LossFunction loss,
                                const OptimizerSpec& optimizer, const SchedulerSpec& scheduler,
-                               const std::vector<std::string>& metrics, c10::Device device)
+                               const std::vector<std::string>& metrics, const Precision& precision,
+                               c10::Device device)
     : model_(std::move(model)),
       loss_(std::move(loss)),
       scheduler_(scheduler),
       metrics_(withAccuracy(metrics, loss_.takesClassIndices()), loss_.takesClassIndices(), loss_.ignoreIndex()),
+      autocastDtype_(precision.autocastDtype),
+      scaler_(precision.gradScaler),
       device_(device) {
   model_->to(device_);
   loss_.to(device_);
+  scaler_.to(device_);
   const auto parameters = model_->parameters();
   parameterDtype_ = parameters.empty() ? at::kFloat : parameters.front().scalar_type();
   optimizer_ = makeOptimizer(optimizer, model_->named_parameters());
@@ -122,20 +127,34 @@ void TrainingEngine::checkDatasetFits(const TensorDataset& dataset) {
 }
 
 std::pair<at::Tensor, at::Tensor> TrainingEngine::forwardBackward(const Batch& batch, double lossWeight) {
-  // Autocast will wrap the forward and the loss.
-  at::Tensor output = model_->forward(batch.inputs);
-  at::Tensor loss = loss_(output, batch.targets);
-  // The GradScaler will scale the loss here; DDP's bucket all-reduce hooks fire during backward.
-  (lossWeight == 1.0 ? loss : loss * lossWeight).backward();
+  at::Tensor output;
+  at::Tensor loss;
+  {
+    AutocastScope autocast(device_.type(), autocastDtype_);
+    output = model_->forward(batch.inputs);
+    loss = loss_(output, batch.targets);
+  }
+  // DDP's bucket all-reduce hooks will fire during this backward.
+  scaler_.scale(lossWeight == 1.0 ? loss : loss * lossWeight).backward();
   return {loss.detach(), output.detach()};
 }
 
 bool TrainingEngine::optimizerStep(const at::Tensor& groupLoss, const StepPolicy& policy,
                                    std::optional<double>& gradNorm) {
-  // Gradients are all-reduced and unscaled (AMP) before this point.
+  // Gradients are all-reduced before this point.
   const bool lossFinite = groupLoss.isfinite().item<bool>();
   const auto parameters = model_->parameters();
   gradNorm.reset();
+  at::Tensor foundInf;
+  if (scaler_.enabled() && lossFinite) {
+    // Overflowing fp16 gradients are the scaler's business: skip, back off, go on.
+    foundInf = scaler_.unscale(parameters);
+    if (foundInf.item<float>() > 0) {
+      compat::zeroGradToNone(*optimizer_);
+      scaler_.update(foundInf);
+      return false;
+    }
+  }
   if (lossFinite && policy.maxGradNorm) {
     gradNorm = torch::nn::utils::clip_grad_norm_(parameters, *policy.maxGradNorm);
   }
@@ -153,6 +172,7 @@ bool TrainingEngine::optimizerStep(const at::Tensor& groupLoss, const StepPolicy
   if (policy.clipValue) torch::nn::utils::clip_grad_value_(parameters, *policy.clipValue);
   lastStepLr_ = currentLearningRate(*optimizer_);
   optimizer_->step();
+  if (foundInf.defined()) scaler_.update(foundInf);
   compat::zeroGradToNone(*optimizer_);
   ++globalStep_;
   scheduler_.afterOptimizerStep(*optimizer_);
@@ -238,6 +258,7 @@ EpochResult TrainingEngine::trainEpoch(const TensorDataset& rawDataset, const Ep
         stepReport.learningRate = lastStepLr_;
         stepReport.elapsedSeconds = secondsSince(started);
         stepReport.gradNorm = gradNorm;
+        if (scaler_.enabled()) stepReport.gradScale = scaler_.currentScale();
         stepReport.skippedSteps = result.skippedSteps;
         stepReport.isLogStep = isLogStep;
         if (isLogStep) {
@@ -284,6 +305,7 @@ EvalResult TrainingEngine::evaluate(const TensorDataset& rawDataset, int64_t bat
   for (int64_t index = 0; index < sampler.batchCount(); ++index) {
     try {
       const Batch batch = toDevice(dataset.batch(sampler.indices(index)));
+      AutocastScope autocast(device_.type(), autocastDtype_);
       const at::Tensor output = model_->forward(batch.inputs);
       lossSum.add_(loss_(output, batch.targets), batch.inputs.size(0));
       metrics.update(output, batch.targets);
@@ -311,6 +333,7 @@ at::Tensor TrainingEngine::predict(const at::Tensor& inputs, int64_t batchSize) 
   for (int64_t start = 0; start < inputs.size(0); start += batchSize) {
     const int64_t length = std::min(batchSize, inputs.size(0) - start);
     try {
+      AutocastScope autocast(device_.type(), autocastDtype_);
       outputs.push_back(model_->forward(inputsToDevice(inputs.narrow(0, start, length))).to(at::kCPU));
     } catch (...) {
       rethrowWithContext("predict, samples " + std::to_string(start) + ".." + std::to_string(start + length - 1) +

@@ -16,6 +16,7 @@
 #include "core/model/sequential_model.h"
 #include "core/options/option_value.h"
 #include "core/train/epoch_options.h"
+#include "core/train/grad_scaler.h"
 #include "core/train/loss_function.h"
 #include "core/train/lr_scheduler.h"
 #include "core/train/optimizer_factory.h"
@@ -26,8 +27,13 @@ namespace firebrand {
 class TrainingEngine {
  public:
   // `metrics` are metric names (metric_set.h); classification always gets accuracy.
+  struct Precision {
+    std::optional<at::ScalarType> autocastDtype;  // nullopt: full precision
+    GradScalerOptions gradScaler;
+  };
   TrainingEngine(std::shared_ptr<SequentialModel> model, LossFunction loss, const OptimizerSpec& optimizer,
-                 const SchedulerSpec& scheduler, const std::vector<std::string>& metrics, c10::Device device);
+                 const SchedulerSpec& scheduler, const std::vector<std::string>& metrics, const Precision& precision,
+                 c10::Device device);
 
   // Starts a run of `numEpochs` epochs over a dataset of `datasetSize`
   // samples: the LR schedule restarts, planned over the run's optimizer steps.
@@ -77,6 +83,8 @@ class TrainingEngine {
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
   LrScheduler scheduler_;
   MetricSet metrics_;
+  std::optional<at::ScalarType> autocastDtype_;
+  GradScaler scaler_;
   std::vector<double> baseLrs_;  // each group's lr as configured; schedules scale these
   bool fitBegun_ = false;
   double lastStepLr_ = 0;        // the lr the latest optimizer step used
