@@ -11,6 +11,7 @@ same starting weights. Run: /usr/bin/python3 scripts/make-golden-fixtures.py
 import json
 import math
 import pathlib
+from typing import Dict
 
 import torch
 import torch.nn as nn
@@ -269,6 +270,80 @@ def write_metrics():
     print(f"wrote {out}")
 
 
+class ScriptedClassifier(nn.Module):
+    """A model scripted in Python: firebrand trains it with its own loss function."""
+
+    def __init__(self):
+        super().__init__()
+        self.hidden = nn.Linear(FEATURES, 8)
+        self.out = nn.Linear(8, CLASSES)
+
+    def forward(self, x):
+        return self.out(torch.tanh(self.hidden(x)))
+
+
+class ScriptedRegressor(nn.Module):
+    """A model with its own steps: firebrand calls training_step / validation_step."""
+
+    def __init__(self):
+        super().__init__()
+        self.linear = nn.Linear(FEATURES, 1)
+
+    def forward(self, x):
+        return self.linear(x).squeeze(1)
+
+    @torch.jit.export
+    def training_step(self, batch: Dict[str, torch.Tensor]) -> Dict[str, torch.Tensor]:
+        prediction = self.forward(batch["input"])
+        error = prediction - batch["target"]
+        return {"loss": (error * error).mean(), "mae": error.abs().mean()}
+
+    @torch.jit.export
+    def validation_step(self, batch: Dict[str, torch.Tensor]) -> Dict[str, torch.Tensor]:
+        error = self.forward(batch["input"]) - batch["target"]
+        return {"loss": (error * error).mean(), "max_error": error.abs().max()}
+
+
+def write_scripted():
+    """Saves two TorchScript modules and PyTorch's own training of each (SGD, batches of 4, in order)."""
+    inputs, labels, targets = make_data()
+    x = torch.tensor(inputs, dtype=torch.float32)
+    folder = pathlib.Path(__file__).resolve().parent.parent / "test" / "fixtures" / "scripted"
+    folder.mkdir(exist_ok=True)
+    runs = {}
+    for name, cls, seed in (("classifier", ScriptedClassifier, 30), ("regressor", ScriptedRegressor, 31)):
+        torch.manual_seed(seed)
+        path = folder / f"{name}.pt"
+        torch.jit.save(torch.jit.script(cls()), str(path))
+        module = torch.jit.load(str(path))
+        optimizer = torch.optim.SGD(module.parameters(), lr=0.1, momentum=0.9)
+        y = torch.tensor(labels) if name == "classifier" else torch.tensor([t[0] for t in targets])
+        step_losses, maes = [], []
+        for _ in range(2):
+            for start in range(0, SAMPLES, 4):
+                xb, yb = x[start:start + 4], y[start:start + 4]
+                optimizer.zero_grad(set_to_none=True)
+                if name == "classifier":
+                    loss = F.cross_entropy(module(xb), yb)
+                else:
+                    out = module.training_step({"input": xb, "target": yb})
+                    loss = out["loss"]
+                    maes.append(out["mae"].item())
+                loss.backward()
+                optimizer.step()
+                step_losses.append(loss.item())
+        with torch.no_grad():
+            predictions = module(x[:4]).flatten().tolist()
+            validation = module.validation_step({"input": x, "target": y}) if name == "regressor" else None
+        runs[name] = {"stepLosses": step_losses, "predictions": predictions}
+        if maes:
+            runs[name]["epochMae"] = [sum(maes[:12]) / 12, sum(maes[12:]) / 12]
+            runs[name]["validation"] = {key: value.item() for key, value in validation.items()}
+    out = folder / "golden-scripted.json"
+    out.write_text(json.dumps({"torchVersion": torch.__version__, **runs}, indent=1) + "\n")
+    print(f"wrote {out}")
+
+
 def main():
     inputs, labels, targets = make_data()
     cases = [
@@ -336,6 +411,7 @@ def main():
     print(f"wrote {out}")
     write_schedules()
     write_metrics()
+    write_scripted()
 
 
 if __name__ == "__main__":

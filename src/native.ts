@@ -76,8 +76,8 @@ export interface NativeDataset {
 }
 
 export interface NativeEngineSpec {
-  layers: OptionFields[];
-  loss: OptionFields & { name: string };
+  model: object;
+  loss?: OptionFields & { name: string };
   optimizer: { name: string };
   lrScheduler?: { name: string };
   metrics?: string[];
@@ -110,6 +110,7 @@ export interface FitPlan {
 export interface NativeEngine {
   beginFit(data: NativeDataset, options: NativeEpochOptions, numEpochs: number): FitPlan;
   onEvalMetric(value: number): void;
+  exportTorchScript(path: string): Promise<void>;
   readonly schedulerMonitor: string | undefined;
   trainEpoch(data: NativeDataset, options: NativeEpochOptions, onReport: (report: StepReport) => void): Promise<NativeEpochResult>;
   evaluate(data: NativeDataset, batchSize: number): Promise<NativeEvalResult>;

@@ -45,7 +45,7 @@ describe('errors from bad input', () => {
       const notModel = errorOf(
         () => new Trainer({ model: {} as never, loss: 'mse', optimizer: 'sgd', config: { progressBar: false } }),
       );
-      expect(notModel.message).to.contain('model must be a sequential model');
+      expect(notModel.message).to.equal("model.type must be a string, got undefined");
     });
   });
 

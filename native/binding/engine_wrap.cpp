@@ -39,12 +39,44 @@ std::vector<ParamGroupSpec> toParamGroups(const Napi::Value& value) {
   return groups;
 }
 
+// { type: 'sequential', layers } | { type: 'torchscript', path } |
+// { type: 'script', source, parameters: [{ name, data, shape }] }
+ModelSource toModelSource(const Napi::Value& value) {
+  if (!value.IsObject()) throw InvalidArgument("model must be nn.sequential(...), nn.torchScript(path) or nn.script(...)");
+  const auto object = value.As<Napi::Object>();
+  const std::string type = toString(object.Get("type"), "model.type");
+  ModelSource source;
+  if (type == "sequential") {
+    source.layers = toModelSpec(object.Get("layers"));
+  } else if (type == "torchscript") {
+    source.torchScriptFile = toString(object.Get("path"), "model.path");
+  } else if (type == "script") {
+    source.torchScriptSource = toString(object.Get("source"), "model.source");
+    const Napi::Value parameters = object.Get("parameters");
+    if (!parameters.IsArray()) throw InvalidArgument("model.parameters must be an array of { name, data, shape }");
+    const auto array = parameters.As<Napi::Array>();
+    for (uint32_t i = 0; i < array.Length(); ++i) {
+      const std::string field = "model.parameters[" + std::to_string(i) + "]";
+      if (!array.Get(i).IsObject()) throw InvalidArgument(field + " must be { name, data, shape }");
+      const auto parameter = array.Get(i).As<Napi::Object>();
+      const std::string name = toString(parameter.Get("name"), field + ".name");
+      source.parameters.push_back(
+          {name, toTensor(parameter.Get("data"), toShape(parameter.Get("shape"), field + ".shape"), field + ".data")});
+    }
+  } else {
+    throw InvalidArgument("model.type must be 'sequential', 'torchscript' or 'script', got '" + type + "'");
+  }
+  return source;
+}
+
 EngineSpec toEngineSpec(const Napi::Value& value) {
   if (!value.IsObject()) throw InvalidArgument("engine spec must be an object");
   const auto object = value.As<Napi::Object>();
   EngineSpec spec;
-  spec.layers = toModelSpec(object.Get("layers"));
-  std::tie(spec.lossName, spec.lossOptions) = namedOptions(object.Get("loss"), "loss");
+  spec.model = toModelSource(object.Get("model"));
+  if (!object.Get("loss").IsUndefined()) {
+    std::tie(spec.lossName, spec.lossOptions) = namedOptions(object.Get("loss"), "loss");
+  }
   const Napi::Value optimizer = object.Get("optimizer");
   std::tie(spec.optimizer.name, spec.optimizer.options) = namedOptions(optimizer, "optimizer", {"paramGroups"});
   spec.optimizer.paramGroups = toParamGroups(optimizer.As<Napi::Object>().Get("paramGroups"));
@@ -69,6 +101,7 @@ void EngineWrap::Export(Napi::Env env, Napi::Object exports) {
                                     InstanceMethod<&EngineWrap::Evaluate>("evaluate"),
                                     InstanceMethod<&EngineWrap::Predict>("predict"),
                                     InstanceMethod<&EngineWrap::BeginFit>("beginFit"),
+                                    InstanceMethod<&EngineWrap::ExportTorchScript>("exportTorchScript"),
                                     InstanceMethod<&EngineWrap::OnEvalMetric>("onEvalMetric"),
                                     InstanceAccessor<&EngineWrap::SchedulerMonitor>("schedulerMonitor"),
                                     InstanceMethod<&EngineWrap::RequestStop>("requestStop"),
@@ -150,6 +183,21 @@ Napi::Value EngineWrap::BeginFit(const Napi::CallbackInfo& info) {
     result.Set("optimizerStepsPerEpoch", Napi::Number::New(env, static_cast<double>(plan.optimizerStepsPerEpoch)));
     result.Set("totalSteps", Napi::Number::New(env, static_cast<double>(plan.totalSteps)));
     return result;
+  });
+}
+
+Napi::Value EngineWrap::ExportTorchScript(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  return guard(env, [&]() -> Napi::Value {
+    const std::string path = toString(info[0], "path");
+    auto engine = engine_;
+    return PromiseWorker::Start(
+        env,
+        [engine, path]() -> PromiseWorker::Finish {
+          engine->exportTorchScript(path);
+          return [](Napi::Env env) -> Napi::Value { return env.Undefined(); };
+        },
+        claim("exportTorchScript"));
   });
 }
 

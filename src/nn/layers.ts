@@ -70,10 +70,39 @@ export interface SequentialSpec {
   layers: LayerSpec[];
 }
 
+/** A TorchScript module saved by torch.jit.save, trained in place (its own training_step if it has one). */
+export interface TorchScriptFileSpec {
+  type: 'torchscript';
+  path: string;
+}
+
+/** A parameter of a script model: its name (self.<name> in the source), values and shape. */
+export interface ScriptParameter {
+  name: string;
+  data: Float32Array | Float64Array;
+  shape: number[];
+}
+
+/** A TorchScript module written in TypeScript: methods as TorchScript source, plus named parameters. */
+export interface ScriptSpec {
+  type: 'script';
+  source: string;
+  parameters: ScriptParameter[];
+}
+
+export type ModelSpec = SequentialSpec | TorchScriptFileSpec | ScriptSpec;
+
 type Options<Spec, Required extends keyof Spec> = Omit<Spec, 'type' | Required>;
 
 export const nn = {
   sequential: (...layers: LayerSpec[]): SequentialSpec => ({ type: 'sequential', layers }),
+  /** Loads a module saved by torch.jit.save. */
+  torchScript: (path: string): TorchScriptFileSpec => ({ type: 'torchscript', path }),
+  /**
+   * A module from TorchScript source (def forward(self, x): ..., optionally training_step and
+   * validation_step taking Dict[str, Tensor] with 'input' and 'target' and returning Dict[str, Tensor]).
+   */
+  script: (source: string, parameters: ScriptParameter[]): ScriptSpec => ({ type: 'script', source, parameters }),
   linear: (inFeatures: number, outFeatures: number, options: Options<LinearSpec, 'inFeatures' | 'outFeatures'> = {}): LinearSpec =>
     ({ type: 'linear', inFeatures, outFeatures, ...options }),
   conv2d: (

@@ -4,7 +4,7 @@
 import type { Dataset } from '../data/dataset';
 import { firebrandError } from '../errors';
 import { native, NativeEngine, NativeEpochOptions, NumericArray, StepReport, TensorData } from '../native';
-import type { SequentialSpec } from '../nn/layers';
+import type { ModelSpec } from '../nn/layers';
 import { ProgressBar } from '../progress/progress-bar';
 import { setNumThreads, warnIfSlowBlas } from '../runtime';
 import type { Callback } from './callbacks';
@@ -14,8 +14,9 @@ import { prefixedWithVal } from './metrics';
 import { LossName, LossSpec, namedSpec, OptimizerName, OptimizerSpec, SchedulerName, SchedulerSpec } from './objectives';
 
 export interface TrainerOptions {
-  model: SequentialSpec;
-  loss: LossSpec | LossName;
+  model: ModelSpec;
+  /** Required unless the model is a TorchScript module with its own training_step. */
+  loss?: LossSpec | LossName;
   optimizer: OptimizerSpec | OptimizerName;
   /** Default: constant learning rate. */
   lrScheduler?: SchedulerSpec | SchedulerName;
@@ -41,12 +42,9 @@ export class Trainer {
     this.config = resolveConfig(options.config);
     warnIfSlowBlas();
     setNumThreads(this.config.numThreads);
-    if (options.model?.type !== 'sequential' || !Array.isArray(options.model.layers)) {
-      throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', "model must be a sequential model: nn.sequential(...layers)");
-    }
     this.engine = new native.NativeEngine({
-      layers: options.model.layers.map((layer) => ({ ...layer })),
-      loss: namedSpec<LossSpec>(options.loss),
+      model: options.model,
+      loss: options.loss === undefined ? undefined : namedSpec<LossSpec>(options.loss),
       optimizer: namedSpec<OptimizerSpec>(options.optimizer),
       lrScheduler: options.lrScheduler === undefined ? undefined : namedSpec<SchedulerSpec>(options.lrScheduler),
       device: this.config.device,
@@ -130,6 +128,14 @@ export class Trainer {
       await this.each((callback) => callback.onTrainEnd?.(history, this));
       return history;
     });
+  }
+
+  /**
+   * Writes the model as a TorchScript module (eval mode) that torch.jit.load runs in Python or C++:
+   * a sequential model becomes aten ops over its weights; a TorchScript model is saved as trained.
+   */
+  async exportTorchScript(path: string): Promise<void> {
+    return this.exclusive('exportTorchScript', () => this.engine.exportTorchScript(path));
   }
 
   /** Loss (and accuracy for classification losses) over a dataset, in eval mode. */

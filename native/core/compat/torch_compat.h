@@ -5,6 +5,8 @@
 #include <torch/optim/optimizer.h>
 #include <torch/version.h>
 
+#include <variant>
+
 #define FIREBRAND_TORCH_AT_LEAST(major, minor) \
   (TORCH_VERSION_MAJOR > (major) ||            \
    (TORCH_VERSION_MAJOR == (major) && TORCH_VERSION_MINOR >= (minor)))
@@ -22,6 +24,17 @@ inline void zeroGradToNone(torch::optim::Optimizer& optimizer) {
       parameter.mutable_grad().reset();
     }
   }
+#endif
+}
+
+// The alternative of a libtorch option variant (conv padding, ...), or null:
+// libtorch used c10::variant until 2.1 and std::variant since.
+template <typename T, typename Variant>
+const T* variantAlternative(const Variant& variant) {
+#if FIREBRAND_TORCH_AT_LEAST(2, 1)
+  return std::get_if<T>(&variant);
+#else
+  return c10::get_if<T>(&variant);
 #endif
 }
 

@@ -1,11 +1,13 @@
 #include "core/model/sequential_model.h"
 
 #include "core/errors.h"
+#include "core/model/torchscript_export.h"
 #include "core/shape_text.h"
 
 namespace firebrand {
 
-SequentialModel::SequentialModel(const ModelSpec& spec) {
+SequentialModel::SequentialModel(const ModelSpec& spec)
+    : spec_(spec), module_(std::make_shared<torch::nn::Module>("Sequential")) {
   if (spec.empty()) throw InvalidArgument("model: a sequential model needs at least one layer");
   layers_.reserve(spec.size());
   for (size_t index = 0; index < spec.size(); ++index) {
@@ -16,28 +18,29 @@ SequentialModel::SequentialModel(const ModelSpec& spec) {
     } catch (const c10::Error&) {
       rethrowWithContext(owner);  // allocation failures while creating the weights
     }
-    register_module(std::to_string(index), built.module.ptr());
+    module_->register_module(std::to_string(index), built.module.ptr());
     layers_.push_back({owner, std::move(built)});
   }
 }
 
-torch::Tensor SequentialModel::forward(torch::Tensor input) {
+at::Tensor SequentialModel::forward(const at::Tensor& input) {
+  at::Tensor x = input;
   for (auto& layer : layers_) {
     try {
-      input = layer.built.module.forward(input);
+      x = layer.built.module.forward(x);
     } catch (const c10::Error& error) {
-      throw ShapeMismatch(layer.owner + " cannot take an input of shape " + shapeAndDtypeText(input) +
+      throw ShapeMismatch(layer.owner + " cannot take an input of shape " + shapeAndDtypeText(x) +
                           "; it expects " + layer.built.expectedInput +
                           ". libtorch: " + error.what_without_backtrace());
     }
   }
-  return input;
+  return x;
 }
 
-int64_t SequentialModel::parameterCount() const {
-  int64_t count = 0;
-  for (const auto& parameter : parameters()) count += parameter.numel();
-  return count;
+torch::OrderedDict<std::string, at::Tensor> SequentialModel::namedParameters() const {
+  return module_->named_parameters();
 }
+
+void SequentialModel::saveTorchScript(const std::string& path) const { exportSequential(*this, path); }
 
 }  // namespace firebrand

@@ -5,27 +5,38 @@
 #pragma once
 #include <torch/nn/module.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "core/model/layer_factory.h"
 #include "core/model/layer_spec.h"
+#include "core/model/model.h"
 
 namespace firebrand {
 
-class SequentialModel : public torch::nn::Module {
+class SequentialModel : public Model {
  public:
   explicit SequentialModel(const ModelSpec& spec);
 
-  torch::Tensor forward(torch::Tensor input);
+  at::Tensor forward(const at::Tensor& input) override;
+  torch::OrderedDict<std::string, at::Tensor> namedParameters() const override;
+  void setTraining(bool training) override { module_->train(training); }
+  bool isTraining() const override { return module_->is_training(); }
+  void moveTo(const c10::Device& device) override { module_->to(device); }
+  void saveTorchScript(const std::string& path) const override;
 
-  int64_t parameterCount() const;
+  const ModelSpec& spec() const { return spec_; }
+  const torch::nn::Module& module() const { return *module_; }
+  const torch::nn::AnyModule& layerModule(size_t index) const { return layers_.at(index).built.module; }
 
  private:
   struct Layer {
     std::string owner;  // "layers[2] (conv2d)"
     BuiltLayer built;
   };
+  ModelSpec spec_;
+  std::shared_ptr<torch::nn::Module> module_;  // holds the layers' parameters and buffers
   std::vector<Layer> layers_;
 };
 

@@ -1,20 +1,32 @@
 #include "core/train/engine_factory.h"
 
+#include "core/model/sequential_model.h"
 #include "core/runtime/device.h"
 #include "core/runtime/runtime_info.h"
 #include "core/train/mixed_precision.h"
 
 namespace firebrand {
 
+namespace {
+
+std::shared_ptr<Model> buildModel(const ModelSource& source) {
+  if (!source.torchScriptFile.empty()) return ScriptModel::load(source.torchScriptFile);
+  if (!source.torchScriptSource.empty()) return ScriptModel::define(source.torchScriptSource, source.parameters);
+  return std::make_shared<SequentialModel>(source.layers);
+}
+
+}  // namespace
+
 std::shared_ptr<TrainingEngine> makeEngine(const EngineSpec& spec) {
   // Loss and device are checked first: they are cheap and fail without side effects.
-  LossFunction loss(spec.lossName, spec.lossOptions);
+  std::optional<LossFunction> loss;
+  if (!spec.lossName.empty()) loss.emplace(spec.lossName, spec.lossOptions);
   const c10::Device device = parseDevice(spec.device);
   TrainingEngine::Precision precision;
   precision.autocastDtype = autocastDtype(spec.mixedPrecision, device);
   precision.gradScaler = gradScalerOptions(spec.gradScaler, spec.mixedPrecision == "fp16");
   if (spec.seed) manualSeed(*spec.seed);
-  auto model = std::make_shared<SequentialModel>(spec.layers);
+  auto model = buildModel(spec.model);
   return std::make_shared<TrainingEngine>(std::move(model), std::move(loss), spec.optimizer, spec.scheduler, spec.metrics,
                                           precision, device);
 }

@@ -5,12 +5,22 @@
 #include <string>
 
 #include "core/model/layer_spec.h"
+#include "core/model/script_model.h"
 #include "core/train/training_engine.h"
 
 namespace firebrand {
 
-struct EngineSpec {
+// Exactly one of: layers, a TorchScript file, TorchScript source (+ parameters).
+struct ModelSource {
   ModelSpec layers;
+  std::string torchScriptFile;
+  std::string torchScriptSource;
+  std::vector<NamedTensor> parameters;
+};
+
+struct EngineSpec {
+  ModelSource model;
+  // Empty when the model's own training_step computes the loss.
   std::string lossName;
   OptionMap lossOptions;
   OptimizerSpec optimizer;

@@ -23,16 +23,14 @@ double secondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-// Puts a module in eval mode for a scope and restores the mode it had.
+// Puts a model in eval mode for a scope and restores the mode it had.
 class EvalModeScope {
  public:
-  explicit EvalModeScope(torch::nn::Module& module) : module_(module), wasTraining_(module.is_training()) {
-    module_.eval();
-  }
-  ~EvalModeScope() { module_.train(wasTraining_); }
+  explicit EvalModeScope(Model& model) : model_(model), wasTraining_(model.isTraining()) { model_.setTraining(false); }
+  ~EvalModeScope() { model_.setTraining(wasTraining_); }
 
  private:
-  torch::nn::Module& module_;
+  Model& model_;
   bool wasTraining_;
 };
 
@@ -40,9 +38,7 @@ std::string stepContext(int64_t epoch, int64_t step) {
   return "epoch " + std::to_string(epoch + 1) + ", step " + std::to_string(step + 1);
 }
 
-}  // namespace
-
-namespace {
+bool classIndexLoss(const std::optional<LossFunction>& loss) { return loss && loss->takesClassIndices(); }
 
 std::vector<std::string> withAccuracy(std::vector<std::string> metrics, bool classification) {
   if (classification && std::find(metrics.begin(), metrics.end(), "accuracy") == metrics.end()) {
@@ -51,25 +47,49 @@ std::vector<std::string> withAccuracy(std::vector<std::string> metrics, bool cla
   return metrics;
 }
 
+// Running sums of a custom step's logged values, weighted by batch size.
+void addLogged(TensorDict& sums, const TensorDict& logged, int64_t batchSize) {
+  for (const auto& [name, value] : logged) {
+    if (value.numel() != 1) {
+      throw InvalidArgument("the step's entry '" + name + "' must be a scalar tensor to be logged, got shape " +
+                            shapeText(value));
+    }
+    const at::Tensor weighted = value.reshape({}).to(at::kDouble) * static_cast<double>(batchSize);
+    auto it = sums.find(name);
+    if (it == sums.end()) {
+      sums.emplace(name, weighted);
+    } else {
+      it->second.add_(weighted);
+    }
+  }
+}
+
+void putMeans(MetricValues& metrics, const TensorDict& sums, int64_t samples) {
+  for (const auto& [name, sum] : sums) metrics.scalars[name] = sum.item<double>() / static_cast<double>(samples);
+}
+
 }  // namespace
 
-TrainingEngine::TrainingEngine(std::shared_ptr<SequentialModel> model, LossFunction loss,
+TrainingEngine::TrainingEngine(std::shared_ptr<Model> model, std::optional<LossFunction> loss,
                                const OptimizerSpec& optimizer, const SchedulerSpec& scheduler,
                                const std::vector<std::string>& metrics, const Precision& precision,
                                c10::Device device)
     : model_(std::move(model)),
       loss_(std::move(loss)),
       scheduler_(scheduler),
-      metrics_(withAccuracy(metrics, loss_.takesClassIndices()), loss_.takesClassIndices(), loss_.ignoreIndex()),
+      metrics_(withAccuracy(metrics, classIndexLoss(loss_)), classIndexLoss(loss_), loss_ ? loss_->ignoreIndex() : -100),
       autocastDtype_(precision.autocastDtype),
       scaler_(precision.gradScaler),
       device_(device) {
-  model_->to(device_);
-  loss_.to(device_);
+  if (!loss_ && !model_->hasTrainingStep()) {
+    throw InvalidArgument("loss: needed, since the model defines no training_step");
+  }
+  model_->moveTo(device_);
+  if (loss_) loss_->to(device_);
   scaler_.to(device_);
-  const auto parameters = model_->parameters();
-  parameterDtype_ = parameters.empty() ? at::kFloat : parameters.front().scalar_type();
-  optimizer_ = makeOptimizer(optimizer, model_->named_parameters());
+  parameters_ = model_->parameters();
+  parameterDtype_ = parameters_.empty() ? at::kFloat : parameters_.front().scalar_type();
+  optimizer_ = makeOptimizer(optimizer, model_->namedParameters());
   for (auto& group : optimizer_->param_groups()) baseLrs_.push_back(group.options().get_lr());
   // Started once here so a schedule that cannot drive this optimizer fails now; beginFit restarts it.
   scheduler_.start(*optimizer_, baseLrs_, 1);
@@ -78,7 +98,7 @@ TrainingEngine::TrainingEngine(std::shared_ptr<SequentialModel> model, LossFunct
 
 TrainingEngine::FitPlan TrainingEngine::beginFit(int64_t datasetSize, const EpochOptions& options, int64_t numEpochs) {
   if (numEpochs < 1) throw InvalidArgument("numEpochs must be a positive integer, got " + std::to_string(numEpochs));
-  if (model_->parameters().empty()) {
+  if (parameters_.empty()) {
     throw InvalidArgument("fit: the model has no parameters to train (it can still evaluate and predict)");
   }
   FitPlan plan;
@@ -94,6 +114,11 @@ TrainingEngine::FitPlan TrainingEngine::beginFit(int64_t datasetSize, const Epoc
 
 void TrainingEngine::onEvalMetric(double value) { scheduler_.onMetric(*optimizer_, value); }
 
+void TrainingEngine::exportTorchScript(const std::string& path) {
+  EvalModeScope evalMode(*model_);
+  model_->saveTorchScript(path);
+}
+
 at::Tensor TrainingEngine::inputsToDevice(const at::Tensor& inputs) const {
   // Floating inputs follow the model's dtype (Float64Array data into a float32
   // model); integer inputs (token ids) are left as they are.
@@ -105,7 +130,18 @@ Batch TrainingEngine::toDevice(const Batch& batch) const {
   return {inputsToDevice(batch.inputs), batch.targets.to(device_, /*non_blocking=*/true)};
 }
 
+const LossFunction& TrainingEngine::lossFunction(const char* purpose) const {
+  if (!loss_) throw InvalidArgument(std::string("loss: needed to ") + purpose);
+  return *loss_;
+}
+
+at::Tensor TrainingEngine::prepareTargets(const at::Tensor& targets) const {
+  return loss_ ? loss_->prepareTargets(targets) : targets;
+}
+
 void TrainingEngine::checkDatasetFits(const TensorDataset& dataset) {
+  // A model's own steps check their batches themselves.
+  if (!loss_ || model_->hasTrainingStep()) return;
   torch::NoGradGuard noGrad;
   EvalModeScope evalMode(*model_);
   const Batch probe = toDevice(dataset.batch(at::zeros({1}, at::kLong)));
@@ -116,9 +152,9 @@ void TrainingEngine::checkDatasetFits(const TensorDataset& dataset) {
     throw ShapeMismatch("dataset samples of shape " + shapeText(dataset.sampleShape()) +
                         " do not fit the model: " + error.what());
   }
-  if (loss_.takesClassIndices() && output.dim() >= 2) loss_.checkLabelRange(dataset.targets(), output.size(1));
+  if (loss_->takesClassIndices() && output.dim() >= 2) loss_->checkLabelRange(dataset.targets(), output.size(1));
   try {
-    loss_(output, probe.targets);
+    (*loss_)(output, probe.targets);
   } catch (const ShapeMismatch& error) {
     throw ShapeMismatch("dataset targets of shape " + shapeText(dataset.targetShape()) +
                         " per sample do not fit the model's output of shape " + shapeText(output.sizes().slice(1)) +
@@ -126,24 +162,48 @@ void TrainingEngine::checkDatasetFits(const TensorDataset& dataset) {
   }
 }
 
-std::pair<at::Tensor, at::Tensor> TrainingEngine::forwardBackward(const Batch& batch, double lossWeight) {
-  at::Tensor output;
-  at::Tensor loss;
-  {
-    AutocastScope autocast(device_.type(), autocastDtype_);
-    output = model_->forward(batch.inputs);
-    loss = loss_(output, batch.targets);
+TrainingEngine::StepValues TrainingEngine::runStep(const Batch& batch, bool training) {
+  AutocastScope autocast(device_.type(), autocastDtype_);
+  const bool custom = training ? model_->hasTrainingStep() : model_->hasValidationStep();
+  if (!custom) {
+    const LossFunction& loss = lossFunction(training ? "train" : "evaluate (or define validation_step)");
+    StepValues values;
+    values.output = model_->forward(batch.inputs);
+    values.loss = loss(values.output, batch.targets);
+    return values;
   }
+  TensorDict logged = training ? model_->trainingStep(batch.inputs, batch.targets)
+                               : model_->validationStep(batch.inputs, batch.targets);
+  const char* method = training ? "training_step" : "validation_step";
+  const auto it = logged.find("loss");
+  if (it == logged.end() || it->second.numel() != 1) {
+    std::string keys;
+    for (const auto& entry : logged) keys += (keys.empty() ? "" : ", ") + entry.first;
+    throw InvalidArgument(std::string(method) + " must return a Dict[str, Tensor] with a scalar 'loss'; it returned {" +
+                          keys + "}");
+  }
+  StepValues values;
+  values.loss = it->second.reshape({});
+  logged.erase(it);
+  for (auto& entry : logged) entry.second = entry.second.detach();
+  values.logged = std::move(logged);
+  return values;
+}
+
+TrainingEngine::StepValues TrainingEngine::forwardBackward(const Batch& batch, double lossWeight) {
+  StepValues values = runStep(batch, /*training=*/true);
   // DDP's bucket all-reduce hooks will fire during this backward.
-  scaler_.scale(lossWeight == 1.0 ? loss : loss * lossWeight).backward();
-  return {loss.detach(), output.detach()};
+  scaler_.scale(lossWeight == 1.0 ? values.loss : values.loss * lossWeight).backward();
+  values.loss = values.loss.detach();
+  if (values.output.defined()) values.output = values.output.detach();
+  return values;
 }
 
 bool TrainingEngine::optimizerStep(const at::Tensor& groupLoss, const StepPolicy& policy,
                                    std::optional<double>& gradNorm) {
   // Gradients are all-reduced before this point.
   const bool lossFinite = groupLoss.isfinite().item<bool>();
-  const auto parameters = model_->parameters();
+  const auto& parameters = parameters_;
   gradNorm.reset();
   at::Tensor foundInf;
   if (scaler_.enabled() && lossFinite) {
@@ -183,12 +243,12 @@ EpochResult TrainingEngine::trainEpoch(const TensorDataset& rawDataset, const Ep
                                        const ReportSink& report) {
   if (!fitBegun_) throw InvalidState("trainEpoch: call beginFit first, to plan the learning-rate schedule");
   useRequestedThreads();
-  const TensorDataset dataset(rawDataset.inputs(), loss_.prepareTargets(rawDataset.targets()));
+  const TensorDataset dataset(rawDataset.inputs(), prepareTargets(rawDataset.targets()));
   checkDatasetFits(dataset);
   const BatchSampler sampler(dataset.size(), options.sampler, options.epoch);
   const int64_t batches = sampler.batchCount();
   const int64_t groupSize = options.step.gradientAccumulationSteps;
-  model_->train();
+  model_->setTraining(true);
   compat::zeroGradToNone(*optimizer_);
 
   // Running sums stay on the device; they are read back only when a report is due.
@@ -197,6 +257,7 @@ EpochResult TrainingEngine::trainEpoch(const TensorDataset& rawDataset, const Ep
   at::Tensor logWindowLossSum = at::zeros({}, accumulator);
   at::Tensor groupLossSum = at::zeros({}, accumulator);
   metrics_.reset(device_);
+  TensorDict loggedSums;
   int64_t logWindowSamples = 0;
   int64_t groupSamples = 0;
   int64_t samples = 0;
@@ -222,10 +283,11 @@ EpochResult TrainingEngine::trainEpoch(const TensorDataset& rawDataset, const Ep
       accumulating_ = batchIndex + 1 < groupEnd;
       const Batch batch = toDevice(dataset.batch(sampler.indices(batchIndex)));
       const int64_t batchSize = batch.inputs.size(0);
-      const auto [loss, output] =
+      const StepValues step =
           forwardBackward(batch, static_cast<double>(batchSize) / static_cast<double>(groupSamples));
-      groupLossSum.add_(loss, batchSize);
-      metrics_.update(output, batch.targets);
+      groupLossSum.add_(step.loss, batchSize);
+      if (step.output.defined()) metrics_.update(step.output, batch.targets);
+      addLogged(loggedSums, step.logged, batchSize);
       samples += batchSize;
 
       bool stepped = false;
@@ -283,12 +345,13 @@ EpochResult TrainingEngine::trainEpoch(const TensorDataset& rawDataset, const Ep
   // The epoch's loss is over the samples of the steps that were applied.
   result.loss = steppedSamples > 0 ? epochLossSum.item<double>() / static_cast<double>(steppedSamples) : std::nan("");
   result.metrics = metrics_.compute(result.loss);
+  if (samples > 0) putMeans(result.metrics, loggedSums, samples);
   return result;
 }
 
 EvalResult TrainingEngine::evaluate(const TensorDataset& rawDataset, int64_t batchSize) {
   useRequestedThreads();
-  const TensorDataset dataset(rawDataset.inputs(), loss_.prepareTargets(rawDataset.targets()));
+  const TensorDataset dataset(rawDataset.inputs(), prepareTargets(rawDataset.targets()));
   checkDatasetFits(dataset);
   SamplerOptions inOrder;
   inOrder.batchSize = batchSize;
@@ -302,13 +365,14 @@ EvalResult TrainingEngine::evaluate(const TensorDataset& rawDataset, int64_t bat
   at::Tensor lossSum = at::zeros({}, accumulator);
   MetricSet metrics = metrics_;
   metrics.reset(device_);
+  TensorDict loggedSums;
   for (int64_t index = 0; index < sampler.batchCount(); ++index) {
     try {
       const Batch batch = toDevice(dataset.batch(sampler.indices(index)));
-      AutocastScope autocast(device_.type(), autocastDtype_);
-      const at::Tensor output = model_->forward(batch.inputs);
-      lossSum.add_(loss_(output, batch.targets), batch.inputs.size(0));
-      metrics.update(output, batch.targets);
+      const StepValues step = runStep(batch, /*training=*/false);
+      lossSum.add_(step.loss, batch.inputs.size(0));
+      if (step.output.defined()) metrics.update(step.output, batch.targets);
+      addLogged(loggedSums, step.logged, batch.inputs.size(0));
     } catch (...) {
       rethrowWithContext("evaluation batch " + std::to_string(index + 1));
     }
@@ -317,6 +381,7 @@ EvalResult TrainingEngine::evaluate(const TensorDataset& rawDataset, int64_t bat
   result.samples = dataset.size();
   result.loss = lossSum.item<double>() / static_cast<double>(result.samples);
   result.metrics = metrics.compute(result.loss);
+  putMeans(result.metrics, loggedSums, result.samples);
   result.seconds = secondsSince(started);
   return result;
 }

@@ -13,7 +13,7 @@
 
 #include "core/data/tensor_dataset.h"
 #include "core/metrics/metric_set.h"
-#include "core/model/sequential_model.h"
+#include "core/model/model.h"
 #include "core/options/option_value.h"
 #include "core/train/epoch_options.h"
 #include "core/train/grad_scaler.h"
@@ -26,12 +26,14 @@ namespace firebrand {
 
 class TrainingEngine {
  public:
-  // `metrics` are metric names (metric_set.h); classification always gets accuracy.
   struct Precision {
     std::optional<at::ScalarType> autocastDtype;  // nullopt: full precision
     GradScalerOptions gradScaler;
   };
-  TrainingEngine(std::shared_ptr<SequentialModel> model, LossFunction loss, const OptimizerSpec& optimizer,
+  // `loss` may be absent when the model defines training_step (and
+  // validation_step, to evaluate). `metrics` are metric names
+  // (metric_set.h); class-index losses always get accuracy.
+  TrainingEngine(std::shared_ptr<Model> model, std::optional<LossFunction> loss, const OptimizerSpec& optimizer,
                  const SchedulerSpec& scheduler, const std::vector<std::string>& metrics, const Precision& precision,
                  c10::Device device);
 
@@ -58,17 +60,27 @@ class TrainingEngine {
   void clearStop() { stopRequested_ = false; }
 
   int64_t globalStep() const { return globalStep_; }
+  // Writes the model as a TorchScript module, in eval mode, for inference anywhere.
+  void exportTorchScript(const std::string& path);
   // True between the micro-batches of an accumulation group (gradients are
   // gathered, no optimizer step follows this backward): DDP skips its all-reduce then.
   bool accumulating() const { return accumulating_; }
-  const SequentialModel& model() const { return *model_; }
+  Model& model() const { return *model_; }
   const c10::Device& device() const { return device_; }
 
  private:
+  struct StepValues {
+    at::Tensor loss;    // unweighted, detached
+    at::Tensor output;  // detached; undefined for a model's own training_step
+    TensorDict logged;  // a custom step's other entries, detached
+  };
   // Forward and backward of one micro-batch; its loss is weighted by
   // `lossWeight` (its share of the accumulation group's samples) for backward.
-  // Returns the unweighted loss and the outputs, detached.
-  std::pair<at::Tensor, at::Tensor> forwardBackward(const Batch& batch, double lossWeight);
+  StepValues forwardBackward(const Batch& batch, double lossWeight);
+  // The model's training_step / validation_step, or forward + loss.
+  StepValues runStep(const Batch& batch, bool training);
+  const LossFunction& lossFunction(const char* purpose) const;
+  at::Tensor prepareTargets(const at::Tensor& targets) const;
   // Clips, checks for non-finite values and steps the optimizer once per group.
   // Returns false when the step was skipped (nonFiniteLoss: 'skip').
   bool optimizerStep(const at::Tensor& groupLoss, const StepPolicy& policy, std::optional<double>& gradNorm);
@@ -78,8 +90,9 @@ class TrainingEngine {
   // mismatch or an out-of-range label fails before any step, naming both sides.
   void checkDatasetFits(const TensorDataset& dataset);
 
-  std::shared_ptr<SequentialModel> model_;
-  LossFunction loss_;
+  std::shared_ptr<Model> model_;
+  std::vector<at::Tensor> parameters_;
+  std::optional<LossFunction> loss_;
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
   LrScheduler scheduler_;
   MetricSet metrics_;

@@ -1,0 +1,23 @@
+#include "core/model/model.h"
+
+#include "core/errors.h"
+
+namespace firebrand {
+
+TensorDict Model::trainingStep(const at::Tensor&, const at::Tensor&) {
+  throw InvalidState("this model defines no training_step");
+}
+
+TensorDict Model::validationStep(const at::Tensor&, const at::Tensor&) {
+  throw InvalidState("this model defines no validation_step");
+}
+
+std::vector<at::Tensor> Model::parameters() const { return namedParameters().values(); }
+
+int64_t Model::parameterCount() const {
+  int64_t count = 0;
+  for (const auto& parameter : parameters()) count += parameter.numel();
+  return count;
+}
+
+}  // namespace firebrand

@@ -1,0 +1,39 @@
+// What the training engine trains: a sequential model built from layer specs
+// or a TorchScript module. A TorchScript module may define its own steps,
+// training_step(batch) / validation_step(batch) -> Dict[str, Tensor], with
+// the batch as {"input": ..., "target": ...}.
+#pragma once
+#include <ATen/core/Tensor.h>
+#include <c10/core/Device.h>
+#include <torch/ordered_dict.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace firebrand {
+
+using TensorDict = std::map<std::string, at::Tensor>;
+
+class Model {
+ public:
+  virtual ~Model() = default;
+
+  virtual at::Tensor forward(const at::Tensor& inputs) = 0;
+  virtual torch::OrderedDict<std::string, at::Tensor> namedParameters() const = 0;
+  virtual void setTraining(bool training) = 0;
+  virtual bool isTraining() const = 0;
+  virtual void moveTo(const c10::Device& device) = 0;
+  // Writes a TorchScript module that torch.jit.load (Python or C++) can run.
+  virtual void saveTorchScript(const std::string& path) const = 0;
+
+  virtual bool hasTrainingStep() const { return false; }
+  virtual bool hasValidationStep() const { return false; }
+  virtual TensorDict trainingStep(const at::Tensor& inputs, const at::Tensor& targets);
+  virtual TensorDict validationStep(const at::Tensor& inputs, const at::Tensor& targets);
+
+  std::vector<at::Tensor> parameters() const;
+  int64_t parameterCount() const;
+};
+
+}  // namespace firebrand

@@ -1,0 +1,92 @@
+#include "core/model/script_model.h"
+
+#include <fstream>
+
+#include "core/errors.h"
+
+namespace firebrand {
+
+ScriptModel::ScriptModel(torch::jit::Module module, std::string origin)
+    : module_(std::move(module)),
+      origin_(std::move(origin)),
+      hasTrainingStep_(module_.find_method("training_step").has_value()),
+      hasValidationStep_(module_.find_method("validation_step").has_value()) {}
+
+std::shared_ptr<ScriptModel> ScriptModel::load(const std::string& path) {
+  if (!std::ifstream(path).good()) throw FileError(path + ": cannot open TorchScript file");
+  try {
+    return std::shared_ptr<ScriptModel>(new ScriptModel(torch::jit::load(path), path));
+  } catch (const c10::Error& error) {
+    throw FileError(path + ": not a TorchScript module saved by torch.jit.save (" +
+                    error.what_without_backtrace() + ")");
+  }
+}
+
+std::shared_ptr<ScriptModel> ScriptModel::define(const std::string& source, const std::vector<NamedTensor>& parameters) {
+  torch::jit::Module module("FirebrandScript");
+  // nn.Module's flag, read by train()/eval() and by `self.training` in the source.
+  module.register_attribute("training", c10::BoolType::get(), true);
+  for (const auto& parameter : parameters) {
+    if (parameter.name.empty() || parameter.name.find('.') != std::string::npos) {
+      throw InvalidArgument("script model: parameter name '" + parameter.name +
+                            "' must be a non-empty identifier without dots");
+    }
+    module.register_parameter(parameter.name, parameter.value.to(at::kFloat).detach().requires_grad_(), false);
+  }
+  try {
+    module.define(source);
+  } catch (const std::exception& error) {  // the compiler throws torch::jit::ErrorReport
+    throw InvalidArgument(std::string("script model: the TorchScript source does not compile: ") + error.what());
+  }
+  return std::shared_ptr<ScriptModel>(new ScriptModel(std::move(module), "TorchScript source"));
+}
+
+at::Tensor ScriptModel::forward(const at::Tensor& inputs) {
+  if (!module_.find_method("forward")) {
+    throw InvalidState(origin_ + ": the module has no forward method");
+  }
+  const c10::IValue output = module_.forward({inputs});
+  if (!output.isTensor()) {
+    throw InvalidArgument(origin_ + ": forward must return a Tensor, it returned " + output.tagKind());
+  }
+  return output.toTensor();
+}
+
+torch::OrderedDict<std::string, at::Tensor> ScriptModel::namedParameters() const {
+  torch::OrderedDict<std::string, at::Tensor> named;
+  for (const auto& item : module_.named_parameters(/*recurse=*/true)) named.insert(item.name, item.value);
+  return named;
+}
+
+void ScriptModel::saveTorchScript(const std::string& path) const {
+  try {
+    module_.save(path);
+  } catch (const c10::Error& error) {
+    throw FileError(path + ": cannot write the TorchScript module (" + error.what_without_backtrace() + ")");
+  }
+}
+
+TensorDict ScriptModel::callStep(const char* method, const at::Tensor& inputs, const at::Tensor& targets) {
+  c10::Dict<std::string, at::Tensor> batch;
+  batch.insert("input", inputs);
+  batch.insert("target", targets);
+  const c10::IValue result = module_.get_method(method)({batch});
+  const std::string expected = std::string(method) + " must return a Dict[str, Tensor]";
+  if (!result.isGenericDict()) throw InvalidArgument(origin_ + ": " + expected + ", it returned " + result.tagKind());
+  TensorDict values;
+  for (const auto& entry : result.toGenericDict()) {
+    if (!entry.key().isString() || !entry.value().isTensor()) throw InvalidArgument(origin_ + ": " + expected);
+    values[entry.key().toStringRef()] = entry.value().toTensor();
+  }
+  return values;
+}
+
+TensorDict ScriptModel::trainingStep(const at::Tensor& inputs, const at::Tensor& targets) {
+  return callStep("training_step", inputs, targets);
+}
+
+TensorDict ScriptModel::validationStep(const at::Tensor& inputs, const at::Tensor& targets) {
+  return callStep("validation_step", inputs, targets);
+}
+
+}  // namespace firebrand

@@ -1,0 +1,46 @@
+// A TorchScript module trained in place: loaded from a file saved by
+// torch.jit.save, or defined from TorchScript source plus named parameters.
+#pragma once
+#include <torch/script.h>
+
+#include <string>
+#include <vector>
+
+#include "core/model/model.h"
+
+namespace firebrand {
+
+struct NamedTensor {
+  std::string name;
+  at::Tensor value;
+};
+
+class ScriptModel : public Model {
+ public:
+  static std::shared_ptr<ScriptModel> load(const std::string& path);
+  // `source` holds methods (def forward(self, x): ...) using self.<name> for each parameter.
+  static std::shared_ptr<ScriptModel> define(const std::string& source, const std::vector<NamedTensor>& parameters);
+
+  at::Tensor forward(const at::Tensor& inputs) override;
+  torch::OrderedDict<std::string, at::Tensor> namedParameters() const override;
+  void setTraining(bool training) override { module_.train(training); }
+  bool isTraining() const override { return module_.is_training(); }
+  void moveTo(const c10::Device& device) override { module_.to(device); }
+  void saveTorchScript(const std::string& path) const override;
+
+  bool hasTrainingStep() const override { return hasTrainingStep_; }
+  bool hasValidationStep() const override { return hasValidationStep_; }
+  TensorDict trainingStep(const at::Tensor& inputs, const at::Tensor& targets) override;
+  TensorDict validationStep(const at::Tensor& inputs, const at::Tensor& targets) override;
+
+ private:
+  explicit ScriptModel(torch::jit::Module module, std::string origin);
+  TensorDict callStep(const char* method, const at::Tensor& inputs, const at::Tensor& targets);
+
+  torch::jit::Module module_;
+  std::string origin_;  // the file or "TorchScript source", for errors
+  bool hasTrainingStep_;
+  bool hasValidationStep_;
+};
+
+}  // namespace firebrand

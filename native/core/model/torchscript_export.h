@@ -1,0 +1,13 @@
+// Writes a sequential model as a TorchScript module: its parameters and
+// buffers (named like "l0_weight" for "0.weight") and a forward() made of
+// aten ops, so torch.jit.load runs it in Python or C++ without firebrand.
+#pragma once
+#include <string>
+
+namespace firebrand {
+
+class SequentialModel;
+
+void exportSequential(const SequentialModel& model, const std::string& path);
+
+}  // namespace firebrand
