@@ -10,18 +10,12 @@
 #include "core/shape_text.h"
 
 namespace firebrand {
-namespace {
-
-constexpr double kMax = std::numeric_limits<double>::max();
-
-}  // namespace
-
 IdxDatasetOptions idxDatasetOptions(const OptionMap& optionMap) {
   OptionReader reader("Dataset.fromIdx options", optionMap);
   IdxDatasetOptions options;
   options.scaleBytes = reader.flag("scaleBytes", true);
-  options.mean = reader.optionalNumber("mean", -kMax, kMax);
-  options.std = reader.optionalNumber("std", 1e-12, kMax);
+  options.mean = reader.optionalNumber("mean", -kUnbounded, kUnbounded);
+  options.std = reader.optionalNumber("std", 1e-12, kUnbounded);
   if (optionMap.count("sampleShape")) options.sampleShape = reader.positiveShape("sampleShape");
   reader.finish();
   return options;

@@ -14,7 +14,6 @@ namespace firebrand {
 namespace {
 
 using Builder = std::function<BuiltLayer(OptionReader&)>;
-constexpr double kInfinity = std::numeric_limits<double>::infinity();
 
 template <typename Module>
 BuiltLayer layer(Module module, std::string expectedInput) {
@@ -87,7 +86,7 @@ BuiltLayer avgPool2d(OptionReader& options) {
 template <typename BatchNorm, typename Options>
 BuiltLayer batchNorm(OptionReader& options, const char* layout) {
   const int64_t features = options.positiveInt("numFeatures");
-  const double eps = options.number("eps", 1e-5, 0, kInfinity);
+  const double eps = options.number("eps", 1e-5, 0, kUnbounded);
   const double momentum = options.number("momentum", 0.1, 0, 1);
   const bool affine = options.flag("affine", true);
   const bool trackRunningStats = options.flag("trackRunningStats", true);
@@ -102,7 +101,7 @@ BuiltLayer batchNorm(OptionReader& options, const char* layout) {
 
 BuiltLayer layerNorm(OptionReader& options) {
   const auto shape = options.positiveShape("normalizedShape");
-  const double eps = options.number("eps", 1e-5, 0, kInfinity);
+  const double eps = options.number("eps", 1e-5, 0, kUnbounded);
   const bool affine = options.flag("elementwiseAffine", true);
   return layer(torch::nn::LayerNorm(torch::nn::LayerNormOptions(shape).eps(eps).elementwise_affine(affine)),
                "trailing dimensions " + shapeText(shape) + " (normalizedShape)");

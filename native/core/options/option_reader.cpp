@@ -113,9 +113,9 @@ std::optional<double> OptionReader::optionalNumber(const std::string& name, doub
   const double* number = std::get_if<double>(value);
   if (!number || !std::isfinite(*number) || *number < min || *number > max) {
     std::string range = "a number";
-    if (min > -std::numeric_limits<double>::max()) range += " >= " + formatNumber(min);
-    if (max < std::numeric_limits<double>::max()) {
-      range += (min > -std::numeric_limits<double>::max() ? " and <= " : " <= ") +
+    if (min > -kUnbounded) range += " >= " + formatNumber(min);
+    if (max < kUnbounded) {
+      range += (min > -kUnbounded ? " and <= " : " <= ") +
                formatNumber(max);
     }
     fail(name, range);

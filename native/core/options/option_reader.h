@@ -4,6 +4,7 @@
 // did-you-mean.
 #pragma once
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <set>
 #include <string>
@@ -12,6 +13,9 @@
 #include "core/options/option_value.h"
 
 namespace firebrand {
+
+// "No bound" for the range checks of number().
+inline constexpr double kUnbounded = std::numeric_limits<double>::max();
 
 class OptionReader {
  public:

@@ -5,12 +5,6 @@
 #include "core/options/option_reader.h"
 
 namespace firebrand {
-namespace {
-
-constexpr double kMax = std::numeric_limits<double>::max();
-
-}  // namespace
-
 EpochOptions epochOptions(const OptionMap& optionMap) {
   OptionReader reader("config", optionMap);
   EpochOptions options;
@@ -21,10 +15,10 @@ EpochOptions epochOptions(const OptionMap& optionMap) {
   options.epoch = reader.nonNegativeInt("epoch", 0);
   options.logEvery = reader.positiveInt("logEvery", options.logEvery);
   options.progressIntervalSeconds =
-      reader.number("progressIntervalMs", options.progressIntervalSeconds * 1000, 0, kMax) / 1000;
+      reader.number("progressIntervalMs", options.progressIntervalSeconds * 1000, 0, kUnbounded) / 1000;
   options.step.gradientAccumulationSteps = reader.positiveInt("gradientAccumulationSteps", 1);
-  options.step.maxGradNorm = reader.optionalNumber("maxGradNorm", 0, kMax);
-  options.step.clipValue = reader.optionalNumber("clipValue", 0, kMax);
+  options.step.maxGradNorm = reader.optionalNumber("maxGradNorm", 0, kUnbounded);
+  options.step.clipValue = reader.optionalNumber("clipValue", 0, kUnbounded);
   options.step.nonFiniteLoss =
       reader.choice("nonFiniteLoss", "error", {"error", "skip"}) == "skip" ? NonFiniteLossPolicy::Skip
                                                                            : NonFiniteLossPolicy::Error;

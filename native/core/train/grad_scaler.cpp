@@ -10,11 +10,10 @@ namespace firebrand {
 
 GradScalerOptions gradScalerOptions(const OptionMap& optionMap, bool fp16) {
   OptionReader reader("gradScaler", optionMap);
-  constexpr double kMax = std::numeric_limits<double>::max();
   GradScalerOptions options;
   options.enabled = reader.flag("enabled", fp16);
-  options.initScale = reader.number("initScale", options.initScale, 1e-30, kMax);
-  options.growthFactor = reader.number("growthFactor", options.growthFactor, 1.0, kMax);
+  options.initScale = reader.number("initScale", options.initScale, 1e-30, kUnbounded);
+  options.growthFactor = reader.number("growthFactor", options.growthFactor, 1.0, kUnbounded);
   options.backoffFactor = reader.number("backoffFactor", options.backoffFactor, 1e-30, 1.0);
   options.growthInterval = reader.positiveInt("growthInterval", options.growthInterval);
   reader.finish();

@@ -11,7 +11,6 @@
 namespace firebrand {
 namespace {
 
-constexpr double kMax = std::numeric_limits<double>::max();
 constexpr int64_t kReductionSum = 2;   // at::Reduction::Sum
 constexpr int64_t kReductionMean = 1;  // at::Reduction::Mean
 
@@ -26,7 +25,7 @@ at::Tensor classWeights(OptionReader& reader, const OptionMap& options, const st
     throw InvalidArgument(reader.owner() + ": field '" + name + "' must be a non-empty list of numbers >= 0, got " +
                           describeOptionValue(it->second));
   }
-  const auto values = reader.numbers(name, count, {}, 0, kMax);
+  const auto values = reader.numbers(name, count, {}, 0, kUnbounded);
   return at::tensor(values, at::TensorOptions().dtype(at::kFloat));
 }
 
@@ -48,10 +47,10 @@ LossFunction::LossFunction(const std::string& name, const OptionMap& options) : 
     if (kind_ == Kind::CrossEntropy) labelSmoothing_ = reader.number("labelSmoothing", 0.0, 0.0, 1.0);
   } else if (name == "smooth_l1") {
     kind_ = Kind::SmoothL1;
-    beta_ = reader.number("beta", 1.0, 0.0, kMax);
+    beta_ = reader.number("beta", 1.0, 0.0, kUnbounded);
   } else if (name == "huber") {
     kind_ = Kind::Huber;
-    beta_ = reader.number("delta", 1.0, 1e-12, kMax);
+    beta_ = reader.number("delta", 1.0, 1e-12, kUnbounded);
   } else if (name == "mse" || name == "l1") {
     kind_ = name == "mse" ? Kind::Mse : Kind::L1;
   } else if (name == "bce_with_logits") {

@@ -15,7 +15,6 @@
 namespace firebrand {
 namespace {
 
-constexpr double kMax = std::numeric_limits<double>::max();
 constexpr double kPi = 3.14159265358979323846;
 
 const std::vector<std::string>& knownSchedulers() {
@@ -56,11 +55,11 @@ LrScheduler::LrScheduler(const SchedulerSpec& spec) : name_(spec.name) {
   if (name_ == "constant" || name_ == "linear" || name_ == "cosine") {
     kind_ = name_ == "constant" ? Kind::Constant : name_ == "linear" ? Kind::Linear : Kind::Cosine;
     warmupSteps_ = options.nonNegativeInt("warmupSteps", 0);
-    if (kind_ == Kind::Cosine) numCycles_ = options.number("numCycles", 0.5, 0, kMax);
+    if (kind_ == Kind::Cosine) numCycles_ = options.number("numCycles", 0.5, 0, kUnbounded);
   } else if (name_ == "step") {
     kind_ = Kind::Step;
     stepSize_ = options.positiveInt("stepSize");
-    gamma_ = options.number("gamma", 0.1, 0, kMax);
+    gamma_ = options.number("gamma", 0.1, 0, kUnbounded);
   } else if (name_ == "multistep") {
     kind_ = Kind::MultiStep;
     const auto it = spec.options.find("milestones");
@@ -71,21 +70,21 @@ LrScheduler::LrScheduler(const SchedulerSpec& spec) : name_(spec.name) {
     if (!std::is_sorted(milestones_.begin(), milestones_.end())) {
       throw InvalidArgument(options.owner() + ": field 'milestones' must be in increasing order");
     }
-    gamma_ = options.number("gamma", 0.1, 0, kMax);
+    gamma_ = options.number("gamma", 0.1, 0, kUnbounded);
   } else if (name_ == "exponential") {
     kind_ = Kind::Exponential;
-    gamma_ = options.number("gamma", 0.1, 0, kMax);
+    gamma_ = options.number("gamma", 0.1, 0, kUnbounded);
     if (spec.options.count("gamma") == 0) {
       throw InvalidArgument(options.owner() + ": field 'gamma' must be a number (the decay per step), got nothing");
     }
   } else if (name_ == "onecycle") {
     kind_ = Kind::OneCycle;
-    maxLr_ = options.number("maxLr", -1, 0, kMax);
+    maxLr_ = options.number("maxLr", -1, 0, kUnbounded);
     if (maxLr_ < 0) throw InvalidArgument(options.owner() + ": field 'maxLr' must be a number >= 0, got nothing");
     pctStart_ = options.number("pctStart", 0.3, 0, 1);
     cosineAnneal_ = options.choice("annealStrategy", "cos", {"cos", "linear"}) == "cos";
-    divFactor_ = options.number("divFactor", 25, 1e-12, kMax);
-    finalDivFactor_ = options.number("finalDivFactor", 1e4, 1e-12, kMax);
+    divFactor_ = options.number("divFactor", 25, 1e-12, kUnbounded);
+    finalDivFactor_ = options.number("finalDivFactor", 1e4, 1e-12, kUnbounded);
     cycleMomentum_ = options.flag("cycleMomentum", true);
     baseMomentum_ = options.number("baseMomentum", 0.85, 0, 1);
     maxMomentum_ = options.number("maxMomentum", 0.95, 0, 1);
@@ -95,11 +94,11 @@ LrScheduler::LrScheduler(const SchedulerSpec& spec) : name_(spec.name) {
     maximize_ = options.choice("mode", "min", {"min", "max"}) == "max";
     plateauFactor_ = options.number("factor", 0.1, 0, 0.999999);
     patience_ = options.nonNegativeInt("patience", 10);
-    threshold_ = options.number("threshold", 1e-4, 0, kMax);
+    threshold_ = options.number("threshold", 1e-4, 0, kUnbounded);
     relativeThreshold_ = options.choice("thresholdMode", "rel", {"rel", "abs"}) == "rel";
     cooldown_ = options.nonNegativeInt("cooldown", 0);
-    minLr_ = options.number("minLr", 0, 0, kMax);
-    eps_ = options.number("eps", 1e-8, 0, kMax);
+    minLr_ = options.number("minLr", 0, 0, kUnbounded);
+    eps_ = options.number("eps", 1e-8, 0, kUnbounded);
   } else {
     std::string message = "lrScheduler: unknown scheduler '" + name_ + "'";
     const std::string suggestion = closestMatch(name_, knownSchedulers());

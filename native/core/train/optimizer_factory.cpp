@@ -14,7 +14,6 @@
 namespace firebrand {
 namespace {
 
-constexpr double kMax = std::numeric_limits<double>::max();
 
 // One libtorch parameter group per plan, each with a copy of the defaults
 // that takes the plan's lr and weight decay.
@@ -31,10 +30,10 @@ std::unique_ptr<torch::optim::Optimizer> build(const Options& defaults, std::vec
 }
 
 std::unique_ptr<torch::optim::Optimizer> makeSgd(OptionReader& options, std::vector<ParameterGroupPlan> plans) {
-  const double lr = options.number("lr", 1e-3, 0, kMax);
-  const double momentum = options.number("momentum", 0, 0, kMax);
-  const double dampening = options.number("dampening", 0, 0, kMax);
-  const double weightDecay = options.number("weightDecay", 0, 0, kMax);
+  const double lr = options.number("lr", 1e-3, 0, kUnbounded);
+  const double momentum = options.number("momentum", 0, 0, kUnbounded);
+  const double dampening = options.number("dampening", 0, 0, kUnbounded);
+  const double weightDecay = options.number("weightDecay", 0, 0, kUnbounded);
   const bool nesterov = options.flag("nesterov", false);
   if (nesterov && (momentum <= 0 || dampening != 0)) {
     throw InvalidArgument(options.owner() + ": nesterov needs momentum > 0 and dampening 0, got momentum " +
@@ -48,31 +47,31 @@ std::unique_ptr<torch::optim::Optimizer> makeSgd(OptionReader& options, std::vec
 template <typename Optimizer, typename Options>
 std::unique_ptr<torch::optim::Optimizer> makeAdamFamily(OptionReader& options, std::vector<ParameterGroupPlan> plans,
                                                         double defaultWeightDecay) {
-  const double lr = options.number("lr", 1e-3, 0, kMax);
+  const double lr = options.number("lr", 1e-3, 0, kUnbounded);
   const auto betas = options.numbers("betas", 2, {0.9, 0.999}, 0, 0.999999999);
-  const double eps = options.number("eps", 1e-8, 0, kMax);
-  const double weightDecay = options.number("weightDecay", defaultWeightDecay, 0, kMax);
+  const double eps = options.number("eps", 1e-8, 0, kUnbounded);
+  const double weightDecay = options.number("weightDecay", defaultWeightDecay, 0, kUnbounded);
   const bool amsgrad = options.flag("amsgrad", false);
   const auto defaults = Options(lr).betas({betas[0], betas[1]}).eps(eps).weight_decay(weightDecay).amsgrad(amsgrad);
   return build<Optimizer>(defaults, std::move(plans));
 }
 
 std::unique_ptr<torch::optim::Optimizer> makeRmsprop(OptionReader& options, std::vector<ParameterGroupPlan> plans) {
-  const auto defaults = torch::optim::RMSpropOptions(options.number("lr", 1e-2, 0, kMax))
+  const auto defaults = torch::optim::RMSpropOptions(options.number("lr", 1e-2, 0, kUnbounded))
                             .alpha(options.number("alpha", 0.99, 0, 1))
-                            .eps(options.number("eps", 1e-8, 0, kMax))
-                            .weight_decay(options.number("weightDecay", 0, 0, kMax))
-                            .momentum(options.number("momentum", 0, 0, kMax))
+                            .eps(options.number("eps", 1e-8, 0, kUnbounded))
+                            .weight_decay(options.number("weightDecay", 0, 0, kUnbounded))
+                            .momentum(options.number("momentum", 0, 0, kUnbounded))
                             .centered(options.flag("centered", false));
   return build<torch::optim::RMSprop>(defaults, std::move(plans));
 }
 
 std::unique_ptr<torch::optim::Optimizer> makeAdagrad(OptionReader& options, std::vector<ParameterGroupPlan> plans) {
-  const auto defaults = torch::optim::AdagradOptions(options.number("lr", 1e-2, 0, kMax))
-                            .lr_decay(options.number("lrDecay", 0, 0, kMax))
-                            .weight_decay(options.number("weightDecay", 0, 0, kMax))
-                            .initial_accumulator_value(options.number("initialAccumulatorValue", 0, 0, kMax))
-                            .eps(options.number("eps", 1e-10, 0, kMax));
+  const auto defaults = torch::optim::AdagradOptions(options.number("lr", 1e-2, 0, kUnbounded))
+                            .lr_decay(options.number("lrDecay", 0, 0, kUnbounded))
+                            .weight_decay(options.number("weightDecay", 0, 0, kUnbounded))
+                            .initial_accumulator_value(options.number("initialAccumulatorValue", 0, 0, kUnbounded))
+                            .eps(options.number("eps", 1e-10, 0, kUnbounded));
   return build<torch::optim::Adagrad>(defaults, std::move(plans));
 }
 

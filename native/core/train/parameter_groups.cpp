@@ -28,8 +28,8 @@ std::vector<ParameterGroupPlan> planParameterGroups(const torch::OrderedDict<std
   for (size_t i = 0; i < specs.size(); ++i) {
     const std::string owner = "optimizer.paramGroups[" + std::to_string(i) + "]";
     OptionReader reader(owner, specs[i].options);
-    plans[i].lr = reader.optionalNumber("lr", 0, std::numeric_limits<double>::max());
-    plans[i].weightDecay = reader.optionalNumber("weightDecay", 0, std::numeric_limits<double>::max());
+    plans[i].lr = reader.optionalNumber("lr", 0, kUnbounded);
+    plans[i].weightDecay = reader.optionalNumber("weightDecay", 0, kUnbounded);
     reader.finish();
     if (specs[i].params.empty()) throw InvalidArgument(owner + ": field 'params' must list parameter name prefixes");
   }
