@@ -304,6 +304,69 @@ class ScriptedRegressor(nn.Module):
         return {"loss": (error * error).mean(), "max_error": error.abs().max()}
 
 
+class TinyGan(nn.Module):
+    """Two models, two losses: firebrand steps a generator and a discriminator optimizer."""
+
+    def __init__(self):
+        super().__init__()
+        self.gen = nn.Linear(2, 2)
+        self.disc = nn.Linear(2, 1)
+
+    def forward(self, noise):
+        return self.gen(noise)
+
+    @torch.jit.export
+    def training_step(self, batch: Dict[str, torch.Tensor]) -> Dict[str, torch.Tensor]:
+        noise, real = batch["input"], batch["target"]
+        fake = self.gen(noise)
+        ones = torch.ones(real.size(0), 1)
+        zeros = torch.zeros(real.size(0), 1)
+        loss_d = F.binary_cross_entropy_with_logits(self.disc(real), ones) + \
+            F.binary_cross_entropy_with_logits(self.disc(fake.detach()), zeros)
+        loss_g = F.binary_cross_entropy_with_logits(self.disc(fake), ones)
+        return {"loss_g": loss_g, "loss_d": loss_d}
+
+
+def gan_data():
+    noise = [[math.sin(1.1 * i), math.cos(0.7 * i)] for i in range(SAMPLES)]
+    real = [[2.0 + 0.3 * math.sin(0.5 * i), -1.0 + 0.2 * math.cos(0.9 * i)] for i in range(SAMPLES)]
+    return noise, real
+
+
+def write_gan(folder):
+    """Each optimizer gets the gradient of its own loss only, then both step (generator first)."""
+    torch.manual_seed(32)
+    path = folder / "gan.pt"
+    torch.jit.save(torch.jit.script(TinyGan()), str(path))
+    module = torch.jit.load(str(path))
+    named = dict(module.named_parameters())
+    gen = [named["gen.weight"], named["gen.bias"]]
+    disc = [named["disc.weight"], named["disc.bias"]]
+    opt_g = torch.optim.Adam(gen, lr=0.01)
+    opt_d = torch.optim.SGD(disc, lr=0.05)
+    noise_list, real_list = gan_data()
+    noise, real = torch.tensor(noise_list), torch.tensor(real_list)
+    step_losses, epoch_means = [], []
+    for _ in range(2):
+        sums = {"loss_g": 0.0, "loss_d": 0.0}
+        for start in range(0, SAMPLES, 8):
+            out = module.training_step({"input": noise[start:start + 8], "target": real[start:start + 8]})
+            grads_g = torch.autograd.grad(out["loss_g"], gen, retain_graph=True, allow_unused=True)
+            grads_d = torch.autograd.grad(out["loss_d"], disc, allow_unused=True)
+            for parameter, grad in zip(gen + disc, list(grads_g) + list(grads_d)):
+                parameter.grad = grad
+            opt_g.step()
+            opt_d.step()
+            step_losses.append(out["loss_g"].item() + out["loss_d"].item())
+            for key in sums:
+                sums[key] += out[key].item() * 8
+        epoch_means.append({key: value / SAMPLES for key, value in sums.items()})
+    with torch.no_grad():
+        predictions = module(noise[:3]).flatten().tolist()
+    return {"noise": noise_list, "real": real_list, "stepLosses": step_losses, "epochMeans": epoch_means,
+            "predictions": predictions}
+
+
 def write_scripted():
     """Saves two TorchScript modules and PyTorch's own training of each (SGD, batches of 4, in order)."""
     inputs, labels, targets = make_data()
@@ -339,6 +402,7 @@ def write_scripted():
         if maes:
             runs[name]["epochMae"] = [sum(maes[:12]) / 12, sum(maes[12:]) / 12]
             runs[name]["validation"] = {key: value.item() for key, value in validation.items()}
+    runs["gan"] = write_gan(folder)
     out = folder / "golden-scripted.json"
     out.write_text(json.dumps({"torchVersion": torch.__version__, **runs}, indent=1) + "\n")
     print(f"wrote {out}")

@@ -17,6 +17,7 @@ export type { MetricLogs, MetricName, ScalarMetricName, ValMetricLogs } from './
 export type {
   LossName,
   LossSpec,
+  NamedOptimizer,
   OptimizerGroupOptions,
   OptimizerName,
   OptimizerSpec,

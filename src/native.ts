@@ -78,7 +78,8 @@ export interface NativeDataset {
 export interface NativeEngineSpec {
   model: object;
   loss?: OptionFields & { name: string };
-  optimizer: { name: string };
+  optimizer?: { name: string };
+  optimizers?: { name: string; optimizer: { name: string }; params: string[]; loss: string }[];
   lrScheduler?: { name: string };
   metrics?: string[];
   mixedPrecision?: string;

@@ -61,6 +61,47 @@ describe('TorchScript models', () => {
     expect(evaluation.max_error).to.be.closeTo(golden.regressor.validation.max_error, 1e-5);
   });
 
+  it('steps several optimizers, each on its own loss from training_step (GAN-style), as PyTorch does', async () => {
+    const gan = golden.gan;
+    const losses: number[] = [];
+    const trainer = new Trainer({
+      model: nn.torchScript(path.join(scripted, 'gan.pt')),
+      optimizers: [
+        { name: 'generator', optimizer: { name: 'adam', lr: 0.01 }, params: ['gen.'], loss: 'loss_g' },
+        { name: 'discriminator', optimizer: { name: 'sgd', lr: 0.05 }, params: ['disc.'], loss: 'loss_d' },
+      ],
+      config: { ...config, batchSize: 8 },
+      callbacks: [{ onLog: (logs: StepLogs) => losses.push(logs.loss) }],
+    });
+    const data = Dataset.fromArrays({
+      inputs: new Float32Array(gan.noise.flat()),
+      inputShape: [samples, 2],
+      targets: new Float32Array(gan.real.flat()),
+      targetShape: [samples, 2],
+    });
+    const history = await trainer.fit(data);
+    expectClose(losses, gan.stepLosses, 'step loss (loss_g + loss_d)');
+    history.epochs.forEach((epoch, i) => {
+      const logged = epoch as unknown as Record<string, number>;
+      expect(logged.loss_g, `epoch ${i} loss_g`).to.be.closeTo(gan.epochMeans[i].loss_g, 1e-5);
+      expect(logged.loss_d, `epoch ${i} loss_d`).to.be.closeTo(gan.epochMeans[i].loss_d, 1e-5);
+    });
+    const output = await trainer.predict(new Float32Array(gan.noise.slice(0, 3).flat()), [3, 2]);
+    expectClose(Array.from(output.data), gan.predictions, 'generated');
+
+    const uncovered = errorOf(
+      () =>
+        new Trainer({
+          model: nn.torchScript(path.join(scripted, 'gan.pt')),
+          optimizers: [{ name: 'generator', optimizer: 'adam', params: ['gen.'], loss: 'loss_g' }, { name: 'd', optimizer: 'sgd', params: ['disc.weight'], loss: 'loss_d' }],
+          config,
+        }),
+    );
+    expect(uncovered.message).to.equal(
+      "optimizers: parameter 'disc.bias' belongs to no optimizer; list a prefix of it in one optimizer's params",
+    );
+  });
+
   it('defines a module from TorchScript source and named parameters in TypeScript', async () => {
     const random = seededRandom(11);
     const x = new Float32Array(128).map(() => random() * 2 - 1);

@@ -69,6 +69,32 @@ ModelSource toModelSource(const Napi::Value& value) {
   return source;
 }
 
+OptimizerSpec toOptimizerSpec(const Napi::Value& value, const std::string& field) {
+  OptimizerSpec spec;
+  std::tie(spec.name, spec.options) = namedOptions(value, field, {"paramGroups"});
+  spec.paramGroups = toParamGroups(value.As<Napi::Object>().Get("paramGroups"));
+  return spec;
+}
+
+// [{ name: 'generator', optimizer: { name: 'adam', ... }, params: ['gen.'], loss: 'loss_g' }, ...]
+std::vector<OptimizerUnitSpec> toOptimizerUnits(const Napi::Value& value) {
+  if (!value.IsArray() || value.As<Napi::Array>().Length() == 0) {
+    throw InvalidArgument("optimizers must be a non-empty array of { name, optimizer, params, loss }");
+  }
+  const auto array = value.As<Napi::Array>();
+  std::vector<OptimizerUnitSpec> units;
+  for (uint32_t i = 0; i < array.Length(); ++i) {
+    const std::string field = "optimizers[" + std::to_string(i) + "]";
+    if (!array.Get(i).IsObject()) throw InvalidArgument(field + " must be { name, optimizer, params, loss }");
+    const auto unit = array.Get(i).As<Napi::Object>();
+    units.push_back({toString(unit.Get("name"), field + ".name"),
+                     toOptimizerSpec(unit.Get("optimizer"), field + ".optimizer"),
+                     toStrings(unit.Get("params"), field + ".params"),
+                     toString(unit.Get("loss"), field + ".loss")});
+  }
+  return units;
+}
+
 EngineSpec toEngineSpec(const Napi::Value& value) {
   if (!value.IsObject()) throw InvalidArgument("engine spec must be an object");
   const auto object = value.As<Napi::Object>();
@@ -77,9 +103,14 @@ EngineSpec toEngineSpec(const Napi::Value& value) {
   if (!object.Get("loss").IsUndefined()) {
     std::tie(spec.lossName, spec.lossOptions) = namedOptions(object.Get("loss"), "loss");
   }
-  const Napi::Value optimizer = object.Get("optimizer");
-  std::tie(spec.optimizer.name, spec.optimizer.options) = namedOptions(optimizer, "optimizer", {"paramGroups"});
-  spec.optimizer.paramGroups = toParamGroups(optimizer.As<Napi::Object>().Get("paramGroups"));
+  if (!object.Get("optimizers").IsUndefined() && !object.Get("optimizer").IsUndefined()) {
+    throw InvalidArgument("give either optimizer or optimizers, not both");
+  }
+  if (!object.Get("optimizers").IsUndefined()) {
+    spec.optimizers = toOptimizerUnits(object.Get("optimizers"));
+  } else {
+    spec.optimizers.push_back({"", toOptimizerSpec(object.Get("optimizer"), "optimizer"), {}, "loss"});
+  }
   if (!object.Get("lrScheduler").IsUndefined()) {
     std::tie(spec.scheduler.name, spec.scheduler.options) = namedOptions(object.Get("lrScheduler"), "lrScheduler");
   }

@@ -48,6 +48,17 @@ export type OptimizerSpec = OptimizerGroupOptions &
 export type OptimizerName = OptimizerSpec['name'];
 
 /**
+ * One of several optimizers (GAN-style): it owns the parameters under `params` (name prefixes)
+ * and steps on the `loss` entry of the model's training_step.
+ */
+export interface NamedOptimizer {
+  name: string;
+  optimizer: OptimizerSpec | OptimizerName;
+  params: string[];
+  loss: string;
+}
+
+/**
  * Learning-rate schedules, stepped once per optimizer step. Warmup-and-decay schedules follow
  * transformers' get_*_schedule_with_warmup; the others torch.optim.lr_scheduler.
  */

@@ -11,14 +11,26 @@ import type { Callback } from './callbacks';
 import { resolveConfig, TrainerConfig } from './config';
 import type { EpochLogs, EvalLogs, History } from './logs';
 import { prefixedWithVal } from './metrics';
-import { LossName, LossSpec, namedSpec, OptimizerName, OptimizerSpec, SchedulerName, SchedulerSpec } from './objectives';
+import {
+  LossName,
+  LossSpec,
+  NamedOptimizer,
+  namedSpec,
+  OptimizerName,
+  OptimizerSpec,
+  SchedulerName,
+  SchedulerSpec,
+} from './objectives';
 
 export interface TrainerOptions {
   model: ModelSpec;
   /** Required unless the model is a TorchScript module with its own training_step. */
   loss?: LossSpec | LossName;
-  optimizer: OptimizerSpec | OptimizerName;
-  /** Default: constant learning rate. */
+  /** The model's optimizer; or `optimizers`, for several. */
+  optimizer?: OptimizerSpec | OptimizerName;
+  /** Several optimizers, each on its parameters and its loss from the model's training_step. */
+  optimizers?: NamedOptimizer[];
+  /** Default: constant learning rate (applied to every optimizer). */
   lrScheduler?: SchedulerSpec | SchedulerName;
   config?: Partial<TrainerConfig>;
   callbacks?: Callback[];
@@ -45,7 +57,8 @@ export class Trainer {
     this.engine = new native.NativeEngine({
       model: options.model,
       loss: options.loss === undefined ? undefined : namedSpec<LossSpec>(options.loss),
-      optimizer: namedSpec<OptimizerSpec>(options.optimizer),
+      optimizer: options.optimizer === undefined ? undefined : namedSpec<OptimizerSpec>(options.optimizer),
+      optimizers: options.optimizers?.map((unit) => ({ ...unit, optimizer: namedSpec<OptimizerSpec>(unit.optimizer) })),
       lrScheduler: options.lrScheduler === undefined ? undefined : namedSpec<SchedulerSpec>(options.lrScheduler),
       device: this.config.device,
       seed: this.config.seed,

@@ -27,7 +27,7 @@ std::shared_ptr<TrainingEngine> makeEngine(const EngineSpec& spec) {
   precision.gradScaler = gradScalerOptions(spec.gradScaler, spec.mixedPrecision == "fp16");
   if (spec.seed) manualSeed(*spec.seed);
   auto model = buildModel(spec.model);
-  return std::make_shared<TrainingEngine>(std::move(model), std::move(loss), spec.optimizer, spec.scheduler, spec.metrics,
+  return std::make_shared<TrainingEngine>(std::move(model), std::move(loss), spec.optimizers, spec.scheduler, spec.metrics,
                                           precision, device);
 }
 

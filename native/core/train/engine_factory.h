@@ -6,6 +6,7 @@
 
 #include "core/model/layer_spec.h"
 #include "core/model/script_model.h"
+#include "core/train/optimizer_unit.h"
 #include "core/train/training_engine.h"
 
 namespace firebrand {
@@ -23,7 +24,8 @@ struct EngineSpec {
   // Empty when the model's own training_step computes the loss.
   std::string lossName;
   OptionMap lossOptions;
-  OptimizerSpec optimizer;
+  // One unit for a model's only optimizer; several for GAN-style training.
+  std::vector<OptimizerUnitSpec> optimizers;
   SchedulerSpec scheduler;
   std::vector<std::string> metrics;
   std::string mixedPrecision = "no";

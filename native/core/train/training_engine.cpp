@@ -71,12 +71,11 @@ void putMeans(MetricValues& metrics, const TensorDict& sums, int64_t samples) {
 }  // namespace
 
 TrainingEngine::TrainingEngine(std::shared_ptr<Model> model, std::optional<LossFunction> loss,
-                               const OptimizerSpec& optimizer, const SchedulerSpec& scheduler,
+                               const std::vector<OptimizerUnitSpec>& optimizers, const SchedulerSpec& scheduler,
                                const std::vector<std::string>& metrics, const Precision& precision,
                                c10::Device device)
     : model_(std::move(model)),
       loss_(std::move(loss)),
-      scheduler_(scheduler),
       metrics_(withAccuracy(metrics, classIndexLoss(loss_)), classIndexLoss(loss_), loss_ ? loss_->ignoreIndex() : -100),
       autocastDtype_(precision.autocastDtype),
       scaler_(precision.gradScaler),
@@ -89,11 +88,10 @@ TrainingEngine::TrainingEngine(std::shared_ptr<Model> model, std::optional<LossF
   scaler_.to(device_);
   parameters_ = model_->parameters();
   parameterDtype_ = parameters_.empty() ? at::kFloat : parameters_.front().scalar_type();
-  optimizer_ = makeOptimizer(optimizer, model_->namedParameters());
-  for (auto& group : optimizer_->param_groups()) baseLrs_.push_back(group.options().get_lr());
-  // Started once here so a schedule that cannot drive this optimizer fails now; beginFit restarts it.
-  scheduler_.start(*optimizer_, baseLrs_, 1);
-  lastStepLr_ = currentLearningRate(*optimizer_);
+  units_ = makeOptimizerUnits(optimizers, model_->namedParameters(), scheduler);
+  if (units_.size() > 1 && !model_->hasTrainingStep()) {
+    throw InvalidArgument("optimizers: several optimizers need a model whose training_step returns their losses");
+  }
 }
 
 TrainingEngine::FitPlan TrainingEngine::beginFit(int64_t datasetSize, const EpochOptions& options, int64_t numEpochs) {
@@ -106,13 +104,18 @@ TrainingEngine::FitPlan TrainingEngine::beginFit(int64_t datasetSize, const Epoc
   const int64_t group = options.step.gradientAccumulationSteps;
   plan.optimizerStepsPerEpoch = (plan.batchesPerEpoch + group - 1) / group;
   plan.totalSteps = plan.optimizerStepsPerEpoch * numEpochs;
-  scheduler_.start(*optimizer_, baseLrs_, plan.totalSteps);
-  lastStepLr_ = currentLearningRate(*optimizer_);
+  for (auto& unit : units_) unit.startSchedule(plan.totalSteps);
   fitBegun_ = true;
   return plan;
 }
 
-void TrainingEngine::onEvalMetric(double value) { scheduler_.onMetric(*optimizer_, value); }
+void TrainingEngine::onEvalMetric(double value) {
+  for (auto& unit : units_) unit.onMetric(value);
+}
+
+void TrainingEngine::zeroGrads() {
+  for (auto& unit : units_) unit.zeroGrad();
+}
 
 void TrainingEngine::exportTorchScript(const std::string& path) {
   EvalModeScope evalMode(*model_);
@@ -175,27 +178,54 @@ TrainingEngine::StepValues TrainingEngine::runStep(const Batch& batch, bool trai
   TensorDict logged = training ? model_->trainingStep(batch.inputs, batch.targets)
                                : model_->validationStep(batch.inputs, batch.targets);
   const char* method = training ? "training_step" : "validation_step";
-  const auto it = logged.find("loss");
-  if (it == logged.end() || it->second.numel() != 1) {
-    std::string keys;
-    for (const auto& entry : logged) keys += (keys.empty() ? "" : ", ") + entry.first;
-    throw InvalidArgument(std::string(method) + " must return a Dict[str, Tensor] with a scalar 'loss'; it returned {" +
-                          keys + "}");
-  }
+  const auto scalarEntry = [&](const std::string& key) {
+    const auto it = logged.find(key);
+    if (it == logged.end() || it->second.numel() != 1) {
+      std::string keys;
+      for (const auto& entry : logged) keys += (keys.empty() ? "" : ", ") + entry.first;
+      throw InvalidArgument(std::string(method) + " must return a Dict[str, Tensor] with a scalar '" + key +
+                            "'; it returned {" + keys + "}");
+    }
+    return it->second.reshape({});
+  };
   StepValues values;
-  values.loss = it->second.reshape({});
-  logged.erase(it);
-  for (auto& entry : logged) entry.second = entry.second.detach();
+  if (training && units_.size() > 1) {
+    // Several optimizers: each steps on its own loss; "loss" reports their sum.
+    for (const auto& unit : units_) values.unitLosses.push_back(scalarEntry(unit.lossKey()));
+    values.loss = at::stack(values.unitLosses).sum();
+  } else {
+    values.loss = scalarEntry("loss");
+    logged.erase("loss");
+  }
   values.logged = std::move(logged);
   return values;
 }
 
 TrainingEngine::StepValues TrainingEngine::forwardBackward(const Batch& batch, double lossWeight) {
   StepValues values = runStep(batch, /*training=*/true);
-  // DDP's bucket all-reduce hooks will fire during this backward.
-  scaler_.scale(lossWeight == 1.0 ? values.loss : values.loss * lossWeight).backward();
+  const auto weighted = [&](const at::Tensor& loss) { return scaler_.scale(lossWeight == 1.0 ? loss : loss * lossWeight); };
+  if (values.unitLosses.empty()) {
+    // DDP's bucket all-reduce hooks will fire during this backward.
+    weighted(values.loss).backward();
+  } else {
+    // Each optimizer's parameters get the gradient of its own loss only (a generator's
+    // loss must not move the discriminator), added to what accumulation gathered.
+    for (size_t i = 0; i < units_.size(); ++i) {
+      const auto& parameters = units_[i].parameters();
+      const auto grads = torch::autograd::grad({weighted(values.unitLosses[i])}, parameters, {},
+                                               /*retain_graph=*/i + 1 < units_.size(), /*create_graph=*/false,
+                                               /*allow_unused=*/true);
+      for (size_t p = 0; p < parameters.size(); ++p) {
+        if (!grads[p].defined()) continue;
+        at::Tensor& grad = const_cast<at::Tensor&>(parameters[p]).mutable_grad();
+        grad = grad.defined() ? grad + grads[p] : grads[p];
+      }
+    }
+  }
   values.loss = values.loss.detach();
   if (values.output.defined()) values.output = values.output.detach();
+  for (auto& entry : values.logged) entry.second = entry.second.detach();
+  values.unitLosses.clear();
   return values;
 }
 
@@ -210,7 +240,7 @@ bool TrainingEngine::optimizerStep(const at::Tensor& groupLoss, const StepPolicy
     // Overflowing fp16 gradients are the scaler's business: skip, back off, go on.
     foundInf = scaler_.unscale(parameters);
     if (foundInf.item<float>() > 0) {
-      compat::zeroGradToNone(*optimizer_);
+      zeroGrads();
       scaler_.update(foundInf);
       return false;
     }
@@ -222,7 +252,7 @@ bool TrainingEngine::optimizerStep(const at::Tensor& groupLoss, const StepPolicy
   if (!lossFinite || !normFinite) {
     const std::string what = lossFinite ? "non-finite gradient norm (" + std::to_string(*gradNorm) + ")"
                                         : "non-finite loss (" + std::to_string(groupLoss.item<double>()) + ")";
-    compat::zeroGradToNone(*optimizer_);
+    zeroGrads();
     if (policy.nonFiniteLoss == NonFiniteLossPolicy::Error) {
       throw NonFiniteValue(what + " at global step " + std::to_string(globalStep_ + 1) +
                            "; the weights were not updated. Set nonFiniteLoss: 'skip' to drop such steps");
@@ -230,12 +260,10 @@ bool TrainingEngine::optimizerStep(const at::Tensor& groupLoss, const StepPolicy
     return false;
   }
   if (policy.clipValue) torch::nn::utils::clip_grad_value_(parameters, *policy.clipValue);
-  lastStepLr_ = currentLearningRate(*optimizer_);
-  optimizer_->step();
+  for (auto& unit : units_) unit.step();
   if (foundInf.defined()) scaler_.update(foundInf);
-  compat::zeroGradToNone(*optimizer_);
+  zeroGrads();
   ++globalStep_;
-  scheduler_.afterOptimizerStep(*optimizer_);
   return true;
 }
 
@@ -249,7 +277,7 @@ EpochResult TrainingEngine::trainEpoch(const TensorDataset& rawDataset, const Ep
   const int64_t batches = sampler.batchCount();
   const int64_t groupSize = options.step.gradientAccumulationSteps;
   model_->setTraining(true);
-  compat::zeroGradToNone(*optimizer_);
+  zeroGrads();
 
   // Running sums stay on the device; they are read back only when a report is due.
   const auto accumulator = at::TensorOptions().dtype(at::kDouble).device(device_);
@@ -317,7 +345,7 @@ EpochResult TrainingEngine::trainEpoch(const TensorDataset& rawDataset, const Ep
         // Sample-weighted, so a window's loss equals that of one batch of its samples.
         stepReport.loss = logWindowSamples > 0 ? logWindowLossSum.item<double>() / static_cast<double>(logWindowSamples)
                                                : std::nan("");
-        stepReport.learningRate = lastStepLr_;
+        stepReport.learningRate = units_.front().lastStepLr();
         stepReport.elapsedSeconds = secondsSince(started);
         stepReport.gradNorm = gradNorm;
         if (scaler_.enabled()) stepReport.gradScale = scaler_.currentScale();
@@ -332,7 +360,7 @@ EpochResult TrainingEngine::trainEpoch(const TensorDataset& rawDataset, const Ep
       }
     } catch (...) {
       accumulating_ = false;
-      compat::zeroGradToNone(*optimizer_);
+      zeroGrads();
       rethrowWithContext(stepContext(options.epoch, batchIndex));
     }
   }
@@ -341,7 +369,7 @@ EpochResult TrainingEngine::trainEpoch(const TensorDataset& rawDataset, const Ep
   result.samples = samples;
   result.stopped = batchIndex < batches;
   result.seconds = secondsSince(started);
-  result.learningRate = lastStepLr_;
+  result.learningRate = units_.front().lastStepLr();
   // The epoch's loss is over the samples of the steps that were applied.
   result.loss = steppedSamples > 0 ? epochLossSum.item<double>() / static_cast<double>(steppedSamples) : std::nan("");
   result.metrics = metrics_.compute(result.loss);

@@ -19,7 +19,7 @@
 #include "core/train/grad_scaler.h"
 #include "core/train/loss_function.h"
 #include "core/train/lr_scheduler.h"
-#include "core/train/optimizer_factory.h"
+#include "core/train/optimizer_unit.h"
 #include "core/train/step_report.h"
 
 namespace firebrand {
@@ -33,7 +33,8 @@ class TrainingEngine {
   // `loss` may be absent when the model defines training_step (and
   // validation_step, to evaluate). `metrics` are metric names
   // (metric_set.h); class-index losses always get accuracy.
-  TrainingEngine(std::shared_ptr<Model> model, std::optional<LossFunction> loss, const OptimizerSpec& optimizer,
+  TrainingEngine(std::shared_ptr<Model> model, std::optional<LossFunction> loss,
+                 const std::vector<OptimizerUnitSpec>& optimizers,
                  const SchedulerSpec& scheduler, const std::vector<std::string>& metrics, const Precision& precision,
                  c10::Device device);
 
@@ -48,7 +49,10 @@ class TrainingEngine {
   // One evaluation's value of the metric the scheduler monitors (reduce_on_plateau).
   void onEvalMetric(double value);
   // The epoch-log field reduce_on_plateau watches, or "" for step-driven schedules.
-  std::string schedulerMonitor() const { return scheduler_.drivenByMetric() ? scheduler_.monitor() : ""; }
+  std::string schedulerMonitor() const {
+    const LrScheduler& scheduler = units_.front().scheduler();
+    return scheduler.drivenByMetric() ? scheduler.monitor() : "";
+  }
 
   EpochResult trainEpoch(const TensorDataset& dataset, const EpochOptions& options, const ReportSink& report);
   EvalResult evaluate(const TensorDataset& dataset, int64_t batchSize);
@@ -70,10 +74,12 @@ class TrainingEngine {
 
  private:
   struct StepValues {
-    at::Tensor loss;    // unweighted, detached
-    at::Tensor output;  // detached; undefined for a model's own training_step
-    TensorDict logged;  // a custom step's other entries, detached
+    at::Tensor loss;    // unweighted (with several optimizers: the sum of their losses)
+    at::Tensor output;  // undefined for a model's own training_step
+    TensorDict logged;  // a custom step's other entries
+    std::vector<at::Tensor> unitLosses;  // with several optimizers: each one's loss, in order
   };
+  void zeroGrads();
   // Forward and backward of one micro-batch; its loss is weighted by
   // `lossWeight` (its share of the accumulation group's samples) for backward.
   StepValues forwardBackward(const Batch& batch, double lossWeight);
@@ -93,14 +99,11 @@ class TrainingEngine {
   std::shared_ptr<Model> model_;
   std::vector<at::Tensor> parameters_;
   std::optional<LossFunction> loss_;
-  std::unique_ptr<torch::optim::Optimizer> optimizer_;
-  LrScheduler scheduler_;
+  std::vector<OptimizerUnit> units_;
   MetricSet metrics_;
   std::optional<at::ScalarType> autocastDtype_;
   GradScaler scaler_;
-  std::vector<double> baseLrs_;  // each group's lr as configured; schedules scale these
   bool fitBegun_ = false;
-  double lastStepLr_ = 0;        // the lr the latest optimizer step used
   c10::Device device_;
   at::ScalarType parameterDtype_;
   std::atomic<bool> stopRequested_{false};

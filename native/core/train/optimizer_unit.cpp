@@ -1,0 +1,77 @@
+#include "core/train/optimizer_unit.h"
+
+#include "core/compat/torch_compat.h"
+#include "core/errors.h"
+
+namespace firebrand {
+namespace {
+
+bool startsWith(const std::string& text, const std::string& prefix) {
+  return text.compare(0, prefix.size(), prefix) == 0;
+}
+
+bool owns(const OptimizerUnitSpec& spec, const std::string& parameter) {
+  if (spec.params.empty()) return true;
+  for (const auto& prefix : spec.params) {
+    if (startsWith(parameter, prefix)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+OptimizerUnit::OptimizerUnit(const OptimizerUnitSpec& spec, const torch::OrderedDict<std::string, at::Tensor>& parameters,
+                             const SchedulerSpec& scheduler)
+    : name_(spec.name),
+      lossKey_(spec.loss),
+      parameters_(parameters.values()),
+      optimizer_(makeOptimizer(spec.optimizer, parameters)),
+      scheduler_(scheduler) {
+  for (auto& group : optimizer_->param_groups()) baseLrs_.push_back(group.options().get_lr());
+  // Started once here so a schedule that cannot drive this optimizer fails now; a fit restarts it.
+  startSchedule(1);
+}
+
+void OptimizerUnit::zeroGrad() { compat::zeroGradToNone(*optimizer_); }
+
+void OptimizerUnit::step() {
+  lastStepLr_ = currentLearningRate(*optimizer_);
+  optimizer_->step();
+  scheduler_.afterOptimizerStep(*optimizer_);
+}
+
+void OptimizerUnit::startSchedule(int64_t totalSteps) {
+  scheduler_.start(*optimizer_, baseLrs_, totalSteps);
+  lastStepLr_ = currentLearningRate(*optimizer_);
+}
+
+std::vector<OptimizerUnit> makeOptimizerUnits(const std::vector<OptimizerUnitSpec>& specs,
+                                              const torch::OrderedDict<std::string, at::Tensor>& parameters,
+                                              const SchedulerSpec& scheduler) {
+  std::vector<torch::OrderedDict<std::string, at::Tensor>> owned(specs.size());
+  for (const auto& item : parameters) {
+    std::vector<size_t> owners;
+    for (size_t i = 0; i < specs.size(); ++i) {
+      if (owns(specs[i], item.key())) owners.push_back(i);
+    }
+    if (owners.empty() && specs.size() > 1) {
+      throw InvalidArgument("optimizers: parameter '" + item.key() + "' belongs to no optimizer; list a prefix of it "
+                            "in one optimizer's params");
+    }
+    if (owners.size() > 1) {
+      throw InvalidArgument("optimizers: parameter '" + item.key() + "' belongs to both '" + specs[owners[0]].name +
+                            "' and '" + specs[owners[1]].name + "'");
+    }
+    if (!owners.empty()) owned[owners.front()].insert(item.key(), item.value());
+  }
+  std::vector<OptimizerUnit> units;
+  for (size_t i = 0; i < specs.size(); ++i) {
+    if (specs.size() > 1 && owned[i].is_empty()) {
+      throw InvalidArgument("optimizers: '" + specs[i].name + "' owns no parameter; its params prefixes match none");
+    }
+    units.emplace_back(specs[i], owned[i], scheduler);
+  }
+  return units;
+}
+
+}  // namespace firebrand

@@ -1,0 +1,57 @@
+// One optimizer with its learning-rate schedule. A model has one for all its
+// parameters, or several (GAN-style): each owns the parameters under some
+// name prefixes and is stepped on its own loss from the model's training_step.
+#pragma once
+#include <torch/optim/optimizer.h>
+#include <torch/ordered_dict.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/train/lr_scheduler.h"
+#include "core/train/optimizer_factory.h"
+
+namespace firebrand {
+
+struct OptimizerUnitSpec {
+  std::string name;                   // "generator"; "" for a model's only optimizer
+  OptimizerSpec optimizer;
+  std::vector<std::string> params;    // name prefixes; empty: every parameter
+  std::string loss = "loss";          // the training_step entry it steps on
+};
+
+class OptimizerUnit {
+ public:
+  OptimizerUnit(const OptimizerUnitSpec& spec, const torch::OrderedDict<std::string, at::Tensor>& parameters,
+                const SchedulerSpec& scheduler);
+
+  const std::string& name() const { return name_; }
+  const std::string& lossKey() const { return lossKey_; }
+  const std::vector<at::Tensor>& parameters() const { return parameters_; }
+
+  void zeroGrad();
+  // Steps the optimizer, then the schedule; remembers the learning rate used.
+  void step();
+  void startSchedule(int64_t totalSteps);
+  void onMetric(double value) { scheduler_.onMetric(*optimizer_, value); }
+  const LrScheduler& scheduler() const { return scheduler_; }
+  double lastStepLr() const { return lastStepLr_; }
+
+ private:
+  std::string name_;
+  std::string lossKey_;
+  std::vector<at::Tensor> parameters_;
+  std::unique_ptr<torch::optim::Optimizer> optimizer_;
+  LrScheduler scheduler_;
+  std::vector<double> baseLrs_;  // each group's lr as configured; schedules scale these
+  double lastStepLr_ = 0;
+};
+
+// Splits the model's parameters among the units by prefix: every parameter
+// must belong to exactly one unit.
+std::vector<OptimizerUnit> makeOptimizerUnits(const std::vector<OptimizerUnitSpec>& specs,
+                                              const torch::OrderedDict<std::string, at::Tensor>& parameters,
+                                              const SchedulerSpec& scheduler);
+
+}  // namespace firebrand
