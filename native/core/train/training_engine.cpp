@@ -1,6 +1,7 @@
 #include "core/train/training_engine.h"
 
 #include <ATen/ATen.h>
+#include <torch/csrc/autograd/autograd.h>
 #include <torch/nn/utils.h>
 #include <torch/utils.h>
 

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Compiles every native source (syntax and types, no linking) against
+# libtorch 2.x headers, to keep the code building on both the 1.13 CI has and
+# the 2.x of pip wheels. The headers come from Debian trixie's libtorch-dev
+# (2.6), downloaded and unpacked under /tmp without installing anything.
+# Usage: bash scripts/check-libtorch2.sh   (about 3 minutes on 2 cores)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+work=${LIBTORCH2_DIR:-/tmp/firebrand-libtorch2}
+headers="$work/root/usr/include"
+if [ ! -d "$headers/torch" ]; then
+  mkdir -p "$work/lists" "$work/cache" "$work/root"
+  echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian trixie main" >"$work/sources.list"
+  apt_options=(-o "Dir::Etc::SourceList=$work/sources.list" -o Dir::Etc::SourceParts=/dev/null
+               -o "Dir::State::Lists=$work/lists" -o "Dir::Cache=$work/cache")
+  apt-get "${apt_options[@]}" update -qq
+  (cd "$work" && apt-get "${apt_options[@]}" download libtorch-dev 2>/dev/null)
+  dpkg -x "$work"/libtorch-dev_*.deb "$work/root"
+fi
+echo "libtorch headers: $(grep -hoE 'TORCH_VERSION_(MAJOR|MINOR) [0-9]+' "$headers/torch/csrc/api/include/torch/version.h" | awk '{print $2}' | paste -sd.)"
+
+napi=$(node -p "require('node-api-headers').include_dir")
+failed=0
+check() {
+  g++ -std=c++17 -fsyntax-only -D_GLIBCXX_USE_CXX11_ABI=1 -DNAPI_VERSION=8 -DNAPI_CPP_EXCEPTIONS \
+    -DNODE_ADDON_API_DISABLE_DEPRECATED -I"$headers" -I"$headers/torch/csrc/api/include" -Inative \
+    -I"$napi" -Inode_modules/node-addon-api "$1"
+}
+export -f check
+export headers napi
+if ! find native -name '*.cpp' | sort | xargs -P "$(nproc)" -I{} bash -c 'check {} || { echo "FAILED: {}"; exit 255; }'; then
+  failed=1
+fi
+[ "$failed" -eq 0 ] && echo "all native sources compile against libtorch 2.x headers"
+exit "$failed"
