@@ -139,7 +139,9 @@ def run(case, inputs, labels, targets):
     # firebrand predicts under the autocast it trains with, as Lightning does.
     with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16, enabled=case.get("mixedPrecision") == "bf16"):
         predictions = model(x[:4]).float().flatten().tolist()
-    result = {**case, "epochLosses": epoch_losses, "stepLosses": step_losses, "predictions": predictions}
+    final_weights = {name: value.detach().flatten().tolist() for name, value in model.state_dict().items()}
+    result = {**case, "epochLosses": epoch_losses, "stepLosses": step_losses, "predictions": predictions,
+              "finalWeights": final_weights}
     if grad_norms:
         result["gradNorms"] = grad_norms
     return result

@@ -112,6 +112,7 @@ export interface NativeEngine {
   beginFit(data: NativeDataset, options: NativeEpochOptions, numEpochs: number): FitPlan;
   onEvalMetric(value: number): void;
   exportTorchScript(path: string): Promise<void>;
+  stateDict(): Promise<Record<string, TensorData<NumericArray>>>;
   readonly schedulerMonitor: string | undefined;
   trainEpoch(data: NativeDataset, options: NativeEpochOptions, onReport: (report: StepReport) => void): Promise<NativeEpochResult>;
   evaluate(data: NativeDataset, batchSize: number): Promise<NativeEvalResult>;

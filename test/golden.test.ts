@@ -23,6 +23,7 @@ interface GoldenCase {
   stepLosses: number[];
   gradNorms?: number[];
   predictions: number[];
+  finalWeights: Record<string, number[]>;
 }
 
 /** Within 1e-5 relative (absolute near zero). */
@@ -108,6 +109,11 @@ describe(`agreement with PyTorch ${fixture.torchVersion} (golden fixtures)`, () 
       expect(gradNorms).to.have.length(golden.gradNorms?.length ?? 0);
       gradNorms.forEach((norm, index) => expectClose(norm, golden.gradNorms![index], `step ${index + 1} grad norm`));
       history.epochs.forEach((epoch, index) => expectClose(epoch.loss, golden.epochLosses[index], `epoch ${index} loss`));
+      const state = await trainer.stateDict();
+      expect(Object.keys(state).sort()).to.deep.equal(Object.keys(golden.finalWeights).sort());
+      for (const [name, values] of Object.entries(golden.finalWeights)) {
+        Array.from(state[name].data as Float32Array).forEach((value, i) => expectClose(value, values[i], `final ${name}[${i}]`));
+      }
       const output = await trainer.predict(inputs.slice(0, 4 * fixture.features), [4, fixture.features]);
       Array.from(output.data).forEach((value, index) => expectClose(value, golden.predictions[index], `prediction ${index}`));
     });

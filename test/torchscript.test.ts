@@ -146,6 +146,10 @@ def training_step(self, batch: Dict[str, Tensor]) -> Dict[str, Tensor]:
       config: { ...config, batchSize: 8 },
     });
     await trainer.fit(images);
+    const state = await trainer.stateDict();
+    expect(state['1.running_mean'].shape).to.deep.equal([4]);
+    expect(state['1.num_batches_tracked'].data).to.deep.equal(new BigInt64Array([4n]));
+    expect(state['8.weight'].shape).to.deep.equal([8, 16]);
     const file = path.join(dir, 'exported.pt');
     await trainer.exportTorchScript(file);
     const probe = images.toArrays().inputs;

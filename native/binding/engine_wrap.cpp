@@ -133,6 +133,7 @@ void EngineWrap::Export(Napi::Env env, Napi::Object exports) {
                                     InstanceMethod<&EngineWrap::Predict>("predict"),
                                     InstanceMethod<&EngineWrap::BeginFit>("beginFit"),
                                     InstanceMethod<&EngineWrap::ExportTorchScript>("exportTorchScript"),
+                                    InstanceMethod<&EngineWrap::StateDict>("stateDict"),
                                     InstanceMethod<&EngineWrap::OnEvalMetric>("onEvalMetric"),
                                     InstanceAccessor<&EngineWrap::SchedulerMonitor>("schedulerMonitor"),
                                     InstanceMethod<&EngineWrap::RequestStop>("requestStop"),
@@ -229,6 +230,24 @@ Napi::Value EngineWrap::ExportTorchScript(const Napi::CallbackInfo& info) {
           return [](Napi::Env env) -> Napi::Value { return env.Undefined(); };
         },
         claim("exportTorchScript"));
+  });
+}
+
+Napi::Value EngineWrap::StateDict(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  return guard(env, [&]() -> Napi::Value {
+    auto engine = engine_;
+    return PromiseWorker::Start(
+        env,
+        [engine]() -> PromiseWorker::Finish {
+          TensorDict state = engine->stateDict();
+          return [state](Napi::Env env) -> Napi::Value {
+            auto object = Napi::Object::New(env);
+            for (const auto& [name, tensor] : state) object.Set(name, fromTensor(env, tensor));
+            return object;
+          };
+        },
+        claim("stateDict"));
   });
 }
 

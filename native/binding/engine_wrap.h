@@ -20,6 +20,7 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
   Napi::Value Predict(const Napi::CallbackInfo& info);
   Napi::Value BeginFit(const Napi::CallbackInfo& info);
   Napi::Value ExportTorchScript(const Napi::CallbackInfo& info);
+  Napi::Value StateDict(const Napi::CallbackInfo& info);
   void OnEvalMetric(const Napi::CallbackInfo& info);
   Napi::Value SchedulerMonitor(const Napi::CallbackInfo& info);
   void RequestStop(const Napi::CallbackInfo& info);

@@ -151,6 +151,11 @@ export class Trainer {
     return this.exclusive('exportTorchScript', () => this.engine.exportTorchScript(path));
   }
 
+  /** Copies of the model's parameters and buffers, by PyTorch state-dict name ('0.weight', 'hidden.bias'). */
+  async stateDict(): Promise<Record<string, TensorData<NumericArray>>> {
+    return this.exclusive('stateDict', () => this.engine.stateDict());
+  }
+
   /** Loss (and accuracy for classification losses) over a dataset, in eval mode. */
   async evaluate(data: Dataset, options: { batchSize?: number } = {}): Promise<EvalLogs> {
     return this.exclusive('evaluate', () => this.engine.evaluate(data.native, options.batchSize ?? this.config.evalBatchSize));

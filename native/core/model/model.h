@@ -21,6 +21,8 @@ class Model {
 
   virtual at::Tensor forward(const at::Tensor& inputs) = 0;
   virtual torch::OrderedDict<std::string, at::Tensor> namedParameters() const = 0;
+  // Running statistics and other state that is not trained (BatchNorm's running_mean, ...).
+  virtual torch::OrderedDict<std::string, at::Tensor> namedBuffers() const = 0;
   virtual void setTraining(bool training) = 0;
   virtual bool isTraining() const = 0;
   virtual void moveTo(const c10::Device& device) = 0;

@@ -58,6 +58,12 @@ torch::OrderedDict<std::string, at::Tensor> ScriptModel::namedParameters() const
   return named;
 }
 
+torch::OrderedDict<std::string, at::Tensor> ScriptModel::namedBuffers() const {
+  torch::OrderedDict<std::string, at::Tensor> named;
+  for (const auto& item : module_.named_buffers(/*recurse=*/true)) named.insert(item.name, item.value);
+  return named;
+}
+
 void ScriptModel::saveTorchScript(const std::string& path) const {
   try {
     module_.save(path);

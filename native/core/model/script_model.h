@@ -23,6 +23,7 @@ class ScriptModel : public Model {
 
   at::Tensor forward(const at::Tensor& inputs) override;
   torch::OrderedDict<std::string, at::Tensor> namedParameters() const override;
+  torch::OrderedDict<std::string, at::Tensor> namedBuffers() const override;
   void setTraining(bool training) override { module_.train(training); }
   bool isTraining() const override { return module_.is_training(); }
   void moveTo(const c10::Device& device) override { module_.to(device); }

@@ -21,6 +21,7 @@ class SequentialModel : public Model {
 
   at::Tensor forward(const at::Tensor& input) override;
   torch::OrderedDict<std::string, at::Tensor> namedParameters() const override;
+  torch::OrderedDict<std::string, at::Tensor> namedBuffers() const override { return module_->named_buffers(); }
   void setTraining(bool training) override { module_->train(training); }
   bool isTraining() const override { return module_->is_training(); }
   void moveTo(const c10::Device& device) override { module_->to(device); }

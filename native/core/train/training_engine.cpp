@@ -118,6 +118,14 @@ void TrainingEngine::zeroGrads() {
   for (auto& unit : units_) unit.zeroGrad();
 }
 
+TensorDict TrainingEngine::stateDict() const {
+  TensorDict state;
+  for (const auto& named : {model_->namedParameters(), model_->namedBuffers()}) {
+    for (const auto& item : named) state[item.key()] = item.value().detach().to(at::kCPU, false, /*copy=*/true);
+  }
+  return state;
+}
+
 void TrainingEngine::exportTorchScript(const std::string& path) {
   EvalModeScope evalMode(*model_);
   model_->saveTorchScript(path);

@@ -64,6 +64,8 @@ class TrainingEngine {
   void clearStop() { stopRequested_ = false; }
 
   int64_t globalStep() const { return globalStep_; }
+  // Copies of the parameters and buffers on the CPU, by PyTorch state-dict name.
+  TensorDict stateDict() const;
   // Writes the model as a TorchScript module, in eval mode, for inference anywhere.
   void exportTorchScript(const std::string& path);
   // True between the micro-batches of an accumulation group (gradients are
