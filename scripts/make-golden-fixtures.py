@@ -410,6 +410,21 @@ def write_scripted():
     print(f"wrote {out}")
 
 
+def write_data_files():
+    """Small .npy and .csv files for test/data-files.test.ts, in the layouts numpy writes."""
+    import numpy as np
+
+    folder = pathlib.Path(__file__).resolve().parent.parent / "test" / "fixtures" / "data"
+    folder.mkdir(exist_ok=True)
+    inputs = np.arange(12, dtype=np.float32).reshape(4, 3) / 4
+    np.save(folder / "inputs-f32.npy", inputs)
+    np.save(folder / "labels-i32-big-endian.npy", np.array([2, 0, 1, 1], dtype=">i4"))
+    np.save(folder / "inputs-f64-fortran.npy", np.asfortranarray(inputs.astype(np.float64)))
+    np.save(folder / "labels-i64.npy", np.array([2, 0, 1, 1], dtype=np.int64))
+    (folder / "iris-like.csv").write_text("sepal,petal,species\n5.1,1.4,0\n6.2,4.5,1\n7.7,6.7,2\n4.9, 1.5 ,0\n")
+    print(f"wrote {folder}")
+
+
 def main():
     inputs, labels, targets = make_data()
     cases = [
@@ -478,6 +493,7 @@ def main():
     write_schedules()
     write_metrics()
     write_scripted()
+    write_data_files()
 
 
 if __name__ == "__main__":

@@ -128,6 +128,8 @@ export interface NativeBinding {
   NativeDataset: {
     fromIdx(inputsPath: string, targetsPath: string, options?: OptionFields): Promise<NativeDataset>;
     fromArrays(inputs: NumericArray, inputShape: number[], targets: NumericArray, targetShape: number[]): NativeDataset;
+    fromNpy(inputsPath: string, targetsPath: string): Promise<NativeDataset>;
+    fromCsv(path: string, options: OptionFields): Promise<NativeDataset>;
   };
   NativeEngine: new (spec: NativeEngineSpec) => NativeEngine;
   runtimeInfo(): RuntimeInfo;

@@ -3,7 +3,9 @@
 #include "binding/convert.h"
 #include "binding/js_errors.h"
 #include "binding/promise_worker.h"
+#include "core/data/csv_dataset.h"
 #include "core/data/idx_dataset.h"
+#include "core/data/npy_reader.h"
 #include "core/errors.h"
 
 namespace firebrand::binding {
@@ -19,6 +21,8 @@ void DatasetWrap::Export(Napi::Env env, Napi::Object exports) {
   Napi::Function cls = DefineClass(env, "NativeDataset",
                                    {StaticMethod<&DatasetWrap::FromIdx>("fromIdx"),
                                     StaticMethod<&DatasetWrap::FromArrays>("fromArrays"),
+                                    StaticMethod<&DatasetWrap::FromNpy>("fromNpy"),
+                                    StaticMethod<&DatasetWrap::FromCsv>("fromCsv"),
                                     InstanceAccessor<&DatasetWrap::Size>("size"),
                                     InstanceAccessor<&DatasetWrap::SampleShape>("sampleShape"),
                                     InstanceAccessor<&DatasetWrap::TargetShape>("targetShape"),
@@ -50,16 +54,39 @@ std::shared_ptr<const TensorDataset> DatasetWrap::From(const Napi::Value& value,
   return Unwrap(value.As<Napi::Object>())->dataset_;
 }
 
+// Reads a dataset on libuv's pool and resolves with its JS handle.
+Napi::Promise DatasetWrap::LoadAsync(Napi::Env env, std::function<TensorDataset()> load) {
+  return PromiseWorker::Start(env, [load]() -> PromiseWorker::Finish {
+    auto dataset = std::make_shared<TensorDataset>(load());
+    return [dataset](Napi::Env env) -> Napi::Value { return NewInstance(env, *dataset); };
+  });
+}
+
 Napi::Value DatasetWrap::FromIdx(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   return guard(env, [&]() -> Napi::Value {
     const std::string inputs = toString(info[0], "inputs");
     const std::string targets = toString(info[1], "targets");
     const IdxDatasetOptions options = idxDatasetOptions(toOptionMap(info[2], "Dataset.fromIdx options"));
-    return PromiseWorker::Start(env, [=]() -> PromiseWorker::Finish {
-      auto dataset = std::make_shared<TensorDataset>(loadIdxDataset(inputs, targets, options));
-      return [dataset](Napi::Env env) -> Napi::Value { return NewInstance(env, *dataset); };
-    });
+    return LoadAsync(env, [=] { return loadIdxDataset(inputs, targets, options); });
+  });
+}
+
+Napi::Value DatasetWrap::FromNpy(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  return guard(env, [&]() -> Napi::Value {
+    const std::string inputs = toString(info[0], "inputs");
+    const std::string targets = toString(info[1], "targets");
+    return LoadAsync(env, [=] { return TensorDataset(readNpy(inputs), readNpy(targets)); });
+  });
+}
+
+Napi::Value DatasetWrap::FromCsv(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  return guard(env, [&]() -> Napi::Value {
+    const std::string path = toString(info[0], "path");
+    const CsvOptions options = csvOptions(toOptionMap(info[1], "Dataset.fromCsv options"));
+    return LoadAsync(env, [=] { return loadCsvDataset(path, options); });
   });
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 #include <napi.h>
 
+#include <functional>
 #include <memory>
 
 #include "core/data/tensor_dataset.h"
@@ -21,6 +22,9 @@ class DatasetWrap : public Napi::ObjectWrap<DatasetWrap> {
  private:
   static Napi::Value FromIdx(const Napi::CallbackInfo& info);
   static Napi::Value FromArrays(const Napi::CallbackInfo& info);
+  static Napi::Value FromNpy(const Napi::CallbackInfo& info);
+  static Napi::Value FromCsv(const Napi::CallbackInfo& info);
+  static Napi::Promise LoadAsync(Napi::Env env, std::function<TensorDataset()> load);
   Napi::Value Size(const Napi::CallbackInfo& info);
   Napi::Value SampleShape(const Napi::CallbackInfo& info);
   Napi::Value TargetShape(const Napi::CallbackInfo& info);

@@ -11,6 +11,16 @@ export interface IdxOptions {
   sampleShape?: number[];
 }
 
+export interface CsvOptions {
+  /** The target column: its header name, or its 0-based index. Default: the last column. */
+  labelColumn?: string | number;
+  delimiter?: ',' | ';' | '\t' | '|' | ' ';
+  /** Whether the first line names the columns. Default true. */
+  header?: boolean;
+  /** 'class': integer labels (int64); 'value': float32 regression targets. Default 'class'. */
+  targets?: 'class' | 'value';
+}
+
 export interface ArrayDatasetSource {
   inputs: NumericArray;
   /** Full shape of the inputs, samples first: [N, ...]. */
@@ -35,6 +45,16 @@ export class Dataset {
    */
   static async fromIdx(inputsPath: string, targetsPath: string, options: IdxOptions = {}): Promise<Dataset> {
     return new Dataset(await native.NativeDataset.fromIdx(inputsPath, targetsPath, { ...options }));
+  }
+
+  /** Inputs and targets from two NumPy .npy files (any shape, samples first), read in C++. */
+  static async fromNpy(inputsPath: string, targetsPath: string): Promise<Dataset> {
+    return new Dataset(await native.NativeDataset.fromNpy(inputsPath, targetsPath));
+  }
+
+  /** A numeric CSV file read in C++: one target column, every other column a float32 feature. */
+  static async fromCsv(path: string, options: CsvOptions = {}): Promise<Dataset> {
+    return new Dataset(await native.NativeDataset.fromCsv(path, { ...options }));
   }
 
   /** A dataset from TypedArrays. The data is copied once into libtorch tensors. */

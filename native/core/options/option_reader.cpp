@@ -131,6 +131,14 @@ bool OptionReader::flag(const std::string& name, bool fallback) {
   return *flag;
 }
 
+std::optional<std::string> OptionReader::optionalText(const std::string& name) {
+  const OptionValue* value = find(name);
+  if (!value) return std::nullopt;
+  const std::string* text = std::get_if<std::string>(value);
+  if (!text) fail(name, "a string");
+  return *text;
+}
+
 std::string OptionReader::choice(const std::string& name, const std::string& fallback,
                                  const std::vector<std::string>& allowed) {
   const OptionValue* value = find(name);

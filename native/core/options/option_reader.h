@@ -30,6 +30,7 @@ class OptionReader {
   double number(const std::string& name, double fallback, double min, double max);
   std::optional<double> optionalNumber(const std::string& name, double min, double max);
   bool flag(const std::string& name, bool fallback);
+  std::optional<std::string> optionalText(const std::string& name);
   std::string choice(const std::string& name, const std::string& fallback,
                      const std::vector<std::string>& allowed);
   // One positive integer or a list of `count` of them (kernel sizes, strides).
