@@ -410,6 +410,25 @@ def write_scripted():
     print(f"wrote {out}")
 
 
+def write_sampler_orders():
+    """torch.utils.data.DistributedSampler's indices per (rank, epoch), and a plain seeded permutation."""
+    from torch.utils.data import DistributedSampler
+
+    dataset = list(range(10))
+    shards = {}
+    for world_size in (1, 3, 4):
+        for rank in range(world_size):
+            for epoch in (0, 1):
+                sampler = DistributedSampler(dataset, num_replicas=world_size, rank=rank, shuffle=True, seed=7)
+                sampler.set_epoch(epoch)
+                shards[f"{world_size}/{rank}/{epoch}"] = list(sampler)
+    unshuffled = list(DistributedSampler(dataset, num_replicas=3, rank=2, shuffle=False))
+    out = pathlib.Path(__file__).resolve().parent.parent / "test" / "fixtures" / "golden-sampler.json"
+    out.write_text(json.dumps({"size": len(dataset), "seed": 7, "shards": shards, "unshuffledRank2Of3": unshuffled},
+                              indent=1) + "\n")
+    print(f"wrote {out}")
+
+
 def write_data_files():
     """Small .npy and .csv files for test/data-files.test.ts, in the layouts numpy writes."""
     import numpy as np
@@ -494,6 +513,7 @@ def main():
     write_metrics()
     write_scripted()
     write_data_files()
+    write_sampler_orders()
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 // firebrand: train PyTorch models from Node.js; the loop runs in libtorch C++.
 export { Dataset } from './data/dataset';
-export type { ArrayDatasetSource, CsvOptions, IdxOptions } from './data/dataset';
+export type { ArrayDatasetSource, BatchOrderOptions, CsvOptions, IdxOptions } from './data/dataset';
 export type { FirebrandError, FirebrandErrorCode } from './errors';
 export type { NumericArray, TensorData } from './native';
 export { nn } from './nn/layers';

@@ -73,6 +73,7 @@ export interface NativeDataset {
   readonly targetShape: number[];
   slice(start: number, end: number): NativeDataset;
   toArrays(): { inputs: TensorData<NumericArray>; targets: TensorData<NumericArray> };
+  batchOrder(options: OptionFields): number[][];
 }
 
 export interface NativeEngineSpec {

@@ -6,6 +6,7 @@
 #include "core/data/csv_dataset.h"
 #include "core/data/idx_dataset.h"
 #include "core/data/npy_reader.h"
+#include "core/train/epoch_options.h"
 #include "core/errors.h"
 
 namespace firebrand::binding {
@@ -27,7 +28,8 @@ void DatasetWrap::Export(Napi::Env env, Napi::Object exports) {
                                     InstanceAccessor<&DatasetWrap::SampleShape>("sampleShape"),
                                     InstanceAccessor<&DatasetWrap::TargetShape>("targetShape"),
                                     InstanceMethod<&DatasetWrap::Slice>("slice"),
-                                    InstanceMethod<&DatasetWrap::ToArrays>("toArrays")});
+                                    InstanceMethod<&DatasetWrap::ToArrays>("toArrays"),
+                                    InstanceMethod<&DatasetWrap::BatchOrder>("batchOrder")});
   auto* reference = new Napi::FunctionReference(Napi::Persistent(cls));
   env.SetInstanceData(reference);
   exports.Set("NativeDataset", cls);
@@ -117,6 +119,21 @@ Napi::Value DatasetWrap::Slice(const Napi::CallbackInfo& info) {
     const int64_t start = toInteger(info[0], "start", 0);
     const int64_t end = toInteger(info[1], "end", 0);
     return NewInstance(env, dataset_->slice(start, end));
+  });
+}
+
+Napi::Value DatasetWrap::BatchOrder(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  return guard(env, [&]() -> Napi::Value {
+    const EpochOptions options = epochOptions(toOptionMap(info[0], "batchOrder options"));
+    const BatchSampler sampler(dataset_->size(), options.sampler, options.epoch);
+    auto batches = Napi::Array::New(env, sampler.batchCount());
+    for (int64_t b = 0; b < sampler.batchCount(); ++b) {
+      const at::Tensor indices = sampler.indices(b).contiguous();
+      const int64_t* first = indices.data_ptr<int64_t>();
+      batches.Set(b, fromShape(env, std::vector<int64_t>(first, first + indices.numel())));
+    }
+    return batches;
   });
 }
 

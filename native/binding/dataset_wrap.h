@@ -30,6 +30,7 @@ class DatasetWrap : public Napi::ObjectWrap<DatasetWrap> {
   Napi::Value TargetShape(const Napi::CallbackInfo& info);
   Napi::Value Slice(const Napi::CallbackInfo& info);
   Napi::Value ToArrays(const Napi::CallbackInfo& info);
+  Napi::Value BatchOrder(const Napi::CallbackInfo& info);
 
   std::shared_ptr<const TensorDataset> dataset_;
 };

@@ -21,6 +21,16 @@ export interface CsvOptions {
   targets?: 'class' | 'value';
 }
 
+export interface BatchOrderOptions {
+  batchSize?: number;
+  shuffle?: boolean;
+  dropLast?: boolean;
+  seed?: number;
+  epoch?: number;
+  rank?: number;
+  worldSize?: number;
+}
+
 export interface ArrayDatasetSource {
   inputs: NumericArray;
   /** Full shape of the inputs, samples first: [N, ...]. */
@@ -81,6 +91,14 @@ export class Dataset {
   /** A copy of the inputs and targets as TypedArrays of their dtype, with full shapes. */
   toArrays(): { inputs: TensorData<NumericArray>; targets: TensorData<NumericArray> } {
     return this.native.toArrays();
+  }
+
+  /**
+   * The sample indices of each batch of one epoch, as training sees them: a pure function of
+   * (seed, epoch), sharded by rank exactly as torch.utils.data.DistributedSampler does.
+   */
+  batchOrder(options: BatchOrderOptions = {}): number[][] {
+    return this.native.batchOrder({ ...options });
   }
 
   /** Samples [start, end), sharing memory with this dataset. */

@@ -6,27 +6,24 @@
 #include "core/errors.h"
 
 namespace firebrand {
-namespace {
 
-// splitmix64: spreads (seed, epoch) over the generator's seed space so that
-// neighbouring epochs do not get correlated streams.
-uint64_t mixSeed(uint64_t seed, int64_t epoch) {
-  uint64_t z = seed + 0x9E3779B97F4A7C15ull * (static_cast<uint64_t>(epoch) + 1);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
+int64_t shardSize(int64_t datasetSize, const SamplerOptions& options) {
+  if (options.worldSize < 1 || options.rank < 0 || options.rank >= options.worldSize) {
+    throw InvalidArgument("sampler: rank " + std::to_string(options.rank) + " must be in [0, worldSize) with worldSize " +
+                          std::to_string(options.worldSize) + " >= 1");
+  }
+  return (datasetSize + options.worldSize - 1) / options.worldSize;
 }
-
-}  // namespace
 
 int64_t batchCount(int64_t datasetSize, const SamplerOptions& options) {
   if (options.batchSize < 1) {
     throw InvalidArgument("batchSize must be a positive integer, got " + std::to_string(options.batchSize));
   }
-  const int64_t count = options.dropLast ? datasetSize / options.batchSize
-                                         : (datasetSize + options.batchSize - 1) / options.batchSize;
+  const int64_t samples = shardSize(datasetSize, options);
+  const int64_t count = options.dropLast ? samples / options.batchSize
+                                         : (samples + options.batchSize - 1) / options.batchSize;
   if (count == 0) {
-    throw InvalidArgument("dataset of " + std::to_string(datasetSize) + " samples gives no batch of " +
+    throw InvalidArgument("dataset of " + std::to_string(samples) + " samples (per rank) gives no batch of " +
                           std::to_string(options.batchSize) + " with dropLast; lower batchSize or turn dropLast off");
   }
   return count;
@@ -35,12 +32,19 @@ int64_t batchCount(int64_t datasetSize, const SamplerOptions& options) {
 BatchSampler::BatchSampler(int64_t datasetSize, const SamplerOptions& options, int64_t epoch)
     : batchSize_(options.batchSize), batchCount_(firebrand::batchCount(datasetSize, options)) {
   const auto longs = at::TensorOptions().dtype(at::kLong);
+  at::Tensor order;
   if (options.shuffle) {
-    at::Generator generator = at::detail::createCPUGenerator(mixSeed(options.seed, epoch));
-    order_ = at::randperm(datasetSize, generator, longs);
+    at::Generator generator = at::detail::createCPUGenerator(options.seed + static_cast<uint64_t>(epoch));
+    order = at::randperm(datasetSize, generator, longs);
   } else {
-    order_ = at::arange(datasetSize, longs);
+    order = at::arange(datasetSize, longs);
   }
+  if (options.worldSize > 1) {
+    const int64_t total = shardSize(datasetSize, options) * options.worldSize;
+    const int64_t copies = (total + datasetSize - 1) / datasetSize;
+    order = order.repeat({copies}).narrow(0, 0, total).slice(0, options.rank, total, options.worldSize);
+  }
+  order_ = order.contiguous();
 }
 
 int64_t BatchSampler::samplesIn(int64_t begin, int64_t end) const {

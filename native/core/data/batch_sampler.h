@@ -1,5 +1,9 @@
 // The order of one epoch's batches: a pure function of (seed, epoch), so the
 // same seed replays the same batches and a resumed run can pick up any epoch.
+// Shuffling and sharding follow torch.utils.data.DistributedSampler exactly:
+// randperm with a generator seeded seed + epoch; with several ranks the order
+// is padded by repeating its start to a multiple of worldSize, and rank r
+// takes every worldSize-th sample from position r.
 #pragma once
 #include <ATen/core/Tensor.h>
 
@@ -12,7 +16,12 @@ struct SamplerOptions {
   bool shuffle = true;
   bool dropLast = false;
   uint64_t seed = 0;
+  int64_t rank = 0;
+  int64_t worldSize = 1;
 };
+
+// Samples one rank sees per epoch.
+int64_t shardSize(int64_t datasetSize, const SamplerOptions& options);
 
 // Batches an epoch of `datasetSize` samples makes (checks batchSize).
 int64_t batchCount(int64_t datasetSize, const SamplerOptions& options);

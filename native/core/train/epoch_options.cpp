@@ -12,6 +12,8 @@ EpochOptions epochOptions(const OptionMap& optionMap) {
   options.sampler.shuffle = reader.flag("shuffle", options.sampler.shuffle);
   options.sampler.dropLast = reader.flag("dropLast", options.sampler.dropLast);
   options.sampler.seed = static_cast<uint64_t>(reader.nonNegativeInt("seed", 0));
+  options.sampler.rank = reader.nonNegativeInt("rank", 0);
+  options.sampler.worldSize = reader.positiveInt("worldSize", 1);
   options.epoch = reader.nonNegativeInt("epoch", 0);
   options.logEvery = reader.positiveInt("logEvery", options.logEvery);
   options.progressIntervalSeconds =

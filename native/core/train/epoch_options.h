@@ -36,8 +36,8 @@ struct EpochOptions {
   double progressIntervalSeconds = 0.2;
 };
 
-// Reads { batchSize, shuffle, dropLast, seed, epoch, logEvery, progressIntervalMs,
-// gradientAccumulationSteps, maxGradNorm, clipValue, nonFiniteLoss }.
+// Reads { batchSize, shuffle, dropLast, seed, rank, worldSize, epoch, logEvery,
+// progressIntervalMs, gradientAccumulationSteps, maxGradNorm, clipValue, nonFiniteLoss }.
 EpochOptions epochOptions(const OptionMap& options);
 
 }  // namespace firebrand
