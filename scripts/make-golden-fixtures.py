@@ -423,9 +423,14 @@ def write_sampler_orders():
                 sampler.set_epoch(epoch)
                 shards[f"{world_size}/{rank}/{epoch}"] = list(sampler)
     unshuffled = list(DistributedSampler(dataset, num_replicas=3, rank=2, shuffle=False))
+    splits = {}
+    for size, fraction, seed in ((10, 0.3, 5), (7, 0.5, 1), (50, 0.1, 42)):
+        parts = torch.utils.data.random_split(list(range(size)), [1 - fraction, fraction],
+                                              generator=torch.Generator().manual_seed(seed))
+        splits[f"{size}/{fraction}/{seed}"] = [list(part) for part in parts]
     out = pathlib.Path(__file__).resolve().parent.parent / "test" / "fixtures" / "golden-sampler.json"
-    out.write_text(json.dumps({"size": len(dataset), "seed": 7, "shards": shards, "unshuffledRank2Of3": unshuffled},
-                              indent=1) + "\n")
+    out.write_text(json.dumps({"size": len(dataset), "seed": 7, "shards": shards, "unshuffledRank2Of3": unshuffled,
+                               "randomSplits": splits}, indent=1) + "\n")
     print(f"wrote {out}")
 
 

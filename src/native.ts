@@ -74,6 +74,7 @@ export interface NativeDataset {
   slice(start: number, end: number): NativeDataset;
   toArrays(): { inputs: TensorData<NumericArray>; targets: TensorData<NumericArray> };
   batchOrder(options: OptionFields): number[][];
+  split(fraction: number, seed: number): [NativeDataset, NativeDataset];
 }
 
 export interface NativeEngineSpec {

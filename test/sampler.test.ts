@@ -4,6 +4,7 @@ import { expect } from 'chai';
 import fs from 'node:fs';
 import path from 'node:path';
 
+import { Dataset } from '../src';
 import { blobDataset } from './helpers';
 
 const golden = JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', 'test', 'fixtures', 'golden-sampler.json'), 'utf8'));
@@ -20,6 +21,22 @@ describe('sampler', () => {
     expect(data.batchOrder({ batchSize: 100, shuffle: false, rank: 2, worldSize: 3 }).flat()).to.deep.equal(
       golden.unshuffledRank2Of3,
     );
+  });
+
+  it('splits a dataset into the same train and validation samples as random_split', () => {
+    for (const [key, expected] of Object.entries(golden.randomSplits as Record<string, number[][]>)) {
+      const [size, fraction, seed] = key.split('/').map(Number);
+      const indices = Dataset.fromArrays({
+        inputs: new Float32Array(size).map((_, i) => i),
+        inputShape: [size, 1],
+        targets: new Int32Array(size).map((_, i) => i),
+      });
+      const parts = indices.split(fraction, seed);
+      expect(parts.map((part) => Array.from(part.toArrays().targets.data as Int32Array)), key).to.deep.equal(expected);
+      expect(parts.map((part) => Array.from(part.toArrays().inputs.data as Float32Array)), key).to.deep.equal(expected);
+    }
+    expect(() => blobDataset(10).split(1)).to.throw('fraction must be between 0 and 1');
+    expect(() => blobDataset(3).split(0.1)).to.throw('leaves one part empty');
   });
 
   it('cuts batches from the order, drops a short last batch on request, and is a pure function of (seed, epoch)', () => {

@@ -29,7 +29,8 @@ void DatasetWrap::Export(Napi::Env env, Napi::Object exports) {
                                     InstanceAccessor<&DatasetWrap::TargetShape>("targetShape"),
                                     InstanceMethod<&DatasetWrap::Slice>("slice"),
                                     InstanceMethod<&DatasetWrap::ToArrays>("toArrays"),
-                                    InstanceMethod<&DatasetWrap::BatchOrder>("batchOrder")});
+                                    InstanceMethod<&DatasetWrap::BatchOrder>("batchOrder"),
+                                    InstanceMethod<&DatasetWrap::Split>("split")});
   auto* reference = new Napi::FunctionReference(Napi::Persistent(cls));
   env.SetInstanceData(reference);
   exports.Set("NativeDataset", cls);
@@ -134,6 +135,19 @@ Napi::Value DatasetWrap::BatchOrder(const Napi::CallbackInfo& info) {
       batches.Set(b, fromShape(env, std::vector<int64_t>(first, first + indices.numel())));
     }
     return batches;
+  });
+}
+
+Napi::Value DatasetWrap::Split(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  return guard(env, [&]() -> Napi::Value {
+    const double fraction = toNumber(info[0], "fraction");
+    const auto seed = static_cast<uint64_t>(toInteger(info[1], "seed", 0));
+    auto [train, validation] = dataset_->randomSplit(fraction, seed);
+    auto parts = Napi::Array::New(env, 2);
+    parts.Set(0u, NewInstance(env, std::move(train)));
+    parts.Set(1u, NewInstance(env, std::move(validation)));
+    return parts;
   });
 }
 

@@ -31,6 +31,7 @@ class DatasetWrap : public Napi::ObjectWrap<DatasetWrap> {
   Napi::Value Slice(const Napi::CallbackInfo& info);
   Napi::Value ToArrays(const Napi::CallbackInfo& info);
   Napi::Value BatchOrder(const Napi::CallbackInfo& info);
+  Napi::Value Split(const Napi::CallbackInfo& info);
 
   std::shared_ptr<const TensorDataset> dataset_;
 };

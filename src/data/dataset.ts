@@ -101,6 +101,16 @@ export class Dataset {
     return this.native.batchOrder({ ...options });
   }
 
+  /**
+   * Random [train, validation] parts, `fraction` of the samples going to validation: the same samples
+   * in the same order as torch.utils.data.random_split(dataset, [1 - fraction, fraction]) with a
+   * generator seeded `seed`. The parts are copies.
+   */
+  split(fraction: number, seed = 42): [Dataset, Dataset] {
+    const [train, validation] = this.native.split(fraction, seed);
+    return [new Dataset(train), new Dataset(validation)];
+  }
+
   /** Samples [start, end), sharing memory with this dataset. */
   slice(start: number, end: number = this.length): Dataset {
     return new Dataset(this.native.slice(start, end));

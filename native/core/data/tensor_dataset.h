@@ -25,6 +25,10 @@ class TensorDataset {
 
   // Samples [start, end) sharing this dataset's memory.
   TensorDataset slice(int64_t start, int64_t end) const;
+  // Random (train, validation) parts, as torch.utils.data.random_split(dataset,
+  // [1 - fraction, fraction], generator seeded `seed`): the same samples in
+  // the same order. The parts are copies.
+  std::pair<TensorDataset, TensorDataset> randomSplit(double fraction, uint64_t seed) const;
   Batch batch(const at::Tensor& indices) const;
 
  private:
