@@ -1,6 +1,12 @@
 // firebrand: train PyTorch models from Node.js; the loop runs in libtorch C++.
 export { Dataset } from './data/dataset';
-export type { ArrayDatasetSource, BatchOrderOptions, CsvOptions, IdxOptions } from './data/dataset';
+export type { ArrayDatasetSource, BatchOrderOptions, CsvOptions, DatasetFields, IdxOptions } from './data/dataset';
+export { transforms } from './data/transforms';
+export { BatchLoader } from './data/batch-loader';
+export type { DrainResult, LoaderOptions } from './data/batch-loader';
+export { StreamingDataset } from './data/streaming-dataset';
+export type { BatchSource, StreamingDatasetOptions } from './data/streaming-dataset';
+export type { Dtype, TransformSpec } from './data/transforms';
 export type { FirebrandError, FirebrandErrorCode } from './errors';
 export type { NumericArray, TensorData } from './native';
 export { nn } from './nn/layers';
@@ -26,4 +32,4 @@ export type {
   SchedulerSpec,
 } from './training/objectives';
 export { Trainer } from './training/trainer';
-export type { FitOptions, TrainerOptions } from './training/trainer';
+export type { FitOptions, TrainerOptions, TrainingData } from './training/trainer';

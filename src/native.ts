@@ -24,7 +24,8 @@ export type OptionFields = Record<string, number | boolean | string | number[] |
 export interface StepReport {
   epoch: number;
   step: number;
-  stepsInEpoch: number;
+  /** Undefined for streamed data, whose length is not known. */
+  stepsInEpoch?: number;
   globalStep: number;
   loss: number;
   learningRate: number;
@@ -69,12 +70,30 @@ export interface RuntimeInfo {
 
 export interface NativeDataset {
   readonly size: number;
-  readonly sampleShape: number[];
-  readonly targetShape: number[];
+  readonly fieldShapes: Record<string, number[]>;
   slice(start: number, end: number): NativeDataset;
-  toArrays(): { inputs: TensorData<NumericArray>; targets: TensorData<NumericArray> };
+  fields(): Record<string, TensorData<NumericArray>>;
   batchOrder(options: OptionFields): number[][];
   split(fraction: number, seed: number): [NativeDataset, NativeDataset];
+  withTransforms(transforms: (OptionFields & { name: string })[]): NativeDataset;
+  loader(options: OptionFields): NativeLoader;
+}
+
+export interface NativeLoader {
+  next(): Promise<Record<string, TensorData<NumericArray>> | undefined>;
+  drain(): Promise<{ batches: number; samples: number; seconds: number }>;
+  close(): void;
+  readonly batchCount: number;
+}
+
+export interface NativeBatchQueue {
+  /** Queues a batch (copied); false when the queue is full or closed. */
+  push(batch: Record<string, TensorData<NumericArray>>): boolean;
+  /** Resolves true when there is room again, false when the consumer has closed the queue. */
+  waitForRoom(): Promise<boolean>;
+  finish(): void;
+  fail(message: string): void;
+  readonly closed: boolean;
 }
 
 export interface NativeEngineSpec {
@@ -96,6 +115,9 @@ export interface NativeEpochOptions extends OptionFields {
   dropLast: boolean;
   seed: number;
   epoch: number;
+  startBatch?: number;
+  numWorkers: number;
+  prefetchFactor: number;
   logEvery: number;
   progressIntervalMs: number;
   gradientAccumulationSteps: number;
@@ -104,20 +126,26 @@ export interface NativeEpochOptions extends OptionFields {
   nonFiniteLoss: 'error' | 'skip';
 }
 
+/** Undefined fields: streamed data of unknown length. */
 export interface FitPlan {
-  batchesPerEpoch: number;
-  optimizerStepsPerEpoch: number;
-  totalSteps: number;
+  batchesPerEpoch?: number;
+  optimizerStepsPerEpoch?: number;
+  totalSteps?: number;
 }
 
 export interface NativeEngine {
-  beginFit(data: NativeDataset, options: NativeEpochOptions, numEpochs: number): FitPlan;
+  /** data: a dataset, or a stream's batches per epoch (undefined when unknown). */
+  beginFit(data: NativeDataset | number | undefined, options: NativeEpochOptions, numEpochs: number): FitPlan;
   onEvalMetric(value: number): void;
   exportTorchScript(path: string): Promise<void>;
   stateDict(): Promise<Record<string, TensorData<NumericArray>>>;
   readonly schedulerMonitor: string | undefined;
-  trainEpoch(data: NativeDataset, options: NativeEpochOptions, onReport: (report: StepReport) => void): Promise<NativeEpochResult>;
-  evaluate(data: NativeDataset, batchSize: number): Promise<NativeEvalResult>;
+  trainEpoch(
+    data: NativeDataset | NativeBatchQueue,
+    options: NativeEpochOptions,
+    onReport: (report: StepReport) => void,
+  ): Promise<NativeEpochResult>;
+  evaluate(data: NativeDataset | NativeBatchQueue, batchSize: number): Promise<NativeEvalResult>;
   predict(inputs: NumericArray, shape: number[], batchSize: number): Promise<TensorData>;
   requestStop(): void;
   clearStop(): void;
@@ -129,11 +157,12 @@ export interface NativeEngine {
 export interface NativeBinding {
   NativeDataset: {
     fromIdx(inputsPath: string, targetsPath: string, options?: OptionFields): Promise<NativeDataset>;
-    fromArrays(inputs: NumericArray, inputShape: number[], targets: NumericArray, targetShape: number[]): NativeDataset;
+    fromFields(fields: Record<string, TensorData<NumericArray>>): NativeDataset;
     fromNpy(inputsPath: string, targetsPath: string): Promise<NativeDataset>;
     fromCsv(path: string, options: OptionFields): Promise<NativeDataset>;
   };
   NativeEngine: new (spec: NativeEngineSpec) => NativeEngine;
+  NativeBatchQueue: new (queueDepth: number, batchesPerEpoch: number | undefined) => NativeBatchQueue;
   runtimeInfo(): RuntimeInfo;
   setNumThreads(threads: number): void;
   manualSeed(seed: number): void;

@@ -13,26 +13,26 @@ const expectedInputs = Array.from({ length: 12 }, (_, i) => i / 4);
 
 describe('datasets from .npy and CSV files', () => {
   it('reads .npy arrays of their dtype and shape, big-endian and Fortran order included', async () => {
-    const plain = (await Dataset.fromNpy(file('inputs-f32.npy'), file('labels-i32-big-endian.npy'))).toArrays();
-    expect(plain.inputs.shape).to.deep.equal([4, 3]);
-    expect(Array.from(plain.inputs.data as Float32Array)).to.deep.equal(expectedInputs);
-    expect(plain.targets.data).to.be.instanceOf(Int32Array);
-    expect(Array.from(plain.targets.data as Int32Array)).to.deep.equal([2, 0, 1, 1]);
+    const plain = (await Dataset.fromNpy(file('inputs-f32.npy'), file('labels-i32-big-endian.npy'))).fields();
+    expect(plain.input.shape).to.deep.equal([4, 3]);
+    expect(Array.from(plain.input.data as Float32Array)).to.deep.equal(expectedInputs);
+    expect(plain.target.data).to.be.instanceOf(Int32Array);
+    expect(Array.from(plain.target.data as Int32Array)).to.deep.equal([2, 0, 1, 1]);
 
-    const fortran = (await Dataset.fromNpy(file('inputs-f64-fortran.npy'), file('labels-i64.npy'))).toArrays();
-    expect(fortran.inputs.data).to.be.instanceOf(Float64Array);
-    expect(Array.from(fortran.inputs.data as Float64Array)).to.deep.equal(expectedInputs);
-    expect(Array.from(fortran.targets.data as BigInt64Array, Number)).to.deep.equal([2, 0, 1, 1]);
+    const fortran = (await Dataset.fromNpy(file('inputs-f64-fortran.npy'), file('labels-i64.npy'))).fields();
+    expect(fortran.input.data).to.be.instanceOf(Float64Array);
+    expect(Array.from(fortran.input.data as Float64Array)).to.deep.equal(expectedInputs);
+    expect(Array.from(fortran.target.data as BigInt64Array, Number)).to.deep.equal([2, 0, 1, 1]);
   });
 
   it('reads a CSV file with a named label column and trims cells', async () => {
     const iris = await Dataset.fromCsv(file('iris-like.csv'), { labelColumn: 'species' });
-    const { inputs, targets } = iris.toArrays();
+    const { input: inputs, target: targets } = iris.fields();
     expect(inputs.shape).to.deep.equal([4, 2]);
     expect(Array.from(inputs.data as Float32Array)).to.deep.equal([5.1, 1.4, 6.2, 4.5, 7.7, 6.7, 4.9, 1.5].map(Math.fround));
     expect(Array.from(targets.data as BigInt64Array, Number)).to.deep.equal([0, 1, 2, 0]);
-    const regression = (await Dataset.fromCsv(file('iris-like.csv'), { labelColumn: 0, targets: 'value' })).toArrays();
-    expect(Array.from(regression.targets.data as Float32Array)).to.deep.equal([5.1, 6.2, 7.7, 4.9].map(Math.fround));
+    const regression = (await Dataset.fromCsv(file('iris-like.csv'), { labelColumn: 0, targets: 'value' })).fields();
+    expect(Array.from(regression.target.data as Float32Array)).to.deep.equal([5.1, 6.2, 7.7, 4.9].map(Math.fround));
     const history = await blobTrainer({ numEpochs: 1, batchSize: 2 }, {}).fit(
       await Dataset.fromCsv(file('iris-like.csv'), { labelColumn: 'species' }),
     ).catch((error: Error) => error);

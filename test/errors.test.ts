@@ -114,9 +114,9 @@ describe('errors from bad input', () => {
         inputShape: [8, 4],
         targets: new Int32Array([0, 1, 1, 0, 7, 1, 0, 1]),
       });
-      const error = await rejectionOf(blobTrainer().fit(data));
+      const error = await rejectionOf(blobTrainer({ shuffle: false, batchSize: 4 }).fit(data));
       expect(error.message).to.equal(
-        'loss (cross_entropy): target label 7 at sample 4 is out of range for a model with 2 outputs (labels must be in [0, 1])',
+        'epoch 1, step 2: loss (cross_entropy): target label 7 at position 0 of the batch is out of range for a model with 2 outputs (labels must be in [0, 1])',
       );
       expect((await rejectionOf(blobTrainer().evaluate(data))).message).to.contain('target label 7');
     });
@@ -124,7 +124,9 @@ describe('errors from bad input', () => {
     it('checks class weights against the model outputs', async () => {
       const trainer = blobTrainer({}, { loss: { name: 'cross_entropy', weight: [1, 2, 3] } });
       const error = await rejectionOf(trainer.fit(blobDataset(16)));
-      expect(error.message).to.equal("loss (cross_entropy): field 'weight' holds 3 class weights but the model has 2 outputs");
+      expect(error.message).to.equal(
+        "epoch 1, step 1: loss (cross_entropy): field 'weight' holds 3 class weights but the model has 2 outputs",
+      );
       expect(errorOf(() => blobTrainer({}, { loss: { name: 'cross_entropy', weight: [] } })).message).to.equal(
         "loss (cross_entropy): field 'weight' must be a non-empty list of numbers >= 0, got []",
       );
@@ -147,16 +149,18 @@ describe('errors from bad input', () => {
 
     it('checks TypedArray sizes, sample counts and dataset handles', () => {
       const size = errorOf(() => Dataset.fromArrays({ inputs: new Float32Array(10), inputShape: [4, 3], targets: new Int32Array(4) }));
-      expect(size.message).to.equal('inputs: shape [4, 3] needs 12 values but the Float32Array holds 10');
+      expect(size.message).to.equal('input.data: shape [4, 3] needs 12 values but the Float32Array holds 10');
       const counts = errorOf(() => Dataset.fromArrays({ inputs: new Float32Array(12), inputShape: [4, 3], targets: new Int32Array(5) }));
-      expect(counts.message).to.contain('inputs [4, 3] hold 4 samples but targets [5] hold 5');
+      expect(counts.message).to.equal(
+        'dataset: fields input [4, 3], target [5] hold different numbers of samples; their first dimensions must match',
+      );
       const notArray = errorOf(() => Dataset.fromArrays({ inputs: [1, 2] as never, inputShape: [2, 1], targets: new Int32Array(2) }));
-      expect(notArray.message).to.contain('inputs must be a TypedArray');
+      expect(notArray.message).to.contain('input.data must be a TypedArray');
       const slice = errorOf(() => blobDataset(8).slice(4, 2));
       expect(slice.message).to.contain('dataset.slice(4, 2)');
       const fake = { native: {} } as unknown as Dataset;
       return rejectionOf(blobTrainer().fit(fake)).then((error) => {
-        expect(error.message).to.contain('train data must be a firebrand Dataset');
+        expect(error.message).to.equal('trainData must be a Dataset (Dataset.fromIdx, fromArrays, ...) or a StreamingDataset');
       });
     });
 

@@ -30,12 +30,12 @@ describe('IDX datasets', () => {
     expect(data.length).to.equal(3);
     expect(data.sampleShape).to.deep.equal([1, 2, 2]);
     expect(data.targetShape).to.deep.equal([]);
-    const { inputs, targets } = data.toArrays();
+    const { input: inputs, target: targets } = data.fields();
     expect(inputs.shape).to.deep.equal([3, 1, 2, 2]);
     expect(inputs.data).to.be.instanceOf(Float32Array);
     Array.from(inputs.data as Float32Array).forEach((value, i) => expect(value).to.be.closeTo((i * 20) / 255, 1e-6));
     expect(Array.from(targets.data as Uint8Array)).to.deep.equal([2, 0, 1]);
-    expect(Array.from(data.slice(1).toArrays().targets.data as Uint8Array)).to.deep.equal([0, 1]);
+    expect(Array.from(data.slice(1).fields().target.data as Uint8Array)).to.deep.equal([0, 1]);
   });
 
   it('reads big-endian int32 and float32 IDX values exactly', async () => {
@@ -46,14 +46,14 @@ describe('IDX datasets', () => {
     fs.writeFileSync(path.join(dir, 'inputs-f32-4'), idxFile(0x0d, [4, 1], floats));
     fs.writeFileSync(path.join(dir, 'labels-i32'), idxFile(0x0c, [4], labels));
     const data = await Dataset.fromIdx(path.join(dir, 'inputs-f32-4'), path.join(dir, 'labels-i32'));
-    const { inputs, targets } = data.toArrays();
+    const { input: inputs, target: targets } = data.fields();
     expect(Array.from(inputs.data as Float32Array)).to.deep.equal([0.5, -1.25, 3, 100.125]);
     expect(inputs.shape).to.deep.equal([4, 1]);
     expect(targets.data).to.be.instanceOf(Int32Array);
     expect(Array.from(targets.data as Int32Array)).to.deep.equal([1, 0, 1, 0]);
 
     const normalized = await Dataset.fromIdx(path.join(dir, 'inputs-f32-4'), path.join(dir, 'labels-i32'), { mean: 1, std: 2 });
-    expect(Array.from(normalized.toArrays().inputs.data as Float32Array)).to.deep.equal([-0.25, -1.125, 1, 49.5625]);
+    expect(Array.from(normalized.fields().input.data as Float32Array)).to.deep.equal([-0.25, -1.125, 1, 49.5625]);
   });
 
   it('rejects a sampleShape that does not hold a sample', async () => {

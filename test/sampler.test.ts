@@ -32,8 +32,8 @@ describe('sampler', () => {
         targets: new Int32Array(size).map((_, i) => i),
       });
       const parts = indices.split(fraction, seed);
-      expect(parts.map((part) => Array.from(part.toArrays().targets.data as Int32Array)), key).to.deep.equal(expected);
-      expect(parts.map((part) => Array.from(part.toArrays().inputs.data as Float32Array)), key).to.deep.equal(expected);
+      expect(parts.map((part) => Array.from(part.fields().target.data as Int32Array)), key).to.deep.equal(expected);
+      expect(parts.map((part) => Array.from(part.fields().input.data as Float32Array)), key).to.deep.equal(expected);
     }
     expect(() => blobDataset(10).split(1)).to.throw('fraction must be between 0 and 1');
     expect(() => blobDataset(3).split(0.1)).to.throw('leaves one part empty');

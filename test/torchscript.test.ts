@@ -153,7 +153,7 @@ def training_step(self, batch: Dict[str, Tensor]) -> Dict[str, Tensor]:
     expect(state['8.weight'].shape).to.deep.equal([8, 16]);
     const file = path.join(dir, 'exported.pt');
     await trainer.exportTorchScript(file);
-    const probe = images.toArrays().inputs;
+    const probe = images.fields().input;
     const before = await trainer.predict(probe.data, probe.shape);
     const reloaded = new Trainer({ model: nn.torchScript(file), loss: 'nll', optimizer: 'sgd', config });
     expect(reloaded.parameterCount).to.equal(trainer.parameterCount);

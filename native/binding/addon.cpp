@@ -2,14 +2,20 @@
 // src/native.ts declares.
 #include <napi.h>
 
+#include "binding/addon_data.h"
+#include "binding/batch_queue_wrap.h"
 #include "binding/dataset_wrap.h"
 #include "binding/engine_wrap.h"
+#include "binding/loader_wrap.h"
 #include "binding/runtime_exports.h"
 
 namespace firebrand::binding {
 
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
+  env.SetInstanceData(new AddonData());
   DatasetWrap::Export(env, exports);
+  BatchQueueWrap::Export(env, exports);
+  LoaderWrap::Export(env, exports);
   EngineWrap::Export(env, exports);
   exportRuntime(env, exports);
   return exports;

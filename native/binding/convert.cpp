@@ -157,6 +157,26 @@ at::Tensor toTensor(const Napi::Value& value, const std::vector<int64_t>& shape,
   return tensor;
 }
 
+TensorDict toTensorDict(const Napi::Value& value, const std::string& field) {
+  if (!value.IsObject() || value.IsArray()) {
+    throw InvalidArgument(field + " must be an object { name: { data, shape }, ... }");
+  }
+  const auto object = value.As<Napi::Object>();
+  const Napi::Array names = object.GetPropertyNames();
+  TensorDict tensors;
+  for (uint32_t i = 0; i < names.Length(); ++i) {
+    const std::string name = names.Get(i).ToString().Utf8Value();
+    const std::string owner = field.empty() ? name : field + "." + name;
+    const Napi::Value entry = object.Get(name);
+    if (entry.IsUndefined()) continue;
+    if (!entry.IsObject() || entry.IsArray()) throw InvalidArgument(owner + " must be { data: TypedArray, shape: number[] }");
+    const auto tensorData = entry.As<Napi::Object>();
+    tensors.emplace(name, toTensor(tensorData.Get("data"), toShape(tensorData.Get("shape"), owner + ".shape"),
+                                   owner + ".data"));
+  }
+  return tensors;
+}
+
 Napi::Array fromShape(Napi::Env env, const std::vector<int64_t>& shape) {
   auto array = Napi::Array::New(env, shape.size());
   for (size_t i = 0; i < shape.size(); ++i) array.Set(i, Napi::Number::New(env, static_cast<double>(shape[i])));

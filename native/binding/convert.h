@@ -11,6 +11,7 @@
 
 #include "core/model/layer_spec.h"
 #include "core/options/option_value.h"
+#include "core/tensor_dict.h"
 
 namespace firebrand::binding {
 
@@ -27,6 +28,9 @@ std::vector<int64_t> toShape(const Napi::Value& value, const std::string& field)
 
 // A copy of a TypedArray as a tensor of the given full shape (samples first).
 at::Tensor toTensor(const Napi::Value& value, const std::vector<int64_t>& shape, const std::string& field);
+// { name: { data: TypedArray, shape: number[] }, ... } -> tensors by name (copies).
+// Errors name "<field>.<name>", or just the name when `field` is empty.
+TensorDict toTensorDict(const Napi::Value& value, const std::string& field);
 // { data: <TypedArray of the tensor's dtype>, shape: number[] }
 Napi::Object fromTensor(Napi::Env env, const at::Tensor& tensor);
 

@@ -1,7 +1,9 @@
 #include "binding/dataset_wrap.h"
 
+#include "binding/addon_data.h"
 #include "binding/convert.h"
 #include "binding/js_errors.h"
+#include "binding/loader_wrap.h"
 #include "binding/promise_worker.h"
 #include "core/data/csv_dataset.h"
 #include "core/data/idx_dataset.h"
@@ -12,27 +14,25 @@
 namespace firebrand::binding {
 namespace {
 
-Napi::FunctionReference* constructor(Napi::Env env) {
-  return env.GetInstanceData<Napi::FunctionReference>();
-}
+Napi::FunctionReference* constructor(Napi::Env env) { return &addonData(env).dataset; }
 
 }  // namespace
 
 void DatasetWrap::Export(Napi::Env env, Napi::Object exports) {
   Napi::Function cls = DefineClass(env, "NativeDataset",
                                    {StaticMethod<&DatasetWrap::FromIdx>("fromIdx"),
-                                    StaticMethod<&DatasetWrap::FromArrays>("fromArrays"),
+                                    StaticMethod<&DatasetWrap::FromFields>("fromFields"),
                                     StaticMethod<&DatasetWrap::FromNpy>("fromNpy"),
                                     StaticMethod<&DatasetWrap::FromCsv>("fromCsv"),
                                     InstanceAccessor<&DatasetWrap::Size>("size"),
-                                    InstanceAccessor<&DatasetWrap::SampleShape>("sampleShape"),
-                                    InstanceAccessor<&DatasetWrap::TargetShape>("targetShape"),
+                                    InstanceAccessor<&DatasetWrap::FieldShapes>("fieldShapes"),
                                     InstanceMethod<&DatasetWrap::Slice>("slice"),
-                                    InstanceMethod<&DatasetWrap::ToArrays>("toArrays"),
+                                    InstanceMethod<&DatasetWrap::Fields>("fields"),
                                     InstanceMethod<&DatasetWrap::BatchOrder>("batchOrder"),
-                                    InstanceMethod<&DatasetWrap::Split>("split")});
-  auto* reference = new Napi::FunctionReference(Napi::Persistent(cls));
-  env.SetInstanceData(reference);
+                                    InstanceMethod<&DatasetWrap::Split>("split"),
+                                    InstanceMethod<&DatasetWrap::WithTransforms>("withTransforms"),
+                                    InstanceMethod<&DatasetWrap::Loader>("loader")});
+  addonData(env).dataset = Napi::Persistent(cls);
   exports.Set("NativeDataset", cls);
 }
 
@@ -40,19 +40,23 @@ DatasetWrap::DatasetWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Data
   if (info.Length() != 1 || !info[0].IsExternal()) {
     throw Napi::TypeError::New(info.Env(), "NativeDataset is made by Dataset.fromIdx or Dataset.fromArrays");
   }
-  dataset_ = *info[0].As<Napi::External<std::shared_ptr<const TensorDataset>>>().Data();
+  dataset_ = *info[0].As<Napi::External<DatasetRef>>().Data();
+}
+
+Napi::Object DatasetWrap::NewInstance(Napi::Env env, DatasetRef dataset) {
+  // The External lives only for the constructor call, which copies the reference.
+  return constructor(env)->New({Napi::External<DatasetRef>::New(env, &dataset)});
 }
 
 Napi::Object DatasetWrap::NewInstance(Napi::Env env, TensorDataset dataset) {
-  auto shared = std::make_shared<const TensorDataset>(std::move(dataset));
-  // The External lives only for the constructor call, which copies the pointer.
-  return constructor(env)->New({Napi::External<std::shared_ptr<const TensorDataset>>::New(env, &shared)});
+  return NewInstance(env, DatasetRef{std::make_shared<const TensorDataset>(std::move(dataset)),
+                                     std::make_shared<const BatchTransforms>()});
 }
 
-std::shared_ptr<const TensorDataset> DatasetWrap::From(const Napi::Value& value, const std::string& field) {
+DatasetRef DatasetWrap::From(const Napi::Value& value, const std::string& field) {
   Napi::Env env = value.Env();
   if (!value.IsObject() || !value.As<Napi::Object>().InstanceOf(constructor(env)->Value())) {
-    throw InvalidArgument(field + " must be a firebrand Dataset (Dataset.fromIdx, Dataset.fromArrays)");
+    throw InvalidArgument(field + " must be a firebrand Dataset (Dataset.fromIdx, Dataset.fromArrays, ...)");
   }
   return Unwrap(value.As<Napi::Object>())->dataset_;
 }
@@ -93,25 +97,23 @@ Napi::Value DatasetWrap::FromCsv(const Napi::CallbackInfo& info) {
   });
 }
 
-Napi::Value DatasetWrap::FromArrays(const Napi::CallbackInfo& info) {
+// { input: { data, shape }, target: { data, shape }, mask: ... }
+Napi::Value DatasetWrap::FromFields(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  return guard(env, [&]() -> Napi::Value {
-    at::Tensor inputs = toTensor(info[0], toShape(info[1], "inputShape"), "inputs");
-    at::Tensor targets = toTensor(info[2], toShape(info[3], "targetShape"), "targets");
-    return NewInstance(env, TensorDataset(std::move(inputs), std::move(targets)));
-  });
+  return guard(env, [&]() -> Napi::Value { return NewInstance(env, TensorDataset(toTensorDict(info[0], ""))); });
 }
 
 Napi::Value DatasetWrap::Size(const Napi::CallbackInfo& info) {
-  return Napi::Number::New(info.Env(), static_cast<double>(dataset_->size()));
+  return Napi::Number::New(info.Env(), static_cast<double>(dataset_.data->size()));
 }
 
-Napi::Value DatasetWrap::SampleShape(const Napi::CallbackInfo& info) {
-  return fromShape(info.Env(), dataset_->sampleShape());
-}
-
-Napi::Value DatasetWrap::TargetShape(const Napi::CallbackInfo& info) {
-  return fromShape(info.Env(), dataset_->targetShape());
+// { input: [1, 28, 28], target: [] }: each field's shape per sample.
+Napi::Value DatasetWrap::FieldShapes(const Napi::CallbackInfo& info) {
+  auto shapes = Napi::Object::New(info.Env());
+  for (const auto& entry : dataset_.data->fields()) {
+    shapes.Set(entry.first, fromShape(info.Env(), dataset_.data->sampleShape(entry.first)));
+  }
+  return shapes;
 }
 
 Napi::Value DatasetWrap::Slice(const Napi::CallbackInfo& info) {
@@ -119,7 +121,27 @@ Napi::Value DatasetWrap::Slice(const Napi::CallbackInfo& info) {
   return guard(env, [&]() -> Napi::Value {
     const int64_t start = toInteger(info[0], "start", 0);
     const int64_t end = toInteger(info[1], "end", 0);
-    return NewInstance(env, dataset_->slice(start, end));
+    return NewInstance(env, {std::make_shared<const TensorDataset>(dataset_.data->slice(start, end)),
+                             dataset_.transforms});
+  });
+}
+
+// [{ name: 'normalize', mean: 0.28, std: 0.35 }, ...]: a handle on the same
+// samples whose loader applies these transforms (replacing any before).
+Napi::Value DatasetWrap::WithTransforms(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  return guard(env, [&]() -> Napi::Value {
+    if (!info[0].IsArray()) throw InvalidArgument("transforms must be an array of { name, ... }");
+    const auto specs = info[0].As<Napi::Array>();
+    auto transforms = std::make_shared<BatchTransforms>();
+    for (uint32_t i = 0; i < specs.Length(); ++i) {
+      const std::string owner = "transforms[" + std::to_string(i) + "]";
+      const Napi::Value spec = specs.Get(i);
+      if (!spec.IsObject() || spec.IsArray()) throw InvalidArgument(owner + " must be an object with a 'name'");
+      const std::string name = toString(spec.As<Napi::Object>().Get("name"), owner + ".name");
+      transforms->push_back(makeBatchTransform(i, name, toOptionMap(spec, owner, {"name"})));
+    }
+    return NewInstance(env, {dataset_.data, std::move(transforms)});
   });
 }
 
@@ -127,7 +149,7 @@ Napi::Value DatasetWrap::BatchOrder(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   return guard(env, [&]() -> Napi::Value {
     const EpochOptions options = epochOptions(toOptionMap(info[0], "batchOrder options"));
-    const BatchSampler sampler(dataset_->size(), options.sampler, options.epoch);
+    const BatchSampler sampler(dataset_.data->size(), options.sampler, options.epoch);
     auto batches = Napi::Array::New(env, sampler.batchCount());
     for (int64_t b = 0; b < sampler.batchCount(); ++b) {
       const at::Tensor indices = sampler.indices(b).contiguous();
@@ -143,21 +165,33 @@ Napi::Value DatasetWrap::Split(const Napi::CallbackInfo& info) {
   return guard(env, [&]() -> Napi::Value {
     const double fraction = toNumber(info[0], "fraction");
     const auto seed = static_cast<uint64_t>(toInteger(info[1], "seed", 0));
-    auto [train, validation] = dataset_->randomSplit(fraction, seed);
+    auto [train, validation] = dataset_.data->randomSplit(fraction, seed);
     auto parts = Napi::Array::New(env, 2);
-    parts.Set(0u, NewInstance(env, std::move(train)));
-    parts.Set(1u, NewInstance(env, std::move(validation)));
+    parts.Set(0u, NewInstance(env, {std::make_shared<const TensorDataset>(std::move(train)), dataset_.transforms}));
+    parts.Set(1u, NewInstance(env, {std::make_shared<const TensorDataset>(std::move(validation)), dataset_.transforms}));
     return parts;
   });
 }
 
-Napi::Value DatasetWrap::ToArrays(const Napi::CallbackInfo& info) {
+// Copies of the fields as they are stored (before transforms), by name.
+Napi::Value DatasetWrap::Fields(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   return guard(env, [&]() -> Napi::Value {
-    auto arrays = Napi::Object::New(env);
-    arrays.Set("inputs", fromTensor(env, dataset_->inputs()));
-    arrays.Set("targets", fromTensor(env, dataset_->targets()));
-    return arrays;
+    auto fields = Napi::Object::New(env);
+    for (const auto& [name, tensor] : dataset_.data->fields()) fields.Set(name, fromTensor(env, tensor));
+    return fields;
+  });
+}
+
+// The batches of one epoch as training would load them: { batchSize, shuffle,
+// dropLast, seed, epoch, startBatch, rank, worldSize, numWorkers, prefetchFactor }.
+Napi::Value DatasetWrap::Loader(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  return guard(env, [&]() -> Napi::Value {
+    const EpochOptions options = epochOptions(toOptionMap(info[0], "loader options"));
+    return LoaderWrap::NewInstance(env, std::make_shared<DatasetLoader>(dataset_.data, *dataset_.transforms,
+                                                                        options.sampler, options.epoch,
+                                                                        options.startBatch, options.loader));
   });
 }
 

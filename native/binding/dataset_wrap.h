@@ -1,39 +1,48 @@
-// JS handle of a core TensorDataset. The tensors are shared with running
-// workers through shared_ptr, so a dataset can be dropped in JS mid-epoch.
+// JS handle of a core TensorDataset and the batch transforms its loader
+// applies. Both are shared with running workers through shared_ptr, so a
+// dataset can be dropped in JS mid-epoch.
 #pragma once
 #include <napi.h>
 
 #include <functional>
 #include <memory>
 
+#include "core/data/batch_transforms.h"
 #include "core/data/tensor_dataset.h"
 
 namespace firebrand::binding {
 
+struct DatasetRef {
+  std::shared_ptr<const TensorDataset> data;
+  std::shared_ptr<const BatchTransforms> transforms;
+};
+
 class DatasetWrap : public Napi::ObjectWrap<DatasetWrap> {
  public:
   static void Export(Napi::Env env, Napi::Object exports);
+  static Napi::Object NewInstance(Napi::Env env, DatasetRef dataset);
   static Napi::Object NewInstance(Napi::Env env, TensorDataset dataset);
   // The dataset behind a JS value, or a JS error naming `field`.
-  static std::shared_ptr<const TensorDataset> From(const Napi::Value& value, const std::string& field);
+  static DatasetRef From(const Napi::Value& value, const std::string& field);
 
   explicit DatasetWrap(const Napi::CallbackInfo& info);
 
  private:
   static Napi::Value FromIdx(const Napi::CallbackInfo& info);
-  static Napi::Value FromArrays(const Napi::CallbackInfo& info);
+  static Napi::Value FromFields(const Napi::CallbackInfo& info);
   static Napi::Value FromNpy(const Napi::CallbackInfo& info);
   static Napi::Value FromCsv(const Napi::CallbackInfo& info);
   static Napi::Promise LoadAsync(Napi::Env env, std::function<TensorDataset()> load);
   Napi::Value Size(const Napi::CallbackInfo& info);
-  Napi::Value SampleShape(const Napi::CallbackInfo& info);
-  Napi::Value TargetShape(const Napi::CallbackInfo& info);
+  Napi::Value FieldShapes(const Napi::CallbackInfo& info);
   Napi::Value Slice(const Napi::CallbackInfo& info);
-  Napi::Value ToArrays(const Napi::CallbackInfo& info);
+  Napi::Value Fields(const Napi::CallbackInfo& info);
   Napi::Value BatchOrder(const Napi::CallbackInfo& info);
   Napi::Value Split(const Napi::CallbackInfo& info);
+  Napi::Value WithTransforms(const Napi::CallbackInfo& info);
+  Napi::Value Loader(const Napi::CallbackInfo& info);
 
-  std::shared_ptr<const TensorDataset> dataset_;
+  DatasetRef dataset_;
 };
 
 }  // namespace firebrand::binding

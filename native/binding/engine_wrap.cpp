@@ -1,5 +1,6 @@
 #include "binding/engine_wrap.h"
 
+#include "binding/batch_queue_wrap.h"
 #include "binding/convert.h"
 #include "binding/dataset_wrap.h"
 #include "binding/epoch_worker.h"
@@ -162,24 +163,38 @@ std::function<void()> EngineWrap::claim(const char* operation) {
 Napi::Value EngineWrap::TrainEpoch(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   return guard(env, [&]() -> Napi::Value {
-    auto dataset = DatasetWrap::From(info[0], "train data");
     const EpochOptions options = epochOptions(toOptionMap(info[1], "config"));
     if (!info[2].IsFunction()) throw InvalidArgument("trainEpoch: onReport must be a function");
-    return EpochWorker::Start(env, engine_, std::move(dataset), options, info[2].As<Napi::Function>(),
-                              claim("fit"));
+    auto engine = engine_;
+    EpochWorker::Run run;
+    if (auto queue = BatchQueueWrap::From(info[0])) {
+      run = [engine, queue, options](const ReportSink& report) { return engine->trainEpoch(*queue, options, report); };
+    } else {
+      const DatasetRef dataset = DatasetWrap::From(info[0], "train data");
+      run = [engine, dataset, options](const ReportSink& report) {
+        return engine->trainEpoch(dataset.data, *dataset.transforms, options, report);
+      };
+    }
+    return EpochWorker::Start(env, engine_, std::move(run), info[2].As<Napi::Function>(), claim("fit"));
   });
 }
 
 Napi::Value EngineWrap::Evaluate(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   return guard(env, [&]() -> Napi::Value {
-    auto dataset = DatasetWrap::From(info[0], "evaluation data");
-    const int64_t batchSize = toInteger(info[1], "evalBatchSize", 1);
     auto engine = engine_;
+    std::function<EvalResult()> run;
+    if (auto queue = BatchQueueWrap::From(info[0])) {
+      run = [engine, queue] { return engine->evaluate(*queue); };
+    } else {
+      const DatasetRef dataset = DatasetWrap::From(info[0], "evaluation data");
+      const int64_t batchSize = toInteger(info[1], "evalBatchSize", 1);
+      run = [engine, dataset, batchSize] { return engine->evaluate(dataset.data, *dataset.transforms, batchSize); };
+    }
     return PromiseWorker::Start(
         env,
-        [engine, dataset, batchSize]() -> PromiseWorker::Finish {
-          const EvalResult result = engine->evaluate(*dataset, batchSize);
+        [run]() -> PromiseWorker::Finish {
+          const EvalResult result = run();
           return [result](Napi::Env env) -> Napi::Value { return toJs(env, result); };
         },
         claim("evaluate"));
@@ -206,15 +221,17 @@ Napi::Value EngineWrap::BeginFit(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   return guard(env, [&]() -> Napi::Value {
     if (runningOperation_) throw InvalidState(std::string("cannot start fit: this trainer is already running ") + runningOperation_);
-    auto dataset = DatasetWrap::From(info[0], "train data");
     const EpochOptions options = epochOptions(toOptionMap(info[1], "config"));
     const int64_t numEpochs = toInteger(info[2], "numEpochs", 1);
-    const auto plan = engine_->beginFit(dataset->size(), options, numEpochs);
-    auto result = Napi::Object::New(env);
-    result.Set("batchesPerEpoch", Napi::Number::New(env, static_cast<double>(plan.batchesPerEpoch)));
-    result.Set("optimizerStepsPerEpoch", Napi::Number::New(env, static_cast<double>(plan.optimizerStepsPerEpoch)));
-    result.Set("totalSteps", Napi::Number::New(env, static_cast<double>(plan.totalSteps)));
-    return result;
+    // A dataset, or a stream's batchesPerEpoch (undefined when it does not know).
+    std::optional<int64_t> batchesPerEpoch;
+    if (info[0].IsNumber()) {
+      batchesPerEpoch = toInteger(info[0], "batchesPerEpoch", 1);
+    } else if (!info[0].IsUndefined()) {
+      batchesPerEpoch = batchCount(DatasetWrap::From(info[0], "train data").data->size(), options.sampler);
+    }
+    const auto plan = engine_->beginFit(batchesPerEpoch, options, numEpochs);
+    return toJs(env, plan);
   });
 }
 

@@ -4,21 +4,17 @@
 
 namespace firebrand::binding {
 
-EpochWorker::EpochWorker(Napi::Env env, std::shared_ptr<TrainingEngine> engine,
-                         std::shared_ptr<const TensorDataset> dataset, EpochOptions options, Napi::Function onReport,
+EpochWorker::EpochWorker(Napi::Env env, std::shared_ptr<TrainingEngine> engine, Run run, Napi::Function onReport,
                          PromiseSettlement::Settled settled)
     : Napi::AsyncProgressQueueWorker<StepReport>(env, "firebrand.trainEpoch"),
       engine_(std::move(engine)),
-      dataset_(std::move(dataset)),
-      options_(std::move(options)),
+      run_(std::move(run)),
       onReport_(Napi::Persistent(onReport)),
       settlement_(env, std::move(settled)) {}
 
-Napi::Promise EpochWorker::Start(Napi::Env env, std::shared_ptr<TrainingEngine> engine,
-                                 std::shared_ptr<const TensorDataset> dataset, EpochOptions options,
+Napi::Promise EpochWorker::Start(Napi::Env env, std::shared_ptr<TrainingEngine> engine, Run run,
                                  Napi::Function onReport, PromiseSettlement::Settled settled) {
-  auto* worker = new EpochWorker(env, std::move(engine), std::move(dataset), std::move(options), onReport,
-                                 std::move(settled));
+  auto* worker = new EpochWorker(env, std::move(engine), std::move(run), onReport, std::move(settled));
   const Napi::Promise promise = worker->settlement_.promise();
   worker->Queue();  // the worker deletes itself once settled
   return promise;
@@ -26,9 +22,7 @@ Napi::Promise EpochWorker::Start(Napi::Env env, std::shared_ptr<TrainingEngine> 
 
 void EpochWorker::Execute(const ExecutionProgress& progress) {
   try {
-    result_ = engine_->trainEpoch(*dataset_, options_, [&progress](const StepReport& report) {
-      progress.Send(&report, 1);
-    });
+    result_ = run_([&progress](const StepReport& report) { progress.Send(&report, 1); });
   } catch (...) {
     error_ = captureCurrentException();
     SetError(error_->message);

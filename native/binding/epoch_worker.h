@@ -10,15 +10,16 @@
 
 #include "binding/js_errors.h"
 #include "binding/promise_settlement.h"
-#include "core/data/tensor_dataset.h"
 #include "core/train/training_engine.h"
 
 namespace firebrand::binding {
 
 class EpochWorker : public Napi::AsyncProgressQueueWorker<StepReport> {
  public:
-  static Napi::Promise Start(Napi::Env env, std::shared_ptr<TrainingEngine> engine,
-                             std::shared_ptr<const TensorDataset> dataset, EpochOptions options,
+  // Trains the epoch on the pool thread (engine->trainEpoch over a dataset or a stream).
+  using Run = std::function<EpochResult(const ReportSink&)>;
+
+  static Napi::Promise Start(Napi::Env env, std::shared_ptr<TrainingEngine> engine, Run run,
                              Napi::Function onReport, PromiseSettlement::Settled settled);
 
  protected:
@@ -28,12 +29,11 @@ class EpochWorker : public Napi::AsyncProgressQueueWorker<StepReport> {
   void OnError(const Napi::Error& error) override;
 
  private:
-  EpochWorker(Napi::Env env, std::shared_ptr<TrainingEngine> engine, std::shared_ptr<const TensorDataset> dataset,
-              EpochOptions options, Napi::Function onReport, PromiseSettlement::Settled settled);
+  EpochWorker(Napi::Env env, std::shared_ptr<TrainingEngine> engine, Run run, Napi::Function onReport,
+              PromiseSettlement::Settled settled);
 
   std::shared_ptr<TrainingEngine> engine_;
-  std::shared_ptr<const TensorDataset> dataset_;
-  EpochOptions options_;
+  Run run_;
   Napi::FunctionReference onReport_;
   Napi::ObjectReference callbackError_;
   EpochResult result_;

@@ -9,6 +9,10 @@ Napi::Value optionalNumber(Napi::Env env, const std::optional<double>& value) {
   return value ? number(env, *value) : env.Undefined();
 }
 
+Napi::Value optionalCount(Napi::Env env, const std::optional<int64_t>& value) {
+  return value ? number(env, static_cast<double>(*value)) : env.Undefined();
+}
+
 // Metrics become fields of the result; the confusion matrix a number[][].
 void setMetrics(Napi::Env env, Napi::Object& object, const MetricValues& metrics) {
   for (const auto& [name, value] : metrics.scalars) object.Set(name, number(env, value));
@@ -29,7 +33,7 @@ Napi::Object toJs(Napi::Env env, const StepReport& report) {
   auto object = Napi::Object::New(env);
   object.Set("epoch", number(env, static_cast<double>(report.epoch)));
   object.Set("step", number(env, static_cast<double>(report.step)));
-  object.Set("stepsInEpoch", number(env, static_cast<double>(report.stepsInEpoch)));
+  object.Set("stepsInEpoch", optionalCount(env, report.stepsInEpoch));
   object.Set("globalStep", number(env, static_cast<double>(report.globalStep)));
   object.Set("loss", number(env, report.loss));
   object.Set("learningRate", number(env, report.learningRate));
@@ -61,6 +65,14 @@ Napi::Object toJs(Napi::Env env, const EvalResult& result) {
   setMetrics(env, object, result.metrics);
   object.Set("samples", number(env, static_cast<double>(result.samples)));
   object.Set("seconds", number(env, result.seconds));
+  return object;
+}
+
+Napi::Object toJs(Napi::Env env, const TrainingEngine::FitPlan& plan) {
+  auto object = Napi::Object::New(env);
+  object.Set("batchesPerEpoch", optionalCount(env, plan.batchesPerEpoch));
+  object.Set("optimizerStepsPerEpoch", optionalCount(env, plan.optimizerStepsPerEpoch));
+  object.Set("totalSteps", optionalCount(env, plan.totalSteps));
   return object;
 }
 

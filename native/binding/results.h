@@ -4,6 +4,7 @@
 
 #include "core/runtime/runtime_info.h"
 #include "core/train/step_report.h"
+#include "core/train/training_engine.h"
 
 namespace firebrand::binding {
 
@@ -11,5 +12,6 @@ Napi::Object toJs(Napi::Env env, const StepReport& report);
 Napi::Object toJs(Napi::Env env, const EpochResult& result);
 Napi::Object toJs(Napi::Env env, const EvalResult& result);
 Napi::Object toJs(Napi::Env env, const RuntimeInfo& info);
+Napi::Object toJs(Napi::Env env, const TrainingEngine::FitPlan& plan);
 
 }  // namespace firebrand::binding

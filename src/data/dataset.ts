@@ -1,5 +1,7 @@
 // Datasets live in C++ as tensors; this class is their handle in TypeScript.
 import { native, NativeDataset, NumericArray, TensorData } from '../native';
+import { BatchLoader, LoaderOptions } from './batch-loader';
+import type { TransformSpec } from './transforms';
 
 export interface IdxOptions {
   /** uint8 inputs become float32 in [0, 1], like torchvision's ToTensor. Default true. */
@@ -30,6 +32,9 @@ export interface BatchOrderOptions {
   rank?: number;
   worldSize?: number;
 }
+
+/** A dataset's fields by name: `input` feeds the model, `target` the loss; a TorchScript step sees them all. */
+export type DatasetFields = Record<string, TensorData<NumericArray>>;
 
 export interface ArrayDatasetSource {
   inputs: NumericArray;
@@ -67,10 +72,24 @@ export class Dataset {
     return new Dataset(await native.NativeDataset.fromCsv(path, { ...options }));
   }
 
-  /** A dataset from TypedArrays. The data is copied once into libtorch tensors. */
+  /**
+   * A dataset from TypedArrays: fields `input` and `target`. The data is copied once into libtorch
+   * tensors, since JS may change, transfer or collect its arrays while training runs.
+   */
   static fromArrays(source: ArrayDatasetSource): Dataset {
-    const targetShape = source.targetShape ?? [source.targets?.length];
-    return new Dataset(native.NativeDataset.fromArrays(source.inputs, source.inputShape, source.targets, targetShape));
+    return Dataset.fromFields({
+      input: { data: source.inputs, shape: source.inputShape },
+      target: { data: source.targets, shape: source.targetShape ?? [source.targets?.length] },
+    });
+  }
+
+  /**
+   * A dataset of named fields, each { data, shape } with samples first: `input` feeds the model,
+   * `target` the loss, and a TorchScript training_step(batch) gets them all (`mask`, `weight`, ...).
+   * Copied once, as fromArrays.
+   */
+  static fromFields(fields: DatasetFields): Dataset {
+    return new Dataset(native.NativeDataset.fromFields(fields));
   }
 
   /** Number of samples. */
@@ -78,19 +97,32 @@ export class Dataset {
     return this.native.size;
   }
 
+  /** Shape of one sample of each field, by name. */
+  get fieldShapes(): Record<string, number[]> {
+    return this.native.fieldShapes;
+  }
+
   /** Shape of one input sample. */
-  get sampleShape(): number[] {
-    return this.native.sampleShape;
+  get sampleShape(): number[] | undefined {
+    return this.fieldShapes.input;
   }
 
   /** Shape of one target ([] for a class label). */
-  get targetShape(): number[] {
-    return this.native.targetShape;
+  get targetShape(): number[] | undefined {
+    return this.fieldShapes.target;
   }
 
-  /** A copy of the inputs and targets as TypedArrays of their dtype, with full shapes. */
-  toArrays(): { inputs: TensorData<NumericArray>; targets: TensorData<NumericArray> } {
-    return this.native.toArrays();
+  /** Copies of the fields as stored (before transforms), TypedArrays of their dtype with full shapes. */
+  fields(): DatasetFields {
+    return this.native.fields();
+  }
+
+  /**
+   * The same samples, cut into batches that go through `transforms` (in C++, in order) whenever
+   * they are loaded for training, evaluation or benchmarking. Replaces earlier transforms.
+   */
+  withTransforms(...transforms: TransformSpec[]): Dataset {
+    return new Dataset(this.native.withTransforms(transforms.map((spec) => ({ ...spec }))));
   }
 
   /**
@@ -109,6 +141,14 @@ export class Dataset {
   split(fraction: number, seed = 42): [Dataset, Dataset] {
     const [train, validation] = this.native.split(fraction, seed);
     return [new Dataset(train), new Dataset(validation)];
+  }
+
+  /**
+   * One epoch's batches, cut, transformed and prefetched in C++ exactly as training loads them:
+   * `for await (const batch of data.batches({ batchSize: 64, epoch: 2 }))`.
+   */
+  batches(options: LoaderOptions = {}): BatchLoader {
+    return new BatchLoader(this.native.loader({ ...options }));
   }
 
   /** Samples [start, end), sharing memory with this dataset. */

@@ -32,13 +32,19 @@ export class ProgressBar implements Callback {
 
   onProgress(logs: StepLogs): void {
     if (!this.stream.isTTY) return;
-    const done = Math.round((BAR_WIDTH * logs.step) / logs.stepsInEpoch);
     const rate = logs.step / Math.max(logs.elapsedSeconds, 1e-9);
+    const stats = `  loss ${logs.loss.toFixed(4)}  ${rate.toFixed(1)} steps/s`;
+    if (logs.stepsInEpoch === undefined) {
+      // Streamed data: no end is known, so no bar.
+      this.stream.write(`\r\x1b[2K${this.epochLabel(logs.epoch)} step ${logs.step}${stats}`);
+      return;
+    }
+    const done = Math.round((BAR_WIDTH * logs.step) / logs.stepsInEpoch);
     const eta = (logs.stepsInEpoch - logs.step) / rate;
     const bar = '='.repeat(done) + (done < BAR_WIDTH ? '>' : '') + ' '.repeat(Math.max(0, BAR_WIDTH - done - 1));
     this.stream.write(
-      `\r\x1b[2K${this.epochLabel(logs.epoch)} [${bar}] ${logs.step}/${logs.stepsInEpoch}` +
-        `  loss ${logs.loss.toFixed(4)}  ${rate.toFixed(1)} steps/s  eta ${formatSeconds(eta)}`,
+      `\r\x1b[2K${this.epochLabel(logs.epoch)} [${bar}] ${logs.step}/${logs.stepsInEpoch}${stats}` +
+        `  eta ${formatSeconds(eta)}`,
     );
   }
 
@@ -46,7 +52,7 @@ export class ProgressBar implements Callback {
     if (this.stream.isTTY) return;
     const rate = logs.step / Math.max(logs.elapsedSeconds, 1e-9);
     this.stream.write(
-      `${this.epochLabel(logs.epoch)} step ${logs.step}/${logs.stepsInEpoch}  loss ${logs.loss.toFixed(4)}` +
+      `${this.epochLabel(logs.epoch)} step ${logs.step}${logs.stepsInEpoch === undefined ? '' : `/${logs.stepsInEpoch}`}  loss ${logs.loss.toFixed(4)}` +
         `  lr ${logs.learningRate.toExponential(2)}  ${rate.toFixed(1)} steps/s\n`,
     );
   }

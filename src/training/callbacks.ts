@@ -3,12 +3,13 @@
 import type { EpochLogs, History, StepLogs } from './logs';
 import type { Trainer } from './trainer';
 
+/** The plan of a fit; counts are undefined for streamed data of unknown length. */
 export interface TrainBeginInfo {
   numEpochs: number;
-  batchesPerEpoch: number;
-  optimizerStepsPerEpoch: number;
+  batchesPerEpoch?: number;
+  optimizerStepsPerEpoch?: number;
   /** Optimizer steps the learning-rate schedule is planned over. */
-  totalSteps: number;
+  totalSteps?: number;
 }
 
 export interface Callback {

@@ -12,6 +12,10 @@ export interface TrainerConfig {
   batchSize: number;
   /** Samples per evaluation batch. Default: batchSize. */
   evalBatchSize: number;
+  /** Background threads assembling batches (cut, transformed, pinned on CUDA); 0: on the training thread. Default 1. */
+  numWorkers: number;
+  /** Batches each worker prepares ahead of training. Default 2. */
+  prefetchFactor: number;
   /** Reshuffle the training data every epoch (a pure function of seed and epoch). Default true. */
   shuffle: boolean;
   /** Drop the last, short batch of an epoch. Default false. */
@@ -63,6 +67,8 @@ export function defaultConfig(): TrainerConfig {
     numEpochs: 3,
     batchSize: 32,
     evalBatchSize: 32,
+    numWorkers: 1,
+    prefetchFactor: 2,
     shuffle: true,
     dropLast: false,
     seed: 42,

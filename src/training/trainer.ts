@@ -1,9 +1,19 @@
 // The Trainer: TypeScript orchestration around the C++ engine. Whole epochs
 // of steps run in C++ on a worker thread; this class sequences epochs,
 // evaluation and callbacks, and keeps one operation running at a time.
-import type { Dataset } from '../data/dataset';
+import { Dataset } from '../data/dataset';
+import { StreamingDataset } from '../data/streaming-dataset';
 import { firebrandError } from '../errors';
-import { native, NativeEngine, NativeEpochOptions, NumericArray, StepReport, TensorData } from '../native';
+import {
+  native,
+  NativeBatchQueue,
+  NativeDataset,
+  NativeEngine,
+  NativeEpochOptions,
+  NumericArray,
+  StepReport,
+  TensorData,
+} from '../native';
 import type { ModelSpec } from '../nn/layers';
 import { ProgressBar } from '../progress/progress-bar';
 import { setNumThreads, warnIfSlowBlas } from '../runtime';
@@ -36,9 +46,12 @@ export interface TrainerOptions {
   callbacks?: Callback[];
 }
 
+/** Training or evaluation data: a dataset held in C++, or batches streamed from JavaScript. */
+export type TrainingData = Dataset | StreamingDataset;
+
 export interface FitOptions {
   /** Evaluated after every epoch; its loss and accuracy appear as valLoss and valAccuracy. */
-  evalData?: Dataset;
+  evalData?: TrainingData;
   /** Overrides config.numEpochs for this call. */
   numEpochs?: number;
 }
@@ -94,7 +107,7 @@ export class Trainer {
   }
 
   /** Trains for config.numEpochs epochs; resolves with one entry per epoch. */
-  async fit(trainData: Dataset, options: FitOptions = {}): Promise<History> {
+  async fit(trainData: TrainingData, options: FitOptions = {}): Promise<History> {
     return this.exclusive('fit', async () => {
       const numEpochs = options.numEpochs ?? this.config.numEpochs;
       const monitor = this.engine.schedulerMonitor as keyof EpochLogs | undefined;
@@ -106,20 +119,25 @@ export class Trainer {
       }
       this.stopRequested = false;
       this.engine.clearStop();
-      const plan = this.engine.beginFit(trainData.native, this.epochOptions(0), numEpochs);
+      const plan = this.engine.beginFit(
+        trainData instanceof StreamingDataset ? trainData.batchesPerEpoch : dataHandle(trainData, 'trainData').native,
+        this.epochOptions(0),
+        numEpochs,
+      );
       const history: History = { epochs: [], stopped: false };
       await this.each((callback) => callback.onTrainBegin?.({ numEpochs, ...plan }, this));
       for (let epoch = 0; epoch < numEpochs && !this.stopRequested; epoch++) {
         await this.each((callback) => callback.onEpochBegin?.(epoch, this));
-        const result = await this.engine.trainEpoch(trainData.native, this.epochOptions(epoch), (report) =>
-          this.dispatchReport(report),
+        const result = await withNativeData(trainData, epoch, (data) =>
+          this.engine.trainEpoch(data, this.epochOptions(epoch), (report) => this.dispatchReport(report)),
         );
         const { stopped, ...trained } = result;
         let logs: EpochLogs = { epoch, ...trained, globalStep: this.engine.globalStep };
         if (options.evalData && !stopped) {
-          const { loss, samples: _samples, seconds: _seconds, ...metrics } = await this.engine.evaluate(
-            options.evalData.native,
-            this.config.evalBatchSize,
+          const { loss, samples: _samples, seconds: _seconds, ...metrics } = await withNativeData(
+            options.evalData,
+            epoch,
+            (data) => this.engine.evaluate(data, this.config.evalBatchSize),
           );
           logs = { ...logs, ...prefixedWithVal({ loss, ...metrics }) };
         }
@@ -157,8 +175,10 @@ export class Trainer {
   }
 
   /** Loss (and accuracy for classification losses) over a dataset, in eval mode. */
-  async evaluate(data: Dataset, options: { batchSize?: number } = {}): Promise<EvalLogs> {
-    return this.exclusive('evaluate', () => this.engine.evaluate(data.native, options.batchSize ?? this.config.evalBatchSize));
+  async evaluate(data: TrainingData, options: { batchSize?: number } = {}): Promise<EvalLogs> {
+    return this.exclusive('evaluate', () =>
+      withNativeData(data, 0, (native) => this.engine.evaluate(native, options.batchSize ?? this.config.evalBatchSize)),
+    );
   }
 
   /** Model outputs for `inputs` of the given full shape (samples first), in eval mode. */
@@ -173,6 +193,8 @@ export class Trainer {
       dropLast: this.config.dropLast,
       seed: this.config.seed,
       epoch,
+      numWorkers: this.config.numWorkers,
+      prefetchFactor: this.config.prefetchFactor,
       logEvery: this.config.logEvery,
       progressIntervalMs: 200,
       gradientAccumulationSteps: this.config.gradientAccumulationSteps,
@@ -207,4 +229,24 @@ export class Trainer {
   private async each(hook: (callback: Callback) => void | Promise<void>): Promise<void> {
     for (const callback of this.callbacks) await hook(callback);
   }
+}
+
+function dataHandle(data: unknown, field: string): Dataset {
+  if (!(data instanceof Dataset)) {
+    throw firebrandError(
+      'ERR_FIREBRAND_INVALID_ARGUMENT',
+      `${field} must be a Dataset (Dataset.fromIdx, fromArrays, ...) or a StreamingDataset`,
+    );
+  }
+  return data;
+}
+
+/** Runs `body` on the native form of `data`: a dataset handle, or a queue fed by the stream's epoch. */
+async function withNativeData<Result>(
+  data: TrainingData,
+  epoch: number,
+  body: (native: NativeDataset | NativeBatchQueue) => Promise<Result>,
+): Promise<Result> {
+  if (data instanceof StreamingDataset) return data.stream(epoch, body);
+  return body(dataHandle(data, 'data').native);
 }

@@ -47,11 +47,6 @@ BatchSampler::BatchSampler(int64_t datasetSize, const SamplerOptions& options, i
   order_ = order.contiguous();
 }
 
-int64_t BatchSampler::samplesIn(int64_t begin, int64_t end) const {
-  const int64_t covered = std::min(order_.size(0), batchCount_ * batchSize_);
-  return std::min(end * batchSize_, covered) - begin * batchSize_;
-}
-
 at::Tensor BatchSampler::indices(int64_t index) const {
   const int64_t start = index * batchSize_;
   return order_.narrow(0, start, std::min(batchSize_, order_.size(0) - start));

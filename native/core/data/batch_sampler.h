@@ -33,8 +33,6 @@ class BatchSampler {
   int64_t batchCount() const { return batchCount_; }
   // Sample indices (int64, CPU) of batch `index` in [0, batchCount()).
   at::Tensor indices(int64_t index) const;
-  // Samples in batches [begin, end).
-  int64_t samplesIn(int64_t begin, int64_t end) const;
 
  private:
   at::Tensor order_;

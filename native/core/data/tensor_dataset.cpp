@@ -9,27 +9,48 @@
 #include "core/shape_text.h"
 
 namespace firebrand {
+namespace {
+
+std::string fieldShapes(const TensorDict& fields) {
+  std::string shapes;
+  for (const auto& [name, tensor] : fields) shapes += (shapes.empty() ? "" : ", ") + name + " " + shapeText(tensor);
+  return shapes;
+}
+
+}  // namespace
+
+TensorDataset::TensorDataset(TensorDict fields) : fields_(std::move(fields)) {
+  if (fields_.empty()) throw InvalidArgument("dataset: it needs at least one field, such as 'input'");
+  for (const auto& [name, tensor] : fields_) {
+    if (name.empty()) throw InvalidArgument("dataset: a field name is empty");
+    if (!tensor.defined() || tensor.dim() == 0) {
+      throw ShapeMismatch("dataset: field '" + name + "' " + shapeText(tensor) +
+                          " needs a first dimension indexing the samples");
+    }
+  }
+  size_ = fields_.begin()->second.size(0);
+  for (const auto& [name, tensor] : fields_) {
+    if (tensor.size(0) != size_) {
+      throw ShapeMismatch("dataset: fields " + fieldShapes(fields_) +
+                          " hold different numbers of samples; their first dimensions must match");
+    }
+  }
+  if (size_ == 0) throw InvalidArgument("dataset: it holds no samples (" + fieldShapes(fields_) + ")");
+}
 
 TensorDataset::TensorDataset(at::Tensor inputs, at::Tensor targets)
-    : inputs_(std::move(inputs)), targets_(std::move(targets)) {
-  if (inputs_.dim() == 0 || targets_.dim() == 0) {
-    throw ShapeMismatch("dataset: inputs " + shapeText(inputs_) + " and targets " + shapeText(targets_) +
-                        " must both have a first dimension indexing the samples");
+    : TensorDataset(TensorDict{{kInputField, std::move(inputs)}, {kTargetField, std::move(targets)}}) {}
+
+const at::Tensor& TensorDataset::field(const std::string& name) const {
+  const auto it = fields_.find(name);
+  if (it == fields_.end()) {
+    throw InvalidArgument("dataset: no field '" + name + "' (it has " + fieldNames(fields_) + ")");
   }
-  if (inputs_.size(0) != targets_.size(0)) {
-    throw ShapeMismatch("dataset: inputs " + shapeText(inputs_) + " hold " + std::to_string(inputs_.size(0)) +
-                        " samples but targets " + shapeText(targets_) + " hold " +
-                        std::to_string(targets_.size(0)) + "; the first dimensions must match");
-  }
-  if (inputs_.size(0) == 0) throw InvalidArgument("dataset: it holds no samples");
+  return it->second;
 }
 
-std::vector<int64_t> TensorDataset::sampleShape() const {
-  return inputs_.sizes().slice(1).vec();
-}
-
-std::vector<int64_t> TensorDataset::targetShape() const {
-  return targets_.sizes().slice(1).vec();
+std::vector<int64_t> TensorDataset::sampleShape(const std::string& name) const {
+  return field(name).sizes().slice(1).vec();
 }
 
 TensorDataset TensorDataset::slice(int64_t start, int64_t end) const {
@@ -37,7 +58,9 @@ TensorDataset TensorDataset::slice(int64_t start, int64_t end) const {
     throw InvalidArgument("dataset.slice(" + std::to_string(start) + ", " + std::to_string(end) +
                           "): expected 0 <= start < end <= " + std::to_string(size()));
   }
-  return TensorDataset(inputs_.narrow(0, start, end - start), targets_.narrow(0, start, end - start));
+  TensorDict part;
+  for (const auto& [name, tensor] : fields_) part.emplace(name, tensor.narrow(0, start, end - start));
+  return TensorDataset(std::move(part));
 }
 
 std::pair<TensorDataset, TensorDataset> TensorDataset::randomSplit(double fraction, uint64_t seed) const {
@@ -54,13 +77,14 @@ std::pair<TensorDataset, TensorDataset> TensorDataset::randomSplit(double fracti
   }
   at::Generator generator = at::detail::createCPUGenerator(seed);
   const at::Tensor order = at::randperm(size(), generator, at::TensorOptions().dtype(at::kLong));
-  const Batch first = batch(order.narrow(0, 0, lengths[0]));
-  const Batch second = batch(order.narrow(0, lengths[0], lengths[1]));
-  return {TensorDataset(first.inputs, first.targets), TensorDataset(second.inputs, second.targets)};
+  return {TensorDataset(batch(order.narrow(0, 0, lengths[0])).fields),
+          TensorDataset(batch(order.narrow(0, lengths[0], lengths[1])).fields)};
 }
 
 Batch TensorDataset::batch(const at::Tensor& indices) const {
-  return {inputs_.index_select(0, indices), targets_.index_select(0, indices)};
+  Batch batch;
+  for (const auto& [name, tensor] : fields_) batch.fields.emplace(name, tensor.index_select(0, indices));
+  return batch;
 }
 
 }  // namespace firebrand

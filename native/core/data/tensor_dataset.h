@@ -1,27 +1,31 @@
-// A dataset held as two tensors whose first dimension indexes the samples.
-// Batches are cut by index, so shuffled order costs no copy of the dataset.
+// A dataset held as named tensors whose first dimension indexes the samples
+// ("input" and "target", and any others a TorchScript step reads, such as
+// "mask"). Batches are cut by index, so shuffled order costs no copy.
 #pragma once
-#include <ATen/core/Tensor.h>
-
 #include <cstdint>
+#include <utility>
 #include <vector>
+
+#include "core/data/batch.h"
 
 namespace firebrand {
 
-struct Batch {
-  at::Tensor inputs;
-  at::Tensor targets;
-};
-
 class TensorDataset {
  public:
+  // Checks that there is at least one field, that every field has the same
+  // number of samples, and that there are samples.
+  explicit TensorDataset(TensorDict fields);
   TensorDataset(at::Tensor inputs, at::Tensor targets);
 
-  int64_t size() const { return inputs_.size(0); }
-  const at::Tensor& inputs() const { return inputs_; }
-  const at::Tensor& targets() const { return targets_; }
-  std::vector<int64_t> sampleShape() const;
-  std::vector<int64_t> targetShape() const;
+  int64_t size() const { return size_; }
+  const TensorDict& fields() const { return fields_; }
+  bool has(const std::string& name) const { return fields_.count(name) > 0; }
+  // The field `name`, or an error naming the dataset's fields.
+  const at::Tensor& field(const std::string& name) const;
+  const at::Tensor& inputs() const { return field(kInputField); }
+  const at::Tensor& targets() const { return field(kTargetField); }
+  // Shape of one sample of a field (without the samples dimension).
+  std::vector<int64_t> sampleShape(const std::string& name = kInputField) const;
 
   // Samples [start, end) sharing this dataset's memory.
   TensorDataset slice(int64_t start, int64_t end) const;
@@ -32,8 +36,8 @@ class TensorDataset {
   Batch batch(const at::Tensor& indices) const;
 
  private:
-  at::Tensor inputs_;
-  at::Tensor targets_;
+  TensorDict fields_;
+  int64_t size_ = 0;
 };
 
 }  // namespace firebrand

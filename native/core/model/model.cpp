@@ -4,11 +4,11 @@
 
 namespace firebrand {
 
-TensorDict Model::trainingStep(const at::Tensor&, const at::Tensor&) {
+TensorDict Model::trainingStep(const TensorDict&) {
   throw InvalidState("this model defines no training_step");
 }
 
-TensorDict Model::validationStep(const at::Tensor&, const at::Tensor&) {
+TensorDict Model::validationStep(const TensorDict&) {
   throw InvalidState("this model defines no validation_step");
 }
 

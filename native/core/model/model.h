@@ -1,19 +1,18 @@
 // What the training engine trains: a sequential model built from layer specs
 // or a TorchScript module. A TorchScript module may define its own steps,
 // training_step(batch) / validation_step(batch) -> Dict[str, Tensor], with
-// the batch as {"input": ..., "target": ...}.
+// the batch's fields as a Dict[str, Tensor] ({"input": ..., "target": ...}).
 #pragma once
 #include <ATen/core/Tensor.h>
 #include <c10/core/Device.h>
 #include <torch/ordered_dict.h>
 
-#include <map>
 #include <string>
 #include <vector>
 
-namespace firebrand {
+#include "core/tensor_dict.h"
 
-using TensorDict = std::map<std::string, at::Tensor>;
+namespace firebrand {
 
 class Model {
  public:
@@ -31,8 +30,8 @@ class Model {
 
   virtual bool hasTrainingStep() const { return false; }
   virtual bool hasValidationStep() const { return false; }
-  virtual TensorDict trainingStep(const at::Tensor& inputs, const at::Tensor& targets);
-  virtual TensorDict validationStep(const at::Tensor& inputs, const at::Tensor& targets);
+  virtual TensorDict trainingStep(const TensorDict& batch);
+  virtual TensorDict validationStep(const TensorDict& batch);
 
   std::vector<at::Tensor> parameters() const;
   int64_t parameterCount() const;

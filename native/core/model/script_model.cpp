@@ -72,11 +72,10 @@ void ScriptModel::saveTorchScript(const std::string& path) const {
   }
 }
 
-TensorDict ScriptModel::callStep(const char* method, const at::Tensor& inputs, const at::Tensor& targets) {
-  c10::Dict<std::string, at::Tensor> batch;
-  batch.insert("input", inputs);
-  batch.insert("target", targets);
-  const c10::IValue result = module_.get_method(method)({batch});
+TensorDict ScriptModel::callStep(const char* method, const TensorDict& batch) {
+  c10::Dict<std::string, at::Tensor> fields;
+  for (const auto& [name, tensor] : batch) fields.insert(name, tensor);
+  const c10::IValue result = module_.get_method(method)({fields});
   const std::string expected = std::string(method) + " must return a Dict[str, Tensor]";
   if (!result.isGenericDict()) throw InvalidArgument(origin_ + ": " + expected + ", it returned " + result.tagKind());
   TensorDict values;
@@ -87,12 +86,8 @@ TensorDict ScriptModel::callStep(const char* method, const at::Tensor& inputs, c
   return values;
 }
 
-TensorDict ScriptModel::trainingStep(const at::Tensor& inputs, const at::Tensor& targets) {
-  return callStep("training_step", inputs, targets);
-}
+TensorDict ScriptModel::trainingStep(const TensorDict& batch) { return callStep("training_step", batch); }
 
-TensorDict ScriptModel::validationStep(const at::Tensor& inputs, const at::Tensor& targets) {
-  return callStep("validation_step", inputs, targets);
-}
+TensorDict ScriptModel::validationStep(const TensorDict& batch) { return callStep("validation_step", batch); }
 
 }  // namespace firebrand

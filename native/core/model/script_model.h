@@ -31,12 +31,12 @@ class ScriptModel : public Model {
 
   bool hasTrainingStep() const override { return hasTrainingStep_; }
   bool hasValidationStep() const override { return hasValidationStep_; }
-  TensorDict trainingStep(const at::Tensor& inputs, const at::Tensor& targets) override;
-  TensorDict validationStep(const at::Tensor& inputs, const at::Tensor& targets) override;
+  TensorDict trainingStep(const TensorDict& batch) override;
+  TensorDict validationStep(const TensorDict& batch) override;
 
  private:
   explicit ScriptModel(torch::jit::Module module, std::string origin);
-  TensorDict callStep(const char* method, const at::Tensor& inputs, const at::Tensor& targets);
+  TensorDict callStep(const char* method, const TensorDict& batch);
 
   torch::jit::Module module_;
   std::string origin_;  // the file or "TorchScript source", for errors

@@ -210,6 +210,23 @@ std::vector<double> OptionReader::numbers(const std::string& name, size_t count,
   return *list;
 }
 
+std::vector<double> OptionReader::numberList(const std::string& name, double min, double max) {
+  const OptionValue* value = find(name);
+  const std::string expected = "a number or a non-empty list of numbers in [" + formatNumber(min) + ", " +
+                               formatNumber(max) + "]";
+  std::vector<double> numbers;
+  if (const double* number = value ? std::get_if<double>(value) : nullptr) {
+    numbers.push_back(*number);
+  } else if (const auto* list = value ? std::get_if<std::vector<double>>(value) : nullptr) {
+    numbers = *list;
+  }
+  if (numbers.empty()) fail(name, expected);
+  for (double number : numbers) {
+    if (!std::isfinite(number) || number < min || number > max) fail(name, expected);
+  }
+  return numbers;
+}
+
 void OptionReader::finish() const {
   const std::vector<std::string> known(known_.begin(), known_.end());
   for (const auto& [name, value] : options_) {

@@ -45,6 +45,9 @@ class OptionReader {
   std::vector<double> numbers(const std::string& name, size_t count,
                               std::vector<double> fallback, double min, double max);
 
+  // One number or a non-empty list of them, each in [min, max] (per-channel means).
+  std::vector<double> numberList(const std::string& name, double min, double max);
+
   // Throws for every field given but never read.
   void finish() const;
 

@@ -67,6 +67,15 @@ void useRequestedThreads() {
   if (threads > 0 && at::get_num_threads() != threads) at::set_num_threads(threads);
 }
 
+void limitKernelThreadsOfThisThread() {
+  // ATen reads the OpenMP thread count per thread but sets it process-wide in
+  // at::set_num_threads; OpenMP's own call changes only this thread's. ATen's
+  // lazy per-thread initialisation runs first so it cannot undo this later.
+  at::get_num_threads();
+  using SetThreads = void (*)(int);
+  if (auto set = reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, "omp_set_num_threads"))) set(1);
+}
+
 void manualSeed(uint64_t seed) { torch::manual_seed(seed); }
 
 }  // namespace firebrand

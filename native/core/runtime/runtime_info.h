@@ -31,6 +31,9 @@ void setNumThreads(int64_t threads);
 // Applies the count from setNumThreads to the calling thread; a thread that
 // ran libtorch code before the count was set would otherwise keep the old one.
 void useRequestedThreads();
+// One kernel thread for libtorch ops called from the calling thread (a data
+// loader's), leaving the others' thread counts as they are.
+void limitKernelThreadsOfThisThread();
 // Seeds libtorch's global generators (CPU and CUDA): weight init, dropout.
 void manualSeed(uint64_t seed);
 

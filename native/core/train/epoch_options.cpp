@@ -15,6 +15,9 @@ EpochOptions epochOptions(const OptionMap& optionMap) {
   options.sampler.rank = reader.nonNegativeInt("rank", 0);
   options.sampler.worldSize = reader.positiveInt("worldSize", 1);
   options.epoch = reader.nonNegativeInt("epoch", 0);
+  options.startBatch = reader.nonNegativeInt("startBatch", 0);
+  options.loader.numWorkers = reader.nonNegativeInt("numWorkers", options.loader.numWorkers);
+  options.loader.prefetchFactor = reader.positiveInt("prefetchFactor", options.loader.prefetchFactor);
   options.logEvery = reader.positiveInt("logEvery", options.logEvery);
   options.progressIntervalSeconds =
       reader.number("progressIntervalMs", options.progressIntervalSeconds * 1000, 0, kUnbounded) / 1000;

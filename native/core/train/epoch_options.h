@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "core/data/batch_sampler.h"
+#include "core/data/loader_options.h"
 #include "core/options/option_value.h"
 
 namespace firebrand {
@@ -28,16 +29,21 @@ struct StepPolicy {
 
 struct EpochOptions {
   SamplerOptions sampler;
+  LoaderOptions loader;
   StepPolicy step;
   int64_t epoch = 0;
+  // Batches of the epoch to skip: a resumed run continues mid-epoch with the
+  // batches it would have seen. Must start an accumulation group.
+  int64_t startBatch = 0;
   // Optimizer steps between log reports.
   int64_t logEvery = 50;
   // Progress reports come at least this often between log steps (progress bars).
   double progressIntervalSeconds = 0.2;
 };
 
-// Reads { batchSize, shuffle, dropLast, seed, rank, worldSize, epoch, logEvery,
-// progressIntervalMs, gradientAccumulationSteps, maxGradNorm, clipValue, nonFiniteLoss }.
+// Reads { batchSize, shuffle, dropLast, seed, rank, worldSize, epoch, startBatch,
+// numWorkers, prefetchFactor, logEvery, progressIntervalMs,
+// gradientAccumulationSteps, maxGradNorm, clipValue, nonFiniteLoss }.
 EpochOptions epochOptions(const OptionMap& options);
 
 }  // namespace firebrand

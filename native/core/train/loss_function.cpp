@@ -99,8 +99,8 @@ void LossFunction::checkLabelRange(const at::Tensor& targets, int64_t classes) c
   if (!bad.any().item<bool>()) return;
   const int64_t index = bad.flatten().nonzero().select(1, 0)[0].item<int64_t>();
   const int64_t label = targets.flatten()[index].item<int64_t>();
-  throw InvalidArgument("loss (" + name_ + "): target label " + std::to_string(label) + " at sample " +
-                        std::to_string(index) + " is out of range for a model with " +
+  throw InvalidArgument("loss (" + name_ + "): target label " + std::to_string(label) + " at position " +
+                        std::to_string(index) + " of the batch is out of range for a model with " +
                         std::to_string(classes) + " outputs (labels must be in [0, " +
                         std::to_string(classes - 1) + "])");
 }

@@ -33,6 +33,9 @@ class LrScheduler {
   void onMetric(torch::optim::Optimizer& optimizer, double value);
 
   bool drivenByMetric() const { return kind_ == Kind::ReduceOnPlateau; }
+  // Whether the schedule needs the run's total steps (decays to an end).
+  bool plansOverTotalSteps() const { return kind_ == Kind::Linear || kind_ == Kind::Cosine || kind_ == Kind::OneCycle; }
+  const std::string& name() const { return name_; }
   const std::string& monitor() const { return monitor_; }
 
  private:

@@ -11,7 +11,7 @@ namespace firebrand {
 struct StepReport {
   int64_t epoch = 0;         // 0-based
   int64_t step = 0;          // 1-based micro-batch within the epoch
-  int64_t stepsInEpoch = 0;  // micro-batches in the epoch
+  std::optional<int64_t> stepsInEpoch;  // micro-batches in the epoch, when the data says
   int64_t globalStep = 0;    // optimizer steps since the engine was made
   double loss = 0;           // mean loss over the steps since the previous report
   double learningRate = 0;   // used by the latest optimizer step (group 0)

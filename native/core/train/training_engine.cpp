@@ -10,6 +10,7 @@
 #include <cmath>
 
 #include "core/compat/torch_compat.h"
+#include "core/data/dataset_loader.h"
 #include "core/errors.h"
 #include "core/runtime/runtime_info.h"
 #include "core/train/mixed_precision.h"
@@ -33,6 +34,16 @@ class EvalModeScope {
  private:
   Model& model_;
   bool wasTraining_;
+};
+
+// Tells a stream its consumer is done, however the epoch ends.
+class StreamCloser {
+ public:
+  explicit StreamCloser(BatchStream& stream) : stream_(stream) {}
+  ~StreamCloser() { stream_.close(); }
+
+ private:
+  BatchStream& stream_;
 };
 
 std::string stepContext(int64_t epoch, int64_t step) {
@@ -95,17 +106,28 @@ TrainingEngine::TrainingEngine(std::shared_ptr<Model> model, std::optional<LossF
   }
 }
 
-TrainingEngine::FitPlan TrainingEngine::beginFit(int64_t datasetSize, const EpochOptions& options, int64_t numEpochs) {
+TrainingEngine::FitPlan TrainingEngine::beginFit(std::optional<int64_t> batchesPerEpoch, const EpochOptions& options,
+                                                 int64_t numEpochs) {
   if (numEpochs < 1) throw InvalidArgument("numEpochs must be a positive integer, got " + std::to_string(numEpochs));
   if (parameters_.empty()) {
     throw InvalidArgument("fit: the model has no parameters to train (it can still evaluate and predict)");
   }
   FitPlan plan;
-  plan.batchesPerEpoch = batchCount(datasetSize, options.sampler);
-  const int64_t group = options.step.gradientAccumulationSteps;
-  plan.optimizerStepsPerEpoch = (plan.batchesPerEpoch + group - 1) / group;
-  plan.totalSteps = plan.optimizerStepsPerEpoch * numEpochs;
-  for (auto& unit : units_) unit.startSchedule(plan.totalSteps);
+  plan.batchesPerEpoch = batchesPerEpoch;
+  if (batchesPerEpoch) {
+    const int64_t group = options.step.gradientAccumulationSteps;
+    plan.optimizerStepsPerEpoch = (*batchesPerEpoch + group - 1) / group;
+    plan.totalSteps = *plan.optimizerStepsPerEpoch * numEpochs;
+  } else {
+    for (const auto& unit : units_) {
+      if (unit.scheduler().plansOverTotalSteps()) {
+        throw InvalidArgument("lrScheduler (" + unit.scheduler().name() +
+                              ") is planned over the run's optimizer steps, which streamed data does not tell; "
+                              "give the stream's batchesPerEpoch");
+      }
+    }
+  }
+  for (auto& unit : units_) unit.startSchedule(plan.totalSteps.value_or(0));
   fitBegun_ = true;
   return plan;
 }
@@ -138,8 +160,25 @@ at::Tensor TrainingEngine::inputsToDevice(const at::Tensor& inputs) const {
   return inputs.to(device_, /*non_blocking=*/true);
 }
 
-Batch TrainingEngine::toDevice(const Batch& batch) const {
-  return {inputsToDevice(batch.inputs), batch.targets.to(device_, /*non_blocking=*/true)};
+Batch TrainingEngine::prepareBatch(Batch batch) const {
+  for (auto& [name, tensor] : batch.fields) {
+    if (name == kInputField) {
+      tensor = inputsToDevice(tensor);
+      continue;
+    }
+    if (name == kTargetField && loss_) {
+      tensor = loss_->prepareTargets(tensor);
+      // On the CPU, before the copy: an out-of-range label on CUDA is a device-side assert.
+      if (classCount_) loss_->checkLabelRange(tensor, *classCount_);
+    }
+    tensor = tensor.to(device_, /*non_blocking=*/true);
+  }
+  return batch;
+}
+
+LoaderOptions TrainingEngine::loaderOptions(LoaderOptions options) const {
+  options.pinMemory = device_.is_cuda();
+  return options;
 }
 
 const LossFunction& TrainingEngine::lossFunction(const char* purpose) const {
@@ -147,31 +186,40 @@ const LossFunction& TrainingEngine::lossFunction(const char* purpose) const {
   return *loss_;
 }
 
-at::Tensor TrainingEngine::prepareTargets(const at::Tensor& targets) const {
-  return loss_ ? loss_->prepareTargets(targets) : targets;
-}
-
-void TrainingEngine::checkDatasetFits(const TensorDataset& dataset) {
+void TrainingEngine::checkBatchFits(const Batch& batch) {
   // A model's own steps check their batches themselves.
   if (!loss_ || model_->hasTrainingStep()) return;
   torch::NoGradGuard noGrad;
   EvalModeScope evalMode(*model_);
-  const Batch probe = toDevice(dataset.batch(at::zeros({1}, at::kLong)));
+  Batch sample;
+  for (const auto& [name, tensor] : batch.fields) sample.fields.emplace(name, tensor.narrow(0, 0, 1));
+  sample = prepareBatch(std::move(sample));
   at::Tensor output;
   try {
-    output = model_->forward(probe.inputs);
+    output = model_->forward(sample.inputs());
   } catch (const ShapeMismatch& error) {
-    throw ShapeMismatch("dataset samples of shape " + shapeText(dataset.sampleShape()) +
+    throw ShapeMismatch("dataset samples of shape " + shapeText(batch.inputs().sizes().slice(1)) +
                         " do not fit the model: " + error.what());
   }
-  if (loss_->takesClassIndices() && output.dim() >= 2) loss_->checkLabelRange(dataset.targets(), output.size(1));
+  if (loss_->takesClassIndices() && output.dim() >= 2) {
+    classCount_ = output.size(1);
+    loss_->checkLabelRange(sample.targets().cpu(), *classCount_);
+  }
   try {
-    (*loss_)(output, probe.targets);
+    (*loss_)(output, sample.targets());
   } catch (const ShapeMismatch& error) {
-    throw ShapeMismatch("dataset targets of shape " + shapeText(dataset.targetShape()) +
+    throw ShapeMismatch("dataset targets of shape " + shapeText(batch.targets().sizes().slice(1)) +
                         " per sample do not fit the model's output of shape " + shapeText(output.sizes().slice(1)) +
                         " per sample: " + error.what());
   }
+}
+
+Batch TrainingEngine::firstBatch(BatchStream& stream) {
+  std::optional<Batch> first = stream.next();
+  if (!first) throw InvalidArgument("the data gave no batches");
+  classCount_.reset();
+  checkBatchFits(*first);
+  return std::move(*first);
 }
 
 TrainingEngine::StepValues TrainingEngine::runStep(const Batch& batch, bool training) {
@@ -180,12 +228,11 @@ TrainingEngine::StepValues TrainingEngine::runStep(const Batch& batch, bool trai
   if (!custom) {
     const LossFunction& loss = lossFunction(training ? "train" : "evaluate (or define validation_step)");
     StepValues values;
-    values.output = model_->forward(batch.inputs);
-    values.loss = loss(values.output, batch.targets);
+    values.output = model_->forward(batch.inputs());
+    values.loss = loss(values.output, batch.targets());
     return values;
   }
-  TensorDict logged = training ? model_->trainingStep(batch.inputs, batch.targets)
-                               : model_->validationStep(batch.inputs, batch.targets);
+  TensorDict logged = training ? model_->trainingStep(batch.fields) : model_->validationStep(batch.fields);
   const char* method = training ? "training_step" : "validation_step";
   const auto scalarEntry = [&](const std::string& key) {
     const auto it = logged.find(key);
@@ -276,15 +323,25 @@ bool TrainingEngine::optimizerStep(const at::Tensor& groupLoss, const StepPolicy
   return true;
 }
 
-EpochResult TrainingEngine::trainEpoch(const TensorDataset& rawDataset, const EpochOptions& options,
+EpochResult TrainingEngine::trainEpoch(std::shared_ptr<const TensorDataset> dataset,
+                                       const BatchTransforms& transforms, const EpochOptions& options,
                                        const ReportSink& report) {
+  DatasetLoader loader(std::move(dataset), transforms, options.sampler, options.epoch, options.startBatch,
+                       loaderOptions(options.loader));
+  return trainEpoch(loader, options, report);
+}
+
+EpochResult TrainingEngine::trainEpoch(BatchStream& stream, const EpochOptions& options, const ReportSink& report) {
+  const StreamCloser closer(stream);
   if (!fitBegun_) throw InvalidState("trainEpoch: call beginFit first, to plan the learning-rate schedule");
   useRequestedThreads();
-  const TensorDataset dataset(rawDataset.inputs(), prepareTargets(rawDataset.targets()));
-  checkDatasetFits(dataset);
-  const BatchSampler sampler(dataset.size(), options.sampler, options.epoch);
-  const int64_t batches = sampler.batchCount();
   const int64_t groupSize = options.step.gradientAccumulationSteps;
+  if (stream.firstBatch() % groupSize != 0) {
+    throw InvalidArgument("startBatch " + std::to_string(stream.firstBatch()) +
+                          " must start an accumulation group (a multiple of gradientAccumulationSteps " +
+                          std::to_string(groupSize) + ")");
+  }
+  const std::optional<int64_t> batches = stream.batchCount();
   model_->setTraining(true);
   zeroGrads();
 
@@ -296,7 +353,6 @@ EpochResult TrainingEngine::trainEpoch(const TensorDataset& rawDataset, const Ep
   metrics_.reset(device_);
   TensorDict loggedSums;
   int64_t logWindowSamples = 0;
-  int64_t groupSamples = 0;
   int64_t samples = 0;
   int64_t steppedSamples = 0;
   std::optional<double> gradNorm;
@@ -306,29 +362,47 @@ EpochResult TrainingEngine::trainEpoch(const TensorDataset& rawDataset, const Ep
   const auto progressInterval = std::chrono::duration<double>(options.progressIntervalSeconds);
 
   EpochResult result;
-  int64_t batchIndex = 0;
-  for (; batchIndex < batches; ++batchIndex) {
-    const int64_t groupBegin = batchIndex - batchIndex % groupSize;
-    const int64_t groupEnd = std::min(groupBegin + groupSize, batches);
-    // A stop takes effect between optimizer steps, never inside a group.
-    if (batchIndex == groupBegin && stopRequested_) break;
+  int64_t batchIndex = stream.firstBatch();
+  std::optional<Batch> pending;
+  bool exhausted = false;  // the stream has no more batches
+  const auto fetch = [&] {
+    std::optional<Batch> batch = stream.next();
+    exhausted = !batch;
+    return batch;
+  };
+  try {
+    pending = firstBatch(stream);
+  } catch (...) {
+    rethrowWithContext(stepContext(options.epoch, batchIndex));
+  }
+  // A stop takes effect between optimizer steps, never inside a group.
+  while (pending && !stopRequested_) {
     try {
-      if (batchIndex == groupBegin) {
-        groupSamples = sampler.samplesIn(groupBegin, groupEnd);
-        groupLossSum.zero_();
+      // An accumulation group's batches are gathered first: each micro-batch's
+      // loss is weighted by its share of the group's samples.
+      std::vector<Batch> group;
+      group.push_back(std::move(*pending));
+      pending.reset();
+      while (static_cast<int64_t>(group.size()) < groupSize) {
+        std::optional<Batch> more = fetch();
+        if (!more) break;
+        group.push_back(std::move(*more));
       }
-      accumulating_ = batchIndex + 1 < groupEnd;
-      const Batch batch = toDevice(dataset.batch(sampler.indices(batchIndex)));
-      const int64_t batchSize = batch.inputs.size(0);
-      const StepValues step =
-          forwardBackward(batch, static_cast<double>(batchSize) / static_cast<double>(groupSamples));
-      groupLossSum.add_(step.loss, batchSize);
-      if (step.output.defined()) metrics_.update(step.output, batch.targets);
-      addLogged(loggedSums, step.logged, batchSize);
-      samples += batchSize;
-
+      int64_t groupSamples = 0;
+      for (const auto& batch : group) groupSamples += batch.size();
+      groupLossSum.zero_();
       bool stepped = false;
-      if (!accumulating_) {
+      for (size_t i = 0; i < group.size(); ++i, ++batchIndex) {
+        accumulating_ = i + 1 < group.size();
+        const Batch batch = prepareBatch(std::move(group[i]));
+        const int64_t batchSize = batch.size();
+        const StepValues step =
+            forwardBackward(batch, static_cast<double>(batchSize) / static_cast<double>(groupSamples));
+        groupLossSum.add_(step.loss, batchSize);
+        if (step.output.defined()) metrics_.update(step.output, batch.targets());
+        addLogged(loggedSums, step.logged, batchSize);
+        samples += batchSize;
+        if (accumulating_) continue;
         const at::Tensor groupLoss = groupLossSum / static_cast<double>(groupSamples);
         stepped = optimizerStep(groupLoss, options.step, gradNorm);
         if (stepped) {
@@ -341,14 +415,15 @@ EpochResult TrainingEngine::trainEpoch(const TensorDataset& rawDataset, const Ep
           ++result.skippedSteps;
         }
       }
-
-      const bool isLogStep =
-          !accumulating_ && ((stepped && globalStep_ % options.logEvery == 0) || batchIndex + 1 == batches);
+      // The next group's first batch is fetched (prefetched, with a loader) before
+      // the report, which must know whether this was the epoch's last step.
+      if (!stopRequested_) pending = fetch();
+      const bool isLogStep = (stepped && globalStep_ % options.logEvery == 0) || !pending;
       const auto now = Clock::now();
       if (isLogStep || now - lastReport >= progressInterval) {
         StepReport stepReport;
         stepReport.epoch = options.epoch;
-        stepReport.step = batchIndex + 1;
+        stepReport.step = batchIndex;
         stepReport.stepsInEpoch = batches;
         stepReport.globalStep = globalStep_;
         // Sample-weighted, so a window's loss equals that of one batch of its samples.
@@ -374,9 +449,9 @@ EpochResult TrainingEngine::trainEpoch(const TensorDataset& rawDataset, const Ep
     }
   }
   accumulating_ = false;
-  result.steps = batchIndex;
+  result.steps = batchIndex - stream.firstBatch();
   result.samples = samples;
-  result.stopped = batchIndex < batches;
+  result.stopped = !exhausted;
   result.seconds = secondsSince(started);
   result.learningRate = units_.front().lastStepLr();
   // The epoch's loss is over the samples of the steps that were applied.
@@ -386,36 +461,41 @@ EpochResult TrainingEngine::trainEpoch(const TensorDataset& rawDataset, const Ep
   return result;
 }
 
-EvalResult TrainingEngine::evaluate(const TensorDataset& rawDataset, int64_t batchSize) {
-  useRequestedThreads();
-  const TensorDataset dataset(rawDataset.inputs(), prepareTargets(rawDataset.targets()));
-  checkDatasetFits(dataset);
+EvalResult TrainingEngine::evaluate(std::shared_ptr<const TensorDataset> dataset, const BatchTransforms& transforms,
+                                    int64_t batchSize) {
   SamplerOptions inOrder;
   inOrder.batchSize = batchSize;
   inOrder.shuffle = false;
-  const BatchSampler sampler(dataset.size(), inOrder, 0);
+  DatasetLoader loader(std::move(dataset), transforms, inOrder, 0, 0, loaderOptions(LoaderOptions{}));
+  return evaluate(loader);
+}
 
-  torch::NoGradGuard noGrad;
-  EvalModeScope evalMode(*model_);
+EvalResult TrainingEngine::evaluate(BatchStream& stream) {
+  const StreamCloser closer(stream);
+  useRequestedThreads();
   const auto started = Clock::now();
   const auto accumulator = at::TensorOptions().dtype(at::kDouble).device(device_);
   at::Tensor lossSum = at::zeros({}, accumulator);
   MetricSet metrics = metrics_;
   metrics.reset(device_);
   TensorDict loggedSums;
-  for (int64_t index = 0; index < sampler.batchCount(); ++index) {
-    try {
-      const Batch batch = toDevice(dataset.batch(sampler.indices(index)));
-      const StepValues step = runStep(batch, /*training=*/false);
-      lossSum.add_(step.loss, batch.inputs.size(0));
-      if (step.output.defined()) metrics.update(step.output, batch.targets);
-      addLogged(loggedSums, step.logged, batch.inputs.size(0));
-    } catch (...) {
-      rethrowWithContext("evaluation batch " + std::to_string(index + 1));
-    }
-  }
   EvalResult result;
-  result.samples = dataset.size();
+  int64_t index = 0;
+  try {
+    std::optional<Batch> next = firstBatch(stream);
+    torch::NoGradGuard noGrad;
+    EvalModeScope evalMode(*model_);
+    for (; next; next = stream.next(), ++index) {
+      const Batch batch = prepareBatch(std::move(*next));
+      const StepValues step = runStep(batch, /*training=*/false);
+      lossSum.add_(step.loss, batch.size());
+      if (step.output.defined()) metrics.update(step.output, batch.targets());
+      addLogged(loggedSums, step.logged, batch.size());
+      result.samples += batch.size();
+    }
+  } catch (...) {
+    rethrowWithContext("evaluation batch " + std::to_string(index + 1));
+  }
   result.loss = lossSum.item<double>() / static_cast<double>(result.samples);
   result.metrics = metrics.compute(result.loss);
   putMeans(result.metrics, loggedSums, result.samples);

@@ -11,6 +11,8 @@
 #include <utility>
 #include <string>
 
+#include "core/data/batch_stream.h"
+#include "core/data/batch_transforms.h"
 #include "core/data/tensor_dataset.h"
 #include "core/metrics/metric_set.h"
 #include "core/model/model.h"
@@ -38,14 +40,15 @@ class TrainingEngine {
                  const SchedulerSpec& scheduler, const std::vector<std::string>& metrics, const Precision& precision,
                  c10::Device device);
 
-  // Starts a run of `numEpochs` epochs over a dataset of `datasetSize`
-  // samples: the LR schedule restarts, planned over the run's optimizer steps.
+  // Starts a run of `numEpochs` epochs of `batchesPerEpoch` batches (nullopt:
+  // streamed data of unknown length): the LR schedule restarts, planned over
+  // the run's optimizer steps.
   struct FitPlan {
-    int64_t batchesPerEpoch = 0;
-    int64_t optimizerStepsPerEpoch = 0;
-    int64_t totalSteps = 0;
+    std::optional<int64_t> batchesPerEpoch;
+    std::optional<int64_t> optimizerStepsPerEpoch;
+    std::optional<int64_t> totalSteps;
   };
-  FitPlan beginFit(int64_t datasetSize, const EpochOptions& options, int64_t numEpochs);
+  FitPlan beginFit(std::optional<int64_t> batchesPerEpoch, const EpochOptions& options, int64_t numEpochs);
   // One evaluation's value of the metric the scheduler monitors (reduce_on_plateau).
   void onEvalMetric(double value);
   // The epoch-log field reduce_on_plateau watches, or "" for step-driven schedules.
@@ -54,8 +57,14 @@ class TrainingEngine {
     return scheduler.drivenByMetric() ? scheduler.monitor() : "";
   }
 
-  EpochResult trainEpoch(const TensorDataset& dataset, const EpochOptions& options, const ReportSink& report);
-  EvalResult evaluate(const TensorDataset& dataset, int64_t batchSize);
+  // One epoch over a dataset's batches, cut (and transformed) by a DatasetLoader.
+  EpochResult trainEpoch(std::shared_ptr<const TensorDataset> dataset, const BatchTransforms& transforms,
+                         const EpochOptions& options, const ReportSink& report);
+  // One epoch over a stream's batches (options.sampler and options.loader are not used).
+  EpochResult trainEpoch(BatchStream& stream, const EpochOptions& options, const ReportSink& report);
+  EvalResult evaluate(std::shared_ptr<const TensorDataset> dataset, const BatchTransforms& transforms,
+                      int64_t batchSize);
+  EvalResult evaluate(BatchStream& stream);
   // Model outputs for `inputs` (first dimension = samples), float32 on the CPU.
   at::Tensor predict(const at::Tensor& inputs, int64_t batchSize);
 
@@ -85,18 +94,22 @@ class TrainingEngine {
   // Forward and backward of one micro-batch; its loss is weighted by
   // `lossWeight` (its share of the accumulation group's samples) for backward.
   StepValues forwardBackward(const Batch& batch, double lossWeight);
+  // Checks a CPU batch (labels in range) and moves it to the device, targets as the loss takes them.
+  Batch prepareBatch(Batch batch) const;
+  // The stream's first batch, checked against the model.
+  Batch firstBatch(BatchStream& stream);
   // The model's training_step / validation_step, or forward + loss.
   StepValues runStep(const Batch& batch, bool training);
   const LossFunction& lossFunction(const char* purpose) const;
-  at::Tensor prepareTargets(const at::Tensor& targets) const;
   // Clips, checks for non-finite values and steps the optimizer once per group.
   // Returns false when the step was skipped (nonFiniteLoss: 'skip').
   bool optimizerStep(const at::Tensor& groupLoss, const StepPolicy& policy, std::optional<double>& gradNorm);
-  Batch toDevice(const Batch& batch) const;
   at::Tensor inputsToDevice(const at::Tensor& inputs) const;
-  // Runs one sample through the model (eval mode, no grad) so that a data/model
-  // mismatch or an out-of-range label fails before any step, naming both sides.
-  void checkDatasetFits(const TensorDataset& dataset);
+  // Runs one sample of a batch through the model (eval mode, no grad) so that a
+  // data/model mismatch fails before any step, naming both sides; notes the
+  // number of classes that labels are checked against.
+  void checkBatchFits(const Batch& batch);
+  LoaderOptions loaderOptions(LoaderOptions options) const;
 
   std::shared_ptr<Model> model_;
   std::vector<at::Tensor> parameters_;
@@ -111,6 +124,7 @@ class TrainingEngine {
   std::atomic<bool> stopRequested_{false};
   std::atomic<int64_t> globalStep_{0};  // read from the JS thread while training
   bool accumulating_ = false;
+  std::optional<int64_t> classCount_;  // the model's outputs, for label checks
 };
 
 }  // namespace firebrand

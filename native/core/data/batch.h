@@ -1,0 +1,22 @@
+// One batch: tensors by field name, samples first. A model's forward reads
+// "input" and a loss "target"; a TorchScript training_step gets every field.
+#pragma once
+#include "core/tensor_dict.h"
+
+namespace firebrand {
+
+inline constexpr const char* kInputField = "input";
+inline constexpr const char* kTargetField = "target";
+
+struct Batch {
+  TensorDict fields;
+
+  // Samples in the batch (the first dimension of its fields).
+  int64_t size() const;
+  // The field `name`, or an error naming the fields there are.
+  const at::Tensor& field(const std::string& name) const;
+  const at::Tensor& inputs() const { return field(kInputField); }
+  const at::Tensor& targets() const { return field(kTargetField); }
+};
+
+}  // namespace firebrand

@@ -1,0 +1,116 @@
+#include "core/data/dataset_loader.h"
+
+#include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
+
+#include "core/errors.h"
+#include "core/runtime/runtime_info.h"
+
+namespace firebrand {
+namespace {
+
+// splitmix64: decorrelates the generator seeds of neighbouring batches.
+uint64_t mix(uint64_t value) {
+  value += 0x9e3779b97f4a7c15ULL;
+  value = (value ^ (value >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  value = (value ^ (value >> 27)) * 0x94d049bb133111ebULL;
+  return value ^ (value >> 31);
+}
+
+}  // namespace
+
+DatasetLoader::DatasetLoader(std::shared_ptr<const TensorDataset> dataset, BatchTransforms transforms,
+                             const SamplerOptions& sampler, int64_t epoch, int64_t startBatch,
+                             const LoaderOptions& options)
+    : dataset_(std::move(dataset)),
+      transforms_(std::move(transforms)),
+      sampler_(dataset_->size(), sampler, epoch),
+      seed_(sampler.seed),
+      epoch_(epoch),
+      startBatch_(startBatch),
+      options_(options),
+      nextToClaim_(startBatch),
+      nextToTake_(startBatch) {
+  if (startBatch < 0 || startBatch >= sampler_.batchCount()) {
+    throw InvalidArgument("startBatch " + std::to_string(startBatch) + " must be in [0, " +
+                          std::to_string(sampler_.batchCount()) + "), the batches of this epoch");
+  }
+  if (options_.numWorkers < 0 || options_.numWorkers > 64) {
+    throw InvalidArgument("numWorkers must be an integer in [0, 64], got " + std::to_string(options_.numWorkers));
+  }
+  if (options_.prefetchFactor < 1) {
+    throw InvalidArgument("prefetchFactor must be a positive integer, got " + std::to_string(options_.prefetchFactor));
+  }
+  for (int64_t i = 0; i < options_.numWorkers; ++i) workers_.emplace_back([this] { work(); });
+}
+
+DatasetLoader::~DatasetLoader() { close(); }
+
+void DatasetLoader::close() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    closing_ = true;
+  }
+  room_.notify_all();
+  for (auto& worker : workers_) {
+    if (worker.joinable()) worker.join();
+  }
+}
+
+Batch DatasetLoader::makeBatch(int64_t index) const {
+  Batch batch = dataset_->batch(sampler_.indices(index));
+  if (!transforms_.empty()) {
+    at::Generator generator = at::detail::createCPUGenerator(mix(mix(seed_) ^ static_cast<uint64_t>(epoch_)) ^
+                                                             static_cast<uint64_t>(index));
+    applyTransforms(transforms_, batch, generator);
+  }
+  if (options_.pinMemory) {
+    for (auto& entry : batch.fields) entry.second = entry.second.pin_memory();
+  }
+  return batch;
+}
+
+void DatasetLoader::work() {
+  // Batch assembly is light; kernel threads of its own would fight the training thread's.
+  limitKernelThreadsOfThisThread();
+  const int64_t depth = options_.numWorkers * options_.prefetchFactor;
+  for (;;) {
+    int64_t index = 0;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      room_.wait(lock, [&] {
+        return closing_ || nextToClaim_ >= sampler_.batchCount() || nextToClaim_ < nextToTake_ + depth;
+      });
+      if (closing_ || nextToClaim_ >= sampler_.batchCount()) return;
+      index = nextToClaim_++;
+    }
+    std::variant<Batch, std::exception_ptr> made;
+    try {
+      made = makeBatch(index);
+    } catch (...) {
+      made = std::current_exception();
+    }
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      made_.emplace(index, std::move(made));
+    }
+    ready_.notify_all();
+  }
+}
+
+std::optional<Batch> DatasetLoader::next() {
+  if (nextToTake_ >= sampler_.batchCount()) return std::nullopt;
+  if (workers_.empty()) return makeBatch(nextToTake_++);
+  std::variant<Batch, std::exception_ptr> made;
+  {
+    std::unique_lock<std::mutex> lock(mutex_);
+    ready_.wait(lock, [&] { return made_.count(nextToTake_) > 0; });
+    auto node = made_.extract(nextToTake_++);
+    made = std::move(node.mapped());
+  }
+  room_.notify_all();
+  if (auto* error = std::get_if<std::exception_ptr>(&made)) std::rethrow_exception(*error);
+  return std::get<Batch>(std::move(made));
+}
+
+}  // namespace firebrand
