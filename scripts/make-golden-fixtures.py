@@ -446,7 +446,38 @@ def write_data_files():
     np.save(folder / "inputs-f64-fortran.npy", np.asfortranarray(inputs.astype(np.float64)))
     np.save(folder / "labels-i64.npy", np.array([2, 0, 1, 1], dtype=np.int64))
     (folder / "iris-like.csv").write_text("sepal,petal,species\n5.1,1.4,0\n6.2,4.5,1\n7.7,6.7,2\n4.9, 1.5 ,0\n")
+    labels = np.array([2, 0, 1, 1], dtype=np.int64)
+    np.savez(folder / "stored.npz", x_train=inputs, y_train=labels)
+    np.savez_compressed(folder / "compressed.npz", input=inputs.astype(np.float64), target=labels.astype(np.int32))
+    write_safetensors(folder / "tensors.safetensors", {
+        "input": torch.from_numpy(inputs),
+        "target": torch.from_numpy(labels),
+        "weight_bf16": torch.tensor([[1.5, -2.0], [0.25, 3.0]], dtype=torch.bfloat16),
+        "mask_f16": torch.tensor([1.0, 0.5, 0.0, 1.0], dtype=torch.float16),
+    }, {"format": "pt", "source": "make-golden-fixtures.py"})
     print(f"wrote {folder}")
+
+
+SAFETENSORS_DTYPES = {torch.float64: "F64", torch.float32: "F32", torch.float16: "F16", torch.bfloat16: "BF16",
+                      torch.int64: "I64", torch.int32: "I32", torch.int16: "I16", torch.int8: "I8",
+                      torch.uint8: "U8", torch.bool: "BOOL"}
+
+
+def write_safetensors(path, tensors, metadata):
+    """The layout of safetensors.torch.save_file, written by hand (Debian has no safetensors module):
+    tensors ordered by dtype size (largest first) then name, header padded with spaces to 8 bytes."""
+    order = sorted(tensors, key=lambda name: (-tensors[name].element_size(), name))
+    header, chunks, offset = {"__metadata__": metadata}, [], 0
+    for name in order:
+        tensor = tensors[name].contiguous()
+        data = tensor.view(torch.uint8).numpy().tobytes() if tensor.dim() else tensor.reshape(1).view(torch.uint8).numpy().tobytes()
+        header[name] = {"dtype": SAFETENSORS_DTYPES[tensor.dtype], "shape": list(tensor.shape),
+                        "data_offsets": [offset, offset + len(data)]}
+        chunks.append(data)
+        offset += len(data)
+    text = json.dumps(header, separators=(",", ":")).encode()
+    text += b" " * (-len(text) % 8)
+    path.write_bytes(len(text).to_bytes(8, "little") + text + b"".join(chunks))
 
 
 def main():

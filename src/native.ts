@@ -160,6 +160,8 @@ export interface NativeBinding {
     fromFields(fields: Record<string, TensorData<NumericArray>>): NativeDataset;
     fromNpy(inputsPath: string, targetsPath: string): Promise<NativeDataset>;
     fromCsv(path: string, options: OptionFields): Promise<NativeDataset>;
+    fromNpz(path: string, fields?: Record<string, string>): Promise<NativeDataset>;
+    fromSafetensors(path: string, fields?: Record<string, string>): Promise<NativeDataset>;
   };
   NativeEngine: new (spec: NativeEngineSpec) => NativeEngine;
   NativeBatchQueue: new (queueDepth: number, batchesPerEpoch: number | undefined) => NativeBatchQueue;

@@ -1,4 +1,4 @@
-// .npy and CSV files read in C++ (fixtures written by numpy: scripts/make-golden-fixtures.py).
+// .npy, .npz, .safetensors and CSV files read in C++ (fixtures written by numpy: scripts/make-golden-fixtures.py).
 import { expect } from 'chai';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -11,7 +11,7 @@ const data = path.join(__dirname, '..', '..', 'test', 'fixtures', 'data');
 const file = (name: string) => path.join(data, name);
 const expectedInputs = Array.from({ length: 12 }, (_, i) => i / 4);
 
-describe('datasets from .npy and CSV files', () => {
+describe('datasets from .npy, .npz, .safetensors and CSV files', () => {
   it('reads .npy arrays of their dtype and shape, big-endian and Fortran order included', async () => {
     const plain = (await Dataset.fromNpy(file('inputs-f32.npy'), file('labels-i32-big-endian.npy'))).fields();
     expect(plain.input.shape).to.deep.equal([4, 3]);
@@ -63,6 +63,86 @@ describe('datasets from .npy and CSV files', () => {
     expect((await rejectionOf(Dataset.fromNpy(truncated, truncated))).message).to.contain('truncated .npy data');
     const mismatch = await rejectionOf(Dataset.fromNpy(file('inputs-f32.npy'), file('iris-like.csv')));
     expect(mismatch.message).to.contain('not a .npy file');
+    fs.rmSync(dir, { recursive: true });
+  });
+
+  it('reads .npz archives, stored and deflated, choosing arrays by name', async () => {
+    const stored = await Dataset.fromNpz(file('stored.npz'), { input: 'x_train', target: 'y_train' });
+    expect(stored.fieldShapes).to.deep.equal({ input: [3], target: [] });
+    expect(Array.from(stored.fields().input.data as Float32Array)).to.deep.equal(expectedInputs);
+    const compressed = (await Dataset.fromNpz(file('compressed.npz'))).fields();
+    expect(compressed.input.data).to.be.instanceOf(Float64Array);
+    expect(Array.from(compressed.input.data as Float64Array)).to.deep.equal(expectedInputs);
+    expect(Array.from(compressed.target.data as Int32Array)).to.deep.equal([2, 0, 1, 1]);
+    expect((await rejectionOf(Dataset.fromNpz(file('stored.npz'), { input: 'x_test' }))).message).to.equal(
+      `${file('stored.npz')}: no array 'x_test' for field 'input' (the file has x_train, y_train)`,
+    );
+    expect((await rejectionOf(Dataset.fromNpz(file('iris-like.csv')))).message).to.equal(
+      `${file('iris-like.csv')}: not a ZIP archive (no end-of-directory record)`,
+    );
+  });
+
+  it('reads a .safetensors file of several dtypes, as safetensors.torch.save_file writes it', async () => {
+    const data = await Dataset.fromSafetensors(file('tensors.safetensors'), { input: 'input', target: 'target', mask: 'mask_f16' });
+    const fields = data.fields();
+    expect(Array.from(fields.input.data as Float32Array)).to.deep.equal(expectedInputs);
+    expect(Array.from(fields.target.data as BigInt64Array, Number)).to.deep.equal([2, 0, 1, 1]);
+    // float16 has no TypedArray: it comes back as float32.
+    expect(Array.from(fields.mask.data as Float32Array)).to.deep.equal([1, 0.5, 0, 1]);
+    const all = await rejectionOf(Dataset.fromSafetensors(file('tensors.safetensors')));
+    expect(all.message).to.contain('hold different numbers of samples');
+  });
+
+  it('refuses malformed .safetensors files with the reason, never reading out of bounds', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'firebrand-st-'));
+    const good = fs.readFileSync(file('tensors.safetensors'));
+    const headerLength = Number(good.readBigUInt64LE(0));
+    const header = JSON.parse(good.subarray(8, 8 + headerLength).toString());
+    const dataSection = good.subarray(8 + headerLength);
+    let count = 0;
+    const write = (bytes: Buffer) => {
+      const name = path.join(dir, `bad-${count++}.safetensors`);
+      fs.writeFileSync(name, bytes);
+      return name;
+    };
+    const withHeader = (edit: (h: typeof header) => void, data: Buffer = dataSection) => {
+      const copy = JSON.parse(JSON.stringify(header));
+      edit(copy);
+      const text = Buffer.from(JSON.stringify(copy));
+      const length = Buffer.alloc(8);
+      length.writeBigUInt64LE(BigInt(text.length));
+      return write(Buffer.concat([length, text, data]));
+    };
+    const reason = async (name: string) => (await rejectionOf(Dataset.fromSafetensors(name, { input: 'input' }))).message;
+
+    const short = write(good.subarray(0, 5));
+    expect(await reason(short)).to.equal(`${short}: too short for a safetensors file (5 bytes)`);
+    const huge = Buffer.from(good);
+    huge.writeBigUInt64LE(1n << 40n);
+    const hugeFile = write(huge);
+    expect(await reason(hugeFile)).to.equal(
+      `${hugeFile}: header length 1099511627776 does not fit a file of ${good.length} bytes; not a safetensors file, or truncated`,
+    );
+    const truncated = write(good.subarray(0, good.length - 4));
+    expect(await reason(truncated)).to.match(/tensor 'weight_bf16': its bytes \[88, 96\) lie outside the data section of 92 bytes/);
+    const badJson = Buffer.from(good);
+    badJson.write('{"input":', 8);
+    expect(await reason(write(badJson))).to.match(/safetensors header: /);
+    expect(await reason(withHeader((h) => (h.input.dtype = 'U16')))).to.contain("tensor 'input': dtype 'U16' is not supported");
+    expect(await reason(withHeader((h) => (h.input.shape = [4, 4])))).to.contain(
+      "tensor 'input': 48 bytes do not hold its shape of F32 values (64 bytes)",
+    );
+    expect(await reason(withHeader((h) => (h.input.shape = [-1, 3])))).to.contain("'shape' must be a list of non-negative integers");
+    expect(await reason(withHeader((h) => (h.input.data_offsets = [40, 32])))).to.contain("'data_offsets' must be [begin, end]");
+    expect(await reason(withHeader((h) => (h.mask_f16.data_offsets = [76, 84])))).to.contain(
+      "tensors 'input' and 'mask_f16' overlap in the data section",
+    );
+    expect(await reason(withHeader((h) => (h.input.extra = 1)))).to.contain("tensor 'input': unknown field 'extra'");
+    expect(await reason(withHeader((h) => (h.__metadata__ = { n: 1 })))).to.contain("'__metadata__' must be an object of strings");
+    const deep = Buffer.from('['.repeat(100_000));
+    const deepLength = Buffer.alloc(8);
+    deepLength.writeBigUInt64LE(BigInt(deep.length));
+    expect(await reason(write(Buffer.concat([deepLength, deep])))).to.contain('nesting deeper than 64');
     fs.rmSync(dir, { recursive: true });
   });
 });

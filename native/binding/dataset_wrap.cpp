@@ -5,6 +5,7 @@
 #include "binding/js_errors.h"
 #include "binding/loader_wrap.h"
 #include "binding/promise_worker.h"
+#include "core/data/archive_dataset.h"
 #include "core/data/csv_dataset.h"
 #include "core/data/idx_dataset.h"
 #include "core/data/npy_reader.h"
@@ -24,6 +25,8 @@ void DatasetWrap::Export(Napi::Env env, Napi::Object exports) {
                                     StaticMethod<&DatasetWrap::FromFields>("fromFields"),
                                     StaticMethod<&DatasetWrap::FromNpy>("fromNpy"),
                                     StaticMethod<&DatasetWrap::FromCsv>("fromCsv"),
+                                    StaticMethod<&DatasetWrap::FromNpz>("fromNpz"),
+                                    StaticMethod<&DatasetWrap::FromSafetensors>("fromSafetensors"),
                                     InstanceAccessor<&DatasetWrap::Size>("size"),
                                     InstanceAccessor<&DatasetWrap::FieldShapes>("fieldShapes"),
                                     InstanceMethod<&DatasetWrap::Slice>("slice"),
@@ -94,6 +97,42 @@ Napi::Value DatasetWrap::FromCsv(const Napi::CallbackInfo& info) {
     const std::string path = toString(info[0], "path");
     const CsvOptions options = csvOptions(toOptionMap(info[1], "Dataset.fromCsv options"));
     return LoadAsync(env, [=] { return loadCsvDataset(path, options); });
+  });
+}
+
+namespace {
+
+// { input: 'x_train', target: 'y_train' } or undefined (every array).
+FieldSelection toFieldSelection(const Napi::Value& value) {
+  FieldSelection fields;
+  if (value.IsUndefined()) return fields;
+  if (!value.IsObject() || value.IsArray()) throw InvalidArgument("fields must be an object { field: arrayName }");
+  const auto object = value.As<Napi::Object>();
+  const Napi::Array names = object.GetPropertyNames();
+  for (uint32_t i = 0; i < names.Length(); ++i) {
+    const std::string field = names.Get(i).ToString().Utf8Value();
+    fields[field] = toString(object.Get(field), "fields." + field);
+  }
+  return fields;
+}
+
+}  // namespace
+
+Napi::Value DatasetWrap::FromNpz(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  return guard(env, [&]() -> Napi::Value {
+    const std::string path = toString(info[0], "path");
+    const FieldSelection fields = toFieldSelection(info[1]);
+    return LoadAsync(env, [=] { return loadNpzDataset(path, fields); });
+  });
+}
+
+Napi::Value DatasetWrap::FromSafetensors(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  return guard(env, [&]() -> Napi::Value {
+    const std::string path = toString(info[0], "path");
+    const FieldSelection fields = toFieldSelection(info[1]);
+    return LoadAsync(env, [=] { return loadSafetensorsDataset(path, fields); });
   });
 }
 

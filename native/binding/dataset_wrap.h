@@ -32,6 +32,8 @@ class DatasetWrap : public Napi::ObjectWrap<DatasetWrap> {
   static Napi::Value FromFields(const Napi::CallbackInfo& info);
   static Napi::Value FromNpy(const Napi::CallbackInfo& info);
   static Napi::Value FromCsv(const Napi::CallbackInfo& info);
+  static Napi::Value FromNpz(const Napi::CallbackInfo& info);
+  static Napi::Value FromSafetensors(const Napi::CallbackInfo& info);
   static Napi::Promise LoadAsync(Napi::Env env, std::function<TensorDataset()> load);
   Napi::Value Size(const Napi::CallbackInfo& info);
   Napi::Value FieldShapes(const Napi::CallbackInfo& info);

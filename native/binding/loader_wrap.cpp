@@ -37,49 +37,44 @@ std::function<void()> LoaderWrap::claim(const char* operation) {
   return [this, self] { busy_ = false; };
 }
 
-Napi::Value LoaderWrap::Next(const Napi::CallbackInfo& info) {
+Napi::Value LoaderWrap::onPool(const Napi::CallbackInfo& info, const char* operation,
+                              std::function<PromiseWorker::Finish(DatasetLoader&)> task) {
   Napi::Env env = info.Env();
   return guard(env, [&]() -> Napi::Value {
     auto loader = loader_;
-    return PromiseWorker::Start(
-        env,
-        [loader]() -> PromiseWorker::Finish {
-          auto batch = std::make_shared<std::optional<Batch>>(loader->next());
-          return [batch](Napi::Env env) -> Napi::Value {
-            if (!*batch) return env.Undefined();
-            auto fields = Napi::Object::New(env);
-            for (const auto& [name, tensor] : (*batch)->fields) fields.Set(name, fromTensor(env, tensor));
-            return fields;
-          };
-        },
-        claim("next"));
+    return PromiseWorker::Start(env, [loader, task]() { return task(*loader); }, claim(operation));
+  });
+}
+
+Napi::Value LoaderWrap::Next(const Napi::CallbackInfo& info) {
+  return onPool(info, "next", [](DatasetLoader& loader) -> PromiseWorker::Finish {
+    auto batch = std::make_shared<std::optional<Batch>>(loader.next());
+    return [batch](Napi::Env env) -> Napi::Value {
+      if (!*batch) return env.Undefined();
+      auto fields = Napi::Object::New(env);
+      for (const auto& [name, tensor] : (*batch)->fields) fields.Set(name, fromTensor(env, tensor));
+      return fields;
+    };
   });
 }
 
 Napi::Value LoaderWrap::Drain(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  return guard(env, [&]() -> Napi::Value {
-    auto loader = loader_;
-    return PromiseWorker::Start(
-        env,
-        [loader]() -> PromiseWorker::Finish {
-          const auto started = std::chrono::steady_clock::now();
-          int64_t batches = 0;
-          int64_t samples = 0;
-          while (auto batch = loader->next()) {
-            ++batches;
-            samples += batch->size();
-          }
-          const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-          return [=](Napi::Env env) -> Napi::Value {
-            auto result = Napi::Object::New(env);
-            result.Set("batches", Napi::Number::New(env, static_cast<double>(batches)));
-            result.Set("samples", Napi::Number::New(env, static_cast<double>(samples)));
-            result.Set("seconds", Napi::Number::New(env, seconds));
-            return result;
-          };
-        },
-        claim("drain"));
+  return onPool(info, "drain", [](DatasetLoader& loader) -> PromiseWorker::Finish {
+    const auto started = std::chrono::steady_clock::now();
+    int64_t batches = 0;
+    int64_t samples = 0;
+    while (auto batch = loader.next()) {
+      ++batches;
+      samples += batch->size();
+    }
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    return [=](Napi::Env env) -> Napi::Value {
+      auto result = Napi::Object::New(env);
+      result.Set("batches", Napi::Number::New(env, static_cast<double>(batches)));
+      result.Set("samples", Napi::Number::New(env, static_cast<double>(samples)));
+      result.Set("seconds", Napi::Number::New(env, seconds));
+      return result;
+    };
   });
 }
 

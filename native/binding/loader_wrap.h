@@ -6,6 +6,7 @@
 
 #include <memory>
 
+#include "binding/promise_worker.h"
 #include "core/data/dataset_loader.h"
 
 namespace firebrand::binding {
@@ -25,6 +26,9 @@ class LoaderWrap : public Napi::ObjectWrap<LoaderWrap> {
   void Close(const Napi::CallbackInfo& info);
   Napi::Value BatchCount(const Napi::CallbackInfo& info);
   std::function<void()> claim(const char* operation);
+  // Runs `task` on libuv's pool, one call at a time.
+  Napi::Value onPool(const Napi::CallbackInfo& info, const char* operation,
+                     std::function<PromiseWorker::Finish(DatasetLoader&)> task);
 
   std::shared_ptr<DatasetLoader> loader_;
   bool busy_ = false;

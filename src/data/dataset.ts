@@ -67,6 +67,23 @@ export class Dataset {
     return new Dataset(await native.NativeDataset.fromNpy(inputsPath, targetsPath));
   }
 
+  /**
+   * Arrays of a NumPy .npz archive (numpy.savez or savez_compressed), read in C++. `fields` maps
+   * dataset fields to array names ({ input: 'x_train', target: 'y_train' }); default: every array,
+   * as a field of its name.
+   */
+  static async fromNpz(path: string, fields?: Record<string, string>): Promise<Dataset> {
+    return new Dataset(await native.NativeDataset.fromNpz(path, fields));
+  }
+
+  /**
+   * Tensors of a .safetensors file as fields, read and checked in C++ (a malformed file is an error,
+   * never an out-of-bounds read). `fields` as for fromNpz.
+   */
+  static async fromSafetensors(path: string, fields?: Record<string, string>): Promise<Dataset> {
+    return new Dataset(await native.NativeDataset.fromSafetensors(path, fields));
+  }
+
   /** A numeric CSV file read in C++: one target column, every other column a float32 feature. */
   static async fromCsv(path: string, options: CsvOptions = {}): Promise<Dataset> {
     return new Dataset(await native.NativeDataset.fromCsv(path, { ...options }));

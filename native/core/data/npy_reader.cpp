@@ -45,6 +45,10 @@ std::string headerField(const std::string& header, const std::string& key, const
 at::Tensor readNpy(const std::string& path) {
   std::ifstream file(path, std::ios::binary);
   if (!file) throw FileError(path + ": cannot open .npy file (" + std::strerror(errno) + ")");
+  return parseNpy(file, path);
+}
+
+at::Tensor parseNpy(std::istream& file, const std::string& path) {
   char magic[8];
   if (!file.read(magic, 8) || std::memcmp(magic, "\x93NUMPY", 6) != 0) {
     throw FileError(path + ": not a .npy file (it does not start with \\x93NUMPY)");
