@@ -118,22 +118,21 @@ FieldSelection toFieldSelection(const Napi::Value& value) {
 
 }  // namespace
 
-Napi::Value DatasetWrap::FromNpz(const Napi::CallbackInfo& info) {
+// (path, fields?) -> a file of named arrays read by `load` on libuv's pool.
+Napi::Value DatasetWrap::LoadNamedArrays(const Napi::CallbackInfo& info,
+                                         TensorDataset (*load)(const std::string&, const FieldSelection&)) {
   Napi::Env env = info.Env();
   return guard(env, [&]() -> Napi::Value {
     const std::string path = toString(info[0], "path");
     const FieldSelection fields = toFieldSelection(info[1]);
-    return LoadAsync(env, [=] { return loadNpzDataset(path, fields); });
+    return LoadAsync(env, [=] { return load(path, fields); });
   });
 }
 
+Napi::Value DatasetWrap::FromNpz(const Napi::CallbackInfo& info) { return LoadNamedArrays(info, loadNpzDataset); }
+
 Napi::Value DatasetWrap::FromSafetensors(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  return guard(env, [&]() -> Napi::Value {
-    const std::string path = toString(info[0], "path");
-    const FieldSelection fields = toFieldSelection(info[1]);
-    return LoadAsync(env, [=] { return loadSafetensorsDataset(path, fields); });
-  });
+  return LoadNamedArrays(info, loadSafetensorsDataset);
 }
 
 // { input: { data, shape }, target: { data, shape }, mask: ... }

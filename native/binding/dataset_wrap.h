@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 
+#include "core/data/archive_dataset.h"
 #include "core/data/batch_transforms.h"
 #include "core/data/tensor_dataset.h"
 
@@ -35,6 +36,8 @@ class DatasetWrap : public Napi::ObjectWrap<DatasetWrap> {
   static Napi::Value FromNpz(const Napi::CallbackInfo& info);
   static Napi::Value FromSafetensors(const Napi::CallbackInfo& info);
   static Napi::Promise LoadAsync(Napi::Env env, std::function<TensorDataset()> load);
+  static Napi::Value LoadNamedArrays(const Napi::CallbackInfo& info,
+                                     TensorDataset (*load)(const std::string&, const FieldSelection&));
   Napi::Value Size(const Napi::CallbackInfo& info);
   Napi::Value FieldShapes(const Napi::CallbackInfo& info);
   Napi::Value Slice(const Napi::CallbackInfo& info);
