@@ -105,6 +105,7 @@ export interface NativeEngineSpec {
   metrics?: string[];
   mixedPrecision?: string;
   gradScaler?: OptionFields;
+  checkFiniteInputs?: boolean;
   device?: string;
   seed?: number;
 }

@@ -167,6 +167,17 @@ def training_step(self, batch: Dict[str, Tensor]) -> Dict[str, Tensor]:
     expect((state.bias.data as Float32Array)[0]).to.be.closeTo(1, 0.1);
   });
 
+  it('finds NaN in inputs when asked to, naming the field and the step', async () => {
+    const { input, target } = blobDataset(32).fields();
+    (input.data as Float32Array)[4 * 20 + 1] = NaN;
+    const data = Dataset.fromFields({ input, target });
+    const error = await rejectionOf(blobTrainer({ checkFiniteInputs: true, shuffle: false, batchSize: 8 }).fit(data));
+    expect(error.code).to.equal('ERR_FIREBRAND_NON_FINITE');
+    expect(error.message).to.equal("epoch 1, step 3: field 'input' holds NaN or Inf at position 4 of the batch (checkFiniteInputs)");
+    // Unchecked, the NaN reaches the loss and the non-finite loss policy stops training.
+    expect((await rejectionOf(blobTrainer({ shuffle: false, batchSize: 8 }).fit(data))).message).to.contain('non-finite loss');
+  });
+
   it('rejects fields of different lengths and empty datasets', () => {
     expect(
       errorOf(() => Dataset.fromFields({ input: { data: new Float32Array(6), shape: [3, 2] }, mask: { data: new Float32Array(2), shape: [2] } })).message,

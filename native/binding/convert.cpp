@@ -55,6 +55,11 @@ double toNumber(const Napi::Value& value, const std::string& field) {
   return value.As<Napi::Number>().DoubleValue();
 }
 
+bool toBoolean(const Napi::Value& value, const std::string& field) {
+  if (!value.IsBoolean()) wrongType(field, "true or false", value);
+  return value.As<Napi::Boolean>().Value();
+}
+
 int64_t toInteger(const Napi::Value& value, const std::string& field, int64_t min) {
   const double number = toNumber(value, field);
   if (!std::isfinite(number) || number != std::floor(number) || number < static_cast<double>(min) ||

@@ -24,6 +24,7 @@ ModelSpec toModelSpec(const Napi::Value& value);
 std::string toString(const Napi::Value& value, const std::string& field);
 int64_t toInteger(const Napi::Value& value, const std::string& field, int64_t min);
 double toNumber(const Napi::Value& value, const std::string& field);
+bool toBoolean(const Napi::Value& value, const std::string& field);
 std::vector<int64_t> toShape(const Napi::Value& value, const std::string& field);
 
 // A copy of a TypedArray as a tensor of the given full shape (samples first).

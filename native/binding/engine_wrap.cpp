@@ -121,6 +121,9 @@ EngineSpec toEngineSpec(const Napi::Value& value) {
   spec.gradScaler = toOptionMap(object.Get("gradScaler"), "gradScaler");
   if (!object.Get("metrics").IsUndefined()) spec.metrics = toStrings(object.Get("metrics"), "config.metrics");
   if (!object.Get("device").IsUndefined()) spec.device = toString(object.Get("device"), "config.device");
+  if (!object.Get("checkFiniteInputs").IsUndefined()) {
+    spec.checkFiniteInputs = toBoolean(object.Get("checkFiniteInputs"), "config.checkFiniteInputs");
+  }
   if (!object.Get("seed").IsUndefined()) spec.seed = static_cast<uint64_t>(toInteger(object.Get("seed"), "config.seed", 0));
   return spec;
 }

@@ -12,6 +12,8 @@ export interface TrainerConfig {
   batchSize: number;
   /** Samples per evaluation batch. Default: batchSize. */
   evalBatchSize: number;
+  /** Check every floating batch field for NaN/Inf before the model sees it (costs one pass over the data). Default false. */
+  checkFiniteInputs: boolean;
   /** Background threads assembling batches (cut, transformed, pinned on CUDA); 0: on the training thread. Default 1. */
   numWorkers: number;
   /** Batches each worker prepares ahead of training. Default 2. */
@@ -67,6 +69,7 @@ export function defaultConfig(): TrainerConfig {
     numEpochs: 3,
     batchSize: 32,
     evalBatchSize: 32,
+    checkFiniteInputs: false,
     numWorkers: 1,
     prefetchFactor: 2,
     shuffle: true,

@@ -78,6 +78,7 @@ export class Trainer {
       metrics: [...this.config.metrics],
       mixedPrecision: this.config.mixedPrecision,
       gradScaler: { ...this.config.gradScaler },
+      checkFiniteInputs: this.config.checkFiniteInputs,
     });
     this.callbacks = [...(options.callbacks ?? [])];
     if (this.config.progressBar) this.callbacks.push(new ProgressBar());

@@ -27,8 +27,10 @@ std::shared_ptr<TrainingEngine> makeEngine(const EngineSpec& spec) {
   precision.gradScaler = gradScalerOptions(spec.gradScaler, spec.mixedPrecision == "fp16");
   if (spec.seed) manualSeed(*spec.seed);
   auto model = buildModel(spec.model);
-  return std::make_shared<TrainingEngine>(std::move(model), std::move(loss), spec.optimizers, spec.scheduler, spec.metrics,
-                                          precision, device);
+  auto engine = std::make_shared<TrainingEngine>(std::move(model), std::move(loss), spec.optimizers, spec.scheduler,
+                                                 spec.metrics, precision, device);
+  engine->checkFiniteInputs(spec.checkFiniteInputs);
+  return engine;
 }
 
 }  // namespace firebrand

@@ -31,6 +31,8 @@ struct EngineSpec {
   std::string mixedPrecision = "no";
   OptionMap gradScaler;
   std::string device = "cpu";
+  // Check every floating batch field for NaN/Inf before it reaches the model.
+  bool checkFiniteInputs = false;
   // Seeds libtorch's generators before the weights are initialised.
   std::optional<uint64_t> seed;
 };

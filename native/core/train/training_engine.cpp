@@ -162,6 +162,14 @@ at::Tensor TrainingEngine::inputsToDevice(const at::Tensor& inputs) const {
 
 Batch TrainingEngine::prepareBatch(Batch batch) const {
   for (auto& [name, tensor] : batch.fields) {
+    if (checkFiniteInputs_ && tensor.is_floating_point() && tensor.numel() > 0) {
+      const at::Tensor bad = at::logical_not(at::isfinite(tensor)).reshape({tensor.size(0), -1}).any(1);
+      if (bad.any().item<bool>()) {
+        const int64_t sample = bad.nonzero()[0][0].item<int64_t>();
+        throw NonFiniteValue("field '" + name + "' holds NaN or Inf at position " + std::to_string(sample) +
+                             " of the batch (checkFiniteInputs)");
+      }
+    }
     if (name == kInputField) {
       tensor = inputsToDevice(tensor);
       continue;

@@ -68,6 +68,10 @@ class TrainingEngine {
   // Model outputs for `inputs` (first dimension = samples), float32 on the CPU.
   at::Tensor predict(const at::Tensor& inputs, int64_t batchSize);
 
+  // Whether each batch's floating fields are checked for NaN/Inf (on the CPU,
+  // before the copy): off by default, since it reads every value once more.
+  void checkFiniteInputs(bool on) { checkFiniteInputs_ = on; }
+
   // Ends the running epoch after its current step; cleared by clearStop().
   void requestStop() { stopRequested_ = true; }
   void clearStop() { stopRequested_ = false; }
@@ -125,6 +129,7 @@ class TrainingEngine {
   std::atomic<int64_t> globalStep_{0};  // read from the JS thread while training
   bool accumulating_ = false;
   std::optional<int64_t> classCount_;  // the model's outputs, for label checks
+  bool checkFiniteInputs_ = false;
 };
 
 }  // namespace firebrand
