@@ -1,6 +1,6 @@
 // firebrand: train PyTorch models from Node.js; the loop runs in libtorch C++.
 export { Dataset } from './data/dataset';
-export type { ArrayDatasetSource, BatchOrderOptions, CsvOptions, DatasetFields, IdxOptions } from './data/dataset';
+export type { ArrayDatasetSource, ArrayDtype, BatchOrderOptions, CsvOptions, DatasetFields, IdxOptions } from './data/dataset';
 export { transforms } from './data/transforms';
 export { BatchLoader } from './data/batch-loader';
 export type { DrainResult, LoaderOptions } from './data/batch-loader';

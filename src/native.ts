@@ -159,6 +159,10 @@ export interface NativeBinding {
   NativeDataset: {
     fromIdx(inputsPath: string, targetsPath: string, options?: OptionFields): Promise<NativeDataset>;
     fromFields(fields: Record<string, TensorData<NumericArray>>): NativeDataset;
+    allocate(fields: Record<string, { dtype: string; shape: number[] }>): {
+      dataset: NativeDataset;
+      arrays: Record<string, NumericArray>;
+    };
     fromNpy(inputsPath: string, targetsPath: string): Promise<NativeDataset>;
     fromCsv(path: string, options: OptionFields): Promise<NativeDataset>;
     fromNpz(path: string, fields?: Record<string, string>): Promise<NativeDataset>;

@@ -3,7 +3,7 @@
 import { expect } from 'chai';
 
 import { Dataset, DatasetFields, nn, Trainer, transforms } from '../src';
-import { blobDataset, blobTrainer, errorOf, rejectionOf } from './helpers';
+import { blobDataset, blobTrainer, errorOf, makeBlobs, rejectionOf } from './helpers';
 
 /** 12 images [1, 4, 5] whose pixel values are their flat index, labels 0..2. */
 function images(): Dataset {
@@ -176,6 +176,19 @@ def training_step(self, batch: Dict[str, Tensor]) -> Dict[str, Tensor]:
     expect(error.message).to.equal("epoch 1, step 3: field 'input' holds NaN or Inf at position 4 of the batch (checkFiniteInputs)");
     // Unchecked, the NaN reaches the loss and the non-finite loss policy stops training.
     expect((await rejectionOf(blobTrainer({ shuffle: false, batchSize: 8 }).fit(data))).message).to.contain('non-finite loss');
+  });
+
+  it('allocates fields that JavaScript fills in place, shared with C++ without a copy', async () => {
+    const { dataset, arrays } = Dataset.allocate({ input: { dtype: 'float32', shape: [64, 4] }, target: { dtype: 'int64', shape: [64] } });
+    const { inputs, labels } = makeBlobs(64);
+    (arrays.input as Float32Array).set(inputs);
+    (arrays.target as BigInt64Array).set(Array.from(labels, BigInt));
+    expect(Array.from(dataset.fields().input.data as Float32Array)).to.deep.equal(Array.from(inputs));
+    const history = await blobTrainer({ numEpochs: 4 }).fit(dataset);
+    expect(history.epochs[3].accuracy).to.be.greaterThan(0.95);
+    expect(errorOf(() => Dataset.allocate({ input: { dtype: 'float16' as 'float32', shape: [2] } })).message).to.equal(
+      "input.dtype must be one of float32, float64, int32, int64, int16, int8, uint8, got 'float16'",
+    );
   });
 
   it('rejects fields of different lengths and empty datasets', () => {

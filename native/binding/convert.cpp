@@ -43,6 +43,14 @@ constexpr TypedArrayKind kTypedArrayKinds[] = {
     {napi_uint8_array, at::kByte, "Uint8Array"},
 };
 
+// The TypedArray kind holding a dtype, or nullptr.
+const TypedArrayKind* kindOf(at::ScalarType dtype) {
+  for (const auto& candidate : kTypedArrayKinds) {
+    if (candidate.torch == dtype) return &candidate;
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 std::string toString(const Napi::Value& value, const std::string& field) {
@@ -182,6 +190,32 @@ TensorDict toTensorDict(const Napi::Value& value, const std::string& field) {
   return tensors;
 }
 
+Napi::Value sharedTypedArray(Napi::Env env, const at::Tensor& tensor) {
+  const TypedArrayKind* kind = kindOf(tensor.scalar_type());
+  if (!kind || !tensor.is_contiguous() || !tensor.device().is_cpu()) {
+    throw InvalidArgument("internal: tensor " + shapeAndDtypeText(tensor) + " cannot be shared as a TypedArray");
+  }
+  const size_t bytes = static_cast<size_t>(tensor.numel()) * tensor.element_size();
+  Napi::ArrayBuffer buffer =
+      bytes == 0 ? Napi::ArrayBuffer::New(env, 0)
+                 : Napi::ArrayBuffer::New(env, tensor.data_ptr(), bytes,
+                                          [](Napi::Env, void*, at::Tensor* owner) { delete owner; }, new at::Tensor(tensor));
+  napi_value typedArray = nullptr;
+  NAPI_THROW_IF_FAILED(env, napi_create_typedarray(env, kind->js, static_cast<size_t>(tensor.numel()), buffer, 0, &typedArray),
+                       Napi::Value());
+  return Napi::Value(env, typedArray);
+}
+
+at::Tensor emptyTensor(const std::string& dtype, const std::vector<int64_t>& shape, const std::string& field) {
+  static const std::pair<const char*, at::ScalarType> kNames[] = {
+      {"float32", at::kFloat}, {"float64", at::kDouble}, {"int32", at::kInt}, {"int64", at::kLong},
+      {"int16", at::kShort},   {"int8", at::kChar},      {"uint8", at::kByte}};
+  for (const auto& [name, type] : kNames) {
+    if (dtype == name) return at::zeros(shape, at::TensorOptions().dtype(type));
+  }
+  throw InvalidArgument(field + " must be one of float32, float64, int32, int64, int16, int8, uint8, got '" + dtype + "'");
+}
+
 Napi::Array fromShape(Napi::Env env, const std::vector<int64_t>& shape) {
   auto array = Napi::Array::New(env, shape.size());
   for (size_t i = 0; i < shape.size(); ++i) array.Set(i, Napi::Number::New(env, static_cast<double>(shape[i])));
@@ -190,10 +224,8 @@ Napi::Array fromShape(Napi::Env env, const std::vector<int64_t>& shape) {
 
 Napi::Object fromTensor(Napi::Env env, const at::Tensor& source) {
   const at::Tensor tensor = source.to(at::kCPU).contiguous();
-  const TypedArrayKind* kind = &kTypedArrayKinds[0];
-  for (const auto& candidate : kTypedArrayKinds) {
-    if (candidate.torch == tensor.scalar_type()) kind = &candidate;
-  }
+  const TypedArrayKind* kind = kindOf(tensor.scalar_type());
+  if (!kind) kind = &kTypedArrayKinds[0];
   // Half, bfloat16 and other dtypes without a TypedArray come back as float32.
   const at::Tensor data = tensor.scalar_type() == kind->torch ? tensor : tensor.to(kind->torch);
   const size_t bytes = static_cast<size_t>(data.numel()) * data.element_size();

@@ -35,6 +35,12 @@ TensorDict toTensorDict(const Napi::Value& value, const std::string& field);
 // { data: <TypedArray of the tensor's dtype>, shape: number[] }
 Napi::Object fromTensor(Napi::Env env, const at::Tensor& tensor);
 
+// A TypedArray over the memory of a contiguous CPU tensor of a TypedArray dtype:
+// no copy. The ArrayBuffer keeps the tensor's storage alive until it is collected.
+Napi::Value sharedTypedArray(Napi::Env env, const at::Tensor& tensor);
+// A new tensor of `shape` whose dtype is named as its TypedArray's ("float32", "int64", ...).
+at::Tensor emptyTensor(const std::string& dtype, const std::vector<int64_t>& shape, const std::string& field);
+
 Napi::Array fromShape(Napi::Env env, const std::vector<int64_t>& shape);
 
 }  // namespace firebrand::binding

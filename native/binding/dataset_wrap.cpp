@@ -23,6 +23,7 @@ void DatasetWrap::Export(Napi::Env env, Napi::Object exports) {
   Napi::Function cls = DefineClass(env, "NativeDataset",
                                    {StaticMethod<&DatasetWrap::FromIdx>("fromIdx"),
                                     StaticMethod<&DatasetWrap::FromFields>("fromFields"),
+                                    StaticMethod<&DatasetWrap::Allocate>("allocate"),
                                     StaticMethod<&DatasetWrap::FromNpy>("fromNpy"),
                                     StaticMethod<&DatasetWrap::FromCsv>("fromCsv"),
                                     StaticMethod<&DatasetWrap::FromNpz>("fromNpz"),
@@ -139,6 +140,33 @@ Napi::Value DatasetWrap::FromSafetensors(const Napi::CallbackInfo& info) {
 Napi::Value DatasetWrap::FromFields(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   return guard(env, [&]() -> Napi::Value { return NewInstance(env, TensorDataset(toTensorDict(info[0], ""))); });
+}
+
+// { input: { dtype: 'float32', shape: [N, 784] }, ... } -> { dataset, arrays }: the
+// arrays are views of the dataset's own memory, for JS to fill without a copy.
+Napi::Value DatasetWrap::Allocate(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  return guard(env, [&]() -> Napi::Value {
+    if (!info[0].IsObject() || info[0].IsArray()) throw InvalidArgument("fields must be an object { name: { dtype, shape } }");
+    const auto specs = info[0].As<Napi::Object>();
+    const Napi::Array names = specs.GetPropertyNames();
+    TensorDict tensors;
+    for (uint32_t i = 0; i < names.Length(); ++i) {
+      const std::string name = names.Get(i).ToString().Utf8Value();
+      const Napi::Value spec = specs.Get(name);
+      if (!spec.IsObject() || spec.IsArray()) throw InvalidArgument(name + " must be { dtype, shape }");
+      const auto object = spec.As<Napi::Object>();
+      tensors.emplace(name, emptyTensor(toString(object.Get("dtype"), name + ".dtype"),
+                                        toShape(object.Get("shape"), name + ".shape"), name + ".dtype"));
+    }
+    TensorDataset dataset(tensors);
+    auto arrays = Napi::Object::New(env);
+    for (const auto& [name, tensor] : tensors) arrays.Set(name, sharedTypedArray(env, tensor));
+    auto result = Napi::Object::New(env);
+    result.Set("dataset", NewInstance(env, std::move(dataset)));
+    result.Set("arrays", arrays);
+    return result;
+  });
 }
 
 Napi::Value DatasetWrap::Size(const Napi::CallbackInfo& info) {

@@ -33,6 +33,9 @@ export interface BatchOrderOptions {
   worldSize?: number;
 }
 
+/** Element types that have a TypedArray (Float32Array, ..., BigInt64Array for int64). */
+export type ArrayDtype = 'float32' | 'float64' | 'int32' | 'int64' | 'int16' | 'int8' | 'uint8';
+
 /** A dataset's fields by name: `input` feeds the model, `target` the loss; a TorchScript step sees them all. */
 export type DatasetFields = Record<string, TensorData<NumericArray>>;
 
@@ -107,6 +110,18 @@ export class Dataset {
    */
   static fromFields(fields: DatasetFields): Dataset {
     return new Dataset(native.NativeDataset.fromFields(fields));
+  }
+
+  /**
+   * A dataset of zeroed fields whose memory JavaScript fills in place, with no copy: `arrays` are
+   * TypedArray views of the C++ tensors (they stay valid even if the Dataset is collected). Fill them
+   * before training; writes while an epoch runs race with it.
+   */
+  static allocate<Fields extends Record<string, { dtype: ArrayDtype; shape: number[] }>>(
+    fields: Fields,
+  ): { dataset: Dataset; arrays: { [Name in keyof Fields]: NumericArray } } {
+    const { dataset, arrays } = native.NativeDataset.allocate(fields);
+    return { dataset: new Dataset(dataset), arrays: arrays as { [Name in keyof Fields]: NumericArray } };
   }
 
   /** Number of samples. */
