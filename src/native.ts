@@ -48,6 +48,8 @@ export interface EpochResult {
   seconds: number;
   learningRate: number;
   stopped: boolean;
+  /** The batch a paused or stopped epoch continues from. */
+  nextBatch: number;
 }
 
 export interface EvalResult {
@@ -117,6 +119,8 @@ export interface NativeEpochOptions extends OptionFields {
   seed: number;
   epoch: number;
   startBatch?: number;
+  continueEpoch?: boolean;
+  stopAtGlobalStep?: number;
   numWorkers: number;
   prefetchFactor: number;
   logEvery: number;
@@ -140,6 +144,8 @@ export interface NativeEngine {
   onEvalMetric(value: number): void;
   exportTorchScript(path: string): Promise<void>;
   stateDict(): Promise<Record<string, TensorData<NumericArray>>>;
+  saveState(folder: string): Promise<void>;
+  loadState(folder: string): Promise<void>;
   readonly schedulerMonitor: string | undefined;
   trainEpoch(
     data: NativeDataset | NativeBatchQueue,

@@ -138,6 +138,8 @@ void EngineWrap::Export(Napi::Env env, Napi::Object exports) {
                                     InstanceMethod<&EngineWrap::BeginFit>("beginFit"),
                                     InstanceMethod<&EngineWrap::ExportTorchScript>("exportTorchScript"),
                                     InstanceMethod<&EngineWrap::StateDict>("stateDict"),
+                                    InstanceMethod<&EngineWrap::SaveState>("saveState"),
+                                    InstanceMethod<&EngineWrap::LoadState>("loadState"),
                                     InstanceMethod<&EngineWrap::OnEvalMetric>("onEvalMetric"),
                                     InstanceAccessor<&EngineWrap::SchedulerMonitor>("schedulerMonitor"),
                                     InstanceMethod<&EngineWrap::RequestStop>("requestStop"),
@@ -238,19 +240,25 @@ Napi::Value EngineWrap::BeginFit(const Napi::CallbackInfo& info) {
   });
 }
 
-Napi::Value EngineWrap::ExportTorchScript(const Napi::CallbackInfo& info) {
+Napi::Value EngineWrap::onPathInPool(const Napi::CallbackInfo& info, const char* field, const char* operation,
+                                     void (*run)(TrainingEngine&, const std::string&)) {
   Napi::Env env = info.Env();
   return guard(env, [&]() -> Napi::Value {
-    const std::string path = toString(info[0], "path");
+    const std::string path = toString(info[0], field);
     auto engine = engine_;
     return PromiseWorker::Start(
         env,
-        [engine, path]() -> PromiseWorker::Finish {
-          engine->exportTorchScript(path);
+        [engine, path, run]() -> PromiseWorker::Finish {
+          run(*engine, path);
           return [](Napi::Env env) -> Napi::Value { return env.Undefined(); };
         },
-        claim("exportTorchScript"));
+        claim(operation));
   });
+}
+
+Napi::Value EngineWrap::ExportTorchScript(const Napi::CallbackInfo& info) {
+  return onPathInPool(info, "path", "exportTorchScript",
+                      [](TrainingEngine& engine, const std::string& path) { engine.exportTorchScript(path); });
 }
 
 Napi::Value EngineWrap::StateDict(const Napi::CallbackInfo& info) {
@@ -269,6 +277,16 @@ Napi::Value EngineWrap::StateDict(const Napi::CallbackInfo& info) {
         },
         claim("stateDict"));
   });
+}
+
+Napi::Value EngineWrap::SaveState(const Napi::CallbackInfo& info) {
+  return onPathInPool(info, "folder", "saveCheckpoint",
+                      [](TrainingEngine& engine, const std::string& path) { engine.saveState(path); });
+}
+
+Napi::Value EngineWrap::LoadState(const Napi::CallbackInfo& info) {
+  return onPathInPool(info, "folder", "loadCheckpoint",
+                      [](TrainingEngine& engine, const std::string& path) { engine.loadState(path); });
 }
 
 void EngineWrap::OnEvalMetric(const Napi::CallbackInfo& info) {

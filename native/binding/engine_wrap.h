@@ -21,6 +21,8 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
   Napi::Value BeginFit(const Napi::CallbackInfo& info);
   Napi::Value ExportTorchScript(const Napi::CallbackInfo& info);
   Napi::Value StateDict(const Napi::CallbackInfo& info);
+  Napi::Value SaveState(const Napi::CallbackInfo& info);
+  Napi::Value LoadState(const Napi::CallbackInfo& info);
   void OnEvalMetric(const Napi::CallbackInfo& info);
   Napi::Value SchedulerMonitor(const Napi::CallbackInfo& info);
   void RequestStop(const Napi::CallbackInfo& info);
@@ -31,6 +33,9 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
 
   // Marks the engine busy until the returned hook runs; throws if it already is.
   std::function<void()> claim(const char* operation);
+  // Runs `run(engine, path)` on libuv's pool, path read from the first argument as `field`.
+  Napi::Value onPathInPool(const Napi::CallbackInfo& info, const char* field, const char* operation,
+                           void (*run)(TrainingEngine&, const std::string&));
 
   std::shared_ptr<TrainingEngine> engine_;
   const char* runningOperation_ = nullptr;

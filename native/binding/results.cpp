@@ -56,6 +56,7 @@ Napi::Object toJs(Napi::Env env, const EpochResult& result) {
   object.Set("seconds", number(env, result.seconds));
   object.Set("learningRate", number(env, result.learningRate));
   object.Set("stopped", Napi::Boolean::New(env, result.stopped));
+  object.Set("nextBatch", number(env, static_cast<double>(result.nextBatch)));
   return object;
 }
 

@@ -49,6 +49,18 @@ export interface TrainerConfig {
   logEvery: number;
   /** Show progress on stdout: a bar on a TTY, plain lines otherwise. Default true. */
   progressBar: boolean;
+  /** Where checkpoints go (outputDir/checkpoints/step-N). Default: none saved. */
+  outputDir?: string;
+  /** With outputDir: also checkpoint every this many optimizer steps, mid-epoch too. Default: epoch ends only. */
+  saveSteps?: number;
+  /** With outputDir: keep at most this many checkpoints (never deleting the latest or the best). Default: all. */
+  saveTotalLimit?: number;
+  /** true: continue from outputDir's latest checkpoint (if any); a path: from that checkpoint. Default false. */
+  resumeFromCheckpoint?: boolean | string;
+  /** The epoch-log field whose best value marks the best checkpoint ('valLoss', 'valAccuracy'). */
+  metricForBestModel?: string;
+  /** Default: false when metricForBestModel names a loss or error, true otherwise. */
+  greaterIsBetter?: boolean;
 }
 
 export interface GradScalerConfig {
@@ -86,6 +98,12 @@ export function defaultConfig(): TrainerConfig {
     gradScaler: {},
     logEvery: 50,
     progressBar: true,
+    outputDir: undefined,
+    saveSteps: undefined,
+    saveTotalLimit: undefined,
+    resumeFromCheckpoint: undefined,
+    metricForBestModel: undefined,
+    greaterIsBetter: undefined,
   };
 }
 

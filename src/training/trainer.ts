@@ -1,6 +1,8 @@
 // The Trainer: TypeScript orchestration around the C++ engine. Whole epochs
 // of steps run in C++ on a worker thread; this class sequences epochs,
 // evaluation and callbacks, and keeps one operation running at a time.
+import path from 'node:path';
+
 import { Dataset } from '../data/dataset';
 import { StreamingDataset } from '../data/streaming-dataset';
 import { firebrandError } from '../errors';
@@ -10,14 +12,17 @@ import {
   NativeDataset,
   NativeEngine,
   NativeEpochOptions,
+  NativeEpochResult,
   NumericArray,
   StepReport,
   TensorData,
 } from '../native';
 import type { ModelSpec } from '../nn/layers';
 import { ProgressBar } from '../progress/progress-bar';
-import { setNumThreads, warnIfSlowBlas } from '../runtime';
+import { runtimeInfo, setNumThreads, warnIfSlowBlas } from '../runtime';
+import { LIBRARY_VERSION } from '../version';
 import type { Callback } from './callbacks';
+import { checkpointsFolder, latestCheckpoint, pruneCheckpoints, readTrainerState, TrainerState, writeCheckpoint } from './checkpoints';
 import { resolveConfig, TrainerConfig } from './config';
 import type { EpochLogs, EvalLogs, History } from './logs';
 import { prefixedWithVal } from './metrics';
@@ -54,6 +59,17 @@ export interface FitOptions {
   evalData?: TrainingData;
   /** Overrides config.numEpochs for this call. */
   numEpochs?: number;
+}
+
+/** What a fit carries from checkpoint to checkpoint. */
+interface CheckpointRun {
+  history: History;
+  bestMetric?: number;
+  bestCheckpoint?: string;
+  batchesPerEpoch?: number;
+  /** Wall time of the runs this one resumed. */
+  priorSeconds: number;
+  started: number;
 }
 
 export class Trainer {
@@ -107,9 +123,14 @@ export class Trainer {
     return this.engine.device;
   }
 
-  /** Trains for config.numEpochs epochs; resolves with one entry per epoch. */
+  /**
+   * Trains for config.numEpochs epochs; resolves with one entry per epoch. With config.outputDir it
+   * saves checkpoints (every saveSteps optimizer steps and at each epoch's end), and with
+   * resumeFromCheckpoint it continues a saved run exactly where it stopped.
+   */
   async fit(trainData: TrainingData, options: FitOptions = {}): Promise<History> {
     return this.exclusive('fit', async () => {
+      const started = Date.now();
       const numEpochs = options.numEpochs ?? this.config.numEpochs;
       const monitor = this.engine.schedulerMonitor as keyof EpochLogs | undefined;
       if (monitor?.startsWith('val') && !options.evalData) {
@@ -120,21 +141,38 @@ export class Trainer {
       }
       this.stopRequested = false;
       this.engine.clearStop();
+      const streamed = trainData instanceof StreamingDataset;
       const plan = this.engine.beginFit(
-        trainData instanceof StreamingDataset ? trainData.batchesPerEpoch : dataHandle(trainData, 'trainData').native,
+        streamed ? trainData.batchesPerEpoch : dataHandle(trainData, 'trainData').native,
         this.epochOptions(0),
         numEpochs,
       );
-      const history: History = { epochs: [], stopped: false };
+      const resumed = this.resumePoint(plan.batchesPerEpoch);
+      const run: CheckpointRun = {
+        history: resumed?.state.history ?? { epochs: [], stopped: false },
+        bestMetric: resumed?.state.bestMetric,
+        bestCheckpoint: resumed?.state.bestCheckpoint,
+        batchesPerEpoch: plan.batchesPerEpoch,
+        priorSeconds: resumed?.state.wallTimeSeconds ?? 0,
+        started,
+      };
+      if (resumed) await this.engine.loadState(resumed.folder);
+      const history = run.history;
       await this.each((callback) => callback.onTrainBegin?.({ numEpochs, ...plan }, this));
-      for (let epoch = 0; epoch < numEpochs && !this.stopRequested; epoch++) {
+      for (let epoch = resumed?.state.epoch ?? 0; epoch < numEpochs && !this.stopRequested; epoch++) {
         await this.each((callback) => callback.onEpochBegin?.(epoch, this));
-        const result = await withNativeData(trainData, epoch, (data) =>
-          this.engine.trainEpoch(data, this.epochOptions(epoch), (report) => this.dispatchReport(report)),
-        );
-        const { stopped, ...trained } = result;
+        const startBatch = epoch === resumed?.state.epoch ? resumed.state.batchInEpoch : 0;
+        const result = await this.trainEpochInSegments(trainData, epoch, startBatch, run);
+        const { stopped, nextBatch, ...trained } = result;
         let logs: EpochLogs = { epoch, ...trained, globalStep: this.engine.globalStep };
-        if (options.evalData && !stopped) {
+        if (stopped) {
+          this.stopRequested = true;
+          history.epochs.push(logs);
+          if (this.config.outputDir) await this.checkpoint(run, epoch, nextBatch, true);
+          await this.each((callback) => callback.onEpochEnd?.(epoch, logs, this));
+          break;
+        }
+        if (options.evalData) {
           const { loss, samples: _samples, seconds: _seconds, ...metrics } = await withNativeData(
             options.evalData,
             epoch,
@@ -142,7 +180,7 @@ export class Trainer {
           );
           logs = { ...logs, ...prefixedWithVal({ loss, ...metrics }) };
         }
-        if (monitor !== undefined && !stopped) {
+        if (monitor !== undefined) {
           const monitored = logs[monitor];
           if (typeof monitored !== 'number') {
             throw firebrandError(
@@ -153,13 +191,105 @@ export class Trainer {
           this.engine.onEvalMetric(monitored);
         }
         history.epochs.push(logs);
-        if (stopped) this.stopRequested = true;
+        if (this.config.outputDir) await this.checkpoint(run, epoch + 1, 0, false, logs);
         await this.each((callback) => callback.onEpochEnd?.(epoch, logs, this));
       }
       history.stopped = this.stopRequested;
       await this.each((callback) => callback.onTrainEnd?.(history, this));
       return history;
     });
+  }
+
+  /**
+   * One epoch from `startBatch`; with outputDir and saveSteps it pauses at every saveSteps-th
+   * optimizer step to save a checkpoint and continues where it paused (streams save at epoch ends only).
+   */
+  private async trainEpochInSegments(
+    data: TrainingData,
+    epoch: number,
+    startBatch: number,
+    run: CheckpointRun,
+  ): Promise<NativeEpochResult> {
+    const { outputDir, saveSteps } = this.config;
+    const pauses = outputDir !== undefined && saveSteps !== undefined && !(data instanceof StreamingDataset);
+    let options: NativeEpochOptions = { ...this.epochOptions(epoch), startBatch };
+    for (;;) {
+      const pauseAt = pauses ? (Math.floor(this.engine.globalStep / saveSteps) + 1) * saveSteps : undefined;
+      const result = await withNativeData(data, epoch, (native) =>
+        this.engine.trainEpoch(native, { ...options, stopAtGlobalStep: pauseAt }, (report) => this.dispatchReport(report)),
+      );
+      if (!result.stopped || pauseAt === undefined || this.engine.globalStep < pauseAt || this.stopRequested) return result;
+      await this.checkpoint(run, epoch, result.nextBatch, false);
+      options = { ...options, startBatch: result.nextBatch, continueEpoch: true };
+    }
+  }
+
+  /** Saves a checkpoint of the position (epoch, batchInEpoch) and prunes old ones. */
+  private async checkpoint(run: CheckpointRun, epoch: number, batchInEpoch: number, interrupted: boolean, logs?: EpochLogs): Promise<void> {
+    const outputDir = this.config.outputDir as string;
+    const metricName = this.config.metricForBestModel;
+    const value = metricName !== undefined && logs ? (logs as unknown as Record<string, unknown>)[metricName] : undefined;
+    const greaterIsBetter = this.config.greaterIsBetter ?? !/loss|error/i.test(metricName ?? '');
+    const improved =
+      typeof value === 'number' &&
+      (run.bestMetric === undefined || (greaterIsBetter ? value > run.bestMetric : value < run.bestMetric));
+    const folder = path.join(checkpointsFolder(outputDir), `step-${this.engine.globalStep}`);
+    if (improved) {
+      run.bestMetric = value;
+      run.bestCheckpoint = folder;
+    }
+    const state: TrainerState = {
+      libraryVersion: LIBRARY_VERSION,
+      torchVersion: runtimeInfo().torchVersion,
+      config: { ...this.config },
+      globalStep: this.engine.globalStep,
+      epoch,
+      batchInEpoch,
+      batchesPerEpoch: run.batchesPerEpoch,
+      history: run.history,
+      bestMetric: run.bestMetric,
+      bestCheckpoint: run.bestCheckpoint,
+      worldSize: 1,
+      wallTimeSeconds: run.priorSeconds + (Date.now() - run.started) / 1000,
+      interrupted,
+    };
+    const written = await writeCheckpoint(outputDir, state, (temporary) => this.engine.saveState(temporary));
+    pruneCheckpoints(outputDir, this.config.saveTotalLimit, [written, run.bestCheckpoint]);
+  }
+
+  /** The checkpoint to resume from (config.resumeFromCheckpoint), checked against this run. */
+  private resumePoint(batchesPerEpoch: number | undefined): { folder: string; state: TrainerState } | undefined {
+    const resume = this.config.resumeFromCheckpoint;
+    if (resume === undefined || resume === false) return undefined;
+    let folder: string | undefined;
+    if (resume === true) {
+      if (this.config.outputDir === undefined) {
+        throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', 'resumeFromCheckpoint: true needs config.outputDir, where checkpoints are');
+      }
+      folder = latestCheckpoint(this.config.outputDir);
+      // Nothing saved yet: the first run of a job that resumes whenever restarted.
+      if (folder === undefined) return undefined;
+    } else {
+      folder = resume;
+    }
+    const state = readTrainerState(folder);
+    const differences: string[] = [];
+    for (const key of ['batchSize', 'gradientAccumulationSteps', 'seed', 'shuffle', 'dropLast'] as const) {
+      if (state.config[key] !== this.config[key]) {
+        differences.push(`${key} ${JSON.stringify(state.config[key])} (this run: ${JSON.stringify(this.config[key])})`);
+      }
+    }
+    if (state.worldSize !== 1) differences.push(`world size ${state.worldSize} (this run: 1)`);
+    if (state.batchesPerEpoch !== batchesPerEpoch) {
+      differences.push(`${state.batchesPerEpoch ?? 'unknown'} batches per epoch (this run: ${batchesPerEpoch ?? 'unknown'})`);
+    }
+    if (differences.length > 0) {
+      throw firebrandError(
+        'ERR_FIREBRAND_INVALID_ARGUMENT',
+        `resumeFromCheckpoint: ${folder} was saved with ${differences.join(', ')}; they must match to continue exactly`,
+      );
+    }
+    return { folder, state };
   }
 
   /**

@@ -16,6 +16,8 @@ EpochOptions epochOptions(const OptionMap& optionMap) {
   options.sampler.worldSize = reader.positiveInt("worldSize", 1);
   options.epoch = reader.nonNegativeInt("epoch", 0);
   options.startBatch = reader.nonNegativeInt("startBatch", 0);
+  options.continueEpoch = reader.flag("continueEpoch", false);
+  options.stopAtGlobalStep = reader.optionalInteger("stopAtGlobalStep");
   options.loader.numWorkers = reader.nonNegativeInt("numWorkers", options.loader.numWorkers);
   options.loader.prefetchFactor = reader.positiveInt("prefetchFactor", options.loader.prefetchFactor);
   options.logEvery = reader.positiveInt("logEvery", options.logEvery);

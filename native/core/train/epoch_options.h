@@ -35,6 +35,11 @@ struct EpochOptions {
   // Batches of the epoch to skip: a resumed run continues mid-epoch with the
   // batches it would have seen. Must start an accumulation group.
   int64_t startBatch = 0;
+  // Carry on the running sums of the previous call (same epoch, paused for a
+  // checkpoint) instead of starting them afresh.
+  bool continueEpoch = false;
+  // Pause after the optimizer step that reaches this global step (a checkpoint is due).
+  std::optional<int64_t> stopAtGlobalStep;
   // Optimizer steps between log reports.
   int64_t logEvery = 50;
   // Progress reports come at least this often between log steps (progress bars).
@@ -42,6 +47,7 @@ struct EpochOptions {
 };
 
 // Reads { batchSize, shuffle, dropLast, seed, rank, worldSize, epoch, startBatch,
+// continueEpoch, stopAtGlobalStep,
 // numWorkers, prefetchFactor, logEvery, progressIntervalMs,
 // gradientAccumulationSteps, maxGradNorm, clipValue, nonFiniteLoss }.
 EpochOptions epochOptions(const OptionMap& options);

@@ -4,6 +4,7 @@
 
 #include <limits>
 
+#include "core/errors.h"
 #include "core/options/option_reader.h"
 
 namespace firebrand {
@@ -67,5 +68,17 @@ void GradScaler::update(const at::Tensor& foundInf) {
 }
 
 double GradScaler::currentScale() const { return scale_.item<double>(); }
+
+TensorDict GradScaler::state() const { return {{"scale", scale_}, {"growth_tracker", growthTracker_}}; }
+
+void GradScaler::restore(const TensorDict& state) {
+  const auto scale = state.find("scale");
+  const auto tracker = state.find("growth_tracker");
+  if (scale == state.end() || tracker == state.end() || scale->second.numel() != 1 || tracker->second.numel() != 1) {
+    throw InvalidArgument("grad scaler state: expected one-element 'scale' and 'growth_tracker'");
+  }
+  scale_.copy_(scale->second.reshape({1}));
+  growthTracker_.copy_(tracker->second.reshape({1}));
+}
 
 }  // namespace firebrand

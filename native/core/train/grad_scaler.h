@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/options/option_value.h"
+#include "core/tensor_dict.h"
 
 namespace firebrand {
 
@@ -40,6 +41,9 @@ class GradScaler {
   // Backs off after an overflow, grows after growthInterval clean steps.
   void update(const at::Tensor& foundInf);
   double currentScale() const;
+  // scale and growth tracker, for checkpoints (as torch's GradScaler.state_dict()).
+  TensorDict state() const;
+  void restore(const TensorDict& state);
 
  private:
   GradScalerOptions options_;

@@ -124,6 +124,20 @@ void LrScheduler::start(torch::optim::Optimizer& optimizer, const std::vector<do
   apply(optimizer);
 }
 
+std::vector<double> LrScheduler::state() const {
+  return {static_cast<double>(step_), best_, static_cast<double>(badEvaluations_), static_cast<double>(cooldownLeft_)};
+}
+
+void LrScheduler::restore(torch::optim::Optimizer& optimizer, const std::vector<double>& state) {
+  if (state.size() != 4) throw InvalidArgument("scheduler state: expected 4 values, got " + std::to_string(state.size()));
+  step_ = static_cast<int64_t>(state[0]);
+  best_ = state[1];
+  badEvaluations_ = static_cast<int64_t>(state[2]);
+  cooldownLeft_ = static_cast<int64_t>(state[3]);
+  // reduce_on_plateau's lr lives in the optimizer's groups, restored with them.
+  if (kind_ != Kind::ReduceOnPlateau) apply(optimizer);
+}
+
 void LrScheduler::afterOptimizerStep(torch::optim::Optimizer& optimizer) {
   ++step_;
   apply(optimizer);

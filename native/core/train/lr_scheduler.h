@@ -36,6 +36,11 @@ class LrScheduler {
   // Whether the schedule needs the run's total steps (decays to an end).
   bool plansOverTotalSteps() const { return kind_ == Kind::Linear || kind_ == Kind::Cosine || kind_ == Kind::OneCycle; }
   const std::string& name() const { return name_; }
+
+  // The schedule's position (step, and reduce_on_plateau's best value and
+  // counters), for checkpoints; restore() also re-applies the step's lr.
+  std::vector<double> state() const;
+  void restore(torch::optim::Optimizer& optimizer, const std::vector<double>& state);
   const std::string& monitor() const { return monitor_; }
 
  private:

@@ -1,5 +1,8 @@
 #include "core/train/optimizer_unit.h"
 
+#include <ATen/ATen.h>
+#include <torch/serialize.h>
+
 #include "core/compat/torch_compat.h"
 #include "core/errors.h"
 
@@ -43,6 +46,41 @@ void OptimizerUnit::step() {
 void OptimizerUnit::startSchedule(int64_t totalSteps) {
   scheduler_.start(*optimizer_, baseLrs_, totalSteps);
   lastStepLr_ = currentLearningRate(*optimizer_);
+}
+
+void OptimizerUnit::saveOptimizer(const std::string& path) const {
+  torch::serialize::OutputArchive archive;
+  optimizer_->save(archive);
+  try {
+    archive.save_to(path);
+  } catch (const c10::Error& error) {
+    throw FileError(path + ": cannot write the optimizer state (" + error.what_without_backtrace() + ")");
+  }
+}
+
+void OptimizerUnit::loadOptimizer(const std::string& path) {
+  torch::serialize::InputArchive archive;
+  try {
+    archive.load_from(path);
+    optimizer_->load(archive);
+  } catch (const c10::Error& error) {
+    throw FileError(path + ": the optimizer state does not fit this optimizer and model (" +
+                    error.what_without_backtrace() + ")");
+  }
+}
+
+at::Tensor OptimizerUnit::scheduleState() const {
+  std::vector<double> state = scheduler_.state();
+  state.push_back(lastStepLr_);
+  return at::tensor(state, at::TensorOptions().dtype(at::kDouble));
+}
+
+void OptimizerUnit::restoreSchedule(const at::Tensor& state) {
+  const at::Tensor values = state.to(at::kDouble).contiguous();
+  if (values.dim() != 1 || values.numel() < 1) throw InvalidArgument("schedule state: expected a list of values");
+  const double* data = values.data_ptr<double>();
+  scheduler_.restore(*optimizer_, std::vector<double>(data, data + values.numel() - 1));
+  lastStepLr_ = data[values.numel() - 1];
 }
 
 std::vector<OptimizerUnit> makeOptimizerUnits(const std::vector<OptimizerUnitSpec>& specs,

@@ -38,6 +38,13 @@ class OptimizerUnit {
   const LrScheduler& scheduler() const { return scheduler_; }
   double lastStepLr() const { return lastStepLr_; }
 
+  // The optimizer's state (moments, steps, groups' options) in libtorch's archive format.
+  void saveOptimizer(const std::string& path) const;
+  void loadOptimizer(const std::string& path);
+  // The schedule's position and the last step's lr, as float64 values.
+  at::Tensor scheduleState() const;
+  void restoreSchedule(const at::Tensor& state);
+
  private:
   std::string name_;
   std::string lossKey_;

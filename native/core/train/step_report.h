@@ -30,7 +30,8 @@ using ReportSink = std::function<void(const StepReport&)>;
 struct EpochResult {
   double loss = 0;  // mean over the epoch's samples
   MetricValues metrics;
-  int64_t steps = 0;          // micro-batches run
+  int64_t steps = 0;          // micro-batches run (over the epoch's calls, with continueEpoch)
+  int64_t nextBatch = 0;      // the batch a paused epoch continues from
   int64_t optimizerSteps = 0;
   int64_t skippedSteps = 0;   // optimizer steps dropped for a non-finite loss
   int64_t samples = 0;

@@ -354,16 +354,17 @@ EpochResult TrainingEngine::trainEpoch(BatchStream& stream, const EpochOptions& 
   zeroGrads();
 
   // Running sums stay on the device; they are read back only when a report is due.
-  const auto accumulator = at::TensorOptions().dtype(at::kDouble).device(device_);
-  at::Tensor epochLossSum = at::zeros({}, accumulator);
-  at::Tensor logWindowLossSum = at::zeros({}, accumulator);
-  at::Tensor groupLossSum = at::zeros({}, accumulator);
-  metrics_.reset(device_);
-  TensorDict loggedSums;
-  int64_t logWindowSamples = 0;
-  int64_t samples = 0;
-  int64_t steppedSamples = 0;
+  EpochTotals& totals = epochTotals_;
+  if (!options.continueEpoch || !totals.lossSum.defined()) {
+    const auto accumulator = at::TensorOptions().dtype(at::kDouble).device(device_);
+    totals = EpochTotals{};
+    totals.lossSum = at::zeros({}, accumulator);
+    totals.logWindowLossSum = at::zeros({}, accumulator);
+    metrics_.reset(device_);
+  }
+  at::Tensor groupLossSum = at::zeros({}, totals.lossSum.options());
   std::optional<double> gradNorm;
+  const auto pauseDue = [&] { return options.stopAtGlobalStep && globalStep_ >= *options.stopAtGlobalStep; };
 
   const auto started = Clock::now();
   auto lastReport = started;
@@ -384,7 +385,7 @@ EpochResult TrainingEngine::trainEpoch(BatchStream& stream, const EpochOptions& 
     rethrowWithContext(stepContext(options.epoch, batchIndex));
   }
   // A stop takes effect between optimizer steps, never inside a group.
-  while (pending && !stopRequested_) {
+  while (pending && !stopRequested_ && !pauseDue()) {
     try {
       // An accumulation group's batches are gathered first: each micro-batch's
       // loss is weighted by its share of the group's samples.
@@ -408,24 +409,27 @@ EpochResult TrainingEngine::trainEpoch(BatchStream& stream, const EpochOptions& 
             forwardBackward(batch, static_cast<double>(batchSize) / static_cast<double>(groupSamples));
         groupLossSum.add_(step.loss, batchSize);
         if (step.output.defined()) metrics_.update(step.output, batch.targets());
-        addLogged(loggedSums, step.logged, batchSize);
-        samples += batchSize;
+        addLogged(totals.loggedSums, step.logged, batchSize);
+        totals.samples += batchSize;
+        ++totals.steps;
         if (accumulating_) continue;
         const at::Tensor groupLoss = groupLossSum / static_cast<double>(groupSamples);
         stepped = optimizerStep(groupLoss, options.step, gradNorm);
         if (stepped) {
-          ++result.optimizerSteps;
-          epochLossSum.add_(groupLossSum);
-          steppedSamples += groupSamples;
-          logWindowLossSum.add_(groupLossSum);
-          logWindowSamples += groupSamples;
+          ++totals.optimizerSteps;
+          totals.lossSum.add_(groupLossSum);
+          totals.steppedSamples += groupSamples;
+          totals.logWindowLossSum.add_(groupLossSum);
+          totals.logWindowSamples += groupSamples;
         } else {
-          ++result.skippedSteps;
+          ++totals.skippedSteps;
         }
       }
       // The next group's first batch is fetched (prefetched, with a loader) before
       // the report, which must know whether this was the epoch's last step.
-      if (!stopRequested_) pending = fetch();
+      if (!stopRequested_ && !pauseDue()) pending = fetch();
+      // The epoch's last batch ends it, whether or not it pauses there.
+      if (batches && batchIndex >= *batches) exhausted = true;
       const bool isLogStep = (stepped && globalStep_ % options.logEvery == 0) || !pending;
       const auto now = Clock::now();
       if (isLogStep || now - lastReport >= progressInterval) {
@@ -435,17 +439,18 @@ EpochResult TrainingEngine::trainEpoch(BatchStream& stream, const EpochOptions& 
         stepReport.stepsInEpoch = batches;
         stepReport.globalStep = globalStep_;
         // Sample-weighted, so a window's loss equals that of one batch of its samples.
-        stepReport.loss = logWindowSamples > 0 ? logWindowLossSum.item<double>() / static_cast<double>(logWindowSamples)
-                                               : std::nan("");
+        stepReport.loss = totals.logWindowSamples > 0
+                              ? totals.logWindowLossSum.item<double>() / static_cast<double>(totals.logWindowSamples)
+                              : std::nan("");
         stepReport.learningRate = units_.front().lastStepLr();
-        stepReport.elapsedSeconds = secondsSince(started);
+        stepReport.elapsedSeconds = totals.seconds + secondsSince(started);
         stepReport.gradNorm = gradNorm;
         if (scaler_.enabled()) stepReport.gradScale = scaler_.currentScale();
-        stepReport.skippedSteps = result.skippedSteps;
+        stepReport.skippedSteps = totals.skippedSteps;
         stepReport.isLogStep = isLogStep;
         if (isLogStep) {
-          logWindowLossSum.zero_();
-          logWindowSamples = 0;
+          totals.logWindowLossSum.zero_();
+          totals.logWindowSamples = 0;
         }
         lastReport = now;
         report(stepReport);
@@ -457,15 +462,20 @@ EpochResult TrainingEngine::trainEpoch(BatchStream& stream, const EpochOptions& 
     }
   }
   accumulating_ = false;
-  result.steps = batchIndex - stream.firstBatch();
-  result.samples = samples;
+  totals.seconds += secondsSince(started);
+  result.nextBatch = batchIndex;
+  result.steps = totals.steps;
+  result.optimizerSteps = totals.optimizerSteps;
+  result.skippedSteps = totals.skippedSteps;
+  result.samples = totals.samples;
   result.stopped = !exhausted;
-  result.seconds = secondsSince(started);
+  result.seconds = totals.seconds;
   result.learningRate = units_.front().lastStepLr();
   // The epoch's loss is over the samples of the steps that were applied.
-  result.loss = steppedSamples > 0 ? epochLossSum.item<double>() / static_cast<double>(steppedSamples) : std::nan("");
+  result.loss = totals.steppedSamples > 0 ? totals.lossSum.item<double>() / static_cast<double>(totals.steppedSamples)
+                                          : std::nan("");
   result.metrics = metrics_.compute(result.loss);
-  if (samples > 0) putMeans(result.metrics, loggedSums, samples);
+  if (totals.samples > 0) putMeans(result.metrics, totals.loggedSums, totals.samples);
   return result;
 }
 

@@ -79,6 +79,15 @@ class TrainingEngine {
   int64_t globalStep() const { return globalStep_; }
   // Copies of the parameters and buffers on the CPU, by PyTorch state-dict name.
   TensorDict stateDict() const;
+  // Writes everything training needs to continue exactly into `folder` (which
+  // must exist): model.safetensors, optimizer[-<name>].pt (libtorch archives),
+  // training_state.safetensors (schedules, GradScaler, RNG states, global
+  // step). Each file is written atomically and fsynced.
+  void saveState(const std::string& folder) const;
+  // Restores what saveState wrote; call after beginFit, whose schedule it
+  // moves to the saved step. A file that does not fit this engine (another
+  // model shape, optimizer or schedule) is an error naming it.
+  void loadState(const std::string& folder);
   // Writes the model as a TorchScript module, in eval mode, for inference anywhere.
   void exportTorchScript(const std::string& path);
   // True between the micro-batches of an accumulation group (gradients are
@@ -128,6 +137,21 @@ class TrainingEngine {
   std::atomic<bool> stopRequested_{false};
   std::atomic<int64_t> globalStep_{0};  // read from the JS thread while training
   bool accumulating_ = false;
+  // An epoch's running sums, kept across the calls of an epoch that pauses for
+  // a checkpoint and continues (EpochOptions::continueEpoch).
+  struct EpochTotals {
+    at::Tensor lossSum;           // over the samples of applied steps, on the device
+    at::Tensor logWindowLossSum;  // since the last log report
+    TensorDict loggedSums;        // a custom step's other entries, sample-weighted
+    int64_t logWindowSamples = 0;
+    int64_t samples = 0;
+    int64_t steppedSamples = 0;
+    int64_t steps = 0;
+    int64_t optimizerSteps = 0;
+    int64_t skippedSteps = 0;
+    double seconds = 0;
+  };
+  EpochTotals epochTotals_;
   std::optional<int64_t> classCount_;  // the model's outputs, for label checks
   bool checkFiniteInputs_ = false;
 };

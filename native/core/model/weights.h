@@ -1,0 +1,20 @@
+// Loading weights by state-dict name into a model (checkpoints, initWeightsFrom).
+#pragma once
+#include <string>
+#include <vector>
+
+#include "core/model/model.h"
+
+namespace firebrand {
+
+struct WeightsReport {
+  std::vector<std::string> missing;     // the model's, absent from the weights
+  std::vector<std::string> unexpected;  // the weights', absent from the model
+};
+
+// Copies every weight whose name the model has into its parameter or buffer
+// (cast to its dtype, on its device). A shape that differs is always an error;
+// with `strict`, so is a missing or unexpected name. `origin` names the source.
+WeightsReport loadWeights(Model& model, const TensorDict& weights, bool strict, const std::string& origin);
+
+}  // namespace firebrand

@@ -1,0 +1,95 @@
+// TrainingEngine::saveState / loadState: the files of a checkpoint that C++ owns.
+#include <ATen/ATen.h>
+#include <torch/cuda.h>
+
+#include <fstream>
+#include <mutex>
+
+#include "core/errors.h"
+#include "core/io/atomic_file.h"
+#include "core/io/safetensors_reader.h"
+#include "core/io/safetensors_writer.h"
+#include "core/model/weights.h"
+#include "core/train/training_engine.h"
+
+namespace firebrand {
+namespace {
+
+constexpr const char* kModelFile = "model.safetensors";
+constexpr const char* kStateFile = "training_state.safetensors";
+
+std::string optimizerFile(const OptimizerUnit& unit) {
+  return unit.name().empty() ? "optimizer.pt" : "optimizer-" + unit.name() + ".pt";
+}
+
+std::string scheduleKey(const OptimizerUnit& unit) {
+  return unit.name().empty() ? "schedule" : "schedule." + unit.name();
+}
+
+// The default generators: the CPU's, then each CUDA device's.
+std::vector<std::pair<std::string, at::Generator>> generators() {
+  std::vector<std::pair<std::string, at::Generator>> all = {{"rng.cpu", at::detail::getDefaultCPUGenerator()}};
+  const int64_t devices = static_cast<int64_t>(torch::cuda::device_count());
+  for (int64_t i = 0; i < devices; ++i) {
+    all.emplace_back("rng.cuda." + std::to_string(i),
+                     at::globalContext().defaultGenerator(c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(i))));
+  }
+  return all;
+}
+
+const at::Tensor& entry(const TensorDict& state, const std::string& key, const std::string& path) {
+  const auto it = state.find(key);
+  if (it == state.end()) throw FileError(path + ": no '" + key + "' (it has " + fieldNames(state) + ")");
+  return it->second;
+}
+
+std::string existingFile(const std::string& folder, const std::string& name) {
+  const std::string path = folder + "/" + name;
+  if (!std::ifstream(path).good()) throw FileError(path + ": missing from the checkpoint");
+  return path;
+}
+
+}  // namespace
+
+void TrainingEngine::saveState(const std::string& folder) const {
+  writeSafetensors(folder + "/" + kModelFile, stateDict(), {{"format", "pt"}});
+  TensorDict state;
+  state["global_step"] = at::tensor(static_cast<int64_t>(globalStep_), at::TensorOptions().dtype(at::kLong));
+  for (const auto& unit : units_) {
+    const std::string path = folder + "/" + optimizerFile(unit);
+    unit.saveOptimizer(path);
+    syncFile(path);
+    state[scheduleKey(unit)] = unit.scheduleState();
+  }
+  if (scaler_.enabled()) {
+    for (const auto& [key, value] : scaler_.state()) state["grad_scaler." + key] = value.cpu();
+  }
+  for (auto& [key, generator] : generators()) {
+    std::lock_guard<std::mutex> lock(generator.mutex());
+    state[key] = generator.get_state();
+  }
+  writeSafetensors(folder + "/" + kStateFile, state, {{"format", "firebrand"}});
+}
+
+void TrainingEngine::loadState(const std::string& folder) {
+  if (!fitBegun_) throw InvalidState("loadState: call beginFit first; the saved schedule continues the planned one");
+  const std::string modelPath = existingFile(folder, kModelFile);
+  loadWeights(*model_, readSafetensors(modelPath).tensors, /*strict=*/true, modelPath);
+  for (auto& unit : units_) unit.loadOptimizer(existingFile(folder, optimizerFile(unit)));
+  const std::string statePath = existingFile(folder, kStateFile);
+  const TensorDict state = readSafetensors(statePath).tensors;
+  globalStep_ = entry(state, "global_step", statePath).item<int64_t>();
+  for (auto& unit : units_) unit.restoreSchedule(entry(state, scheduleKey(unit), statePath));
+  if (scaler_.enabled()) {
+    scaler_.restore({{"scale", entry(state, "grad_scaler.scale", statePath)},
+                     {"growth_tracker", entry(state, "grad_scaler.growth_tracker", statePath)}});
+  }
+  for (auto& [key, generator] : generators()) {
+    const auto it = state.find(key);
+    if (it == state.end()) continue;  // saved without this CUDA device
+    std::lock_guard<std::mutex> lock(generator.mutex());
+    generator.set_state(it->second);
+  }
+}
+
+}  // namespace firebrand
