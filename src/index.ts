@@ -9,6 +9,8 @@ export type { BatchSource, StreamingDatasetOptions } from './data/streaming-data
 export type { Dtype, TransformSpec } from './data/transforms';
 export type { FirebrandError, FirebrandErrorCode } from './errors';
 export type { NumericArray, TensorData } from './native';
+export { loadSafetensors, saveSafetensors } from './io/safetensors';
+export type { SafetensorsContents } from './io/safetensors';
 export { nn } from './nn/layers';
 export type * from './nn/layers';
 export { ProgressBar } from './progress/progress-bar';
@@ -33,3 +35,4 @@ export type {
 } from './training/objectives';
 export { Trainer } from './training/trainer';
 export type { FitOptions, TrainerOptions, TrainingData } from './training/trainer';
+export type { TrainerState } from './training/checkpoints';

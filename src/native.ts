@@ -177,6 +177,8 @@ export interface NativeBinding {
   NativeEngine: new (spec: NativeEngineSpec) => NativeEngine;
   NativeBatchQueue: new (queueDepth: number, batchesPerEpoch: number | undefined) => NativeBatchQueue;
   runtimeInfo(): RuntimeInfo;
+  loadSafetensors(path: string): Promise<{ tensors: Record<string, TensorData<NumericArray>>; metadata: Record<string, string> }>;
+  saveSafetensors(path: string, tensors: Record<string, TensorData<NumericArray>>, metadata?: Record<string, string>): Promise<void>;
   setNumThreads(threads: number): void;
   manualSeed(seed: number): void;
 }

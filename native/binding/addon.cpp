@@ -8,6 +8,7 @@
 #include "binding/engine_wrap.h"
 #include "binding/loader_wrap.h"
 #include "binding/runtime_exports.h"
+#include "binding/safetensors_exports.h"
 
 namespace firebrand::binding {
 
@@ -18,6 +19,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   LoaderWrap::Export(env, exports);
   EngineWrap::Export(env, exports);
   exportRuntime(env, exports);
+  exportSafetensors(env, exports);
   return exports;
 }
 

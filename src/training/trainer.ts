@@ -167,8 +167,9 @@ export class Trainer {
         let logs: EpochLogs = { epoch, ...trained, globalStep: this.engine.globalStep };
         if (stopped) {
           this.stopRequested = true;
-          history.epochs.push(logs);
+          // The checkpoint's history holds finished epochs only; a resumed run redoes this one.
           if (this.config.outputDir) await this.checkpoint(run, epoch, nextBatch, true);
+          history.epochs.push(logs);
           await this.each((callback) => callback.onEpochEnd?.(epoch, logs, this));
           break;
         }
