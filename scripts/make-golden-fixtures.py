@@ -458,6 +458,20 @@ def write_data_files():
     print(f"wrote {folder}")
 
 
+def write_pretrained():
+    """A PyTorch MLP's weights as safetensors (as safetensors.torch.save_file writes them) and its
+    outputs on a few inputs, for initWeightsFrom in test/checkpoints.test.ts."""
+    folder = pathlib.Path(__file__).resolve().parent.parent / "test" / "fixtures" / "data"
+    torch.manual_seed(123)
+    model = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Linear(16, 2)).eval()
+    write_safetensors(folder / "pretrained-mlp.safetensors", model.state_dict(), {"format": "pt"})
+    inputs = torch.linspace(-1, 1, 12).reshape(3, 4)
+    with torch.no_grad():
+        outputs = model(inputs)
+    (folder / "pretrained-mlp.json").write_text(json.dumps(
+        {"inputs": inputs.flatten().tolist(), "outputs": outputs.flatten().tolist()}, indent=1) + "\n")
+
+
 SAFETENSORS_DTYPES = {torch.float64: "F64", torch.float32: "F32", torch.float16: "F16", torch.bfloat16: "BF16",
                       torch.int64: "I64", torch.int32: "I32", torch.int16: "I16", torch.int8: "I8",
                       torch.uint8: "U8", torch.bool: "BOOL"}
@@ -549,6 +563,7 @@ def main():
     write_metrics()
     write_scripted()
     write_data_files()
+    write_pretrained()
     write_sampler_orders()
 
 

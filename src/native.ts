@@ -146,6 +146,7 @@ export interface NativeEngine {
   stateDict(): Promise<Record<string, TensorData<NumericArray>>>;
   saveState(folder: string): Promise<void>;
   loadState(folder: string): Promise<void>;
+  initWeightsFrom(path: string, strict: boolean): Promise<{ missing: string[]; unexpected: string[] }>;
   readonly schedulerMonitor: string | undefined;
   trainEpoch(
     data: NativeDataset | NativeBatchQueue,

@@ -166,4 +166,31 @@ describe('checkpoints and exact resume', function () {
     expect(headerLength % 8).to.equal(0);
     fs.rmSync(path.dirname(copy), { recursive: true });
   });
+
+  it('initialises weights from a safetensors file PyTorch wrote, and reports names that do not match', async () => {
+    const fixture = JSON.parse(fs.readFileSync(path.join(fixtures, 'pretrained-mlp.json'), 'utf8')) as { inputs: number[]; outputs: number[] };
+    const mlp = () =>
+      new Trainer({
+        model: nn.sequential(nn.linear(4, 16), nn.relu(), nn.linear(16, 2)),
+        loss: 'cross_entropy',
+        optimizer: 'sgd',
+        config: { progressBar: false },
+      });
+    const trainer = mlp();
+    expect(await trainer.initWeightsFrom(path.join(fixtures, 'pretrained-mlp.safetensors'))).to.deep.equal({ missing: [], unexpected: [] });
+    const predicted = await trainer.predict(Float32Array.from(fixture.inputs), [3, 4]);
+    Array.from(predicted.data).forEach((value, i) => expect(value).to.be.closeTo(fixture.outputs[i], 1e-6));
+
+    // A TorchScript module's weights under other names: strict refuses, non-strict reports.
+    const scripted = path.join(__dirname, '..', '..', 'test', 'fixtures', 'scripted', 'classifier.pt');
+    const strict = await rejectionOf(mlp().initWeightsFrom(scripted));
+    expect(strict.message).to.match(/classifier\.pt: the weights do not match the model; missing: 0\.bias, 0\.weight, 2\.bias, 2\.weight; unexpected: /);
+    const report = await mlp().initWeightsFrom(scripted, { strict: false });
+    expect(report.missing).to.deep.equal(['0.bias', '0.weight', '2.bias', '2.weight']);
+    expect(report.unexpected.length).to.be.above(0);
+    const wrongShape = new Trainer({ model: nn.sequential(nn.linear(4, 8), nn.relu(), nn.linear(8, 2)), loss: 'mse', optimizer: 'sgd', config: { progressBar: false } });
+    expect((await rejectionOf(wrongShape.initWeightsFrom(path.join(fixtures, 'pretrained-mlp.safetensors')))).message).to.equal(
+      `${path.join(fixtures, 'pretrained-mlp.safetensors')}: weight '0.bias' has shape [16] but the model's is [8]`,
+    );
+  });
 });

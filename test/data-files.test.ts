@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-import { Dataset } from '../src';
+import { Dataset, loadSafetensors } from '../src';
 import { blobTrainer, rejectionOf } from './helpers';
 
 const data = path.join(__dirname, '..', '..', 'test', 'fixtures', 'data');
@@ -144,5 +144,18 @@ describe('datasets from .npy, .npz, .safetensors and CSV files', () => {
     deepLength.writeBigUInt64LE(BigInt(deep.length));
     expect(await reason(write(Buffer.concat([deepLength, deep])))).to.contain('nesting deeper than 64');
     fs.rmSync(dir, { recursive: true });
+  });
+
+  it('turns every input the fuzzer kept (scripts/fuzz-safetensors.sh) into tensors or a clear error', async () => {
+    const folder = path.join(__dirname, '..', '..', 'test', 'fixtures', 'fuzz');
+    const inputs = fs.readdirSync(folder).filter((name) => name.startsWith('safetensors-'));
+    expect(inputs.length).to.be.above(0);
+    for (const name of inputs) {
+      const outcome = await loadSafetensors(path.join(folder, name)).then(
+        () => 'read',
+        (error: Error & { code?: string }) => error.code,
+      );
+      expect(['read', 'ERR_FIREBRAND_FILE', 'ERR_FIREBRAND_INVALID_ARGUMENT'], name).to.include(outcome);
+    }
   });
 });

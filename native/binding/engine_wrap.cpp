@@ -140,6 +140,7 @@ void EngineWrap::Export(Napi::Env env, Napi::Object exports) {
                                     InstanceMethod<&EngineWrap::StateDict>("stateDict"),
                                     InstanceMethod<&EngineWrap::SaveState>("saveState"),
                                     InstanceMethod<&EngineWrap::LoadState>("loadState"),
+                                    InstanceMethod<&EngineWrap::InitWeightsFrom>("initWeightsFrom"),
                                     InstanceMethod<&EngineWrap::OnEvalMetric>("onEvalMetric"),
                                     InstanceAccessor<&EngineWrap::SchedulerMonitor>("schedulerMonitor"),
                                     InstanceMethod<&EngineWrap::RequestStop>("requestStop"),
@@ -287,6 +288,33 @@ Napi::Value EngineWrap::SaveState(const Napi::CallbackInfo& info) {
 Napi::Value EngineWrap::LoadState(const Napi::CallbackInfo& info) {
   return onPathInPool(info, "folder", "loadCheckpoint",
                       [](TrainingEngine& engine, const std::string& path) { engine.loadState(path); });
+}
+
+// (path, strict) -> Promise<{ missing: string[], unexpected: string[] }>
+Napi::Value EngineWrap::InitWeightsFrom(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  return guard(env, [&]() -> Napi::Value {
+    const std::string path = toString(info[0], "path");
+    const bool strict = toBoolean(info[1], "strict");
+    auto engine = engine_;
+    return PromiseWorker::Start(
+        env,
+        [engine, path, strict]() -> PromiseWorker::Finish {
+          const WeightsReport report = engine->initWeightsFrom(path, strict);
+          return [report](Napi::Env env) -> Napi::Value {
+            auto result = Napi::Object::New(env);
+            auto names = [&](const std::vector<std::string>& list) {
+              auto array = Napi::Array::New(env, list.size());
+              for (size_t i = 0; i < list.size(); ++i) array.Set(i, list[i]);
+              return array;
+            };
+            result.Set("missing", names(report.missing));
+            result.Set("unexpected", names(report.unexpected));
+            return result;
+          };
+        },
+        claim("initWeightsFrom"));
+  });
 }
 
 void EngineWrap::OnEvalMetric(const Napi::CallbackInfo& info) {

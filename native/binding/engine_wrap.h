@@ -23,6 +23,7 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
   Napi::Value StateDict(const Napi::CallbackInfo& info);
   Napi::Value SaveState(const Napi::CallbackInfo& info);
   Napi::Value LoadState(const Napi::CallbackInfo& info);
+  Napi::Value InitWeightsFrom(const Napi::CallbackInfo& info);
   void OnEvalMetric(const Napi::CallbackInfo& info);
   Napi::Value SchedulerMonitor(const Napi::CallbackInfo& info);
   void RequestStop(const Napi::CallbackInfo& info);

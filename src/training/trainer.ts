@@ -301,6 +301,17 @@ export class Trainer {
     return this.exclusive('exportTorchScript', () => this.engine.exportTorchScript(path));
   }
 
+  /**
+   * Loads weights only into the model, by state-dict name: a .safetensors file (firebrand's
+   * model.safetensors, or one PyTorch wrote with safetensors.torch.save_file) or a TorchScript
+   * module's parameters and buffers. Shapes must match; with `strict` (default) so must the names,
+   * otherwise the names on either side alone are reported. TorchScript files are code: load only
+   * files you trust.
+   */
+  async initWeightsFrom(path: string, options: { strict?: boolean } = {}): Promise<{ missing: string[]; unexpected: string[] }> {
+    return this.exclusive('initWeightsFrom', () => this.engine.initWeightsFrom(path, options.strict ?? true));
+  }
+
   /** Copies of the model's parameters and buffers, by PyTorch state-dict name ('0.weight', 'hidden.bias'). */
   async stateDict(): Promise<Record<string, TensorData<NumericArray>>> {
     return this.exclusive('stateDict', () => this.engine.stateDict());

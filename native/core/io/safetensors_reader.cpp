@@ -140,7 +140,13 @@ SafetensorsFile load(uint64_t fileSize, const std::string& origin, ReadBytes rea
   SafetensorsFile file;
   const uint64_t dataStart = 8 + length;
   for (const Entry& entry : parseHeader(header, fileSize - dataStart, origin, file.metadata)) {
-    at::Tensor tensor = at::empty(entry.shape, at::TensorOptions().dtype(entry.dtype));
+    at::Tensor tensor;
+    try {
+      tensor = at::empty(entry.shape, at::TensorOptions().dtype(entry.dtype));
+    } catch (const c10::Error& error) {  // a shape whose element count overflows
+      throw FileError(origin + ": tensor '" + entry.name + "' has an impossible shape (" +
+                      error.what_without_backtrace() + ")");
+    }
     if (entry.end > entry.begin) read(dataStart + entry.begin, entry.end - entry.begin, tensor.data_ptr());
     file.tensors.emplace(entry.name, std::move(tensor));
   }

@@ -1,8 +1,12 @@
 #include "core/model/weights.h"
 
+#include <torch/script.h>
 #include <torch/utils.h>
 
+#include <fstream>
+
 #include "core/errors.h"
+#include "core/io/safetensors_reader.h"
 #include "core/shape_text.h"
 
 namespace firebrand {
@@ -45,6 +49,25 @@ WeightsReport loadWeights(Model& model, const TensorDict& weights, bool strict, 
     if (it != weights.end()) target.copy_(it->second);
   }
   return report;
+}
+
+TensorDict readWeightsFile(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) throw FileError(path + ": cannot open weights file");
+  char magic[2] = {0, 0};
+  file.read(magic, 2);
+  // TorchScript files are ZIP archives ("PK"); safetensors files start with a header length.
+  if (!(magic[0] == 'P' && magic[1] == 'K')) return readSafetensors(path).tensors;
+  torch::jit::Module module;
+  try {
+    module = torch::jit::load(path);
+  } catch (const c10::Error& error) {
+    throw FileError(path + ": neither a safetensors file nor a TorchScript module (" + error.what_without_backtrace() + ")");
+  }
+  TensorDict weights;
+  for (const auto& item : module.named_parameters(/*recurse=*/true)) weights[item.name] = item.value.detach();
+  for (const auto& item : module.named_buffers(/*recurse=*/true)) weights[item.name] = item.value.detach();
+  return weights;
 }
 
 }  // namespace firebrand

@@ -17,4 +17,8 @@ struct WeightsReport {
 // with `strict`, so is a missing or unexpected name. `origin` names the source.
 WeightsReport loadWeights(Model& model, const TensorDict& weights, bool strict, const std::string& origin);
 
+// The weights in a file: a .safetensors file (by its content), else a TorchScript
+// module's parameters and buffers. TorchScript files are code: load trusted ones only.
+TensorDict readWeightsFile(const std::string& path);
+
 }  // namespace firebrand

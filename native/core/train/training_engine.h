@@ -16,6 +16,7 @@
 #include "core/data/tensor_dataset.h"
 #include "core/metrics/metric_set.h"
 #include "core/model/model.h"
+#include "core/model/weights.h"
 #include "core/options/option_value.h"
 #include "core/train/epoch_options.h"
 #include "core/train/grad_scaler.h"
@@ -88,6 +89,9 @@ class TrainingEngine {
   // moves to the saved step. A file that does not fit this engine (another
   // model shape, optimizer or schedule) is an error naming it.
   void loadState(const std::string& folder);
+  // Loads weights only (a .safetensors file, or a TorchScript module's
+  // parameters and buffers) into the model; see loadWeights for `strict`.
+  WeightsReport initWeightsFrom(const std::string& path, bool strict);
   // Writes the model as a TorchScript module, in eval mode, for inference anywhere.
   void exportTorchScript(const std::string& path);
   // True between the micro-batches of an accumulation group (gradients are

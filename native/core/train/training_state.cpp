@@ -71,6 +71,10 @@ void TrainingEngine::saveState(const std::string& folder) const {
   writeSafetensors(folder + "/" + kStateFile, state, {{"format", "firebrand"}});
 }
 
+WeightsReport TrainingEngine::initWeightsFrom(const std::string& path, bool strict) {
+  return loadWeights(*model_, readWeightsFile(path), strict, path);
+}
+
 void TrainingEngine::loadState(const std::string& folder) {
   if (!fitBegun_) throw InvalidState("loadState: call beginFit first; the saved schedule continues the planned one");
   const std::string modelPath = existingFile(folder, kModelFile);
