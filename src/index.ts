@@ -9,6 +9,8 @@ export type { BatchSource, StreamingDatasetOptions } from './data/streaming-data
 export type { Dtype, TransformSpec } from './data/transforms';
 export type { FirebrandError, FirebrandErrorCode } from './errors';
 export type { NumericArray, TensorData } from './native';
+export { Model } from './inference/model';
+export type { ModelLoadOptions } from './inference/model';
 export { loadSafetensors, saveSafetensors } from './io/safetensors';
 export type { SafetensorsContents } from './io/safetensors';
 export { nn } from './nn/layers';

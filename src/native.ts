@@ -98,6 +98,13 @@ export interface NativeBatchQueue {
   readonly closed: boolean;
 }
 
+export interface NativeModel {
+  predict(inputs: NumericArray, shape: number[], batchSize: number): Promise<TensorData>;
+  loadWeights(path: string, strict: boolean): Promise<{ missing: string[]; unexpected: string[] }>;
+  readonly parameterCount: number;
+  readonly device: string;
+}
+
 export interface NativeEngineSpec {
   model: object;
   loss?: OptionFields & { name: string };
@@ -146,6 +153,7 @@ export interface NativeEngine {
   stateDict(): Promise<Record<string, TensorData<NumericArray>>>;
   saveState(folder: string): Promise<void>;
   loadState(folder: string): Promise<void>;
+  saveWeights(path: string): Promise<void>;
   initWeightsFrom(path: string, strict: boolean): Promise<{ missing: string[]; unexpected: string[] }>;
   readonly schedulerMonitor: string | undefined;
   trainEpoch(
@@ -176,6 +184,7 @@ export interface NativeBinding {
     fromSafetensors(path: string, fields?: Record<string, string>): Promise<NativeDataset>;
   };
   NativeEngine: new (spec: NativeEngineSpec) => NativeEngine;
+  NativeModel: new (model: object, device: string) => NativeModel;
   NativeBatchQueue: new (queueDepth: number, batchesPerEpoch: number | undefined) => NativeBatchQueue;
   runtimeInfo(): RuntimeInfo;
   loadSafetensors(path: string): Promise<{ tensors: Record<string, TensorData<NumericArray>>; metadata: Record<string, string> }>;

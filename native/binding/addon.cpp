@@ -7,6 +7,7 @@
 #include "binding/dataset_wrap.h"
 #include "binding/engine_wrap.h"
 #include "binding/loader_wrap.h"
+#include "binding/model_wrap.h"
 #include "binding/runtime_exports.h"
 #include "binding/safetensors_exports.h"
 
@@ -17,6 +18,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   DatasetWrap::Export(env, exports);
   BatchQueueWrap::Export(env, exports);
   LoaderWrap::Export(env, exports);
+  ModelWrap::Export(env, exports);
   EngineWrap::Export(env, exports);
   exportRuntime(env, exports);
   exportSafetensors(env, exports);

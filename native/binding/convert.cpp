@@ -216,6 +216,36 @@ at::Tensor emptyTensor(const std::string& dtype, const std::vector<int64_t>& sha
   throw InvalidArgument(field + " must be one of float32, float64, int32, int64, int16, int8, uint8, got '" + dtype + "'");
 }
 
+// { type: 'sequential', layers } | { type: 'torchscript', path } |
+// { type: 'script', source, parameters: [{ name, data, shape }] }
+ModelSource toModelSource(const Napi::Value& value) {
+  if (!value.IsObject()) throw InvalidArgument("model must be nn.sequential(...), nn.torchScript(path) or nn.script(...)");
+  const auto object = value.As<Napi::Object>();
+  const std::string type = toString(object.Get("type"), "model.type");
+  ModelSource source;
+  if (type == "sequential") {
+    source.layers = toModelSpec(object.Get("layers"));
+  } else if (type == "torchscript") {
+    source.torchScriptFile = toString(object.Get("path"), "model.path");
+  } else if (type == "script") {
+    source.torchScriptSource = toString(object.Get("source"), "model.source");
+    const Napi::Value parameters = object.Get("parameters");
+    if (!parameters.IsArray()) throw InvalidArgument("model.parameters must be an array of { name, data, shape }");
+    const auto array = parameters.As<Napi::Array>();
+    for (uint32_t i = 0; i < array.Length(); ++i) {
+      const std::string field = "model.parameters[" + std::to_string(i) + "]";
+      if (!array.Get(i).IsObject()) throw InvalidArgument(field + " must be { name, data, shape }");
+      const auto parameter = array.Get(i).As<Napi::Object>();
+      const std::string name = toString(parameter.Get("name"), field + ".name");
+      source.parameters.push_back(
+          {name, toTensor(parameter.Get("data"), toShape(parameter.Get("shape"), field + ".shape"), field + ".data")});
+    }
+  } else {
+    throw InvalidArgument("model.type must be 'sequential', 'torchscript' or 'script', got '" + type + "'");
+  }
+  return source;
+}
+
 Napi::Array fromShape(Napi::Env env, const std::vector<int64_t>& shape) {
   auto array = Napi::Array::New(env, shape.size());
   for (size_t i = 0; i < shape.size(); ++i) array.Set(i, Napi::Number::New(env, static_cast<double>(shape[i])));

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/model/layer_spec.h"
+#include "core/model/model_source.h"
 #include "core/options/option_value.h"
 #include "core/tensor_dict.h"
 
@@ -20,6 +21,8 @@ OptionMap toOptionMap(const Napi::Value& value, const std::string& owner, const 
 std::vector<std::string> toStrings(const Napi::Value& value, const std::string& field);
 // [{ type: 'linear', inFeatures: 784, ... }, ...]
 ModelSpec toModelSpec(const Napi::Value& value);
+// { type: 'sequential', layers } | { type: 'torchscript', path } | { type: 'script', source, parameters }
+ModelSource toModelSource(const Napi::Value& value);
 
 std::string toString(const Napi::Value& value, const std::string& field);
 int64_t toInteger(const Napi::Value& value, const std::string& field, int64_t min);

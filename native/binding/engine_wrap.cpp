@@ -40,36 +40,6 @@ std::vector<ParamGroupSpec> toParamGroups(const Napi::Value& value) {
   return groups;
 }
 
-// { type: 'sequential', layers } | { type: 'torchscript', path } |
-// { type: 'script', source, parameters: [{ name, data, shape }] }
-ModelSource toModelSource(const Napi::Value& value) {
-  if (!value.IsObject()) throw InvalidArgument("model must be nn.sequential(...), nn.torchScript(path) or nn.script(...)");
-  const auto object = value.As<Napi::Object>();
-  const std::string type = toString(object.Get("type"), "model.type");
-  ModelSource source;
-  if (type == "sequential") {
-    source.layers = toModelSpec(object.Get("layers"));
-  } else if (type == "torchscript") {
-    source.torchScriptFile = toString(object.Get("path"), "model.path");
-  } else if (type == "script") {
-    source.torchScriptSource = toString(object.Get("source"), "model.source");
-    const Napi::Value parameters = object.Get("parameters");
-    if (!parameters.IsArray()) throw InvalidArgument("model.parameters must be an array of { name, data, shape }");
-    const auto array = parameters.As<Napi::Array>();
-    for (uint32_t i = 0; i < array.Length(); ++i) {
-      const std::string field = "model.parameters[" + std::to_string(i) + "]";
-      if (!array.Get(i).IsObject()) throw InvalidArgument(field + " must be { name, data, shape }");
-      const auto parameter = array.Get(i).As<Napi::Object>();
-      const std::string name = toString(parameter.Get("name"), field + ".name");
-      source.parameters.push_back(
-          {name, toTensor(parameter.Get("data"), toShape(parameter.Get("shape"), field + ".shape"), field + ".data")});
-    }
-  } else {
-    throw InvalidArgument("model.type must be 'sequential', 'torchscript' or 'script', got '" + type + "'");
-  }
-  return source;
-}
-
 OptimizerSpec toOptimizerSpec(const Napi::Value& value, const std::string& field) {
   OptimizerSpec spec;
   std::tie(spec.name, spec.options) = namedOptions(value, field, {"paramGroups"});
@@ -141,6 +111,7 @@ void EngineWrap::Export(Napi::Env env, Napi::Object exports) {
                                     InstanceMethod<&EngineWrap::SaveState>("saveState"),
                                     InstanceMethod<&EngineWrap::LoadState>("loadState"),
                                     InstanceMethod<&EngineWrap::InitWeightsFrom>("initWeightsFrom"),
+                                    InstanceMethod<&EngineWrap::SaveWeights>("saveWeights"),
                                     InstanceMethod<&EngineWrap::OnEvalMetric>("onEvalMetric"),
                                     InstanceAccessor<&EngineWrap::SchedulerMonitor>("schedulerMonitor"),
                                     InstanceMethod<&EngineWrap::RequestStop>("requestStop"),
@@ -155,16 +126,7 @@ EngineWrap::EngineWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Engine
   engine_ = guard(info.Env(), [&] { return makeEngine(toEngineSpec(info[0])); });
 }
 
-std::function<void()> EngineWrap::claim(const char* operation) {
-  if (runningOperation_) {
-    throw InvalidState(std::string("cannot start ") + operation + ": this trainer is already running " +
-                       runningOperation_ + "; await it before starting another");
-  }
-  runningOperation_ = operation;
-  // The worker keeps this JS object alive until the hook has run.
-  auto self = std::make_shared<Napi::ObjectReference>(Napi::Persistent(Value()));
-  return [this, self] { runningOperation_ = nullptr; };
-}
+std::function<void()> EngineWrap::claim(const char* operation) { return lock_.claim(Value(), operation, "trainer"); }
 
 Napi::Value EngineWrap::TrainEpoch(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
@@ -226,7 +188,7 @@ Napi::Value EngineWrap::Predict(const Napi::CallbackInfo& info) {
 Napi::Value EngineWrap::BeginFit(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   return guard(env, [&]() -> Napi::Value {
-    if (runningOperation_) throw InvalidState(std::string("cannot start fit: this trainer is already running ") + runningOperation_);
+    lock_.throwIfBusy("fit", "trainer");
     const EpochOptions options = epochOptions(toOptionMap(info[1], "config"));
     const int64_t numEpochs = toInteger(info[2], "numEpochs", 1);
     // A dataset, or a stream's batchesPerEpoch (undefined when it does not know).
@@ -285,6 +247,11 @@ Napi::Value EngineWrap::SaveState(const Napi::CallbackInfo& info) {
                       [](TrainingEngine& engine, const std::string& path) { engine.saveState(path); });
 }
 
+Napi::Value EngineWrap::SaveWeights(const Napi::CallbackInfo& info) {
+  return onPathInPool(info, "path", "save",
+                      [](TrainingEngine& engine, const std::string& path) { engine.saveWeights(path); });
+}
+
 Napi::Value EngineWrap::LoadState(const Napi::CallbackInfo& info) {
   return onPathInPool(info, "folder", "loadCheckpoint",
                       [](TrainingEngine& engine, const std::string& path) { engine.loadState(path); });
@@ -301,17 +268,7 @@ Napi::Value EngineWrap::InitWeightsFrom(const Napi::CallbackInfo& info) {
         env,
         [engine, path, strict]() -> PromiseWorker::Finish {
           const WeightsReport report = engine->initWeightsFrom(path, strict);
-          return [report](Napi::Env env) -> Napi::Value {
-            auto result = Napi::Object::New(env);
-            auto names = [&](const std::vector<std::string>& list) {
-              auto array = Napi::Array::New(env, list.size());
-              for (size_t i = 0; i < list.size(); ++i) array.Set(i, list[i]);
-              return array;
-            };
-            result.Set("missing", names(report.missing));
-            result.Set("unexpected", names(report.unexpected));
-            return result;
-          };
+          return [report](Napi::Env env) -> Napi::Value { return toJs(env, report); };
         },
         claim("initWeightsFrom"));
   });

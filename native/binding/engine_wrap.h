@@ -5,6 +5,7 @@
 
 #include <memory>
 
+#include "binding/operation_lock.h"
 #include "core/train/training_engine.h"
 
 namespace firebrand::binding {
@@ -24,6 +25,7 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
   Napi::Value SaveState(const Napi::CallbackInfo& info);
   Napi::Value LoadState(const Napi::CallbackInfo& info);
   Napi::Value InitWeightsFrom(const Napi::CallbackInfo& info);
+  Napi::Value SaveWeights(const Napi::CallbackInfo& info);
   void OnEvalMetric(const Napi::CallbackInfo& info);
   Napi::Value SchedulerMonitor(const Napi::CallbackInfo& info);
   void RequestStop(const Napi::CallbackInfo& info);
@@ -39,7 +41,7 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
                            void (*run)(TrainingEngine&, const std::string&));
 
   std::shared_ptr<TrainingEngine> engine_;
-  const char* runningOperation_ = nullptr;
+  OperationLock lock_;
 };
 
 }  // namespace firebrand::binding

@@ -30,12 +30,7 @@ LoaderWrap::LoaderWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Loader
   loader_ = *info[0].As<Napi::External<std::shared_ptr<DatasetLoader>>>().Data();
 }
 
-std::function<void()> LoaderWrap::claim(const char* operation) {
-  if (busy_) throw InvalidState(std::string("loader.") + operation + ": the previous call has not settled; await it first");
-  busy_ = true;
-  auto self = std::make_shared<Napi::ObjectReference>(Napi::Persistent(Value()));
-  return [this, self] { busy_ = false; };
-}
+std::function<void()> LoaderWrap::claim(const char* operation) { return lock_.claim(Value(), operation, "loader"); }
 
 Napi::Value LoaderWrap::onPool(const Napi::CallbackInfo& info, const char* operation,
                               std::function<PromiseWorker::Finish(DatasetLoader&)> task) {

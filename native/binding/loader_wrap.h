@@ -6,6 +6,7 @@
 
 #include <memory>
 
+#include "binding/operation_lock.h"
 #include "binding/promise_worker.h"
 #include "core/data/dataset_loader.h"
 
@@ -31,7 +32,7 @@ class LoaderWrap : public Napi::ObjectWrap<LoaderWrap> {
                      std::function<PromiseWorker::Finish(DatasetLoader&)> task);
 
   std::shared_ptr<DatasetLoader> loader_;
-  bool busy_ = false;
+  OperationLock lock_;
 };
 
 }  // namespace firebrand::binding

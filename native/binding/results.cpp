@@ -77,6 +77,18 @@ Napi::Object toJs(Napi::Env env, const TrainingEngine::FitPlan& plan) {
   return object;
 }
 
+Napi::Object toJs(Napi::Env env, const WeightsReport& report) {
+  const auto names = [&](const std::vector<std::string>& list) {
+    auto array = Napi::Array::New(env, list.size());
+    for (size_t i = 0; i < list.size(); ++i) array.Set(i, list[i]);
+    return array;
+  };
+  auto result = Napi::Object::New(env);
+  result.Set("missing", names(report.missing));
+  result.Set("unexpected", names(report.unexpected));
+  return result;
+}
+
 Napi::Object toJs(Napi::Env env, const RuntimeInfo& info) {
   auto blas = Napi::Object::New(env);
   blas.Set("vendor", info.blas.vendor);

@@ -2,6 +2,7 @@
 #pragma once
 #include <napi.h>
 
+#include "core/model/weights.h"
 #include "core/runtime/runtime_info.h"
 #include "core/train/step_report.h"
 #include "core/train/training_engine.h"
@@ -13,5 +14,7 @@ Napi::Object toJs(Napi::Env env, const EpochResult& result);
 Napi::Object toJs(Napi::Env env, const EvalResult& result);
 Napi::Object toJs(Napi::Env env, const RuntimeInfo& info);
 Napi::Object toJs(Napi::Env env, const TrainingEngine::FitPlan& plan);
+// { missing: string[], unexpected: string[] }
+Napi::Object toJs(Napi::Env env, const WeightsReport& report);
 
 }  // namespace firebrand::binding

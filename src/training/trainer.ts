@@ -21,6 +21,7 @@ import type { ModelSpec } from '../nn/layers';
 import { ProgressBar } from '../progress/progress-bar';
 import { runtimeInfo, setNumThreads, warnIfSlowBlas } from '../runtime';
 import { LIBRARY_VERSION } from '../version';
+import { TORCHSCRIPT_FILE, WEIGHTS_FILE, writeSavedModel } from '../inference/saved-model';
 import type { Callback } from './callbacks';
 import { checkpointsFolder, latestCheckpoint, pruneCheckpoints, readTrainerState, TrainerState, writeCheckpoint } from './checkpoints';
 import { resolveConfig, TrainerConfig } from './config';
@@ -76,6 +77,7 @@ export class Trainer {
   readonly config: TrainerConfig;
   private readonly engine: NativeEngine;
   private readonly callbacks: Callback[];
+  private readonly modelSpec: ModelSpec;
   private runningOperation: string | undefined;
   private stopRequested = false;
 
@@ -96,6 +98,7 @@ export class Trainer {
       gradScaler: { ...this.config.gradScaler },
       checkFiniteInputs: this.config.checkFiniteInputs,
     });
+    this.modelSpec = options.model;
     this.callbacks = [...(options.callbacks ?? [])];
     if (this.config.progressBar) this.callbacks.push(new ProgressBar());
   }
@@ -291,6 +294,19 @@ export class Trainer {
       );
     }
     return { folder, state };
+  }
+
+  /**
+   * Saves the model for inference into `folder` (replaced whole): model.safetensors, a description
+   * to rebuild it, and for TorchScript modules model.pt. `Model.load(folder)` reads it back.
+   */
+  async save(folder: string): Promise<void> {
+    return this.exclusive('save', () =>
+      writeSavedModel(folder, this.modelSpec, async (temporary) => {
+        await this.engine.saveWeights(path.join(temporary, WEIGHTS_FILE));
+        if (this.modelSpec.type === 'torchscript') await this.engine.exportTorchScript(path.join(temporary, TORCHSCRIPT_FILE));
+      }),
+    );
   }
 
   /**

@@ -1,21 +1,10 @@
 #include "core/train/engine_factory.h"
 
-#include "core/model/sequential_model.h"
 #include "core/runtime/device.h"
 #include "core/runtime/runtime_info.h"
 #include "core/train/mixed_precision.h"
 
 namespace firebrand {
-
-namespace {
-
-std::shared_ptr<Model> buildModel(const ModelSource& source) {
-  if (!source.torchScriptFile.empty()) return ScriptModel::load(source.torchScriptFile);
-  if (!source.torchScriptSource.empty()) return ScriptModel::define(source.torchScriptSource, source.parameters);
-  return std::make_shared<SequentialModel>(source.layers);
-}
-
-}  // namespace
 
 std::shared_ptr<TrainingEngine> makeEngine(const EngineSpec& spec) {
   // Loss and device are checked first: they are cheap and fail without side effects.

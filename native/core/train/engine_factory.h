@@ -4,20 +4,11 @@
 #include <optional>
 #include <string>
 
-#include "core/model/layer_spec.h"
-#include "core/model/script_model.h"
+#include "core/model/model_source.h"
 #include "core/train/optimizer_unit.h"
 #include "core/train/training_engine.h"
 
 namespace firebrand {
-
-// Exactly one of: layers, a TorchScript file, TorchScript source (+ parameters).
-struct ModelSource {
-  ModelSpec layers;
-  std::string torchScriptFile;
-  std::string torchScriptSource;
-  std::vector<NamedTensor> parameters;
-};
 
 struct EngineSpec {
   ModelSource model;

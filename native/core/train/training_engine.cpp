@@ -11,6 +11,8 @@
 
 #include "core/compat/torch_compat.h"
 #include "core/data/dataset_loader.h"
+#include "core/inference/prediction.h"
+#include "core/model/eval_mode_scope.h"
 #include "core/errors.h"
 #include "core/runtime/runtime_info.h"
 #include "core/train/mixed_precision.h"
@@ -24,17 +26,6 @@ using Clock = std::chrono::steady_clock;
 double secondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
-
-// Puts a model in eval mode for a scope and restores the mode it had.
-class EvalModeScope {
- public:
-  explicit EvalModeScope(Model& model) : model_(model), wasTraining_(model.isTraining()) { model_.setTraining(false); }
-  ~EvalModeScope() { model_.setTraining(wasTraining_); }
-
- private:
-  Model& model_;
-  bool wasTraining_;
-};
 
 // Tells a stream its consumer is done, however the epoch ends.
 class StreamCloser {
@@ -522,26 +513,8 @@ EvalResult TrainingEngine::evaluate(BatchStream& stream) {
 }
 
 at::Tensor TrainingEngine::predict(const at::Tensor& inputs, int64_t batchSize) {
-  if (batchSize < 1) throw InvalidArgument("batchSize must be a positive integer, got " + std::to_string(batchSize));
-  if (inputs.dim() == 0 || inputs.size(0) == 0) {
-    throw InvalidArgument("predict: inputs " + shapeText(inputs) + " hold no samples");
-  }
   useRequestedThreads();
-  torch::NoGradGuard noGrad;
-  EvalModeScope evalMode(*model_);
-  std::vector<at::Tensor> outputs;
-  for (int64_t start = 0; start < inputs.size(0); start += batchSize) {
-    const int64_t length = std::min(batchSize, inputs.size(0) - start);
-    try {
-      AutocastScope autocast(device_.type(), autocastDtype_);
-      outputs.push_back(model_->forward(inputsToDevice(inputs.narrow(0, start, length))).to(at::kCPU));
-    } catch (...) {
-      rethrowWithContext("predict, samples " + std::to_string(start) + ".." + std::to_string(start + length - 1) +
-                         " of inputs " + shapeText(inputs));
-    }
-  }
-  // Outputs reach JS as a Float32Array whatever the model computes in.
-  return at::cat(outputs).to(at::kFloat);
+  return predictInBatches(*model_, inputs, {device_, autocastDtype_, batchSize});
 }
 
 }  // namespace firebrand

@@ -52,7 +52,7 @@ std::string existingFile(const std::string& folder, const std::string& name) {
 }  // namespace
 
 void TrainingEngine::saveState(const std::string& folder) const {
-  writeSafetensors(folder + "/" + kModelFile, stateDict(), {{"format", "pt"}});
+  saveWeights(folder + "/" + kModelFile);
   TensorDict state;
   state["global_step"] = at::tensor(static_cast<int64_t>(globalStep_), at::TensorOptions().dtype(at::kLong));
   for (const auto& unit : units_) {
@@ -69,6 +69,10 @@ void TrainingEngine::saveState(const std::string& folder) const {
     state[key] = generator.get_state();
   }
   writeSafetensors(folder + "/" + kStateFile, state, {{"format", "firebrand"}});
+}
+
+void TrainingEngine::saveWeights(const std::string& path) const {
+  writeSafetensors(path, stateDict(), {{"format", "pt"}});
 }
 
 WeightsReport TrainingEngine::initWeightsFrom(const std::string& path, bool strict) {

@@ -1,0 +1,72 @@
+#include "binding/model_wrap.h"
+
+#include "binding/convert.h"
+#include "binding/js_errors.h"
+#include "binding/promise_worker.h"
+#include "binding/results.h"
+#include "core/inference/prediction.h"
+#include "core/model/model_source.h"
+#include "core/model/weights.h"
+#include "core/runtime/device.h"
+#include "core/runtime/runtime_info.h"
+
+namespace firebrand::binding {
+
+void ModelWrap::Export(Napi::Env env, Napi::Object exports) {
+  Napi::Function cls = DefineClass(env, "NativeModel",
+                                   {InstanceMethod<&ModelWrap::Predict>("predict"),
+                                    InstanceMethod<&ModelWrap::LoadWeights>("loadWeights"),
+                                    InstanceAccessor<&ModelWrap::ParameterCount>("parameterCount"),
+                                    InstanceAccessor<&ModelWrap::Device>("device")});
+  exports.Set("NativeModel", cls);
+}
+
+ModelWrap::ModelWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<ModelWrap>(info) {
+  guard(info.Env(), [&] {
+    device_ = parseDevice(toString(info[1], "device"));
+    model_ = buildModel(toModelSource(info[0]));
+    model_->moveTo(device_);
+  });
+}
+
+Napi::Value ModelWrap::Predict(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  return guard(env, [&]() -> Napi::Value {
+    at::Tensor inputs = toTensor(info[0], toShape(info[1], "inputShape"), "inputs");
+    PredictionOptions options{device_, std::nullopt, toInteger(info[2], "batchSize", 1)};
+    auto model = model_;
+    return PromiseWorker::Start(
+        env,
+        [model, inputs, options]() -> PromiseWorker::Finish {
+          useRequestedThreads();
+          at::Tensor outputs = predictInBatches(*model, inputs, options);
+          return [outputs](Napi::Env env) -> Napi::Value { return fromTensor(env, outputs); };
+        },
+        lock_.claim(Value(), "predict", "model"));
+  });
+}
+
+// (path, strict) -> Promise<{ missing, unexpected }>
+Napi::Value ModelWrap::LoadWeights(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  return guard(env, [&]() -> Napi::Value {
+    const std::string path = toString(info[0], "path");
+    const bool strict = toBoolean(info[1], "strict");
+    auto model = model_;
+    return PromiseWorker::Start(
+        env,
+        [model, path, strict]() -> PromiseWorker::Finish {
+          const WeightsReport report = loadWeights(*model, readWeightsFile(path), strict, path);
+          return [report](Napi::Env env) -> Napi::Value { return toJs(env, report); };
+        },
+        lock_.claim(Value(), "loadWeights", "model"));
+  });
+}
+
+Napi::Value ModelWrap::ParameterCount(const Napi::CallbackInfo& info) {
+  return Napi::Number::New(info.Env(), static_cast<double>(model_->parameterCount()));
+}
+
+Napi::Value ModelWrap::Device(const Napi::CallbackInfo& info) { return Napi::String::New(info.Env(), device_.str()); }
+
+}  // namespace firebrand::binding

@@ -1,0 +1,30 @@
+// JS handle of a model for inference only (Model.load): no loss, no
+// optimizer; predictions run on libuv's pool.
+#pragma once
+#include <napi.h>
+
+#include <memory>
+
+#include "binding/operation_lock.h"
+#include "core/model/model.h"
+
+namespace firebrand::binding {
+
+class ModelWrap : public Napi::ObjectWrap<ModelWrap> {
+ public:
+  static void Export(Napi::Env env, Napi::Object exports);
+  // new NativeModel(modelSource, device)
+  explicit ModelWrap(const Napi::CallbackInfo& info);
+
+ private:
+  Napi::Value Predict(const Napi::CallbackInfo& info);
+  Napi::Value LoadWeights(const Napi::CallbackInfo& info);
+  Napi::Value ParameterCount(const Napi::CallbackInfo& info);
+  Napi::Value Device(const Napi::CallbackInfo& info);
+
+  std::shared_ptr<Model> model_;
+  c10::Device device_ = c10::Device(c10::kCPU);
+  OperationLock lock_;
+};
+
+}  // namespace firebrand::binding

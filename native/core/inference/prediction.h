@@ -1,0 +1,23 @@
+// Model outputs for many samples, in batches, in eval mode without gradients:
+// what trainer.predict and an inference Model run.
+#pragma once
+#include <ATen/core/Tensor.h>
+#include <c10/core/Device.h>
+
+#include <optional>
+
+#include "core/model/model.h"
+
+namespace firebrand {
+
+struct PredictionOptions {
+  c10::Device device = c10::Device(c10::kCPU);
+  std::optional<at::ScalarType> autocastDtype;  // nullopt: full precision
+  int64_t batchSize = 256;
+};
+
+// Outputs for `inputs` (first dimension = samples) as float32 on the CPU.
+// Floating inputs are cast to the model's dtype; integer inputs (token ids) are kept.
+at::Tensor predictInBatches(Model& model, const at::Tensor& inputs, const PredictionOptions& options);
+
+}  // namespace firebrand

@@ -1,0 +1,36 @@
+// A trained model loaded for inference (Model.load): predictions in C++ on a
+// worker thread, no loss or optimizer.
+import path from 'node:path';
+
+import { native, NativeModel, NumericArray, TensorData } from '../native';
+import { readSavedModel, WEIGHTS_FILE } from './saved-model';
+
+export interface ModelLoadOptions {
+  /** 'cpu' (default), 'cuda', 'cuda:<i>', 'mps'. */
+  device?: string;
+}
+
+export class Model {
+  private constructor(private readonly native: NativeModel) {}
+
+  /** Loads what trainer.save(folder) wrote. A TorchScript model runs code from the folder: load trusted folders only. */
+  static async load(folder: string, options: ModelLoadOptions = {}): Promise<Model> {
+    const spec = readSavedModel(folder);
+    const model = new native.NativeModel(spec, options.device ?? 'cpu');
+    await model.loadWeights(path.join(folder, WEIGHTS_FILE), true);
+    return new Model(model);
+  }
+
+  get parameterCount(): number {
+    return this.native.parameterCount;
+  }
+
+  get device(): string {
+    return this.native.device;
+  }
+
+  /** Outputs for `inputs` of the given full shape (samples first), in eval mode, as float32. */
+  predict(inputs: NumericArray, shape: number[], options: { batchSize?: number } = {}): Promise<TensorData> {
+    return this.native.predict(inputs, shape, options.batchSize ?? 256);
+  }
+}

@@ -1,0 +1,87 @@
+// A model saved for inference: a folder with model.safetensors (the weights),
+// firebrand_model.json (how to rebuild the model) and, for TorchScript
+// modules, model.pt. Written under a temporary name and renamed, like checkpoints.
+import fs from 'node:fs';
+import path from 'node:path';
+
+import { firebrandError } from '../errors';
+import type { ModelSpec } from '../nn/layers';
+import { runtimeInfo } from '../runtime';
+import { LIBRARY_VERSION } from '../version';
+
+export const WEIGHTS_FILE = 'model.safetensors';
+export const TORCHSCRIPT_FILE = 'model.pt';
+const DESCRIPTION_FILE = 'firebrand_model.json';
+const FORMAT = 'firebrand-model';
+
+/** The model's description without weights: script parameters keep their names and shapes only. */
+type SavedSpec =
+  | Exclude<ModelSpec, { type: 'script' }>
+  | { type: 'script'; source: string; parameters: { name: string; shape: number[] }[] };
+
+interface SavedModelDescription {
+  format: typeof FORMAT;
+  formatVersion: 1;
+  libraryVersion: string;
+  torchVersion: string;
+  model: SavedSpec;
+}
+
+/** Writes `folder` whole: `writeFiles` fills a temporary folder (weights, TorchScript), then the description is added. */
+export async function writeSavedModel(
+  folder: string,
+  spec: ModelSpec,
+  writeFiles: (temporary: string) => Promise<void>,
+): Promise<void> {
+  const temporary = `${path.resolve(folder)}.tmp-${process.pid}`;
+  fs.rmSync(temporary, { recursive: true, force: true });
+  fs.mkdirSync(temporary, { recursive: true });
+  await writeFiles(temporary);
+  const saved: SavedSpec =
+    spec.type === 'script'
+      ? { type: 'script', source: spec.source, parameters: spec.parameters.map(({ name, shape }) => ({ name, shape })) }
+      : spec.type === 'torchscript'
+        ? { type: 'torchscript', path: TORCHSCRIPT_FILE }
+        : spec;
+  const description: SavedModelDescription = {
+    format: FORMAT,
+    formatVersion: 1,
+    libraryVersion: LIBRARY_VERSION,
+    torchVersion: runtimeInfo().torchVersion,
+    model: saved,
+  };
+  fs.writeFileSync(path.join(temporary, DESCRIPTION_FILE), `${JSON.stringify(description, null, 2)}\n`);
+  if (fs.existsSync(folder)) fs.rmSync(folder, { recursive: true, force: true });
+  fs.renameSync(temporary, folder);
+}
+
+/** The model spec a saved folder describes, ready to build (script parameters zeroed until the weights load). */
+export function readSavedModel(folder: string): ModelSpec {
+  const file = path.join(folder, DESCRIPTION_FILE);
+  if (!fs.existsSync(file)) {
+    throw firebrandError('ERR_FIREBRAND_FILE', `${folder}: not a saved firebrand model (no ${DESCRIPTION_FILE}); trainer.save(folder) writes one`);
+  }
+  let description: SavedModelDescription;
+  try {
+    description = JSON.parse(fs.readFileSync(file, 'utf8')) as SavedModelDescription;
+  } catch (error) {
+    throw firebrandError('ERR_FIREBRAND_FILE', `${file}: not valid JSON (${(error as Error).message})`);
+  }
+  if (description.format !== FORMAT || description.formatVersion !== 1) {
+    throw firebrandError('ERR_FIREBRAND_FILE', `${file}: format ${String(description.format)} v${String(description.formatVersion)} is not ${FORMAT} v1`);
+  }
+  const model = description.model;
+  if (model.type === 'torchscript') return { type: 'torchscript', path: path.join(folder, TORCHSCRIPT_FILE) };
+  if (model.type === 'script') {
+    return {
+      type: 'script',
+      source: model.source,
+      parameters: model.parameters.map(({ name, shape }) => ({
+        name,
+        shape,
+        data: new Float32Array(shape.reduce((count, size) => count * size, 1)),
+      })),
+    };
+  }
+  return model;
+}
