@@ -147,7 +147,7 @@ export interface FitPlan {
 
 export interface NativeEngine {
   /** data: a dataset, or a stream's batches per epoch (undefined when unknown). */
-  beginFit(data: NativeDataset | number | undefined, options: NativeEpochOptions, numEpochs: number): FitPlan;
+  beginFit(data: NativeDataset | number | undefined, options: NativeEpochOptions, numEpochs: number, maxSteps?: number): FitPlan;
   onEvalMetric(value: number): void;
   exportTorchScript(path: string): Promise<void>;
   stateDict(): Promise<Record<string, TensorData<NumericArray>>>;
@@ -191,6 +191,8 @@ export interface NativeBinding {
   saveSafetensors(path: string, tensors: Record<string, TensorData<NumericArray>>, metadata?: Record<string, string>): Promise<void>;
   setNumThreads(threads: number): void;
   manualSeed(seed: number): void;
+  closestMatch(word: string, candidates: string[]): string;
+  useDeterministicAlgorithms(on: boolean): void;
 }
 
 const packageRoot = path.resolve(__dirname, '..', '..');

@@ -33,9 +33,9 @@ describe('checkpoints and exact resume', function () {
     reference = await weightsOf(trainer);
   });
 
-  it('saves every saveSteps steps and at epoch ends, in the documented layout', async () => {
+  it('saves every saveEvery steps and at epoch ends, in the documented layout', async () => {
     const outputDir = temporaryDir();
-    const trainer = resumeTrainer({ outputDir, saveSteps: 10, metricForBestModel: 'loss' });
+    const trainer = resumeTrainer({ outputDir, saveEvery: 10, metricForBestModel: 'loss' });
     await trainer.fit(resumeData());
     expect(await weightsOf(trainer), 'checkpointing changes nothing').to.deep.equal(reference);
     const checkpoints = path.join(outputDir, 'checkpoints');
@@ -60,7 +60,7 @@ describe('checkpoints and exact resume', function () {
 
   it('resumes a stopped run, from the latest or any checkpoint, to bit-identical weights', async () => {
     const outputDir = temporaryDir();
-    const stopped = resumeTrainer({ outputDir, saveSteps: 5 }, [
+    const stopped = resumeTrainer({ outputDir, saveEvery: 5 }, [
       { onLog: (logs, trainer) => { if (logs.globalStep >= 17) trainer.stopTraining = true; } },
     ]);
     const partial = await stopped.fit(resumeData());

@@ -17,7 +17,7 @@ describe('mixed precision', () => {
       "mixedPrecision 'fp16' needs a CUDA device (this trainer runs on 'cpu'); use 'bf16' on CPU, or 'no'",
     );
     expect(errorOf(() => blobTrainer({ mixedPrecision: 'fp8' as never })).message).to.contain(
-      "mixedPrecision must be 'no', 'fp16' or 'bf16', got 'fp8'",
+      "config.mixedPrecision: got 'fp8', expected one of 'no', 'fp16', 'bf16'",
     );
   });
 
@@ -82,10 +82,10 @@ describe('mixed precision', () => {
 
     it('names bad scaler options', () => {
       expect(errorOf(() => blobTrainer({ gradScaler: { backoffFactor: 2 } })).message).to.equal(
-        "gradScaler: field 'backoffFactor' must be a number >= 1e-30 and <= 1, got 2",
+        'config.gradScaler.backoffFactor: got 2, expected a number in (0, 1]',
       );
       expect(errorOf(() => blobTrainer({ gradScaler: { growthIntervall: 5 } as never })).message).to.contain(
-        "gradScaler: unknown field 'growthIntervall' (did you mean 'growthInterval'?)",
+        "config.gradScaler.growthIntervall: unknown field (did you mean 'growthInterval'?)",
       );
     });
   });

@@ -5,7 +5,7 @@ import { resumeData, resumeTrainer } from './resume-run';
 
 async function main(): Promise<void> {
   const outputDir = process.argv[2];
-  const trainer = resumeTrainer({ outputDir, saveSteps: 4, resumeFromCheckpoint: true }, [
+  const trainer = resumeTrainer({ outputDir, saveEvery: 4, resumeFromCheckpoint: true }, [
     { onLog: (logs) => process.stdout.write(`${JSON.stringify({ step: logs.globalStep })}\n`) },
   ]);
   await trainer.fit(resumeData());

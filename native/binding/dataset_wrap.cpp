@@ -214,7 +214,7 @@ Napi::Value DatasetWrap::WithTransforms(const Napi::CallbackInfo& info) {
 Napi::Value DatasetWrap::BatchOrder(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   return guard(env, [&]() -> Napi::Value {
-    const EpochOptions options = epochOptions(toOptionMap(info[0], "batchOrder options"));
+    const EpochOptions options = epochOptions(toOptionMap(info[0], "batchOrder options"), "batchOrder options");
     const BatchSampler sampler(dataset_.data->size(), options.sampler, options.epoch);
     auto batches = Napi::Array::New(env, sampler.batchCount());
     for (int64_t b = 0; b < sampler.batchCount(); ++b) {
@@ -254,7 +254,7 @@ Napi::Value DatasetWrap::Fields(const Napi::CallbackInfo& info) {
 Napi::Value DatasetWrap::Loader(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   return guard(env, [&]() -> Napi::Value {
-    const EpochOptions options = epochOptions(toOptionMap(info[0], "loader options"));
+    const EpochOptions options = epochOptions(toOptionMap(info[0], "loader options"), "loader options");
     return LoaderWrap::NewInstance(env, std::make_shared<DatasetLoader>(dataset_.data, *dataset_.transforms,
                                                                         options.sampler, options.epoch,
                                                                         options.startBatch, options.loader));

@@ -198,7 +198,9 @@ Napi::Value EngineWrap::BeginFit(const Napi::CallbackInfo& info) {
     } else if (!info[0].IsUndefined()) {
       batchesPerEpoch = batchCount(DatasetWrap::From(info[0], "train data").data->size(), options.sampler);
     }
-    const auto plan = engine_->beginFit(batchesPerEpoch, options, numEpochs);
+    std::optional<int64_t> maxSteps;
+    if (!info[3].IsUndefined()) maxSteps = toInteger(info[3], "maxSteps", 1);
+    const auto plan = engine_->beginFit(batchesPerEpoch, options, numEpochs, maxSteps);
     return toJs(env, plan);
   });
 }

@@ -3,6 +3,7 @@
 #include "binding/convert.h"
 #include "binding/js_errors.h"
 #include "binding/results.h"
+#include "core/options/option_reader.h"
 #include "core/runtime/runtime_info.h"
 
 namespace firebrand::binding {
@@ -20,12 +21,25 @@ void ManualSeed(const Napi::CallbackInfo& info) {
   guard(info.Env(), [&] { manualSeed(static_cast<uint64_t>(toInteger(info[0], "seed", 0))); });
 }
 
+// (word, candidates) -> the closest candidate, or '' (the did-you-mean of C++'s errors).
+Napi::Value ClosestMatch(const Napi::CallbackInfo& info) {
+  return guard(info.Env(), [&]() -> Napi::Value {
+    return Napi::String::New(info.Env(), closestMatch(toString(info[0], "word"), toStrings(info[1], "candidates")));
+  });
+}
+
+void UseDeterministicAlgorithms(const Napi::CallbackInfo& info) {
+  guard(info.Env(), [&] { useDeterministicAlgorithms(toBoolean(info[0], "deterministic")); });
+}
+
 }  // namespace
 
 void exportRuntime(Napi::Env env, Napi::Object exports) {
   exports.Set("runtimeInfo", Napi::Function::New<RuntimeInfoValue>(env, "runtimeInfo"));
   exports.Set("setNumThreads", Napi::Function::New<SetNumThreads>(env, "setNumThreads"));
   exports.Set("manualSeed", Napi::Function::New<ManualSeed>(env, "manualSeed"));
+  exports.Set("useDeterministicAlgorithms", Napi::Function::New<UseDeterministicAlgorithms>(env, "useDeterministicAlgorithms"));
+  exports.Set("closestMatch", Napi::Function::New<ClosestMatch>(env, "closestMatch"));
 }
 
 }  // namespace firebrand::binding

@@ -2,16 +2,25 @@
 // Values are checked where they are used, in C++, which names the field.
 import os from 'node:os';
 
+import fs from 'node:fs';
+
 import { firebrandError } from '../errors';
+import { validateConfig } from './config-schema';
 import type { MetricName } from './metrics';
 
 export interface TrainerConfig {
   /** Epochs that fit() runs. Default 3. */
   numEpochs: number;
+  /** Stop after this many optimizer steps in all (before numEpochs if it comes first). Default: none. */
+  maxSteps?: number;
+  /** Stop at the first step boundary after this many seconds of fit. Default: none. */
+  maxTime?: number;
   /** Samples per training step. Default 32. */
   batchSize: number;
   /** Samples per evaluation batch. Default: batchSize. */
   evalBatchSize: number;
+  /** Evaluate evalData after every epoch ('epoch'), or every this many optimizer steps as well. Default 'epoch'. */
+  evalEvery: number | 'epoch';
   /** Check every floating batch field for NaN/Inf before the model sees it (costs one pass over the data). Default false. */
   checkFiniteInputs: boolean;
   /** Background threads assembling batches (cut, transformed, pinned on CUDA); 0: on the training thread. Default 1. */
@@ -28,6 +37,8 @@ export interface TrainerConfig {
   device: string;
   /** Threads for libtorch's CPU kernels, process-wide. Default: the number of CPUs. */
   numThreads: number;
+  /** Use only deterministic kernels (torch.use_deterministic_algorithms), process-wide. Default false. */
+  deterministic: boolean;
   /** Micro-batches per optimizer step. Default 1. See README: Gradient accumulation. */
   gradientAccumulationSteps: number;
   /** Clip the global L2 norm of the gradients to this (clip_grad_norm_). Default: no clipping. */
@@ -52,7 +63,7 @@ export interface TrainerConfig {
   /** Where checkpoints go (outputDir/checkpoints/step-N). Default: none saved. */
   outputDir?: string;
   /** With outputDir: also checkpoint every this many optimizer steps, mid-epoch too. Default: epoch ends only. */
-  saveSteps?: number;
+  saveEvery?: number;
   /** With outputDir: keep at most this many checkpoints (never deleting the latest or the best). Default: all. */
   saveTotalLimit?: number;
   /** true: continue from outputDir's latest checkpoint (if any); a path: from that checkpoint. Default false. */
@@ -61,6 +72,10 @@ export interface TrainerConfig {
   metricForBestModel?: string;
   /** Default: false when metricForBestModel names a loss or error, true otherwise. */
   greaterIsBetter?: boolean;
+  /** After fit, load the weights of the best checkpoint (needs outputDir and metricForBestModel). Default false. */
+  loadBestModelAtEnd: boolean;
+  /** Weights loaded (strictly) before the first fit that does not resume: .safetensors or TorchScript. */
+  initWeightsFrom?: string;
 }
 
 export interface GradScalerConfig {
@@ -81,6 +96,7 @@ export function defaultConfig(): TrainerConfig {
     numEpochs: 3,
     batchSize: 32,
     evalBatchSize: 32,
+    evalEvery: 'epoch',
     checkFiniteInputs: false,
     numWorkers: 1,
     prefetchFactor: 2,
@@ -89,6 +105,7 @@ export function defaultConfig(): TrainerConfig {
     seed: 42,
     device: 'auto',
     numThreads: os.availableParallelism(),
+    deterministic: false,
     gradientAccumulationSteps: 1,
     maxGradNorm: undefined,
     clipValue: undefined,
@@ -99,24 +116,40 @@ export function defaultConfig(): TrainerConfig {
     logEvery: 50,
     progressBar: true,
     outputDir: undefined,
-    saveSteps: undefined,
+    saveEvery: undefined,
     saveTotalLimit: undefined,
     resumeFromCheckpoint: undefined,
     metricForBestModel: undefined,
     greaterIsBetter: undefined,
+    loadBestModelAtEnd: false,
+    initWeightsFrom: undefined,
+    maxSteps: undefined,
+    maxTime: undefined,
   };
 }
 
-export function resolveConfig(partial: Partial<TrainerConfig> = {}): TrainerConfig {
+/** Checks a partial config (every problem at once, see config-schema.ts) and fills in the defaults. */
+export function resolveConfig(partial: Partial<TrainerConfig> = {}, origin = 'config'): TrainerConfig {
+  validateConfig(partial, origin);
   const defaults = defaultConfig();
-  const known = Object.keys(defaults);
-  const unknown = Object.keys(partial).filter((key) => !known.includes(key));
-  if (unknown.length > 0) {
-    throw firebrandError(
-      'ERR_FIREBRAND_INVALID_ARGUMENT',
-      `config: unknown field(s) ${unknown.map((key) => `'${key}'`).join(', ')}; known fields: ${known.join(', ')}`,
-    );
-  }
   const defined = Object.fromEntries(Object.entries(partial).filter(([, value]) => value !== undefined));
   return { ...defaults, evalBatchSize: partial.batchSize ?? defaults.evalBatchSize, ...defined };
+}
+
+/** A partial TrainerConfig from a JSON file, checked as a whole (errors name the file and each field). */
+export function loadConfig(path: string): Partial<TrainerConfig> {
+  let text: string;
+  try {
+    text = fs.readFileSync(path, 'utf8');
+  } catch (error) {
+    throw firebrandError('ERR_FIREBRAND_FILE', `${path}: cannot read the config (${(error as Error).message})`);
+  }
+  let values: unknown;
+  try {
+    values = JSON.parse(text);
+  } catch (error) {
+    throw firebrandError('ERR_FIREBRAND_FILE', `${path}: not valid JSON (${(error as Error).message})`);
+  }
+  validateConfig(values, path);
+  return values as Partial<TrainerConfig>;
 }

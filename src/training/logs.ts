@@ -27,8 +27,13 @@ export interface EpochSummary {
   seconds: number;
 }
 
+/** An evaluation in the middle of an epoch (config.evalEvery steps). */
+export type StepEvaluationLogs = { epoch: number; globalStep: number; valLoss: number } & ValMetricLogs;
+
 export interface History {
   epochs: EpochLogs[];
+  /** Evaluations every evalEvery optimizer steps (empty with evalEvery 'epoch'). */
+  evaluations: StepEvaluationLogs[];
   /** True when training ended early (stopTraining, or a stopped epoch). */
   stopped: boolean;
 }

@@ -19,7 +19,7 @@ import {
 } from '../native';
 import type { ModelSpec } from '../nn/layers';
 import { ProgressBar } from '../progress/progress-bar';
-import { runtimeInfo, setNumThreads, warnIfSlowBlas } from '../runtime';
+import { runtimeInfo, setNumThreads, useDeterministicAlgorithms, warnIfSlowBlas } from '../runtime';
 import { LIBRARY_VERSION } from '../version';
 import { TORCHSCRIPT_FILE, WEIGHTS_FILE, writeSavedModel } from '../inference/saved-model';
 import type { Callback } from './callbacks';
@@ -27,6 +27,7 @@ import { checkpointsFolder, latestCheckpoint, pruneCheckpoints, readTrainerState
 import { resolveConfig, TrainerConfig } from './config';
 import type { EpochLogs, EvalLogs, History } from './logs';
 import { prefixedWithVal } from './metrics';
+import type { ValMetricLogs } from './metrics';
 import {
   LossName,
   LossSpec,
@@ -71,6 +72,7 @@ interface CheckpointRun {
   /** Wall time of the runs this one resumed. */
   priorSeconds: number;
   started: number;
+  evalData?: TrainingData;
 }
 
 export class Trainer {
@@ -78,6 +80,9 @@ export class Trainer {
   private readonly engine: NativeEngine;
   private readonly callbacks: Callback[];
   private readonly modelSpec: ModelSpec;
+  private weightsInitialised = false;
+  /** When the running fit must stop (config.maxTime), in Date.now() milliseconds. */
+  private fitDeadline: number | undefined;
   private runningOperation: string | undefined;
   private stopRequested = false;
 
@@ -85,6 +90,7 @@ export class Trainer {
     this.config = resolveConfig(options.config);
     warnIfSlowBlas();
     setNumThreads(this.config.numThreads);
+    if (this.config.deterministic) useDeterministicAlgorithms(true);
     this.engine = new native.NativeEngine({
       model: options.model,
       loss: options.loss === undefined ? undefined : namedSpec<LossSpec>(options.loss),
@@ -127,9 +133,9 @@ export class Trainer {
   }
 
   /**
-   * Trains for config.numEpochs epochs; resolves with one entry per epoch. With config.outputDir it
-   * saves checkpoints (every saveSteps optimizer steps and at each epoch's end), and with
-   * resumeFromCheckpoint it continues a saved run exactly where it stopped.
+   * Trains for config.numEpochs epochs (or maxSteps / maxTime); resolves with one entry per epoch.
+   * With config.outputDir it saves checkpoints (every saveEvery optimizer steps and at each epoch's
+   * end), and with resumeFromCheckpoint it continues a saved run exactly where it stopped.
    */
   async fit(trainData: TrainingData, options: FitOptions = {}): Promise<History> {
     return this.exclusive('fit', async () => {
@@ -149,26 +155,34 @@ export class Trainer {
         streamed ? trainData.batchesPerEpoch : dataHandle(trainData, 'trainData').native,
         this.epochOptions(0),
         numEpochs,
+        this.config.maxSteps,
       );
       const resumed = this.resumePoint(plan.batchesPerEpoch);
       const run: CheckpointRun = {
-        history: resumed?.state.history ?? { epochs: [], stopped: false },
+        history: resumed?.state.history ?? { epochs: [], evaluations: [], stopped: false },
         bestMetric: resumed?.state.bestMetric,
         bestCheckpoint: resumed?.state.bestCheckpoint,
         batchesPerEpoch: plan.batchesPerEpoch,
         priorSeconds: resumed?.state.wallTimeSeconds ?? 0,
         started,
+        evalData: options.evalData,
       };
-      if (resumed) await this.engine.loadState(resumed.folder);
+      if (resumed) {
+        await this.engine.loadState(resumed.folder);
+      } else if (this.config.initWeightsFrom !== undefined && !this.weightsInitialised) {
+        await this.engine.initWeightsFrom(this.config.initWeightsFrom, true);
+      }
+      this.weightsInitialised = true;
+      this.fitDeadline = this.config.maxTime === undefined ? undefined : started + this.config.maxTime * 1000;
       const history = run.history;
       await this.each((callback) => callback.onTrainBegin?.({ numEpochs, ...plan }, this));
       for (let epoch = resumed?.state.epoch ?? 0; epoch < numEpochs && !this.stopRequested; epoch++) {
         await this.each((callback) => callback.onEpochBegin?.(epoch, this));
         const startBatch = epoch === resumed?.state.epoch ? resumed.state.batchInEpoch : 0;
-        const result = await this.trainEpochInSegments(trainData, epoch, startBatch, run);
+        const { result, ended } = await this.trainEpochInSegments(trainData, epoch, startBatch, run);
         const { stopped, nextBatch, ...trained } = result;
         let logs: EpochLogs = { epoch, ...trained, globalStep: this.engine.globalStep };
-        if (stopped) {
+        if (ended === 'stopped') {
           this.stopRequested = true;
           // The checkpoint's history holds finished epochs only; a resumed run redoes this one.
           if (this.config.outputDir) await this.checkpoint(run, epoch, nextBatch, true);
@@ -176,14 +190,7 @@ export class Trainer {
           await this.each((callback) => callback.onEpochEnd?.(epoch, logs, this));
           break;
         }
-        if (options.evalData) {
-          const { loss, samples: _samples, seconds: _seconds, ...metrics } = await withNativeData(
-            options.evalData,
-            epoch,
-            (data) => this.engine.evaluate(data, this.config.evalBatchSize),
-          );
-          logs = { ...logs, ...prefixedWithVal({ loss, ...metrics }) };
-        }
+        if (options.evalData) logs = { ...logs, ...(await this.evaluateDuringFit(options.evalData, epoch)) };
         if (monitor !== undefined) {
           const monitored = logs[monitor];
           if (typeof monitored !== 'number') {
@@ -195,35 +202,63 @@ export class Trainer {
           this.engine.onEvalMetric(monitored);
         }
         history.epochs.push(logs);
-        if (this.config.outputDir) await this.checkpoint(run, epoch + 1, 0, false, logs);
+        if (this.config.outputDir) await this.checkpoint(run, ended === 'maxSteps' ? epoch : epoch + 1, ended === 'maxSteps' ? nextBatch : 0, false, logs);
         await this.each((callback) => callback.onEpochEnd?.(epoch, logs, this));
+        if (ended === 'maxSteps') break;
+        if (this.fitDeadline !== undefined && Date.now() >= this.fitDeadline) this.stopRequested = true;
       }
       history.stopped = this.stopRequested;
+      if (this.config.loadBestModelAtEnd && run.bestCheckpoint !== undefined) {
+        await this.engine.initWeightsFrom(path.join(run.bestCheckpoint, WEIGHTS_FILE), true);
+      }
       await this.each((callback) => callback.onTrainEnd?.(history, this));
       return history;
     });
   }
 
+  /** Loss and metrics over evalData, as val-prefixed log fields. */
+  private async evaluateDuringFit(evalData: TrainingData, epoch: number): Promise<ValMetricLogs & { valLoss: number }> {
+    const { loss, samples: _samples, seconds: _seconds, ...metrics } = await withNativeData(evalData, epoch, (data) =>
+      this.engine.evaluate(data, this.config.evalBatchSize),
+    );
+    return prefixedWithVal({ loss, ...metrics }) as ValMetricLogs & { valLoss: number };
+  }
+
   /**
-   * One epoch from `startBatch`; with outputDir and saveSteps it pauses at every saveSteps-th
-   * optimizer step to save a checkpoint and continues where it paused (streams save at epoch ends only).
+   * One epoch from `startBatch`. It pauses at step boundaries where work is due — a checkpoint every
+   * saveEvery optimizer steps (with outputDir), an evaluation every evalEvery steps, the end at
+   * maxSteps — does it, and continues where it paused (streams pause only for maxSteps).
    */
   private async trainEpochInSegments(
     data: TrainingData,
     epoch: number,
     startBatch: number,
     run: CheckpointRun,
-  ): Promise<NativeEpochResult> {
-    const { outputDir, saveSteps } = this.config;
-    const pauses = outputDir !== undefined && saveSteps !== undefined && !(data instanceof StreamingDataset);
+  ): Promise<{ result: NativeEpochResult; ended: 'epoch' | 'stopped' | 'maxSteps' }> {
+    const { outputDir, saveEvery, evalEvery, maxSteps } = this.config;
+    const resumable = !(data instanceof StreamingDataset);
+    const every = [
+      resumable && outputDir !== undefined ? saveEvery : undefined,
+      resumable && run.evalData !== undefined && typeof evalEvery === 'number' ? evalEvery : undefined,
+    ].filter((interval): interval is number => interval !== undefined);
     let options: NativeEpochOptions = { ...this.epochOptions(epoch), startBatch };
     for (;;) {
-      const pauseAt = pauses ? (Math.floor(this.engine.globalStep / saveSteps) + 1) * saveSteps : undefined;
+      const step = this.engine.globalStep;
+      const due = [...every.map((interval) => (Math.floor(step / interval) + 1) * interval), ...(maxSteps === undefined ? [] : [maxSteps])];
+      const pauseAt = due.length > 0 ? Math.min(...due) : undefined;
       const result = await withNativeData(data, epoch, (native) =>
         this.engine.trainEpoch(native, { ...options, stopAtGlobalStep: pauseAt }, (report) => this.dispatchReport(report)),
       );
-      if (!result.stopped || pauseAt === undefined || this.engine.globalStep < pauseAt || this.stopRequested) return result;
-      await this.checkpoint(run, epoch, result.nextBatch, false);
+      const reached = this.engine.globalStep;
+      if (maxSteps !== undefined && reached >= maxSteps) return { result, ended: 'maxSteps' };
+      if (!result.stopped) return { result, ended: 'epoch' };
+      if (pauseAt === undefined || reached < pauseAt || this.stopRequested) return { result, ended: 'stopped' };
+      if (outputDir !== undefined && saveEvery !== undefined && reached % saveEvery === 0) {
+        await this.checkpoint(run, epoch, result.nextBatch, false);
+      }
+      if (run.evalData !== undefined && typeof evalEvery === 'number' && reached % evalEvery === 0) {
+        run.history.evaluations.push({ epoch, globalStep: reached, ...(await this.evaluateDuringFit(run.evalData, epoch)) });
+      }
       options = { ...options, startBatch: result.nextBatch, continueEpoch: true };
     }
   }
@@ -379,6 +414,7 @@ export class Trainer {
   }
 
   private dispatchReport(report: StepReport): void {
+    if (this.fitDeadline !== undefined && !this.stopRequested && Date.now() >= this.fitDeadline) this.stopTraining = true;
     for (const callback of this.callbacks) {
       callback.onProgress?.(report, this);
       if (report.isLogStep) callback.onLog?.(report, this);

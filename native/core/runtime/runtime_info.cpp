@@ -76,6 +76,8 @@ void limitKernelThreadsOfThisThread() {
   if (auto set = reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, "omp_set_num_threads"))) set(1);
 }
 
+void useDeterministicAlgorithms(bool on) { at::globalContext().setDeterministicAlgorithms(on, /*warn_only=*/false); }
+
 void manualSeed(uint64_t seed) { torch::manual_seed(seed); }
 
 }  // namespace firebrand

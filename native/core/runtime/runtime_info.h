@@ -34,6 +34,8 @@ void useRequestedThreads();
 // One kernel thread for libtorch ops called from the calling thread (a data
 // loader's), leaving the others' thread counts as they are.
 void limitKernelThreadsOfThisThread();
+// Deterministic kernels only, process-wide (torch.use_deterministic_algorithms).
+void useDeterministicAlgorithms(bool on);
 // Seeds libtorch's global generators (CPU and CUDA): weight init, dropout.
 void manualSeed(uint64_t seed);
 

@@ -5,8 +5,8 @@
 #include "core/options/option_reader.h"
 
 namespace firebrand {
-EpochOptions epochOptions(const OptionMap& optionMap) {
-  OptionReader reader("config", optionMap);
+EpochOptions epochOptions(const OptionMap& optionMap, const std::string& owner) {
+  OptionReader reader(owner, optionMap);
   EpochOptions options;
   options.sampler.batchSize = reader.positiveInt("batchSize", options.sampler.batchSize);
   options.sampler.shuffle = reader.flag("shuffle", options.sampler.shuffle);

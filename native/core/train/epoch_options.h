@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 #include <optional>
+#include <string>
 
 #include "core/data/batch_sampler.h"
 #include "core/data/loader_options.h"
@@ -50,6 +51,7 @@ struct EpochOptions {
 // continueEpoch, stopAtGlobalStep,
 // numWorkers, prefetchFactor, logEvery, progressIntervalMs,
 // gradientAccumulationSteps, maxGradNorm, clipValue, nonFiniteLoss }.
-EpochOptions epochOptions(const OptionMap& options);
+// Errors name `owner` ("config", "loader options").
+EpochOptions epochOptions(const OptionMap& options, const std::string& owner = "config");
 
 }  // namespace firebrand

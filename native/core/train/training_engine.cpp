@@ -98,7 +98,7 @@ TrainingEngine::TrainingEngine(std::shared_ptr<Model> model, std::optional<LossF
 }
 
 TrainingEngine::FitPlan TrainingEngine::beginFit(std::optional<int64_t> batchesPerEpoch, const EpochOptions& options,
-                                                 int64_t numEpochs) {
+                                                 int64_t numEpochs, std::optional<int64_t> maxSteps) {
   if (numEpochs < 1) throw InvalidArgument("numEpochs must be a positive integer, got " + std::to_string(numEpochs));
   if (parameters_.empty()) {
     throw InvalidArgument("fit: the model has no parameters to train (it can still evaluate and predict)");
@@ -109,6 +109,9 @@ TrainingEngine::FitPlan TrainingEngine::beginFit(std::optional<int64_t> batchesP
     const int64_t group = options.step.gradientAccumulationSteps;
     plan.optimizerStepsPerEpoch = (*batchesPerEpoch + group - 1) / group;
     plan.totalSteps = *plan.optimizerStepsPerEpoch * numEpochs;
+    if (maxSteps) plan.totalSteps = std::min(*plan.totalSteps, *maxSteps);
+  } else if (maxSteps) {
+    plan.totalSteps = maxSteps;
   } else {
     for (const auto& unit : units_) {
       if (unit.scheduler().plansOverTotalSteps()) {

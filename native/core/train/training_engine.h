@@ -49,7 +49,9 @@ class TrainingEngine {
     std::optional<int64_t> optimizerStepsPerEpoch;
     std::optional<int64_t> totalSteps;
   };
-  FitPlan beginFit(std::optional<int64_t> batchesPerEpoch, const EpochOptions& options, int64_t numEpochs);
+  // `maxSteps` caps the run's optimizer steps (and the schedule's length).
+  FitPlan beginFit(std::optional<int64_t> batchesPerEpoch, const EpochOptions& options, int64_t numEpochs,
+                   std::optional<int64_t> maxSteps = std::nullopt);
   // One evaluation's value of the metric the scheduler monitors (reduce_on_plateau).
   void onEvalMetric(double value);
   // The epoch-log field reduce_on_plateau watches, or "" for step-driven schedules.
