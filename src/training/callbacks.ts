@@ -1,6 +1,6 @@
 // Hooks into the training lifecycle. Epoch-level hooks may be async and are
 // awaited; onProgress and onLog run while C++ keeps training and are not awaited.
-import type { EpochLogs, History, StepLogs } from './logs';
+import type { EpochLogs, History, StepEvaluationLogs, StepLogs } from './logs';
 import type { Trainer } from './trainer';
 
 /** The plan of a fit; counts are undefined for streamed data of unknown length. */
@@ -19,6 +19,8 @@ export interface Callback {
   onProgress?(logs: StepLogs, trainer: Trainer): void;
   /** Every `logEvery` steps and at the end of each epoch. */
   onLog?(logs: StepLogs, trainer: Trainer): void;
+  /** After an evaluation every evalEvery steps (mid-epoch; epoch-end ones come with onEpochEnd). */
+  postValidation?(logs: StepEvaluationLogs, trainer: Trainer): void | Promise<void>;
   onEpochEnd?(epoch: number, logs: EpochLogs, trainer: Trainer): void | Promise<void>;
   onTrainEnd?(history: History, trainer: Trainer): void | Promise<void>;
 }

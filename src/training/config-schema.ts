@@ -76,6 +76,10 @@ export const configSchema: Schema = {
   gradScaler: gradScalerSchema,
   logEvery: integer(1),
   progressBar: boolean,
+  loggers: (value) =>
+    Array.isArray(value) && value.every((name) => ['csv', 'jsonl', 'tensorboard'].includes(name as string))
+      ? undefined
+      : "a list of 'csv', 'jsonl', 'tensorboard'",
   outputDir: text,
   saveEvery: integer(1),
   saveTotalLimit: integer(1),

@@ -60,6 +60,8 @@ export interface TrainerConfig {
   logEvery: number;
   /** Show progress on stdout: a bar on a TTY, plain lines otherwise. Default true. */
   progressBar: boolean;
+  /** Built-in loggers writing under outputDir/logs: 'csv', 'jsonl', 'tensorboard'. Default none. */
+  loggers: ('csv' | 'jsonl' | 'tensorboard')[];
   /** Where checkpoints go (outputDir/checkpoints/step-N). Default: none saved. */
   outputDir?: string;
   /** With outputDir: also checkpoint every this many optimizer steps, mid-epoch too. Default: epoch ends only. */
@@ -115,6 +117,7 @@ export function defaultConfig(): TrainerConfig {
     gradScaler: {},
     logEvery: 50,
     progressBar: true,
+    loggers: [],
     outputDir: undefined,
     saveEvery: undefined,
     saveTotalLimit: undefined,

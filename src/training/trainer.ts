@@ -18,6 +18,11 @@ import {
   TensorData,
 } from '../native';
 import type { ModelSpec } from '../nn/layers';
+import { CsvLogger } from '../logging/csv-logger';
+import { JsonLinesLogger } from '../logging/jsonl-logger';
+import type { Logger } from '../logging/logger';
+import { LoggingCallback } from '../logging/logging-callback';
+import { TensorBoardLogger } from '../logging/tensorboard/tensorboard-logger';
 import { ProgressBar } from '../progress/progress-bar';
 import { runtimeInfo, setNumThreads, useDeterministicAlgorithms, warnIfSlowBlas } from '../runtime';
 import { LIBRARY_VERSION } from '../version';
@@ -51,6 +56,8 @@ export interface TrainerOptions {
   lrScheduler?: SchedulerSpec | SchedulerName;
   config?: Partial<TrainerConfig>;
   callbacks?: Callback[];
+  /** Loggers of your own (a W&B or Neptune client), fed alongside config.loggers. */
+  loggers?: Logger[];
 }
 
 /** Training or evaluation data: a dataset held in C++, or batches streamed from JavaScript. */
@@ -106,6 +113,8 @@ export class Trainer {
     });
     this.modelSpec = options.model;
     this.callbacks = [...(options.callbacks ?? [])];
+    const loggers = [...builtInLoggers(this.config), ...(options.loggers ?? [])];
+    if (loggers.length > 0) this.callbacks.push(new LoggingCallback(loggers));
     if (this.config.progressBar) this.callbacks.push(new ProgressBar());
   }
 
@@ -257,7 +266,9 @@ export class Trainer {
         await this.checkpoint(run, epoch, result.nextBatch, false);
       }
       if (run.evalData !== undefined && typeof evalEvery === 'number' && reached % evalEvery === 0) {
-        run.history.evaluations.push({ epoch, globalStep: reached, ...(await this.evaluateDuringFit(run.evalData, epoch)) });
+        const evaluation = { epoch, globalStep: reached, ...(await this.evaluateDuringFit(run.evalData, epoch)) };
+        run.history.evaluations.push(evaluation);
+        await this.each((callback) => callback.postValidation?.(evaluation, this));
       }
       options = { ...options, startBatch: result.nextBatch, continueEpoch: true };
     }
@@ -424,6 +435,24 @@ export class Trainer {
   private async each(hook: (callback: Callback) => void | Promise<void>): Promise<void> {
     for (const callback of this.callbacks) await hook(callback);
   }
+}
+
+/** config.loggers as logger objects, writing under outputDir/logs. */
+function builtInLoggers(config: TrainerConfig): Logger[] {
+  if (config.loggers.length === 0) return [];
+  if (config.outputDir === undefined) {
+    throw firebrandError(
+      'ERR_FIREBRAND_INVALID_ARGUMENT',
+      `config.loggers: ${config.loggers.join(', ')} write under config.outputDir, which is not set`,
+    );
+  }
+  const logs = path.join(config.outputDir, 'logs');
+  const make = {
+    csv: () => new CsvLogger(path.join(logs, 'metrics.csv')),
+    jsonl: () => new JsonLinesLogger(path.join(logs, 'metrics.jsonl')),
+    tensorboard: () => new TensorBoardLogger(path.join(logs, 'tensorboard')),
+  };
+  return config.loggers.map((name) => make[name]());
 }
 
 function dataHandle(data: unknown, field: string): Dataset {

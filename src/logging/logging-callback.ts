@@ -1,0 +1,57 @@
+// Feeds the loggers from the training lifecycle: hyper-parameters once, step
+// reports (loss, learning rate, grad-norm, loss scale, throughput) at log
+// steps, epoch and evaluation metrics, and closes them when fit ends.
+import type { Callback } from '../training/callbacks';
+import type { EpochLogs, StepEvaluationLogs, StepLogs } from '../training/logs';
+import type { Trainer } from '../training/trainer';
+import type { Logger, ScalarMetrics } from './logger';
+
+// Epoch-log fields that count things rather than measure the model.
+const BOOKKEEPING = new Set(['epoch', 'globalStep', 'steps', 'optimizerSteps', 'skippedSteps', 'samples', 'seconds']);
+
+/** 'valAccuracy' -> 'val/accuracy', 'loss' -> 'train/loss'; numbers only. */
+function scalars(logs: object, trainPrefix: string): ScalarMetrics {
+  const metrics: ScalarMetrics = {};
+  for (const [name, value] of Object.entries(logs)) {
+    if (typeof value !== 'number' || BOOKKEEPING.has(name)) continue;
+    const validation = /^val[A-Z]/.test(name);
+    const bare = validation ? name[3].toLowerCase() + name.slice(4) : name;
+    metrics[`${validation ? 'val' : trainPrefix}/${bare}`] = value;
+  }
+  return metrics;
+}
+
+export class LoggingCallback implements Callback {
+  constructor(private readonly loggers: Logger[]) {}
+
+  onTrainBegin(_info: unknown, trainer: Trainer): void {
+    for (const logger of this.loggers) logger.logHyperparameters?.({ ...trainer.config });
+  }
+
+  onLog(logs: StepLogs): void {
+    const metrics: ScalarMetrics = {
+      'train/loss': logs.loss,
+      'train/learningRate': logs.learningRate,
+      'train/stepsPerSecond': logs.step / Math.max(logs.elapsedSeconds, 1e-9),
+    };
+    if (logs.gradNorm !== undefined) metrics['train/gradNorm'] = logs.gradNorm;
+    if (logs.gradScale !== undefined) metrics['train/gradScale'] = logs.gradScale;
+    this.emit(metrics, logs.globalStep);
+  }
+
+  postValidation(logs: StepEvaluationLogs): void {
+    this.emit(scalars(logs, 'val'), logs.globalStep);
+  }
+
+  onEpochEnd(_epoch: number, logs: EpochLogs): void {
+    this.emit({ ...scalars(logs, 'epoch'), 'epoch/samplesPerSecond': logs.samples / Math.max(logs.seconds, 1e-9) }, logs.globalStep);
+  }
+
+  async onTrainEnd(): Promise<void> {
+    for (const logger of this.loggers) await logger.close?.();
+  }
+
+  private emit(metrics: ScalarMetrics, step: number): void {
+    for (const logger of this.loggers) logger.logMetrics(metrics, step);
+  }
+}
