@@ -8,7 +8,8 @@ export type FirebrandErrorCode =
   | 'ERR_FIREBRAND_NON_FINITE'
   | 'ERR_FIREBRAND_TORCH'
   | 'ERR_FIREBRAND_OUT_OF_MEMORY'
-  | 'ERR_FIREBRAND_INTERNAL';
+  | 'ERR_FIREBRAND_INTERNAL'
+  | 'ERR_FIREBRAND_CALLBACK';
 
 export interface FirebrandError extends Error {
   code: FirebrandErrorCode;

@@ -6,10 +6,10 @@ import { makeBlobs } from './helpers';
 
 export const RESUME_EPOCHS = 3;
 
-/** 200 blob samples, normalized in the loader: 13 shuffled batches of 16 per epoch. */
-export function resumeData(): Dataset {
-  const { inputs, labels } = makeBlobs(200, 4, 11);
-  return Dataset.fromArrays({ inputs, inputShape: [200, 4], targets: labels }).withTransforms(
+/** Blob samples (default 200: 13 shuffled batches of 16 per epoch), normalized in the loader. */
+export function resumeData(samples = 200): Dataset {
+  const { inputs, labels } = makeBlobs(samples, 4, 11);
+  return Dataset.fromArrays({ inputs, inputShape: [samples, 4], targets: labels }).withTransforms(
     transforms.normalize({ mean: 0.1, std: 1.3 }),
   );
 }

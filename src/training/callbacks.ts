@@ -23,4 +23,6 @@ export interface Callback {
   postValidation?(logs: StepEvaluationLogs, trainer: Trainer): void | Promise<void>;
   onEpochEnd?(epoch: number, logs: EpochLogs, trainer: Trainer): void | Promise<void>;
   onTrainEnd?(history: History, trainer: Trainer): void | Promise<void>;
+  /** fit failed with `error` (awaited before fit rejects with it). */
+  onException?(error: unknown, trainer: Trainer): void | Promise<void>;
 }

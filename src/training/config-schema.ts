@@ -76,6 +76,7 @@ export const configSchema: Schema = {
   gradScaler: gradScalerSchema,
   logEvery: integer(1),
   progressBar: boolean,
+  handleSignals: boolean,
   loggers: (value) =>
     Array.isArray(value) && value.every((name) => ['csv', 'jsonl', 'tensorboard'].includes(name as string))
       ? undefined

@@ -58,6 +58,8 @@ export interface TrainerConfig {
   metrics: MetricName[];
   /** Optimizer steps between log reports (onLog, plain progress lines). Default 50. */
   logEvery: number;
+  /** During fit, SIGINT/SIGTERM stop training at the next step (an interrupted checkpoint with outputDir); a second one exits. Default true. */
+  handleSignals: boolean;
   /** Show progress on stdout: a bar on a TTY, plain lines otherwise. Default true. */
   progressBar: boolean;
   /** Built-in loggers writing under outputDir/logs: 'csv', 'jsonl', 'tensorboard'. Default none. */
@@ -117,6 +119,7 @@ export function defaultConfig(): TrainerConfig {
     gradScaler: {},
     logEvery: 50,
     progressBar: true,
+    handleSignals: true,
     loggers: [],
     outputDir: undefined,
     saveEvery: undefined,

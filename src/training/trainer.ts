@@ -68,6 +68,8 @@ export interface FitOptions {
   evalData?: TrainingData;
   /** Overrides config.numEpochs for this call. */
   numEpochs?: number;
+  /** Aborting it stops training at the next step boundary (as stopTraining); fit resolves with the history so far. */
+  signal?: AbortSignal;
 }
 
 /** What a fit carries from checkpoint to checkpoint. */
@@ -148,81 +150,124 @@ export class Trainer {
    */
   async fit(trainData: TrainingData, options: FitOptions = {}): Promise<History> {
     return this.exclusive('fit', async () => {
-      const started = Date.now();
-      const numEpochs = options.numEpochs ?? this.config.numEpochs;
-      const monitor = this.engine.schedulerMonitor as keyof EpochLogs | undefined;
-      if (monitor?.startsWith('val') && !options.evalData) {
-        throw firebrandError(
-          'ERR_FIREBRAND_INVALID_ARGUMENT',
-          `lrScheduler (reduce_on_plateau) monitors '${monitor}', which needs evalData: pass fit(data, { evalData }) or monitor 'loss'`,
-        );
-      }
       this.stopRequested = false;
       this.engine.clearStop();
-      const streamed = trainData instanceof StreamingDataset;
-      const plan = this.engine.beginFit(
-        streamed ? trainData.batchesPerEpoch : dataHandle(trainData, 'trainData').native,
-        this.epochOptions(0),
-        numEpochs,
-        this.config.maxSteps,
-      );
-      const resumed = this.resumePoint(plan.batchesPerEpoch);
-      const run: CheckpointRun = {
-        history: resumed?.state.history ?? { epochs: [], evaluations: [], stopped: false },
-        bestMetric: resumed?.state.bestMetric,
-        bestCheckpoint: resumed?.state.bestCheckpoint,
-        batchesPerEpoch: plan.batchesPerEpoch,
-        priorSeconds: resumed?.state.wallTimeSeconds ?? 0,
-        started,
-        evalData: options.evalData,
-      };
-      if (resumed) {
-        await this.engine.loadState(resumed.folder);
-      } else if (this.config.initWeightsFrom !== undefined && !this.weightsInitialised) {
-        await this.engine.initWeightsFrom(this.config.initWeightsFrom, true);
+      const stopWatching = this.watchInterruptions(options.signal);
+      try {
+        return await this.runFit(trainData, options);
+      } catch (error) {
+        await this.each('onException', (callback) => callback.onException?.(error, this)).catch(() => undefined);
+        throw error;
+      } finally {
+        stopWatching();
       }
-      this.weightsInitialised = true;
-      this.fitDeadline = this.config.maxTime === undefined ? undefined : started + this.config.maxTime * 1000;
-      const history = run.history;
-      await this.each((callback) => callback.onTrainBegin?.({ numEpochs, ...plan }, this));
-      for (let epoch = resumed?.state.epoch ?? 0; epoch < numEpochs && !this.stopRequested; epoch++) {
-        await this.each((callback) => callback.onEpochBegin?.(epoch, this));
-        const startBatch = epoch === resumed?.state.epoch ? resumed.state.batchInEpoch : 0;
-        const { result, ended } = await this.trainEpochInSegments(trainData, epoch, startBatch, run);
-        const { stopped, nextBatch, ...trained } = result;
-        let logs: EpochLogs = { epoch, ...trained, globalStep: this.engine.globalStep };
-        if (ended === 'stopped') {
-          this.stopRequested = true;
-          // The checkpoint's history holds finished epochs only; a resumed run redoes this one.
-          if (this.config.outputDir) await this.checkpoint(run, epoch, nextBatch, true);
-          history.epochs.push(logs);
-          await this.each((callback) => callback.onEpochEnd?.(epoch, logs, this));
-          break;
-        }
-        if (options.evalData) logs = { ...logs, ...(await this.evaluateDuringFit(options.evalData, epoch)) };
-        if (monitor !== undefined) {
-          const monitored = logs[monitor];
-          if (typeof monitored !== 'number') {
-            throw firebrandError(
-              'ERR_FIREBRAND_INVALID_ARGUMENT',
-              `lrScheduler (reduce_on_plateau) monitors '${monitor}', which this fit does not report (accuracy needs a class-index loss)`,
-            );
-          }
-          this.engine.onEvalMetric(monitored);
-        }
-        history.epochs.push(logs);
-        if (this.config.outputDir) await this.checkpoint(run, ended === 'maxSteps' ? epoch : epoch + 1, ended === 'maxSteps' ? nextBatch : 0, false, logs);
-        await this.each((callback) => callback.onEpochEnd?.(epoch, logs, this));
-        if (ended === 'maxSteps') break;
-        if (this.fitDeadline !== undefined && Date.now() >= this.fitDeadline) this.stopRequested = true;
-      }
-      history.stopped = this.stopRequested;
-      if (this.config.loadBestModelAtEnd && run.bestCheckpoint !== undefined) {
-        await this.engine.initWeightsFrom(path.join(run.bestCheckpoint, WEIGHTS_FILE), true);
-      }
-      await this.each((callback) => callback.onTrainEnd?.(history, this));
-      return history;
     });
+  }
+
+  /**
+   * Stops training at the next step boundary on `signal`'s abort, or on SIGINT/SIGTERM
+   * (config.handleSignals); a second SIGINT/SIGTERM ends the process at once. Returns the unwatch.
+   */
+  private watchInterruptions(signal: AbortSignal | undefined): () => void {
+    const stop = () => {
+      this.stopTraining = true;
+    };
+    if (signal?.aborted) stop();
+    signal?.addEventListener('abort', stop);
+    let received = 0;
+    const onSignal = (name: NodeJS.Signals) => {
+      if (++received > 1) process.exit(name === 'SIGINT' ? 130 : 143);
+      process.stderr.write(`firebrand: ${name}: stopping after the current step (again to abort at once)\n`);
+      stop();
+    };
+    if (this.config.handleSignals) {
+      process.on('SIGINT', onSignal);
+      process.on('SIGTERM', onSignal);
+    }
+    return () => {
+      signal?.removeEventListener('abort', stop);
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+    };
+  }
+
+  private async runFit(trainData: TrainingData, options: FitOptions): Promise<History> {
+    const started = Date.now();
+    const numEpochs = options.numEpochs ?? this.config.numEpochs;
+    const monitor = this.engine.schedulerMonitor as keyof EpochLogs | undefined;
+    if (monitor?.startsWith('val') && !options.evalData) {
+      throw firebrandError(
+        'ERR_FIREBRAND_INVALID_ARGUMENT',
+        `lrScheduler (reduce_on_plateau) monitors '${monitor}', which needs evalData: pass fit(data, { evalData }) or monitor 'loss'`,
+      );
+    }
+    const streamed = trainData instanceof StreamingDataset;
+    const plan = this.engine.beginFit(
+      streamed ? trainData.batchesPerEpoch : dataHandle(trainData, 'trainData').native,
+      this.epochOptions(0),
+      numEpochs,
+      this.config.maxSteps,
+    );
+    const resumed = this.resumePoint(plan.batchesPerEpoch);
+    const run: CheckpointRun = {
+      history: resumed?.state.history ?? { epochs: [], evaluations: [], stopped: false },
+      bestMetric: resumed?.state.bestMetric,
+      bestCheckpoint: resumed?.state.bestCheckpoint,
+      batchesPerEpoch: plan.batchesPerEpoch,
+      priorSeconds: resumed?.state.wallTimeSeconds ?? 0,
+      started,
+      evalData: options.evalData,
+    };
+    if (resumed) {
+      await this.engine.loadState(resumed.folder);
+    } else if (this.config.initWeightsFrom !== undefined && !this.weightsInitialised) {
+      await this.engine.initWeightsFrom(this.config.initWeightsFrom, true);
+    }
+    this.weightsInitialised = true;
+    this.fitDeadline = this.config.maxTime === undefined ? undefined : started + this.config.maxTime * 1000;
+    const history = run.history;
+    await this.each('onTrainBegin', (callback) => callback.onTrainBegin?.({ numEpochs, ...plan }, this));
+    for (let epoch = resumed?.state.epoch ?? 0; epoch < numEpochs && !this.stopRequested; epoch++) {
+      await this.each('onEpochBegin', (callback) => callback.onEpochBegin?.(epoch, this));
+      const startBatch = epoch === resumed?.state.epoch ? resumed.state.batchInEpoch : 0;
+      const { result, ended } = await this.trainEpochInSegments(trainData, epoch, startBatch, run);
+      const { stopped, nextBatch, ...trained } = result;
+      let logs: EpochLogs = { epoch, ...trained, globalStep: this.engine.globalStep };
+      if (ended === 'stopped') {
+        this.stopRequested = true;
+        // The checkpoint's history holds finished epochs only; a resumed run redoes this one.
+        if (this.config.outputDir) await this.checkpoint(run, epoch, nextBatch, true);
+        history.epochs.push(logs);
+        await this.each('onEpochEnd', (callback) => callback.onEpochEnd?.(epoch, logs, this));
+        break;
+      }
+      if (options.evalData) logs = { ...logs, ...(await this.evaluateDuringFit(options.evalData, epoch)) };
+      if (monitor !== undefined) {
+        const monitored = logs[monitor];
+        if (typeof monitored !== 'number') {
+          throw firebrandError(
+            'ERR_FIREBRAND_INVALID_ARGUMENT',
+            `lrScheduler (reduce_on_plateau) monitors '${monitor}', which this fit does not report (accuracy needs a class-index loss)`,
+          );
+        }
+        this.engine.onEvalMetric(monitored);
+      }
+      history.epochs.push(logs);
+      if (this.config.outputDir) {
+      // A stop requested meanwhile makes this the run's last save: it is the interruption's.
+      const position = ended === 'maxSteps' ? { epoch, batch: nextBatch } : { epoch: epoch + 1, batch: 0 };
+      await this.checkpoint(run, position.epoch, position.batch, this.stopRequested, logs);
+    }
+      await this.each('onEpochEnd', (callback) => callback.onEpochEnd?.(epoch, logs, this));
+      if (ended === 'maxSteps') break;
+      if (this.fitDeadline !== undefined && Date.now() >= this.fitDeadline) this.stopRequested = true;
+    }
+    history.stopped = this.stopRequested;
+    if (this.config.loadBestModelAtEnd && run.bestCheckpoint !== undefined) {
+      await this.engine.initWeightsFrom(path.join(run.bestCheckpoint, WEIGHTS_FILE), true);
+    }
+    await this.each('onTrainEnd', (callback) => callback.onTrainEnd?.(history, this));
+    return history;
   }
 
   /** Loss and metrics over evalData, as val-prefixed log fields. */
@@ -268,7 +313,7 @@ export class Trainer {
       if (run.evalData !== undefined && typeof evalEvery === 'number' && reached % evalEvery === 0) {
         const evaluation = { epoch, globalStep: reached, ...(await this.evaluateDuringFit(run.evalData, epoch)) };
         run.history.evaluations.push(evaluation);
-        await this.each((callback) => callback.postValidation?.(evaluation, this));
+        await this.each('postValidation', (callback) => callback.postValidation?.(evaluation, this));
       }
       options = { ...options, startBatch: result.nextBatch, continueEpoch: true };
     }
@@ -427,14 +472,36 @@ export class Trainer {
   private dispatchReport(report: StepReport): void {
     if (this.fitDeadline !== undefined && !this.stopRequested && Date.now() >= this.fitDeadline) this.stopTraining = true;
     for (const callback of this.callbacks) {
-      callback.onProgress?.(report, this);
-      if (report.isLogStep) callback.onLog?.(report, this);
+      try {
+        callback.onProgress?.(report, this);
+      } catch (error) {
+        throw callbackError('onProgress', error);
+      }
+      try {
+        if (report.isLogStep) callback.onLog?.(report, this);
+      } catch (error) {
+        throw callbackError('onLog', error);
+      }
     }
   }
 
-  private async each(hook: (callback: Callback) => void | Promise<void>): Promise<void> {
-    for (const callback of this.callbacks) await hook(callback);
+  /** Runs one hook on every callback in order, awaiting each; an error names the hook. */
+  private async each(name: keyof Callback, hook: (callback: Callback) => void | Promise<void>): Promise<void> {
+    for (const callback of this.callbacks) {
+      try {
+        await hook(callback);
+      } catch (error) {
+        throw callbackError(name, error);
+      }
+    }
   }
+}
+
+/** A callback's error, named by its hook; the original is the `cause`. */
+function callbackError(hook: string, error: unknown): Error {
+  if (error instanceof Error && (error as { hook?: string }).hook !== undefined) return error;
+  const message = error instanceof Error ? error.message : String(error);
+  return Object.assign(new Error(`callback ${hook} threw: ${message}`, { cause: error }), { code: 'ERR_FIREBRAND_CALLBACK', hook });
 }
 
 /** config.loggers as logger objects, writing under outputDir/logs. */
