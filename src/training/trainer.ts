@@ -392,12 +392,20 @@ export class Trainer {
    * to rebuild it, and for TorchScript modules model.pt. `Model.load(folder)` reads it back.
    */
   async save(folder: string): Promise<void> {
-    return this.exclusive('save', () =>
-      writeSavedModel(folder, this.modelSpec, async (temporary) => {
-        await this.engine.saveWeights(path.join(temporary, WEIGHTS_FILE));
-        if (this.modelSpec.type === 'torchscript') await this.engine.exportTorchScript(path.join(temporary, TORCHSCRIPT_FILE));
-      }),
-    );
+    return this.exclusive('save', () => this.writeModel(folder));
+  }
+
+  /** @internal trainer.save without the one-operation guard, for built-in callbacks during fit. */
+  writeModel(folder: string): Promise<void> {
+    return writeSavedModel(folder, this.modelSpec, async (temporary) => {
+      await this.engine.saveWeights(path.join(temporary, WEIGHTS_FILE));
+      if (this.modelSpec.type === 'torchscript') await this.engine.exportTorchScript(path.join(temporary, TORCHSCRIPT_FILE));
+    });
+  }
+
+  /** @internal Loads the weights of a folder writeModel wrote, for built-in callbacks during fit. */
+  async readModelWeights(folder: string): Promise<void> {
+    await this.engine.initWeightsFrom(path.join(folder, WEIGHTS_FILE), true);
   }
 
   /**

@@ -1,0 +1,76 @@
+// Stops training when a metric has not improved for `patience` epochs
+// (Keras' and Lightning's EarlyStopping), optionally restoring the weights of
+// the best epoch at the end.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+import type { Callback } from '../training/callbacks';
+import type { EpochLogs } from '../training/logs';
+import type { Trainer } from '../training/trainer';
+import { MonitoredMetric, MonitorMode } from './monitored-metric';
+
+export interface EarlyStoppingOptions {
+  /** Epoch-log field. Default 'valLoss'. */
+  monitor?: string;
+  /** Default 'auto' (min for losses and errors, max otherwise). */
+  mode?: MonitorMode;
+  /** Epochs without improvement before stopping. Default 3. */
+  patience?: number;
+  /** Smallest change that counts as an improvement. Default 0. */
+  minDelta?: number;
+  /** At the end, load the weights of the best epoch. Default false. */
+  restoreBestWeights?: boolean;
+}
+
+export class EarlyStopping implements Callback {
+  private readonly metric: MonitoredMetric;
+  private readonly patience: number;
+  private readonly restoreBestWeights: boolean;
+  private best: number | undefined;
+  private waited = 0;
+  private snapshot: string | undefined;
+  /** The epoch whose value was best, and the epoch training stopped after (if it did). */
+  bestEpoch: number | undefined;
+  stoppedEpoch: number | undefined;
+
+  constructor(options: EarlyStoppingOptions = {}) {
+    this.metric = new MonitoredMetric(options.monitor ?? 'valLoss', options.mode ?? 'auto', options.minDelta ?? 0);
+    this.patience = options.patience ?? 3;
+    this.restoreBestWeights = options.restoreBestWeights ?? false;
+  }
+
+  onTrainBegin(): void {
+    this.best = undefined;
+    this.waited = 0;
+    this.bestEpoch = undefined;
+    this.stoppedEpoch = undefined;
+  }
+
+  async onEpochEnd(epoch: number, logs: EpochLogs, trainer: Trainer): Promise<void> {
+    // An epoch cut short by a stop has no evaluation; training ends anyway.
+    if (trainer.stopTraining) return;
+    const value = this.metric.valueIn(logs, 'EarlyStopping');
+    if (this.metric.improves(value, this.best)) {
+      this.best = value;
+      this.bestEpoch = epoch;
+      this.waited = 0;
+      if (this.restoreBestWeights) {
+        this.snapshot ??= path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'firebrand-best-')), 'model');
+        await trainer.writeModel(this.snapshot);
+      }
+      return;
+    }
+    if (++this.waited >= this.patience) {
+      this.stoppedEpoch = epoch;
+      trainer.stopTraining = true;
+    }
+  }
+
+  async onTrainEnd(_history: unknown, trainer: Trainer): Promise<void> {
+    if (this.snapshot === undefined) return;
+    if (this.restoreBestWeights) await trainer.readModelWeights(this.snapshot);
+    fs.rmSync(path.dirname(this.snapshot), { recursive: true, force: true });
+    this.snapshot = undefined;
+  }
+}
