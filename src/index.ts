@@ -20,18 +20,22 @@ export type { EarlyStoppingOptions } from './callbacks/early-stopping';
 export { ModelCheckpoint } from './callbacks/model-checkpoint';
 export type { ModelCheckpointOptions } from './callbacks/model-checkpoint';
 export type { MonitorMode } from './callbacks/monitored-metric';
+export { LearningRateMonitor } from './callbacks/learning-rate-monitor';
+export type { LearningRateMonitorOptions } from './callbacks/learning-rate-monitor';
+export { Timer } from './callbacks/timer';
+export type { TimerDuration, TimerOptions, TimerStage } from './callbacks/timer';
 export { CsvLogger } from './logging/csv-logger';
 export { JsonLinesLogger } from './logging/jsonl-logger';
 export type { Logger, ScalarMetrics } from './logging/logger';
 export { TensorBoardLogger } from './logging/tensorboard/tensorboard-logger';
 export { ProgressBar } from './progress/progress-bar';
-export type { ProgressStream } from './progress/progress-bar';
+export type { ProgressBarOptions, ProgressStream } from './progress/progress-bar';
 export { manualSeed, runtimeInfo, setNumThreads, useDeterministicAlgorithms } from './runtime';
 export type { RuntimeInfo } from './runtime';
-export type { Callback, TrainBeginInfo } from './training/callbacks';
+export type { BatchInfo, BatchResult, Callback, CheckpointInfo, TfLogs, TrainBeginInfo, ValidationInfo } from './training/callbacks';
 export { defaultConfig, loadConfig } from './training/config';
 export type { GradScalerConfig, TrainerConfig } from './training/config';
-export type { EpochLogs, EpochSummary, EvalLogs, History, StepLogs } from './training/logs';
+export type { BestMetric, EpochLogs, EpochSummary, EvalLogs, EvalProgress, History, StepLogs, ValidationLogs } from './training/logs';
 export type { MetricLogs, MetricName, ScalarMetricName, ValMetricLogs } from './training/metrics';
 export type {
   LossName,
@@ -45,5 +49,12 @@ export type {
   SchedulerSpec,
 } from './training/objectives';
 export { Trainer } from './training/trainer';
-export type { FitOptions, TrainerOptions, TrainingData } from './training/trainer';
+export type {
+  DataloaderConfiguration,
+  FitOptions,
+  ModelConfiguration,
+  OptimizerConfiguration,
+  TrainerOptions,
+  TrainingData,
+} from './training/trainer';
 export type { TrainerState } from './training/checkpoints';

@@ -36,7 +36,30 @@ export interface StepReport {
   gradScale?: number;
   /** Optimizer steps dropped this epoch: non-finite loss (nonFiniteLoss: 'skip') or overflowing scaled gradients. */
   skippedSteps: number;
+  /** Every optimizer's groups' learning rates for the next step, in order. */
+  learningRates: number[];
   isLogStep: boolean;
+}
+
+/** What the C++ loop hands a per-batch hook. */
+export interface NativeBatchEvent {
+  hook: 'preTrainBatch' | 'postTrainBatch' | 'preValBatch' | 'postValBatch';
+  epoch: number;
+  batch: number;
+  size: number;
+  globalStep: number;
+  /** After a batch only. */
+  loss?: number;
+}
+
+/** Called on the JS thread while the C++ loop waits; must call done(ok) once. */
+export type NativeBatchHook = (event: NativeBatchEvent, done: (ok: boolean) => void) => void;
+
+export interface NativeEvalReport {
+  batch: number;
+  batches?: number;
+  samples: number;
+  elapsedSeconds: number;
 }
 
 export interface EpochResult {
@@ -160,8 +183,19 @@ export interface NativeEngine {
     data: NativeDataset | NativeBatchQueue,
     options: NativeEpochOptions,
     onReport: (report: StepReport) => void,
+    onBatch?: NativeBatchHook,
   ): Promise<NativeEpochResult>;
-  evaluate(data: NativeDataset | NativeBatchQueue, batchSize: number): Promise<NativeEvalResult>;
+  evaluate(
+    data: NativeDataset | NativeBatchQueue,
+    batchSize: number,
+    options?: { epoch?: number; onReport?: (report: NativeEvalReport) => void; onBatch?: NativeBatchHook },
+  ): Promise<NativeEvalResult>;
+  /** Base learning rate of every optimizer (or the named one): now when idle, else from the next step. */
+  setLearningRate(lr: number, optimizer?: string): void;
+  /** Every optimizer's groups' current learning rates (throws while an operation runs). */
+  readonly learningRates: number[];
+  /** Names of learningRates' entries: 'adamw', 'adamw/pg1', 'generator'. */
+  readonly learningRateNames: string[];
   predict(inputs: NumericArray, shape: number[], batchSize: number): Promise<TensorData>;
   requestStop(): void;
   clearStop(): void;

@@ -30,7 +30,7 @@ describe('built-in callbacks', () => {
 
     const blind = blobTrainer({ numEpochs: 1 }, { callbacks: [new EarlyStopping()] });
     expect((await rejectionOf(blind.fit(blobDataset(32)))).message).to.match(
-      /^callback onEpochEnd threw: EarlyStopping: monitors 'valLoss', which the epoch logs do not hold \(they hold epoch, loss, .*accuracy.*\); pass evalData for val\* metrics$/,
+      /^callback postEpoch threw: EarlyStopping: monitors 'valLoss', which the epoch logs do not hold \(they hold epoch, loss, .*accuracy.*\); pass evalData for val\* metrics$/,
     );
   });
 

@@ -48,7 +48,7 @@ describe('checkpoints and exact resume', function () {
     expect(state).to.include({ globalStep: 39, epoch: RESUME_EPOCHS, batchInEpoch: 0, worldSize: 1, interrupted: false, batchesPerEpoch: 13 });
     expect(state.history.epochs).to.have.length(RESUME_EPOCHS);
     expect(state.config).to.include({ batchSize: 16, seed: 9 });
-    expect(state.bestCheckpoint).to.equal(path.join(checkpoints, `step-${state.history.epochs.reduce((best, e, i, all) => (e.loss < all[best].loss ? i : best), 0) * 13 + 13}`));
+    expect(state.history.best?.checkpoint).to.equal(path.join(checkpoints, `step-${state.history.epochs.reduce((best, e, i, all) => (e.loss < all[best].loss ? i : best), 0) * 13 + 13}`));
     const midEpoch = stateOf(path.join(checkpoints, 'step-20'));
     expect(midEpoch).to.include({ epoch: 1, batchInEpoch: 7 });
     // The weights are a safetensors file any reader takes: the same tensors as stateDict().

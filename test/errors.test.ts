@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 
 import { Dataset, LayerSpec, nn, runtimeInfo, Trainer } from '../src';
-import { blobDataset, blobTrainer, errorOf, rejectionOf } from './helpers';
+import { blobDataset, blobTrainer, errorOf, rejectionOf, setupError } from './helpers';
 
 function trainerWith(layers: LayerSpec[]): Trainer {
   return new Trainer({
@@ -18,81 +18,83 @@ function trainerWith(layers: LayerSpec[]): Trainer {
 
 describe('errors from bad input', () => {
   describe('model description', () => {
-    it('names the layer and field of a negative size', () => {
-      const error = errorOf(() => trainerWith([nn.linear(4, 8), nn.conv2d(1, -3, 3)]));
+    it('names the layer and field of a negative size', async () => {
+      const error = (await setupError(() => trainerWith([nn.linear(4, 8), nn.conv2d(1, -3, 3)])));
       expect(error.code).to.equal('ERR_FIREBRAND_INVALID_ARGUMENT');
       expect(error.message).to.equal("layers[1] (conv2d): field 'outChannels' must be a positive integer, got -3");
     });
 
-    it('names an unknown layer type and suggests the closest one', () => {
-      const error = errorOf(() => trainerWith([{ type: 'lineer' } as unknown as LayerSpec]));
+    it('names an unknown layer type and suggests the closest one', async () => {
+      const error = (await setupError(() => trainerWith([{ type: 'lineer' } as unknown as LayerSpec])));
       expect(error.message).to.match(/^layers\[0\] \(lineer\): unknown layer type 'lineer' \(did you mean 'linear'\?\)/);
     });
 
-    it('rejects unknown fields and wrongly typed values', () => {
-      const typo = errorOf(() => trainerWith([{ type: 'linear', inFeatures: 2, outFeatures: 2, bais: false } as LayerSpec]));
+    it('rejects unknown fields and wrongly typed values', async () => {
+      const typo = (await setupError(() => trainerWith([{ type: 'linear', inFeatures: 2, outFeatures: 2, bais: false } as LayerSpec])));
       expect(typo.message).to.contain("layers[0] (linear): unknown field 'bais' (did you mean 'bias'?)");
-      const wrongType = errorOf(() => trainerWith([{ type: 'dropout', p: '0.5' } as unknown as LayerSpec]));
+      const wrongType = (await setupError(() => trainerWith([{ type: 'dropout', p: '0.5' } as unknown as LayerSpec])));
       expect(wrongType.message).to.equal("layers[0] (dropout): field 'p' must be a number >= 0 and <= 1, got \"0.5\"");
-      const missing = errorOf(() => trainerWith([{ type: 'linear', inFeatures: 3 } as LayerSpec]));
+      const missing = (await setupError(() => trainerWith([{ type: 'linear', inFeatures: 3 } as LayerSpec])));
       expect(missing.message).to.equal("layers[0] (linear): field 'outFeatures' must be a positive integer, got nothing");
-      const groups = errorOf(() => trainerWith([nn.conv2d(3, 4, 3, { groups: 2 })]));
+      const groups = (await setupError(() => trainerWith([nn.conv2d(3, 4, 3, { groups: 2 })])));
       expect(groups.message).to.contain('must both be divisible by groups (2)');
     });
 
-    it('rejects an empty model and a model that is not sequential', () => {
-      expect(errorOf(() => trainerWith([])).message).to.contain('needs at least one layer');
-      const notModel = errorOf(
+    it('rejects an empty model and a model that is not sequential', async () => {
+      expect((await setupError(() => trainerWith([]))).message).to.contain('needs at least one layer');
+      const notModel = (await setupError(
         () => new Trainer({ model: {} as never, loss: 'mse', optimizer: 'sgd', config: { progressBar: false } }),
-      );
+      ));
       expect(notModel.message).to.equal("model.type must be a string, got undefined");
     });
   });
 
   describe('loss, optimizer and config', () => {
-    it('names unknown losses and optimizers and bad optimizer options', () => {
-      const loss = errorOf(() => blobTrainer({}, { loss: 'cross_entropyy' as never }));
+    it('names unknown losses and optimizers and bad optimizer options', async () => {
+      const loss = (await setupError(() => blobTrainer({}, { loss: 'cross_entropyy' as never })));
       expect(loss.message).to.contain("unknown loss 'cross_entropyy' (did you mean 'cross_entropy'?)");
-      const optimizer = errorOf(() => blobTrainer({}, { optimizer: 'adamx' as never }));
+      const optimizer = (await setupError(() => blobTrainer({}, { optimizer: 'adamx' as never })));
       expect(optimizer.message).to.contain("unknown optimizer 'adamx'");
-      const lr = errorOf(() => blobTrainer({}, { optimizer: { name: 'adamw', lr: -1 } }));
+      const lr = (await setupError(() => blobTrainer({}, { optimizer: { name: 'adamw', lr: -1 } })));
       expect(lr.message).to.equal("optimizer (adamw): field 'lr' must be a number >= 0, got -1");
-      const betas = errorOf(() => blobTrainer({}, { optimizer: { name: 'adam', betas: [0.9] as never } }));
+      const betas = (await setupError(() => blobTrainer({}, { optimizer: { name: 'adam', betas: [0.9] as never } })));
       expect(betas.message).to.contain("field 'betas' must be a list of 2 numbers");
-      const nesterov = errorOf(() => blobTrainer({}, { optimizer: { name: 'sgd', nesterov: true } }));
+      const nesterov = (await setupError(() => blobTrainer({}, { optimizer: { name: 'sgd', nesterov: true } })));
       expect(nesterov.message).to.contain('nesterov needs momentum > 0');
     });
 
-    it('names parameter groups that match nothing, overlap or carry unknown options', () => {
-      const none = errorOf(() => blobTrainer({}, { optimizer: { name: 'sgd', paramGroups: [{ params: ['9.'] }] } }));
+    it('names parameter groups that match nothing, overlap or carry unknown options', async () => {
+      const none = (await setupError(() => blobTrainer({}, { optimizer: { name: 'sgd', paramGroups: [{ params: ['9.'] }] } })));
       expect(none.message).to.equal(
         "optimizer.paramGroups[0]: '9.' is the prefix of no parameter name; names look like '0.weight', '0.bias', '2.weight', '2.bias'",
       );
-      const overlap = errorOf(() =>
+      const overlap = await setupError(() =>
         blobTrainer({}, { optimizer: { name: 'adam', paramGroups: [{ params: ['0.'] }, { params: ['0.bias'] }] } }),
       );
       expect(overlap.message).to.contain("parameter '0.bias' is in paramGroups[0] and paramGroups[1]");
-      const typo = errorOf(() =>
+      const typo = await setupError(() =>
         blobTrainer({}, { optimizer: { name: 'sgd', paramGroups: [{ params: ['0.'], lrr: 1 } as never] } }),
       );
       expect(typo.message).to.contain("optimizer.paramGroups[0]: unknown field 'lrr' (did you mean 'lr'?)");
-      const notList = errorOf(() => blobTrainer({}, { optimizer: { name: 'sgd', paramGroups: [{ params: '0.' } as never] } }));
+      const notList = (await setupError(() => blobTrainer({}, { optimizer: { name: 'sgd', paramGroups: [{ params: '0.' } as never] } })));
       expect(notList.message).to.equal('optimizer.paramGroups[0].params must be an array of strings, got a string');
     });
 
     it('rejects unknown config fields, bad devices and bad batch sizes', async () => {
-      expect(errorOf(() => blobTrainer({ batchSze: 3 } as never)).message).to.equal(
+      expect((await setupError(() => blobTrainer({ batchSze: 3 } as never))).message).to.equal(
         "config.batchSze: unknown field (did you mean 'batchSize'?)",
       );
-      expect(errorOf(() => blobTrainer({ device: 'tpu' })).message).to.equal(
+      expect((await setupError(() => blobTrainer({ device: 'tpu' }))).message).to.equal(
         "device: expected 'auto', 'cpu', 'cuda', 'cuda:<index>' or 'mps', got 'tpu'",
       );
       if (runtimeInfo().cudaDeviceCount === 0) {
-        expect(errorOf(() => blobTrainer({ device: 'cuda:0' })).message).to.contain("device 'cuda:0': no CUDA device");
-        expect(blobTrainer({ device: 'auto' }).device).to.equal('cpu');
+        expect((await setupError(() => blobTrainer({ device: 'cuda:0' }))).message).to.contain("device 'cuda:0': no CUDA device");
+        const auto = blobTrainer({ device: 'auto' });
+        await auto.setup();
+        expect(auto.device).to.equal('cpu');
       }
-      expect(errorOf(() => blobTrainer({ device: 'mps' })).message).to.contain("device 'mps': this libtorch has no MPS backend");
-      expect(errorOf(() => blobTrainer({ numThreads: 0 })).message).to.equal('config.numThreads: got 0, expected an integer >= 1');
+      expect((await setupError(() => blobTrainer({ device: 'mps' }))).message).to.contain("device 'mps': this libtorch has no MPS backend");
+      expect((await setupError(() => blobTrainer({ numThreads: 0 }))).message).to.equal('config.numThreads: got 0, expected an integer >= 1');
       // Values that reach C++ unchecked by the config are checked there too.
       const batch = errorOf(() => blobDataset(32).batches({ batchSize: 0 }));
       expect(batch.message).to.equal("loader options: field 'batchSize' must be a positive integer, got 0");
@@ -130,7 +132,7 @@ describe('errors from bad input', () => {
       expect(error.message).to.equal(
         "epoch 1, step 1: loss (cross_entropy): field 'weight' holds 3 class weights but the model has 2 outputs",
       );
-      expect(errorOf(() => blobTrainer({}, { loss: { name: 'cross_entropy', weight: [] } })).message).to.equal(
+      expect((await setupError(() => blobTrainer({}, { loss: { name: 'cross_entropy', weight: [] } }))).message).to.equal(
         "loss (cross_entropy): field 'weight' must be a non-empty list of numbers >= 0, got []",
       );
     });
@@ -150,7 +152,7 @@ describe('errors from bad input', () => {
       expect(error.message).to.contain('loss (mse): model output [1, 3] and targets [1, 2] differ in shape');
     });
 
-    it('checks TypedArray sizes, sample counts and dataset handles', () => {
+    it('checks TypedArray sizes, sample counts and dataset handles', async () => {
       const size = errorOf(() => Dataset.fromArrays({ inputs: new Float32Array(10), inputShape: [4, 3], targets: new Int32Array(4) }));
       expect(size.message).to.equal('input.data: shape [4, 3] needs 12 values but the Float32Array holds 10');
       const counts = errorOf(() => Dataset.fromArrays({ inputs: new Float32Array(12), inputShape: [4, 3], targets: new Int32Array(5) }));

@@ -56,6 +56,17 @@ export async function rejectionOf(promise: Promise<unknown>): Promise<Error & { 
   throw new Error('expected the promise to reject, but it resolved');
 }
 
+/** The error of making a trainer and setting it up (config errors throw, model errors reject). */
+export async function setupError(make: () => Trainer): Promise<Error & { code?: string }> {
+  let trainer: Trainer;
+  try {
+    trainer = make();
+  } catch (error) {
+    return error as Error & { code?: string };
+  }
+  return rejectionOf(trainer.setup());
+}
+
 /** The error thrown by `body`, failing if it does not throw. */
 export function errorOf(body: () => unknown): Error & { code?: string } {
   try {

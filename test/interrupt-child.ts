@@ -8,8 +8,8 @@ async function main(): Promise<void> {
   const trainer = resumeTrainer({ outputDir, numEpochs: 1000 }, [
     { onLog: (logs) => process.stdout.write(`${JSON.stringify({ step: logs.globalStep })}\n`) },
     {
-      onEpochEnd: async (_epoch, _logs, self) => {
-        if (slowStop && self.stopTraining) {
+      postEpoch: async (_epoch, _logs, self) => {
+        if (slowStop && self.shouldStop) {
           process.stdout.write(`${JSON.stringify({ stopping: true })}\n`);
           await new Promise((resolve) => setTimeout(resolve, 20_000));
         }

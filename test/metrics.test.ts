@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 import { Dataset, MetricName, nn, Trainer } from '../src';
-import { blobDataset, blobTrainer, errorOf, rejectionOf } from './helpers';
+import { blobDataset, blobTrainer, rejectionOf, setupError } from './helpers';
 
 const fixture = JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', 'test', 'fixtures', 'golden-metrics.json'), 'utf8'));
 
@@ -62,13 +62,13 @@ describe('metrics against scikit-learn', () => {
   });
 
   it('names unknown metrics and metrics that do not fit the loss', async () => {
-    expect(errorOf(() => blobTrainer({ metrics: ['f1macro' as MetricName] })).message).to.contain(
+    expect((await setupError(() => blobTrainer({ metrics: ['f1macro' as MetricName] }))).message).to.contain(
       "metrics: unknown metric 'f1macro' (did you mean 'f1Macro'?)",
     );
-    expect(errorOf(() => blobTrainer({ metrics: ['r2'] })).message).to.equal(
+    expect((await setupError(() => blobTrainer({ metrics: ['r2'] }))).message).to.equal(
       "metrics: 'r2' needs a regression loss (mse, l1, huber, ...)",
     );
-    expect(errorOf(() => identityTrainer('mse', ['accuracy'])).message).to.equal(
+    expect((await setupError(() => identityTrainer('mse', ['accuracy']))).message).to.equal(
       "metrics: 'accuracy' needs a class-index loss (cross_entropy, nll)",
     );
     const data = Dataset.fromArrays({ inputs: new Float32Array(8), inputShape: [4, 2], targets: new Int32Array(4) });

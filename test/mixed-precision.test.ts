@@ -4,19 +4,19 @@
 import { expect } from 'chai';
 
 import { Dataset, nn, runtimeInfo, StepLogs, Trainer } from '../src';
-import { blobDataset, blobTrainer, errorOf, makeBlobs } from './helpers';
+import { blobDataset, blobTrainer, makeBlobs, setupError } from './helpers';
 
 describe('mixed precision', () => {
-  it("refuses fp16 without CUDA instead of training in fp32", function () {
+  it("refuses fp16 without CUDA instead of training in fp32", async function () {
     if (runtimeInfo().cudaDeviceCount > 0) {
       console.log('      skipped: a CUDA device is present, so fp16 is allowed here');
       this.skip();
     }
-    const error = errorOf(() => blobTrainer({ device: 'cpu', mixedPrecision: 'fp16' }));
+    const error = (await setupError(() => blobTrainer({ device: 'cpu', mixedPrecision: 'fp16' })));
     expect(error.message).to.equal(
       "mixedPrecision 'fp16' needs a CUDA device (this trainer runs on 'cpu'); use 'bf16' on CPU, or 'no'",
     );
-    expect(errorOf(() => blobTrainer({ mixedPrecision: 'fp8' as never })).message).to.contain(
+    expect((await setupError(() => blobTrainer({ mixedPrecision: 'fp8' as never }))).message).to.contain(
       "config.mixedPrecision: got 'fp8', expected one of 'no', 'fp16', 'bf16'",
     );
   });
@@ -80,11 +80,11 @@ describe('mixed precision', () => {
       expect(history.epochs[0].loss).to.satisfy(Number.isFinite);
     });
 
-    it('names bad scaler options', () => {
-      expect(errorOf(() => blobTrainer({ gradScaler: { backoffFactor: 2 } })).message).to.equal(
+    it('names bad scaler options', async () => {
+      expect((await setupError(() => blobTrainer({ gradScaler: { backoffFactor: 2 } }))).message).to.equal(
         'config.gradScaler.backoffFactor: got 2, expected a number in (0, 1]',
       );
-      expect(errorOf(() => blobTrainer({ gradScaler: { growthIntervall: 5 } as never })).message).to.contain(
+      expect((await setupError(() => blobTrainer({ gradScaler: { growthIntervall: 5 } as never }))).message).to.contain(
         "config.gradScaler.growthIntervall: unknown field (did you mean 'growthInterval'?)",
       );
     });

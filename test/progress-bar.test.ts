@@ -19,13 +19,16 @@ async function trainWith(stream: MemoryStream): Promise<void> {
 }
 
 describe('progress output', () => {
-  it('redraws one bar per epoch on a TTY, with loss and steps/s', async () => {
+  it('redraws a training bar and an evaluation bar on a TTY, then prints summaries', async () => {
     const stream = new MemoryStream(true);
     await trainWith(stream);
     const lines = stream.text.split('\n').filter(Boolean);
-    expect(lines).to.have.length(2);
+    // Per epoch: the validation line and the epoch summary (bars are redrawn, not new lines).
+    expect(lines).to.have.length(4);
     expect(stream.text).to.match(/\r\x1b\[2Kepoch 1\/2 \[[=> ]{24}\] \d+\/8  loss \d+\.\d{4}  \d+\.\d steps\/s  eta \d+s/);
-    expect(lines[1]).to.match(/epoch 2\/2 done in \d+s  loss \d\.\d{4}  accuracy \d\.\d{4}  val_loss \d\.\d{4}  val_accuracy \d\.\d{4}$/);
+    expect(stream.text).to.match(/\r\x1b\[2K  validating \[={24}\] 2\/2  eta 0s  \d+\.\d batches\/s/);
+    expect(lines[2]).to.match(/\r\x1b\[2K  validation at step 16:  valLoss \d\.\d{4}  valAccuracy \d\.\d{4}$/);
+    expect(lines[3]).to.match(/epoch 2\/2 done in \d+s  loss \d\.\d{4}  accuracy \d\.\d{4}$/);
   });
 
   it('writes plain lines every logEvery steps when stdout is not a TTY', async () => {
@@ -33,8 +36,20 @@ describe('progress output', () => {
     await trainWith(stream);
     expect(stream.text).to.not.contain('\r');
     const lines = stream.text.trimEnd().split('\n');
-    expect(lines).to.have.length(6); // steps 4 and 8, then the summary, for each of 2 epochs
+    expect(lines).to.have.length(8); // steps 4 and 8, the validation and the summary, for each of 2 epochs
     expect(lines[0]).to.match(/^epoch 1\/2 step 4\/8  loss \d\.\d{4}  lr 1\.00e-1  \d+\.\d steps\/s$/);
-    expect(lines[2]).to.match(/^epoch 1\/2 done in \d+s  loss/);
+    expect(lines[2]).to.match(/^  validation at step 8:  valLoss \d\.\d{4}  valAccuracy \d\.\d{4}$/);
+    expect(lines[3]).to.match(/^epoch 1\/2 done in \d+s  loss/);
+  });
+
+  it('draws nothing on ranks other than 0', async () => {
+    const stream = new MemoryStream(false);
+    process.env.RANK = '1';
+    try {
+      await trainWith(stream);
+    } finally {
+      delete process.env.RANK;
+    }
+    expect(stream.text).to.equal('');
   });
 });

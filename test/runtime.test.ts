@@ -5,6 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 import { nn, runtimeInfo, Trainer } from '../src';
+import { setupError } from './helpers';
 
 const referenceBlasDir = '/usr/lib/x86_64-linux-gnu/blas';
 
@@ -25,8 +26,11 @@ describe('runtime', () => {
     const script = `
       const { nn, runtimeInfo, Trainer } = require(${JSON.stringify(path.join(__dirname, '..', 'src'))});
       const make = () => new Trainer({ model: nn.sequential(nn.linear(2, 1)), loss: 'mse', optimizer: 'sgd', config: { progressBar: false } });
-      make(); make();
-      console.log(runtimeInfo().blas.vendor);`;
+      (async () => {
+        await make().setup();
+        await make().setup();
+        console.log(runtimeInfo().blas.vendor);
+      })();`;
     // The dynamic loader takes libblas.so.3 from LD_LIBRARY_PATH before the system's choice.
     const child = spawnSync(process.execPath, ['-e', script], {
       env: { ...process.env, LD_LIBRARY_PATH: referenceBlasDir },
@@ -38,13 +42,10 @@ describe('runtime', () => {
     expect(child.stderr).to.contain('training steps run about 8x slower');
   });
 
-  it('turns a failed allocation into an error naming the layer, not a crash', () => {
-    let error: (Error & { code?: string }) | undefined;
-    try {
-      new Trainer({ model: nn.sequential(nn.linear(200000, 200000)), loss: 'mse', optimizer: 'sgd', config: { progressBar: false } });
-    } catch (caught) {
-      error = caught as Error & { code?: string };
-    }
+  it('turns a failed allocation into an error naming the layer, not a crash', async () => {
+    const error = await setupError(
+      () => new Trainer({ model: nn.sequential(nn.linear(200000, 200000)), loss: 'mse', optimizer: 'sgd', config: { progressBar: false } }),
+    );
     expect(error?.code).to.equal('ERR_FIREBRAND_OUT_OF_MEMORY');
     expect(error?.message).to.match(/^layers\[0\] \(linear\): .*can't allocate memory: you tried to allocate 160000000000 bytes/);
   });

@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 import { SchedulerSpec } from '../src';
-import { blobDataset, blobTrainer, errorOf, rejectionOf } from './helpers';
+import { blobDataset, blobTrainer, rejectionOf, setupError } from './helpers';
 
 interface ScheduleCase {
   lr: number;
@@ -69,16 +69,16 @@ describe(`learning-rate schedules against PyTorch ${fixture.torchVersion}`, () =
   });
 
   it('names bad schedules and missing evaluation data', async () => {
-    expect(errorOf(() => blobTrainer({}, { lrScheduler: 'cosin' as never })).message).to.contain(
+    expect((await setupError(() => blobTrainer({}, { lrScheduler: 'cosin' as never }))).message).to.contain(
       "unknown scheduler 'cosin' (did you mean 'cosine'?)",
     );
-    expect(errorOf(() => blobTrainer({}, { lrScheduler: { name: 'step' } as never })).message).to.equal(
+    expect((await setupError(() => blobTrainer({}, { lrScheduler: { name: 'step' } as never }))).message).to.equal(
       "lrScheduler (step): field 'stepSize' must be a positive integer, got nothing",
     );
-    expect(errorOf(() => blobTrainer({}, { lrScheduler: { name: 'multistep', milestones: [5, 2] } })).message).to.contain(
+    expect((await setupError(() => blobTrainer({}, { lrScheduler: { name: 'multistep', milestones: [5, 2] } }))).message).to.contain(
       'must be in increasing order',
     );
-    const adagrad = errorOf(() => blobTrainer({}, { optimizer: 'adagrad', lrScheduler: { name: 'onecycle', maxLr: 0.1 } }));
+    const adagrad = (await setupError(() => blobTrainer({}, { optimizer: 'adagrad', lrScheduler: { name: 'onecycle', maxLr: 0.1 } })));
     expect(adagrad.message).to.contain('cycleMomentum needs an optimizer with a momentum');
     const plateau = blobTrainer({}, { lrScheduler: 'reduce_on_plateau' });
     expect((await rejectionOf(plateau.fit(blobDataset(16)))).message).to.contain("monitors 'valLoss', which needs evalData");

@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 
 import { Dataset, nn, StepLogs, Trainer } from '../src';
-import { blobDataset, errorOf, rejectionOf, seededRandom } from './helpers';
+import { blobDataset, rejectionOf, setupError, seededRandom } from './helpers';
 
 const fixtures = path.join(__dirname, '..', '..', 'test', 'fixtures');
 const scripted = path.join(fixtures, 'scripted');
@@ -89,7 +89,7 @@ describe('TorchScript models', () => {
     const output = await trainer.predict(new Float32Array(gan.noise.slice(0, 3).flat()), [3, 2]);
     expectClose(Array.from(output.data), gan.predictions, 'generated');
 
-    const uncovered = errorOf(
+    const uncovered = await setupError(
       () =>
         new Trainer({
           model: nn.torchScript(path.join(scripted, 'gan.pt')),
@@ -121,6 +121,7 @@ def training_step(self, batch: Dict[str, Tensor]) -> Dict[str, Tensor]:
       ],
     );
     const trainer = new Trainer({ model, optimizer: { name: 'sgd', lr: 0.1 }, config: { ...config, numEpochs: 30, batchSize: 16 } });
+    await trainer.setup();
     expect(trainer.parameterCount).to.equal(2);
     await trainer.fit(Dataset.fromArrays({ inputs: x, inputShape: [128], targets: y }));
     const output = await trainer.predict(new Float32Array([0, 1]), [2]);
@@ -156,6 +157,7 @@ def training_step(self, batch: Dict[str, Tensor]) -> Dict[str, Tensor]:
     const probe = images.fields().input;
     const before = await trainer.predict(probe.data, probe.shape);
     const reloaded = new Trainer({ model: nn.torchScript(file), loss: 'nll', optimizer: 'sgd', config });
+    await reloaded.setup();
     expect(reloaded.parameterCount).to.equal(trainer.parameterCount);
     const after = await reloaded.predict(probe.data, probe.shape);
     expect(after.shape).to.deep.equal([32, 3]);
@@ -178,14 +180,14 @@ def training_step(self, batch: Dict[str, Tensor]) -> Dict[str, Tensor]:
   });
 
   it('names bad files, bad source and steps that return no loss', async () => {
-    const missing = errorOf(() => new Trainer({ model: nn.torchScript('/no/such/model.pt'), loss: 'mse', optimizer: 'sgd', config }));
+    const missing = (await setupError(() => new Trainer({ model: nn.torchScript('/no/such/model.pt'), loss: 'mse', optimizer: 'sgd', config })));
     expect(missing.code).to.equal('ERR_FIREBRAND_FILE');
     expect(missing.message).to.equal('/no/such/model.pt: cannot open TorchScript file');
-    const notModule = errorOf(() => new Trainer({ model: nn.torchScript(path.join(fixtures, 'golden-metrics.json')), loss: 'mse', optimizer: 'sgd', config }));
+    const notModule = (await setupError(() => new Trainer({ model: nn.torchScript(path.join(fixtures, 'golden-metrics.json')), loss: 'mse', optimizer: 'sgd', config })));
     expect(notModule.message).to.contain('not a TorchScript module saved by torch.jit.save');
-    const badSource = errorOf(() => new Trainer({ model: nn.script('def forward(self, x):\n    return x +* 1\n', []), loss: 'mse', optimizer: 'sgd', config }));
+    const badSource = (await setupError(() => new Trainer({ model: nn.script('def forward(self, x):\n    return x +* 1\n', []), loss: 'mse', optimizer: 'sgd', config })));
     expect(badSource.message).to.contain('script model: the TorchScript source does not compile');
-    const noLoss = errorOf(() => new Trainer({ model: nn.torchScript(path.join(scripted, 'classifier.pt')), optimizer: 'sgd', config }));
+    const noLoss = (await setupError(() => new Trainer({ model: nn.torchScript(path.join(scripted, 'classifier.pt')), optimizer: 'sgd', config })));
     expect(noLoss.message).to.equal('loss: needed, since the model defines no training_step');
 
     const lossless = nn.script(

@@ -81,8 +81,8 @@ describe('training through the public API', () => {
           {
             onProgress: () => progressReports++,
             onLog: (logs) => logged.push(logs.step),
-            onEpochEnd: (epoch, _logs, self) => {
-              if (epoch === 1) self.stopTraining = true;
+            postEpoch: (epoch, _logs, self) => {
+              if (epoch === 1) self.shouldStop = true;
             },
           },
         ],
@@ -169,32 +169,30 @@ describe('training through the public API', () => {
     expect(trainer.globalStep).to.equal(6);
   });
 
-  it('runs the lifecycle hooks in order and awaits async ones', async () => {
+  it('accepts a TensorFlow.js-style callback object and awaits async hooks', async () => {
     const events: string[] = [];
     const trainer = blobTrainer(
       { numEpochs: 2 },
       {
-        callbacks: [
-          {
-            onTrainBegin: (info) => {
-              events.push(`trainBegin:${info.numEpochs}`);
-            },
-            onEpochBegin: async (epoch) => {
-              await new Promise((resolve) => setTimeout(resolve, 5));
-              events.push(`epochBegin:${epoch}`);
-            },
-            onEpochEnd: (epoch, logs) => {
-              events.push(`epochEnd:${epoch}:${logs.steps}`);
-            },
-            onTrainEnd: (history) => {
-              events.push(`trainEnd:${history.epochs.length}`);
-            },
+        callbacks: {
+          onTrainBegin: (logs) => {
+            events.push(`trainBegin:${logs?.numEpochs}`);
           },
-        ],
+          onEpochBegin: async (epoch) => {
+            await new Promise((resolve) => setTimeout(resolve, 5));
+            events.push(`epochBegin:${epoch}`);
+          },
+          onEpochEnd: (epoch, logs) => {
+            events.push(`epochEnd:${epoch}:${logs?.steps}`);
+          },
+          onTrainEnd: (logs) => {
+            events.push(`trainEnd:${logs?.epoch}`);
+          },
+        },
       },
     );
     await trainer.fit(blobDataset(64));
-    expect(events).to.deep.equal(['trainBegin:2', 'epochBegin:0', 'epochEnd:0:4', 'epochBegin:1', 'epochEnd:1:4', 'trainEnd:2']);
+    expect(events).to.deep.equal(['trainBegin:2', 'epochBegin:0', 'epochEnd:0:4', 'epochBegin:1', 'epochEnd:1:4', 'trainEnd:1']);
   });
 
   it('builds every layer type the foundation promises and trains through them', async () => {
@@ -229,6 +227,7 @@ describe('training through the public API', () => {
       optimizer: { name: 'sgd', lr: 0.05, momentum: 0.9, nesterov: true },
       config: { numEpochs: 1, batchSize: 8, progressBar: false, numThreads: 1 },
     });
+    await embedder.setup();
     expect(embedder.parameterCount).to.equal(11 * 4 + 20 * 2 + 2);
     const embedded = await embedder.fit(tokens);
     expect(embedded.epochs[0].loss).to.satisfy(Number.isFinite);

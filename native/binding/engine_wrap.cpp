@@ -3,9 +3,10 @@
 #include "binding/batch_queue_wrap.h"
 #include "binding/convert.h"
 #include "binding/dataset_wrap.h"
-#include "binding/epoch_worker.h"
+#include "binding/batch_hook_call.h"
 #include "binding/js_errors.h"
 #include "binding/promise_worker.h"
+#include "binding/reporting_worker.h"
 #include "binding/results.h"
 #include "core/errors.h"
 #include "core/train/engine_factory.h"
@@ -115,6 +116,9 @@ void EngineWrap::Export(Napi::Env env, Napi::Object exports) {
                                     InstanceMethod<&EngineWrap::OnEvalMetric>("onEvalMetric"),
                                     InstanceAccessor<&EngineWrap::SchedulerMonitor>("schedulerMonitor"),
                                     InstanceMethod<&EngineWrap::RequestStop>("requestStop"),
+                                    InstanceMethod<&EngineWrap::SetLearningRate>("setLearningRate"),
+                                    InstanceAccessor<&EngineWrap::LearningRates>("learningRates"),
+                                    InstanceAccessor<&EngineWrap::LearningRateNames>("learningRateNames"),
                                     InstanceMethod<&EngineWrap::ClearStop>("clearStop"),
                                     InstanceAccessor<&EngineWrap::ParameterCount>("parameterCount"),
                                     InstanceAccessor<&EngineWrap::GlobalStep>("globalStep"),
@@ -128,44 +132,88 @@ EngineWrap::EngineWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Engine
 
 std::function<void()> EngineWrap::claim(const char* operation) { return lock_.claim(Value(), operation, "trainer"); }
 
+// (data, options, onReport, onBatch?) -> Promise<EpochResult>
 Napi::Value EngineWrap::TrainEpoch(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   return guard(env, [&]() -> Napi::Value {
+    using Worker = ReportingWorker<EpochResult, StepReport>;
     const EpochOptions options = epochOptions(toOptionMap(info[1], "config"));
     if (!info[2].IsFunction()) throw InvalidArgument("trainEpoch: onReport must be a function");
+    const BatchHook batchHook = makeBatchHook(env, info[3]);
     auto engine = engine_;
-    EpochWorker::Run run;
+    Worker::Run run;
     if (auto queue = BatchQueueWrap::From(info[0])) {
-      run = [engine, queue, options](const ReportSink& report) { return engine->trainEpoch(*queue, options, report); };
+      run = [engine, queue, options, batchHook](const ReportSink& report) {
+        return engine->trainEpoch(*queue, options, report, batchHook);
+      };
     } else {
       const DatasetRef dataset = DatasetWrap::From(info[0], "train data");
-      run = [engine, dataset, options](const ReportSink& report) {
-        return engine->trainEpoch(dataset.data, *dataset.transforms, options, report);
+      run = [engine, dataset, options, batchHook](const ReportSink& report) {
+        return engine->trainEpoch(dataset.data, *dataset.transforms, options, report, batchHook);
       };
     }
-    return EpochWorker::Start(env, engine_, std::move(run), info[2].As<Napi::Function>(), claim("fit"));
+    return Worker::Start(env, std::move(run), info[2].As<Napi::Function>(), [engine] { engine->requestStop(); },
+                         claim("fit"));
   });
 }
 
+// (data, batchSize, { epoch?, onReport?, onBatch? }) -> Promise<EvalResult>
 Napi::Value EngineWrap::Evaluate(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   return guard(env, [&]() -> Napi::Value {
+    using Worker = ReportingWorker<EvalResult, EvalReport>;
+    const Napi::Object options = info[2].IsObject() ? info[2].As<Napi::Object>() : Napi::Object::New(env);
+    EvalCallbacks callbacks;
+    callbacks.batchHook = makeBatchHook(env, options.Get("onBatch"));
+    if (!options.Get("epoch").IsUndefined()) callbacks.epoch = toInteger(options.Get("epoch"), "epoch", 0);
+    const Napi::Value onReport = options.Get("onReport");
+    const Napi::Function reportTo =
+        onReport.IsFunction() ? onReport.As<Napi::Function>() : Napi::Function::New(env, [](const Napi::CallbackInfo&) {});
     auto engine = engine_;
-    std::function<EvalResult()> run;
+    Worker::Run run;
     if (auto queue = BatchQueueWrap::From(info[0])) {
-      run = [engine, queue] { return engine->evaluate(*queue); };
+      run = [engine, queue, callbacks](const EvalReportSink& report) {
+        EvalCallbacks reporting = callbacks;
+        reporting.report = report;
+        return engine->evaluate(*queue, reporting);
+      };
     } else {
       const DatasetRef dataset = DatasetWrap::From(info[0], "evaluation data");
       const int64_t batchSize = toInteger(info[1], "evalBatchSize", 1);
-      run = [engine, dataset, batchSize] { return engine->evaluate(dataset.data, *dataset.transforms, batchSize); };
+      run = [engine, dataset, batchSize, callbacks](const EvalReportSink& report) {
+        EvalCallbacks reporting = callbacks;
+        reporting.report = report;
+        return engine->evaluate(dataset.data, *dataset.transforms, batchSize, reporting);
+      };
     }
-    return PromiseWorker::Start(
-        env,
-        [run]() -> PromiseWorker::Finish {
-          const EvalResult result = run();
-          return [result](Napi::Env env) -> Napi::Value { return toJs(env, result); };
-        },
-        claim("evaluate"));
+    return Worker::Start(env, std::move(run), reportTo, {}, claim("evaluate"));
+  });
+}
+
+// (lr, optimizerName?): applied now when idle, else at the running fit's next step.
+void EngineWrap::SetLearningRate(const Napi::CallbackInfo& info) {
+  guard(info.Env(), [&] {
+    const std::string name = info[1].IsUndefined() ? "" : toString(info[1], "optimizer");
+    engine_->setLearningRate(toNumber(info[0], "lr"), name);
+    if (!lock_.busy()) engine_->applyRequestedLearningRates();
+  });
+}
+
+Napi::Value EngineWrap::LearningRateNames(const Napi::CallbackInfo& info) {
+  const std::vector<std::string> names = engine_->learningRateNames();
+  auto array = Napi::Array::New(info.Env(), names.size());
+  for (size_t i = 0; i < names.size(); ++i) array.Set(i, Napi::String::New(info.Env(), names[i]));
+  return array;
+}
+
+Napi::Value EngineWrap::LearningRates(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  return guard(env, [&]() -> Napi::Value {
+    lock_.throwIfBusy("read the learning rates", "trainer");
+    const std::vector<double> rates = engine_->learningRates();
+    auto array = Napi::Array::New(env, rates.size());
+    for (size_t i = 0; i < rates.size(); ++i) array.Set(i, Napi::Number::New(env, rates[i]));
+    return array;
   });
 }
 

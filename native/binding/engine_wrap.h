@@ -29,6 +29,9 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
   void OnEvalMetric(const Napi::CallbackInfo& info);
   Napi::Value SchedulerMonitor(const Napi::CallbackInfo& info);
   void RequestStop(const Napi::CallbackInfo& info);
+  void SetLearningRate(const Napi::CallbackInfo& info);
+  Napi::Value LearningRates(const Napi::CallbackInfo& info);
+  Napi::Value LearningRateNames(const Napi::CallbackInfo& info);
   void ClearStop(const Napi::CallbackInfo& info);
   Napi::Value ParameterCount(const Napi::CallbackInfo& info);
   Napi::Value GlobalStep(const Napi::CallbackInfo& info);

@@ -23,6 +23,8 @@ class OperationLock {
     return [this, keepAlive] { running_ = nullptr; };
   }
 
+  bool busy() const { return running_ != nullptr; }
+
   void throwIfBusy(const char* operation, const char* noun) const {
     if (running_) {
       throw InvalidState(std::string("cannot start ") + operation + ": this " + noun + " is already running " + running_ +

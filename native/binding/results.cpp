@@ -41,7 +41,31 @@ Napi::Object toJs(Napi::Env env, const StepReport& report) {
   object.Set("gradNorm", optionalNumber(env, report.gradNorm));
   object.Set("gradScale", optionalNumber(env, report.gradScale));
   object.Set("skippedSteps", number(env, static_cast<double>(report.skippedSteps)));
+  auto rates = Napi::Array::New(env, report.learningRates.size());
+  for (size_t i = 0; i < report.learningRates.size(); ++i) rates.Set(i, number(env, report.learningRates[i]));
+  object.Set("learningRates", rates);
   object.Set("isLogStep", Napi::Boolean::New(env, report.isLogStep));
+  return object;
+}
+
+Napi::Object toJs(Napi::Env env, const EvalReport& report) {
+  auto object = Napi::Object::New(env);
+  object.Set("batch", number(env, static_cast<double>(report.batch)));
+  object.Set("batches", optionalCount(env, report.batches));
+  object.Set("samples", number(env, static_cast<double>(report.samples)));
+  object.Set("elapsedSeconds", number(env, report.elapsedSeconds));
+  return object;
+}
+
+Napi::Object toJs(Napi::Env env, const BatchEvent& event) {
+  static const char* const kPhases[] = {"preTrainBatch", "postTrainBatch", "preValBatch", "postValBatch"};
+  auto object = Napi::Object::New(env);
+  object.Set("hook", Napi::String::New(env, kPhases[static_cast<int>(event.phase)]));
+  object.Set("epoch", number(env, static_cast<double>(event.epoch)));
+  object.Set("batch", number(env, static_cast<double>(event.batch)));
+  object.Set("size", number(env, static_cast<double>(event.size)));
+  object.Set("globalStep", number(env, static_cast<double>(event.globalStep)));
+  object.Set("loss", optionalNumber(env, event.loss));
   return object;
 }
 

@@ -10,6 +10,9 @@
 namespace firebrand::binding {
 
 Napi::Object toJs(Napi::Env env, const StepReport& report);
+Napi::Object toJs(Napi::Env env, const EvalReport& report);
+// { hook: 'preTrainBatch' | 'postTrainBatch' | 'preValBatch' | 'postValBatch', epoch, batch, size, globalStep, loss? }
+Napi::Object toJs(Napi::Env env, const BatchEvent& event);
 Napi::Object toJs(Napi::Env env, const EpochResult& result);
 Napi::Object toJs(Napi::Env env, const EvalResult& result);
 Napi::Object toJs(Napi::Env env, const RuntimeInfo& info);

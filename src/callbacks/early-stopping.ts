@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-import type { Callback } from '../training/callbacks';
+import type { Callback, CheckpointInfo } from '../training/callbacks';
 import type { EpochLogs } from '../training/logs';
 import type { Trainer } from '../training/trainer';
 import { MonitoredMetric, MonitorMode } from './monitored-metric';
@@ -23,6 +23,8 @@ export interface EarlyStoppingOptions {
   restoreBestWeights?: boolean;
 }
 
+const STATE_KEY = 'EarlyStopping';
+
 export class EarlyStopping implements Callback {
   private readonly metric: MonitoredMetric;
   private readonly patience: number;
@@ -30,6 +32,7 @@ export class EarlyStopping implements Callback {
   private best: number | undefined;
   private waited = 0;
   private snapshot: string | undefined;
+  private resumed = false;
   /** The epoch whose value was best, and the epoch training stopped after (if it did). */
   bestEpoch: number | undefined;
   stoppedEpoch: number | undefined;
@@ -40,16 +43,34 @@ export class EarlyStopping implements Callback {
     this.restoreBestWeights = options.restoreBestWeights ?? false;
   }
 
-  onTrainBegin(): void {
+  preFit(): void {
+    // A resumed fit got its counters from the checkpoint.
+    if (this.resumed) {
+      this.resumed = false;
+      return;
+    }
     this.best = undefined;
     this.waited = 0;
     this.bestEpoch = undefined;
     this.stoppedEpoch = undefined;
   }
 
-  async onEpochEnd(epoch: number, logs: EpochLogs, trainer: Trainer): Promise<void> {
+  onSaveCheckpoint(checkpoint: CheckpointInfo): void {
+    checkpoint.state.callbacks[STATE_KEY] = { best: this.best, waited: this.waited, bestEpoch: this.bestEpoch };
+  }
+
+  onLoadCheckpoint(checkpoint: CheckpointInfo): void {
+    const saved = checkpoint.state.callbacks?.[STATE_KEY] as { best?: number; waited?: number; bestEpoch?: number } | undefined;
+    this.best = saved?.best;
+    this.waited = saved?.waited ?? 0;
+    this.bestEpoch = saved?.bestEpoch;
+    this.stoppedEpoch = undefined;
+    this.resumed = true;
+  }
+
+  async postEpoch(epoch: number, logs: EpochLogs, trainer: Trainer): Promise<void> {
     // An epoch cut short by a stop has no evaluation; training ends anyway.
-    if (trainer.stopTraining) return;
+    if (trainer.shouldStop) return;
     const value = this.metric.valueIn(logs, 'EarlyStopping');
     if (this.metric.improves(value, this.best)) {
       this.best = value;
@@ -63,11 +84,11 @@ export class EarlyStopping implements Callback {
     }
     if (++this.waited >= this.patience) {
       this.stoppedEpoch = epoch;
-      trainer.stopTraining = true;
+      trainer.shouldStop = true;
     }
   }
 
-  async onTrainEnd(_history: unknown, trainer: Trainer): Promise<void> {
+  async postFit(_history: unknown, trainer: Trainer): Promise<void> {
     if (this.snapshot === undefined) return;
     if (this.restoreBestWeights) await trainer.readModelWeights(this.snapshot);
     fs.rmSync(path.dirname(this.snapshot), { recursive: true, force: true });

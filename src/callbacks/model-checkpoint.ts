@@ -57,8 +57,8 @@ export class ModelCheckpoint implements Callback {
     return this.metric === undefined ? undefined : this.saved[0]?.score;
   }
 
-  async onEpochEnd(_epoch: number, logs: EpochLogs, trainer: Trainer): Promise<void> {
-    if (trainer.stopTraining && this.metric !== undefined && !(this.metric.name in logs)) return;
+  async postEpoch(_epoch: number, logs: EpochLogs, trainer: Trainer): Promise<void> {
+    if (trainer.shouldStop && this.metric !== undefined && !(this.metric.name in logs)) return;
     const { dirpath, saveTopK, saveLast, filename } = this.options;
     if (saveLast) await trainer.writeModel(path.join(dirpath, 'last'));
     if (saveTopK === 0) return;

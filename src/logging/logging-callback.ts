@@ -2,7 +2,7 @@
 // reports (loss, learning rate, grad-norm, loss scale, throughput) at log
 // steps, epoch and evaluation metrics, and closes them when fit ends.
 import type { Callback } from '../training/callbacks';
-import type { EpochLogs, StepEvaluationLogs, StepLogs } from '../training/logs';
+import type { EpochLogs, StepLogs, ValidationLogs } from '../training/logs';
 import type { Trainer } from '../training/trainer';
 import type { Logger, ScalarMetrics } from './logger';
 
@@ -22,9 +22,9 @@ function scalars(logs: object, trainPrefix: string): ScalarMetrics {
 }
 
 export class LoggingCallback implements Callback {
-  constructor(private readonly loggers: Logger[]) {}
+  constructor(private readonly loggers: readonly Logger[]) {}
 
-  onTrainBegin(_info: unknown, trainer: Trainer): void {
+  preFit(_info: unknown, trainer: Trainer): void {
     for (const logger of this.loggers) logger.logHyperparameters?.({ ...trainer.config });
   }
 
@@ -39,15 +39,26 @@ export class LoggingCallback implements Callback {
     this.emit(metrics, logs.globalStep);
   }
 
-  postValidation(logs: StepEvaluationLogs): void {
+  postValidation(logs: ValidationLogs): void {
     this.emit(scalars(logs, 'val'), logs.globalStep);
   }
 
-  onEpochEnd(_epoch: number, logs: EpochLogs): void {
-    this.emit({ ...scalars(logs, 'epoch'), 'epoch/samplesPerSecond': logs.samples / Math.max(logs.seconds, 1e-9) }, logs.globalStep);
+  postEpoch(_epoch: number, logs: EpochLogs): void {
+    // Its evaluation's metrics went out with postValidation.
+    const trained = Object.fromEntries(Object.entries(logs).filter(([name]) => !/^val[A-Z]/.test(name)));
+    this.emit({ ...scalars(trained, 'epoch'), 'epoch/samplesPerSecond': logs.samples / Math.max(logs.seconds, 1e-9) }, logs.globalStep);
   }
 
-  async onTrainEnd(): Promise<void> {
+  async postFit(): Promise<void> {
+    await this.close();
+  }
+
+  /** A failed fit's logs are complete up to the failure. */
+  async onException(): Promise<void> {
+    await this.close();
+  }
+
+  private async close(): Promise<void> {
     for (const logger of this.loggers) await logger.close?.();
   }
 

@@ -24,14 +24,15 @@ export interface TrainerState {
   epoch: number;
   batchInEpoch: number;
   batchesPerEpoch?: number;
+  /** The finished epochs' history, with the best metric so far and its checkpoint. */
   history: History;
-  bestMetric?: number;
-  bestCheckpoint?: string;
   worldSize: number;
   /** Seconds since this run's fit started, summed over resumed runs. */
   wallTimeSeconds: number;
   /** Saved because training was stopped early, not on schedule. */
   interrupted: boolean;
+  /** What callbacks stored in onSaveCheckpoint, by their choice of key. */
+  callbacks: Record<string, unknown>;
 }
 
 export function checkpointsFolder(outputDir: string): string {

@@ -27,13 +27,37 @@ export interface EpochSummary {
   seconds: number;
 }
 
-/** An evaluation in the middle of an epoch (config.evalEvery steps). */
-export type StepEvaluationLogs = { epoch: number; globalStep: number; valLoss: number } & ValMetricLogs;
+/** An evaluation during fit: at an epoch's end, or every config.evalEvery steps. */
+export type ValidationLogs = { epoch: number; globalStep: number; valLoss: number } & ValMetricLogs;
+
+/** A running evaluation's progress. */
+export interface EvalProgress {
+  /** Batches done, of `batches` (undefined for streams of unknown length). */
+  batch: number;
+  batches?: number;
+  samples: number;
+  elapsedSeconds: number;
+}
+
+/** The best value of config.metricForBestModel (default valLoss with evalData, else loss) over the epochs. */
+export interface BestMetric {
+  metric: string;
+  value: number;
+  epoch: number;
+  globalStep: number;
+  /** Its checkpoint folder, when one was saved (config.outputDir). */
+  checkpoint?: string;
+}
 
 export interface History {
   epochs: EpochLogs[];
   /** Evaluations every evalEvery optimizer steps (empty with evalEvery 'epoch'). */
-  evaluations: StepEvaluationLogs[];
-  /** True when training ended early (stopTraining, or a stopped epoch). */
+  evaluations: ValidationLogs[];
+  /** True when training ended early (shouldStop, a signal, early stopping, maxTime). */
   stopped: boolean;
+  best?: BestMetric;
+  /** Seconds of training, over all the runs a resumed fit continued. */
+  wallTimeSeconds: number;
+  /** Training samples per second of epoch time, over this fit. */
+  samplesPerSecond: number;
 }

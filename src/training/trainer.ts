@@ -1,111 +1,185 @@
-// The Trainer: TypeScript orchestration around the C++ engine. Whole epochs
-// of steps run in C++ on a worker thread; this class sequences epochs,
-// evaluation and callbacks, and keeps one operation running at a time.
+// The Trainer: TypeScript orchestration around the C++ engine. Whole stretches
+// of steps run in C++ on a worker thread; this class sequences the lifecycle
+// (configure, setup, epochs, evaluation, checkpoints), runs the hooks, and
+// keeps one operation running at a time.
 import path from 'node:path';
 
 import { Dataset } from '../data/dataset';
 import { StreamingDataset } from '../data/streaming-dataset';
 import { firebrandError } from '../errors';
-import {
-  native,
-  NativeBatchQueue,
-  NativeDataset,
-  NativeEngine,
-  NativeEpochOptions,
-  NativeEpochResult,
-  NumericArray,
-  StepReport,
-  TensorData,
-} from '../native';
-import type { ModelSpec } from '../nn/layers';
-import { CsvLogger } from '../logging/csv-logger';
-import { JsonLinesLogger } from '../logging/jsonl-logger';
+import { TORCHSCRIPT_FILE, WEIGHTS_FILE, writeSavedModel } from '../inference/saved-model';
+import { builtInLoggers } from '../logging/built-in-loggers';
 import type { Logger } from '../logging/logger';
 import { LoggingCallback } from '../logging/logging-callback';
-import { TensorBoardLogger } from '../logging/tensorboard/tensorboard-logger';
+import { native, NativeBatchQueue, NativeDataset, NativeEngine, NativeEpochOptions, NativeEpochResult, NumericArray, TensorData } from '../native';
+import type { ModelSpec } from '../nn/layers';
 import { ProgressBar } from '../progress/progress-bar';
 import { runtimeInfo, setNumThreads, useDeterministicAlgorithms, warnIfSlowBlas } from '../runtime';
 import { LIBRARY_VERSION } from '../version';
-import { TORCHSCRIPT_FILE, WEIGHTS_FILE, writeSavedModel } from '../inference/saved-model';
+import { Timer } from '../callbacks/timer';
+import { MonitoredMetric } from '../callbacks/monitored-metric';
 import type { Callback } from './callbacks';
-import { checkpointsFolder, latestCheckpoint, pruneCheckpoints, readTrainerState, TrainerState, writeCheckpoint } from './checkpoints';
+import { checkpointsFolder, pruneCheckpoints, TrainerState, writeCheckpoint } from './checkpoints';
 import { resolveConfig, TrainerConfig } from './config';
-import type { EpochLogs, EvalLogs, History } from './logs';
+import { HookRunner } from './hook-runner';
+import type { EpochLogs, EvalLogs, History, StepLogs, ValidationLogs } from './logs';
 import { prefixedWithVal } from './metrics';
-import type { ValMetricLogs } from './metrics';
-import {
-  LossName,
-  LossSpec,
-  NamedOptimizer,
-  namedSpec,
-  OptimizerName,
-  OptimizerSpec,
-  SchedulerName,
-  SchedulerSpec,
-} from './objectives';
+import { LossName, LossSpec, NamedOptimizer, namedSpec, OptimizerName, OptimizerSpec, SchedulerName, SchedulerSpec } from './objectives';
+import { findResumePoint } from './resume';
 
 export interface TrainerOptions {
-  model: ModelSpec;
+  /** The model; or override configureModels(). */
+  model?: ModelSpec;
   /** Required unless the model is a TorchScript module with its own training_step. */
   loss?: LossSpec | LossName;
-  /** The model's optimizer; or `optimizers`, for several. */
+  /** The model's optimizer; or `optimizers`, for several; or override configureOptimizers(). */
   optimizer?: OptimizerSpec | OptimizerName;
   /** Several optimizers, each on its parameters and its loss from the model's training_step. */
   optimizers?: NamedOptimizer[];
   /** Default: constant learning rate (applied to every optimizer). */
   lrScheduler?: SchedulerSpec | SchedulerName;
   config?: Partial<TrainerConfig>;
-  callbacks?: Callback[];
+  /** Callbacks (objects with some hook methods), or one, TensorFlow.js-style. */
+  callbacks?: Callback | Callback[];
   /** Loggers of your own (a W&B or Neptune client), fed alongside config.loggers. */
   loggers?: Logger[];
+}
+
+/** What configureModels() returns: the model, with its loss unless it has a training_step. */
+export interface ModelConfiguration {
+  model: ModelSpec;
+  loss?: LossSpec | LossName;
+}
+
+/** What configureOptimizers() returns: `optimizer` or `optimizers`, and a schedule. */
+export interface OptimizerConfiguration {
+  optimizer?: OptimizerSpec | OptimizerName;
+  optimizers?: NamedOptimizer[];
+  lrScheduler?: SchedulerSpec | SchedulerName;
+}
+
+/** What configureDataloaders() returns: fit()'s data when it is called without any. */
+export interface DataloaderConfiguration {
+  train?: TrainingData;
+  eval?: TrainingData;
 }
 
 /** Training or evaluation data: a dataset held in C++, or batches streamed from JavaScript. */
 export type TrainingData = Dataset | StreamingDataset;
 
 export interface FitOptions {
-  /** Evaluated after every epoch; its loss and accuracy appear as valLoss and valAccuracy. */
+  /** Evaluated after every epoch (and every evalEvery steps); its loss and metrics appear as valLoss, valAccuracy... */
   evalData?: TrainingData;
   /** Overrides config.numEpochs for this call. */
   numEpochs?: number;
-  /** Aborting it stops training at the next step boundary (as stopTraining); fit resolves with the history so far. */
+  /** Aborting it stops training at the next step boundary (as shouldStop); fit resolves with the history so far. */
   signal?: AbortSignal;
 }
 
 /** What a fit carries from checkpoint to checkpoint. */
-interface CheckpointRun {
+interface FitRun {
   history: History;
-  bestMetric?: number;
-  bestCheckpoint?: string;
   batchesPerEpoch?: number;
   /** Wall time of the runs this one resumed. */
   priorSeconds: number;
   started: number;
   evalData?: TrainingData;
+  bestMetric: MonitoredMetric;
+  /** Whether this run's data can pause mid-epoch (datasets can; streams cannot). */
+  resumable: boolean;
 }
 
+// Hook methods a Trainer subclass may define are the Callback interface's.
+// eslint-disable-next-line @typescript-eslint/no-empty-interface, @typescript-eslint/no-unsafe-declaration-merging
+export interface Trainer extends Callback {}
+
+/**
+ * Trains a model whose steps run in libtorch C++. Use it as is (`new Trainer({ model, loss, optimizer,
+ * config, callbacks })`), or subclass it and override configureModels / configureOptimizers /
+ * configureDataloaders and any hook method (preEpoch, postValidation, ...): both give the same results.
+ */
 export class Trainer {
   readonly config: TrainerConfig;
-  private readonly engine: NativeEngine;
-  private readonly callbacks: Callback[];
-  private readonly modelSpec: ModelSpec;
+  /** The callbacks in call order (after the trainer's own hook methods): yours, then built-in ones. */
+  readonly callbacks: readonly Callback[];
+  /** Every logger metrics go to: config.loggers' and yours. */
+  readonly loggers: readonly Logger[];
+  private readonly options: TrainerOptions;
+  private readonly hooks: HookRunner;
+  private nativeEngine: NativeEngine | undefined;
+  private settingUp: Promise<void> | undefined;
+  private modelSpec: ModelSpec | undefined;
+  private dataloaders: DataloaderConfiguration = {};
   private weightsInitialised = false;
-  /** When the running fit must stop (config.maxTime), in Date.now() milliseconds. */
-  private fitDeadline: number | undefined;
   private runningOperation: string | undefined;
   private stopRequested = false;
+  private saveRequested = false;
+  private fitRun: FitRun | undefined;
 
-  constructor(options: TrainerOptions) {
+  constructor(options: TrainerOptions = {}) {
+    this.options = options;
     this.config = resolveConfig(options.config);
+    this.loggers = [...builtInLoggers(this.config), ...(options.loggers ?? [])];
+    const callbacks = options.callbacks === undefined ? [] : Array.isArray(options.callbacks) ? options.callbacks : [options.callbacks];
+    this.callbacks = [
+      ...callbacks,
+      ...(this.config.maxTime === undefined ? [] : [new Timer({ duration: this.config.maxTime })]),
+      ...(this.loggers.length > 0 ? [new LoggingCallback(this.loggers)] : []),
+      ...(this.config.progressBar ? [new ProgressBar()] : []),
+    ];
+    this.hooks = new HookRunner(this, this.callbacks);
+  }
+
+  /** The model to train (and its loss). Default: options.model and options.loss. Override in subclasses. */
+  configureModels(): ModelSpec | ModelConfiguration | Promise<ModelSpec | ModelConfiguration> {
+    if (this.options.model === undefined) {
+      throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', 'Trainer: give options.model, or override configureModels() in a subclass');
+    }
+    return { model: this.options.model, loss: this.options.loss };
+  }
+
+  /** The optimizer(s) and schedule. Default: options.optimizer / optimizers and lrScheduler. Override in subclasses. */
+  configureOptimizers(): OptimizerConfiguration | Promise<OptimizerConfiguration> {
+    const { optimizer, optimizers, lrScheduler } = this.options;
+    return { optimizer, optimizers, lrScheduler };
+  }
+
+  /** The data fit() uses when called without any. Default: none. Override in subclasses. */
+  configureDataloaders(): DataloaderConfiguration | Promise<DataloaderConfiguration> {
+    return {};
+  }
+
+  /**
+   * Configures and builds the model, loss and optimizers in C++ (once; fit, evaluate, predict and the
+   * other operations call it first). Runs preLaunch, preConfigure, postConfigure, preSetup and postSetup.
+   */
+  setup(): Promise<void> {
+    this.settingUp ??= this.runSetup().catch((error: unknown) => {
+      this.settingUp = undefined;
+      throw error;
+    });
+    return this.settingUp;
+  }
+
+  private async runSetup(): Promise<void> {
+    await this.hooks.run('preLaunch', this);
+    await this.hooks.run('preConfigure', this);
+    const configured = await this.configureModels();
+    // A ModelSpec has a type; a ModelConfiguration holds one as `model`.
+    const models: ModelConfiguration = 'type' in configured ? { model: configured } : configured;
+    const { optimizer, optimizers, lrScheduler } = await this.configureOptimizers();
+    this.dataloaders = await this.configureDataloaders();
+    await this.hooks.run('postConfigure', this);
+    await this.hooks.run('preSetup', this);
     warnIfSlowBlas();
     setNumThreads(this.config.numThreads);
     if (this.config.deterministic) useDeterministicAlgorithms(true);
-    this.engine = new native.NativeEngine({
-      model: options.model,
-      loss: options.loss === undefined ? undefined : namedSpec<LossSpec>(options.loss),
-      optimizer: options.optimizer === undefined ? undefined : namedSpec<OptimizerSpec>(options.optimizer),
-      optimizers: options.optimizers?.map((unit) => ({ ...unit, optimizer: namedSpec<OptimizerSpec>(unit.optimizer) })),
-      lrScheduler: options.lrScheduler === undefined ? undefined : namedSpec<SchedulerSpec>(options.lrScheduler),
+    this.nativeEngine = new native.NativeEngine({
+      model: models.model,
+      loss: models.loss === undefined ? undefined : namedSpec<LossSpec>(models.loss),
+      optimizer: optimizer === undefined ? undefined : namedSpec<OptimizerSpec>(optimizer),
+      optimizers: optimizers?.map((unit) => ({ ...unit, optimizer: namedSpec<OptimizerSpec>(unit.optimizer) })),
+      lrScheduler: lrScheduler === undefined ? undefined : namedSpec<SchedulerSpec>(lrScheduler),
       device: this.config.device,
       seed: this.config.seed,
       metrics: [...this.config.metrics],
@@ -113,21 +187,76 @@ export class Trainer {
       gradScaler: { ...this.config.gradScaler },
       checkFiniteInputs: this.config.checkFiniteInputs,
     });
-    this.modelSpec = options.model;
-    this.callbacks = [...(options.callbacks ?? [])];
-    const loggers = [...builtInLoggers(this.config), ...(options.loggers ?? [])];
-    if (loggers.length > 0) this.callbacks.push(new LoggingCallback(loggers));
-    if (this.config.progressBar) this.callbacks.push(new ProgressBar());
+    this.modelSpec = models.model;
+    await this.hooks.run('postSetup', this);
   }
 
-  /** Set to true (from a callback, say) to end training after the current step. */
-  get stopTraining(): boolean {
+  private get engine(): NativeEngine {
+    if (this.nativeEngine === undefined) {
+      throw firebrandError(
+        'ERR_FIREBRAND_INVALID_STATE',
+        'the trainer is not set up yet: await trainer.setup() first (fit, evaluate and predict do it themselves)',
+      );
+    }
+    return this.nativeEngine;
+  }
+
+  /** Set to true (from a callback, say) to end training after the current optimizer step. */
+  get shouldStop(): boolean {
     return this.stopRequested;
   }
 
-  set stopTraining(stop: boolean) {
+  set shouldStop(stop: boolean) {
     this.stopRequested = stop;
-    if (stop) this.engine.requestStop();
+    if (stop) this.nativeEngine?.requestStop();
+  }
+
+  /** TensorFlow.js's name for shouldStop. */
+  get stopTraining(): boolean {
+    return this.shouldStop;
+  }
+
+  set stopTraining(stop: boolean) {
+    this.shouldStop = stop;
+  }
+
+  /**
+   * Asks for a checkpoint (config.outputDir) at the next optimizer step boundary of the running fit;
+   * with streamed data, at the end of the epoch.
+   */
+  requestSave(): void {
+    if (this.config.outputDir === undefined) {
+      throw firebrandError('ERR_FIREBRAND_INVALID_STATE', 'requestSave: checkpoints need config.outputDir');
+    }
+    if (this.fitRun === undefined) {
+      throw firebrandError('ERR_FIREBRAND_INVALID_STATE', 'requestSave: only during fit (from a callback)');
+    }
+    this.saveRequested = true;
+    if (this.fitRun.resumable) this.engine.requestStop();
+  }
+
+  /**
+   * Sets the base learning rate (the optimizer's lr, which the schedule scales) of every optimizer, or of
+   * the one named: its first parameter group's becomes `lr`, the others' follow in proportion. During fit
+   * it applies from the next optimizer step; it is kept in checkpoints and by later fits.
+   */
+  setLearningRate(lr: number, optimizer?: string): void {
+    this.engine.setLearningRate(lr, optimizer);
+  }
+
+  /** The learning rate of every optimizer's parameter groups for the next step (named by learningRateNames). */
+  get learningRates(): number[] {
+    return this.engine.learningRates;
+  }
+
+  /** 'adamw', or 'adamw/pg0', 'adamw/pg1' with several groups, or the optimizers' names. */
+  get learningRateNames(): string[] {
+    return this.engine.learningRateNames;
+  }
+
+  /** This process's rank among all training processes (torchrun's RANK; 0 when not distributed). */
+  get globalRank(): number {
+    return Number(process.env.RANK ?? 0);
   }
 
   get parameterCount(): number {
@@ -144,22 +273,34 @@ export class Trainer {
   }
 
   /**
-   * Trains for config.numEpochs epochs (or maxSteps / maxTime); resolves with one entry per epoch.
-   * With config.outputDir it saves checkpoints (every saveEvery optimizer steps and at each epoch's
-   * end), and with resumeFromCheckpoint it continues a saved run exactly where it stopped.
+   * Trains for config.numEpochs epochs (or maxSteps / maxTime); resolves with the history. Without
+   * trainData it uses configureDataloaders()'s. With config.outputDir it saves checkpoints (every
+   * saveEvery optimizer steps and at each epoch's end), and with resumeFromCheckpoint it continues a
+   * saved run exactly where it stopped.
    */
-  async fit(trainData: TrainingData, options: FitOptions = {}): Promise<History> {
+  async fit(trainData?: TrainingData, options: FitOptions = {}): Promise<History> {
     return this.exclusive('fit', async () => {
-      this.stopRequested = false;
-      this.engine.clearStop();
-      const stopWatching = this.watchInterruptions(options.signal);
+      let stopWatching = () => {};
       try {
-        return await this.runFit(trainData, options);
+        await this.setup();
+        this.stopRequested = false;
+        this.saveRequested = false;
+        this.engine.clearStop();
+        stopWatching = this.watchInterruptions(options.signal);
+        const data = trainData ?? this.dataloaders.train;
+        if (data === undefined) {
+          throw firebrandError(
+            'ERR_FIREBRAND_INVALID_ARGUMENT',
+            'fit: give trainData, or return { train } from configureDataloaders()',
+          );
+        }
+        return await this.runFit(data, { ...options, evalData: options.evalData ?? this.dataloaders.eval });
       } catch (error) {
-        await this.each('onException', (callback) => callback.onException?.(error, this)).catch(() => undefined);
+        await this.hooks.run('onException', error, this).catch(() => undefined);
         throw error;
       } finally {
         stopWatching();
+        this.fitRun = undefined;
       }
     });
   }
@@ -170,7 +311,7 @@ export class Trainer {
    */
   private watchInterruptions(signal: AbortSignal | undefined): () => void {
     const stop = () => {
-      this.stopTraining = true;
+      this.shouldStop = true;
     };
     if (signal?.aborted) stop();
     signal?.addEventListener('abort', stop);
@@ -208,131 +349,170 @@ export class Trainer {
       numEpochs,
       this.config.maxSteps,
     );
-    const resumed = this.resumePoint(plan.batchesPerEpoch);
-    const run: CheckpointRun = {
-      history: resumed?.state.history ?? { epochs: [], evaluations: [], stopped: false },
-      bestMetric: resumed?.state.bestMetric,
-      bestCheckpoint: resumed?.state.bestCheckpoint,
+    const resumed = findResumePoint(this.config, plan.batchesPerEpoch);
+    const bestName = this.config.metricForBestModel ?? (options.evalData ? 'valLoss' : 'loss');
+    const greater = this.config.greaterIsBetter;
+    const run: FitRun = {
+      history: resumed?.state.history ?? { epochs: [], evaluations: [], stopped: false, wallTimeSeconds: 0, samplesPerSecond: 0 },
       batchesPerEpoch: plan.batchesPerEpoch,
       priorSeconds: resumed?.state.wallTimeSeconds ?? 0,
       started,
       evalData: options.evalData,
+      bestMetric: new MonitoredMetric(bestName, greater === undefined ? 'auto' : greater ? 'max' : 'min'),
+      resumable: !streamed,
     };
+    this.fitRun = run;
     if (resumed) {
       await this.engine.loadState(resumed.folder);
+      await this.hooks.run('onLoadCheckpoint', { folder: resumed.folder, state: resumed.state }, this);
     } else if (this.config.initWeightsFrom !== undefined && !this.weightsInitialised) {
       await this.engine.initWeightsFrom(this.config.initWeightsFrom, true);
     }
     this.weightsInitialised = true;
-    this.fitDeadline = this.config.maxTime === undefined ? undefined : started + this.config.maxTime * 1000;
     const history = run.history;
-    await this.each('onTrainBegin', (callback) => callback.onTrainBegin?.({ numEpochs, ...plan }, this));
+    const info = { numEpochs, ...plan };
+    await this.hooks.run('preFit', info, this);
+    await this.hooks.run('onTrainBegin', { ...info });
+    const fitSamples = { samples: 0, seconds: 0 };
     for (let epoch = resumed?.state.epoch ?? 0; epoch < numEpochs && !this.stopRequested; epoch++) {
-      await this.each('onEpochBegin', (callback) => callback.onEpochBegin?.(epoch, this));
+      await this.hooks.run('preEpoch', epoch, this);
+      await this.hooks.run('onEpochBegin', epoch, {});
       const startBatch = epoch === resumed?.state.epoch ? resumed.state.batchInEpoch : 0;
       const { result, ended } = await this.trainEpochInSegments(trainData, epoch, startBatch, run);
-      const { stopped, nextBatch, ...trained } = result;
+      const { stopped: _stopped, nextBatch, ...trained } = result;
+      fitSamples.samples += trained.samples;
+      fitSamples.seconds += trained.seconds;
       let logs: EpochLogs = { epoch, ...trained, globalStep: this.engine.globalStep };
       if (ended === 'stopped') {
         this.stopRequested = true;
         // The checkpoint's history holds finished epochs only; a resumed run redoes this one.
-        if (this.config.outputDir) await this.checkpoint(run, epoch, nextBatch, true);
+        if (this.config.outputDir) await this.checkpoint(run, epoch, nextBatch, true, false);
         history.epochs.push(logs);
-        await this.each('onEpochEnd', (callback) => callback.onEpochEnd?.(epoch, logs, this));
+        await this.endEpoch(epoch, logs);
         break;
       }
-      if (options.evalData) logs = { ...logs, ...(await this.evaluateDuringFit(options.evalData, epoch)) };
-      if (monitor !== undefined) {
-        const monitored = logs[monitor];
-        if (typeof monitored !== 'number') {
-          throw firebrandError(
-            'ERR_FIREBRAND_INVALID_ARGUMENT',
-            `lrScheduler (reduce_on_plateau) monitors '${monitor}', which this fit does not report (accuracy needs a class-index loss)`,
-          );
-        }
-        this.engine.onEvalMetric(monitored);
-      }
+      if (options.evalData) logs = { ...logs, ...(await this.validate(options.evalData, epoch)) };
+      if (monitor !== undefined) this.engine.onEvalMetric(reportedNumber(logs, monitor, 'lrScheduler (reduce_on_plateau)'));
       history.epochs.push(logs);
+      const improved = this.updateBest(run, logs);
+      this.saveRequested = false;
       if (this.config.outputDir) {
-      // A stop requested meanwhile makes this the run's last save: it is the interruption's.
-      const position = ended === 'maxSteps' ? { epoch, batch: nextBatch } : { epoch: epoch + 1, batch: 0 };
-      await this.checkpoint(run, position.epoch, position.batch, this.stopRequested, logs);
-    }
-      await this.each('onEpochEnd', (callback) => callback.onEpochEnd?.(epoch, logs, this));
+        // A stop requested meanwhile makes this the run's last save: it is the interruption's.
+        const position = ended === 'maxSteps' ? { epoch, batch: nextBatch } : { epoch: epoch + 1, batch: 0 };
+        await this.checkpoint(run, position.epoch, position.batch, this.stopRequested, improved);
+      }
+      await this.endEpoch(epoch, logs);
       if (ended === 'maxSteps') break;
-      if (this.fitDeadline !== undefined && Date.now() >= this.fitDeadline) this.stopRequested = true;
     }
     history.stopped = this.stopRequested;
-    if (this.config.loadBestModelAtEnd && run.bestCheckpoint !== undefined) {
-      await this.engine.initWeightsFrom(path.join(run.bestCheckpoint, WEIGHTS_FILE), true);
+    history.wallTimeSeconds = run.priorSeconds + (Date.now() - started) / 1000;
+    history.samplesPerSecond = fitSamples.samples / Math.max(fitSamples.seconds, 1e-9);
+    if (this.config.loadBestModelAtEnd && history.best?.checkpoint !== undefined) {
+      await this.engine.initWeightsFrom(path.join(history.best.checkpoint, WEIGHTS_FILE), true);
     }
-    await this.each('onTrainEnd', (callback) => callback.onTrainEnd?.(history, this));
+    await this.hooks.run('postFit', history, this);
+    await this.hooks.run('onTrainEnd', numericLogs(history.epochs.at(-1)));
     return history;
   }
 
-  /** Loss and metrics over evalData, as val-prefixed log fields. */
-  private async evaluateDuringFit(evalData: TrainingData, epoch: number): Promise<ValMetricLogs & { valLoss: number }> {
-    const { loss, samples: _samples, seconds: _seconds, ...metrics } = await withNativeData(evalData, epoch, (data) =>
-      this.engine.evaluate(data, this.config.evalBatchSize),
+  private async endEpoch(epoch: number, logs: EpochLogs): Promise<void> {
+    await this.hooks.run('postEpoch', epoch, logs, this);
+    await this.hooks.run('onEpochEnd', epoch, numericLogs(logs));
+  }
+
+  /** Notes `logs` in history.best when they beat it; returns whether they did. */
+  private updateBest(run: FitRun, logs: EpochLogs): boolean {
+    const metric = run.bestMetric;
+    const named = this.config.metricForBestModel !== undefined;
+    const value = (logs as unknown as Record<string, unknown>)[metric.name];
+    if (typeof value !== 'number') {
+      if (named) metric.valueIn(logs, 'config.metricForBestModel');
+      return false;
+    }
+    if (!metric.improves(value, run.history.best?.value)) return false;
+    run.history.best = { metric: metric.name, value, epoch: logs.epoch, globalStep: logs.globalStep };
+    return true;
+  }
+
+  /** An evaluation during fit, with its hooks; its logs are val-prefixed. */
+  private async validate(data: TrainingData, epoch: number): Promise<ValidationLogs> {
+    const globalStep = this.engine.globalStep;
+    await this.hooks.run('preValidation', { epoch, globalStep }, this);
+    const { loss, samples: _samples, seconds: _seconds, ...metrics } = await this.runEvaluation(data, epoch, this.config.evalBatchSize);
+    const logs = { epoch, globalStep, ...prefixedWithVal({ loss, ...metrics }) } as ValidationLogs;
+    await this.hooks.run('postValidation', logs, this);
+    return logs;
+  }
+
+  private runEvaluation(data: TrainingData, epoch: number, batchSize: number): Promise<EvalLogs> {
+    return this.hooks.settle(
+      withNativeData(data, epoch, (native) =>
+        this.engine.evaluate(native, batchSize, {
+          epoch,
+          onReport: (report) => this.hooks.observe('onEvalProgress', report, this),
+          onBatch: this.hooks.batchHook('val'),
+        }),
+      ),
     );
-    return prefixedWithVal({ loss, ...metrics }) as ValMetricLogs & { valLoss: number };
   }
 
   /**
    * One epoch from `startBatch`. It pauses at step boundaries where work is due — a checkpoint every
-   * saveEvery optimizer steps (with outputDir), an evaluation every evalEvery steps, the end at
-   * maxSteps — does it, and continues where it paused (streams pause only for maxSteps).
+   * saveEvery optimizer steps or on request (with outputDir), an evaluation every evalEvery steps, the
+   * end at maxSteps — does it, and continues where it paused (streams pause only for maxSteps).
    */
   private async trainEpochInSegments(
     data: TrainingData,
     epoch: number,
     startBatch: number,
-    run: CheckpointRun,
+    run: FitRun,
   ): Promise<{ result: NativeEpochResult; ended: 'epoch' | 'stopped' | 'maxSteps' }> {
     const { outputDir, saveEvery, evalEvery, maxSteps } = this.config;
-    const resumable = !(data instanceof StreamingDataset);
-    const every = [
-      resumable && outputDir !== undefined ? saveEvery : undefined,
-      resumable && run.evalData !== undefined && typeof evalEvery === 'number' ? evalEvery : undefined,
-    ].filter((interval): interval is number => interval !== undefined);
+    const saveInterval = run.resumable && outputDir !== undefined ? saveEvery : undefined;
+    const evalInterval = run.resumable && run.evalData !== undefined && typeof evalEvery === 'number' ? evalEvery : undefined;
+    const onBatch = this.hooks.batchHook('train');
     let options: NativeEpochOptions = { ...this.epochOptions(epoch), startBatch };
     for (;;) {
       const step = this.engine.globalStep;
-      const due = [...every.map((interval) => (Math.floor(step / interval) + 1) * interval), ...(maxSteps === undefined ? [] : [maxSteps])];
+      const due = [saveInterval, evalInterval]
+        .filter((interval): interval is number => interval !== undefined)
+        .map((interval) => (Math.floor(step / interval) + 1) * interval);
+      if (maxSteps !== undefined) due.push(maxSteps);
       const pauseAt = due.length > 0 ? Math.min(...due) : undefined;
-      const result = await withNativeData(data, epoch, (native) =>
-        this.engine.trainEpoch(native, { ...options, stopAtGlobalStep: pauseAt }, (report) => this.dispatchReport(report)),
+      const result = await this.hooks.settle(
+        withNativeData(data, epoch, (native) =>
+          this.engine.trainEpoch(native, { ...options, stopAtGlobalStep: pauseAt }, (report) => this.onReport(report), onBatch),
+        ),
       );
       const reached = this.engine.globalStep;
       if (maxSteps !== undefined && reached >= maxSteps) return { result, ended: 'maxSteps' };
       if (!result.stopped) return { result, ended: 'epoch' };
-      if (pauseAt === undefined || reached < pauseAt || this.stopRequested) return { result, ended: 'stopped' };
-      if (outputDir !== undefined && saveEvery !== undefined && reached % saveEvery === 0) {
-        await this.checkpoint(run, epoch, result.nextBatch, false);
+      if (this.stopRequested) return { result, ended: 'stopped' };
+      const requested = this.saveRequested;
+      const paused = pauseAt !== undefined && reached >= pauseAt;
+      if (!requested && !paused) return { result, ended: 'stopped' };
+      this.saveRequested = false;
+      this.engine.clearStop();
+      if (requested || (saveInterval !== undefined && reached % saveInterval === 0)) {
+        await this.checkpoint(run, epoch, result.nextBatch, false, false);
       }
-      if (run.evalData !== undefined && typeof evalEvery === 'number' && reached % evalEvery === 0) {
-        const evaluation = { epoch, globalStep: reached, ...(await this.evaluateDuringFit(run.evalData, epoch)) };
-        run.history.evaluations.push(evaluation);
-        await this.each('postValidation', (callback) => callback.postValidation?.(evaluation, this));
+      if (evalInterval !== undefined && reached % evalInterval === 0) {
+        run.history.evaluations.push(await this.validate(run.evalData as TrainingData, epoch));
       }
       options = { ...options, startBatch: result.nextBatch, continueEpoch: true };
     }
   }
 
+  private onReport(report: StepLogs): void {
+    this.hooks.observe('onProgress', report, this);
+    if (report.isLogStep) this.hooks.observe('onLog', report, this);
+  }
+
   /** Saves a checkpoint of the position (epoch, batchInEpoch) and prunes old ones. */
-  private async checkpoint(run: CheckpointRun, epoch: number, batchInEpoch: number, interrupted: boolean, logs?: EpochLogs): Promise<void> {
+  private async checkpoint(run: FitRun, epoch: number, batchInEpoch: number, interrupted: boolean, improved: boolean): Promise<void> {
     const outputDir = this.config.outputDir as string;
-    const metricName = this.config.metricForBestModel;
-    const value = metricName !== undefined && logs ? (logs as unknown as Record<string, unknown>)[metricName] : undefined;
-    const greaterIsBetter = this.config.greaterIsBetter ?? !/loss|error/i.test(metricName ?? '');
-    const improved =
-      typeof value === 'number' &&
-      (run.bestMetric === undefined || (greaterIsBetter ? value > run.bestMetric : value < run.bestMetric));
     const folder = path.join(checkpointsFolder(outputDir), `step-${this.engine.globalStep}`);
-    if (improved) {
-      run.bestMetric = value;
-      run.bestCheckpoint = folder;
-    }
+    if (improved && run.history.best) run.history.best.checkpoint = folder;
     const state: TrainerState = {
       libraryVersion: LIBRARY_VERSION,
       torchVersion: runtimeInfo().torchVersion,
@@ -341,50 +521,15 @@ export class Trainer {
       epoch,
       batchInEpoch,
       batchesPerEpoch: run.batchesPerEpoch,
-      history: run.history,
-      bestMetric: run.bestMetric,
-      bestCheckpoint: run.bestCheckpoint,
+      history: { ...run.history, wallTimeSeconds: run.priorSeconds + (Date.now() - run.started) / 1000 },
       worldSize: 1,
       wallTimeSeconds: run.priorSeconds + (Date.now() - run.started) / 1000,
       interrupted,
+      callbacks: {},
     };
+    await this.hooks.run('onSaveCheckpoint', { folder, state }, this);
     const written = await writeCheckpoint(outputDir, state, (temporary) => this.engine.saveState(temporary));
-    pruneCheckpoints(outputDir, this.config.saveTotalLimit, [written, run.bestCheckpoint]);
-  }
-
-  /** The checkpoint to resume from (config.resumeFromCheckpoint), checked against this run. */
-  private resumePoint(batchesPerEpoch: number | undefined): { folder: string; state: TrainerState } | undefined {
-    const resume = this.config.resumeFromCheckpoint;
-    if (resume === undefined || resume === false) return undefined;
-    let folder: string | undefined;
-    if (resume === true) {
-      if (this.config.outputDir === undefined) {
-        throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', 'resumeFromCheckpoint: true needs config.outputDir, where checkpoints are');
-      }
-      folder = latestCheckpoint(this.config.outputDir);
-      // Nothing saved yet: the first run of a job that resumes whenever restarted.
-      if (folder === undefined) return undefined;
-    } else {
-      folder = resume;
-    }
-    const state = readTrainerState(folder);
-    const differences: string[] = [];
-    for (const key of ['batchSize', 'gradientAccumulationSteps', 'seed', 'shuffle', 'dropLast'] as const) {
-      if (state.config[key] !== this.config[key]) {
-        differences.push(`${key} ${JSON.stringify(state.config[key])} (this run: ${JSON.stringify(this.config[key])})`);
-      }
-    }
-    if (state.worldSize !== 1) differences.push(`world size ${state.worldSize} (this run: 1)`);
-    if (state.batchesPerEpoch !== batchesPerEpoch) {
-      differences.push(`${state.batchesPerEpoch ?? 'unknown'} batches per epoch (this run: ${batchesPerEpoch ?? 'unknown'})`);
-    }
-    if (differences.length > 0) {
-      throw firebrandError(
-        'ERR_FIREBRAND_INVALID_ARGUMENT',
-        `resumeFromCheckpoint: ${folder} was saved with ${differences.join(', ')}; they must match to continue exactly`,
-      );
-    }
-    return { folder, state };
+    pruneCheckpoints(outputDir, this.config.saveTotalLimit, [written, run.history.best?.checkpoint]);
   }
 
   /**
@@ -392,14 +537,18 @@ export class Trainer {
    * to rebuild it, and for TorchScript modules model.pt. `Model.load(folder)` reads it back.
    */
   async save(folder: string): Promise<void> {
-    return this.exclusive('save', () => this.writeModel(folder));
+    return this.exclusive('save', async () => {
+      await this.setup();
+      await this.writeModel(folder);
+    });
   }
 
   /** @internal trainer.save without the one-operation guard, for built-in callbacks during fit. */
   writeModel(folder: string): Promise<void> {
-    return writeSavedModel(folder, this.modelSpec, async (temporary) => {
+    const spec = this.modelSpec as ModelSpec;
+    return writeSavedModel(folder, spec, async (temporary) => {
       await this.engine.saveWeights(path.join(temporary, WEIGHTS_FILE));
-      if (this.modelSpec.type === 'torchscript') await this.engine.exportTorchScript(path.join(temporary, TORCHSCRIPT_FILE));
+      if (spec.type === 'torchscript') await this.engine.exportTorchScript(path.join(temporary, TORCHSCRIPT_FILE));
     });
   }
 
@@ -412,8 +561,11 @@ export class Trainer {
    * Writes the model as a TorchScript module (eval mode) that torch.jit.load runs in Python or C++:
    * a sequential model becomes aten ops over its weights; a TorchScript model is saved as trained.
    */
-  async exportTorchScript(path: string): Promise<void> {
-    return this.exclusive('exportTorchScript', () => this.engine.exportTorchScript(path));
+  async exportTorchScript(file: string): Promise<void> {
+    return this.exclusive('exportTorchScript', async () => {
+      await this.setup();
+      await this.engine.exportTorchScript(file);
+    });
   }
 
   /**
@@ -423,25 +575,39 @@ export class Trainer {
    * otherwise the names on either side alone are reported. TorchScript files are code: load only
    * files you trust.
    */
-  async initWeightsFrom(path: string, options: { strict?: boolean } = {}): Promise<{ missing: string[]; unexpected: string[] }> {
-    return this.exclusive('initWeightsFrom', () => this.engine.initWeightsFrom(path, options.strict ?? true));
+  async initWeightsFrom(file: string, options: { strict?: boolean } = {}): Promise<{ missing: string[]; unexpected: string[] }> {
+    return this.exclusive('initWeightsFrom', async () => {
+      await this.setup();
+      return this.engine.initWeightsFrom(file, options.strict ?? true);
+    });
   }
 
   /** Copies of the model's parameters and buffers, by PyTorch state-dict name ('0.weight', 'hidden.bias'). */
   async stateDict(): Promise<Record<string, TensorData<NumericArray>>> {
-    return this.exclusive('stateDict', () => this.engine.stateDict());
+    return this.exclusive('stateDict', async () => {
+      await this.setup();
+      return this.engine.stateDict();
+    });
   }
 
-  /** Loss (and accuracy for classification losses) over a dataset, in eval mode. */
-  async evaluate(data: TrainingData, options: { batchSize?: number } = {}): Promise<EvalLogs> {
-    return this.exclusive('evaluate', () =>
-      withNativeData(data, 0, (native) => this.engine.evaluate(native, options.batchSize ?? this.config.evalBatchSize)),
-    );
+  /** Loss and metrics (accuracy for class-index losses) over a dataset, in eval mode. Default data: configureDataloaders()'s eval. */
+  async evaluate(data?: TrainingData, options: { batchSize?: number } = {}): Promise<EvalLogs> {
+    return this.exclusive('evaluate', async () => {
+      await this.setup();
+      const evalData = data ?? this.dataloaders.eval;
+      if (evalData === undefined) {
+        throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', 'evaluate: give data, or return { eval } from configureDataloaders()');
+      }
+      return this.runEvaluation(evalData, 0, options.batchSize ?? this.config.evalBatchSize);
+    });
   }
 
   /** Model outputs for `inputs` of the given full shape (samples first), in eval mode. */
   async predict(inputs: NumericArray, shape: number[], options: { batchSize?: number } = {}): Promise<TensorData> {
-    return this.exclusive('predict', () => this.engine.predict(inputs, shape, options.batchSize ?? this.config.evalBatchSize));
+    return this.exclusive('predict', async () => {
+      await this.setup();
+      return this.engine.predict(inputs, shape, options.batchSize ?? this.config.evalBatchSize);
+    });
   }
 
   private epochOptions(epoch: number): NativeEpochOptions {
@@ -476,58 +642,23 @@ export class Trainer {
       this.runningOperation = undefined;
     }
   }
-
-  private dispatchReport(report: StepReport): void {
-    if (this.fitDeadline !== undefined && !this.stopRequested && Date.now() >= this.fitDeadline) this.stopTraining = true;
-    for (const callback of this.callbacks) {
-      try {
-        callback.onProgress?.(report, this);
-      } catch (error) {
-        throw callbackError('onProgress', error);
-      }
-      try {
-        if (report.isLogStep) callback.onLog?.(report, this);
-      } catch (error) {
-        throw callbackError('onLog', error);
-      }
-    }
-  }
-
-  /** Runs one hook on every callback in order, awaiting each; an error names the hook. */
-  private async each(name: keyof Callback, hook: (callback: Callback) => void | Promise<void>): Promise<void> {
-    for (const callback of this.callbacks) {
-      try {
-        await hook(callback);
-      } catch (error) {
-        throw callbackError(name, error);
-      }
-    }
-  }
 }
 
-/** A callback's error, named by its hook; the original is the `cause`. */
-function callbackError(hook: string, error: unknown): Error {
-  if (error instanceof Error && (error as { hook?: string }).hook !== undefined) return error;
-  const message = error instanceof Error ? error.message : String(error);
-  return Object.assign(new Error(`callback ${hook} threw: ${message}`, { cause: error }), { code: 'ERR_FIREBRAND_CALLBACK', hook });
-}
-
-/** config.loggers as logger objects, writing under outputDir/logs. */
-function builtInLoggers(config: TrainerConfig): Logger[] {
-  if (config.loggers.length === 0) return [];
-  if (config.outputDir === undefined) {
+/** A number the logs must hold for `owner`, or an error saying why it may be missing. */
+function reportedNumber(logs: EpochLogs, name: string, owner: string): number {
+  const value = (logs as unknown as Record<string, unknown>)[name];
+  if (typeof value !== 'number') {
     throw firebrandError(
       'ERR_FIREBRAND_INVALID_ARGUMENT',
-      `config.loggers: ${config.loggers.join(', ')} write under config.outputDir, which is not set`,
+      `${owner} monitors '${name}', which this fit does not report (accuracy needs a class-index loss)`,
     );
   }
-  const logs = path.join(config.outputDir, 'logs');
-  const make = {
-    csv: () => new CsvLogger(path.join(logs, 'metrics.csv')),
-    jsonl: () => new JsonLinesLogger(path.join(logs, 'metrics.jsonl')),
-    tensorboard: () => new TensorBoardLogger(path.join(logs, 'tensorboard')),
-  };
-  return config.loggers.map((name) => make[name]());
+  return value;
+}
+
+/** TensorFlow.js-style logs: the numeric fields. */
+function numericLogs(logs: object | undefined): Record<string, number> {
+  return Object.fromEntries(Object.entries(logs ?? {}).filter((entry): entry is [string, number] => typeof entry[1] === 'number'));
 }
 
 function dataHandle(data: unknown, field: string): Dataset {

@@ -120,20 +120,36 @@ void LrScheduler::start(torch::optim::Optimizer& optimizer, const std::vector<do
     for (auto& group : optimizer.param_groups()) setMomentum(group.options(), maxMomentum_);
   }
   auto& groups = optimizer.param_groups();
-  for (size_t i = 0; i < groups.size(); ++i) groups[i].options().set_lr(baseLrs_[i]);
+  for (size_t i = 0; i < groups.size(); ++i) groups[i].options().set_lr(baseLrs_[i] * scale_);
   apply(optimizer);
 }
 
+void LrScheduler::setScale(double scale, torch::optim::Optimizer& optimizer) {
+  if (!std::isfinite(scale) || scale < 0) {
+    throw InvalidArgument("learning rate: must be a finite number >= 0 (scale " + std::to_string(scale) + ")");
+  }
+  scale_ = scale;
+  if (kind_ != Kind::ReduceOnPlateau) {
+    apply(optimizer);
+    return;
+  }
+  // reduce_on_plateau's rate is its own: a set rate replaces it, reductions start over from there.
+  auto& groups = optimizer.param_groups();
+  for (size_t i = 0; i < groups.size(); ++i) groups[i].options().set_lr(baseLrs_[i] * scale_);
+}
+
 std::vector<double> LrScheduler::state() const {
-  return {static_cast<double>(step_), best_, static_cast<double>(badEvaluations_), static_cast<double>(cooldownLeft_)};
+  return {static_cast<double>(step_), best_, static_cast<double>(badEvaluations_), static_cast<double>(cooldownLeft_),
+          scale_};
 }
 
 void LrScheduler::restore(torch::optim::Optimizer& optimizer, const std::vector<double>& state) {
-  if (state.size() != 4) throw InvalidArgument("scheduler state: expected 4 values, got " + std::to_string(state.size()));
+  if (state.size() != 5) throw InvalidArgument("scheduler state: expected 5 values, got " + std::to_string(state.size()));
   step_ = static_cast<int64_t>(state[0]);
   best_ = state[1];
   badEvaluations_ = static_cast<int64_t>(state[2]);
   cooldownLeft_ = static_cast<int64_t>(state[3]);
+  scale_ = state[4];
   // reduce_on_plateau's lr lives in the optimizer's groups, restored with them.
   if (kind_ != Kind::ReduceOnPlateau) apply(optimizer);
 }
@@ -174,7 +190,8 @@ double LrScheduler::factor(int64_t step) const {
 
 void LrScheduler::applyOneCycle(torch::optim::Optimizer& optimizer) const {
   // torch.optim.lr_scheduler.OneCycleLR, two phases.
-  const double initialLr = maxLr_ / divFactor_;
+  const double maxLr = maxLr_ * scale_;
+  const double initialLr = maxLr / divFactor_;
   const double minLr = initialLr / finalDivFactor_;
   const double phaseOneEnd = pctStart_ * static_cast<double>(totalSteps_) - 1;
   const double phaseTwoEnd = static_cast<double>(totalSteps_) - 1;
@@ -183,11 +200,11 @@ void LrScheduler::applyOneCycle(torch::optim::Optimizer& optimizer) const {
   double momentum = 0;
   if (step <= phaseOneEnd) {
     const double pct = step / phaseOneEnd;
-    lr = anneal(initialLr, maxLr_, pct, cosineAnneal_);
+    lr = anneal(initialLr, maxLr, pct, cosineAnneal_);
     momentum = anneal(maxMomentum_, baseMomentum_, pct, cosineAnneal_);
   } else {
     const double pct = (step - phaseOneEnd) / (phaseTwoEnd - phaseOneEnd);
-    lr = anneal(maxLr_, minLr, pct, cosineAnneal_);
+    lr = anneal(maxLr, minLr, pct, cosineAnneal_);
     momentum = anneal(baseMomentum_, maxMomentum_, pct, cosineAnneal_);
   }
   for (auto& group : optimizer.param_groups()) {
@@ -204,7 +221,7 @@ void LrScheduler::apply(torch::optim::Optimizer& optimizer) const {
   }
   const double scale = factor(step_);
   auto& groups = optimizer.param_groups();
-  for (size_t i = 0; i < groups.size(); ++i) groups[i].options().set_lr(baseLrs_[i] * scale);
+  for (size_t i = 0; i < groups.size(); ++i) groups[i].options().set_lr(baseLrs_[i] * scale_ * scale);
 }
 
 bool LrScheduler::improves(double value) const {

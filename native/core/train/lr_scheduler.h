@@ -29,6 +29,9 @@ class LrScheduler {
   // groups' base learning rates, and sets the first step's learning rate.
   void start(torch::optim::Optimizer& optimizer, const std::vector<double>& baseLrs, int64_t totalSteps);
   void afterOptimizerStep(torch::optim::Optimizer& optimizer);
+  // Scales the base learning rates (and onecycle's maxLr) by `scale` from
+  // here on, across later start()s too; the groups' rates follow at once.
+  void setScale(double scale, torch::optim::Optimizer& optimizer);
   // reduce_on_plateau: one evaluation's value of the monitored metric.
   void onMetric(torch::optim::Optimizer& optimizer, double value);
 
@@ -37,8 +40,8 @@ class LrScheduler {
   bool plansOverTotalSteps() const { return kind_ == Kind::Linear || kind_ == Kind::Cosine || kind_ == Kind::OneCycle; }
   const std::string& name() const { return name_; }
 
-  // The schedule's position (step, and reduce_on_plateau's best value and
-  // counters), for checkpoints; restore() also re-applies the step's lr.
+  // The schedule's position (step, reduce_on_plateau's best value and
+  // counters, the base scale), for checkpoints; restore() also re-applies the step's lr.
   std::vector<double> state() const;
   void restore(torch::optim::Optimizer& optimizer, const std::vector<double>& state);
   const std::string& monitor() const { return monitor_; }
@@ -84,6 +87,7 @@ class LrScheduler {
   int64_t cooldownLeft_ = 0;
 
   std::vector<double> baseLrs_;
+  double scale_ = 1;  // setScale's
   int64_t step_ = 0;
   int64_t totalSteps_ = 0;
 };

@@ -26,6 +26,7 @@ bool owns(const OptimizerUnitSpec& spec, const std::string& parameter) {
 OptimizerUnit::OptimizerUnit(const OptimizerUnitSpec& spec, const torch::OrderedDict<std::string, at::Tensor>& parameters,
                              const SchedulerSpec& scheduler)
     : name_(spec.name),
+      optimizerName_(spec.optimizer.name),
       lossKey_(spec.loss),
       parameters_(parameters.values()),
       optimizer_(makeOptimizer(spec.optimizer, parameters)),
@@ -41,6 +42,29 @@ void OptimizerUnit::step() {
   lastStepLr_ = currentLearningRate(*optimizer_);
   optimizer_->step();
   scheduler_.afterOptimizerStep(*optimizer_);
+}
+
+void OptimizerUnit::setBaseLearningRate(double lr) {
+  if (baseLrs_.front() <= 0) {
+    throw InvalidArgument("setLearningRate: optimizer" + (name_.empty() ? "" : " '" + name_ + "'") +
+                          " was configured with lr 0, which a new rate cannot be in proportion to");
+  }
+  scheduler_.setScale(lr / baseLrs_.front(), *optimizer_);
+}
+
+std::vector<double> OptimizerUnit::learningRates() const {
+  std::vector<double> rates;
+  for (const auto& group : optimizer_->param_groups()) rates.push_back(group.options().get_lr());
+  return rates;
+}
+
+std::vector<std::string> OptimizerUnit::learningRateNames() const {
+  const std::string base = name_.empty() ? optimizerName_ : name_;
+  const size_t groups = optimizer_->param_groups().size();
+  if (groups == 1) return {base};
+  std::vector<std::string> names;
+  for (size_t i = 0; i < groups; ++i) names.push_back(base + "/pg" + std::to_string(i));
+  return names;
 }
 
 void OptimizerUnit::startSchedule(int64_t totalSteps) {

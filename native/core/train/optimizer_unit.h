@@ -36,6 +36,12 @@ class OptimizerUnit {
   void startSchedule(int64_t totalSteps);
   void onMetric(double value) { scheduler_.onMetric(*optimizer_, value); }
   const LrScheduler& scheduler() const { return scheduler_; }
+  // Makes `lr` the first group's base learning rate, the others' in proportion.
+  void setBaseLearningRate(double lr);
+  // The learning rate each group's next step uses, and the groups' names:
+  // the unit's (or the optimizer's) name, with /pg<i> when it has several groups.
+  std::vector<double> learningRates() const;
+  std::vector<std::string> learningRateNames() const;
   double lastStepLr() const { return lastStepLr_; }
 
   // The optimizer's state (moments, steps, groups' options) in libtorch's archive format.
@@ -47,6 +53,7 @@ class OptimizerUnit {
 
  private:
   std::string name_;
+  std::string optimizerName_;  // "adamw"
   std::string lossKey_;
   std::vector<at::Tensor> parameters_;
   std::unique_ptr<torch::optim::Optimizer> optimizer_;

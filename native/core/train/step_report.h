@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <vector>
 
 #include "core/metrics/metric_set.h"
 
@@ -22,10 +23,38 @@ struct StepReport {
   // The GradScaler's loss scale after the latest step (only when it is enabled).
   std::optional<double> gradScale;
   int64_t skippedSteps = 0;  // optimizer steps dropped for a non-finite loss, this epoch
+  // Every optimizer's groups' learning rates for the next step, in order (LearningRateMonitor).
+  std::vector<double> learningRates;
   bool isLogStep = false;    // an optimizer step that is a multiple of logEvery, or the epoch's last
 };
 
 using ReportSink = std::function<void(const StepReport&)>;
+
+// Progress of an evaluation, a few times a second and at its end.
+struct EvalReport {
+  int64_t batch = 0;                // batches done
+  std::optional<int64_t> batches;   // in all, when the data says
+  int64_t samples = 0;
+  double elapsedSeconds = 0;
+};
+
+using EvalReportSink = std::function<void(const EvalReport&)>;
+
+// One micro-batch, seen by per-batch hooks: before it runs, and after (with
+// its loss, and for training once its optimizer step, if any, is applied).
+struct BatchEvent {
+  enum class Phase { BeforeTrain, AfterTrain, BeforeEval, AfterEval };
+  Phase phase = Phase::BeforeTrain;
+  int64_t epoch = 0;
+  int64_t batch = 0;       // 0-based within the epoch (or the evaluation)
+  int64_t size = 0;        // samples
+  int64_t globalStep = 0;  // optimizer steps so far
+  std::optional<double> loss;  // After* only
+};
+
+// Called on the training thread, which waits for it: per-batch callbacks. A
+// hook that fails throws, which ends the epoch (or evaluation) like any error.
+using BatchHook = std::function<void(const BatchEvent&)>;
 
 struct EpochResult {
   double loss = 0;  // mean over the epoch's samples
@@ -45,6 +74,14 @@ struct EvalResult {
   MetricValues metrics;
   int64_t samples = 0;
   double seconds = 0;
+};
+
+// What an evaluation reports to, and whose per-batch hooks it calls.
+struct EvalCallbacks {
+  EvalReportSink report;
+  BatchHook batchHook;
+  int64_t epoch = 0;  // for the batch events
+  double reportIntervalSeconds = 0.2;
 };
 
 }  // namespace firebrand

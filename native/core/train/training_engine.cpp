@@ -122,8 +122,55 @@ TrainingEngine::FitPlan TrainingEngine::beginFit(std::optional<int64_t> batchesP
     }
   }
   for (auto& unit : units_) unit.startSchedule(plan.totalSteps.value_or(0));
+  applyRequestedLearningRates();
   fitBegun_ = true;
   return plan;
+}
+
+void TrainingEngine::setLearningRate(double lr, const std::string& optimizerName) {
+  if (!std::isfinite(lr) || lr < 0) {
+    throw InvalidArgument("setLearningRate: lr must be a finite number >= 0, got " + std::to_string(lr));
+  }
+  if (!optimizerName.empty()) {
+    const bool known = std::any_of(units_.begin(), units_.end(), [&](const auto& unit) { return unit.name() == optimizerName; });
+    if (!known) throw InvalidArgument("setLearningRate: no optimizer is named '" + optimizerName + "'");
+  }
+  const std::lock_guard<std::mutex> lock(requestedLrMutex_);
+  requestedLrs_.emplace_back(optimizerName, lr);
+  lrRequested_ = true;
+}
+
+void TrainingEngine::applyRequestedLearningRates() {
+  if (!lrRequested_) return;
+  std::vector<std::pair<std::string, double>> requests;
+  {
+    const std::lock_guard<std::mutex> lock(requestedLrMutex_);
+    requests.swap(requestedLrs_);
+    lrRequested_ = false;
+  }
+  for (const auto& [name, lr] : requests) {
+    for (auto& unit : units_) {
+      if (name.empty() || unit.name() == name) unit.setBaseLearningRate(lr);
+    }
+  }
+}
+
+std::vector<std::string> TrainingEngine::learningRateNames() const {
+  std::vector<std::string> names;
+  for (const auto& unit : units_) {
+    const auto unitNames = unit.learningRateNames();
+    names.insert(names.end(), unitNames.begin(), unitNames.end());
+  }
+  return names;
+}
+
+std::vector<double> TrainingEngine::learningRates() const {
+  std::vector<double> rates;
+  for (const auto& unit : units_) {
+    const auto unitRates = unit.learningRates();
+    rates.insert(rates.end(), unitRates.begin(), unitRates.end());
+  }
+  return rates;
 }
 
 void TrainingEngine::onEvalMetric(double value) {
@@ -327,13 +374,14 @@ bool TrainingEngine::optimizerStep(const at::Tensor& groupLoss, const StepPolicy
 
 EpochResult TrainingEngine::trainEpoch(std::shared_ptr<const TensorDataset> dataset,
                                        const BatchTransforms& transforms, const EpochOptions& options,
-                                       const ReportSink& report) {
+                                       const ReportSink& report, const BatchHook& batchHook) {
   DatasetLoader loader(std::move(dataset), transforms, options.sampler, options.epoch, options.startBatch,
                        loaderOptions(options.loader));
-  return trainEpoch(loader, options, report);
+  return trainEpoch(loader, options, report, batchHook);
 }
 
-EpochResult TrainingEngine::trainEpoch(BatchStream& stream, const EpochOptions& options, const ReportSink& report) {
+EpochResult TrainingEngine::trainEpoch(BatchStream& stream, const EpochOptions& options, const ReportSink& report,
+                                       const BatchHook& batchHook) {
   const StreamCloser closer(stream);
   if (!fitBegun_) throw InvalidState("trainEpoch: call beginFit first, to plan the learning-rate schedule");
   useRequestedThreads();
@@ -395,28 +443,47 @@ EpochResult TrainingEngine::trainEpoch(BatchStream& stream, const EpochOptions& 
       for (const auto& batch : group) groupSamples += batch.size();
       groupLossSum.zero_();
       bool stepped = false;
+      BatchEvent event;
+      event.epoch = options.epoch;
       for (size_t i = 0; i < group.size(); ++i, ++batchIndex) {
         accumulating_ = i + 1 < group.size();
+        event.batch = batchIndex;
+        event.size = group[i].size();
+        if (batchHook) {
+          event.phase = BatchEvent::Phase::BeforeTrain;
+          event.globalStep = globalStep_;
+          event.loss.reset();
+          batchHook(event);
+        }
         const Batch batch = prepareBatch(std::move(group[i]));
         const int64_t batchSize = batch.size();
         const StepValues step =
             forwardBackward(batch, static_cast<double>(batchSize) / static_cast<double>(groupSamples));
+        if (batchHook) event.loss = step.loss.item<double>();
         groupLossSum.add_(step.loss, batchSize);
         if (step.output.defined()) metrics_.update(step.output, batch.targets());
         addLogged(totals.loggedSums, step.logged, batchSize);
         totals.samples += batchSize;
         ++totals.steps;
-        if (accumulating_) continue;
-        const at::Tensor groupLoss = groupLossSum / static_cast<double>(groupSamples);
-        stepped = optimizerStep(groupLoss, options.step, gradNorm);
-        if (stepped) {
-          ++totals.optimizerSteps;
-          totals.lossSum.add_(groupLossSum);
-          totals.steppedSamples += groupSamples;
-          totals.logWindowLossSum.add_(groupLossSum);
-          totals.logWindowSamples += groupSamples;
-        } else {
-          ++totals.skippedSteps;
+        if (!accumulating_) {
+          // A rate set meanwhile (by a callback, even this batch's) applies from this step.
+          applyRequestedLearningRates();
+          const at::Tensor groupLoss = groupLossSum / static_cast<double>(groupSamples);
+          stepped = optimizerStep(groupLoss, options.step, gradNorm);
+          if (stepped) {
+            ++totals.optimizerSteps;
+            totals.lossSum.add_(groupLossSum);
+            totals.steppedSamples += groupSamples;
+            totals.logWindowLossSum.add_(groupLossSum);
+            totals.logWindowSamples += groupSamples;
+          } else {
+            ++totals.skippedSteps;
+          }
+        }
+        if (batchHook) {
+          event.phase = BatchEvent::Phase::AfterTrain;
+          event.globalStep = globalStep_;
+          batchHook(event);
         }
       }
       // The next group's first batch is fetched (prefetched, with a loader) before
@@ -441,6 +508,7 @@ EpochResult TrainingEngine::trainEpoch(BatchStream& stream, const EpochOptions& 
         stepReport.gradNorm = gradNorm;
         if (scaler_.enabled()) stepReport.gradScale = scaler_.currentScale();
         stepReport.skippedSteps = totals.skippedSteps;
+        stepReport.learningRates = learningRates();
         stepReport.isLogStep = isLogStep;
         if (isLogStep) {
           totals.logWindowLossSum.zero_();
@@ -474,15 +542,15 @@ EpochResult TrainingEngine::trainEpoch(BatchStream& stream, const EpochOptions& 
 }
 
 EvalResult TrainingEngine::evaluate(std::shared_ptr<const TensorDataset> dataset, const BatchTransforms& transforms,
-                                    int64_t batchSize) {
+                                    int64_t batchSize, const EvalCallbacks& callbacks) {
   SamplerOptions inOrder;
   inOrder.batchSize = batchSize;
   inOrder.shuffle = false;
   DatasetLoader loader(std::move(dataset), transforms, inOrder, 0, 0, loaderOptions(LoaderOptions{}));
-  return evaluate(loader);
+  return evaluate(loader, callbacks);
 }
 
-EvalResult TrainingEngine::evaluate(BatchStream& stream) {
+EvalResult TrainingEngine::evaluate(BatchStream& stream, const EvalCallbacks& callbacks) {
   const StreamCloser closer(stream);
   useRequestedThreads();
   const auto started = Clock::now();
@@ -493,17 +561,45 @@ EvalResult TrainingEngine::evaluate(BatchStream& stream) {
   TensorDict loggedSums;
   EvalResult result;
   int64_t index = 0;
+  EvalReport progress;
+  progress.batches = stream.batchCount();
+  auto lastReport = started;
+  const auto reportInterval = std::chrono::duration<double>(callbacks.reportIntervalSeconds);
+  BatchEvent event;
+  event.epoch = callbacks.epoch;
   try {
     std::optional<Batch> next = firstBatch(stream);
     torch::NoGradGuard noGrad;
     EvalModeScope evalMode(*model_);
-    for (; next; next = stream.next(), ++index) {
+    for (; next; ++index) {
+      event.batch = index;
+      event.size = next->size();
+      event.globalStep = globalStep_;
+      if (callbacks.batchHook) {
+        event.phase = BatchEvent::Phase::BeforeEval;
+        event.loss.reset();
+        callbacks.batchHook(event);
+      }
       const Batch batch = prepareBatch(std::move(*next));
       const StepValues step = runStep(batch, /*training=*/false);
       lossSum.add_(step.loss, batch.size());
       if (step.output.defined()) metrics.update(step.output, batch.targets());
       addLogged(loggedSums, step.logged, batch.size());
       result.samples += batch.size();
+      if (callbacks.batchHook) {
+        event.phase = BatchEvent::Phase::AfterEval;
+        event.loss = step.loss.item<double>();
+        callbacks.batchHook(event);
+      }
+      next = stream.next();
+      const auto now = Clock::now();
+      if (callbacks.report && (!next || now - lastReport >= reportInterval)) {
+        progress.batch = index + 1;
+        progress.samples = result.samples;
+        progress.elapsedSeconds = secondsSince(started);
+        lastReport = now;
+        callbacks.report(progress);
+      }
     }
   } catch (...) {
     rethrowWithContext("evaluation batch " + std::to_string(index + 1));

@@ -7,6 +7,8 @@
 
 #include <atomic>
 #include <memory>
+#include <mutex>
+#include <vector>
 #include <optional>
 #include <utility>
 #include <string>
@@ -61,13 +63,29 @@ class TrainingEngine {
   }
 
   // One epoch over a dataset's batches, cut (and transformed) by a DatasetLoader.
+  // `batchHook`, when set, is called before and after every micro-batch.
   EpochResult trainEpoch(std::shared_ptr<const TensorDataset> dataset, const BatchTransforms& transforms,
-                         const EpochOptions& options, const ReportSink& report);
+                         const EpochOptions& options, const ReportSink& report, const BatchHook& batchHook = {});
   // One epoch over a stream's batches (options.sampler and options.loader are not used).
-  EpochResult trainEpoch(BatchStream& stream, const EpochOptions& options, const ReportSink& report);
+  EpochResult trainEpoch(BatchStream& stream, const EpochOptions& options, const ReportSink& report,
+                         const BatchHook& batchHook = {});
+  // Loss and metrics in eval mode; see EvalCallbacks for progress and per-batch hooks.
   EvalResult evaluate(std::shared_ptr<const TensorDataset> dataset, const BatchTransforms& transforms,
-                      int64_t batchSize);
-  EvalResult evaluate(BatchStream& stream);
+                      int64_t batchSize, const EvalCallbacks& callbacks = {});
+  EvalResult evaluate(BatchStream& stream, const EvalCallbacks& callbacks = {});
+
+  // Sets the base learning rate (the optimizer's lr, which schedules scale)
+  // of every optimizer, or of the one named, to `lr` for its first group and
+  // in proportion for its others. Safe from another thread while training:
+  // it takes effect at the next optimizer step (and carries over to later fits).
+  void setLearningRate(double lr, const std::string& optimizerName = "");
+  // Applies learning rates set since the last step; called between steps, or
+  // by the caller while no training runs.
+  void applyRequestedLearningRates();
+  // Every optimizer's groups' learning rates for the next step, in order.
+  std::vector<double> learningRates() const;
+  // Their names ("adamw", "adamw/pg1", "generator"), for logs.
+  std::vector<std::string> learningRateNames() const;
   // Model outputs for `inputs` (first dimension = samples), float32 on the CPU.
   at::Tensor predict(const at::Tensor& inputs, int64_t batchSize);
 
@@ -161,6 +179,10 @@ class TrainingEngine {
   };
   EpochTotals epochTotals_;
   std::optional<int64_t> classCount_;  // the model's outputs, for label checks
+  // setLearningRate's requests, by optimizer name ("" for all), not yet applied.
+  std::mutex requestedLrMutex_;
+  std::vector<std::pair<std::string, double>> requestedLrs_;
+  std::atomic<bool> lrRequested_{false};
   bool checkFiniteInputs_ = false;
 };
 

@@ -1,0 +1,44 @@
+// Logs every optimizer parameter group's learning rate to the trainer's
+// loggers (Lightning's LearningRateMonitor): 'lr-adamw', or 'lr-adamw/pg1'
+// with several groups, or 'lr-generator' with several optimizers.
+import type { Callback } from '../training/callbacks';
+import type { StepLogs } from '../training/logs';
+import type { Trainer } from '../training/trainer';
+
+export interface LearningRateMonitorOptions {
+  /** At every log step ('step', default) or at each epoch's end ('epoch'). */
+  loggingInterval?: 'step' | 'epoch';
+}
+
+export class LearningRateMonitor implements Callback {
+  /** Every logged rate by metric name, in order. */
+  readonly lrs: Record<string, number[]> = {};
+  private readonly interval: 'step' | 'epoch';
+  private names: string[] = [];
+
+  constructor(options: LearningRateMonitorOptions = {}) {
+    this.interval = options.loggingInterval ?? 'step';
+  }
+
+  postSetup(trainer: Trainer): void {
+    this.names = trainer.learningRateNames.map((name) => `lr-${name}`);
+  }
+
+  onLog(logs: StepLogs, trainer: Trainer): void {
+    if (this.interval === 'step') this.record(logs.learningRates, logs.globalStep, trainer);
+  }
+
+  postEpoch(_epoch: number, _logs: unknown, trainer: Trainer): void {
+    if (this.interval === 'epoch') this.record(trainer.learningRates, trainer.globalStep, trainer);
+  }
+
+  private record(rates: number[], step: number, trainer: Trainer): void {
+    const metrics: Record<string, number> = {};
+    rates.forEach((rate, index) => {
+      const name = this.names[index];
+      metrics[name] = rate;
+      (this.lrs[name] ??= []).push(rate);
+    });
+    for (const logger of trainer.loggers) logger.logMetrics(metrics, step);
+  }
+}

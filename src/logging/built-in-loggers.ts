@@ -1,0 +1,26 @@
+// config.loggers as logger objects, writing under outputDir/logs.
+import path from 'node:path';
+
+import { firebrandError } from '../errors';
+import type { TrainerConfig } from '../training/config';
+import { CsvLogger } from './csv-logger';
+import { JsonLinesLogger } from './jsonl-logger';
+import type { Logger } from './logger';
+import { TensorBoardLogger } from './tensorboard/tensorboard-logger';
+
+export function builtInLoggers(config: TrainerConfig): Logger[] {
+  if (config.loggers.length === 0) return [];
+  if (config.outputDir === undefined) {
+    throw firebrandError(
+      'ERR_FIREBRAND_INVALID_ARGUMENT',
+      `config.loggers: ${config.loggers.join(', ')} write under config.outputDir, which is not set`,
+    );
+  }
+  const logs = path.join(config.outputDir, 'logs');
+  const make = {
+    csv: () => new CsvLogger(path.join(logs, 'metrics.csv')),
+    jsonl: () => new JsonLinesLogger(path.join(logs, 'metrics.jsonl')),
+    tensorboard: () => new TensorBoardLogger(path.join(logs, 'tensorboard')),
+  };
+  return config.loggers.map((name) => make[name]());
+}

@@ -1,0 +1,110 @@
+// Calls a hook on the trainer itself (a subclass's methods) and then on every
+// callback, in order, awaiting each; an error names the hook. Per-batch hooks
+// are handed to C++ as one function the loop waits on, only when some target
+// defines one.
+import type { NativeBatchEvent, NativeBatchHook } from '../native';
+import type { Callback } from './callbacks';
+import { TRAIN_BATCH_HOOKS, VAL_BATCH_HOOKS } from './callbacks';
+import type { Trainer } from './trainer';
+
+type HookName = keyof Callback;
+type HookArgs<Name extends HookName> = Parameters<NonNullable<Callback[Name]>>;
+
+/** A callback's error, named by its hook; the original is the `cause`. */
+export function callbackError(hook: string, error: unknown): Error {
+  if (error instanceof Error && (error as { hook?: string }).hook !== undefined) return error;
+  const message = error instanceof Error ? error.message : String(error);
+  return Object.assign(new Error(`callback ${hook} threw: ${message}`, { cause: error }), { code: 'ERR_FIREBRAND_CALLBACK', hook });
+}
+
+export class HookRunner {
+  /** The first error of a per-batch hook, which ended the native call it ran in. */
+  private batchFailure: Error | undefined;
+
+  constructor(
+    private readonly trainer: Trainer,
+    private readonly callbacks: readonly Callback[],
+  ) {}
+
+  private get targets(): Callback[] {
+    return [this.trainer as Callback, ...this.callbacks];
+  }
+
+  /** Whether the trainer or any callback defines one of `names`. */
+  defines(names: readonly HookName[]): boolean {
+    return this.targets.some((target) => names.some((name) => typeof target[name] === 'function'));
+  }
+
+  /** Runs hook `name` on every target in order, awaiting each. */
+  async run<Name extends HookName>(name: Name, ...args: HookArgs<Name>): Promise<void> {
+    for (const target of this.targets) {
+      const hook = target[name] as ((...hookArgs: HookArgs<Name>) => unknown) | undefined;
+      if (typeof hook !== 'function') continue;
+      try {
+        await hook.apply(target, args);
+      } catch (error) {
+        throw callbackError(name, error);
+      }
+    }
+  }
+
+  /** Runs an observer hook (onProgress, onLog, onEvalProgress) synchronously. */
+  observe<Name extends 'onProgress' | 'onLog' | 'onEvalProgress'>(name: Name, ...args: HookArgs<Name>): void {
+    for (const target of this.targets) {
+      const hook = target[name] as ((...hookArgs: HookArgs<Name>) => unknown) | undefined;
+      if (typeof hook !== 'function') continue;
+      try {
+        hook.apply(target, args);
+      } catch (error) {
+        throw callbackError(name, error);
+      }
+    }
+  }
+
+  /** The per-batch hook for the C++ loop, or undefined when nobody listens (no round trips). */
+  batchHook(kind: 'train' | 'val'): NativeBatchHook | undefined {
+    if (!this.defines(kind === 'train' ? TRAIN_BATCH_HOOKS : VAL_BATCH_HOOKS)) return undefined;
+    return (event, done) => {
+      this.runBatchHooks(event).then(
+        () => done(true),
+        (error: Error) => {
+          this.batchFailure ??= error;
+          done(false);
+        },
+      );
+    };
+  }
+
+  /** Awaits a native call that ran batch hooks; if one failed, rejects with its error instead. */
+  async settle<Result>(call: Promise<Result>): Promise<Result> {
+    this.batchFailure = undefined;
+    try {
+      return await call;
+    } catch (error) {
+      throw this.batchFailure ?? error;
+    } finally {
+      this.batchFailure = undefined;
+    }
+  }
+
+  private async runBatchHooks(event: NativeBatchEvent): Promise<void> {
+    const info = { epoch: event.epoch, batch: event.batch, size: event.size, globalStep: event.globalStep };
+    const tfLogs = { batch: event.batch, size: event.size };
+    switch (event.hook) {
+      case 'preTrainBatch':
+        await this.run('preTrainBatch', info, this.trainer);
+        await this.run('onBatchBegin', event.batch, tfLogs);
+        break;
+      case 'postTrainBatch':
+        await this.run('postTrainBatch', { ...info, loss: event.loss ?? NaN }, this.trainer);
+        await this.run('onBatchEnd', event.batch, { ...tfLogs, loss: event.loss ?? NaN });
+        break;
+      case 'preValBatch':
+        await this.run('preValBatch', info, this.trainer);
+        break;
+      case 'postValBatch':
+        await this.run('postValBatch', { ...info, loss: event.loss ?? NaN }, this.trainer);
+        break;
+    }
+  }
+}
