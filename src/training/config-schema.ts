@@ -134,3 +134,12 @@ export function validateConfig(values: unknown, origin = 'config'): void {
     throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', `${origin} has ${problems.length} problems:\n  ${problems.join('\n  ')}`);
   }
 }
+
+/** Every config field by path ('gradScaler.initScale') with what it accepts, for --help. */
+export function configFieldDescriptions(schema: Schema = configSchema, prefix = ''): { field: string; accepts: string }[] {
+  return Object.entries(schema).flatMap(([key, rule]) =>
+    typeof rule === 'function'
+      ? [{ field: `${prefix}${key}`, accepts: rule(Symbol('nothing')) ?? '' }]
+      : configFieldDescriptions(rule, `${prefix}${key}.`),
+  );
+}

@@ -1,0 +1,41 @@
+#!/usr/bin/env node
+// The firebrand command line: `firebrand <command> ...`.
+import { native } from '../native';
+import { parseTrainArguments, runTrain, trainHelp, UsageError } from './train-command';
+
+const USAGE = `Usage: firebrand <command> [arguments]
+
+Commands:
+  train <run.json> [--set key=value ...]   train from a run file (firebrand train --help)
+`;
+
+async function main(args: string[]): Promise<number> {
+  const [command, ...rest] = args;
+  if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
+    process.stdout.write(USAGE);
+    return command === undefined ? 2 : 0;
+  }
+  if (command !== 'train') {
+    const suggestion = native.closestMatch(command, ['train']);
+    throw new UsageError(`unknown command '${command}'${suggestion ? ` (did you mean '${suggestion}'?)` : ''}`);
+  }
+  const parsed = parseTrainArguments(rest);
+  if (parsed === undefined) {
+    process.stdout.write(trainHelp());
+    return 0;
+  }
+  await runTrain(parsed.file, parsed.overrides, (text) => process.stdout.write(text));
+  return 0;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    const message = error instanceof Error ? error.message : String(error);
+    process.stderr.write(`firebrand: ${message}\n`);
+    if (error instanceof UsageError) process.stderr.write(`\n${USAGE}`);
+    process.exitCode = error instanceof UsageError ? 2 : 1;
+  },
+);

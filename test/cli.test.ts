@@ -1,0 +1,80 @@
+// `firebrand train run.json`: a whole run from one file, overrides, help and errors.
+import { expect } from 'chai';
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+import { Model } from '../src';
+
+const cli = path.join(__dirname, '..', 'src', 'cli', 'main.js');
+
+function firebrand(args: string[], cwd: string): { status: number | null; stdout: string; stderr: string } {
+  return spawnSync(process.execPath, [cli, ...args], { cwd, encoding: 'utf8', env: { ...process.env, FORCE_COLOR: '0' } });
+}
+
+/** A folder with a small regression CSV and a run file training on it. */
+function runFolder(run: Record<string, unknown> = {}): string {
+  const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'firebrand-cli-'));
+  const rows = Array.from({ length: 40 }, (_, i) => {
+    const x = i / 40;
+    return `${x},${1 - x},${(2 * x - 0.5).toFixed(4)}`;
+  });
+  fs.writeFileSync(path.join(folder, 'train.csv'), `a,b,y\n${rows.join('\n')}\n`);
+  const spec = {
+    model: { type: 'sequential', layers: [{ type: 'linear', inFeatures: 2, outFeatures: 1 }] },
+    loss: 'mse',
+    optimizer: { name: 'sgd', lr: 0.1 },
+    data: { train: { format: 'csv', path: 'train.csv', options: { targets: 'value' } }, eval: { format: 'csv', path: 'train.csv', options: { targets: 'value' } } },
+    config: { numEpochs: 3, batchSize: 8, progressBar: false, numThreads: 1, outputDir: 'out' },
+    callbacks: ['LearningRateMonitor', { name: 'EarlyStopping', options: { patience: 50 } }],
+    saveModel: 'model',
+    ...run,
+  };
+  fs.writeFileSync(path.join(folder, 'run.json'), JSON.stringify(spec, null, 2));
+  return folder;
+}
+
+describe('command line', () => {
+  it('trains from a run file with --set overrides, saves the model and prints a summary', async () => {
+    const folder = runFolder();
+    const result = firebrand(['train', 'run.json', '--set', 'numEpochs=5', '--set', 'optimizer.lr=0.2'], folder);
+    expect(result.status, result.stderr).to.equal(0);
+    const summary = JSON.parse(result.stdout.trim().split('\n').at(-1) as string);
+    expect(summary).to.include({ epochs: 5, globalStep: 25, stopped: false });
+    expect(summary.best.metric).to.equal('valLoss');
+    expect(summary.last.valLoss).to.be.below(0.05);
+    expect(fs.existsSync(path.join(folder, 'out', 'checkpoints', 'step-25'))).to.equal(true);
+    const model = await Model.load(path.join(folder, 'model'));
+    const output = await model.predict(new Float32Array([0.5, 0.5]), [1, 2]);
+    expect(output.data[0]).to.be.closeTo(0.5, 0.2);
+  });
+
+  it('--help lists every config field with its default and what it accepts', () => {
+    const result = firebrand(['train', '--help'], os.tmpdir());
+    expect(result.status).to.equal(0);
+    expect(result.stdout).to.contain('Usage: firebrand train <run.json> [--set key=value ...]');
+    expect(result.stdout).to.match(/\n {2}numEpochs +3 +an integer >= 1\n/);
+    expect(result.stdout).to.match(/\n {2}gradScaler\.initScale +- +a finite number > 0\n/);
+    expect(result.stdout).to.match(/\n {2}evalEvery +"epoch" +an integer >= 1 or one of 'epoch'\n/);
+  });
+
+  it('names what is wrong in a run file, an override or the command line', () => {
+    const typo = firebrand(['train', 'run.json'], runFolder({ modle: {} }));
+    expect(typo.status).to.equal(1);
+    expect(typo.stderr).to.equal("firebrand: run.json: unknown field 'modle' (did you mean 'model'?)\n");
+    const format = firebrand(['train', 'run.json', '--set', 'data.train.format=cvs'], runFolder());
+    expect(format.stderr).to.contain("data.train.format: got \"cvs\", expected one of idx, npy, npz, safetensors, csv (did you mean 'csv'?)");
+    const config = firebrand(['train', 'run.json', '--set', 'batchSize=0', '--set', 'numEpoch=2'], runFolder());
+    expect(config.stderr).to.contain('config has 2 problems');
+    expect(config.stderr).to.contain('config.batchSize: got 0, expected an integer >= 1');
+    expect(config.stderr).to.contain("config.numEpoch: unknown field (did you mean 'numEpochs'?)");
+    const callback = firebrand(['train', 'run.json', '--set', 'callbacks=["EarlyStoping"]'], runFolder());
+    expect(callback.stderr).to.contain("callbacks[0]: unknown callback 'EarlyStoping' (did you mean 'EarlyStopping'?)");
+    const usage = firebrand(['trian'], os.tmpdir());
+    expect(usage.status).to.equal(2);
+    expect(usage.stderr).to.contain("unknown command 'trian' (did you mean 'train'?)");
+    const missing = firebrand(['train', 'nowhere.json'], os.tmpdir());
+    expect(missing.stderr).to.match(/^firebrand: nowhere\.json: cannot read the run file \(ENOENT/);
+  });
+});
