@@ -1,0 +1,53 @@
+// The examples/ folder runs as documented (short runs, from the repository root).
+import { expect } from 'chai';
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+
+const root = path.join(__dirname, '..', '..');
+const compiled = path.join(__dirname, '..', 'examples');
+
+function runExample(name: string, args: string[]): string {
+  const result = spawnSync(process.execPath, [path.join(compiled, `${name}.js`), ...args], { cwd: root, encoding: 'utf8' });
+  expect(result.status, `${name}: ${result.stderr}`).to.equal(0);
+  return result.stdout;
+}
+
+describe('examples', () => {
+  it('subclass-torchscript fits the sine with its own training_step', () => {
+    const output = runExample('subclass-torchscript', ['8']);
+    const mse = Number(/best validation mse (\d+\.\d+)/.exec(output)?.[1]);
+    expect(mse).to.be.below(0.1);
+  });
+
+  it('csv-regression predicts house prices (r2 > 0.9)', () => {
+    const output = runExample('csv-regression', ['30']);
+    expect(Number(/r2 (\d\.\d+)/.exec(output)?.[1])).to.be.above(0.9);
+  });
+
+  it('csv-regression.run.json trains through the command line', () => {
+    const result = spawnSync(
+      process.execPath,
+      [path.join(__dirname, '..', 'src', 'cli', 'main.js'), 'train', 'examples/csv-regression.run.json', '--set', 'numEpochs=5'],
+      { cwd: root, encoding: 'utf8' },
+    );
+    expect(result.status, result.stderr).to.equal(0);
+    expect(JSON.parse(result.stdout.trim().split('\n').at(-1) as string)).to.include({ epochs: 5 });
+  });
+
+  it('early-stopping stops, keeps the best checkpoints and restores the best weights', () => {
+    const output = runExample('early-stopping', ['200']);
+    expect(output).to.match(/stopped after \d+ epochs \(best epoch \d+\); best checkpoint .*epoch=\d+-acc=0\.\d{3} with validation accuracy 0\.9\d\d/);
+    expect(output).to.match(/best checkpoint loads with 4482 parameters/);
+  });
+
+  it('fashion-mnist trains one epoch of the MLP past 80% test accuracy', function () {
+    const dataDir = process.env.FASHION_MNIST_DIR ?? '/usr/share/datasets/fashion-mnist';
+    if (!fs.existsSync(path.join(dataDir, 'train-images-idx3-ubyte.gz'))) {
+      console.log(`      skipped: Fashion-MNIST is not in ${dataDir} (apt-get install dataset-fashion-mnist)`);
+      this.skip();
+    }
+    const output = runExample('fashion-mnist', ['1']);
+    expect(Number(/test accuracy (\d\.\d+)/.exec(output)?.[1])).to.be.above(0.8);
+  });
+});
