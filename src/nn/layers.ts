@@ -4,7 +4,9 @@
 
 export type Size2d = number | [number, number];
 
+/** nn.linear: y = x Wᵀ + b over the last dimension (torch.nn.Linear). */
 export interface LinearSpec { type: 'linear'; inFeatures: number; outFeatures: number; bias?: boolean }
+/** nn.conv2d: 2-D convolution over [N, C, H, W] (torch.nn.Conv2d). */
 export interface Conv2dSpec {
   type: 'conv2d';
   inChannels: number;
@@ -16,6 +18,7 @@ export interface Conv2dSpec {
   groups?: number;
   bias?: boolean;
 }
+/** nn.maxPool2d (torch.nn.MaxPool2d). */
 export interface MaxPool2dSpec {
   type: 'maxPool2d';
   kernelSize: Size2d;
@@ -25,6 +28,7 @@ export interface MaxPool2dSpec {
   dilation?: Size2d;
   ceilMode?: boolean;
 }
+/** nn.avgPool2d (torch.nn.AvgPool2d). */
 export interface AvgPool2dSpec {
   type: 'avgPool2d';
   kernelSize: Size2d;
@@ -34,6 +38,7 @@ export interface AvgPool2dSpec {
   ceilMode?: boolean;
   countIncludePad?: boolean;
 }
+/** nn.batchNorm1d / nn.batchNorm2d (torch.nn.BatchNorm1d/2d). */
 export interface BatchNormSpec {
   type: 'batchNorm1d' | 'batchNorm2d';
   numFeatures: number;
@@ -42,14 +47,22 @@ export interface BatchNormSpec {
   affine?: boolean;
   trackRunningStats?: boolean;
 }
+/** nn.layerNorm over the trailing normalizedShape (torch.nn.LayerNorm). */
 export interface LayerNormSpec { type: 'layerNorm'; normalizedShape: number | number[]; eps?: number; elementwiseAffine?: boolean }
+/** nn.dropout: zeroes elements with probability p while training (torch.nn.Dropout). */
 export interface DropoutSpec { type: 'dropout'; p?: number }
+/** nn.flatten: merges dimensions startDim..endDim (torch.nn.Flatten). */
 export interface FlattenSpec { type: 'flatten'; startDim?: number; endDim?: number }
+/** nn.relu, nn.tanh, nn.sigmoid. */
 export interface ActivationSpec { type: 'relu' | 'tanh' | 'sigmoid' }
+/** nn.gelu (torch.nn.GELU). */
 export interface GeluSpec { type: 'gelu'; approximate?: 'none' | 'tanh' }
+/** nn.softmax / nn.logSoftmax along dim. */
 export interface SoftmaxSpec { type: 'softmax' | 'logSoftmax'; dim?: number }
+/** nn.embedding: integer ids to vectors (torch.nn.Embedding). */
 export interface EmbeddingSpec { type: 'embedding'; numEmbeddings: number; embeddingDim: number; paddingIdx?: number }
 
+/** One layer of a sequential model, as JSON (what the nn.* builders return). */
 export type LayerSpec =
   | LinearSpec
   | Conv2dSpec
@@ -90,10 +103,12 @@ export interface ScriptSpec {
   parameters: ScriptParameter[];
 }
 
+/** A model the Trainer can build: sequential layers, a TorchScript file, or TorchScript source. */
 export type ModelSpec = SequentialSpec | TorchScriptFileSpec | ScriptSpec;
 
 type Options<Spec, Required extends keyof Spec> = Omit<Spec, 'type' | Required>;
 
+/** Builders of model and layer specs, with PyTorch's names and defaults. */
 export const nn = {
   sequential: (...layers: LayerSpec[]): SequentialSpec => ({ type: 'sequential', layers }),
   /** Loads a module saved by torch.jit.save. */

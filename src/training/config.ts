@@ -8,12 +8,13 @@ import { firebrandError } from '../errors';
 import { validateConfig } from './config-schema';
 import type { MetricName } from './metrics';
 
+/** Every setting of a Trainer; give any subset as options.config (validated as a whole). */
 export interface TrainerConfig {
   /** Epochs that fit() runs. Default 3. */
   numEpochs: number;
   /** Stop after this many optimizer steps in all (before numEpochs if it comes first). Default: none. */
   maxSteps?: number;
-  /** Stop at the first step boundary after this many seconds of fit. Default: none. */
+  /** Stop within a progress report once this many seconds of training are spent, counting resumed runs (adds a Timer). Default: none. */
   maxTime?: number;
   /** Samples per training step. Default 32. */
   batchSize: number;
@@ -72,7 +73,7 @@ export interface TrainerConfig {
   saveTotalLimit?: number;
   /** true: continue from outputDir's latest checkpoint (if any); a path: from that checkpoint. Default false. */
   resumeFromCheckpoint?: boolean | string;
-  /** The epoch-log field whose best value marks the best checkpoint ('valLoss', 'valAccuracy'). */
+  /** The epoch-log field whose best value marks history.best and the best checkpoint. Default 'valLoss' with evalData, else 'loss'. */
   metricForBestModel?: string;
   /** Default: false when metricForBestModel names a loss or error, true otherwise. */
   greaterIsBetter?: boolean;
@@ -82,6 +83,7 @@ export interface TrainerConfig {
   initWeightsFrom?: string;
 }
 
+/** torch.cuda.amp.GradScaler's settings, for fp16 training. */
 export interface GradScalerConfig {
   /** Default: mixedPrecision === 'fp16'. */
   enabled?: boolean;
@@ -95,6 +97,7 @@ export interface GradScalerConfig {
   growthInterval?: number;
 }
 
+/** The defaults every config field takes when not given. */
 export function defaultConfig(): TrainerConfig {
   return {
     numEpochs: 3,

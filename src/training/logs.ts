@@ -8,8 +8,10 @@ export type StepLogs = StepReport;
 /** Loss and metrics over a dataset (accuracy always for class-index losses, others from config.metrics). */
 export type EvalLogs = EvalResult & MetricLogs;
 
+/** One epoch's entry in the history: training figures, metrics, and val* metrics with evalData. */
 export type EpochLogs = EpochSummary & MetricLogs & ValMetricLogs;
 
+/** The training figures of an epoch. */
 export interface EpochSummary {
   /** 0-based epoch index. */
   epoch: number;
@@ -49,6 +51,7 @@ export interface BestMetric {
   checkpoint?: string;
 }
 
+/** What fit resolves with. */
 export interface History {
   epochs: EpochLogs[];
   /** Evaluations every evalEvery optimizer steps (empty with evalEvery 'epoch'). */

@@ -15,6 +15,7 @@ export type ScalarMetricName =
   | 'r2'
   | 'perplexity';
 
+/** Any metric config.metrics may name. */
 export type MetricName = ScalarMetricName | 'confusionMatrix';
 
 /** Metric values by name; the confusion matrix has rows for true classes and columns for predictions. */

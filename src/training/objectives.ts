@@ -13,6 +13,7 @@ export type LossSpec =
   /** Output holds log-probabilities; targets probabilities (or log-probabilities with logTarget). */
   | { name: 'kl_div'; reduction?: 'mean' | 'batchmean' | 'sum'; logTarget?: boolean };
 
+/** A loss by name alone, with its default options. */
 export type LossName = LossSpec['name'];
 
 /** Parameters chosen by name prefix (PyTorch state-dict names: '0.weight', '2.'), with their own lr / weight decay. */
@@ -22,6 +23,7 @@ export interface ParamGroup {
   weightDecay?: number;
 }
 
+/** Options a parameter group may override. */
 export interface OptimizerGroupOptions {
   /** No weight decay on biases and normalization weights (every parameter of one dimension or less). */
   noDecayOnBiasAndNorm?: boolean;
