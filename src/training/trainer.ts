@@ -90,7 +90,6 @@ interface FitRun {
 }
 
 // Hook methods a Trainer subclass may define are the Callback interface's.
-// eslint-disable-next-line @typescript-eslint/no-empty-interface, @typescript-eslint/no-unsafe-declaration-merging
 export interface Trainer extends Callback {}
 
 /**
