@@ -1,12 +1,15 @@
 #!/usr/bin/env node
 // The firebrand command line: `firebrand <command> ...`.
 import { native } from '../native';
-import { parseTrainArguments, runTrain, trainHelp, UsageError } from './train-command';
+import { LAUNCH_USAGE, parseLaunchArguments, runLaunch } from './launch-command';
+import { parseTrainArguments, runTrain, trainHelp } from './train-command';
+import { UsageError } from './usage-error';
 
 const USAGE = `Usage: firebrand <command> [arguments]
 
 Commands:
   train <run.json> [--set key=value ...]   train from a run file (firebrand train --help)
+  launch --nproc-per-node N script.js ...  start N ranks of a script, as torchrun (firebrand launch --help)
 `;
 
 async function main(args: string[]): Promise<number> {
@@ -15,8 +18,16 @@ async function main(args: string[]): Promise<number> {
     process.stdout.write(USAGE);
     return command === undefined ? 2 : 0;
   }
+  if (command === 'launch') {
+    const options = parseLaunchArguments(rest);
+    if (options === undefined) {
+      process.stdout.write(`${LAUNCH_USAGE}\n`);
+      return 0;
+    }
+    return runLaunch(options);
+  }
   if (command !== 'train') {
-    const suggestion = native.closestMatch(command, ['train']);
+    const suggestion = native.closestMatch(command, ['train', 'launch']);
     throw new UsageError(`unknown command '${command}'${suggestion ? ` (did you mean '${suggestion}'?)` : ''}`);
   }
   const parsed = parseTrainArguments(rest);

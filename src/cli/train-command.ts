@@ -7,6 +7,7 @@ import { defaultConfig } from '../training/config';
 import type { LossName, OptimizerName, SchedulerName } from '../training/objectives';
 import { Trainer } from '../training/trainer';
 import { applyOverride } from './overrides';
+import { UsageError } from './usage-error';
 import { checkRunFile, loadData, makeCallbacks, readRunFile, resolveModel, RUN_FILE_KEYS } from './run-file';
 
 export const TRAIN_USAGE = `Usage: firebrand train <run.json> [--set key=value ...]
@@ -63,9 +64,6 @@ export function parseTrainArguments(args: string[]): { file: string; overrides: 
   if (files.length !== 1) throw new UsageError(files.length === 0 ? 'give a run file' : `give one run file, got ${files.join(', ')}`);
   return { file: files[0], overrides };
 }
-
-/** A mistake in the command line itself (exit code 2, with the usage). */
-export class UsageError extends Error {}
 
 export async function runTrain(file: string, overrides: string[], write: (text: string) => void): Promise<void> {
   const values = readRunFile(file);

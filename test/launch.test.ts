@@ -1,0 +1,50 @@
+// `firebrand launch`: torchrun's environment per rank, output prefixed by rank,
+// and a failing rank stopping the others with an exit that names it.
+import { expect } from 'chai';
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
+
+const cli = path.join(__dirname, '..', 'src', 'cli', 'main.js');
+const child = path.join(__dirname, 'launch-child.js');
+
+function launch(args: string[]) {
+  return spawnSync(process.execPath, [cli, 'launch', ...args], { encoding: 'utf8', timeout: 30_000 });
+}
+
+describe('firebrand launch', () => {
+  it('starts each rank with torchrun\'s environment and prefixes its output', () => {
+    const result = launch(['--nproc-per-node', '2', '--nnodes', '2', '--node-rank', '1', '--master-port', '29611', child]);
+    expect(result.status, result.stderr).to.equal(0);
+    const ranks = result.stdout
+      .trim()
+      .split('\n')
+      .map((line) => {
+        const match = /^\[rank (\d)\] (.*)$/.exec(line);
+        expect(match, line).to.not.equal(null);
+        return { prefix: Number(match?.[1]), env: JSON.parse(match?.[2] as string) };
+      })
+      .sort((a, b) => a.prefix - b.prefix);
+    expect(ranks.map((rank) => rank.prefix)).to.deep.equal([2, 3]);
+    expect(ranks[1].env).to.deep.equal({
+      RANK: '3', LOCAL_RANK: '1', GROUP_RANK: '1', WORLD_SIZE: '4', LOCAL_WORLD_SIZE: '2', MASTER_ADDR: '127.0.0.1', MASTER_PORT: '29611',
+    });
+    expect(result.stderr).to.contain('[rank 2] hello from 2');
+  });
+
+  it('stops the other ranks when one fails and exits non-zero naming it', () => {
+    const started = Date.now();
+    const result = launch(['--nproc-per-node=3', child, 'fail-rank-1']);
+    expect(result.status).to.equal(1);
+    expect(result.stderr).to.contain('firebrand launch: rank 1 exited with code 3 first; stopping the other ranks');
+    expect(result.stderr).to.contain('firebrand launch: failed: rank 1 exited with code 3');
+    expect(Date.now() - started).to.be.below(10_000);
+  });
+
+  it('names bad arguments', () => {
+    const missing = launch([child]);
+    expect(missing.status).to.equal(2);
+    expect(missing.stderr).to.contain('launch: --nproc-per-node is required');
+    expect(launch(['--nproc-per-node', '0', child]).stderr).to.contain('--nproc-per-node: expected an integer >= 1, got 0');
+    expect(launch(['--nproc-per-node', '1', '--nnodes', '2', '--node-rank', '2', child]).stderr).to.contain('--node-rank 2 must be below --nnodes 2');
+  });
+});
