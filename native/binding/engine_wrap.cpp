@@ -200,20 +200,14 @@ void EngineWrap::SetLearningRate(const Napi::CallbackInfo& info) {
 }
 
 Napi::Value EngineWrap::LearningRateNames(const Napi::CallbackInfo& info) {
-  const std::vector<std::string> names = engine_->learningRateNames();
-  auto array = Napi::Array::New(info.Env(), names.size());
-  for (size_t i = 0; i < names.size(); ++i) array.Set(i, Napi::String::New(info.Env(), names[i]));
-  return array;
+  return toJs(info.Env(), engine_->learningRateNames());
 }
 
 Napi::Value EngineWrap::LearningRates(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   return guard(env, [&]() -> Napi::Value {
     lock_.throwIfBusy("read the learning rates", "trainer");
-    const std::vector<double> rates = engine_->learningRates();
-    auto array = Napi::Array::New(env, rates.size());
-    for (size_t i = 0; i < rates.size(); ++i) array.Set(i, Napi::Number::New(env, rates[i]));
-    return array;
+    return toJs(env, engine_->learningRates());
   });
 }
 

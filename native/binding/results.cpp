@@ -27,7 +27,18 @@ void setMetrics(Napi::Env env, Napi::Object& object, const MetricValues& metrics
   object.Set("confusionMatrix", rows);
 }
 
+template <typename Value>
+Napi::Array arrayOf(Napi::Env env, const std::vector<Value>& values) {
+  auto array = Napi::Array::New(env, values.size());
+  for (size_t i = 0; i < values.size(); ++i) array.Set(i, values[i]);
+  return array;
+}
+
 }  // namespace
+
+Napi::Array toJs(Napi::Env env, const std::vector<std::string>& values) { return arrayOf(env, values); }
+
+Napi::Array toJs(Napi::Env env, const std::vector<double>& values) { return arrayOf(env, values); }
 
 Napi::Object toJs(Napi::Env env, const StepReport& report) {
   auto object = Napi::Object::New(env);
@@ -41,9 +52,7 @@ Napi::Object toJs(Napi::Env env, const StepReport& report) {
   object.Set("gradNorm", optionalNumber(env, report.gradNorm));
   object.Set("gradScale", optionalNumber(env, report.gradScale));
   object.Set("skippedSteps", number(env, static_cast<double>(report.skippedSteps)));
-  auto rates = Napi::Array::New(env, report.learningRates.size());
-  for (size_t i = 0; i < report.learningRates.size(); ++i) rates.Set(i, number(env, report.learningRates[i]));
-  object.Set("learningRates", rates);
+  object.Set("learningRates", toJs(env, report.learningRates));
   object.Set("isLogStep", Napi::Boolean::New(env, report.isLogStep));
   return object;
 }
@@ -102,14 +111,9 @@ Napi::Object toJs(Napi::Env env, const TrainingEngine::FitPlan& plan) {
 }
 
 Napi::Object toJs(Napi::Env env, const WeightsReport& report) {
-  const auto names = [&](const std::vector<std::string>& list) {
-    auto array = Napi::Array::New(env, list.size());
-    for (size_t i = 0; i < list.size(); ++i) array.Set(i, list[i]);
-    return array;
-  };
   auto result = Napi::Object::New(env);
-  result.Set("missing", names(report.missing));
-  result.Set("unexpected", names(report.unexpected));
+  result.Set("missing", toJs(env, report.missing));
+  result.Set("unexpected", toJs(env, report.unexpected));
   return result;
 }
 

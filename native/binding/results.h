@@ -2,6 +2,9 @@
 #pragma once
 #include <napi.h>
 
+#include <string>
+#include <vector>
+
 #include "core/model/weights.h"
 #include "core/runtime/runtime_info.h"
 #include "core/train/step_report.h"
@@ -9,6 +12,8 @@
 
 namespace firebrand::binding {
 
+Napi::Array toJs(Napi::Env env, const std::vector<std::string>& values);
+Napi::Array toJs(Napi::Env env, const std::vector<double>& values);
 Napi::Object toJs(Napi::Env env, const StepReport& report);
 Napi::Object toJs(Napi::Env env, const EvalReport& report);
 // { hook: 'preTrainBatch' | 'postTrainBatch' | 'preValBatch' | 'postValBatch', epoch, batch, size, globalStep, loss? }

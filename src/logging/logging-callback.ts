@@ -3,18 +3,17 @@
 // steps, epoch and evaluation metrics, and closes them when fit ends.
 import type { Callback } from '../training/callbacks';
 import type { EpochLogs, StepLogs, ValidationLogs } from '../training/logs';
+import { BOOKKEEPING_FIELDS, isValidationField } from '../training/metrics';
 import type { Trainer } from '../training/trainer';
 import type { Logger, ScalarMetrics } from './logger';
 
-// Epoch-log fields that count things rather than measure the model.
-const BOOKKEEPING = new Set(['epoch', 'globalStep', 'steps', 'optimizerSteps', 'skippedSteps', 'samples', 'seconds']);
 
 /** 'valAccuracy' -> 'val/accuracy', 'loss' -> 'train/loss'; numbers only. */
 function scalars(logs: object, trainPrefix: string): ScalarMetrics {
   const metrics: ScalarMetrics = {};
   for (const [name, value] of Object.entries(logs)) {
-    if (typeof value !== 'number' || BOOKKEEPING.has(name)) continue;
-    const validation = /^val[A-Z]/.test(name);
+    if (typeof value !== 'number' || BOOKKEEPING_FIELDS.has(name)) continue;
+    const validation = isValidationField(name);
     const bare = validation ? name[3].toLowerCase() + name.slice(4) : name;
     metrics[`${validation ? 'val' : trainPrefix}/${bare}`] = value;
   }
@@ -45,7 +44,7 @@ export class LoggingCallback implements Callback {
 
   postEpoch(_epoch: number, logs: EpochLogs): void {
     // Its evaluation's metrics went out with postValidation.
-    const trained = Object.fromEntries(Object.entries(logs).filter(([name]) => !/^val[A-Z]/.test(name)));
+    const trained = Object.fromEntries(Object.entries(logs).filter(([name]) => !isValidationField(name)));
     this.emit({ ...scalars(trained, 'epoch'), 'epoch/samplesPerSecond': logs.samples / Math.max(logs.seconds, 1e-9) }, logs.globalStep);
   }
 

@@ -4,6 +4,7 @@
 // per evaluation and one per epoch with its metrics.
 import type { Callback, TrainBeginInfo } from '../training/callbacks';
 import type { EpochLogs, EvalProgress, StepLogs, ValidationLogs } from '../training/logs';
+import { BOOKKEEPING_FIELDS, isValidationField } from '../training/metrics';
 import type { Trainer } from '../training/trainer';
 
 export interface ProgressStream {
@@ -19,8 +20,8 @@ export interface ProgressBarOptions {
 }
 
 const BAR_WIDTH = 24;
-// Log fields that count things rather than measure the model.
-const BOOKKEEPING = new Set(['epoch', 'globalStep', 'steps', 'optimizerSteps', 'skippedSteps', 'samples', 'seconds', 'learningRate', 'loss']);
+// Shown on their own (loss) or not at all (the rest).
+const NOT_METRICS = new Set([...BOOKKEEPING_FIELDS, 'learningRate', 'loss']);
 
 function formatSeconds(seconds: number): string {
   if (!Number.isFinite(seconds)) return '?';
@@ -36,7 +37,7 @@ function bar(done: number, total: number): string {
 /** The scalar metrics of a log entry, as '  name 0.1234' (val* ones only if `validation`). */
 function metricsText(logs: object, validation: boolean): string {
   return Object.entries(logs)
-    .filter(([name, value]) => typeof value === 'number' && !BOOKKEEPING.has(name) && /^val[A-Z]/.test(name) === validation)
+    .filter(([name, value]) => typeof value === 'number' && !NOT_METRICS.has(name) && isValidationField(name) === validation)
     .map(([name, value]) => `  ${name} ${(value as number).toFixed(4)}`)
     .join('');
 }

@@ -37,28 +37,33 @@ export class HookRunner {
 
   /** Runs hook `name` on every target in order, awaiting each. */
   async run<Name extends HookName>(name: Name, ...args: HookArgs<Name>): Promise<void> {
-    for (const target of this.targets) {
-      const hook = target[name] as ((...hookArgs: HookArgs<Name>) => unknown) | undefined;
-      if (typeof hook !== 'function') continue;
-      try {
-        await hook.apply(target, args);
-      } catch (error) {
-        throw callbackError(name, error);
-      }
-    }
+    for (const call of this.calls(name, args)) await call();
   }
 
   /** Runs an observer hook (onProgress, onLog, onEvalProgress) synchronously. */
   observe<Name extends 'onProgress' | 'onLog' | 'onEvalProgress'>(name: Name, ...args: HookArgs<Name>): void {
-    for (const target of this.targets) {
+    for (const call of this.calls(name, args)) call();
+  }
+
+  /** Each target's `name` hook bound to `args`; an error (thrown or rejected) names the hook. */
+  private calls<Name extends HookName>(name: Name, args: HookArgs<Name>): (() => unknown)[] {
+    return this.targets.flatMap((target) => {
       const hook = target[name] as ((...hookArgs: HookArgs<Name>) => unknown) | undefined;
-      if (typeof hook !== 'function') continue;
-      try {
-        hook.apply(target, args);
-      } catch (error) {
-        throw callbackError(name, error);
-      }
-    }
+      if (typeof hook !== 'function') return [];
+      return [
+        () => {
+          const named = (error: unknown) => {
+            throw callbackError(name, error);
+          };
+          try {
+            const result = hook.apply(target, args);
+            return result instanceof Promise ? result.catch(named) : result;
+          } catch (error) {
+            return named(error);
+          }
+        },
+      ];
+    });
   }
 
   /** The per-batch hook for the C++ loop, or undefined when nobody listens (no round trips). */

@@ -27,6 +27,14 @@ export type ValMetricLogs = { [Name in ScalarMetricName as `val${Capitalize<Name
   valConfusionMatrix?: number[][];
 };
 
+/** Whether a log field comes from evaluation data: valLoss, valAccuracy (not 'value'). */
+export function isValidationField(name: string): boolean {
+  return /^val[A-Z]/.test(name);
+}
+
+/** Log fields that count things rather than measure the model. */
+export const BOOKKEEPING_FIELDS: ReadonlySet<string> = new Set(['epoch', 'globalStep', 'steps', 'optimizerSteps', 'skippedSteps', 'samples', 'seconds']);
+
 /** { accuracy: 0.9 } -> { valAccuracy: 0.9 }, for the logs of an evaluation during fit. */
 export function prefixedWithVal(logs: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(

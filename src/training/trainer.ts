@@ -404,7 +404,7 @@ export class Trainer {
       if (ended === 'maxSteps') break;
     }
     history.stopped = this.stopRequested;
-    history.wallTimeSeconds = run.priorSeconds + (Date.now() - started) / 1000;
+    history.wallTimeSeconds = wallTimeSeconds(run);
     history.samplesPerSecond = fitSamples.samples / Math.max(fitSamples.seconds, 1e-9);
     if (this.config.loadBestModelAtEnd && history.best?.checkpoint !== undefined) {
       await this.engine.initWeightsFrom(path.join(history.best.checkpoint, WEIGHTS_FILE), true);
@@ -512,6 +512,7 @@ export class Trainer {
     const outputDir = this.config.outputDir as string;
     const folder = path.join(checkpointsFolder(outputDir), `step-${this.engine.globalStep}`);
     if (improved && run.history.best) run.history.best.checkpoint = folder;
+    const seconds = wallTimeSeconds(run);
     const state: TrainerState = {
       libraryVersion: LIBRARY_VERSION,
       torchVersion: runtimeInfo().torchVersion,
@@ -520,9 +521,9 @@ export class Trainer {
       epoch,
       batchInEpoch,
       batchesPerEpoch: run.batchesPerEpoch,
-      history: { ...run.history, wallTimeSeconds: run.priorSeconds + (Date.now() - run.started) / 1000 },
+      history: { ...run.history, wallTimeSeconds: seconds },
       worldSize: 1,
-      wallTimeSeconds: run.priorSeconds + (Date.now() - run.started) / 1000,
+      wallTimeSeconds: seconds,
       interrupted,
       callbacks: {},
     };
@@ -641,6 +642,11 @@ export class Trainer {
       this.runningOperation = undefined;
     }
   }
+}
+
+/** Seconds of training of `run`, with those of the runs it resumed. */
+function wallTimeSeconds(run: FitRun): number {
+  return run.priorSeconds + (Date.now() - run.started) / 1000;
 }
 
 /** A number the logs must hold for `owner`, or an error saying why it may be missing. */
