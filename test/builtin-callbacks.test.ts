@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-import { EarlyStopping, Model, ModelCheckpoint } from '../src';
+import { EarlyStopping, Model, ModelCheckpoint, Timer } from '../src';
 import { blobDataset, blobTrainer, rejectionOf } from './helpers';
 
 describe('built-in callbacks', () => {
@@ -49,5 +49,24 @@ describe('built-in callbacks', () => {
     const probe = new Float32Array([0.5, -1, 2, 0.1]);
     expect(Array.from((await last.predict(probe, [1, 4])).data)).to.deep.equal(Array.from((await trainer.predict(probe, [1, 4])).data));
     fs.rmSync(dirpath, { recursive: true });
+  });
+
+  it('EarlyStopping and Timer keep their state in checkpoints and take it back on resume', async () => {
+    const outputDir = fs.mkdtempSync(path.join(os.tmpdir(), 'firebrand-callback-state-'));
+    const config = { numEpochs: 3, outputDir, resumeFromCheckpoint: true };
+    const first = new EarlyStopping({ patience: 100 });
+    await blobTrainer(config, { callbacks: [first, new Timer({ duration: 3600 })] }).fit(blobDataset(64), { evalData, numEpochs: 2 });
+    const latest = fs.readFileSync(path.join(outputDir, 'checkpoints', 'latest'), 'utf8').trim();
+    const state = JSON.parse(fs.readFileSync(path.join(outputDir, 'checkpoints', latest, 'trainer_state.json'), 'utf8'));
+    expect(state.callbacks.EarlyStopping).to.deep.include({ bestEpoch: first.bestEpoch });
+    expect(state.callbacks.Timer.train).to.be.greaterThan(0);
+    const resumed = new EarlyStopping({ patience: 100 });
+    const timer = new Timer({ duration: 3600 });
+    await blobTrainer(config, { callbacks: [resumed, timer] }).fit(blobDataset(64), { evalData });
+    // Resumed counters: the best epoch may be one of the first run's.
+    const history = JSON.parse(fs.readFileSync(path.join(outputDir, 'checkpoints', 'step-12', 'trainer_state.json'), 'utf8')).history;
+    const losses = history.epochs.map((epoch: { valLoss: number }) => epoch.valLoss);
+    expect(resumed.bestEpoch).to.equal(losses.indexOf(Math.min(...losses)));
+    expect(timer.timeElapsed('train')).to.be.greaterThan(state.callbacks.Timer.train);
   });
 });

@@ -103,8 +103,8 @@ describe('lifecycle', () => {
       'preValBatch:0',
       'postValBatch:0',
       'postValidation',
-      'onSaveCheckpoint',
       'postEpoch',
+      'onSaveCheckpoint',
       'postFit',
     ]);
     // Setup runs once: a second fit starts at preFit.

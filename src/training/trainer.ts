@@ -395,12 +395,15 @@ export class Trainer {
       history.epochs.push(logs);
       const improved = this.updateBest(run, logs);
       this.saveRequested = false;
-      if (this.config.outputDir) {
-        // A stop requested meanwhile makes this the run's last save: it is the interruption's.
-        const position = ended === 'maxSteps' ? { epoch, batch: nextBatch } : { epoch: epoch + 1, batch: 0 };
-        await this.checkpoint(run, position.epoch, position.batch, this.stopRequested, improved);
-      }
+      // A stop requested during the epoch makes this save the interruption's; one from postEpoch
+      // (early stopping) ends a run that finished its epoch.
+      const interrupted = this.stopRequested;
+      // The checkpoint follows postEpoch so that callbacks' state (onSaveCheckpoint) includes this epoch.
       await this.endEpoch(epoch, logs);
+      if (this.config.outputDir) {
+        const position = ended === 'maxSteps' ? { epoch, batch: nextBatch } : { epoch: epoch + 1, batch: 0 };
+        await this.checkpoint(run, position.epoch, position.batch, interrupted, improved);
+      }
       if (ended === 'maxSteps') break;
     }
     history.stopped = this.stopRequested;
