@@ -9,7 +9,8 @@ export type FirebrandErrorCode =
   | 'ERR_FIREBRAND_TORCH'
   | 'ERR_FIREBRAND_OUT_OF_MEMORY'
   | 'ERR_FIREBRAND_INTERNAL'
-  | 'ERR_FIREBRAND_CALLBACK';
+  | 'ERR_FIREBRAND_CALLBACK'
+  | 'ERR_FIREBRAND_DISTRIBUTED';
 
 export interface FirebrandError extends Error {
   code: FirebrandErrorCode;

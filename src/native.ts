@@ -202,6 +202,16 @@ export interface NativeEngine {
   readonly parameterCount: number;
   readonly globalStep: number;
   readonly device: string;
+  /** Joins the data-parallel run (once every rank has); rank 0's weights replace this rank's. */
+  distribute(options: OptionFields & { rank: number; worldSize: number; masterAddr: string; masterPort: number }): Promise<{
+    rank: number;
+    worldSize: number;
+    backend: string;
+    buckets: number;
+  }>;
+  /** Each value summed over the ranks (a collective: every rank calls it at the same point). */
+  sumOverRanks(values: number[], what: string): Promise<number[]>;
+  barrier(what: string): Promise<void>;
 }
 
 export interface NativeBinding {

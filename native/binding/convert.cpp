@@ -98,6 +98,16 @@ std::vector<std::string> toStrings(const Napi::Value& value, const std::string& 
   return strings;
 }
 
+std::vector<double> toNumbers(const Napi::Value& value, const std::string& field) {
+  if (!value.IsArray()) wrongType(field, "an array of numbers", value);
+  const auto array = value.As<Napi::Array>();
+  std::vector<double> numbers;
+  for (uint32_t i = 0; i < array.Length(); ++i) {
+    numbers.push_back(toNumber(array.Get(i), field + "[" + std::to_string(i) + "]"));
+  }
+  return numbers;
+}
+
 OptionMap toOptionMap(const Napi::Value& value, const std::string& owner, const std::set<std::string>& skip) {
   OptionMap options;
   if (value.IsUndefined() || value.IsNull()) return options;

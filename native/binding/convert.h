@@ -19,6 +19,7 @@ namespace firebrand::binding {
 // Fields of a plain JS object; undefined fields and those in `skip` are left out.
 OptionMap toOptionMap(const Napi::Value& value, const std::string& owner, const std::set<std::string>& skip = {});
 std::vector<std::string> toStrings(const Napi::Value& value, const std::string& field);
+std::vector<double> toNumbers(const Napi::Value& value, const std::string& field);
 // [{ type: 'linear', inFeatures: 784, ... }, ...]
 ModelSpec toModelSpec(const Napi::Value& value);
 // { type: 'sequential', layers } | { type: 'torchscript', path } | { type: 'script', source, parameters }

@@ -8,6 +8,7 @@
 #include "binding/promise_worker.h"
 #include "binding/reporting_worker.h"
 #include "binding/results.h"
+#include "core/distributed/data_parallel.h"
 #include "core/errors.h"
 #include "core/train/engine_factory.h"
 #include "core/train/epoch_options.h"
@@ -99,6 +100,12 @@ EngineSpec toEngineSpec(const Napi::Value& value) {
   return spec;
 }
 
+DataParallel& requireDataParallel(const TrainingEngine& engine, const char* operation) {
+  DataParallel* parallel = engine.dataParallel();
+  if (!parallel) throw InvalidState(std::string(operation) + ": this trainer is not part of a distributed run");
+  return *parallel;
+}
+
 }  // namespace
 
 void EngineWrap::Export(Napi::Env env, Napi::Object exports) {
@@ -122,7 +129,10 @@ void EngineWrap::Export(Napi::Env env, Napi::Object exports) {
                                     InstanceMethod<&EngineWrap::ClearStop>("clearStop"),
                                     InstanceAccessor<&EngineWrap::ParameterCount>("parameterCount"),
                                     InstanceAccessor<&EngineWrap::GlobalStep>("globalStep"),
-                                    InstanceAccessor<&EngineWrap::Device>("device")});
+                                    InstanceAccessor<&EngineWrap::Device>("device"),
+                                    InstanceMethod<&EngineWrap::Distribute>("distribute"),
+                                    InstanceMethod<&EngineWrap::Barrier>("barrier"),
+                                    InstanceMethod<&EngineWrap::SumOverRanks>("sumOverRanks")});
   exports.Set("NativeEngine", cls);
 }
 
@@ -238,7 +248,8 @@ Napi::Value EngineWrap::BeginFit(const Napi::CallbackInfo& info) {
     if (info[0].IsNumber()) {
       batchesPerEpoch = toInteger(info[0], "batchesPerEpoch", 1);
     } else if (!info[0].IsUndefined()) {
-      batchesPerEpoch = batchCount(DatasetWrap::From(info[0], "train data").data->size(), options.sampler);
+      batchesPerEpoch = batchCount(DatasetWrap::From(info[0], "train data").data->size(),
+                                   engine_->rankSampler(options.sampler));
     }
     std::optional<int64_t> maxSteps;
     if (!info[3].IsUndefined()) maxSteps = toInteger(info[3], "maxSteps", 1);
@@ -341,6 +352,68 @@ Napi::Value EngineWrap::GlobalStep(const Napi::CallbackInfo& info) {
 
 Napi::Value EngineWrap::Device(const Napi::CallbackInfo& info) {
   return Napi::String::New(info.Env(), engine_->device().str());
+}
+
+// ({ rank, worldSize, masterAddr, masterPort, backend?, timeout?, bucketCapMb?, broadcastBuffers? })
+//   -> Promise<{ rank, worldSize, backend, buckets }>, once every rank has joined.
+Napi::Value EngineWrap::Distribute(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  return guard(env, [&]() -> Napi::Value {
+    const DistributedOptions options = distributedOptions(toOptionMap(info[0], "config.distributed"));
+    auto engine = engine_;
+    return PromiseWorker::Start(
+        env,
+        [engine, options]() -> PromiseWorker::Finish {
+          engine->distribute(options);
+          const DataParallel& parallel = *engine->dataParallel();
+          return [rank = parallel.rank(), worldSize = parallel.worldSize(), backend = parallel.backendName(),
+                  buckets = parallel.bucketCount()](Napi::Env env) -> Napi::Value {
+            auto joined = Napi::Object::New(env);
+            joined.Set("rank", Napi::Number::New(env, static_cast<double>(rank)));
+            joined.Set("worldSize", Napi::Number::New(env, static_cast<double>(worldSize)));
+            joined.Set("backend", Napi::String::New(env, backend));
+            joined.Set("buckets", Napi::Number::New(env, static_cast<double>(buckets)));
+            return joined;
+          };
+        },
+        claim("distribute"));
+  });
+}
+
+
+// (what) -> Promise<void>, once every rank has reached it.
+Napi::Value EngineWrap::Barrier(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  return guard(env, [&]() -> Napi::Value {
+    const std::string what = toString(info[0], "what");
+    DataParallel& parallel = requireDataParallel(*engine_, "barrier");
+    auto engine = engine_;
+    return PromiseWorker::Start(
+        env,
+        [engine, &parallel, what]() -> PromiseWorker::Finish {
+          parallel.barrier(what);
+          return [](Napi::Env env) -> Napi::Value { return env.Undefined(); };
+        },
+        claim("barrier"));
+  });
+}
+
+// (values, what) -> Promise<number[]>: each value summed over the ranks.
+Napi::Value EngineWrap::SumOverRanks(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  return guard(env, [&]() -> Napi::Value {
+    const std::vector<double> values = toNumbers(info[0], "values");
+    const std::string what = toString(info[1], "what");
+    DataParallel& parallel = requireDataParallel(*engine_, "sumOverRanks");
+    auto engine = engine_;
+    return PromiseWorker::Start(
+        env,
+        [engine, &parallel, values, what]() -> PromiseWorker::Finish {
+          const std::vector<double> sums = parallel.sumOverRanks(values, what);
+          return [sums](Napi::Env env) -> Napi::Value { return toJs(env, sums); };
+        },
+        claim("sumOverRanks"));
+  });
 }
 
 }  // namespace firebrand::binding

@@ -46,6 +46,13 @@ struct InvalidState : Error {
       : Error("ERR_FIREBRAND_INVALID_STATE", message) {}
 };
 
+// A collective operation of a data-parallel run that failed or timed out:
+// another rank stopped, crashed or could not be reached.
+struct DistributedError : Error {
+  explicit DistributedError(const std::string& message)
+      : Error("ERR_FIREBRAND_DISTRIBUTED", message) {}
+};
+
 }  // namespace firebrand
 
 namespace firebrand {

@@ -51,6 +51,13 @@ const gradScalerSchema: Schema = {
   growthInterval: integer(1),
 };
 
+const distributedSchema: Schema = {
+  backend: oneOf('auto', 'gloo', 'nccl'),
+  timeout: positive,
+  bucketCapMb: positive,
+  broadcastBuffers: boolean,
+};
+
 export const configSchema: Schema = {
   numEpochs: integer(1),
   maxSteps: integer(1),
@@ -74,6 +81,7 @@ export const configSchema: Schema = {
   metrics: strings,
   mixedPrecision: oneOf('no', 'fp16', 'bf16'),
   gradScaler: gradScalerSchema,
+  distributed: distributedSchema,
   logEvery: integer(1),
   progressBar: boolean,
   handleSignals: boolean,

@@ -55,6 +55,8 @@ export interface TrainerConfig {
   mixedPrecision: 'no' | 'fp16' | 'bf16';
   /** Loss scaling (torch.cuda.amp.GradScaler); on by default with fp16 only. */
   gradScaler: GradScalerConfig;
+  /** Data-parallel settings, used when launched as several ranks (`firebrand launch`, torchrun). */
+  distributed: DistributedConfig;
   /** Metrics computed in C++ over each epoch and evaluation, by name (accuracy is always there for class-index losses). */
   metrics: MetricName[];
   /** Optimizer steps between log reports (onLog, plain progress lines). Default 50. */
@@ -81,6 +83,22 @@ export interface TrainerConfig {
   loadBestModelAtEnd: boolean;
   /** Weights loaded (strictly) before the first fit that does not resume: .safetensors or TorchScript. */
   initWeightsFrom?: string;
+}
+
+/**
+ * Data-parallel settings, used when the process runs as one rank of several (WORLD_SIZE > 1, as set by
+ * `firebrand launch` or torchrun). The run's shape (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT) comes
+ * from the environment.
+ */
+export interface DistributedConfig {
+  /** c10d backend: 'auto' (NCCL for CUDA training when built with it, else Gloo), 'gloo' or 'nccl'. Default 'auto'. */
+  backend?: 'auto' | 'gloo' | 'nccl';
+  /** Seconds the rendezvous and each collective may take before the run fails (a rank died or hangs). Default 1800. */
+  timeout?: number;
+  /** Gradients are all-reduced in buckets of about this many MiB, as PyTorch DDP's bucket_cap_mb. Default 25. */
+  bucketCapMb?: number;
+  /** Rank 0's buffers (BatchNorm statistics) replace the others' before each step, as DDP's broadcast_buffers. Default true. */
+  broadcastBuffers?: boolean;
 }
 
 /** torch.cuda.amp.GradScaler's settings, for fp16 training. */
@@ -120,6 +138,7 @@ export function defaultConfig(): TrainerConfig {
     metrics: [],
     mixedPrecision: 'no',
     gradScaler: {},
+    distributed: {},
     logEvery: 50,
     progressBar: true,
     handleSignals: true,

@@ -10,7 +10,7 @@ export interface ResumePoint {
 }
 
 /** The checkpoint to resume from, or undefined to start afresh. */
-export function findResumePoint(config: TrainerConfig, batchesPerEpoch: number | undefined): ResumePoint | undefined {
+export function findResumePoint(config: TrainerConfig, batchesPerEpoch: number | undefined, worldSize: number): ResumePoint | undefined {
   const resume = config.resumeFromCheckpoint;
   if (resume === undefined || resume === false) return undefined;
   let folder: string | undefined;
@@ -31,7 +31,7 @@ export function findResumePoint(config: TrainerConfig, batchesPerEpoch: number |
       differences.push(`${key} ${JSON.stringify(state.config[key])} (this run: ${JSON.stringify(config[key])})`);
     }
   }
-  if (state.worldSize !== 1) differences.push(`world size ${state.worldSize} (this run: 1)`);
+  if (state.worldSize !== worldSize) differences.push(`world size ${state.worldSize} (this run: ${worldSize})`);
   if (state.batchesPerEpoch !== batchesPerEpoch) {
     differences.push(`${state.batchesPerEpoch ?? 'unknown'} batches per epoch (this run: ${batchesPerEpoch ?? 'unknown'})`);
   }

@@ -5,6 +5,7 @@
 import path from 'node:path';
 
 import { Dataset } from '../data/dataset';
+import { DistributedPlace, deviceForRank, torchrunEnvironment } from '../distributed/torchrun-environment';
 import { StreamingDataset } from '../data/streaming-dataset';
 import { firebrandError } from '../errors';
 import { TORCHSCRIPT_FILE, WEIGHTS_FILE, writeSavedModel } from '../inference/saved-model';
@@ -114,11 +115,15 @@ export class Trainer {
   private stopRequested = false;
   private saveRequested = false;
   private fitRun: FitRun | undefined;
+  /** Set when this process is one rank of several (WORLD_SIZE > 1). */
+  private readonly place: DistributedPlace | undefined;
 
   constructor(options: TrainerOptions = {}) {
     this.options = options;
     this.config = resolveConfig(options.config);
-    this.loggers = [...builtInLoggers(this.config), ...(options.loggers ?? [])];
+    this.place = torchrunEnvironment();
+    // Only rank 0 writes logs.
+    this.loggers = this.globalRank === 0 ? [...builtInLoggers(this.config), ...(options.loggers ?? [])] : [];
     const callbacks = options.callbacks === undefined ? [] : Array.isArray(options.callbacks) ? options.callbacks : [options.callbacks];
     this.callbacks = [
       ...callbacks,
@@ -173,19 +178,22 @@ export class Trainer {
     warnIfSlowBlas();
     setNumThreads(this.config.numThreads);
     if (this.config.deterministic) useDeterministicAlgorithms(true);
-    this.nativeEngine = new native.NativeEngine({
+    const engine = new native.NativeEngine({
       model: models.model,
       loss: models.loss === undefined ? undefined : namedSpec<LossSpec>(models.loss),
       optimizer: optimizer === undefined ? undefined : namedSpec<OptimizerSpec>(optimizer),
       optimizers: optimizers?.map((unit) => ({ ...unit, optimizer: namedSpec<OptimizerSpec>(unit.optimizer) })),
       lrScheduler: lrScheduler === undefined ? undefined : namedSpec<SchedulerSpec>(lrScheduler),
-      device: this.config.device,
+      device: this.place === undefined ? this.config.device : deviceForRank(this.config.device, this.place, runtimeInfo().cudaAvailable),
       seed: this.config.seed,
       metrics: [...this.config.metrics],
       mixedPrecision: this.config.mixedPrecision,
       gradScaler: { ...this.config.gradScaler },
       checkFiniteInputs: this.config.checkFiniteInputs,
     });
+    // Blocks (off the event loop) until every rank has joined; rank 0's weights win.
+    if (this.place !== undefined) await engine.distribute({ ...this.place, ...this.config.distributed });
+    this.nativeEngine = engine;
     this.modelSpec = models.model;
     await this.hooks.run('postSetup', this);
   }
@@ -255,7 +263,43 @@ export class Trainer {
 
   /** This process's rank among all training processes (torchrun's RANK; 0 when not distributed). */
   get globalRank(): number {
-    return Number(process.env.RANK ?? 0);
+    return this.place?.rank ?? 0;
+  }
+
+  /** Training processes in the run (torchrun's WORLD_SIZE; 1 when not distributed). */
+  get worldSize(): number {
+    return this.place?.worldSize ?? 1;
+  }
+
+  /**
+   * Whether any rank's flag is set (each flag separately); the flags themselves when not distributed.
+   * Every rank must call it at the same point: it is a collective.
+   */
+  private async anyRank(flags: boolean[], what: string): Promise<boolean[]> {
+    if (this.place === undefined) return flags;
+    const sums = await this.engine.sumOverRanks(flags.map(Number), what);
+    return sums.map((sum) => sum > 0);
+  }
+
+  /**
+   * Runs `write` on rank 0 only (checkpoints, saved models); every rank waits until it is done, and
+   * fails if it failed. Every rank must call it at the same point.
+   */
+  private async onRankZero<Result>(what: string, write: () => Promise<Result>): Promise<Result | undefined> {
+    if (this.place === undefined) return write();
+    let result: Result | undefined;
+    let failure: unknown;
+    if (this.globalRank === 0) {
+      try {
+        result = await write();
+      } catch (error) {
+        failure = error;
+      }
+    }
+    const [failed] = await this.anyRank([failure !== undefined], what);
+    if (failure !== undefined) throw failure;
+    if (failed) throw firebrandError('ERR_FIREBRAND_DISTRIBUTED', `distributed: rank 0 failed to write ${what}; see its output`);
+    return result;
   }
 
   get parameterCount(): number {
@@ -348,7 +392,7 @@ export class Trainer {
       numEpochs,
       this.config.maxSteps,
     );
-    const resumed = findResumePoint(this.config, plan.batchesPerEpoch);
+    const resumed = findResumePoint(this.config, plan.batchesPerEpoch, this.worldSize);
     const bestName = this.config.metricForBestModel ?? (options.evalData ? 'valLoss' : 'loss');
     const greater = this.config.greaterIsBetter;
     const run: FitRun = {
@@ -405,6 +449,8 @@ export class Trainer {
         await this.checkpoint(run, position.epoch, position.batch, interrupted, improved);
       }
       if (ended === 'maxSteps') break;
+      // A stop from postEpoch (a Timer, say) may come on some ranks only: all go on or stop together.
+      [this.stopRequested] = await this.anyRank([this.stopRequested], 'the stop requests');
     }
     history.stopped = this.stopRequested;
     history.wallTimeSeconds = wallTimeSeconds(run);
@@ -489,6 +535,8 @@ export class Trainer {
       const reached = this.engine.globalStep;
       if (maxSteps !== undefined && reached >= maxSteps) return { result, ended: 'maxSteps' };
       if (!result.stopped) return { result, ended: 'epoch' };
+      // Ranks paused at the same step (the engine agrees on stops); they now agree on why.
+      [this.stopRequested, this.saveRequested] = await this.anyRank([this.stopRequested, this.saveRequested], 'the stop and save requests');
       if (this.stopRequested) return { result, ended: 'stopped' };
       const requested = this.saveRequested;
       const paused = pauseAt !== undefined && reached >= pauseAt;
@@ -525,14 +573,16 @@ export class Trainer {
       batchInEpoch,
       batchesPerEpoch: run.batchesPerEpoch,
       history: { ...run.history, wallTimeSeconds: seconds },
-      worldSize: 1,
+      worldSize: this.worldSize,
       wallTimeSeconds: seconds,
       interrupted,
       callbacks: {},
     };
     await this.hooks.run('onSaveCheckpoint', { folder, state }, this);
-    const written = await writeCheckpoint(outputDir, state, (temporary) => this.engine.saveState(temporary));
-    pruneCheckpoints(outputDir, this.config.saveTotalLimit, [written, run.history.best?.checkpoint]);
+    await this.onRankZero(`the checkpoint ${folder}`, async () => {
+      const written = await writeCheckpoint(outputDir, state, (temporary) => this.engine.saveState(temporary));
+      pruneCheckpoints(outputDir, this.config.saveTotalLimit, [written, run.history.best?.checkpoint]);
+    });
   }
 
   /**
@@ -546,13 +596,15 @@ export class Trainer {
     });
   }
 
-  /** @internal trainer.save without the one-operation guard, for built-in callbacks during fit. */
-  writeModel(folder: string): Promise<void> {
+  /** @internal trainer.save without the one-operation guard, for built-in callbacks during fit (rank 0 writes). */
+  async writeModel(folder: string): Promise<void> {
     const spec = this.modelSpec as ModelSpec;
-    return writeSavedModel(folder, spec, async (temporary) => {
-      await this.engine.saveWeights(path.join(temporary, WEIGHTS_FILE));
-      if (spec.type === 'torchscript') await this.engine.exportTorchScript(path.join(temporary, TORCHSCRIPT_FILE));
-    });
+    await this.onRankZero(`the model ${folder}`, () =>
+      writeSavedModel(folder, spec, async (temporary) => {
+        await this.engine.saveWeights(path.join(temporary, WEIGHTS_FILE));
+        if (spec.type === 'torchscript') await this.engine.exportTorchScript(path.join(temporary, TORCHSCRIPT_FILE));
+      }),
+    );
   }
 
   /** @internal Loads the weights of a folder writeModel wrote, for built-in callbacks during fit. */

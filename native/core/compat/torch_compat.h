@@ -11,7 +11,20 @@
   (TORCH_VERSION_MAJOR > (major) ||            \
    (TORCH_VERSION_MAJOR == (major) && TORCH_VERSION_MINOR >= (minor)))
 
+namespace c10d {
+class ProcessGroup;
+class Backend;
+}  // namespace c10d
+
 namespace firebrand::compat {
+
+// The type whose collectives ProcessGroupGloo and ProcessGroupNCCL implement:
+// 2.0 moved them from ProcessGroup to Backend (a ProcessGroup now dispatches to Backends).
+#if FIREBRAND_TORCH_AT_LEAST(2, 0)
+using CollectiveBackend = c10d::Backend;
+#else
+using CollectiveBackend = c10d::ProcessGroup;
+#endif
 
 // Frees gradients instead of filling them with zeros (PyTorch's set_to_none):
 // 1.13's Optimizer::zero_grad() has no such argument.

@@ -12,6 +12,7 @@ int64_t shardSize(int64_t datasetSize, const SamplerOptions& options) {
     throw InvalidArgument("sampler: rank " + std::to_string(options.rank) + " must be in [0, worldSize) with worldSize " +
                           std::to_string(options.worldSize) + " >= 1");
   }
+  if (!options.evenShards) return (datasetSize - options.rank + options.worldSize - 1) / options.worldSize;
   return (datasetSize + options.worldSize - 1) / options.worldSize;
 }
 
@@ -39,7 +40,9 @@ BatchSampler::BatchSampler(int64_t datasetSize, const SamplerOptions& options, i
   } else {
     order = at::arange(datasetSize, longs);
   }
-  if (options.worldSize > 1) {
+  if (options.worldSize > 1 && !options.evenShards) {
+    order = order.slice(0, options.rank, datasetSize, options.worldSize);
+  } else if (options.worldSize > 1) {
     const int64_t total = shardSize(datasetSize, options) * options.worldSize;
     const int64_t copies = (total + datasetSize - 1) / datasetSize;
     order = order.repeat({copies}).narrow(0, 0, total).slice(0, options.rank, total, options.worldSize);

@@ -3,7 +3,8 @@
 // Shuffling and sharding follow torch.utils.data.DistributedSampler exactly:
 // randperm with a generator seeded seed + epoch; with several ranks the order
 // is padded by repeating its start to a multiple of worldSize, and rank r
-// takes every worldSize-th sample from position r.
+// takes every worldSize-th sample from position r. Without evenShards
+// (evaluation) nothing is repeated: ranks get every sample once, some one less.
 #pragma once
 #include <ATen/core/Tensor.h>
 
@@ -18,6 +19,7 @@ struct SamplerOptions {
   uint64_t seed = 0;
   int64_t rank = 0;
   int64_t worldSize = 1;
+  bool evenShards = true;
 };
 
 // Samples one rank sees per epoch.

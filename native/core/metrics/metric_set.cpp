@@ -110,6 +110,24 @@ void MetricSet::update(const at::Tensor& output, const at::Tensor& targets) {
   }
 }
 
+std::vector<at::Tensor> MetricSet::runningSums() const {
+  std::vector<at::Tensor> sums = topKCorrect_;
+  sums.push_back(counted_);
+  if (needsRegression_) sums.push_back(regression_);
+  if (needsConfusion_) sums.push_back(confusion_);
+  return sums;
+}
+
+MetricSet MetricSet::snapshot() const {
+  MetricSet copy = *this;
+  const auto own = [](const at::Tensor& sum) { return sum.defined() ? sum.clone() : sum; };
+  copy.confusion_ = own(confusion_);
+  for (auto& correct : copy.topKCorrect_) correct = own(correct);
+  copy.counted_ = own(counted_);
+  copy.regression_ = own(regression_);
+  return copy;
+}
+
 MetricValues MetricSet::compute(double meanLoss) const {
   MetricValues values;
   const double counted = counted_.defined() ? static_cast<double>(counted_.item<int64_t>()) : 0.0;

@@ -30,6 +30,11 @@ class MetricSet {
   void reset(const c10::Device& device);
   // One batch: model outputs and targets as the loss saw them.
   void update(const at::Tensor& output, const at::Tensor& targets);
+  // The running sums (counts, confusion cells, error sums), sharing storage
+  // with the set: summing them in place across ranks gives the global metrics.
+  std::vector<at::Tensor> runningSums() const;
+  // A copy whose running sums are its own (a plain copy shares them).
+  MetricSet snapshot() const;
   // `meanLoss` is the loss over the same samples (for perplexity).
   MetricValues compute(double meanLoss) const;
 

@@ -11,6 +11,7 @@
 
 #include "core/compat/torch_compat.h"
 #include "core/data/dataset_loader.h"
+#include "core/distributed/data_parallel.h"
 #include "core/inference/prediction.h"
 #include "core/model/eval_mode_scope.h"
 #include "core/errors.h"
@@ -95,6 +96,30 @@ TrainingEngine::TrainingEngine(std::shared_ptr<Model> model, std::optional<LossF
   if (units_.size() > 1 && !model_->hasTrainingStep()) {
     throw InvalidArgument("optimizers: several optimizers need a model whose training_step returns their losses");
   }
+}
+
+TrainingEngine::~TrainingEngine() = default;
+
+void TrainingEngine::distribute(const DistributedOptions& options) {
+  if (dataParallel_) throw InvalidState("distribute: this trainer already takes part in a distributed run");
+  dataParallel_ = std::make_unique<DataParallel>(options, *model_, device_);
+}
+
+SamplerOptions TrainingEngine::rankSampler(const SamplerOptions& sampler) const {
+  return dataParallel_ ? dataParallel_->shard(sampler, /*evenShards=*/true) : sampler;
+}
+
+TrainingEngine::AgreedStep TrainingEngine::agreeOnStep(at::Tensor& groupLossSum, int64_t groupSamples) {
+  const std::vector<double> sums = dataParallel_->sumOverRanks(
+      {groupLossSum.item<double>(), static_cast<double>(groupSamples), stopRequested_ ? 1.0 : 0.0}, "the step's loss");
+  groupLossSum.fill_(sums[0]);
+  return {static_cast<int64_t>(sums[1]), sums[2] > 0};
+}
+
+void TrainingEngine::sumOverRanks(MetricSet& metrics, TensorDict& loggedSums) {
+  std::vector<at::Tensor> sums = metrics.runningSums();
+  for (const auto& entry : loggedSums) sums.push_back(entry.second);
+  dataParallel_->sumInPlace(sums, "the metrics");
 }
 
 TrainingEngine::FitPlan TrainingEngine::beginFit(std::optional<int64_t> batchesPerEpoch, const EpochOptions& options,
@@ -375,8 +400,8 @@ bool TrainingEngine::optimizerStep(const at::Tensor& groupLoss, const StepPolicy
 EpochResult TrainingEngine::trainEpoch(std::shared_ptr<const TensorDataset> dataset,
                                        const BatchTransforms& transforms, const EpochOptions& options,
                                        const ReportSink& report, const BatchHook& batchHook) {
-  DatasetLoader loader(std::move(dataset), transforms, options.sampler, options.epoch, options.startBatch,
-                       loaderOptions(options.loader));
+  DatasetLoader loader(std::move(dataset), transforms, rankSampler(options.sampler), options.epoch,
+                       options.startBatch, loaderOptions(options.loader));
   return trainEpoch(loader, options, report, batchHook);
 }
 
@@ -407,6 +432,9 @@ EpochResult TrainingEngine::trainEpoch(BatchStream& stream, const EpochOptions& 
   at::Tensor groupLossSum = at::zeros({}, totals.lossSum.options());
   std::optional<double> gradNorm;
   const auto pauseDue = [&] { return options.stopAtGlobalStep && globalStep_ >= *options.stopAtGlobalStep; };
+  // Ranks stop together, at the step where any of them asked to (agreeOnStep).
+  bool stopAgreed = false;
+  const auto stopDue = [&] { return dataParallel_ ? stopAgreed : stopRequested_.load(); };
 
   const auto started = Clock::now();
   auto lastReport = started;
@@ -427,7 +455,7 @@ EpochResult TrainingEngine::trainEpoch(BatchStream& stream, const EpochOptions& 
     rethrowWithContext(stepContext(options.epoch, batchIndex));
   }
   // A stop takes effect between optimizer steps, never inside a group.
-  while (pending && !stopRequested_ && !pauseDue()) {
+  while (pending && !stopDue() && !pauseDue()) {
     try {
       // An accumulation group's batches are gathered first: each micro-batch's
       // loss is weighted by its share of the group's samples.
@@ -457,6 +485,7 @@ EpochResult TrainingEngine::trainEpoch(BatchStream& stream, const EpochOptions& 
         }
         const Batch batch = prepareBatch(std::move(group[i]));
         const int64_t batchSize = batch.size();
+        if (dataParallel_) dataParallel_->beforeMicroBatch(i == 0, !accumulating_);
         const StepValues step =
             forwardBackward(batch, static_cast<double>(batchSize) / static_cast<double>(groupSamples));
         if (batchHook) event.loss = step.loss.item<double>();
@@ -465,6 +494,14 @@ EpochResult TrainingEngine::trainEpoch(BatchStream& stream, const EpochOptions& 
         addLogged(totals.loggedSums, step.logged, batchSize);
         totals.samples += batchSize;
         ++totals.steps;
+        if (!accumulating_ && dataParallel_) {
+          dataParallel_->finishGradients();
+          const AgreedStep agreed = agreeOnStep(groupLossSum, groupSamples);
+          // From here the group's loss and samples are the global ones.
+          totals.samples += agreed.samples - groupSamples;
+          groupSamples = agreed.samples;
+          stopAgreed = agreed.stop;
+        }
         if (!accumulating_) {
           // A rate set meanwhile (by a callback, even this batch's) applies from this step.
           applyRequestedLearningRates();
@@ -488,7 +525,7 @@ EpochResult TrainingEngine::trainEpoch(BatchStream& stream, const EpochOptions& 
       }
       // The next group's first batch is fetched (prefetched, with a loader) before
       // the report, which must know whether this was the epoch's last step.
-      if (!stopRequested_ && !pauseDue()) pending = fetch();
+      if (!stopDue() && !pauseDue()) pending = fetch();
       // The epoch's last batch ends it, whether or not it pauses there.
       if (batches && batchIndex >= *batches) exhausted = true;
       const bool isLogStep = (stepped && globalStep_ % options.logEvery == 0) || !pending;
@@ -536,6 +573,16 @@ EpochResult TrainingEngine::trainEpoch(BatchStream& stream, const EpochOptions& 
   // The epoch's loss is over the samples of the steps that were applied.
   result.loss = totals.steppedSamples > 0 ? totals.lossSum.item<double>() / static_cast<double>(totals.steppedSamples)
                                           : std::nan("");
+  if (dataParallel_) {
+    // Copies: the running sums go on if the epoch continues after a pause.
+    MetricSet global = metrics_.snapshot();
+    TensorDict loggedSums;
+    for (const auto& [name, sum] : totals.loggedSums) loggedSums.emplace(name, sum.clone());
+    sumOverRanks(global, loggedSums);
+    result.metrics = global.compute(result.loss);
+    if (totals.samples > 0) putMeans(result.metrics, loggedSums, totals.samples);
+    return result;
+  }
   result.metrics = metrics_.compute(result.loss);
   if (totals.samples > 0) putMeans(result.metrics, totals.loggedSums, totals.samples);
   return result;
@@ -546,6 +593,13 @@ EvalResult TrainingEngine::evaluate(std::shared_ptr<const TensorDataset> dataset
   SamplerOptions inOrder;
   inOrder.batchSize = batchSize;
   inOrder.shuffle = false;
+  if (dataParallel_) {
+    if (dataset->size() < dataParallel_->worldSize()) {
+      throw InvalidArgument("evaluation data of " + std::to_string(dataset->size()) +
+                            " samples cannot be shared by " + std::to_string(dataParallel_->worldSize()) + " ranks");
+    }
+    inOrder = dataParallel_->shard(inOrder, /*evenShards=*/false);
+  }
   DatasetLoader loader(std::move(dataset), transforms, inOrder, 0, 0, loaderOptions(LoaderOptions{}));
   return evaluate(loader, callbacks);
 }
@@ -603,6 +657,13 @@ EvalResult TrainingEngine::evaluate(BatchStream& stream, const EvalCallbacks& ca
     }
   } catch (...) {
     rethrowWithContext("evaluation batch " + std::to_string(index + 1));
+  }
+  if (dataParallel_) {
+    const std::vector<double> sums =
+        dataParallel_->sumOverRanks({lossSum.item<double>(), static_cast<double>(result.samples)}, "the evaluation loss");
+    lossSum.fill_(sums[0]);
+    result.samples = static_cast<int64_t>(sums[1]);
+    sumOverRanks(metrics, loggedSums);
   }
   result.loss = lossSum.item<double>() / static_cast<double>(result.samples);
   result.metrics = metrics.compute(result.loss);

@@ -29,6 +29,9 @@
 
 namespace firebrand {
 
+class DataParallel;
+struct DistributedOptions;
+
 class TrainingEngine {
  public:
   struct Precision {
@@ -42,6 +45,17 @@ class TrainingEngine {
                  const std::vector<OptimizerUnitSpec>& optimizers,
                  const SchedulerSpec& scheduler, const std::vector<std::string>& metrics, const Precision& precision,
                  c10::Device device);
+  ~TrainingEngine();
+
+  // Makes this engine one rank of a data-parallel run: joins the process group
+  // (blocking until every rank has) and takes rank 0's weights. From then on
+  // epochs are sharded by rank, gradients averaged over the ranks, and losses
+  // and metrics reported globally.
+  void distribute(const DistributedOptions& options);
+  // Null unless distribute() was called.
+  DataParallel* dataParallel() const { return dataParallel_.get(); }
+  // `sampler` as this rank uses it (its shard of each epoch).
+  SamplerOptions rankSampler(const SamplerOptions& sampler) const;
 
   // Starts a run of `numEpochs` epochs of `batchesPerEpoch` batches (nullopt:
   // streamed data of unknown length): the LR schedule restarts, planned over
@@ -150,7 +164,18 @@ class TrainingEngine {
   void checkBatchFits(const Batch& batch);
   LoaderOptions loaderOptions(LoaderOptions options) const;
 
+  // In a data-parallel run: the step's loss, sample count and stop votes summed
+  // over the ranks, so that all take the same decisions.
+  struct AgreedStep {
+    int64_t samples;
+    bool stop;
+  };
+  AgreedStep agreeOnStep(at::Tensor& groupLossSum, int64_t groupSamples);
+  // Sums the metrics' and logged values' running sums over the ranks (in place).
+  void sumOverRanks(MetricSet& metrics, TensorDict& loggedSums);
+
   std::shared_ptr<Model> model_;
+  std::unique_ptr<DataParallel> dataParallel_;
   std::vector<at::Tensor> parameters_;
   std::optional<LossFunction> loss_;
   std::vector<OptimizerUnit> units_;

@@ -1,0 +1,64 @@
+#include "core/distributed/data_parallel.h"
+
+#include <ATen/ATen.h>
+
+namespace firebrand {
+namespace {
+
+std::vector<at::Tensor> trainableParameters(const Model& model) {
+  std::vector<at::Tensor> trainable;
+  for (const auto& parameter : model.parameters()) {
+    if (parameter.requires_grad()) trainable.push_back(parameter);
+  }
+  return trainable;
+}
+
+std::vector<at::Tensor> buffersOf(const Model& model) {
+  std::vector<at::Tensor> buffers;
+  for (const auto& item : model.namedBuffers()) buffers.push_back(item.value());
+  return buffers;
+}
+
+std::shared_ptr<DistributedGroup> joinWithRankZeroWeights(const DistributedOptions& options, Model& model,
+                                                          const c10::Device& device) {
+  auto group = DistributedGroup::join(options, device);
+  std::vector<at::Tensor> state = model.parameters();
+  const auto buffers = buffersOf(model);
+  state.insert(state.end(), buffers.begin(), buffers.end());
+  group->broadcastFromRankZero(state, "the initial parameters and buffers");
+  return group;
+}
+
+}  // namespace
+
+DataParallel::DataParallel(const DistributedOptions& options, Model& model, const c10::Device& device)
+    : group_(joinWithRankZeroWeights(options, model, device)),
+      model_(model),
+      device_(device),
+      broadcastBuffers_(options.broadcastBuffers && !buffersOf(model).empty()),
+      reducer_(group_, trainableParameters(model), options.bucketCapBytes) {}
+
+SamplerOptions DataParallel::shard(SamplerOptions sampler, bool evenShards) const {
+  sampler.rank = rank();
+  sampler.worldSize = worldSize();
+  sampler.evenShards = evenShards;
+  return sampler;
+}
+
+void DataParallel::beforeMicroBatch(bool firstOfGroup, bool lastOfGroup) {
+  if (firstOfGroup && broadcastBuffers_) group_->broadcastFromRankZero(buffersOf(model_), "the buffers");
+  reducer_.prepareBackward(lastOfGroup);
+}
+
+std::vector<double> DataParallel::sumOverRanks(const std::vector<double>& values, const std::string& what) {
+  at::Tensor sums = at::tensor(values, at::TensorOptions().dtype(at::kDouble)).to(device_);
+  group_->allReduceSum(sums, what);
+  sums = sums.cpu();
+  return std::vector<double>(sums.data_ptr<double>(), sums.data_ptr<double>() + sums.numel());
+}
+
+void DataParallel::sumInPlace(const std::vector<at::Tensor>& tensors, const std::string& what) {
+  for (at::Tensor tensor : tensors) group_->allReduceSum(tensor, what);
+}
+
+}  // namespace firebrand

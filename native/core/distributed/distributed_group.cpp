@@ -1,0 +1,233 @@
+#include "core/distributed/distributed_group.h"
+
+#include <ATen/ATen.h>
+#include <c10/util/Exception.h>
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+
+#include <chrono>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+
+#include "core/compat/torch_compat.h"
+#include "core/errors.h"
+
+// Which c10d backends this build has is decided by CMake (FIREBRAND_WITH_GLOO,
+// FIREBRAND_WITH_NCCL): it looks for their headers next to libtorch's.
+#if FIREBRAND_WITH_GLOO
+#define USE_C10D_GLOO 1
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#endif
+#if FIREBRAND_WITH_NCCL
+#define USE_C10D_NCCL 1
+#include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
+#endif
+
+namespace firebrand {
+
+struct DistributedGroup::Backend {
+  c10::intrusive_ptr<compat::CollectiveBackend> collectives;
+};
+
+namespace {
+
+using Collectives = c10::intrusive_ptr<compat::CollectiveBackend>;
+
+Collectives makeGloo(const c10::intrusive_ptr<c10d::Store>& store, int64_t rank, int64_t worldSize,
+                     std::chrono::milliseconds timeout) {
+#if FIREBRAND_WITH_GLOO
+  auto options = c10d::ProcessGroupGloo::Options::create(timeout);
+  // As torch.distributed: GLOO_SOCKET_IFNAME picks the network interface, else the hostname's.
+  const char* interface = std::getenv("GLOO_SOCKET_IFNAME");
+  options->devices.push_back(interface && *interface ? c10d::ProcessGroupGloo::createDeviceForInterface(interface)
+                                                     : c10d::ProcessGroupGloo::createDefaultDevice());
+  return c10::make_intrusive<c10d::ProcessGroupGloo>(store, static_cast<int>(rank), static_cast<int>(worldSize),
+                                                     options);
+#else
+  throw InvalidArgument("distributed.backend 'gloo': this build of firebrand has no Gloo (its headers were not "
+                        "found next to libtorch's when it was built)");
+#endif
+}
+
+Collectives makeNccl(const c10::intrusive_ptr<c10d::Store>& store, int64_t rank, int64_t worldSize,
+                     std::chrono::milliseconds timeout) {
+#if FIREBRAND_WITH_NCCL
+  auto options = c10d::ProcessGroupNCCL::Options::create();
+  options->timeout = timeout;
+  return c10::make_intrusive<c10d::ProcessGroupNCCL>(store, static_cast<int>(rank), static_cast<int>(worldSize),
+                                                     options);
+#else
+  throw InvalidArgument("distributed.backend 'nccl': this build of firebrand has no NCCL (libtorch without CUDA, "
+                        "or nccl.h not found when it was built); use 'gloo'");
+#endif
+}
+
+std::chrono::milliseconds timeoutOf(const DistributedOptions& options) {
+  return std::chrono::milliseconds(static_cast<int64_t>(options.timeoutSeconds * 1000));
+}
+
+std::string placeText(const DistributedOptions& options) {
+  return "rank " + std::to_string(options.rank) + " of " + std::to_string(options.worldSize);
+}
+
+std::string causeOf(const std::exception& error) {
+  if (const auto* torchError = dynamic_cast<const c10::Error*>(&error)) return torchError->what_without_backtrace();
+  return error.what();
+}
+
+// One TCPStore per process: rank 0 serves it at MASTER_ADDR:MASTER_PORT.
+c10::intrusive_ptr<c10d::Store> connectStore(const DistributedOptions& options) {
+  c10d::TCPStoreOptions storeOptions;
+  storeOptions.port = static_cast<std::uint16_t>(options.masterPort);
+  storeOptions.isServer = options.rank == 0;
+  storeOptions.numWorkers = static_cast<std::size_t>(options.worldSize);
+  storeOptions.waitWorkers = true;
+  storeOptions.timeout = timeoutOf(options);
+  try {
+    return c10::make_intrusive<c10d::TCPStore>(options.masterAddr, storeOptions);
+  } catch (const std::exception& error) {
+    throw DistributedError("rendezvous at " + options.masterAddr + ":" + std::to_string(options.masterPort) + " (" +
+                           placeText(options) + ") failed within " + std::to_string(options.timeoutSeconds) +
+                           " s: " + causeOf(error) +
+                           (options.rank == 0 ? "; is the port free?" : "; did rank 0 start, at that address?"));
+  }
+}
+
+std::string chooseBackend(const DistributedOptions& options, const c10::Device& device) {
+  if (options.backend != "auto") return options.backend;
+  return device.is_cuda() && FIREBRAND_WITH_NCCL ? "nccl" : "gloo";
+}
+
+struct JoinedGroups {
+  std::mutex mutex;
+  c10::intrusive_ptr<c10d::Store> store;
+  DistributedOptions place;
+  std::map<std::string, std::shared_ptr<DistributedGroup>> byBackend;
+};
+
+JoinedGroups& joinedGroups() {
+  // Never destroyed: collective threads may outlive static destruction at exit.
+  static auto* groups = new JoinedGroups();
+  return *groups;
+}
+
+bool samePlace(const DistributedOptions& a, const DistributedOptions& b) {
+  return a.rank == b.rank && a.worldSize == b.worldSize && a.masterAddr == b.masterAddr && a.masterPort == b.masterPort;
+}
+
+}  // namespace
+
+DistributedGroup::DistributedGroup(const DistributedOptions& options, std::string backendName,
+                                   std::unique_ptr<Backend> backend)
+    : options_(options), backendName_(std::move(backendName)), backend_(std::move(backend)) {}
+
+DistributedGroup::~DistributedGroup() = default;
+
+std::shared_ptr<DistributedGroup> DistributedGroup::join(const DistributedOptions& options, const c10::Device& device) {
+  if (options.worldSize < 1 || options.rank < 0 || options.rank >= options.worldSize) {
+    throw InvalidArgument("distributed: rank " + std::to_string(options.rank) + " must be in [0, worldSize " +
+                          std::to_string(options.worldSize) + ")");
+  }
+  const std::string backendName = chooseBackend(options, device);
+  JoinedGroups& groups = joinedGroups();
+  const std::lock_guard<std::mutex> lock(groups.mutex);
+  if (groups.store && !samePlace(groups.place, options)) {
+    throw InvalidState("distributed: this process already joined a run as " + placeText(groups.place) + " at " +
+                       groups.place.masterAddr + ":" + std::to_string(groups.place.masterPort) +
+                       "; it cannot join another as " + placeText(options));
+  }
+  const auto found = groups.byBackend.find(backendName);
+  if (found != groups.byBackend.end()) {
+    if (found->second->options_.timeoutSeconds != options.timeoutSeconds) {
+      throw InvalidState("distributed: this process's " + backendName + " group has a timeout of " +
+                         std::to_string(found->second->options_.timeoutSeconds) +
+                         " s; a group's settings cannot change once joined");
+    }
+    return found->second;
+  }
+  if (!groups.store) {
+    groups.store = connectStore(options);
+    groups.place = options;
+  }
+  auto backend = std::make_unique<Backend>();
+  try {
+    // A prefix per backend keeps their rendezvous keys apart in the one store.
+    const auto store = c10::make_intrusive<c10d::PrefixStore>(backendName, groups.store);
+    if (backendName == "nccl") {
+      if (!device.is_cuda()) throw InvalidArgument("distributed.backend 'nccl' needs a CUDA device, got " + device.str());
+      backend->collectives = makeNccl(store, options.rank, options.worldSize, timeoutOf(options));
+    } else {
+      backend->collectives = makeGloo(store, options.rank, options.worldSize, timeoutOf(options));
+    }
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& error) {
+    throw DistributedError("distributed: starting the " + backendName + " process group (" + placeText(options) +
+                           ") failed: " + causeOf(error));
+  }
+  auto group = std::shared_ptr<DistributedGroup>(new DistributedGroup(options, backendName, std::move(backend)));
+  groups.byBackend.emplace(backendName, group);
+  return group;
+}
+
+void DistributedGroup::fail(const std::string& what, const std::string& cause) const {
+  throw DistributedError("distributed: " + what + " failed on " + placeText(options_) + " (" + backendName_ +
+                         ", timeout " + std::to_string(static_cast<int64_t>(options_.timeoutSeconds)) + " s): " +
+                         cause + ". Another rank probably stopped or failed: see its output");
+}
+
+c10::intrusive_ptr<c10d::Work> DistributedGroup::startAllReduce(at::Tensor& tensor) {
+  std::vector<at::Tensor> tensors{tensor};
+  try {
+    return backend_->collectives->allreduce(tensors);
+  } catch (const std::exception& error) {
+    fail("an all-reduce", causeOf(error));
+  }
+}
+
+void DistributedGroup::wait(const c10::intrusive_ptr<c10d::Work>& work, const std::string& what) const {
+  try {
+    work->wait();
+  } catch (const std::exception& error) {
+    fail("the all-reduce of " + what, causeOf(error));
+  }
+}
+
+void DistributedGroup::allReduceSum(at::Tensor& tensor, const std::string& what) {
+  wait(startAllReduce(tensor), what);
+}
+
+void DistributedGroup::broadcastFromRankZero(const std::vector<at::Tensor>& tensors, const std::string& what) {
+  // One flat tensor per dtype: one collective each, however many tensors.
+  std::map<at::ScalarType, std::vector<at::Tensor>> byDtype;
+  for (const auto& tensor : tensors) byDtype[tensor.scalar_type()].push_back(tensor);
+  for (auto& [dtype, group] : byDtype) {
+    std::vector<at::Tensor> flat;
+    for (const auto& tensor : group) flat.push_back(tensor.detach().reshape({-1}));
+    std::vector<at::Tensor> buffer{at::cat(flat)};
+    c10d::BroadcastOptions broadcastOptions;
+    broadcastOptions.rootRank = 0;
+    try {
+      backend_->collectives->broadcast(buffer, broadcastOptions)->wait();
+    } catch (const std::exception& error) {
+      fail("broadcasting " + what + " from rank 0", causeOf(error));
+    }
+    at::NoGradGuard noGrad;
+    int64_t offset = 0;
+    for (auto& tensor : group) {
+      tensor.detach().copy_(buffer.front().narrow(0, offset, tensor.numel()).view_as(tensor));
+      offset += tensor.numel();
+    }
+  }
+}
+
+void DistributedGroup::barrier(const std::string& what) {
+  try {
+    backend_->collectives->barrier()->wait();
+  } catch (const std::exception& error) {
+    fail("the barrier " + what, causeOf(error));
+  }
+}
+
+}  // namespace firebrand
