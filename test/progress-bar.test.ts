@@ -41,15 +41,4 @@ describe('progress output', () => {
     expect(lines[2]).to.match(/^  validation at step 8:  valLoss \d\.\d{4}  valAccuracy \d\.\d{4}$/);
     expect(lines[3]).to.match(/^epoch 1\/2 done in \d+s  loss/);
   });
-
-  it('draws nothing on ranks other than 0', async () => {
-    const stream = new MemoryStream(false);
-    process.env.RANK = '1';
-    try {
-      await trainWith(stream);
-    } finally {
-      delete process.env.RANK;
-    }
-    expect(stream.text).to.equal('');
-  });
 });

@@ -70,9 +70,17 @@ export class HookRunner {
   batchHook(kind: 'train' | 'val'): NativeBatchHook | undefined {
     if (!this.defines(kind === 'train' ? TRAIN_BATCH_HOOKS : VAL_BATCH_HOOKS)) return undefined;
     return (event, done) => {
+      // The training thread waits for done(): a process.exit() from a hook must release it, or
+      // Node's exit would wait for that thread forever.
+      const release = () => done(false);
+      process.once('exit', release);
       this.runBatchHooks(event).then(
-        () => done(true),
+        () => {
+          process.off('exit', release);
+          done(true);
+        },
         (error: Error) => {
+          process.off('exit', release);
           this.batchFailure ??= error;
           done(false);
         },

@@ -192,7 +192,10 @@ export class Trainer {
       checkFiniteInputs: this.config.checkFiniteInputs,
     });
     // Blocks (off the event loop) until every rank has joined; rank 0's weights win.
-    if (this.place !== undefined) await engine.distribute({ ...this.place, ...this.config.distributed });
+    if (this.place !== undefined) {
+      const { rank, worldSize, masterAddr, masterPort } = this.place;
+      await engine.distribute({ rank, worldSize, masterAddr, masterPort, ...this.config.distributed });
+    }
     this.nativeEngine = engine;
     this.modelSpec = models.model;
     await this.hooks.run('postSetup', this);

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <map>
 #include <mutex>
+#include <sstream>
 
 #include "core/compat/torch_compat.h"
 #include "core/errors.h"
@@ -45,8 +46,7 @@ Collectives makeGloo(const c10::intrusive_ptr<c10d::Store>& store, int64_t rank,
   return c10::make_intrusive<c10d::ProcessGroupGloo>(store, static_cast<int>(rank), static_cast<int>(worldSize),
                                                      options);
 #else
-  throw InvalidArgument("distributed.backend 'gloo': this build of firebrand has no Gloo (its headers were not "
-                        "found next to libtorch's when it was built)");
+  throw InvalidState("built without Gloo");  // join() checks first
 #endif
 }
 
@@ -58,13 +58,18 @@ Collectives makeNccl(const c10::intrusive_ptr<c10d::Store>& store, int64_t rank,
   return c10::make_intrusive<c10d::ProcessGroupNCCL>(store, static_cast<int>(rank), static_cast<int>(worldSize),
                                                      options);
 #else
-  throw InvalidArgument("distributed.backend 'nccl': this build of firebrand has no NCCL (libtorch without CUDA, "
-                        "or nccl.h not found when it was built); use 'gloo'");
+  throw InvalidState("built without NCCL");  // join() checks first
 #endif
 }
 
 std::chrono::milliseconds timeoutOf(const DistributedOptions& options) {
   return std::chrono::milliseconds(static_cast<int64_t>(options.timeoutSeconds * 1000));
+}
+
+std::string secondsText(double seconds) {
+  std::ostringstream text;
+  text << seconds << " s";
+  return text.str();
 }
 
 std::string placeText(const DistributedOptions& options) {
@@ -87,9 +92,8 @@ c10::intrusive_ptr<c10d::Store> connectStore(const DistributedOptions& options) 
   try {
     return c10::make_intrusive<c10d::TCPStore>(options.masterAddr, storeOptions);
   } catch (const std::exception& error) {
-    throw DistributedError("rendezvous at " + options.masterAddr + ":" + std::to_string(options.masterPort) + " (" +
-                           placeText(options) + ") failed within " + std::to_string(options.timeoutSeconds) +
-                           " s: " + causeOf(error) +
+    throw DistributedError("distributed: the rendezvous at " + options.masterAddr + ":" + std::to_string(options.masterPort) + " (" +
+                           placeText(options) + ") failed within " + secondsText(options.timeoutSeconds) + ": " + causeOf(error) +
                            (options.rank == 0 ? "; is the port free?" : "; did rank 0 start, at that address?"));
   }
 }
@@ -141,10 +145,18 @@ std::shared_ptr<DistributedGroup> DistributedGroup::join(const DistributedOption
   if (found != groups.byBackend.end()) {
     if (found->second->options_.timeoutSeconds != options.timeoutSeconds) {
       throw InvalidState("distributed: this process's " + backendName + " group has a timeout of " +
-                         std::to_string(found->second->options_.timeoutSeconds) +
-                         " s; a group's settings cannot change once joined");
+                         secondsText(found->second->options_.timeoutSeconds) +
+                         "; a group's settings cannot change once joined");
     }
     return found->second;
+  }
+  // Checked before the rendezvous, which would otherwise wait for the other ranks first.
+  if (backendName == "nccl" && !device.is_cuda()) {
+    throw InvalidArgument("distributed.backend 'nccl' needs a CUDA device, got " + device.str() + "; use 'gloo'");
+  }
+  if (backendName == "nccl" ? !FIREBRAND_WITH_NCCL : !FIREBRAND_WITH_GLOO) {
+    throw InvalidArgument("distributed.backend '" + backendName + "': this build of firebrand has no " + backendName +
+                          " (its headers were not found next to libtorch's when it was built)");
   }
   if (!groups.store) {
     groups.store = connectStore(options);
@@ -155,7 +167,6 @@ std::shared_ptr<DistributedGroup> DistributedGroup::join(const DistributedOption
     // A prefix per backend keeps their rendezvous keys apart in the one store.
     const auto store = c10::make_intrusive<c10d::PrefixStore>(backendName, groups.store);
     if (backendName == "nccl") {
-      if (!device.is_cuda()) throw InvalidArgument("distributed.backend 'nccl' needs a CUDA device, got " + device.str());
       backend->collectives = makeNccl(store, options.rank, options.worldSize, timeoutOf(options));
     } else {
       backend->collectives = makeGloo(store, options.rank, options.worldSize, timeoutOf(options));
@@ -163,8 +174,9 @@ std::shared_ptr<DistributedGroup> DistributedGroup::join(const DistributedOption
   } catch (const Error&) {
     throw;
   } catch (const std::exception& error) {
-    throw DistributedError("distributed: starting the " + backendName + " process group (" + placeText(options) +
-                           ") failed: " + causeOf(error));
+    throw DistributedError("distributed: the " + backendName + " rendezvous at " + options.masterAddr + ":" +
+                           std::to_string(options.masterPort) + " (" + placeText(options) + ") failed within " +
+                           secondsText(options.timeoutSeconds) + ": " + causeOf(error));
   }
   auto group = std::shared_ptr<DistributedGroup>(new DistributedGroup(options, backendName, std::move(backend)));
   groups.byBackend.emplace(backendName, group);
@@ -173,7 +185,7 @@ std::shared_ptr<DistributedGroup> DistributedGroup::join(const DistributedOption
 
 void DistributedGroup::fail(const std::string& what, const std::string& cause) const {
   throw DistributedError("distributed: " + what + " failed on " + placeText(options_) + " (" + backendName_ +
-                         ", timeout " + std::to_string(static_cast<int64_t>(options_.timeoutSeconds)) + " s): " +
+                         ", timeout " + secondsText(options_.timeoutSeconds) + "): " +
                          cause + ". Another rank probably stopped or failed: see its output");
 }
 

@@ -1,0 +1,61 @@
+// One rank of the data-parallel runs of test/distributed.test.ts, started by
+// `firebrand launch` or by the test with torchrun's environment. Trains the
+// blob MLP with plain SGD and prints one JSON line: its rank, history and
+// weights, or the error that ended it. Modes (argv[2]):
+//   train            train; argv[3] (optional) is an outputDir to checkpoint and log
+//                    in (with a progress bar), argv[4] (optional) maxSteps
+//   die-at-step-5    rank 1 exits at step 5; the others must fail, not hang
+//   hang-at-step-5   rank 1 stops answering at step 5; the others must time out
+import { BatchResult, Callback, Trainer } from '../src';
+import { blobDataset, blobTrainer } from './helpers';
+
+/** The run all ranks (and the single-process reference in the test) make, with `batchSize` per rank. */
+export function distributedTrainer(batchSize: number, config: Record<string, unknown> = {}, callbacks: Callback[] = []): Trainer {
+  return blobTrainer({ numEpochs: 3, batchSize, seed: 7, numWorkers: 0, distributed: { timeout: 20 }, ...config }, {
+    optimizer: { name: 'sgd', lr: 0.05 },
+    callbacks,
+  });
+}
+
+export const trainData = () => blobDataset(256, 4, 3);
+export const evalData = () => blobDataset(51, 4, 4);
+
+async function main(): Promise<void> {
+  const mode = process.argv[2] ?? 'train';
+  const rank = Number(process.env.RANK);
+  const config: Record<string, unknown> = {};
+  if (mode === 'train' && process.argv[3] !== undefined) {
+    Object.assign(config, {
+      outputDir: process.argv[3],
+      saveEvery: 5,
+      resumeFromCheckpoint: true,
+      loggers: ['jsonl'],
+      progressBar: true,
+      logEvery: 4,
+    });
+  }
+  if (process.argv[4] !== undefined) config.maxSteps = Number(process.argv[4]);
+  if (mode !== 'train') config.distributed = { timeout: 3 };
+  const faulty: Callback = {
+    async postTrainBatch({ globalStep }: BatchResult) {
+      if (globalStep !== 5) return;
+      if (mode === 'die-at-step-5') process.exit(7);
+      await new Promise((resolve) => setTimeout(resolve, 60_000));
+    },
+  };
+  const trainer = distributedTrainer(16, config, mode !== 'train' && rank === 1 ? [faulty] : []);
+  const started = Date.now();
+  try {
+    const history = await trainer.fit(trainData(), { evalData: evalData() });
+    const weights = Object.fromEntries(
+      Object.entries(await trainer.stateDict()).map(([name, tensor]) => [name, Array.from(tensor.data as Float32Array)]),
+    );
+    console.log(JSON.stringify({ rank, worldSize: trainer.worldSize, history, weights }));
+  } catch (error) {
+    const { code, message } = error as { code?: string; message: string };
+    console.log(JSON.stringify({ rank, error: { code, message }, seconds: (Date.now() - started) / 1000 }));
+    process.exitCode = 1;
+  }
+}
+
+if (require.main === module) void main();

@@ -1,0 +1,215 @@
+// Data-parallel training on this machine: ranks are processes on 127.0.0.1
+// talking Gloo. Two ranks must train exactly like one process on the global
+// batch, agree on every reported number, resume together, and fail with a
+// clear error (not hang) when one of them dies or stops answering.
+import { expect } from 'chai';
+import { ChildProcess, spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+
+import { distributedTrainer, evalData, trainData } from './distributed-child';
+
+const cli = path.join(__dirname, '..', 'src', 'cli', 'main.js');
+const child = path.join(__dirname, 'distributed-child.js');
+
+interface RankReport {
+  rank: number;
+  worldSize?: number;
+  history?: { epochs: { loss: number; valLoss: number; globalStep: number }[] };
+  weights?: Record<string, number[]>;
+  error?: { code: string; message: string };
+  seconds?: number;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Each rank's JSON line from launcher output ("[rank R] {...}"), by rank. */
+function reports(stdout: string): RankReport[] {
+  return stdout
+    .trim()
+    .split('\n')
+    .filter((line) => /^(\[rank \d+\] )?\{"rank"/.test(line))
+    .map((line) => JSON.parse(line.replace(/^\[rank \d+\] /, '')) as RankReport)
+    .sort((a, b) => a.rank - b.rank);
+}
+
+function launchArgs(port: number, extra: string[], childArgs: string[]): string[] {
+  return [cli, 'launch', '--master-port', String(port), ...extra, child, ...childArgs];
+}
+
+function runLaunch(port: number, extra: string[], childArgs: string[] = ['train']) {
+  return spawnSync(process.execPath, launchArgs(port, extra, childArgs), { encoding: 'utf8', timeout: 60_000 });
+}
+
+/** Runs a launcher in the background; resolves with its exit code and output. */
+function startLaunch(port: number, extra: string[], childArgs: string[] = ['train']): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const launcher: ChildProcess = spawn(process.execPath, launchArgs(port, extra, childArgs));
+    let stdout = '';
+    let stderr = '';
+    launcher.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    launcher.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    launcher.on('close', (status) => resolve({ status, stdout, stderr }));
+  });
+}
+
+interface RankRun {
+  finished: Promise<{ status: number | null; report: RankReport | undefined }>;
+  kill(): void;
+}
+
+/** Starts one rank of a 2-rank run directly, with torchrun's environment (killed after 30 s at most). */
+function startRank(rank: number, port: number, mode: string): RankRun {
+  const env = { ...process.env, WORLD_SIZE: '2', RANK: String(rank), LOCAL_RANK: String(rank), MASTER_ADDR: '127.0.0.1', MASTER_PORT: String(port) };
+  const rankProcess = spawn(process.execPath, [child, mode], { env });
+  let stdout = '';
+  rankProcess.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  const killer = setTimeout(() => rankProcess.kill('SIGKILL'), 30_000);
+  const finished = new Promise<{ status: number | null; report: RankReport | undefined }>((resolve) => {
+    rankProcess.on('close', (status) => {
+      clearTimeout(killer);
+      const last = stdout.trim().split('\n').at(-1) ?? '';
+      resolve({ status, report: last === '' ? undefined : (JSON.parse(last) as RankReport) });
+    });
+  });
+  return { finished, kill: () => rankProcess.kill('SIGKILL') };
+}
+
+function maxAbsDifference(a: Record<string, number[]>, b: Record<string, number[]>): number {
+  expect(Object.keys(a).sort()).to.deep.equal(Object.keys(b).sort());
+  let max = 0;
+  for (const name of Object.keys(a)) {
+    expect(a[name].length).to.equal(b[name].length);
+    a[name].forEach((value, i) => (max = Math.max(max, Math.abs(value - b[name][i]))));
+  }
+  return max;
+}
+
+/** One process training on the global batch (2 ranks x 16 samples). */
+async function singleProcessRun(): Promise<{ history: RankReport['history']; weights: Record<string, number[]> }> {
+  const trainer = distributedTrainer(32);
+  const history = await trainer.fit(trainData(), { evalData: evalData() });
+  const state = await trainer.stateDict();
+  const weights = Object.fromEntries(Object.entries(state).map(([name, tensor]) => [name, Array.from(tensor.data as Float32Array)]));
+  return { history: history as RankReport['history'], weights };
+}
+
+function expectSameAsSingleProcess(ranks: RankReport[], single: Awaited<ReturnType<typeof singleProcessRun>>): void {
+  expect(ranks.map((rank) => rank.rank)).to.deep.equal([0, 1]);
+  for (const rank of ranks) {
+    expect(rank.error, JSON.stringify(rank.error)).to.equal(undefined);
+    expect(rank.worldSize).to.equal(2);
+    const epochs = rank.history?.epochs ?? [];
+    expect(epochs.at(-1)?.globalStep).to.equal(24);
+    expect(maxAbsDifference(rank.weights ?? {}, single.weights)).to.be.at.most(1e-5);
+    // Losses and evaluation (51 samples, split 26/25) are global values on every rank.
+    epochs.forEach((epoch, i) => {
+      expect(epoch.loss).to.be.closeTo(single.history?.epochs[i].loss ?? NaN, 1e-6);
+      expect(epoch.valLoss).to.be.closeTo(single.history?.epochs[i].valLoss ?? NaN, 1e-6);
+    });
+  }
+  expect(maxAbsDifference(ranks[0].weights ?? {}, ranks[1].weights ?? {})).to.equal(0);
+  // Every reported number but the wall-clock time is the same on both ranks.
+  const untimed = (rank: RankReport) => rank.history?.epochs.map((epoch) => ({ ...epoch, seconds: undefined }));
+  expect(untimed(ranks[0])).to.deep.equal(untimed(ranks[1]));
+}
+
+describe('distributed data parallel (2 ranks, Gloo on 127.0.0.1)', function () {
+  this.timeout(120_000);
+  let single: Awaited<ReturnType<typeof singleProcessRun>>;
+
+  before(async () => {
+    single = await singleProcessRun();
+  });
+
+  it('trains 2 ranks to the weights of one process on the global batch (24 SGD steps)', async () => {
+    const result = runLaunch(await freePort(), ['--nproc-per-node', '2']);
+    expect(result.status, result.stderr).to.equal(0);
+    expectSameAsSingleProcess(reports(result.stdout), single);
+  });
+
+  it('runs across two launchers with --nnodes 2 (one rank per node) the same way', async () => {
+    const port = await freePort();
+    const nodes = await Promise.all([
+      startLaunch(port, ['--nproc-per-node', '1', '--nnodes', '2', '--node-rank', '0']),
+      startLaunch(port, ['--nproc-per-node', '1', '--nnodes', '2', '--node-rank', '1']),
+    ]);
+    for (const node of nodes) expect(node.status, node.stderr).to.equal(0);
+    expectSameAsSingleProcess(reports(nodes[0].stdout + nodes[1].stdout), single);
+  });
+
+  it('resumes a 2-rank run from its checkpoint to the same weights; only rank 0 saves, logs and shows progress', async () => {
+    const outputDir = fs.mkdtempSync(path.join(os.tmpdir(), 'firebrand-ddp-'));
+    try {
+      const first = runLaunch(await freePort(), ['--nproc-per-node', '2'], ['train', outputDir, '12']);
+      expect(first.status, first.stderr).to.equal(0);
+      expect(fs.readdirSync(path.join(outputDir, 'checkpoints'))).to.include('step-12');
+      expect(first.stdout).to.match(/^\[rank 0\] epoch 1\/3 step 4\/8/m);
+      expect(first.stdout).to.not.match(/^\[rank 1\] epoch/m);
+      const logLines = fs.readFileSync(path.join(outputDir, 'logs', 'metrics.jsonl'), 'utf8').trim().split('\n');
+      const loggedSteps = logLines.map((line) => JSON.parse(line) as { step?: number; 'train/loss'?: number }).filter((row) => row['train/loss'] !== undefined).map((row) => row.step);
+      expect(logLines.filter((line) => line.includes('hyperparameters'))).to.have.length(1);
+      // Rank 1 logging too would repeat every step.
+      expect(loggedSteps).to.include.members([4, 8, 12]);
+      expect(new Set(loggedSteps).size).to.equal(loggedSteps.length);
+      const resumed = runLaunch(await freePort(), ['--nproc-per-node', '2'], ['train', outputDir]);
+      expect(resumed.status, resumed.stderr).to.equal(0);
+      const ranks = reports(resumed.stdout);
+      for (const rank of ranks) expect(maxAbsDifference(rank.weights ?? {}, single.weights)).to.be.at.most(1e-5);
+      // One process cannot continue a 2-rank run's batch order.
+      const error = await distributedTrainer(32, { outputDir, resumeFromCheckpoint: true })
+        .fit(trainData())
+        .then(() => undefined, (failure: Error) => failure);
+      expect(error?.message).to.contain('world size 2 (this run: 1)');
+    } finally {
+      fs.rmSync(outputDir, { recursive: true, force: true });
+    }
+  });
+
+  it('fails the other rank at once with ERR_FIREBRAND_DISTRIBUTED when one dies', async () => {
+    const port = await freePort();
+    const [survivor, dead] = await Promise.all([startRank(0, port, 'die-at-step-5').finished, startRank(1, port, 'die-at-step-5').finished]);
+    expect(dead.status).to.equal(7);
+    expect(survivor.status).to.equal(1);
+    expect(survivor.report?.error?.code).to.equal('ERR_FIREBRAND_DISTRIBUTED');
+    expect(survivor.report?.error?.message).to.match(/epoch 1, step 6: distributed: the all-reduce of the gradients failed on rank 0 of 2 \(gloo/);
+    expect(survivor.report?.error?.message).to.contain('Another rank probably stopped or failed');
+    expect(survivor.report?.seconds).to.be.below(3);
+  });
+
+  it('fails the other rank within the timeout when one stops answering', async () => {
+    const port = await freePort();
+    const ranks = [startRank(0, port, 'hang-at-step-5'), startRank(1, port, 'hang-at-step-5')];
+    const survivor = await ranks[0].finished;
+    ranks[1].kill();
+    await ranks[1].finished;
+    expect(survivor.status).to.equal(1);
+    expect(survivor.report?.error?.code).to.equal('ERR_FIREBRAND_DISTRIBUTED');
+    expect(survivor.report?.error?.message).to.contain('timeout 3 s');
+    expect(survivor.report?.seconds).to.be.within(2.5, 8);
+  });
+
+  it('makes the launcher exit non-zero naming the rank that failed first', async () => {
+    const result = runLaunch(await freePort(), ['--nproc-per-node', '2'], ['die-at-step-5']);
+    expect(result.status).to.equal(1);
+    expect(result.stderr).to.contain('firebrand launch: failed: rank 1 exited with code 7');
+  });
+
+  it('fails a rank whose peers never come within the timeout, naming the rendezvous', async () => {
+    const port = await freePort();
+    const lone = await startRank(0, port, 'hang-at-step-5').finished;
+    expect(lone.report?.error?.code).to.equal('ERR_FIREBRAND_DISTRIBUTED');
+    expect(lone.report?.error?.message).to.match(new RegExp(`at 127.0.0.1:${port} \\(rank 0 of 2\\) failed within 3 s`));
+  });
+});
