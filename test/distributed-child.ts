@@ -9,9 +9,14 @@
 import { BatchResult, Callback, Trainer } from '../src';
 import { blobDataset, blobTrainer } from './helpers';
 
-/** The run all ranks (and the single-process reference in the test) make, with `batchSize` per rank. */
+/**
+ * The run all ranks (and the single-process reference in the test) make, with `batchSize` per rank:
+ * gradients accumulated over 2 micro-batches (all-reduced on the second only) and clipped to norm 0.5
+ * (which must see the averaged gradients) before each SGD step.
+ */
 export function distributedTrainer(batchSize: number, config: Record<string, unknown> = {}, callbacks: Callback[] = []): Trainer {
-  return blobTrainer({ numEpochs: 3, batchSize, seed: 7, numWorkers: 0, distributed: { timeout: 20 }, ...config }, {
+  const run = { numEpochs: 3, batchSize, gradientAccumulationSteps: 2, maxGradNorm: 0.5, seed: 7, numWorkers: 0 };
+  return blobTrainer({ ...run, distributed: { timeout: 20 }, ...config }, {
     optimizer: { name: 'sgd', lr: 0.05 },
     callbacks,
   });
@@ -43,7 +48,7 @@ async function main(): Promise<void> {
       await new Promise((resolve) => setTimeout(resolve, 60_000));
     },
   };
-  const trainer = distributedTrainer(16, config, mode !== 'train' && rank === 1 ? [faulty] : []);
+  const trainer = distributedTrainer(8, config, mode !== 'train' && rank === 1 ? [faulty] : []);
   const started = Date.now();
   try {
     const history = await trainer.fit(trainData(), { evalData: evalData() });
