@@ -24,7 +24,7 @@ napi=$(node -p "require('node-api-headers').include_dir")
 failed=0
 check() {
   g++ -std=c++17 -fsyntax-only -D_GLIBCXX_USE_CXX11_ABI=1 -DNAPI_VERSION=8 -DNAPI_CPP_EXCEPTIONS \
-    -DNODE_ADDON_API_DISABLE_DEPRECATED -I"$headers" -I"$headers/torch/csrc/api/include" -Inative \
+    -DNODE_ADDON_API_DISABLE_DEPRECATED -DFIREBRAND_WITH_GLOO=1 -DFIREBRAND_WITH_NCCL=0 -I"$headers" -I"$headers/torch/csrc/api/include" -Inative \
     -I"$napi" -Inode_modules/node-addon-api "$1"
 }
 export -f check

@@ -2,6 +2,7 @@
 # Installs what firebrand's native build and demo need on Debian/Ubuntu.
 # Run as root: bash scripts/setup-debian.sh
 #   libtorch-dev        libtorch 1.13 (CPU, with Gloo) and its CMake config
+#   libgloo-dev         Gloo's headers, for distributed training on CPU (c10d's ProcessGroupGloo)
 #   libopenblas0-openmp OpenBLAS: Debian's default reference BLAS makes a
 #                       training step about 8x slower (43 ms vs 5 ms for an MLP)
 #   zlib1g-dev          gzip-compressed IDX files
@@ -25,7 +26,7 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 
 export DEBIAN_FRONTEND=noninteractive
-packages=(libtorch-dev libopenblas0-openmp zlib1g-dev dataset-fashion-mnist)
+packages=(libtorch-dev libgloo-dev libopenblas0-openmp zlib1g-dev dataset-fashion-mnist)
 command -v cmake >/dev/null 2>&1 || packages+=(cmake)
 command -v g++ >/dev/null 2>&1 || packages+=(g++)
 

@@ -593,21 +593,27 @@ export class Trainer {
    * to rebuild it, and for TorchScript modules model.pt. `Model.load(folder)` reads it back.
    */
   async save(folder: string): Promise<void> {
+    // Not a collective: in a distributed run, the rank that calls it writes (`if (trainer.globalRank === 0)`).
     return this.exclusive('save', async () => {
       await this.setup();
-      await this.writeModel(folder);
+      await this.writeModelFiles(folder);
     });
   }
 
-  /** @internal trainer.save without the one-operation guard, for built-in callbacks during fit (rank 0 writes). */
+  /**
+   * @internal trainer.save without the one-operation guard, for built-in callbacks during fit. In a
+   * distributed run every rank calls it (callbacks run on all); rank 0 writes, the others wait.
+   */
   async writeModel(folder: string): Promise<void> {
+    await this.onRankZero(`the model ${folder}`, () => this.writeModelFiles(folder));
+  }
+
+  private writeModelFiles(folder: string): Promise<void> {
     const spec = this.modelSpec as ModelSpec;
-    await this.onRankZero(`the model ${folder}`, () =>
-      writeSavedModel(folder, spec, async (temporary) => {
-        await this.engine.saveWeights(path.join(temporary, WEIGHTS_FILE));
-        if (spec.type === 'torchscript') await this.engine.exportTorchScript(path.join(temporary, TORCHSCRIPT_FILE));
-      }),
-    );
+    return writeSavedModel(folder, spec, async (temporary) => {
+      await this.engine.saveWeights(path.join(temporary, WEIGHTS_FILE));
+      if (spec.type === 'torchscript') await this.engine.exportTorchScript(path.join(temporary, TORCHSCRIPT_FILE));
+    });
   }
 
   /** @internal Loads the weights of a folder writeModel wrote, for built-in callbacks during fit. */
