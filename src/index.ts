@@ -34,7 +34,7 @@ export { manualSeed, runtimeInfo, setNumThreads, useDeterministicAlgorithms } fr
 export type { RuntimeInfo } from './runtime';
 export type { BatchInfo, BatchResult, Callback, CheckpointInfo, TfLogs, TrainBeginInfo, ValidationInfo } from './training/callbacks';
 export { defaultConfig, loadConfig } from './training/config';
-export type { GradScalerConfig, TrainerConfig } from './training/config';
+export type { DistributedConfig, GradScalerConfig, TrainerConfig } from './training/config';
 export type { BestMetric, EpochLogs, EpochSummary, EvalLogs, EvalProgress, History, StepLogs, ValidationLogs } from './training/logs';
 export type { MetricLogs, MetricName, ScalarMetricName, ValMetricLogs } from './training/metrics';
 export type {
