@@ -10,7 +10,8 @@ export type FirebrandErrorCode =
   | 'ERR_FIREBRAND_OUT_OF_MEMORY'
   | 'ERR_FIREBRAND_INTERNAL'
   | 'ERR_FIREBRAND_CALLBACK'
-  | 'ERR_FIREBRAND_DISTRIBUTED';
+  | 'ERR_FIREBRAND_DISTRIBUTED'
+  | 'ERR_FIREBRAND_NATIVE_LOAD';
 
 export interface FirebrandError extends Error {
   code: FirebrandErrorCode;

@@ -2,6 +2,7 @@
 // Everything here is internal: the public API wraps it in src/.
 import path from 'node:path';
 
+import { loadNativeBinding } from './native-loader';
 import type { MetricLogs } from './training/metrics';
 
 export type NumericArray =
@@ -85,12 +86,29 @@ export interface EvalResult {
 export type NativeEpochResult = EpochResult & MetricLogs;
 export type NativeEvalResult = EvalResult & MetricLogs;
 
+/** How the native binary was built. */
+export interface BuildInfo {
+  /** The libtorch headers it was compiled against. */
+  torchVersion: string;
+  /** How CMake found libtorch: 'the system libtorch', 'LIBTORCH=...', 'the torch package of python3', ... */
+  libtorchSource: string;
+  /** The TorchConfig.cmake folder used. */
+  torchDir: string;
+  /** libtorch with CUDA. */
+  cuda: boolean;
+  /** c10d backends compiled in. */
+  gloo: boolean;
+  nccl: boolean;
+}
+
 export interface RuntimeInfo {
   torchVersion: string;
   cudaAvailable: boolean;
+  cudnnAvailable: boolean;
   cudaDeviceCount: number;
   numThreads: number;
   blas: { vendor: string; library: string };
+  build: BuildInfo;
 }
 
 export interface NativeDataset {
@@ -239,8 +257,6 @@ export interface NativeBinding {
   useDeterministicAlgorithms(on: boolean): void;
 }
 
-const packageRoot = path.resolve(__dirname, '..', '..');
-
-// node-gyp-build picks a prebuilt binary for this platform first, then build/Release.
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-export const native: NativeBinding = require('node-gyp-build')(packageRoot);
+/** The binary this process loaded (for `firebrand doctor`). */
+export const nativeBinary = loadNativeBinding<NativeBinding>(path.resolve(__dirname, '..', '..'));
+export const native: NativeBinding = nativeBinary.binding;

@@ -21,14 +21,14 @@ export function setNumThreads(threads: number): void {
   native.setNumThreads(threads);
 }
 
-let blasChecked = false;
-
-/** Warns once per process when libtorch runs on the reference BLAS (about 8x slower). */
 /** Deterministic kernels only, process-wide, like torch.use_deterministic_algorithms (ops without one then throw). */
 export function useDeterministicAlgorithms(on: boolean): void {
   native.useDeterministicAlgorithms(on);
 }
 
+let blasChecked = false;
+
+/** Warns once per process when libtorch runs on the reference BLAS (about 8x slower). */
 export function warnIfSlowBlas(): void {
   if (blasChecked) return;
   blasChecked = true;

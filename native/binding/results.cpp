@@ -124,9 +124,18 @@ Napi::Object toJs(Napi::Env env, const RuntimeInfo& info) {
   auto object = Napi::Object::New(env);
   object.Set("torchVersion", info.torchVersion);
   object.Set("cudaAvailable", Napi::Boolean::New(env, info.cudaAvailable));
+  object.Set("cudnnAvailable", Napi::Boolean::New(env, info.cudnnAvailable));
   object.Set("cudaDeviceCount", number(env, static_cast<double>(info.cudaDeviceCount)));
   object.Set("numThreads", number(env, static_cast<double>(info.numThreads)));
   object.Set("blas", blas);
+  auto build = Napi::Object::New(env);
+  build.Set("torchVersion", info.build.torchVersion);
+  build.Set("libtorchSource", info.build.libtorchSource);
+  build.Set("torchDir", info.build.torchDir);
+  build.Set("cuda", Napi::Boolean::New(env, info.build.cuda));
+  build.Set("gloo", Napi::Boolean::New(env, info.build.gloo));
+  build.Set("nccl", Napi::Boolean::New(env, info.build.nccl));
+  object.Set("build", build);
   return object;
 }
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // The firebrand command line: `firebrand <command> ...`.
 import { native } from '../native';
+import { runDoctor } from './doctor-command';
 import { LAUNCH_USAGE, parseLaunchArguments, runLaunch } from './launch-command';
 import { parseTrainArguments, runTrain, trainHelp } from './train-command';
 import { UsageError } from './usage-error';
@@ -10,6 +11,7 @@ const USAGE = `Usage: firebrand <command> [arguments]
 Commands:
   train <run.json> [--set key=value ...]   train from a run file (firebrand train --help)
   launch --nproc-per-node N script.js ...  start N ranks of a script, as torchrun (firebrand launch --help)
+  doctor                                   what this install runs on, and a one-step training smoke test
 `;
 
 async function main(args: string[]): Promise<number> {
@@ -26,8 +28,9 @@ async function main(args: string[]): Promise<number> {
     }
     return runLaunch(options);
   }
+  if (command === 'doctor') return runDoctor((text) => process.stdout.write(text));
   if (command !== 'train') {
-    const suggestion = native.closestMatch(command, ['train', 'launch']);
+    const suggestion = native.closestMatch(command, ['train', 'launch', 'doctor']);
     throw new UsageError(`unknown command '${command}'${suggestion ? ` (did you mean '${suggestion}'?)` : ''}`);
   }
   const parsed = parseTrainArguments(rest);

@@ -46,10 +46,24 @@ BlasInfo detectBlas() {
   return {at::hasMKL() ? "mkl" : "unknown", ""};
 }
 
+// CMake defines these for this file only (see CMakeLists.txt).
+#ifndef FIREBRAND_LIBTORCH_SOURCE
+#define FIREBRAND_LIBTORCH_SOURCE "unknown"
+#define FIREBRAND_TORCH_DIR "unknown"
+#define FIREBRAND_TORCH_CUDA 0
+#endif
+
 RuntimeInfo runtimeInfo() {
   RuntimeInfo info;
   info.torchVersion = TORCH_VERSION;
   info.cudaAvailable = torch::cuda::is_available();
+  info.cudnnAvailable = torch::cuda::cudnn_is_available();
+  info.build.torchVersion = TORCH_VERSION;
+  info.build.libtorchSource = FIREBRAND_LIBTORCH_SOURCE;
+  info.build.torchDir = FIREBRAND_TORCH_DIR;
+  info.build.cuda = FIREBRAND_TORCH_CUDA;
+  info.build.gloo = FIREBRAND_WITH_GLOO;
+  info.build.nccl = FIREBRAND_WITH_NCCL;
   info.cudaDeviceCount = static_cast<int64_t>(torch::cuda::device_count());
   info.numThreads = at::get_num_threads();
   info.blas = detectBlas();

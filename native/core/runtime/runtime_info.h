@@ -13,12 +13,24 @@ struct BlasInfo {
   std::string library;
 };
 
+// How this binary was built (fixed at compile time).
+struct BuildInfo {
+  std::string torchVersion;    // the libtorch headers it was compiled against
+  std::string libtorchSource;  // how CMake found libtorch ("the system libtorch", "LIBTORCH=...", ...)
+  std::string torchDir;        // the TorchConfig.cmake folder it used
+  bool cuda = false;           // libtorch with CUDA
+  bool gloo = false;           // c10d backends compiled in
+  bool nccl = false;
+};
+
 struct RuntimeInfo {
   std::string torchVersion;
   bool cudaAvailable = false;
+  bool cudnnAvailable = false;
   int64_t cudaDeviceCount = 0;
   int64_t numThreads = 0;
   BlasInfo blas;
+  BuildInfo build;
 };
 
 RuntimeInfo runtimeInfo();

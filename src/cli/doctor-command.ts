@@ -1,0 +1,76 @@
+// `firebrand doctor`: what this install runs on — the binary loaded, the
+// libtorch it was built against and the one loaded, CUDA, the c10d backends,
+// BLAS, threads — and whether one training step works. Exit code 1 when the
+// step fails.
+import fs from 'node:fs';
+
+import { Dataset } from '../data/dataset';
+import { native, nativeBinary } from '../native';
+import { nn } from '../nn/layers';
+import { Trainer } from '../training/trainer';
+import { LIBRARY_VERSION } from '../version';
+
+/** The libtorch_cpu shared object this process mapped (Linux), or undefined. */
+function loadedLibtorch(): string | undefined {
+  try {
+    const maps = fs.readFileSync('/proc/self/maps', 'utf8');
+    return /\s(\/\S*libtorch_cpu\.so[\d.]*)$/m.exec(maps)?.[1];
+  } catch {
+    return undefined;
+  }
+}
+
+async function smokeTest(): Promise<string> {
+  const inputs = new Float32Array(32 * 4).map((_, i) => Math.sin(i));
+  const targets = new Int32Array(32).map((_, i) => i % 2);
+  const trainer = new Trainer({
+    model: nn.sequential(nn.linear(4, 16), nn.relu(), nn.linear(16, 2)),
+    loss: 'cross_entropy',
+    optimizer: { name: 'adamw', lr: 1e-3 },
+    config: { batchSize: 32, maxSteps: 1, numEpochs: 1, progressBar: false, numWorkers: 0, handleSignals: false, device: 'cpu' },
+  });
+  const started = process.hrtime.bigint();
+  const history = await trainer.fit(Dataset.fromArrays({ inputs, inputShape: [32, 4], targets }));
+  const milliseconds = Number(process.hrtime.bigint() - started) / 1e6;
+  const loss = history.epochs[0].loss;
+  if (!Number.isFinite(loss)) throw new Error(`the step's loss is ${loss}`);
+  return `ok: one AdamW step of a 4-16-2 MLP on the CPU, loss ${loss.toFixed(4)}, ${milliseconds.toFixed(0)} ms with set-up`;
+}
+
+export async function runDoctor(write: (text: string) => void): Promise<number> {
+  const info = native.runtimeInfo();
+  const { build } = info;
+  const yesNo = (flag: boolean) => (flag ? 'yes' : 'no');
+  const lines: [string, string][] = [
+    ['firebrand', `${LIBRARY_VERSION} (Node ${process.version}, ${process.platform}-${process.arch})`],
+    [
+      'binary',
+      `${nativeBinary.kind} ${nativeBinary.file}` +
+        (nativeBinary.manifest ? ` (built against libtorch ${nativeBinary.manifest.torchVersion}, ${nativeBinary.manifest.libtorchSource})` : ''),
+    ],
+    ['libtorch', `${build.torchVersion}, found via ${build.libtorchSource} (${build.torchDir}); loaded ${loadedLibtorch() ?? 'from an unknown file'}`],
+    [
+      'CUDA',
+      info.cudaAvailable
+        ? `available, ${info.cudaDeviceCount} device(s); cuDNN ${yesNo(info.cudnnAvailable)}`
+        : `not available (${build.cuda ? 'libtorch has CUDA but no GPU is visible' : 'libtorch built without CUDA'})`,
+    ],
+    ['distributed', `gloo ${yesNo(build.gloo)}, nccl ${yesNo(build.nccl)}`],
+    ['BLAS', `${info.blas.vendor} (${info.blas.library || 'library not found'})`],
+    ['threads', `${info.numThreads} (libtorch intra-op; config.numThreads sets them)`],
+  ];
+  const warnings: string[] = [];
+  if (info.blas.vendor === 'reference') {
+    warnings.push('libtorch uses the reference BLAS: training runs about 8x slower; install libopenblas0-openmp');
+  }
+  let status = 0;
+  try {
+    lines.push(['smoke test', await smokeTest()]);
+  } catch (error) {
+    lines.push(['smoke test', `FAILED: ${(error as Error).message}`]);
+    status = 1;
+  }
+  for (const [name, value] of lines) write(`${`${name}:`.padEnd(13)} ${value}\n`);
+  for (const warning of warnings) write(`warning: ${warning}\n`);
+  return status;
+}
