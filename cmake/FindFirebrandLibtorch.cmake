@@ -13,7 +13,9 @@ function(_firebrand_use_torch_dir dir source)
   endif()
   set(Torch_DIR "${dir}" CACHE PATH "Folder holding TorchConfig.cmake" FORCE)
   set(Torch_DIR "${dir}" PARENT_SCOPE)
-  set(FIREBRAND_LIBTORCH_SOURCE "${source}" PARENT_SCOPE)
+  # Cached with the folder, so that a re-configure (which finds Torch_DIR set) still says where it came from.
+  set(FIREBRAND_LIBTORCH_SOURCE "${source}" CACHE INTERNAL "How libtorch was found")
+  set(FIREBRAND_LIBTORCH_SOURCE_DIR "${dir}" CACHE INTERNAL "The folder that source gave")
 endfunction()
 
 if(NOT LIBTORCH AND DEFINED ENV{LIBTORCH})
@@ -25,6 +27,8 @@ endif()
 
 if(LIBTORCH)
   _firebrand_use_torch_dir("${LIBTORCH}/share/cmake/Torch" "LIBTORCH=${LIBTORCH}")
+elseif(Torch_DIR AND FIREBRAND_LIBTORCH_SOURCE_DIR STREQUAL Torch_DIR)
+  # Found by an earlier configure of this build folder: keep its source.
 elseif(Torch_DIR)
   _firebrand_use_torch_dir("${Torch_DIR}" "Torch_DIR")
 else()
