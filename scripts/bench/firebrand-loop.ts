@@ -1,0 +1,100 @@
+// The firebrand side of `npm run bench`: the bench workloads trained through
+// the public TypeScript API with the default config (progress lines and
+// onLog reports every 50 steps, one loader thread, shuffling) apart from the
+// thread count. Prints one JSON line.
+//   node dist/scripts/bench/firebrand-loop.js <tiny|mlp|cnn|transformer> <steps> <threads> [transformer.pt]
+import { performance } from 'node:perf_hooks';
+
+import { Dataset, LossName, ModelSpec, nn, OptimizerSpec, Trainer } from '../../src';
+
+const BATCHES = 16;
+
+interface Workload {
+  model: ModelSpec;
+  loss: LossName;
+  optimizer: OptimizerSpec;
+  batchSize: number;
+  data: Dataset;
+}
+
+function uniform(count: number, seed: number): Float32Array {
+  return new Float32Array(count).map((_, i) => Math.sin(i * 12.9898 + seed) * 0.5);
+}
+
+function classes(count: number, classCount: number): Int32Array {
+  return new Int32Array(count).map((_, i) => (i * 7) % classCount);
+}
+
+function workload(name: string, scriptPath: string | undefined): Workload {
+  switch (name) {
+    case 'tiny': {
+      const samples = BATCHES * 32;
+      return {
+        model: nn.sequential(nn.linear(16, 16), nn.relu(), nn.linear(16, 1)),
+        loss: 'mse',
+        optimizer: { name: 'sgd', lr: 0.01 },
+        batchSize: 32,
+        data: Dataset.fromArrays({ inputs: uniform(samples * 16, 1), inputShape: [samples, 16], targets: uniform(samples, 2), targetShape: [samples, 1] }),
+      };
+    }
+    case 'mlp': {
+      const samples = BATCHES * 128;
+      return {
+        model: nn.sequential(nn.linear(784, 256), nn.relu(), nn.linear(256, 256), nn.relu(), nn.linear(256, 10)),
+        loss: 'cross_entropy',
+        optimizer: { name: 'adam', lr: 1e-3 },
+        batchSize: 128,
+        data: Dataset.fromArrays({ inputs: uniform(samples * 784, 3), inputShape: [samples, 784], targets: classes(samples, 10) }),
+      };
+    }
+    case 'cnn': {
+      const samples = BATCHES * 64;
+      return {
+        model: nn.sequential(
+          nn.conv2d(1, 32, 3, { padding: 1 }), nn.relu(), nn.maxPool2d(2),
+          nn.conv2d(32, 64, 3, { padding: 1 }), nn.relu(), nn.maxPool2d(2),
+          nn.flatten(), nn.linear(64 * 7 * 7, 128), nn.relu(), nn.dropout(0.25), nn.linear(128, 10),
+        ),
+        loss: 'cross_entropy',
+        optimizer: { name: 'adamw', lr: 1e-3 },
+        batchSize: 64,
+        data: Dataset.fromArrays({ inputs: uniform(samples * 784, 4), inputShape: [samples, 1, 28, 28], targets: classes(samples, 10) }),
+      };
+    }
+    case 'transformer': {
+      if (scriptPath === undefined) throw new Error('transformer needs the TorchScript file (python_loop.py export-transformer)');
+      const samples = BATCHES * 32;
+      const tokens = new BigInt64Array(samples * 64).map((_, i) => BigInt((i * 31) % 1000));
+      return {
+        model: nn.torchScript(scriptPath),
+        loss: 'cross_entropy',
+        optimizer: { name: 'adamw', lr: 1e-3 },
+        batchSize: 32,
+        data: Dataset.fromArrays({ inputs: tokens, inputShape: [samples, 64], targets: classes(samples, 10) }),
+      };
+    }
+    default:
+      throw new Error(`unknown workload ${name}`);
+  }
+}
+
+async function main(): Promise<void> {
+  const [name, stepsText, threadsText, scriptPath] = process.argv.slice(2);
+  const steps = Number(stepsText);
+  const { model, loss, optimizer, batchSize, data } = workload(name, scriptPath);
+  const trainer = new Trainer({ model, loss, optimizer, config: { batchSize, numThreads: Number(threadsText), seed: 0 } });
+  // The first fit sets up and takes one step: the time to a first step, from process start.
+  await trainer.fit(data.slice(0, batchSize), { numEpochs: 1 });
+  const firstStepSeconds = performance.now() / 1000;
+  const started = performance.now();
+  const history = await trainer.fit(data, { numEpochs: Math.ceil(steps / BATCHES) });
+  const seconds = (performance.now() - started) / 1000;
+  const trained = history.epochs.reduce((sum, epoch) => sum + epoch.steps, 0);
+  const peakRssMb = process.resourceUsage().maxRSS / 1024;
+  console.log(JSON.stringify({ stepsPerSecond: trained / seconds, firstStepSeconds, peakRssMb, loss: history.epochs.at(-1)?.loss }));
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exitCode = 1;
+});

@@ -1,0 +1,89 @@
+#!/usr/bin/env python3
+"""The plain PyTorch side of `npm run bench`: the bench workloads trained by an
+eager loop (batches pre-cut in memory, the loss read back every 50 steps as a
+logging loop would). Prints one JSON line.
+  python3 python_loop.py <tiny|mlp|cnn|transformer> <steps> <threads>
+  python3 python_loop.py export-transformer <path.pt>   (the TorchScript model all three sides train)
+"""
+import time
+
+STARTED = time.perf_counter()
+
+import json  # noqa: E402
+import resource  # noqa: E402
+import sys  # noqa: E402
+
+import torch  # noqa: E402
+from torch import nn  # noqa: E402
+
+BATCHES = 16
+
+
+class TinyTransformer(nn.Module):
+    """2 encoder layers, d=128, 4 heads, token ids [batch, 64] -> 10 classes."""
+
+    def __init__(self):
+        super().__init__()
+        self.embedding = nn.Embedding(1000, 128)
+        layer = nn.TransformerEncoderLayer(d_model=128, nhead=4, dim_feedforward=512, dropout=0.1, batch_first=True)
+        self.encoder = nn.TransformerEncoder(layer, num_layers=2)
+        self.head = nn.Linear(128, 10)
+
+    def forward(self, tokens):
+        return self.head(self.encoder(self.embedding(tokens)).mean(dim=1))
+
+
+def workload(name):
+    cross_entropy = nn.CrossEntropyLoss()
+    if name == "tiny":
+        model = nn.Sequential(nn.Linear(16, 16), nn.ReLU(), nn.Linear(16, 1))
+        return model, torch.optim.SGD(model.parameters(), lr=0.01), nn.MSELoss(), torch.randn(BATCHES, 32, 16), torch.randn(BATCHES, 32, 1)
+    if name == "mlp":
+        model = nn.Sequential(nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 256), nn.ReLU(), nn.Linear(256, 10))
+        return model, torch.optim.Adam(model.parameters(), lr=1e-3), cross_entropy, torch.randn(BATCHES, 128, 784), torch.randint(10, (BATCHES, 128))
+    if name == "cnn":
+        model = nn.Sequential(
+            nn.Conv2d(1, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+            nn.Conv2d(32, 64, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+            nn.Flatten(), nn.Linear(64 * 7 * 7, 128), nn.ReLU(), nn.Dropout(0.25), nn.Linear(128, 10))
+        return model, torch.optim.AdamW(model.parameters(), lr=1e-3), cross_entropy, torch.randn(BATCHES, 64, 1, 28, 28), torch.randint(10, (BATCHES, 64))
+    if name == "transformer":
+        model = TinyTransformer()
+        return model, torch.optim.AdamW(model.parameters(), lr=1e-3), cross_entropy, torch.randint(1000, (BATCHES, 32, 64)), torch.randint(10, (BATCHES, 32))
+    raise SystemExit(f"unknown workload {name}")
+
+
+def main():
+    if sys.argv[1] == "export-transformer":
+        torch.manual_seed(0)
+        torch.jit.script(TinyTransformer()).save(sys.argv[2])
+        return
+    name, steps, threads = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+    torch.set_num_threads(threads)
+    torch.manual_seed(0)
+    model, optimizer, loss_fn, inputs, targets = workload(name)
+    model.train()
+
+    def step(i):
+        batch = i % BATCHES
+        optimizer.zero_grad()
+        loss = loss_fn(model(inputs[batch]), targets[batch])
+        loss.backward()
+        optimizer.step()
+        return loss
+
+    step(0)
+    first_step = time.perf_counter() - STARTED
+    timed = time.perf_counter()
+    last_loss = 0.0
+    for i in range(1, steps + 1):
+        loss = step(i)
+        if i % 50 == 0:
+            last_loss = loss.item()
+    seconds = time.perf_counter() - timed
+    peak_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps({"stepsPerSecond": steps / seconds, "firstStepSeconds": first_step, "peakRssMb": peak_rss_mb, "loss": last_loss}))
+
+
+if __name__ == "__main__":
+    main()

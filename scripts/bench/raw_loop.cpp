@@ -1,0 +1,121 @@
+// The floor of `npm run bench`: the bench workloads trained by a plain
+// libtorch C++ loop (no framework): batches pre-cut in memory, forward, loss,
+// backward, optimizer step, and the loss read back every 50 steps as a
+// logging loop would. Prints one JSON line.
+//   raw_loop <tiny|mlp|cnn|transformer> <steps> <threads> [transformer.pt]
+#include <sys/resource.h>
+#include <torch/script.h>
+#include <torch/torch.h>
+
+#include <chrono>
+#include <iostream>
+#include <memory>
+#include <string>
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Workload {
+  std::function<at::Tensor(const at::Tensor&)> forward;
+  std::vector<at::Tensor> parameters;
+  std::function<void(bool)> train;
+  std::unique_ptr<torch::optim::Optimizer> optimizer;
+  std::function<at::Tensor(const at::Tensor&, const at::Tensor&)> loss;
+  at::Tensor inputs;   // [batches, batch, ...]
+  at::Tensor targets;  // [batches, batch, ...]
+};
+
+template <typename Module>
+void useModule(Workload& workload, Module module) {
+  workload.forward = [module](const at::Tensor& x) mutable { return module->forward(x); };
+  workload.parameters = module->parameters();
+  workload.train = [module](bool on) mutable { module->train(on); };
+}
+
+Workload makeWorkload(const std::string& name, const std::string& scriptPath) {
+  constexpr int64_t kBatches = 16;
+  Workload workload;
+  const auto crossEntropy = [](const at::Tensor& output, const at::Tensor& target) {
+    return torch::nn::functional::cross_entropy(output, target);
+  };
+  if (name == "tiny") {
+    useModule(workload, torch::nn::Sequential(torch::nn::Linear(16, 16), torch::nn::ReLU(), torch::nn::Linear(16, 1)));
+    workload.optimizer = std::make_unique<torch::optim::SGD>(workload.parameters, torch::optim::SGDOptions(0.01));
+    workload.loss = [](const at::Tensor& output, const at::Tensor& target) { return torch::mse_loss(output, target); };
+    workload.inputs = torch::randn({kBatches, 32, 16});
+    workload.targets = torch::randn({kBatches, 32, 1});
+  } else if (name == "mlp") {
+    useModule(workload, torch::nn::Sequential(torch::nn::Linear(784, 256), torch::nn::ReLU(), torch::nn::Linear(256, 256),
+                                              torch::nn::ReLU(), torch::nn::Linear(256, 10)));
+    workload.optimizer = std::make_unique<torch::optim::Adam>(workload.parameters, torch::optim::AdamOptions(1e-3));
+    workload.loss = crossEntropy;
+    workload.inputs = torch::randn({kBatches, 128, 784});
+    workload.targets = torch::randint(10, {kBatches, 128});
+  } else if (name == "cnn") {
+    useModule(workload, torch::nn::Sequential(
+                            torch::nn::Conv2d(torch::nn::Conv2dOptions(1, 32, 3).padding(1)), torch::nn::ReLU(),
+                            torch::nn::MaxPool2d(2), torch::nn::Conv2d(torch::nn::Conv2dOptions(32, 64, 3).padding(1)),
+                            torch::nn::ReLU(), torch::nn::MaxPool2d(2), torch::nn::Flatten(),
+                            torch::nn::Linear(64 * 7 * 7, 128), torch::nn::ReLU(), torch::nn::Dropout(0.25),
+                            torch::nn::Linear(128, 10)));
+    workload.optimizer = std::make_unique<torch::optim::AdamW>(workload.parameters, torch::optim::AdamWOptions(1e-3));
+    workload.loss = crossEntropy;
+    workload.inputs = torch::randn({kBatches, 64, 1, 28, 28});
+    workload.targets = torch::randint(10, {kBatches, 64});
+  } else if (name == "transformer") {
+    auto module = std::make_shared<torch::jit::Module>(torch::jit::load(scriptPath));
+    workload.forward = [module](const at::Tensor& x) { return module->forward({x}).toTensor(); };
+    for (const auto& parameter : module->parameters()) workload.parameters.push_back(parameter);
+    workload.train = [module](bool on) { module->train(on); };
+    workload.optimizer = std::make_unique<torch::optim::AdamW>(workload.parameters, torch::optim::AdamWOptions(1e-3));
+    workload.loss = crossEntropy;
+    workload.inputs = torch::randint(1000, {kBatches, 32, 64});
+    workload.targets = torch::randint(10, {kBatches, 32});
+  } else {
+    throw std::invalid_argument("unknown workload " + name);
+  }
+  return workload;
+}
+
+double peakRssMb() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_maxrss) / 1024.0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 4) {
+    std::cerr << "usage: raw_loop <tiny|mlp|cnn|transformer> <steps> <threads> [transformer.pt]\n";
+    return 2;
+  }
+  const std::string name = argv[1];
+  const int64_t steps = std::stoll(argv[2]);
+  at::set_num_threads(std::stoi(argv[3]));
+  torch::manual_seed(0);
+  const auto started = Clock::now();
+  Workload workload = makeWorkload(name, argc > 4 ? argv[4] : "");
+  workload.train(true);
+  const auto step = [&](int64_t i) {
+    const int64_t batch = i % workload.inputs.size(0);
+    workload.optimizer->zero_grad();
+    const at::Tensor loss = workload.loss(workload.forward(workload.inputs[batch]), workload.targets[batch]);
+    loss.backward();
+    workload.optimizer->step();
+    return loss;
+  };
+  step(0);
+  const double firstStep = std::chrono::duration<double>(Clock::now() - started).count();
+  const auto timed = Clock::now();
+  double lastLoss = 0;
+  for (int64_t i = 1; i <= steps; ++i) {
+    const at::Tensor loss = step(i);
+    if (i % 50 == 0) lastLoss = loss.item<double>();
+  }
+  const double seconds = std::chrono::duration<double>(Clock::now() - timed).count();
+  std::cout << "{\"stepsPerSecond\":" << static_cast<double>(steps) / seconds << ",\"firstStepSeconds\":" << firstStep
+            << ",\"peakRssMb\":" << peakRssMb() << ",\"loss\":" << lastLoss << "}" << std::endl;
+  return 0;
+}

@@ -1,0 +1,103 @@
+// npm run bench: the bench workloads trained three ways on identical shapes
+// and thread counts — (a) firebrand through its TypeScript API, default
+// logging on; (b) a plain PyTorch eager loop in Python (Debian's python3-torch,
+// the same libtorch); (c) a raw libtorch C++ loop built from this repository
+// (the floor) — in alternating rounds. Prints a table of medians and writes
+// bench-results.json (steps/s, the ratios a/c and a/b, peak RSS, time to
+// first step). BENCH_ROUNDS, BENCH_THREADS and BENCH_WORKLOADS change the run.
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+
+const repo = path.resolve(__dirname, '..', '..', '..');
+const here = path.join(repo, 'scripts', 'bench');
+const buildFolder = path.join(repo, 'build', 'bench-raw');
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const THREADS = Number(process.env.BENCH_THREADS ?? 1);
+const STEPS: Record<string, number> = { tiny: 3000, mlp: 300, cnn: 60, transformer: 60 };
+// Debian's python3-torch lives in the system Python, which a PATH python3 (a venv, /usr/local) may not be.
+const PYTHON = process.env.BENCH_PYTHON ?? '/usr/bin/python3';
+const WORKLOADS = (process.env.BENCH_WORKLOADS ?? 'tiny,mlp,cnn,transformer').split(',');
+
+interface Sample {
+  stepsPerSecond: number;
+  firstStepSeconds: number;
+  peakRssMb: number;
+}
+
+function check(result: ReturnType<typeof spawnSync>, what: string): string {
+  if (result.status !== 0) throw new Error(`${what} failed (${result.status}):\n${result.stdout}\n${result.stderr}`);
+  return String(result.stdout);
+}
+
+function buildRawLoop(): string {
+  check(spawnSync('cmake', ['-S', here, '-B', buildFolder, '-G', 'Ninja', '-DCMAKE_BUILD_TYPE=Release'], { encoding: 'utf8' }), 'cmake (raw loop)');
+  check(spawnSync('cmake', ['--build', buildFolder, '-j', '2'], { encoding: 'utf8' }), 'building the raw loop');
+  return path.join(buildFolder, 'raw_loop');
+}
+
+function lastJsonLineText(output: string): string {
+  const line = output.trim().split('\n').reverse().find((text) => text.startsWith('{'));
+  if (line === undefined) throw new Error(`no result in:\n${output}`);
+  return line;
+}
+
+function lastJsonLine(output: string): Sample {
+  return JSON.parse(lastJsonLineText(output)) as Sample;
+}
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+
+function main(): void {
+  const rawLoop = buildRawLoop();
+  const transformer = path.join(buildFolder, 'transformer.pt');
+  check(spawnSync(PYTHON, [path.join(here, 'python_loop.py'), 'export-transformer', transformer], { encoding: 'utf8' }), 'exporting the transformer');
+  const env = { ...process.env, OMP_NUM_THREADS: String(THREADS) };
+  const sides = {
+    firebrand: (name: string) => [process.execPath, path.join(__dirname, 'firebrand-loop.js'), name, String(STEPS[name]), String(THREADS), transformer],
+    python: (name: string) => [PYTHON, path.join(here, 'python_loop.py'), name, String(STEPS[name]), String(THREADS)],
+    raw: (name: string) => [rawLoop, name, String(STEPS[name]), String(THREADS), transformer],
+  };
+  const results: Record<string, Record<string, Sample[]>> = {};
+  for (const name of WORKLOADS) {
+    results[name] = { firebrand: [], python: [], raw: [] };
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const [side, command] of Object.entries(sides)) {
+        const [program, ...args] = command(name);
+        const output = check(spawnSync(program, args, { encoding: 'utf8', env, maxBuffer: 64 * 1024 * 1024 }), `${side} ${name}`);
+        results[name][side].push(lastJsonLine(output));
+      }
+    }
+  }
+  const summary = Object.fromEntries(
+    WORKLOADS.map((name) => {
+      const of = (side: string) => {
+        const samples = results[name][side];
+        return {
+          stepsPerSecond: median(samples.map((sample) => sample.stepsPerSecond)),
+          peakRssMb: median(samples.map((sample) => sample.peakRssMb)),
+          firstStepSeconds: median(samples.map((sample) => sample.firstStepSeconds)),
+        };
+      };
+      const [firebrand, python, raw] = [of('firebrand'), of('python'), of('raw')];
+      return [name, { steps: STEPS[name], firebrand, python, raw, firebrandOverRaw: firebrand.stepsPerSecond / raw.stepsPerSecond, firebrandOverPython: firebrand.stepsPerSecond / python.stepsPerSecond }];
+    }),
+  );
+  console.log(`median of ${ROUNDS} alternating rounds, ${THREADS} thread(s); steps/s (peak RSS MB, first step s)`);
+  console.log(`${'workload'.padEnd(12)} ${'firebrand'.padStart(24)} ${'python'.padStart(24)} ${'raw C++'.padStart(24)} ${'a/c'.padStart(6)} ${'a/b'.padStart(6)}`);
+  const cell = (side: { stepsPerSecond: number; peakRssMb: number; firstStepSeconds: number }) =>
+    `${side.stepsPerSecond.toFixed(1)} (${side.peakRssMb.toFixed(0)}, ${side.firstStepSeconds.toFixed(2)})`.padStart(24);
+  for (const [name, row] of Object.entries(summary)) {
+    console.log(`${name.padEnd(12)} ${cell(row.firebrand)} ${cell(row.python)} ${cell(row.raw)} ${row.firebrandOverRaw.toFixed(2).padStart(6)} ${row.firebrandOverPython.toFixed(2).padStart(6)}`);
+  }
+  const health = JSON.parse(
+    lastJsonLineText(check(spawnSync(process.execPath, [path.join(__dirname, 'event-loop-and-memory.js')], { encoding: 'utf8', env, maxBuffer: 64 * 1024 * 1024 }), 'event loop and memory')),
+  ) as { eventLoop: { p99Ms: number; maxMs: number }; memory: { rssAt2000Mb: number; rssAt20000Mb: number; growth: number } };
+  console.log(`event loop while the CNN trains: p99 ${health.eventLoop.p99Ms.toFixed(1)} ms, max ${health.eventLoop.maxMs.toFixed(1)} ms (target p99 < 20)`);
+  console.log(`RSS after 2,000 tiny steps ${health.memory.rssAt2000Mb.toFixed(0)} MB, after 20,000 ${health.memory.rssAt20000Mb.toFixed(0)} MB: ${(100 * health.memory.growth).toFixed(1)}% (target within 5%)`);
+  const out = path.join(repo, 'bench-results.json');
+  fs.writeFileSync(out, `${JSON.stringify({ rounds: ROUNDS, threads: THREADS, summary, health, samples: results }, null, 2)}\n`);
+  console.log(`wrote ${path.relative(repo, out)}`);
+}
+
+main();
