@@ -109,10 +109,10 @@ SamplerOptions TrainingEngine::rankSampler(const SamplerOptions& sampler) const 
   return dataParallel_ ? dataParallel_->shard(sampler, /*evenShards=*/true) : sampler;
 }
 
-TrainingEngine::AgreedStep TrainingEngine::agreeOnStep(at::Tensor& groupLossSum, int64_t groupSamples) {
+TrainingEngine::AgreedStep TrainingEngine::agreeOnStep(double& groupLossSum, int64_t groupSamples) {
   const std::vector<double> sums = dataParallel_->sumOverRanks(
-      {groupLossSum.item<double>(), static_cast<double>(groupSamples), stopRequested_ ? 1.0 : 0.0}, "the step's loss");
-  groupLossSum.fill_(sums[0]);
+      {groupLossSum, static_cast<double>(groupSamples), stopRequested_ ? 1.0 : 0.0}, "the step's loss");
+  groupLossSum = sums[0];
   return {static_cast<int64_t>(sums[1]), sums[2] > 0};
 }
 
@@ -359,10 +359,9 @@ TrainingEngine::StepValues TrainingEngine::forwardBackward(const Batch& batch, d
   return values;
 }
 
-bool TrainingEngine::optimizerStep(const at::Tensor& groupLoss, const StepPolicy& policy,
-                                   std::optional<double>& gradNorm) {
+bool TrainingEngine::optimizerStep(double groupLoss, const StepPolicy& policy, std::optional<double>& gradNorm) {
   // Gradients are all-reduced before this point.
-  const bool lossFinite = groupLoss.isfinite().item<bool>();
+  const bool lossFinite = std::isfinite(groupLoss);
   const auto& parameters = parameters_;
   gradNorm.reset();
   at::Tensor foundInf;
@@ -381,7 +380,7 @@ bool TrainingEngine::optimizerStep(const at::Tensor& groupLoss, const StepPolicy
   const bool normFinite = !gradNorm || std::isfinite(*gradNorm);
   if (!lossFinite || !normFinite) {
     const std::string what = lossFinite ? "non-finite gradient norm (" + std::to_string(*gradNorm) + ")"
-                                        : "non-finite loss (" + std::to_string(groupLoss.item<double>()) + ")";
+                                        : "non-finite loss (" + std::to_string(groupLoss) + ")";
     zeroGrads();
     if (policy.nonFiniteLoss == NonFiniteLossPolicy::Error) {
       throw NonFiniteValue(what + " at global step " + std::to_string(globalStep_ + 1) +
@@ -420,16 +419,14 @@ EpochResult TrainingEngine::trainEpoch(BatchStream& stream, const EpochOptions& 
   model_->setTraining(true);
   zeroGrads();
 
-  // Running sums stay on the device; they are read back only when a report is due.
+  // Loss sums are kept on the host; metrics stay on the device until the epoch ends.
   EpochTotals& totals = epochTotals_;
-  if (!options.continueEpoch || !totals.lossSum.defined()) {
-    const auto accumulator = at::TensorOptions().dtype(at::kDouble).device(device_);
+  if (!options.continueEpoch || !totals.started) {
     totals = EpochTotals{};
-    totals.lossSum = at::zeros({}, accumulator);
-    totals.logWindowLossSum = at::zeros({}, accumulator);
+    totals.started = true;
     metrics_.reset(device_);
   }
-  at::Tensor groupLossSum = at::zeros({}, totals.lossSum.options());
+  double groupLossSum = 0;
   std::optional<double> gradNorm;
   const auto pauseDue = [&] { return options.stopAtGlobalStep && globalStep_ >= *options.stopAtGlobalStep; };
   // Ranks stop together, at the step where any of them asked to (agreeOnStep).
@@ -469,7 +466,7 @@ EpochResult TrainingEngine::trainEpoch(BatchStream& stream, const EpochOptions& 
       }
       int64_t groupSamples = 0;
       for (const auto& batch : group) groupSamples += batch.size();
-      groupLossSum.zero_();
+      groupLossSum = 0;
       bool stepped = false;
       BatchEvent event;
       event.epoch = options.epoch;
@@ -488,8 +485,11 @@ EpochResult TrainingEngine::trainEpoch(BatchStream& stream, const EpochOptions& 
         if (dataParallel_) dataParallel_->beforeMicroBatch(i == 0, !accumulating_);
         const StepValues step =
             forwardBackward(batch, static_cast<double>(batchSize) / static_cast<double>(groupSamples));
-        if (batchHook) event.loss = step.loss.item<double>();
-        groupLossSum.add_(step.loss, batchSize);
+        // Read back every micro-batch: the step's finite check needs it anyway, and host
+        // sums cost no tensor ops (which dominate small models' steps).
+        const double loss = step.loss.item<double>();
+        if (batchHook) event.loss = loss;
+        groupLossSum += loss * static_cast<double>(batchSize);
         if (step.output.defined()) metrics_.update(step.output, batch.targets());
         addLogged(totals.loggedSums, step.logged, batchSize);
         totals.samples += batchSize;
@@ -505,13 +505,12 @@ EpochResult TrainingEngine::trainEpoch(BatchStream& stream, const EpochOptions& 
         if (!accumulating_) {
           // A rate set meanwhile (by a callback, even this batch's) applies from this step.
           applyRequestedLearningRates();
-          const at::Tensor groupLoss = groupLossSum / static_cast<double>(groupSamples);
-          stepped = optimizerStep(groupLoss, options.step, gradNorm);
+          stepped = optimizerStep(groupLossSum / static_cast<double>(groupSamples), options.step, gradNorm);
           if (stepped) {
             ++totals.optimizerSteps;
-            totals.lossSum.add_(groupLossSum);
+            totals.lossSum += groupLossSum;
             totals.steppedSamples += groupSamples;
-            totals.logWindowLossSum.add_(groupLossSum);
+            totals.logWindowLossSum += groupLossSum;
             totals.logWindowSamples += groupSamples;
           } else {
             ++totals.skippedSteps;
@@ -538,7 +537,7 @@ EpochResult TrainingEngine::trainEpoch(BatchStream& stream, const EpochOptions& 
         stepReport.globalStep = globalStep_;
         // Sample-weighted, so a window's loss equals that of one batch of its samples.
         stepReport.loss = totals.logWindowSamples > 0
-                              ? totals.logWindowLossSum.item<double>() / static_cast<double>(totals.logWindowSamples)
+                              ? totals.logWindowLossSum / static_cast<double>(totals.logWindowSamples)
                               : std::nan("");
         stepReport.learningRate = units_.front().lastStepLr();
         stepReport.elapsedSeconds = totals.seconds + secondsSince(started);
@@ -548,7 +547,7 @@ EpochResult TrainingEngine::trainEpoch(BatchStream& stream, const EpochOptions& 
         stepReport.learningRates = learningRates();
         stepReport.isLogStep = isLogStep;
         if (isLogStep) {
-          totals.logWindowLossSum.zero_();
+          totals.logWindowLossSum = 0;
           totals.logWindowSamples = 0;
         }
         lastReport = now;
@@ -571,7 +570,7 @@ EpochResult TrainingEngine::trainEpoch(BatchStream& stream, const EpochOptions& 
   result.seconds = totals.seconds;
   result.learningRate = units_.front().lastStepLr();
   // The epoch's loss is over the samples of the steps that were applied.
-  result.loss = totals.steppedSamples > 0 ? totals.lossSum.item<double>() / static_cast<double>(totals.steppedSamples)
+  result.loss = totals.steppedSamples > 0 ? totals.lossSum / static_cast<double>(totals.steppedSamples)
                                           : std::nan("");
   if (dataParallel_) {
     // Copies: the running sums go on if the epoch continues after a pause.

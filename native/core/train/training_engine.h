@@ -1,6 +1,7 @@
 // The training loop: owns a model, its loss and optimizer, and runs whole
-// epochs of steps without leaving C++. Per-step losses stay on the device
-// and are read back only when a report is due.
+// epochs of steps without leaving C++. Each micro-batch's loss is read back
+// once (the step's finite check needs it); metrics stay on the device until
+// the epoch ends.
 #pragma once
 #include <c10/core/Device.h>
 #include <torch/optim/optimizer.h>
@@ -156,7 +157,7 @@ class TrainingEngine {
   const LossFunction& lossFunction(const char* purpose) const;
   // Clips, checks for non-finite values and steps the optimizer once per group.
   // Returns false when the step was skipped (nonFiniteLoss: 'skip').
-  bool optimizerStep(const at::Tensor& groupLoss, const StepPolicy& policy, std::optional<double>& gradNorm);
+  bool optimizerStep(double groupLoss, const StepPolicy& policy, std::optional<double>& gradNorm);
   at::Tensor inputsToDevice(const at::Tensor& inputs) const;
   // Runs one sample of a batch through the model (eval mode, no grad) so that a
   // data/model mismatch fails before any step, naming both sides; notes the
@@ -170,7 +171,7 @@ class TrainingEngine {
     int64_t samples;
     bool stop;
   };
-  AgreedStep agreeOnStep(at::Tensor& groupLossSum, int64_t groupSamples);
+  AgreedStep agreeOnStep(double& groupLossSum, int64_t groupSamples);
   // Sums the metrics' and logged values' running sums over the ranks (in place).
   void sumOverRanks(MetricSet& metrics, TensorDict& loggedSums);
 
@@ -191,8 +192,9 @@ class TrainingEngine {
   // An epoch's running sums, kept across the calls of an epoch that pauses for
   // a checkpoint and continues (EpochOptions::continueEpoch).
   struct EpochTotals {
-    at::Tensor lossSum;           // over the samples of applied steps, on the device
-    at::Tensor logWindowLossSum;  // since the last log report
+    bool started = false;
+    double lossSum = 0;           // over the samples of applied steps
+    double logWindowLossSum = 0;  // since the last log report
     TensorDict loggedSums;        // a custom step's other entries, sample-weighted
     int64_t logWindowSamples = 0;
     int64_t samples = 0;
