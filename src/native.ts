@@ -229,7 +229,6 @@ export interface NativeEngine {
   }>;
   /** Each value summed over the ranks (a collective: every rank calls it at the same point). */
   sumOverRanks(values: number[], what: string): Promise<number[]>;
-  barrier(what: string): Promise<void>;
 }
 
 export interface NativeBinding {

@@ -131,7 +131,6 @@ void EngineWrap::Export(Napi::Env env, Napi::Object exports) {
                                     InstanceAccessor<&EngineWrap::GlobalStep>("globalStep"),
                                     InstanceAccessor<&EngineWrap::Device>("device"),
                                     InstanceMethod<&EngineWrap::Distribute>("distribute"),
-                                    InstanceMethod<&EngineWrap::Barrier>("barrier"),
                                     InstanceMethod<&EngineWrap::SumOverRanks>("sumOverRanks")});
   exports.Set("NativeEngine", cls);
 }
@@ -377,24 +376,6 @@ Napi::Value EngineWrap::Distribute(const Napi::CallbackInfo& info) {
           };
         },
         claim("distribute"));
-  });
-}
-
-
-// (what) -> Promise<void>, once every rank has reached it.
-Napi::Value EngineWrap::Barrier(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  return guard(env, [&]() -> Napi::Value {
-    const std::string what = toString(info[0], "what");
-    DataParallel& parallel = requireDataParallel(*engine_, "barrier");
-    auto engine = engine_;
-    return PromiseWorker::Start(
-        env,
-        [engine, &parallel, what]() -> PromiseWorker::Finish {
-          parallel.barrier(what);
-          return [](Napi::Env env) -> Napi::Value { return env.Undefined(); };
-        },
-        claim("barrier"));
   });
 }
 

@@ -37,7 +37,6 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
   Napi::Value GlobalStep(const Napi::CallbackInfo& info);
   Napi::Value Device(const Napi::CallbackInfo& info);
   Napi::Value Distribute(const Napi::CallbackInfo& info);
-  Napi::Value Barrier(const Napi::CallbackInfo& info);
   Napi::Value SumOverRanks(const Napi::CallbackInfo& info);
 
   // Marks the engine busy until the returned hook runs; throws if it already is.

@@ -38,7 +38,6 @@ class DataParallel {
   std::vector<double> sumOverRanks(const std::vector<double>& values, const std::string& what);
   // Sums each tensor in place over the ranks.
   void sumInPlace(const std::vector<at::Tensor>& tensors, const std::string& what);
-  void barrier(const std::string& what) { group_->barrier(what); }
 
  private:
   std::shared_ptr<DistributedGroup> group_;

@@ -234,12 +234,4 @@ void DistributedGroup::broadcastFromRankZero(const std::vector<at::Tensor>& tens
   }
 }
 
-void DistributedGroup::barrier(const std::string& what) {
-  try {
-    backend_->collectives->barrier()->wait();
-  } catch (const std::exception& error) {
-    fail("the barrier " + what, causeOf(error));
-  }
-}
-
 }  // namespace firebrand

@@ -35,7 +35,6 @@ class DistributedGroup {
   void allReduceSum(at::Tensor& tensor, const std::string& what);
   // Overwrites `tensors` (any dtypes) with rank 0's.
   void broadcastFromRankZero(const std::vector<at::Tensor>& tensors, const std::string& what);
-  void barrier(const std::string& what);
 
  private:
   struct Backend;
