@@ -100,12 +100,6 @@ EngineSpec toEngineSpec(const Napi::Value& value) {
   return spec;
 }
 
-DataParallel& requireDataParallel(const TrainingEngine& engine, const char* operation) {
-  DataParallel* parallel = engine.dataParallel();
-  if (!parallel) throw InvalidState(std::string(operation) + ": this trainer is not part of a distributed run");
-  return *parallel;
-}
-
 }  // namespace
 
 void EngineWrap::Export(Napi::Env env, Napi::Object exports) {
@@ -385,12 +379,12 @@ Napi::Value EngineWrap::SumOverRanks(const Napi::CallbackInfo& info) {
   return guard(env, [&]() -> Napi::Value {
     const std::vector<double> values = toNumbers(info[0], "values");
     const std::string what = toString(info[1], "what");
-    DataParallel& parallel = requireDataParallel(*engine_, "sumOverRanks");
+    if (!engine_->dataParallel()) throw InvalidState("sumOverRanks: this trainer is not part of a distributed run");
     auto engine = engine_;
     return PromiseWorker::Start(
         env,
-        [engine, &parallel, values, what]() -> PromiseWorker::Finish {
-          const std::vector<double> sums = parallel.sumOverRanks(values, what);
+        [engine, values, what]() -> PromiseWorker::Finish {
+          const std::vector<double> sums = engine->dataParallel()->sumOverRanks(values, what);
           return [sums](Napi::Env env) -> Napi::Value { return toJs(env, sums); };
         },
         claim("sumOverRanks"));

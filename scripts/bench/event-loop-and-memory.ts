@@ -5,6 +5,7 @@
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 
 import { Dataset, nn, Trainer } from '../../src';
+import { demoCnn } from '../fashion-mnist';
 
 function data(samples: number, features: number, shape: number[], classCount?: number): Dataset {
   const inputs = new Float32Array(samples * features).map((_, i) => Math.sin(i * 0.7));
@@ -14,11 +15,7 @@ function data(samples: number, features: number, shape: number[], classCount?: n
 
 async function eventLoopDelayWhileCnnTrains(): Promise<{ p99Ms: number; maxMs: number; seconds: number }> {
   const trainer = new Trainer({
-    model: nn.sequential(
-      nn.conv2d(1, 32, 3, { padding: 1 }), nn.relu(), nn.maxPool2d(2),
-      nn.conv2d(32, 64, 3, { padding: 1 }), nn.relu(), nn.maxPool2d(2),
-      nn.flatten(), nn.linear(64 * 7 * 7, 128), nn.relu(), nn.dropout(0.25), nn.linear(128, 10),
-    ),
+    model: demoCnn(),
     loss: 'cross_entropy',
     optimizer: { name: 'adamw', lr: 1e-3 },
     config: { batchSize: 64, numThreads: 1, numEpochs: 1 },

@@ -6,6 +6,7 @@
 import { performance } from 'node:perf_hooks';
 
 import { Dataset, LossName, ModelSpec, nn, OptimizerSpec, Trainer } from '../../src';
+import { demoCnn } from '../fashion-mnist';
 
 // Batches per epoch: the Python and C++ loops cycle 16 pre-cut batches and have no epochs; firebrand's
 // epochs are kept as long as a real dataset's would be (its per-epoch set-up is not per-step cost),
@@ -54,11 +55,7 @@ function workload(name: string, scriptPath: string | undefined): Workload {
     case 'cnn': {
       const samples = batches * 64;
       return {
-        model: nn.sequential(
-          nn.conv2d(1, 32, 3, { padding: 1 }), nn.relu(), nn.maxPool2d(2),
-          nn.conv2d(32, 64, 3, { padding: 1 }), nn.relu(), nn.maxPool2d(2),
-          nn.flatten(), nn.linear(64 * 7 * 7, 128), nn.relu(), nn.dropout(0.25), nn.linear(128, 10),
-        ),
+        model: demoCnn(),
         loss: 'cross_entropy',
         optimizer: { name: 'adamw', lr: 1e-3 },
         batchSize: 64,

@@ -20,6 +20,8 @@ export function callbackError(hook: string, error: unknown): Error {
 export class HookRunner {
   /** The first error of a per-batch hook, which ended the native call it ran in. */
   private batchFailure: Error | undefined;
+  /** The running batch hook's done(), which the C++ loop waits for. */
+  private pendingDone: ((ok: boolean) => void) | undefined;
 
   constructor(
     private readonly trainer: Trainer,
@@ -70,34 +72,40 @@ export class HookRunner {
   batchHook(kind: 'train' | 'val'): NativeBatchHook | undefined {
     if (!this.defines(kind === 'train' ? TRAIN_BATCH_HOOKS : VAL_BATCH_HOOKS)) return undefined;
     return (event, done) => {
-      // The training thread waits for done(): a process.exit() from a hook must release it, or
-      // Node's exit would wait for that thread forever.
-      const release = () => done(false);
-      process.once('exit', release);
+      this.pendingDone = done;
       this.runBatchHooks(event).then(
-        () => {
-          process.off('exit', release);
-          done(true);
-        },
+        () => this.finishBatch(true),
         (error: Error) => {
-          process.off('exit', release);
           this.batchFailure ??= error;
-          done(false);
+          this.finishBatch(false);
         },
       );
     };
   }
 
-  /** Awaits a native call that ran batch hooks; if one failed, rejects with its error instead. */
+  /**
+   * Awaits a native call that ran batch hooks; if one failed, rejects with its error instead. The
+   * training thread waits for each batch's done(): a process.exit() from a hook releases it, or
+   * Node's exit would wait for that thread forever.
+   */
   async settle<Result>(call: Promise<Result>): Promise<Result> {
     this.batchFailure = undefined;
+    const releaseOnExit = () => this.finishBatch(false);
+    process.once('exit', releaseOnExit);
     try {
       return await call;
     } catch (error) {
       throw this.batchFailure ?? error;
     } finally {
+      process.off('exit', releaseOnExit);
       this.batchFailure = undefined;
     }
+  }
+
+  private finishBatch(ok: boolean): void {
+    const done = this.pendingDone;
+    this.pendingDone = undefined;
+    done?.(ok);
   }
 
   private async runBatchHooks(event: NativeBatchEvent): Promise<void> {

@@ -13,6 +13,11 @@ namespace firebrand {
 
 constexpr int64_t kFirstBucketCapBytes = 1024 * 1024;
 
+struct GradientReducer::Hook {
+  std::shared_ptr<torch::autograd::Node> accumulator;
+  uintptr_t key;
+};
+
 struct GradientReducer::State {
   struct Bucket {
     std::vector<size_t> parameters;  // indices into `parameters`
@@ -106,8 +111,7 @@ GradientReducer::GradientReducer(std::shared_ptr<DistributedGroup> group, const 
     bucket.flat = at::zeros({bytes[b] / static_cast<int64_t>(first.element_size())}, first.options());
   }
   state.reset();
-  // The gradient accumulators are kept alive (a new one would not have the hook)
-  // and the hooks hold the state weakly: they do nothing once the reducer is gone.
+  // The hooks hold the state weakly: one running while the reducer goes does nothing.
   const std::weak_ptr<State> weak = state_;
   for (size_t i = 0; i < parameters.size(); ++i) {
     std::shared_ptr<torch::autograd::Node> accumulator = torch::autograd::impl::grad_accumulator(parameters[i]);
@@ -119,11 +123,13 @@ GradientReducer::GradientReducer(std::shared_ptr<DistributedGroup> group, const 
           }
           return outputs;
         }));
-    hookHandles_.push_back(std::shared_ptr<void>(nullptr, [accumulator, key](void*) { accumulator->del_post_hook(key); }));
+    hooks_.push_back({std::move(accumulator), key});
   }
 }
 
-GradientReducer::~GradientReducer() = default;
+GradientReducer::~GradientReducer() {
+  for (const Hook& hook : hooks_) hook.accumulator->del_post_hook(hook.key);
+}
 
 int64_t GradientReducer::bucketCount() const { return static_cast<int64_t>(state_->buckets.size()); }
 

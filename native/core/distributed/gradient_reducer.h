@@ -7,6 +7,7 @@
 #pragma once
 #include <ATen/core/Tensor.h>
 
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -39,7 +40,10 @@ class GradientReducer {
  private:
   struct State;
   std::shared_ptr<State> state_;
-  std::vector<std::shared_ptr<void>> hookHandles_;
+  // The parameters' gradient accumulators (kept alive: a new one would not
+  // have the hook) and the keys that remove their hooks.
+  struct Hook;
+  std::vector<Hook> hooks_;
 };
 
 }  // namespace firebrand
