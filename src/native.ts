@@ -169,7 +169,8 @@ export interface NativeEpochOptions extends OptionFields {
   startBatch?: number;
   continueEpoch?: boolean;
   stopAtGlobalStep?: number;
-  numWorkers: number;
+  /** Undefined: one worker for transformed or pinned batches, else none. */
+  numWorkers?: number;
   prefetchFactor: number;
   logEvery: number;
   progressIntervalMs: number;

@@ -26,10 +26,10 @@ describe('trainer config', () => {
         "  config.shufle: unknown field (did you mean 'shuffle'?)",
         '  config.gradScaler.initScale: got -1, expected a finite number > 0',
         "  config.nonFiniteLoss: got 'ignore', expected one of 'error', 'skip'",
-        "  config.evalEvery: got 'step', expected an integer >= 1 or one of 'epoch'",
+        "  config.evalEvery: got 'step', expected an integer >= 1 or 'epoch'",
       ].join('\n'),
     );
-    expect(errorOf(() => blobTrainer({ numWorkers: 100 })).message).to.equal('config.numWorkers: got 100, expected an integer in [0, 64]');
+    expect(errorOf(() => blobTrainer({ numWorkers: 100 })).message).to.equal("config.numWorkers: got 100, expected an integer in [0, 64] or 'auto'");
   });
 
   it('loads a config from a JSON file, naming the file in its errors', () => {

@@ -42,6 +42,36 @@ describe('data loader and batch transforms', () => {
     expect(plain(await collect(data.batches({ ...options, seed: 8 })))).to.not.deep.equal(inline);
   });
 
+  it('cuts untransformed batches as the rows batchOrder names, for every field type and worker count', async () => {
+    const count = 23;
+    const data = Dataset.fromFields({
+      input: { data: Float32Array.from({ length: count * 6 }, (_, i) => i + 0.5), shape: [count, 2, 3] },
+      target: { data: Int32Array.from({ length: count }, (_, i) => 100 + i), shape: [count] },
+      mask: { data: Uint8Array.from({ length: count * 2 }, (_, i) => i % 251), shape: [count, 2] },
+      token: { data: BigInt64Array.from({ length: count }, (_, i) => BigInt(i) * 3n), shape: [count] },
+    });
+    const source = data.fields();
+    const rows = (name: string, indices: number[]) => {
+      const field = source[name];
+      const width = field.shape.slice(1).reduce((a, b) => a * b, 1);
+      return indices.flatMap((row) => Array.from(field.data.subarray(row * width, (row + 1) * width) as ArrayLike<number | bigint>, Number));
+    };
+    for (const options of [{ batchSize: 5, seed: 3, epoch: 2 }, { batchSize: 4, shuffle: false }, { batchSize: 3, seed: 1, rank: 1, worldSize: 3 }]) {
+      const order = data.batchOrder(options);
+      for (const numWorkers of [0, 1, undefined]) {
+        const batches = await collect(data.batches({ ...options, numWorkers }));
+        expect(batches, JSON.stringify({ ...options, numWorkers })).to.have.length(order.length);
+        batches.forEach((batch, b) => {
+          for (const name of ['input', 'target', 'mask', 'token']) {
+            expect(batch[name].data.constructor).to.equal(source[name].data.constructor);
+            expect(batch[name].shape).to.deep.equal([order[b].length, ...source[name].shape.slice(1)]);
+            expect(Array.from(batch[name].data as ArrayLike<number | bigint>, Number), `${name} of batch ${b}`).to.deep.equal(rows(name, order[b]));
+          }
+        });
+      }
+    }
+  });
+
   it('crops windows of the zero-padded image and flips whole samples, as torchvision does', async () => {
     const source = images();
     const original = source.fields().input.data as Float32Array;

@@ -218,9 +218,7 @@ Napi::Value DatasetWrap::BatchOrder(const Napi::CallbackInfo& info) {
     const BatchSampler sampler(dataset_.data->size(), options.sampler, options.epoch);
     auto batches = Napi::Array::New(env, sampler.batchCount());
     for (int64_t b = 0; b < sampler.batchCount(); ++b) {
-      const at::Tensor indices = sampler.indices(b).contiguous();
-      const int64_t* first = indices.data_ptr<int64_t>();
-      batches.Set(b, fromShape(env, std::vector<int64_t>(first, first + indices.numel())));
+      batches.Set(b, fromShape(env, sampler.indices(b).vec()));
     }
     return batches;
   });

@@ -13,7 +13,7 @@ export interface LoaderOptions {
   startBatch?: number;
   rank?: number;
   worldSize?: number;
-  /** Background threads assembling batches; 0: on the calling pool thread. Default 1. */
+  /** Background threads assembling batches; 0: on the calling pool thread. Default: one when the data has transforms, else 0. */
   numWorkers?: number;
   prefetchFactor?: number;
 }

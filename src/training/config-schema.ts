@@ -26,7 +26,9 @@ const text: Rule = (value) => (typeof value === 'string' && value.length > 0 ? u
 const oneOf =
   (...choices: string[]): Rule =>
   (value) =>
-    typeof value === 'string' && choices.includes(value) ? undefined : `one of ${choices.map((c) => `'${c}'`).join(', ')}`;
+    typeof value === 'string' && choices.includes(value)
+      ? undefined
+      : `${choices.length > 1 ? 'one of ' : ''}${choices.map((c) => `'${c}'`).join(', ')}`;
 
 const either =
   (...rules: Rule[]): Rule =>
@@ -66,7 +68,7 @@ export const configSchema: Schema = {
   evalBatchSize: integer(1),
   evalEvery: either(integer(1), oneOf('epoch')),
   checkFiniteInputs: boolean,
-  numWorkers: integer(0, 64),
+  numWorkers: either(integer(0, 64), oneOf('auto')),
   prefetchFactor: integer(1),
   shuffle: boolean,
   dropLast: boolean,

@@ -24,8 +24,12 @@ export interface TrainerConfig {
   evalEvery: number | 'epoch';
   /** Check every floating batch field for NaN/Inf before the model sees it (costs one pass over the data). Default false. */
   checkFiniteInputs: boolean;
-  /** Background threads assembling batches (cut, transformed, pinned on CUDA); 0: on the training thread. Default 1. */
-  numWorkers: number;
+  /**
+   * Background threads assembling batches (cut, transformed, pinned on CUDA); 0: on the training thread.
+   * Default 'auto': one when the data has transforms or trains on CUDA, else 0 (cutting plain rows costs
+   * less than handing a batch between threads).
+   */
+  numWorkers: number | 'auto';
   /** Batches each worker prepares ahead of training. Default 2. */
   prefetchFactor: number;
   /** Reshuffle the training data every epoch (a pure function of seed and epoch). Default true. */
@@ -123,7 +127,7 @@ export function defaultConfig(): TrainerConfig {
     evalBatchSize: 32,
     evalEvery: 'epoch',
     checkFiniteInputs: false,
-    numWorkers: 1,
+    numWorkers: 'auto',
     prefetchFactor: 2,
     shuffle: true,
     dropLast: false,

@@ -681,7 +681,7 @@ export class Trainer {
       dropLast: this.config.dropLast,
       seed: this.config.seed,
       epoch,
-      numWorkers: this.config.numWorkers,
+      numWorkers: this.config.numWorkers === 'auto' ? undefined : this.config.numWorkers,
       prefetchFactor: this.config.prefetchFactor,
       logEvery: this.config.logEvery,
       progressIntervalMs: 200,

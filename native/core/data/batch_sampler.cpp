@@ -47,12 +47,13 @@ BatchSampler::BatchSampler(int64_t datasetSize, const SamplerOptions& options, i
     const int64_t copies = (total + datasetSize - 1) / datasetSize;
     order = order.repeat({copies}).narrow(0, 0, total).slice(0, options.rank, total, options.worldSize);
   }
-  order_ = order.contiguous();
+  order = order.contiguous();
+  order_.assign(order.data_ptr<int64_t>(), order.data_ptr<int64_t>() + order.numel());
 }
 
-at::Tensor BatchSampler::indices(int64_t index) const {
-  const int64_t start = index * batchSize_;
-  return order_.narrow(0, start, std::min(batchSize_, order_.size(0) - start));
+c10::ArrayRef<int64_t> BatchSampler::indices(int64_t index) const {
+  const auto start = static_cast<size_t>(index * batchSize_);
+  return c10::ArrayRef<int64_t>(order_).slice(start, std::min(static_cast<size_t>(batchSize_), order_.size() - start));
 }
 
 }  // namespace firebrand

@@ -6,9 +6,10 @@
 // takes every worldSize-th sample from position r. Without evenShards
 // (evaluation) nothing is repeated: ranks get every sample once, some one less.
 #pragma once
-#include <ATen/core/Tensor.h>
+#include <c10/util/ArrayRef.h>
 
 #include <cstdint>
+#include <vector>
 
 namespace firebrand {
 
@@ -33,11 +34,12 @@ class BatchSampler {
   BatchSampler(int64_t datasetSize, const SamplerOptions& options, int64_t epoch);
 
   int64_t batchCount() const { return batchCount_; }
-  // Sample indices (int64, CPU) of batch `index` in [0, batchCount()).
-  at::Tensor indices(int64_t index) const;
+  // Sample indices of batch `index` in [0, batchCount()), valid while the sampler lives.
+  c10::ArrayRef<int64_t> indices(int64_t index) const;
 
  private:
-  at::Tensor order_;
+  // Kept on the host: batches are cut from it without a tensor op.
+  std::vector<int64_t> order_;
   int64_t batchSize_;
   int64_t batchCount_;
 };

@@ -35,13 +35,15 @@ DatasetLoader::DatasetLoader(std::shared_ptr<const TensorDataset> dataset, Batch
     throw InvalidArgument("startBatch " + std::to_string(startBatch) + " must be in [0, " +
                           std::to_string(sampler_.batchCount()) + "), the batches of this epoch");
   }
-  if (options_.numWorkers < 0 || options_.numWorkers > 64) {
-    throw InvalidArgument("numWorkers must be an integer in [0, 64], got " + std::to_string(options_.numWorkers));
+  const int64_t workers = options_.workerCount(!transforms_.empty());
+  if (workers < 0 || workers > 64) {
+    throw InvalidArgument("numWorkers must be an integer in [0, 64], got " + std::to_string(workers));
   }
   if (options_.prefetchFactor < 1) {
     throw InvalidArgument("prefetchFactor must be a positive integer, got " + std::to_string(options_.prefetchFactor));
   }
-  for (int64_t i = 0; i < options_.numWorkers; ++i) workers_.emplace_back([this] { work(); });
+  queueDepth_ = workers * options_.prefetchFactor;
+  for (int64_t i = 0; i < workers; ++i) workers_.emplace_back([this] { work(); });
 }
 
 DatasetLoader::~DatasetLoader() { close(); }
@@ -73,13 +75,12 @@ Batch DatasetLoader::makeBatch(int64_t index) const {
 void DatasetLoader::work() {
   // Batch assembly is light; kernel threads of its own would fight the training thread's.
   limitKernelThreadsOfThisThread();
-  const int64_t depth = options_.numWorkers * options_.prefetchFactor;
   for (;;) {
     int64_t index = 0;
     {
       std::unique_lock<std::mutex> lock(mutex_);
       room_.wait(lock, [&] {
-        return closing_ || nextToClaim_ >= sampler_.batchCount() || nextToClaim_ < nextToTake_ + depth;
+        return closing_ || nextToClaim_ >= sampler_.batchCount() || nextToClaim_ < nextToTake_ + queueDepth_;
       });
       if (closing_ || nextToClaim_ >= sampler_.batchCount()) return;
       index = nextToClaim_++;

@@ -1,7 +1,7 @@
 // Cuts a dataset's batches in sampler order, applies the batch transforms and,
-// with workers, assembles batches on background threads into a bounded queue
-// (numWorkers * prefetchFactor batches ahead) so the training thread never
-// waits for data. Batch i's random transforms use a generator seeded from
+// with workers (loader_options.h), assembles batches on background threads into
+// a bounded queue (workers * prefetchFactor batches ahead) so the training
+// thread never waits for data. Batch i's random transforms use a generator seeded from
 // (seed, epoch, i): the batches are the same for any number of workers.
 #pragma once
 #include <condition_variable>
@@ -45,6 +45,7 @@ class DatasetLoader : public BatchStream {
   int64_t epoch_;
   int64_t startBatch_;
   LoaderOptions options_;
+  int64_t queueDepth_ = 0;  // batches made ahead of the consumer; set before any worker starts
 
   std::mutex mutex_;
   std::condition_variable ready_;  // a batch was made

@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "core/data/row_gather.h"
 #include "core/errors.h"
 #include "core/shape_text.h"
 
@@ -77,13 +78,14 @@ std::pair<TensorDataset, TensorDataset> TensorDataset::randomSplit(double fracti
   }
   at::Generator generator = at::detail::createCPUGenerator(seed);
   const at::Tensor order = at::randperm(size(), generator, at::TensorOptions().dtype(at::kLong));
-  return {TensorDataset(batch(order.narrow(0, 0, lengths[0])).fields),
-          TensorDataset(batch(order.narrow(0, lengths[0], lengths[1])).fields)};
+  const c10::ArrayRef<int64_t> samples(order.data_ptr<int64_t>(), static_cast<size_t>(order.numel()));
+  return {TensorDataset(batch(samples.slice(0, lengths[0])).fields),
+          TensorDataset(batch(samples.slice(lengths[0], lengths[1])).fields)};
 }
 
-Batch TensorDataset::batch(const at::Tensor& indices) const {
+Batch TensorDataset::batch(c10::ArrayRef<int64_t> indices) const {
   Batch batch;
-  for (const auto& [name, tensor] : fields_) batch.fields.emplace(name, tensor.index_select(0, indices));
+  for (const auto& [name, tensor] : fields_) batch.fields.emplace(name, gatherRows(tensor, indices));
   return batch;
 }
 

@@ -2,6 +2,8 @@
 // ("input" and "target", and any others a TorchScript step reads, such as
 // "mask"). Batches are cut by index, so shuffled order costs no copy.
 #pragma once
+#include <c10/util/ArrayRef.h>
+
 #include <cstdint>
 #include <utility>
 #include <vector>
@@ -33,7 +35,8 @@ class TensorDataset {
   // [1 - fraction, fraction], generator seeded `seed`): the same samples in
   // the same order. The parts are copies.
   std::pair<TensorDataset, TensorDataset> randomSplit(double fraction, uint64_t seed) const;
-  Batch batch(const at::Tensor& indices) const;
+  // The samples `indices`, in that order (copies).
+  Batch batch(c10::ArrayRef<int64_t> indices) const;
 
  private:
   TensorDict fields_;

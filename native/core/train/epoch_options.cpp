@@ -18,7 +18,7 @@ EpochOptions epochOptions(const OptionMap& optionMap, const std::string& owner) 
   options.startBatch = reader.nonNegativeInt("startBatch", 0);
   options.continueEpoch = reader.flag("continueEpoch", false);
   options.stopAtGlobalStep = reader.optionalInteger("stopAtGlobalStep");
-  options.loader.numWorkers = reader.nonNegativeInt("numWorkers", options.loader.numWorkers);
+  options.loader.numWorkers = reader.optionalInteger("numWorkers");
   options.loader.prefetchFactor = reader.positiveInt("prefetchFactor", options.loader.prefetchFactor);
   options.logEvery = reader.positiveInt("logEvery", options.logEvery);
   options.progressIntervalSeconds =

@@ -1,0 +1,53 @@
+#include "core/data/row_gather.h"
+
+#include <ATen/ATen.h>
+
+#include <cstring>
+
+#include "core/errors.h"
+
+namespace firebrand {
+namespace {
+
+void checkRows(c10::ArrayRef<int64_t> rows, int64_t count) {
+  for (const int64_t row : rows) {
+    if (row < 0 || row >= count) {
+      throw InvalidArgument("row " + std::to_string(row) + " is out of range for " + std::to_string(count) + " rows");
+    }
+  }
+}
+
+bool consecutive(c10::ArrayRef<int64_t> rows) {
+  for (size_t i = 1; i < rows.size(); ++i) {
+    if (rows[i] != rows[0] + static_cast<int64_t>(i)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+at::Tensor gatherRows(const at::Tensor& source, c10::ArrayRef<int64_t> rows) {
+  checkRows(rows, source.size(0));
+  const auto count = static_cast<int64_t>(rows.size());
+  if (!source.device().is_cpu() || source.layout() != at::kStrided || !source.is_contiguous() || count == 0) {
+    const at::Tensor index = at::tensor(rows, at::TensorOptions().dtype(at::kLong)).to(source.device());
+    return source.index_select(0, index);
+  }
+  std::vector<int64_t> shape = source.sizes().vec();
+  shape[0] = count;
+  at::Tensor gathered = at::empty(shape, source.options());
+  const size_t rowBytes = static_cast<size_t>(source.stride(0)) * source.element_size();
+  const auto* from = static_cast<const char*>(source.data_ptr());
+  auto* to = static_cast<char*>(gathered.data_ptr());
+  if (consecutive(rows)) {
+    std::memcpy(to, from + rows[0] * rowBytes, rowBytes * rows.size());
+    return gathered;
+  }
+  for (const int64_t row : rows) {
+    std::memcpy(to, from + row * rowBytes, rowBytes);
+    to += rowBytes;
+  }
+  return gathered;
+}
+
+}  // namespace firebrand

@@ -1,0 +1,15 @@
+// Copies chosen rows (first-dimension entries) of a tensor into a new one:
+// index_select's result, without its per-call dispatch and kernel set-up,
+// which dominate when a small model's batches are cut every few microseconds.
+#pragma once
+#include <ATen/core/Tensor.h>
+#include <c10/util/ArrayRef.h>
+
+namespace firebrand {
+
+// Rows `rows` of `source`, in that order. Contiguous CPU tensors are copied
+// row by row (a run of consecutive rows in one copy); others go through
+// index_select. A row out of range is an error naming it.
+at::Tensor gatherRows(const at::Tensor& source, c10::ArrayRef<int64_t> rows);
+
+}  // namespace firebrand
