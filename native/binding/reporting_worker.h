@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "binding/js_errors.h"
+#include "binding/pool_memory.h"
 #include "binding/promise_settlement.h"
 #include "binding/results.h"
 
@@ -40,6 +41,7 @@ class ReportingWorker : public Napi::AsyncProgressQueueWorker<Report> {
       error_ = captureCurrentException();
       this->SetError(error_->message);
     }
+    releaseCachedFreeMemory();
   }
 
   void OnProgress(const Report* reports, size_t count) override {

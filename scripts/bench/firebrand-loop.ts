@@ -5,7 +5,7 @@
 //   node dist/scripts/bench/firebrand-loop.js <tiny|mlp|cnn|transformer> <steps> <threads> [transformer.pt]
 import { performance } from 'node:perf_hooks';
 
-import { Dataset, LossName, ModelSpec, nn, OptimizerSpec, Trainer } from '../../src';
+import { ArrayDtype, Dataset, LossName, ModelSpec, nn, OptimizerSpec, Trainer } from '../../src';
 import { demoCnn } from '../fashion-mnist';
 
 // Batches per epoch: the Python and C++ loops cycle 16 pre-cut batches and have no epochs; firebrand's
@@ -21,13 +21,21 @@ interface Workload {
   data: Dataset;
 }
 
-function uniform(count: number, seed: number): Float32Array {
-  return new Float32Array(count).map((_, i) => Math.sin(i * 12.9898 + seed) * 0.5);
+/** Input and target fields filled in place (Dataset.allocate: one copy of the data, as the loops hold). */
+function fields(
+  input: { dtype: ArrayDtype; shape: number[]; value: (i: number) => number | bigint },
+  target: { dtype: ArrayDtype; shape: number[]; value: (i: number) => number | bigint },
+): Dataset {
+  const { dataset, arrays } = Dataset.allocate({ input, target });
+  for (const [name, spec] of [['input', input], ['target', target]] as const) {
+    const array = arrays[name];
+    for (let i = 0; i < array.length; i++) array[i] = spec.value(i);
+  }
+  return dataset;
 }
 
-function classes(count: number, classCount: number): Int32Array {
-  return new Int32Array(count).map((_, i) => (i * 7) % classCount);
-}
+const uniform = (seed: number) => (i: number) => Math.sin(i * 12.9898 + seed) * 0.5;
+const classes = (i: number) => BigInt((i * 7) % 10);
 
 function workload(name: string, scriptPath: string | undefined): Workload {
   const batches = BATCHES[name];
@@ -39,7 +47,7 @@ function workload(name: string, scriptPath: string | undefined): Workload {
         loss: 'mse',
         optimizer: { name: 'sgd', lr: 0.01 },
         batchSize: 32,
-        data: Dataset.fromArrays({ inputs: uniform(samples * 16, 1), inputShape: [samples, 16], targets: uniform(samples, 2), targetShape: [samples, 1] }),
+        data: fields({ dtype: 'float32', shape: [samples, 16], value: uniform(1) }, { dtype: 'float32', shape: [samples, 1], value: uniform(2) }),
       };
     }
     case 'mlp': {
@@ -49,7 +57,7 @@ function workload(name: string, scriptPath: string | undefined): Workload {
         loss: 'cross_entropy',
         optimizer: { name: 'adam', lr: 1e-3 },
         batchSize: 128,
-        data: Dataset.fromArrays({ inputs: uniform(samples * 784, 3), inputShape: [samples, 784], targets: classes(samples, 10) }),
+        data: fields({ dtype: 'float32', shape: [samples, 784], value: uniform(3) }, { dtype: 'int64', shape: [samples], value: classes }),
       };
     }
     case 'cnn': {
@@ -59,19 +67,18 @@ function workload(name: string, scriptPath: string | undefined): Workload {
         loss: 'cross_entropy',
         optimizer: { name: 'adamw', lr: 1e-3 },
         batchSize: 64,
-        data: Dataset.fromArrays({ inputs: uniform(samples * 784, 4), inputShape: [samples, 1, 28, 28], targets: classes(samples, 10) }),
+        data: fields({ dtype: 'float32', shape: [samples, 1, 28, 28], value: uniform(4) }, { dtype: 'int64', shape: [samples], value: classes }),
       };
     }
     case 'transformer': {
       if (scriptPath === undefined) throw new Error('transformer needs the TorchScript file (python_loop.py export-transformer)');
       const samples = batches * 32;
-      const tokens = new BigInt64Array(samples * 64).map((_, i) => BigInt((i * 31) % 1000));
       return {
         model: nn.torchScript(scriptPath),
         loss: 'cross_entropy',
         optimizer: { name: 'adamw', lr: 1e-3 },
         batchSize: 32,
-        data: Dataset.fromArrays({ inputs: tokens, inputShape: [samples, 64], targets: classes(samples, 10) }),
+        data: fields({ dtype: 'int64', shape: [samples, 64], value: (i) => BigInt((i * 31) % 1000) }, { dtype: 'int64', shape: [samples], value: classes }),
       };
     }
     default:
