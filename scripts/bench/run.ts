@@ -12,9 +12,9 @@ import path from 'node:path';
 const repo = path.resolve(__dirname, '..', '..', '..');
 const here = path.join(repo, 'scripts', 'bench');
 const buildFolder = path.join(repo, 'build', 'bench-raw');
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const THREADS = Number(process.env.BENCH_THREADS ?? 1);
-const STEPS: Record<string, number> = { tiny: 3000, mlp: 300, cnn: 60, transformer: 60 };
+const STEPS: Record<string, number> = { tiny: 10000, mlp: 300, cnn: 60, transformer: 60 };
 // Debian's python3-torch lives in the system Python, which a PATH python3 (a venv, /usr/local) may not be.
 const PYTHON = process.env.BENCH_PYTHON ?? '/usr/bin/python3';
 const WORKLOADS = (process.env.BENCH_WORKLOADS ?? 'tiny,mlp,cnn,transformer').split(',');

@@ -43,6 +43,8 @@ DatasetLoader::DatasetLoader(std::shared_ptr<const TensorDataset> dataset, Batch
     throw InvalidArgument("prefetchFactor must be a positive integer, got " + std::to_string(options_.prefetchFactor));
   }
   queueDepth_ = workers * options_.prefetchFactor;
+  // Beyond the queue: one being cut per worker, the batch being trained, the next one, and one free again.
+  recycler_ = std::make_unique<BatchRecycler>(static_cast<size_t>(queueDepth_ + workers + 3));
   for (int64_t i = 0; i < workers; ++i) workers_.emplace_back([this] { work(); });
 }
 
@@ -59,8 +61,10 @@ void DatasetLoader::close() {
   }
 }
 
-Batch DatasetLoader::makeBatch(int64_t index) const {
-  Batch batch = dataset_->batch(sampler_.indices(index));
+Batch DatasetLoader::makeBatch(int64_t index) {
+  const std::optional<Batch> spare = recycler_->takeUnused();
+  Batch batch = dataset_->batch(sampler_.indices(index), spare ? &*spare : nullptr);
+  recycler_->keep(batch);
   if (!transforms_.empty()) {
     at::Generator generator = at::detail::createCPUGenerator(mix(mix(seed_) ^ static_cast<uint64_t>(epoch_)) ^
                                                              static_cast<uint64_t>(index));

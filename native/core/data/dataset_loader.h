@@ -13,6 +13,7 @@
 #include <variant>
 #include <vector>
 
+#include "core/data/batch_recycler.h"
 #include "core/data/batch_sampler.h"
 #include "core/data/batch_stream.h"
 #include "core/data/batch_transforms.h"
@@ -35,7 +36,7 @@ class DatasetLoader : public BatchStream {
   void close() override;
 
  private:
-  Batch makeBatch(int64_t index) const;
+  Batch makeBatch(int64_t index);
   void work();
 
   std::shared_ptr<const TensorDataset> dataset_;
@@ -46,6 +47,7 @@ class DatasetLoader : public BatchStream {
   int64_t startBatch_;
   LoaderOptions options_;
   int64_t queueDepth_ = 0;  // batches made ahead of the consumer; set before any worker starts
+  std::unique_ptr<BatchRecycler> recycler_;
 
   std::mutex mutex_;
   std::condition_variable ready_;  // a batch was made

@@ -26,7 +26,7 @@ bool consecutive(c10::ArrayRef<int64_t> rows) {
 
 }  // namespace
 
-at::Tensor gatherRows(const at::Tensor& source, c10::ArrayRef<int64_t> rows) {
+at::Tensor gatherRows(const at::Tensor& source, c10::ArrayRef<int64_t> rows, const at::Tensor* into) {
   checkRows(rows, source.size(0));
   const auto count = static_cast<int64_t>(rows.size());
   if (!source.device().is_cpu() || source.layout() != at::kStrided || !source.is_contiguous() || count == 0) {
@@ -35,7 +35,9 @@ at::Tensor gatherRows(const at::Tensor& source, c10::ArrayRef<int64_t> rows) {
   }
   std::vector<int64_t> shape = source.sizes().vec();
   shape[0] = count;
-  at::Tensor gathered = at::empty(shape, source.options());
+  const bool fits = into != nullptr && into->defined() && into->device().is_cpu() && into->is_contiguous() &&
+                    into->scalar_type() == source.scalar_type() && into->sizes() == c10::IntArrayRef(shape);
+  at::Tensor gathered = fits ? *into : at::empty(shape, source.options());
   const size_t rowBytes = static_cast<size_t>(source.stride(0)) * source.element_size();
   const auto* from = static_cast<const char*>(source.data_ptr());
   auto* to = static_cast<char*>(gathered.data_ptr());

@@ -83,9 +83,16 @@ std::pair<TensorDataset, TensorDataset> TensorDataset::randomSplit(double fracti
           TensorDataset(batch(samples.slice(lengths[0], lengths[1])).fields)};
 }
 
-Batch TensorDataset::batch(c10::ArrayRef<int64_t> indices) const {
+Batch TensorDataset::batch(c10::ArrayRef<int64_t> indices, const Batch* reuse) const {
   Batch batch;
-  for (const auto& [name, tensor] : fields_) batch.fields.emplace(name, gatherRows(tensor, indices));
+  for (const auto& [name, tensor] : fields_) {
+    const at::Tensor* into = nullptr;
+    if (reuse != nullptr) {
+      const auto it = reuse->fields.find(name);
+      if (it != reuse->fields.end()) into = &it->second;
+    }
+    batch.fields.emplace(name, gatherRows(tensor, indices, into));
+  }
   return batch;
 }
 

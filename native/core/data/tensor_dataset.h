@@ -36,7 +36,8 @@ class TensorDataset {
   // the same order. The parts are copies.
   std::pair<TensorDataset, TensorDataset> randomSplit(double fraction, uint64_t seed) const;
   // The samples `indices`, in that order (copies).
-  Batch batch(c10::ArrayRef<int64_t> indices) const;
+  // `reuse`: a batch whose tensors (held exclusively) receive the rows where dtype and shape fit.
+  Batch batch(c10::ArrayRef<int64_t> indices, const Batch* reuse = nullptr) const;
 
  private:
   TensorDict fields_;

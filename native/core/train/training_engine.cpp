@@ -352,9 +352,8 @@ TrainingEngine::StepValues TrainingEngine::forwardBackward(const Batch& batch, d
       }
     }
   }
-  values.loss = values.loss.detach();
-  if (values.output.defined()) values.output = values.output.detach();
-  for (auto& entry : values.logged) entry.second = entry.second.detach();
+  // Not detached (a dispatcher call and a tensor each, per step): the values are
+  // only read as numbers or summed under no-grad, and the graph ends with the step.
   values.unitLosses.clear();
   return values;
 }
@@ -490,8 +489,11 @@ EpochResult TrainingEngine::trainEpoch(BatchStream& stream, const EpochOptions& 
         const double loss = step.loss.item<double>();
         if (batchHook) event.loss = loss;
         groupLossSum += loss * static_cast<double>(batchSize);
-        if (step.output.defined()) metrics_.update(step.output, batch.targets());
-        addLogged(totals.loggedSums, step.logged, batchSize);
+        {
+          torch::NoGradGuard noGrad;  // the step's values still carry its graph
+          if (step.output.defined()) metrics_.update(step.output, batch.targets());
+          addLogged(totals.loggedSums, step.logged, batchSize);
+        }
         totals.samples += batchSize;
         ++totals.steps;
         if (!accumulating_ && dataParallel_) {
