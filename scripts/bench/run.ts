@@ -12,9 +12,9 @@ import path from 'node:path';
 const repo = path.resolve(__dirname, '..', '..', '..');
 const here = path.join(repo, 'scripts', 'bench');
 const buildFolder = path.join(repo, 'build', 'bench-raw');
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
 const THREADS = Number(process.env.BENCH_THREADS ?? 1);
-const STEPS: Record<string, number> = { tiny: 10000, mlp: 300, cnn: 60, transformer: 60 };
+const STEPS: Record<string, number> = { tiny: 10000, mlp: 300, cnn: 60, transformer: 30 };
 // Debian's python3-torch lives in the system Python, which a PATH python3 (a venv, /usr/local) may not be.
 const PYTHON = process.env.BENCH_PYTHON ?? '/usr/bin/python3';
 const WORKLOADS = (process.env.BENCH_WORKLOADS ?? 'tiny,mlp,cnn,transformer').split(',');
@@ -61,8 +61,11 @@ function main(): void {
   const results: Record<string, Record<string, Sample[]>> = {};
   for (const name of WORKLOADS) {
     results[name] = { firebrand: [], python: [], raw: [] };
+    const order = Object.entries(sides);
     for (let round = 0; round < ROUNDS; round++) {
-      for (const [side, command] of Object.entries(sides)) {
+      // Each round starts with the next side, so a machine speeding up or slowing down favours none.
+      for (let turn = 0; turn < order.length; turn++) {
+        const [side, command] = order[(round + turn) % order.length];
         const [program, ...args] = command(name);
         const output = check(spawnSync(program, args, { encoding: 'utf8', env, maxBuffer: 64 * 1024 * 1024 }), `${side} ${name}`);
         results[name][side].push(lastJsonLine(output));
@@ -79,11 +82,15 @@ function main(): void {
           firstStepSeconds: median(samples.map((sample) => sample.firstStepSeconds)),
         };
       };
+      // Ratios are paired within rounds (runs seconds apart), then the median taken: this machine's
+      // speed drifts by tens of percent over minutes, which medians of each side alone would carry.
+      const ratio = (side: string) =>
+        median(results[name].firebrand.map((sample, round) => sample.stepsPerSecond / results[name][side][round].stepsPerSecond));
       const [firebrand, python, raw] = [of('firebrand'), of('python'), of('raw')];
-      return [name, { steps: STEPS[name], firebrand, python, raw, firebrandOverRaw: firebrand.stepsPerSecond / raw.stepsPerSecond, firebrandOverPython: firebrand.stepsPerSecond / python.stepsPerSecond }];
+      return [name, { steps: STEPS[name], firebrand, python, raw, firebrandOverRaw: ratio('raw'), firebrandOverPython: ratio('python') }];
     }),
   );
-  console.log(`median of ${ROUNDS} alternating rounds, ${THREADS} thread(s); steps/s (peak RSS MB, first step s)`);
+  console.log(`median of ${ROUNDS} alternating rounds, ${THREADS} thread(s); steps/s (peak RSS MB, first step s); ratios: median of per-round ratios`);
   console.log(`${'workload'.padEnd(12)} ${'firebrand'.padStart(24)} ${'python'.padStart(24)} ${'raw C++'.padStart(24)} ${'a/c'.padStart(6)} ${'a/b'.padStart(6)}`);
   const cell = (side: { stepsPerSecond: number; peakRssMb: number; firstStepSeconds: number }) =>
     `${side.stepsPerSecond.toFixed(1)} (${side.peakRssMb.toFixed(0)}, ${side.firstStepSeconds.toFixed(2)})`.padStart(24);
