@@ -35,8 +35,8 @@ class TensorDataset {
   // [1 - fraction, fraction], generator seeded `seed`): the same samples in
   // the same order. The parts are copies.
   std::pair<TensorDataset, TensorDataset> randomSplit(double fraction, uint64_t seed) const;
-  // The samples `indices`, in that order (copies).
-  // `reuse`: a batch whose tensors (held exclusively) receive the rows where dtype and shape fit.
+  // The samples `indices`, in that order (copies), written into `reuse`'s
+  // tensors (held exclusively by the caller) where their dtype and shape fit.
   Batch batch(c10::ArrayRef<int64_t> indices, const Batch* reuse = nullptr) const;
 
  private:
