@@ -5,7 +5,6 @@
 #include "binding/dataset_wrap.h"
 #include "binding/batch_hook_call.h"
 #include "binding/js_errors.h"
-#include "binding/promise_worker.h"
 #include "binding/reporting_worker.h"
 #include "binding/results.h"
 #include "core/distributed/data_parallel.h"
@@ -135,6 +134,10 @@ EngineWrap::EngineWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Engine
 
 std::function<void()> EngineWrap::claim(const char* operation) { return lock_.claim(Value(), operation, "trainer"); }
 
+Napi::Value EngineWrap::startTask(Napi::Env env, PromiseWorker::Task task, const char* operation) {
+  return PromiseWorker::Start(env, onEngineThread(std::move(task)), claim(operation));
+}
+
 // (data, options, onReport, onBatch?) -> Promise<EpochResult>
 Napi::Value EngineWrap::TrainEpoch(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
@@ -155,7 +158,7 @@ Napi::Value EngineWrap::TrainEpoch(const Napi::CallbackInfo& info) {
         return engine->trainEpoch(dataset.data, *dataset.transforms, options, report, batchHook);
       };
     }
-    return Worker::Start(env, std::move(run), info[2].As<Napi::Function>(), [engine] { engine->requestStop(); },
+    return Worker::Start(env, onEngineThread(std::move(run)), info[2].As<Napi::Function>(), [engine] { engine->requestStop(); },
                          claim("fit"));
   });
 }
@@ -189,7 +192,7 @@ Napi::Value EngineWrap::Evaluate(const Napi::CallbackInfo& info) {
         return engine->evaluate(dataset.data, *dataset.transforms, batchSize, reporting);
       };
     }
-    return Worker::Start(env, std::move(run), reportTo, {}, claim("evaluate"));
+    return Worker::Start(env, onEngineThread(std::move(run)), reportTo, {}, claim("evaluate"));
   });
 }
 
@@ -220,13 +223,13 @@ Napi::Value EngineWrap::Predict(const Napi::CallbackInfo& info) {
     at::Tensor inputs = toTensor(info[0], toShape(info[1], "inputShape"), "inputs");
     const int64_t batchSize = toInteger(info[2], "batchSize", 1);
     auto engine = engine_;
-    return PromiseWorker::Start(
+    return startTask(
         env,
         [engine, inputs, batchSize]() -> PromiseWorker::Finish {
           at::Tensor outputs = engine->predict(inputs, batchSize);
           return [outputs](Napi::Env env) -> Napi::Value { return fromTensor(env, outputs); };
         },
-        claim("predict"));
+        "predict");
   });
 }
 
@@ -251,24 +254,24 @@ Napi::Value EngineWrap::BeginFit(const Napi::CallbackInfo& info) {
   });
 }
 
-Napi::Value EngineWrap::onPathInPool(const Napi::CallbackInfo& info, const char* field, const char* operation,
+Napi::Value EngineWrap::pathTask(const Napi::CallbackInfo& info, const char* field, const char* operation,
                                      void (*run)(TrainingEngine&, const std::string&)) {
   Napi::Env env = info.Env();
   return guard(env, [&]() -> Napi::Value {
     const std::string path = toString(info[0], field);
     auto engine = engine_;
-    return PromiseWorker::Start(
+    return startTask(
         env,
         [engine, path, run]() -> PromiseWorker::Finish {
           run(*engine, path);
           return [](Napi::Env env) -> Napi::Value { return env.Undefined(); };
         },
-        claim(operation));
+        operation);
   });
 }
 
 Napi::Value EngineWrap::ExportTorchScript(const Napi::CallbackInfo& info) {
-  return onPathInPool(info, "path", "exportTorchScript",
+  return pathTask(info, "path", "exportTorchScript",
                       [](TrainingEngine& engine, const std::string& path) { engine.exportTorchScript(path); });
 }
 
@@ -276,7 +279,7 @@ Napi::Value EngineWrap::StateDict(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   return guard(env, [&]() -> Napi::Value {
     auto engine = engine_;
-    return PromiseWorker::Start(
+    return startTask(
         env,
         [engine]() -> PromiseWorker::Finish {
           TensorDict state = engine->stateDict();
@@ -286,22 +289,22 @@ Napi::Value EngineWrap::StateDict(const Napi::CallbackInfo& info) {
             return object;
           };
         },
-        claim("stateDict"));
+        "stateDict");
   });
 }
 
 Napi::Value EngineWrap::SaveState(const Napi::CallbackInfo& info) {
-  return onPathInPool(info, "folder", "saveCheckpoint",
+  return pathTask(info, "folder", "saveCheckpoint",
                       [](TrainingEngine& engine, const std::string& path) { engine.saveState(path); });
 }
 
 Napi::Value EngineWrap::SaveWeights(const Napi::CallbackInfo& info) {
-  return onPathInPool(info, "path", "save",
+  return pathTask(info, "path", "save",
                       [](TrainingEngine& engine, const std::string& path) { engine.saveWeights(path); });
 }
 
 Napi::Value EngineWrap::LoadState(const Napi::CallbackInfo& info) {
-  return onPathInPool(info, "folder", "loadCheckpoint",
+  return pathTask(info, "folder", "loadCheckpoint",
                       [](TrainingEngine& engine, const std::string& path) { engine.loadState(path); });
 }
 
@@ -312,13 +315,13 @@ Napi::Value EngineWrap::InitWeightsFrom(const Napi::CallbackInfo& info) {
     const std::string path = toString(info[0], "path");
     const bool strict = toBoolean(info[1], "strict");
     auto engine = engine_;
-    return PromiseWorker::Start(
+    return startTask(
         env,
         [engine, path, strict]() -> PromiseWorker::Finish {
           const WeightsReport report = engine->initWeightsFrom(path, strict);
           return [report](Napi::Env env) -> Napi::Value { return toJs(env, report); };
         },
-        claim("initWeightsFrom"));
+        "initWeightsFrom");
   });
 }
 
@@ -354,7 +357,7 @@ Napi::Value EngineWrap::Distribute(const Napi::CallbackInfo& info) {
   return guard(env, [&]() -> Napi::Value {
     const DistributedOptions options = distributedOptions(toOptionMap(info[0], "config.distributed"));
     auto engine = engine_;
-    return PromiseWorker::Start(
+    return startTask(
         env,
         [engine, options]() -> PromiseWorker::Finish {
           engine->distribute(options);
@@ -369,7 +372,7 @@ Napi::Value EngineWrap::Distribute(const Napi::CallbackInfo& info) {
             return joined;
           };
         },
-        claim("distribute"));
+        "distribute");
   });
 }
 
@@ -381,13 +384,13 @@ Napi::Value EngineWrap::SumOverRanks(const Napi::CallbackInfo& info) {
     const std::string what = toString(info[1], "what");
     if (!engine_->dataParallel()) throw InvalidState("sumOverRanks: this trainer is not part of a distributed run");
     auto engine = engine_;
-    return PromiseWorker::Start(
+    return startTask(
         env,
         [engine, values, what]() -> PromiseWorker::Finish {
           const std::vector<double> sums = engine->dataParallel()->sumOverRanks(values, what);
           return [sums](Napi::Env env) -> Napi::Value { return toJs(env, sums); };
         },
-        claim("sumOverRanks"));
+        "sumOverRanks");
   });
 }
 

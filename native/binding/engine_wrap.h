@@ -1,11 +1,13 @@
 // JS handle of a TrainingEngine. Long work (epochs, evaluation, prediction)
-// runs on libuv's pool; one at a time, since they share the model.
+// runs on the trainer's own thread; one at a time, since they share the model.
 #pragma once
 #include <napi.h>
 
 #include <memory>
 
 #include "binding/operation_lock.h"
+#include "binding/promise_worker.h"
+#include "binding/task_thread.h"
 #include "core/train/training_engine.h"
 
 namespace firebrand::binding {
@@ -41,11 +43,21 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
 
   // Marks the engine busy until the returned hook runs; throws if it already is.
   std::function<void()> claim(const char* operation);
-  // Runs `run(engine, path)` on libuv's pool, path read from the first argument as `field`.
-  Napi::Value onPathInPool(const Napi::CallbackInfo& info, const char* field, const char* operation,
+  // `task` as run on this trainer's thread (the caller, a libuv pool thread, waits).
+  template <typename Task>
+  auto onEngineThread(Task task) const {
+    return [thread = thread_, task = std::move(task)](const auto&... args) {
+      return thread->call([&] { return task(args...); });
+    };
+  }
+  // Starts `task` on this trainer's thread once `operation` can claim the engine.
+  Napi::Value startTask(Napi::Env env, PromiseWorker::Task task, const char* operation);
+  // Runs `run(engine, path)` on this trainer's thread, path read from the first argument as `field`.
+  Napi::Value pathTask(const Napi::CallbackInfo& info, const char* field, const char* operation,
                            void (*run)(TrainingEngine&, const std::string&));
 
   std::shared_ptr<TrainingEngine> engine_;
+  std::shared_ptr<TaskThread> thread_ = std::make_shared<TaskThread>();
   OperationLock lock_;
 };
 

@@ -1,7 +1,8 @@
-// Runs long work (a training epoch, an evaluation) on libuv's thread pool.
-// Its progress reports are queued from the pool thread and handed to a JS
-// callback on the JS thread; if that callback throws, the work is asked to
-// stop (after its current step) and the promise rejects with the callback's error.
+// Runs long work (a training epoch, an evaluation) off the JS thread, started
+// from libuv's thread pool. Its progress reports are queued from the working
+// thread and handed to a JS callback on the JS thread; if that callback throws,
+// the work is asked to stop (after its current step) and the promise rejects
+// with the callback's error.
 #pragma once
 #include <napi.h>
 
@@ -10,7 +11,6 @@
 #include <optional>
 
 #include "binding/js_errors.h"
-#include "binding/pool_memory.h"
 #include "binding/promise_settlement.h"
 #include "binding/results.h"
 
@@ -41,7 +41,6 @@ class ReportingWorker : public Napi::AsyncProgressQueueWorker<Report> {
       error_ = captureCurrentException();
       this->SetError(error_->message);
     }
-    releaseCachedFreeMemory();
   }
 
   void OnProgress(const Report* reports, size_t count) override {

@@ -84,7 +84,7 @@ at::Tensor LossFunction::prepareTargets(const at::Tensor& targets) const {
       throw InvalidArgument("loss (" + name_ + "): targets must be integer class labels (Int32Array, "
                             "BigInt64Array, Uint8Array, ...), got " + shapeAndDtypeText(targets));
     }
-    return targets.to(at::kLong);
+    return targets.scalar_type() == at::kLong ? targets : targets.to(at::kLong);
   }
   return targets.is_floating_point() ? targets : targets.to(at::kFloat);
 }

@@ -42,6 +42,16 @@ std::string stepContext(int64_t epoch, int64_t step) {
   return "epoch " + std::to_string(epoch + 1) + ", step " + std::to_string(step + 1);
 }
 
+// A loss as a number. A float scalar on the CPU is read from its memory:
+// item() takes four dispatches, which show on a small model's step.
+double lossValue(const at::Tensor& loss) {
+  if (loss.device().is_cpu() && loss.numel() == 1 && !loss.is_neg()) {
+    if (loss.scalar_type() == at::kFloat) return *loss.data_ptr<float>();
+    if (loss.scalar_type() == at::kDouble) return *loss.data_ptr<double>();
+  }
+  return loss.item<double>();
+}
+
 bool classIndexLoss(const std::optional<LossFunction>& loss) { return loss && loss->takesClassIndices(); }
 
 std::vector<std::string> withAccuracy(std::vector<std::string> metrics, bool classification) {
@@ -222,6 +232,9 @@ void TrainingEngine::exportTorchScript(const std::string& path) {
 at::Tensor TrainingEngine::inputsToDevice(const at::Tensor& inputs) const {
   // Floating inputs follow the model's dtype (Float64Array data into a float32
   // model); integer inputs (token ids) are left as they are.
+  // Checked here: .to() returns a tensor that already fits too, but after a dispatch per step.
+  const bool convert = inputs.is_floating_point() && inputs.scalar_type() != parameterDtype_;
+  if (inputs.device() == device_ && !convert) return inputs;
   if (inputs.is_floating_point()) return inputs.to(device_, parameterDtype_, /*non_blocking=*/true);
   return inputs.to(device_, /*non_blocking=*/true);
 }
@@ -245,7 +258,7 @@ Batch TrainingEngine::prepareBatch(Batch batch) const {
       // On the CPU, before the copy: an out-of-range label on CUDA is a device-side assert.
       if (classCount_) loss_->checkLabelRange(tensor, *classCount_);
     }
-    tensor = tensor.to(device_, /*non_blocking=*/true);
+    if (tensor.device() != device_) tensor = tensor.to(device_, /*non_blocking=*/true);
   }
   return batch;
 }
@@ -486,7 +499,7 @@ EpochResult TrainingEngine::trainEpoch(BatchStream& stream, const EpochOptions& 
             forwardBackward(batch, static_cast<double>(batchSize) / static_cast<double>(groupSamples));
         // Read back every micro-batch: the step's finite check needs it anyway, and host
         // sums cost no tensor ops (which dominate small models' steps).
-        const double loss = step.loss.item<double>();
+        const double loss = lossValue(step.loss);
         if (batchHook) event.loss = loss;
         groupLossSum += loss * static_cast<double>(batchSize);
         {
@@ -643,7 +656,7 @@ EvalResult TrainingEngine::evaluate(BatchStream& stream, const EvalCallbacks& ca
       result.samples += batch.size();
       if (callbacks.batchHook) {
         event.phase = BatchEvent::Phase::AfterEval;
-        event.loss = step.loss.item<double>();
+        event.loss = lossValue(step.loss);
         callbacks.batchHook(event);
       }
       next = stream.next();

@@ -1,0 +1,41 @@
+#include "binding/task_thread.h"
+
+namespace firebrand::binding {
+
+TaskThread::~TaskThread() {
+  {
+    std::lock_guard<std::mutex> lock(queue_->mutex);
+    queue_->stopping = true;
+  }
+  queue_->wake.notify_one();
+  if (!thread_.joinable()) return;
+  if (thread_.get_id() == std::this_thread::get_id()) {
+    thread_.detach();  // dropped by its own task: it ends once that returns
+  } else {
+    thread_.join();
+  }
+}
+
+void TaskThread::post(std::function<void()> task) {
+  {
+    std::lock_guard<std::mutex> lock(queue_->mutex);
+    queue_->tasks.push_back(std::move(task));
+    if (!thread_.joinable()) thread_ = std::thread([queue = queue_] { runTasks(queue); });
+  }
+  queue_->wake.notify_one();
+}
+
+void TaskThread::runTasks(const std::shared_ptr<Queue>& queue) {
+  std::unique_lock<std::mutex> lock(queue->mutex);
+  while (true) {
+    queue->wake.wait(lock, [&] { return queue->stopping || !queue->tasks.empty(); });
+    if (queue->tasks.empty()) return;  // stopping, and nothing left to run
+    std::function<void()> task = std::move(queue->tasks.front());
+    queue->tasks.pop_front();
+    lock.unlock();
+    task();  // a packaged task: its exceptions go to its caller
+    lock.lock();
+  }
+}
+
+}  // namespace firebrand::binding
