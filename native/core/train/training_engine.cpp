@@ -15,6 +15,7 @@
 #include "core/inference/prediction.h"
 #include "core/model/eval_mode_scope.h"
 #include "core/errors.h"
+#include "core/runtime/malloc_settings.h"
 #include "core/runtime/runtime_info.h"
 #include "core/train/mixed_precision.h"
 #include "core/shape_text.h"
@@ -94,6 +95,7 @@ TrainingEngine::TrainingEngine(std::shared_ptr<Model> model, std::optional<LossF
       autocastDtype_(precision.autocastDtype),
       scaler_(precision.gradScaler),
       device_(device) {
+  keepFreedMemoryForReuse();
   if (!loss_ && !model_->hasTrainingStep()) {
     throw InvalidArgument("loss: needed, since the model defines no training_step");
   }
