@@ -1,5 +1,6 @@
 // Each Trainer runs its native work on a thread of its own: one per trainer
-// that has run something, ended when the trainer is garbage-collected.
+// that has run something, ended when the trainer is garbage-collected, and
+// libuv's pool stays free for the process's own fs, dns and crypto work.
 import { expect } from 'chai';
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
@@ -44,5 +45,32 @@ describe('trainer threads', () => {
     const counts = JSON.parse(result.stdout.trim().split('\n').pop() as string) as Record<string, number>;
     expect(counts.running - counts.baseline).to.equal(8);
     expect(counts.collected).to.be.at.most(counts.baseline + 1);
+  });
+
+  it("leaves libuv's pool free while fits run: a file stat does not wait for an epoch", () => {
+    // One pool thread, two trainers fitting epochs of a few seconds each.
+    const script = `
+      const fs = require('node:fs');
+      const { Dataset, nn, Trainer } = require(${JSON.stringify(path.join(__dirname, '..', 'src'))});
+      (async () => {
+        const samples = 128 * 1500;
+        const data = Dataset.fromArrays({ inputs: new Float32Array(samples * 64), inputShape: [samples, 64], targets: new Float32Array(samples) });
+        const make = () => new Trainer({ model: nn.sequential(nn.linear(64, 512), nn.relu(), nn.linear(512, 1)), loss: 'mse',
+                                         optimizer: 'adam', config: { batchSize: 128, numThreads: 1, progressBar: false } });
+        const fits = [make(), make()].map((trainer) => trainer.fit(data, { numEpochs: 1 }));
+        let epochDone = 0;
+        Promise.all(fits).then(() => { epochDone = performance.now(); });
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        const started = performance.now();
+        await fs.promises.stat(process.execPath);
+        const statDone = performance.now();
+        await Promise.all(fits);
+        console.log(JSON.stringify({ statMs: statDone - started, fitLeftMs: epochDone - statDone }));
+      })();`;
+    const result = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', env: { ...process.env, UV_THREADPOOL_SIZE: '1' } });
+    expect(result.status, result.stderr).to.equal(0);
+    const times = JSON.parse(result.stdout.trim().split('\n').pop() as string) as Record<string, number>;
+    expect(times.fitLeftMs, 'the fits should still be running when the stat is done').to.be.above(200);
+    expect(times.statMs).to.be.below(100);
   });
 });

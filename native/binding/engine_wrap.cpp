@@ -5,8 +5,8 @@
 #include "binding/dataset_wrap.h"
 #include "binding/batch_hook_call.h"
 #include "binding/js_errors.h"
-#include "binding/reporting_worker.h"
 #include "binding/results.h"
+#include "binding/thread_task.h"
 #include "core/distributed/data_parallel.h"
 #include "core/errors.h"
 #include "core/train/engine_factory.h"
@@ -135,14 +135,15 @@ EngineWrap::EngineWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Engine
 std::function<void()> EngineWrap::claim(const char* operation) { return lock_.claim(Value(), operation, "trainer"); }
 
 Napi::Value EngineWrap::startTask(Napi::Env env, PromiseWorker::Task task, const char* operation) {
-  return PromiseWorker::Start(env, onEngineThread(std::move(task)), claim(operation));
+  return ThreadTask<PromiseWorker::Finish>::Start(
+      env, thread_, [task = std::move(task)](const auto&) { return task(); }, std::nullopt, {}, claim(operation));
 }
 
 // (data, options, onReport, onBatch?) -> Promise<EpochResult>
 Napi::Value EngineWrap::TrainEpoch(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   return guard(env, [&]() -> Napi::Value {
-    using Worker = ReportingWorker<EpochResult, StepReport>;
+    using Worker = ThreadTask<EpochResult, StepReport>;
     const EpochOptions options = epochOptions(toOptionMap(info[1], "config"));
     if (!info[2].IsFunction()) throw InvalidArgument("trainEpoch: onReport must be a function");
     const BatchHook batchHook = makeBatchHook(env, info[3]);
@@ -158,7 +159,7 @@ Napi::Value EngineWrap::TrainEpoch(const Napi::CallbackInfo& info) {
         return engine->trainEpoch(dataset.data, *dataset.transforms, options, report, batchHook);
       };
     }
-    return Worker::Start(env, onEngineThread(std::move(run)), info[2].As<Napi::Function>(), [engine] { engine->requestStop(); },
+    return Worker::Start(env, thread_, std::move(run), info[2].As<Napi::Function>(), [engine] { engine->requestStop(); },
                          claim("fit"));
   });
 }
@@ -167,7 +168,7 @@ Napi::Value EngineWrap::TrainEpoch(const Napi::CallbackInfo& info) {
 Napi::Value EngineWrap::Evaluate(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   return guard(env, [&]() -> Napi::Value {
-    using Worker = ReportingWorker<EvalResult, EvalReport>;
+    using Worker = ThreadTask<EvalResult, EvalReport>;
     const Napi::Object options = info[2].IsObject() ? info[2].As<Napi::Object>() : Napi::Object::New(env);
     EvalCallbacks callbacks;
     callbacks.batchHook = makeBatchHook(env, options.Get("onBatch"));
@@ -192,7 +193,7 @@ Napi::Value EngineWrap::Evaluate(const Napi::CallbackInfo& info) {
         return engine->evaluate(dataset.data, *dataset.transforms, batchSize, reporting);
       };
     }
-    return Worker::Start(env, onEngineThread(std::move(run)), reportTo, {}, claim("evaluate"));
+    return Worker::Start(env, thread_, std::move(run), reportTo, {}, claim("evaluate"));
   });
 }
 

@@ -1,5 +1,6 @@
-// JS handle of a TrainingEngine. Long work (epochs, evaluation, prediction)
-// runs on the trainer's own thread; one at a time, since they share the model.
+// JS handle of a TrainingEngine. Long work (epochs, evaluation, prediction,
+// checkpoints) runs on the trainer's own thread (thread_task.h); one at a
+// time, since they share the model.
 #pragma once
 #include <napi.h>
 
@@ -43,21 +44,14 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
 
   // Marks the engine busy until the returned hook runs; throws if it already is.
   std::function<void()> claim(const char* operation);
-  // `task` as run on this trainer's thread (the caller, a libuv pool thread, waits).
-  template <typename Task>
-  auto onEngineThread(Task task) const {
-    return [thread = thread_, task = std::move(task)](const auto&... args) {
-      return thread->call([&] { return task(args...); });
-    };
-  }
-  // Starts `task` on this trainer's thread once `operation` can claim the engine.
+  // Starts `task` on this trainer's thread once `operation` can claim the engine; its result settles the promise.
   Napi::Value startTask(Napi::Env env, PromiseWorker::Task task, const char* operation);
   // Runs `run(engine, path)` on this trainer's thread, path read from the first argument as `field`.
   Napi::Value pathTask(const Napi::CallbackInfo& info, const char* field, const char* operation,
                            void (*run)(TrainingEngine&, const std::string&));
 
   std::shared_ptr<TrainingEngine> engine_;
-  std::shared_ptr<TaskThread> thread_ = std::make_shared<TaskThread>();
+  TaskThread thread_;  // after engine_: joined before the engine goes
   OperationLock lock_;
 };
 

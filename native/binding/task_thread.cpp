@@ -3,16 +3,18 @@
 namespace firebrand::binding {
 
 TaskThread::~TaskThread() {
+  bool idle = false;
   {
     std::lock_guard<std::mutex> lock(queue_->mutex);
     queue_->stopping = true;
+    idle = queue_->tasks.empty() && !queue_->running;
   }
   queue_->wake.notify_one();
   if (!thread_.joinable()) return;
-  if (thread_.get_id() == std::this_thread::get_id()) {
-    thread_.detach();  // dropped by its own task: it ends once that returns
-  } else {
+  if (idle && thread_.get_id() != std::this_thread::get_id()) {
     thread_.join();
+  } else {
+    thread_.detach();  // it ends once its tasks are done
   }
 }
 
@@ -32,9 +34,11 @@ void TaskThread::runTasks(const std::shared_ptr<Queue>& queue) {
     if (queue->tasks.empty()) return;  // stopping, and nothing left to run
     std::function<void()> task = std::move(queue->tasks.front());
     queue->tasks.pop_front();
+    queue->running = true;
     lock.unlock();
-    task();  // a packaged task: its exceptions go to its caller
+    task();
     lock.lock();
+    queue->running = false;
   }
 }
 
