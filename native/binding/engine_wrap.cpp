@@ -256,7 +256,7 @@ Napi::Value EngineWrap::BeginFit(const Napi::CallbackInfo& info) {
 }
 
 Napi::Value EngineWrap::pathTask(const Napi::CallbackInfo& info, const char* field, const char* operation,
-                                     void (*run)(TrainingEngine&, const std::string&)) {
+                                 void (*run)(TrainingEngine&, const std::string&)) {
   Napi::Env env = info.Env();
   return guard(env, [&]() -> Napi::Value {
     const std::string path = toString(info[0], field);
@@ -273,7 +273,7 @@ Napi::Value EngineWrap::pathTask(const Napi::CallbackInfo& info, const char* fie
 
 Napi::Value EngineWrap::ExportTorchScript(const Napi::CallbackInfo& info) {
   return pathTask(info, "path", "exportTorchScript",
-                      [](TrainingEngine& engine, const std::string& path) { engine.exportTorchScript(path); });
+                  [](TrainingEngine& engine, const std::string& path) { engine.exportTorchScript(path); });
 }
 
 Napi::Value EngineWrap::StateDict(const Napi::CallbackInfo& info) {
@@ -296,17 +296,17 @@ Napi::Value EngineWrap::StateDict(const Napi::CallbackInfo& info) {
 
 Napi::Value EngineWrap::SaveState(const Napi::CallbackInfo& info) {
   return pathTask(info, "folder", "saveCheckpoint",
-                      [](TrainingEngine& engine, const std::string& path) { engine.saveState(path); });
+                  [](TrainingEngine& engine, const std::string& path) { engine.saveState(path); });
 }
 
 Napi::Value EngineWrap::SaveWeights(const Napi::CallbackInfo& info) {
   return pathTask(info, "path", "save",
-                      [](TrainingEngine& engine, const std::string& path) { engine.saveWeights(path); });
+                  [](TrainingEngine& engine, const std::string& path) { engine.saveWeights(path); });
 }
 
 Napi::Value EngineWrap::LoadState(const Napi::CallbackInfo& info) {
   return pathTask(info, "folder", "loadCheckpoint",
-                      [](TrainingEngine& engine, const std::string& path) { engine.loadState(path); });
+                  [](TrainingEngine& engine, const std::string& path) { engine.loadState(path); });
 }
 
 // (path, strict) -> Promise<{ missing: string[], unexpected: string[] }>

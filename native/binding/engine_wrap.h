@@ -48,10 +48,10 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
   Napi::Value startTask(Napi::Env env, PromiseWorker::Task task, const char* operation);
   // Runs `run(engine, path)` on this trainer's thread, path read from the first argument as `field`.
   Napi::Value pathTask(const Napi::CallbackInfo& info, const char* field, const char* operation,
-                           void (*run)(TrainingEngine&, const std::string&));
+                       void (*run)(TrainingEngine&, const std::string&));
 
   std::shared_ptr<TrainingEngine> engine_;
-  TaskThread thread_;  // after engine_: joined before the engine goes
+  TaskThread thread_;  // runs this trainer's tasks
   OperationLock lock_;
 };
 

@@ -11,7 +11,8 @@ TaskThread::~TaskThread() {
   }
   queue_->wake.notify_one();
   if (!thread_.joinable()) return;
-  if (idle && thread_.get_id() != std::this_thread::get_id()) {
+  // Not idle includes being dropped from one of its own tasks, which it cannot join.
+  if (idle) {
     thread_.join();
   } else {
     thread_.detach();  // it ends once its tasks are done
