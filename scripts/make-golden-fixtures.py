@@ -369,6 +369,15 @@ def write_gan(folder):
             "predictions": predictions}
 
 
+def write_float64_mlp(folder):
+    """A TorchScript MLP of float64 parameters (300 -> 21 -> 3), for test/fused-sgd.test.ts."""
+    torch.manual_seed(40)
+    model = nn.Sequential(nn.Linear(300, 21), nn.Tanh(), nn.Linear(21, 3)).double()
+    path = folder / "float64-mlp.pt"
+    torch.jit.save(torch.jit.script(model), str(path))
+    print(f"wrote {path}")
+
+
 def write_scripted():
     """Saves two TorchScript modules and PyTorch's own training of each (SGD, batches of 4, in order)."""
     inputs, labels, targets = make_data()
@@ -405,6 +414,7 @@ def write_scripted():
             runs[name]["epochMae"] = [sum(maes[:12]) / 12, sum(maes[12:]) / 12]
             runs[name]["validation"] = {key: value.item() for key, value in validation.items()}
     runs["gan"] = write_gan(folder)
+    write_float64_mlp(folder)
     out = folder / "golden-scripted.json"
     out.write_text(json.dumps({"torchVersion": torch.__version__, **runs}, indent=1) + "\n")
     print(f"wrote {out}")

@@ -5,6 +5,9 @@
 #include <torch/optim/optimizer.h>
 #include <torch/version.h>
 
+#include <sstream>
+#include <string>
+#include <type_traits>
 #include <variant>
 
 #define FIREBRAND_TORCH_AT_LEAST(major, minor) \
@@ -38,6 +41,21 @@ inline void zeroGradToNone(torch::optim::Optimizer& optimizer) {
     }
   }
 #endif
+}
+
+// The key of a parameter's entry in an optimizer's state(): 1.13 keys it by
+// the address of the parameter's TensorImpl printed as text, 2.x by the address.
+// (A template so that only the branch of the version built against is compiled.)
+template <typename Optimizer = torch::optim::Optimizer>
+auto optimizerStateKey(const at::Tensor& parameter) {
+  using Key = typename std::decay_t<decltype(std::declval<Optimizer&>().state())>::key_type;
+  if constexpr (std::is_same_v<Key, std::string>) {
+    std::ostringstream text;  // as c10::guts::to_string writes it
+    text << parameter.unsafeGetTensorImpl();
+    return text.str();
+  } else {
+    return static_cast<Key>(parameter.unsafeGetTensorImpl());
+  }
 }
 
 // The alternative of a libtorch option variant (conv padding, ...), or null:

@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "core/errors.h"
+#include "core/train/fused_sgd.h"
 #include "core/options/option_reader.h"
 
 namespace firebrand {
@@ -35,12 +36,14 @@ std::unique_ptr<torch::optim::Optimizer> makeSgd(OptionReader& options, std::vec
   const double dampening = options.number("dampening", 0, 0, kUnbounded);
   const double weightDecay = options.number("weightDecay", 0, 0, kUnbounded);
   const bool nesterov = options.flag("nesterov", false);
+  const bool fused = options.flag("fused", true);
   if (nesterov && (momentum <= 0 || dampening != 0)) {
     throw InvalidArgument(options.owner() + ": nesterov needs momentum > 0 and dampening 0, got momentum " +
                           formatNumber(momentum) + " and dampening " + formatNumber(dampening));
   }
   const auto defaults =
       torch::optim::SGDOptions(lr).momentum(momentum).dampening(dampening).weight_decay(weightDecay).nesterov(nesterov);
+  if (fused) return build<FusedSgd>(defaults, std::move(plans));
   return build<torch::optim::SGD>(defaults, std::move(plans));
 }
 

@@ -1,0 +1,116 @@
+#include "core/train/sgd_update.h"
+
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+
+#include <cmath>
+
+namespace firebrand {
+namespace {
+
+// The coefficients as libtorch applies them: its Scalars cast to the tensor's type.
+template <typename T>
+struct Factors {
+  T negativeLr;
+  T momentum;
+  T undampened;  // 1 - dampening
+  T weightDecay;
+};
+
+// x + alpha * y, rounded once (a fused multiply-add) or twice.
+template <bool kRoundOnce, typename T>
+inline T addScaled(T x, T alpha, T y) {
+  if constexpr (kRoundOnce) {
+    return std::fma(alpha, y, x);
+  } else {
+    return x + alpha * y;
+  }
+}
+
+template <bool kRoundOnce, typename T>
+__attribute__((always_inline)) inline void updateRange(const SgdSlice<T>& slice, const Factors<T>& factors,
+                                                       const SgdCoefficients& options, int64_t begin, int64_t end) {
+  T* __restrict parameter = slice.parameter;
+  const T* __restrict grad = slice.grad;
+  T* __restrict buffer = slice.momentumBuffer;
+  const bool decay = options.weightDecay != 0;
+  for (int64_t i = begin; i < end; ++i) {
+    T d = decay ? addScaled<kRoundOnce>(grad[i], factors.weightDecay, parameter[i]) : grad[i];
+    if (buffer != nullptr) {
+      const T momentum = options.firstMomentumStep
+                             ? d
+                             : addScaled<kRoundOnce>(buffer[i] * factors.momentum, factors.undampened, d);
+      buffer[i] = momentum;
+      d = options.nesterov ? addScaled<kRoundOnce>(d, factors.momentum, momentum) : momentum;
+    }
+    parameter[i] = addScaled<kRoundOnce>(parameter[i], factors.negativeLr, d);
+  }
+}
+
+template <typename T>
+void updateRoundingTwice(const SgdSlice<T>& slice, const Factors<T>& factors, const SgdCoefficients& options,
+                         int64_t begin, int64_t end) {
+  updateRange<false>(slice, factors, options, begin, end);
+}
+
+// Without an FMA instruction to inline, std::fma is a library call: correct, slower.
+template <typename T>
+void updateRoundingOnce(const SgdSlice<T>& slice, const Factors<T>& factors, const SgdCoefficients& options,
+                        int64_t begin, int64_t end) {
+  updateRange<true>(slice, factors, options, begin, end);
+}
+
+#if defined(__x86_64__)
+// Compiled for the FMA instruction (vectorized at -O3), used where the CPU has it.
+template <typename T>
+__attribute__((target("avx2,fma"))) void updateRoundingOnceAvx2(const SgdSlice<T>& slice, const Factors<T>& factors,
+                                                                const SgdCoefficients& options, int64_t begin,
+                                                                int64_t end) {
+  updateRange<true>(slice, factors, options, begin, end);
+}
+#endif
+
+// Whether libtorch's add kernel rounds x + alpha * y once: b * b below is
+// 1 + 2^-11 + 2^-24 exactly, and rounding it to T first loses the 2^-24 that
+// a fused multiply-add keeps. Asked of libtorch itself, since its kernel
+// depends on the CPU and on ATEN_CPU_CAPABILITY.
+template <typename T>
+bool libtorchRoundsOnce() {
+  static const bool once = [] {
+    const T b = T(1) + std::ldexp(T(1), -12);
+    at::Tensor sum = at::full({1}, -(T(1) + std::ldexp(T(1), -11)), at::CppTypeToScalarType<T>::value);
+    sum.add_(at::full({1}, b, sum.scalar_type()), b);
+    return sum.item<T>() != 0;
+  }();
+  return once;
+}
+
+template <typename T>
+auto rangeUpdate() {
+  if (!libtorchRoundsOnce<T>()) return &updateRoundingTwice<T>;
+#if defined(__x86_64__)
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return &updateRoundingOnceAvx2<T>;
+#endif
+  return &updateRoundingOnce<T>;
+}
+
+template <typename T>
+void update(const SgdSlice<T>& slice, const SgdCoefficients& options) {
+  static const auto updateOf = rangeUpdate<T>();
+  const Factors<T> factors{static_cast<T>(-options.lr), static_cast<T>(options.momentum),
+                           static_cast<T>(1 - options.dampening), static_cast<T>(options.weightDecay)};
+  // Split like libtorch's elementwise kernels: no threads below its grain size.
+  if (slice.size < at::internal::GRAIN_SIZE) {
+    updateOf(slice, factors, options, 0, slice.size);
+    return;
+  }
+  at::parallel_for(0, slice.size, at::internal::GRAIN_SIZE,
+                   [&](int64_t begin, int64_t end) { updateOf(slice, factors, options, begin, end); });
+}
+
+}  // namespace
+
+void sgdUpdate(const SgdSlice<float>& slice, const SgdCoefficients& coefficients) { update(slice, coefficients); }
+void sgdUpdate(const SgdSlice<double>& slice, const SgdCoefficients& coefficients) { update(slice, coefficients); }
+
+}  // namespace firebrand
