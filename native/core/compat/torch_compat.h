@@ -45,10 +45,12 @@ inline void zeroGradToNone(torch::optim::Optimizer& optimizer) {
 
 // The key of a parameter's entry in an optimizer's state(): 1.13 keys it by
 // the address of the parameter's TensorImpl printed as text, 2.x by the address.
+using OptimizerStateKey =
+    typename std::decay_t<decltype(std::declval<torch::optim::Optimizer&>().state())>::key_type;
+
 // (A template so that only the branch of the version built against is compiled.)
-template <typename Optimizer = torch::optim::Optimizer>
-auto optimizerStateKey(const at::Tensor& parameter) {
-  using Key = typename std::decay_t<decltype(std::declval<Optimizer&>().state())>::key_type;
+template <typename Key = OptimizerStateKey>
+Key optimizerStateKey(const at::Tensor& parameter) {
   if constexpr (std::is_same_v<Key, std::string>) {
     std::ostringstream text;  // as c10::guts::to_string writes it
     text << parameter.unsafeGetTensorImpl();

@@ -2,7 +2,6 @@
 
 #include <ATen/ATen.h>
 
-#include "core/compat/torch_compat.h"
 #include "core/train/sgd_update.h"
 
 namespace firebrand {
@@ -18,78 +17,80 @@ bool sameDenseCpuMemory(const at::Tensor& tensor, const at::Tensor& other) {
 }
 
 template <typename T>
-void update(const at::Tensor& parameter, const at::Tensor& grad, const at::Tensor& buffer,
+void update(const at::Tensor& parameter, const at::Tensor& grad, const at::Tensor* buffer,
             const SgdCoefficients& coefficients) {
   SgdSlice<T> slice;
   slice.parameter = parameter.data_ptr<T>();
   slice.grad = grad.data_ptr<T>();
-  slice.momentumBuffer = buffer.defined() ? buffer.data_ptr<T>() : nullptr;
+  slice.momentumBuffer = buffer != nullptr ? buffer->data_ptr<T>() : nullptr;
   slice.size = parameter.numel();
   sgdUpdate(slice, coefficients);
 }
 
 }  // namespace
 
-bool FusedSgd::fusable() {
+const compat::OptimizerStateKey& FusedSgd::stateKey(const at::Tensor& parameter) {
+  const auto known = keys_.find(parameter.unsafeGetTensorImpl());
+  if (known != keys_.end()) return known->second;
+  return keys_.emplace(parameter.unsafeGetTensorImpl(), compat::optimizerStateKey(parameter)).first->second;
+}
+
+bool FusedSgd::planUpdates() {
+  updates_.clear();
   for (auto& group : param_groups()) {
-    const bool momentum = static_cast<const torch::optim::SGDOptions&>(group.options()).momentum() != 0;
+    const auto& options = static_cast<const torch::optim::SGDOptions&>(group.options());
     for (const auto& parameter : group.params()) {
       const at::Tensor& grad = parameter.grad();
       if (!grad.defined()) continue;
       if (!sameDenseCpuMemory(parameter, grad)) return false;
-      if (!momentum) continue;
-      const auto entry = state().find(compat::optimizerStateKey(parameter));
-      if (entry == state().end()) continue;
-      const auto& buffer = static_cast<const torch::optim::SGDParamState&>(*entry->second).momentum_buffer();
-      if (!buffer.defined() || !sameDenseCpuMemory(parameter, buffer)) return false;
+      const at::Tensor* buffer = nullptr;
+      if (options.momentum() != 0) {
+        const auto entry = state().find(stateKey(parameter));
+        if (entry != state().end()) {
+          buffer = &static_cast<const torch::optim::SGDParamState&>(*entry->second).momentum_buffer();
+          if (!buffer->defined() || !sameDenseCpuMemory(parameter, *buffer)) return false;
+        }
+      }
+      updates_.push_back({&parameter, &grad, &options, buffer});
     }
   }
   return true;
 }
 
-at::Tensor FusedSgd::momentumBuffer(const at::Tensor& parameter, bool& made) {
-  const auto key = compat::optimizerStateKey(parameter);
-  const auto entry = state().find(key);
-  made = entry == state().end();
-  if (!made) return static_cast<torch::optim::SGDParamState&>(*entry->second).momentum_buffer();
+const at::Tensor& FusedSgd::addMomentumBuffer(const at::Tensor& parameter) {
   auto fresh = std::make_unique<torch::optim::SGDParamState>();
   fresh->momentum_buffer(at::empty_like(parameter));
-  at::Tensor buffer = fresh->momentum_buffer();
-  state()[key] = std::move(fresh);
-  return buffer;
+  auto& entry = state()[stateKey(parameter)];
+  entry = std::move(fresh);
+  return static_cast<const torch::optim::SGDParamState&>(*entry).momentum_buffer();
 }
 
 at::Tensor FusedSgd::step(LossClosure closure) {
-  if (!fusable()) return SGD::step(std::move(closure));
+  // A closure computes the gradients, which must be checked after it runs: libtorch's step runs it.
+  if (closure != nullptr || !planUpdates()) return SGD::step(std::move(closure));
   at::NoGradGuard noGrad;
-  at::Tensor loss;
-  if (closure != nullptr) {
-    at::AutoGradMode enableGrad(true);
-    loss = closure();
-  }
-  for (auto& group : param_groups()) {
-    const auto& options = static_cast<const torch::optim::SGDOptions&>(group.options());
+  for (const PendingUpdate& pending : updates_) {
+    const torch::optim::SGDOptions& options = *pending.options;
     SgdCoefficients coefficients;
     coefficients.lr = options.lr();
     coefficients.momentum = options.momentum();
     coefficients.dampening = options.dampening();
     coefficients.weightDecay = options.weight_decay();
     coefficients.nesterov = options.nesterov();
-    for (auto& parameter : group.params()) {
-      const at::Tensor& grad = parameter.grad();
-      if (!grad.defined()) continue;
-      at::Tensor buffer;
-      if (coefficients.momentum != 0) buffer = momentumBuffer(parameter, coefficients.firstMomentumStep);
-      if (parameter.scalar_type() == at::kFloat) {
-        update<float>(parameter, grad, buffer, coefficients);
-      } else {
-        update<double>(parameter, grad, buffer, coefficients);
-      }
-      // As an in-place op would: autograd refuses a changed tensor it saved.
-      parameter.unsafeGetTensorImpl()->bump_version();
+    const at::Tensor* buffer = pending.buffer;
+    if (options.momentum() != 0 && buffer == nullptr) {
+      buffer = &addMomentumBuffer(*pending.parameter);
+      coefficients.firstMomentumStep = true;
     }
+    if (pending.parameter->scalar_type() == at::kFloat) {
+      update<float>(*pending.parameter, *pending.grad, buffer, coefficients);
+    } else {
+      update<double>(*pending.parameter, *pending.grad, buffer, coefficients);
+    }
+    // As an in-place op would: autograd refuses a changed tensor it saved.
+    pending.parameter->unsafeGetTensorImpl()->bump_version();
   }
-  return loss;
+  return {};
 }
 
 }  // namespace firebrand

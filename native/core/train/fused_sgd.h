@@ -2,11 +2,17 @@
 // elements (sgd_update.h) instead of libtorch's three to six dispatched ops,
 // each with a tensor or two to allocate: on a small model those ops are a
 // large share of the step. Same options, same state (the momentum buffers,
-// saved and loaded as SGD's), same bits. Parameters on another device, of
-// another dtype than float32/float64, or whose gradient is laid out
-// differently take libtorch's own step.
+// saved and loaded as SGD's), same bits. A step takes libtorch's own path
+// when a parameter is on another device, of another dtype than
+// float32/float64, or laid out differently from its gradient or buffer, and
+// when it is given a closure.
 #pragma once
 #include <torch/optim/sgd.h>
+
+#include <unordered_map>
+#include <vector>
+
+#include "core/compat/torch_compat.h"
 
 namespace firebrand {
 
@@ -17,10 +23,22 @@ class FusedSgd : public torch::optim::SGD {
   at::Tensor step(LossClosure closure = nullptr) override;
 
  private:
-  // Whether every parameter with a gradient can take the one-pass update.
-  bool fusable();
-  // The parameter's momentum buffer, made (uninitialised; the update fills it) on its first step.
-  at::Tensor momentumBuffer(const at::Tensor& parameter, bool& made);
+  struct PendingUpdate {
+    const at::Tensor* parameter;
+    const at::Tensor* grad;
+    const torch::optim::SGDOptions* options;
+    const at::Tensor* buffer;  // the momentum buffer; null without momentum or before its first step
+  };
+
+  // This step's updates, checked before any is made; false when one needs libtorch's step.
+  bool planUpdates();
+  const compat::OptimizerStateKey& stateKey(const at::Tensor& parameter);
+  // The new momentum buffer of `parameter` (uninitialised: its first update fills it).
+  const at::Tensor& addMomentumBuffer(const at::Tensor& parameter);
+
+  std::vector<PendingUpdate> updates_;
+  // Keys made once per parameter: 1.13's are formatted text.
+  std::unordered_map<const c10::TensorImpl*, compat::OptimizerStateKey> keys_;
 };
 
 }  // namespace firebrand
