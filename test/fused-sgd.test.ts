@@ -11,6 +11,7 @@ import { bothSteps, firstDifference, mlp, trainedWeights } from './fused-sgd-run
 
 const cases: { title: string; optimizer: OptimizerSpec; lrScheduler?: SchedulerSpec; numThreads?: number }[] = [
   { title: 'plain SGD', optimizer: { name: 'sgd', lr: 0.05 } },
+  { title: 'weight decay without momentum', optimizer: { name: 'sgd', lr: 0.05, weightDecay: 0.02 } },
   { title: 'momentum with dampening', optimizer: { name: 'sgd', lr: 0.05, momentum: 0.9, dampening: 0.3 } },
   { title: 'nesterov momentum with weight decay', optimizer: { name: 'sgd', lr: 0.05, momentum: 0.8, nesterov: true, weightDecay: 0.01 } },
   {

@@ -27,23 +27,61 @@ inline T addScaled(T x, T alpha, T y) {
   }
 }
 
-template <bool kRoundOnce, typename T>
-__attribute__((always_inline)) inline void updateRange(const SgdSlice<T>& slice, const Factors<T>& factors,
-                                                       const SgdCoefficients& options, int64_t begin, int64_t end) {
+enum class Momentum { None, First, Running };
+
+// One loop per combination of options, so that each compiles to branch-free (vector) code.
+template <bool kRoundOnce, bool kDecay, Momentum kMomentum, bool kNesterov, typename T>
+__attribute__((always_inline)) inline void updateLoop(const SgdSlice<T>& slice, const Factors<T>& factors,
+                                                      int64_t begin, int64_t end) {
   T* __restrict parameter = slice.parameter;
   const T* __restrict grad = slice.grad;
   T* __restrict buffer = slice.momentumBuffer;
-  const bool decay = options.weightDecay != 0;
   for (int64_t i = begin; i < end; ++i) {
-    T d = decay ? addScaled<kRoundOnce>(grad[i], factors.weightDecay, parameter[i]) : grad[i];
-    if (buffer != nullptr) {
-      const T momentum = options.firstMomentumStep
-                             ? d
-                             : addScaled<kRoundOnce>(buffer[i] * factors.momentum, factors.undampened, d);
+    T d = grad[i];
+    if constexpr (kDecay) d = addScaled<kRoundOnce>(d, factors.weightDecay, parameter[i]);
+    if constexpr (kMomentum != Momentum::None) {
+      T momentum = d;
+      if constexpr (kMomentum == Momentum::Running) {
+        momentum = addScaled<kRoundOnce>(buffer[i] * factors.momentum, factors.undampened, d);
+      }
       buffer[i] = momentum;
-      d = options.nesterov ? addScaled<kRoundOnce>(d, factors.momentum, momentum) : momentum;
+      d = kNesterov ? addScaled<kRoundOnce>(d, factors.momentum, momentum) : momentum;
     }
     parameter[i] = addScaled<kRoundOnce>(parameter[i], factors.negativeLr, d);
+  }
+}
+
+template <bool kRoundOnce, bool kDecay, Momentum kMomentum, typename T>
+__attribute__((always_inline)) inline void updateWithMomentum(const SgdSlice<T>& slice, const Factors<T>& factors,
+                                                              const SgdCoefficients& options, int64_t begin,
+                                                              int64_t end) {
+  if (options.nesterov) {
+    updateLoop<kRoundOnce, kDecay, kMomentum, true>(slice, factors, begin, end);
+  } else {
+    updateLoop<kRoundOnce, kDecay, kMomentum, false>(slice, factors, begin, end);
+  }
+}
+
+template <bool kRoundOnce, bool kDecay, typename T>
+__attribute__((always_inline)) inline void updateWithDecay(const SgdSlice<T>& slice, const Factors<T>& factors,
+                                                           const SgdCoefficients& options, int64_t begin,
+                                                           int64_t end) {
+  if (slice.momentumBuffer == nullptr) {
+    updateLoop<kRoundOnce, kDecay, Momentum::None, false>(slice, factors, begin, end);
+  } else if (options.firstMomentumStep) {
+    updateWithMomentum<kRoundOnce, kDecay, Momentum::First>(slice, factors, options, begin, end);
+  } else {
+    updateWithMomentum<kRoundOnce, kDecay, Momentum::Running>(slice, factors, options, begin, end);
+  }
+}
+
+template <bool kRoundOnce, typename T>
+__attribute__((always_inline)) inline void updateRange(const SgdSlice<T>& slice, const Factors<T>& factors,
+                                                       const SgdCoefficients& options, int64_t begin, int64_t end) {
+  if (options.weightDecay != 0) {
+    updateWithDecay<kRoundOnce, true>(slice, factors, options, begin, end);
+  } else {
+    updateWithDecay<kRoundOnce, false>(slice, factors, options, begin, end);
   }
 }
 
