@@ -109,6 +109,8 @@ export interface RuntimeInfo {
   numThreads: number;
   blas: { vendor: string; library: string };
   build: BuildInfo;
+  /** Optimizers whose fused one-pass step (option `fused`, default true) runs for float32 CPU parameters in this process. */
+  fusedOptimizers: string[];
 }
 
 export interface NativeDataset {

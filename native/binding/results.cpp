@@ -136,6 +136,7 @@ Napi::Object toJs(Napi::Env env, const RuntimeInfo& info) {
   build.Set("gloo", Napi::Boolean::New(env, info.build.gloo));
   build.Set("nccl", Napi::Boolean::New(env, info.build.nccl));
   object.Set("build", build);
+  object.Set("fusedOptimizers", toJs(env, info.fusedOptimizers));
   return object;
 }
 

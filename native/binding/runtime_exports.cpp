@@ -5,12 +5,17 @@
 #include "binding/results.h"
 #include "core/options/option_reader.h"
 #include "core/runtime/runtime_info.h"
+#include "core/train/optimizer_factory.h"
 
 namespace firebrand::binding {
 namespace {
 
 Napi::Value RuntimeInfoValue(const Napi::CallbackInfo& info) {
-  return guard(info.Env(), [&]() -> Napi::Value { return toJs(info.Env(), runtimeInfo()); });
+  return guard(info.Env(), [&]() -> Napi::Value {
+    RuntimeInfo runtime = runtimeInfo();
+    runtime.fusedOptimizers = fusedOptimizers();
+    return toJs(info.Env(), runtime);
+  });
 }
 
 void SetNumThreads(const Napi::CallbackInfo& info) {

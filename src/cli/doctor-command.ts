@@ -58,6 +58,7 @@ export async function runDoctor(write: (text: string) => void): Promise<number> 
     ['distributed', `gloo ${yesNo(build.gloo)}, nccl ${yesNo(build.nccl)}`],
     ['BLAS', `${info.blas.vendor} (${info.blas.library || 'library not found'})`],
     ['threads', `${info.numThreads} (libtorch intra-op; config.numThreads sets them)`],
+    ['optimizers', `fused one-pass steps for float32 CPU parameters: ${info.fusedOptimizers.join(', ') || 'none'}`],
   ];
   const warnings: string[] = [];
   if (info.blas.vendor === 'reference') {

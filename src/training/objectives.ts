@@ -55,6 +55,12 @@ export type OptimizerSpec = OptimizerGroupOptions &
         /** Default 0 for adam, 0.01 for adamw, as in PyTorch. */
         weightDecay?: number;
         amsgrad?: boolean;
+        /**
+         * Update each CPU float32/float64 parameter in one pass over its elements instead of libtorch's
+         * per-op step, where a check against libtorch's step at start-up found the same bits
+         * (runtimeInfo().fusedOptimizers). Default true; false takes libtorch's own step.
+         */
+        fused?: boolean;
       }
     | { name: 'rmsprop'; lr?: number; alpha?: number; eps?: number; weightDecay?: number; momentum?: number; centered?: boolean }
     | { name: 'adagrad'; lr?: number; lrDecay?: number; weightDecay?: number; initialAccumulatorValue?: number; eps?: number }

@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace firebrand {
 
@@ -31,6 +32,9 @@ struct RuntimeInfo {
   int64_t numThreads = 0;
   BlasInfo blas;
   BuildInfo build;
+  // Optimizers whose fused one-pass step runs for float32 CPU parameters here
+  // (filled in by whoever knows the optimizers: see fusedOptimizers()).
+  std::vector<std::string> fusedOptimizers;
 };
 
 RuntimeInfo runtimeInfo();

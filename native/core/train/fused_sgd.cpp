@@ -7,15 +7,6 @@
 namespace firebrand {
 namespace {
 
-// Dense CPU memory of float32/float64 that `other` shares element for element (same strides).
-bool sameDenseCpuMemory(const at::Tensor& tensor, const at::Tensor& other) {
-  return tensor.device().is_cpu() && other.device().is_cpu() && tensor.layout() == at::kStrided &&
-         other.layout() == at::kStrided && tensor.scalar_type() == other.scalar_type() &&
-         (tensor.scalar_type() == at::kFloat || tensor.scalar_type() == at::kDouble) &&
-         tensor.is_non_overlapping_and_dense() && tensor.sizes() == other.sizes() &&
-         tensor.strides() == other.strides();
-}
-
 template <typename T>
 void update(const at::Tensor& parameter, const at::Tensor& grad, const at::Tensor* buffer,
             const SgdCoefficients& coefficients) {
@@ -29,12 +20,6 @@ void update(const at::Tensor& parameter, const at::Tensor& grad, const at::Tenso
 
 }  // namespace
 
-const compat::OptimizerStateKey& FusedSgd::stateKey(const at::Tensor& parameter) {
-  const auto known = keys_.find(parameter.unsafeGetTensorImpl());
-  if (known != keys_.end()) return known->second;
-  return keys_.emplace(parameter.unsafeGetTensorImpl(), compat::optimizerStateKey(parameter)).first->second;
-}
-
 bool FusedSgd::planUpdates() {
   updates_.clear();
   for (auto& group : param_groups()) {
@@ -45,7 +30,7 @@ bool FusedSgd::planUpdates() {
       if (!sameDenseCpuMemory(parameter, grad)) return false;
       const at::Tensor* buffer = nullptr;
       if (options.momentum() != 0) {
-        const auto entry = state().find(stateKey(parameter));
+        const auto entry = state().find(keys_.of(parameter));
         if (entry != state().end()) {
           buffer = &static_cast<const torch::optim::SGDParamState&>(*entry->second).momentum_buffer();
           if (!buffer->defined() || !sameDenseCpuMemory(parameter, *buffer)) return false;
@@ -60,7 +45,7 @@ bool FusedSgd::planUpdates() {
 const at::Tensor& FusedSgd::addMomentumBuffer(const at::Tensor& parameter) {
   auto fresh = std::make_unique<torch::optim::SGDParamState>();
   fresh->momentum_buffer(at::empty_like(parameter));
-  auto& entry = state()[stateKey(parameter)];
+  auto& entry = state()[keys_.of(parameter)];
   entry = std::move(fresh);
   return static_cast<const torch::optim::SGDParamState&>(*entry).momentum_buffer();
 }

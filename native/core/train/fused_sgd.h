@@ -9,10 +9,9 @@
 #pragma once
 #include <torch/optim/sgd.h>
 
-#include <unordered_map>
 #include <vector>
 
-#include "core/compat/torch_compat.h"
+#include "core/train/fused_step_support.h"
 
 namespace firebrand {
 
@@ -32,13 +31,11 @@ class FusedSgd : public torch::optim::SGD {
 
   // This step's updates, checked before any is made; false when one needs libtorch's step.
   bool planUpdates();
-  const compat::OptimizerStateKey& stateKey(const at::Tensor& parameter);
   // The new momentum buffer of `parameter` (uninitialised: its first update fills it).
   const at::Tensor& addMomentumBuffer(const at::Tensor& parameter);
 
   std::vector<PendingUpdate> updates_;
-  // Keys made once per parameter: 1.13's are formatted text.
-  std::unordered_map<const c10::TensorImpl*, compat::OptimizerStateKey> keys_;
+  OptimizerStateKeys keys_;
 };
 
 }  // namespace firebrand

@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "core/errors.h"
+#include "core/train/fused_adam.h"
 #include "core/train/fused_sgd.h"
 #include "core/options/option_reader.h"
 
@@ -47,7 +48,7 @@ std::unique_ptr<torch::optim::Optimizer> makeSgd(OptionReader& options, std::vec
   return build<torch::optim::SGD>(defaults, std::move(plans));
 }
 
-template <typename Optimizer, typename Options>
+template <typename Optimizer, typename FusedOptimizer, typename Options>
 std::unique_ptr<torch::optim::Optimizer> makeAdamFamily(OptionReader& options, std::vector<ParameterGroupPlan> plans,
                                                         double defaultWeightDecay) {
   const double lr = options.number("lr", 1e-3, 0, kUnbounded);
@@ -55,7 +56,9 @@ std::unique_ptr<torch::optim::Optimizer> makeAdamFamily(OptionReader& options, s
   const double eps = options.number("eps", 1e-8, 0, kUnbounded);
   const double weightDecay = options.number("weightDecay", defaultWeightDecay, 0, kUnbounded);
   const bool amsgrad = options.flag("amsgrad", false);
+  const bool fused = options.flag("fused", true);
   const auto defaults = Options(lr).betas({betas[0], betas[1]}).eps(eps).weight_decay(weightDecay).amsgrad(amsgrad);
+  if (fused) return build<FusedOptimizer>(defaults, std::move(plans));
   return build<Optimizer>(defaults, std::move(plans));
 }
 
@@ -85,6 +88,13 @@ const std::vector<std::string>& knownOptimizers() {
 
 }  // namespace
 
+std::vector<std::string> fusedOptimizers() {
+  std::vector<std::string> names = {"sgd"};  // its update needs only the add kernel's rounding, always known
+  if (FusedAdam::fusesFor(at::kFloat)) names.push_back("adam");
+  if (FusedAdamW::fusesFor(at::kFloat)) names.push_back("adamw");
+  return names;
+}
+
 std::unique_ptr<torch::optim::Optimizer> makeOptimizer(const OptimizerSpec& spec,
                                                        const torch::OrderedDict<std::string, at::Tensor>& named) {
   OptionReader options("optimizer (" + spec.name + ")", spec.options);
@@ -93,9 +103,9 @@ std::unique_ptr<torch::optim::Optimizer> makeOptimizer(const OptimizerSpec& spec
   if (spec.name == "sgd") {
     optimizer = makeSgd(options, std::move(plans));
   } else if (spec.name == "adam") {
-    optimizer = makeAdamFamily<torch::optim::Adam, torch::optim::AdamOptions>(options, std::move(plans), 0.0);
+    optimizer = makeAdamFamily<torch::optim::Adam, FusedAdam, torch::optim::AdamOptions>(options, std::move(plans), 0.0);
   } else if (spec.name == "adamw") {
-    optimizer = makeAdamFamily<torch::optim::AdamW, torch::optim::AdamWOptions>(options, std::move(plans), 1e-2);
+    optimizer = makeAdamFamily<torch::optim::AdamW, FusedAdamW, torch::optim::AdamWOptions>(options, std::move(plans), 1e-2);
   } else if (spec.name == "rmsprop") {
     optimizer = makeRmsprop(options, std::move(plans));
   } else if (spec.name == "adagrad") {

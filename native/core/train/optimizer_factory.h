@@ -24,6 +24,10 @@ struct OptimizerSpec {
 std::unique_ptr<torch::optim::Optimizer> makeOptimizer(const OptimizerSpec& spec,
                                                        const torch::OrderedDict<std::string, at::Tensor>& named);
 
+// The optimizers whose fused one-pass step (option `fused`, default true) runs
+// for float32 CPU parameters in this process; the others take libtorch's.
+std::vector<std::string> fusedOptimizers();
+
 // The learning rate of the first parameter group, as reported with metrics.
 double currentLearningRate(torch::optim::Optimizer& optimizer);
 

@@ -1,7 +1,9 @@
 #include "core/train/sgd_update.h"
 
-#include <ATen/ATen.h>
+#include "core/train/kernel_rounding.h"
+
 #include <ATen/Parallel.h>
+#include <ATen/TensorIterator.h>  // at::internal::GRAIN_SIZE
 
 #include <cmath>
 
@@ -108,26 +110,11 @@ __attribute__((target("avx2,fma"))) void updateRoundingOnceAvx2(const SgdSlice<T
 }
 #endif
 
-// Whether libtorch's add kernel rounds x + alpha * y once: b * b below is
-// 1 + 2^-11 + 2^-24 exactly, and rounding it to T first loses the 2^-24 that
-// a fused multiply-add keeps. Asked of libtorch itself, since its kernel
-// depends on the CPU and on ATEN_CPU_CAPABILITY.
-template <typename T>
-bool libtorchRoundsOnce() {
-  static const bool once = [] {
-    const T b = T(1) + std::ldexp(T(1), -12);
-    at::Tensor sum = at::full({1}, -(T(1) + std::ldexp(T(1), -11)), at::CppTypeToScalarType<T>::value);
-    sum.add_(at::full({1}, b, sum.scalar_type()), b);
-    return sum.item<T>() != 0;
-  }();
-  return once;
-}
-
 template <typename T>
 auto rangeUpdate() {
-  if (!libtorchRoundsOnce<T>()) return &updateRoundingTwice<T>;
+  if (!libtorchAddRoundsOnce<T>()) return &updateRoundingTwice<T>;
 #if defined(__x86_64__)
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return &updateRoundingOnceAvx2<T>;
+  if (cpuHasFma()) return &updateRoundingOnceAvx2<T>;
 #endif
   return &updateRoundingOnce<T>;
 }

@@ -5,8 +5,7 @@
 //   d = nesterov ? d + momentum * buf : buf        (with momentum)
 //   p = p - lr * d
 // rounding each `x + alpha * y` the way libtorch's add kernel does on this
-// machine (once, as a fused multiply-add, in its AVX2/AVX512 kernels; twice in
-// its default one), so the two steps give the same bits.
+// machine (kernel_rounding.h), so the two steps give the same bits.
 #pragma once
 #include <cstdint>
 

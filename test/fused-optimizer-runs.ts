@@ -1,5 +1,5 @@
-// Training runs that compare SGD's fused step with libtorch's per-op step
-// (fused: false), for test/fused-sgd.test.ts and its child process.
+// Training runs that compare an optimizer's fused step with libtorch's per-op
+// step (fused: false), for test/fused-optimizers.test.ts and its child process.
 import { Dataset, ModelSpec, nn, OptimizerSpec, SchedulerSpec, Trainer } from '../src';
 import { seededRandom } from './helpers';
 
