@@ -59,6 +59,14 @@ describe('command line', () => {
     expect(result.stdout).to.match(/\n {2}evalEvery +"epoch" +an integer >= 1 or 'epoch'\n/);
   });
 
+  it('doctor says what the install runs on, which optimizers fuse, and passes its smoke test', () => {
+    const result = firebrand(['doctor'], os.tmpdir());
+    expect(result.status, result.stderr).to.equal(0);
+    expect(result.stdout).to.match(/\nlibtorch: +\d+\.\d+/);
+    expect(result.stdout).to.match(/\noptimizers: +fused one-pass steps for float32 CPU parameters: sgd, adam, adamw\n/);
+    expect(result.stdout).to.match(/\nsmoke test: +ok/);
+  });
+
   it('names what is wrong in a run file, an override or the command line', () => {
     const typo = firebrand(['train', 'run.json'], runFolder({ modle: {} }));
     expect(typo.status).to.equal(1);

@@ -1,6 +1,7 @@
 #include "core/train/fused_adam.h"
 
 #include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
 
 #include <optional>
 #include <type_traits>
