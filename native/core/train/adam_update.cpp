@@ -114,14 +114,17 @@ __attribute__((target("avx2,fma"))) void updateRoundingOnceAvx2(const AdamSlice<
 #endif
 
 template <typename T>
-void update(const AdamSlice<T>& slice, const AdamCoefficients& options) {
-  auto* updateOf = &updateRoundingTwice<T>;
-  if (options.roundOnce) {
-    updateOf = &updateRoundingOnce<T>;
+auto rangeUpdate(bool roundOnce) {
+  if (!roundOnce) return &updateRoundingTwice<T>;
 #if defined(__x86_64__)
-    if (cpuHasFma()) updateOf = &updateRoundingOnceAvx2<T>;
+  if (cpuHasFma()) return &updateRoundingOnceAvx2<T>;
 #endif
-  }
+  return &updateRoundingOnce<T>;
+}
+
+template <typename T>
+void update(const AdamSlice<T>& slice, const AdamCoefficients& options) {
+  const auto updateOf = rangeUpdate<T>(options.roundOnce);
   const double biasCorrection1 = 1 - std::pow(options.beta1, static_cast<double>(options.step));
   const double biasCorrection2 = 1 - std::pow(options.beta2, static_cast<double>(options.step));
   const Factors<T> factors{static_cast<T>(options.weightDecay),

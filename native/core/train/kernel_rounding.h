@@ -15,9 +15,9 @@ bool libtorchAddRoundsOnce();
 template <typename T>
 bool libtorchAddcmulRoundsOnce();
 
-// The kernels of one rounding or the other, for the CPU: an FMA instruction
-// where the CPU has one (x86-64 code for it is compiled with
-// __attribute__((target("avx2,fma")))), else std::fma, correct but a library call.
+// Whether the CPU has AVX2 and FMA: the kernels that round once have a
+// version compiled for them (__attribute__((target("avx2,fma")))); elsewhere
+// they call std::fma, correct but slower.
 bool cpuHasFma();
 
 }  // namespace firebrand
