@@ -1,6 +1,7 @@
-// Each Trainer runs its native work on a thread of its own: one per trainer
-// that has run something, ended when the trainer is garbage-collected, and
-// libuv's pool stays free for the process's own fs, dns and crypto work.
+// Each Trainer (and each inference Model) runs its native work on a thread of
+// its own: one per trainer that has run something, ended when the trainer is
+// garbage-collected, and libuv's pool stays free for the process's own fs,
+// dns and crypto work.
 import { expect } from 'chai';
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
@@ -71,6 +72,40 @@ describe('trainer threads', () => {
     expect(result.status, result.stderr).to.equal(0);
     const times = JSON.parse(result.stdout.trim().split('\n').pop() as string) as Record<string, number>;
     expect(times.fitLeftMs, 'the fits should still be running when the stat is done').to.be.above(200);
+    expect(times.statMs).to.be.below(100);
+  });
+
+  it("runs a Model's predictions off libuv's pool: a file stat does not wait for them", () => {
+    // One pool thread, two models predicting for a few seconds each (on the pool, the stat would queue behind them).
+    const script = `
+      const fs = require('node:fs');
+      const os = require('node:os');
+      const path = require('node:path');
+      const { Dataset, Model, nn, Trainer } = require(${JSON.stringify(path.join(__dirname, '..', 'src'))});
+      (async () => {
+        const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'firebrand-model-thread-'));
+        const trainer = new Trainer({ model: nn.sequential(nn.linear(64, 1024), nn.relu(), nn.linear(1024, 1)), loss: 'mse',
+                                      optimizer: 'sgd', config: { numThreads: 1, progressBar: false } });
+        await trainer.fit(Dataset.fromArrays({ inputs: new Float32Array(32 * 64), inputShape: [32, 64], targets: new Float32Array(32) }));
+        await trainer.save(folder);
+        const models = [await Model.load(folder), await Model.load(folder)];
+        const rows = 200000;
+        const inputs = new Float32Array(rows * 64);
+        const predictions = models.map((model) => model.predict(inputs, [rows, 64]));
+        let predicted = 0;
+        Promise.all(predictions).then(() => { predicted = performance.now(); });
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        const started = performance.now();
+        await fs.promises.stat(process.execPath);
+        const statDone = performance.now();
+        await Promise.all(predictions);
+        fs.rmSync(folder, { recursive: true, force: true });
+        console.log(JSON.stringify({ statMs: statDone - started, predictLeftMs: predicted - statDone}));
+      })();`;
+    const result = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', env: { ...process.env, UV_THREADPOOL_SIZE: '1' } });
+    expect(result.status, result.stderr).to.equal(0);
+    const times = JSON.parse(result.stdout.trim().split('\n').pop() as string) as Record<string, number>;
+    expect(times.predictLeftMs, 'the predictions should still be running when the stat is done').to.be.above(200);
     expect(times.statMs).to.be.below(100);
   });
 });

@@ -135,8 +135,7 @@ EngineWrap::EngineWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Engine
 std::function<void()> EngineWrap::claim(const char* operation) { return lock_.claim(Value(), operation, "trainer"); }
 
 Napi::Value EngineWrap::startTask(Napi::Env env, PromiseWorker::Task task, const char* operation) {
-  return ThreadTask<PromiseWorker::Finish>::Start(
-      env, thread_, [task = std::move(task)](const auto&) { return task(); }, std::nullopt, {}, claim(operation));
+  return startOnThread(env, thread_, std::move(task), claim(operation));
 }
 
 // (data, options, onReport, onBatch?) -> Promise<EpochResult>

@@ -2,8 +2,8 @@
 
 #include "binding/convert.h"
 #include "binding/js_errors.h"
-#include "binding/promise_worker.h"
 #include "binding/results.h"
+#include "binding/thread_task.h"
 #include "core/inference/prediction.h"
 #include "core/model/model_source.h"
 #include "core/model/weights.h"
@@ -35,8 +35,8 @@ Napi::Value ModelWrap::Predict(const Napi::CallbackInfo& info) {
     at::Tensor inputs = toTensor(info[0], toShape(info[1], "inputShape"), "inputs");
     PredictionOptions options{device_, std::nullopt, toInteger(info[2], "batchSize", 1)};
     auto model = model_;
-    return PromiseWorker::Start(
-        env,
+    return startOnThread(
+        env, thread_,
         [model, inputs, options]() -> PromiseWorker::Finish {
           useRequestedThreads();
           at::Tensor outputs = predictInBatches(*model, inputs, options);
@@ -53,8 +53,8 @@ Napi::Value ModelWrap::LoadWeights(const Napi::CallbackInfo& info) {
     const std::string path = toString(info[0], "path");
     const bool strict = toBoolean(info[1], "strict");
     auto model = model_;
-    return PromiseWorker::Start(
-        env,
+    return startOnThread(
+        env, thread_,
         [model, path, strict]() -> PromiseWorker::Finish {
           const WeightsReport report = loadWeights(*model, readWeightsFile(path), strict, path);
           return [report](Napi::Env env) -> Napi::Value { return toJs(env, report); };

@@ -1,11 +1,13 @@
 // JS handle of a model for inference only (Model.load): no loss, no
-// optimizer; predictions run on libuv's pool.
+// optimizer. Its predictions run on a thread of its own, as a trainer's work
+// does (task_thread.h): a service predicting leaves libuv's pool to its I/O.
 #pragma once
 #include <napi.h>
 
 #include <memory>
 
 #include "binding/operation_lock.h"
+#include "binding/task_thread.h"
 #include "core/model/model.h"
 
 namespace firebrand::binding {
@@ -25,6 +27,7 @@ class ModelWrap : public Napi::ObjectWrap<ModelWrap> {
   std::shared_ptr<Model> model_;
   c10::Device device_ = c10::Device(c10::kCPU);
   OperationLock lock_;
+  TaskThread thread_;  // runs this model's tasks
 };
 
 }  // namespace firebrand::binding

@@ -119,4 +119,11 @@ class ThreadTask {
   PromiseSettlement settlement_;
 };
 
+// A task without reports on `thread`, settling the returned promise with what it returns.
+inline Napi::Promise startOnThread(Napi::Env env, TaskThread& thread, PromiseWorker::Task task,
+                                   PromiseSettlement::Settled settled) {
+  return ThreadTask<PromiseWorker::Finish>::Start(
+      env, thread, [task = std::move(task)](const auto&) { return task(); }, std::nullopt, {}, std::move(settled));
+}
+
 }  // namespace firebrand::binding
