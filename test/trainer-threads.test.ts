@@ -6,6 +6,32 @@ import { expect } from 'chai';
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 
+/**
+ * Runs `setup` (which starts `work`, a promise) in a fresh process with one libuv pool thread, then
+ * times a file stat made 100 ms later: were the work on the pool, the stat would queue behind it.
+ */
+function statDuringWork(setup: string): { statMs: number; workLeftMs: number } {
+  const script = `
+    const fs = require('node:fs');
+    const os = require('node:os');
+    const path = require('node:path');
+    const { Dataset, Model, nn, Trainer } = require(${JSON.stringify(path.join(__dirname, '..', 'src'))});
+    (async () => {
+      ${setup}
+      let workDone = 0;
+      work.then(() => { workDone = performance.now(); });
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const started = performance.now();
+      await fs.promises.stat(process.execPath);
+      const statDone = performance.now();
+      await work;
+      console.log(JSON.stringify({ statMs: statDone - started, workLeftMs: workDone - statDone }));
+    })();`;
+  const result = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', env: { ...process.env, UV_THREADPOOL_SIZE: '1' } });
+  expect(result.status, result.stderr).to.equal(0);
+  return JSON.parse(result.stdout.trim().split('\n').pop() as string) as { statMs: number; workLeftMs: number };
+}
+
 describe('trainer threads', () => {
   before(function () {
     if (process.platform !== 'linux') {
@@ -49,63 +75,30 @@ describe('trainer threads', () => {
   });
 
   it("leaves libuv's pool free while fits run: a file stat does not wait for an epoch", () => {
-    // One pool thread, two trainers fitting epochs of a few seconds each.
-    const script = `
-      const fs = require('node:fs');
-      const { Dataset, nn, Trainer } = require(${JSON.stringify(path.join(__dirname, '..', 'src'))});
-      (async () => {
-        const samples = 128 * 1500;
-        const data = Dataset.fromArrays({ inputs: new Float32Array(samples * 64), inputShape: [samples, 64], targets: new Float32Array(samples) });
-        const make = () => new Trainer({ model: nn.sequential(nn.linear(64, 512), nn.relu(), nn.linear(512, 1)), loss: 'mse',
-                                         optimizer: 'adam', config: { batchSize: 128, numThreads: 1, progressBar: false } });
-        const fits = [make(), make()].map((trainer) => trainer.fit(data, { numEpochs: 1 }));
-        let epochDone = 0;
-        Promise.all(fits).then(() => { epochDone = performance.now(); });
-        await new Promise((resolve) => setTimeout(resolve, 100));
-        const started = performance.now();
-        await fs.promises.stat(process.execPath);
-        const statDone = performance.now();
-        await Promise.all(fits);
-        console.log(JSON.stringify({ statMs: statDone - started, fitLeftMs: epochDone - statDone }));
-      })();`;
-    const result = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', env: { ...process.env, UV_THREADPOOL_SIZE: '1' } });
-    expect(result.status, result.stderr).to.equal(0);
-    const times = JSON.parse(result.stdout.trim().split('\n').pop() as string) as Record<string, number>;
-    expect(times.fitLeftMs, 'the fits should still be running when the stat is done').to.be.above(200);
+    // Two trainers fitting an epoch of a few seconds each.
+    const times = statDuringWork(`
+      const samples = 128 * 1500;
+      const data = Dataset.fromArrays({ inputs: new Float32Array(samples * 64), inputShape: [samples, 64], targets: new Float32Array(samples) });
+      const make = () => new Trainer({ model: nn.sequential(nn.linear(64, 512), nn.relu(), nn.linear(512, 1)), loss: 'mse',
+                                       optimizer: 'adam', config: { batchSize: 128, numThreads: 1, progressBar: false } });
+      const work = Promise.all([make(), make()].map((trainer) => trainer.fit(data, { numEpochs: 1 })));`);
+    expect(times.workLeftMs, 'the fits should still be running when the stat is done').to.be.above(200);
     expect(times.statMs).to.be.below(100);
   });
 
   it("runs a Model's predictions off libuv's pool: a file stat does not wait for them", () => {
-    // One pool thread, two models predicting for a few seconds each (on the pool, the stat would queue behind them).
-    const script = `
-      const fs = require('node:fs');
-      const os = require('node:os');
-      const path = require('node:path');
-      const { Dataset, Model, nn, Trainer } = require(${JSON.stringify(path.join(__dirname, '..', 'src'))});
-      (async () => {
-        const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'firebrand-model-thread-'));
-        const trainer = new Trainer({ model: nn.sequential(nn.linear(64, 1024), nn.relu(), nn.linear(1024, 1)), loss: 'mse',
-                                      optimizer: 'sgd', config: { numThreads: 1, progressBar: false } });
-        await trainer.fit(Dataset.fromArrays({ inputs: new Float32Array(32 * 64), inputShape: [32, 64], targets: new Float32Array(32) }));
-        await trainer.save(folder);
-        const models = [await Model.load(folder), await Model.load(folder)];
-        const rows = 200000;
-        const inputs = new Float32Array(rows * 64);
-        const predictions = models.map((model) => model.predict(inputs, [rows, 64]));
-        let predicted = 0;
-        Promise.all(predictions).then(() => { predicted = performance.now(); });
-        await new Promise((resolve) => setTimeout(resolve, 100));
-        const started = performance.now();
-        await fs.promises.stat(process.execPath);
-        const statDone = performance.now();
-        await Promise.all(predictions);
-        fs.rmSync(folder, { recursive: true, force: true });
-        console.log(JSON.stringify({ statMs: statDone - started, predictLeftMs: predicted - statDone}));
-      })();`;
-    const result = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', env: { ...process.env, UV_THREADPOOL_SIZE: '1' } });
-    expect(result.status, result.stderr).to.equal(0);
-    const times = JSON.parse(result.stdout.trim().split('\n').pop() as string) as Record<string, number>;
-    expect(times.predictLeftMs, 'the predictions should still be running when the stat is done').to.be.above(200);
+    // Two models predicting for a few seconds each.
+    const times = statDuringWork(`
+      const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'firebrand-model-thread-'));
+      const trainer = new Trainer({ model: nn.sequential(nn.linear(64, 1024), nn.relu(), nn.linear(1024, 1)), loss: 'mse',
+                                    optimizer: 'sgd', config: { numThreads: 1, progressBar: false } });
+      await trainer.fit(Dataset.fromArrays({ inputs: new Float32Array(32 * 64), inputShape: [32, 64], targets: new Float32Array(32) }));
+      await trainer.save(folder);
+      const models = [await Model.load(folder), await Model.load(folder)];
+      fs.rmSync(folder, { recursive: true, force: true });
+      const rows = 200000;
+      const work = Promise.all(models.map((model) => model.predict(new Float32Array(rows * 64), [rows, 64])));`);
+    expect(times.workLeftMs, 'the predictions should still be running when the stat is done').to.be.above(200);
     expect(times.statMs).to.be.below(100);
   });
 });
