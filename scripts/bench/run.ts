@@ -84,18 +84,35 @@ function main(): void {
       };
       // Ratios are paired within rounds (runs seconds apart), then the median taken: this machine's
       // speed drifts by tens of percent over minutes, which medians of each side alone would carry.
-      const ratio = (side: string) =>
-        median(results[name].firebrand.map((sample, round) => sample.stepsPerSecond / results[name][side][round].stepsPerSecond));
+      const ratios = (side: string) =>
+        results[name].firebrand.map((sample, round) => sample.stepsPerSecond / results[name][side][round].stepsPerSecond);
       const [firebrand, python, raw] = [of('firebrand'), of('python'), of('raw')];
-      return [name, { steps: STEPS[name], firebrand, python, raw, firebrandOverRaw: ratio('raw'), firebrandOverPython: ratio('python') }];
+      const overRaw = ratios('raw');
+      return [
+        name,
+        {
+          steps: STEPS[name],
+          firebrand,
+          python,
+          raw,
+          firebrandOverRaw: median(overRaw),
+          firebrandOverRawRange: [Math.min(...overRaw), Math.max(...overRaw)],
+          firebrandOverPython: median(ratios('python')),
+        },
+      ];
     }),
   );
   console.log(`median of ${ROUNDS} alternating rounds, ${THREADS} thread(s); steps/s (peak RSS MB, first step s); ratios: median of per-round ratios`);
-  console.log(`${'workload'.padEnd(12)} ${'firebrand'.padStart(24)} ${'python'.padStart(24)} ${'raw C++'.padStart(24)} ${'a/c'.padStart(6)} ${'a/b'.padStart(6)}`);
+  console.log(
+    `${'workload'.padEnd(12)} ${'firebrand'.padStart(24)} ${'python'.padStart(24)} ${'raw C++'.padStart(24)} ${'a/c'.padStart(6)} ${'a/c per round'.padStart(14)} ${'a/b'.padStart(6)}`,
+  );
   const cell = (side: { stepsPerSecond: number; peakRssMb: number; firstStepSeconds: number }) =>
     `${side.stepsPerSecond.toFixed(1)} (${side.peakRssMb.toFixed(0)}, ${side.firstStepSeconds.toFixed(2)})`.padStart(24);
   for (const [name, row] of Object.entries(summary)) {
-    console.log(`${name.padEnd(12)} ${cell(row.firebrand)} ${cell(row.python)} ${cell(row.raw)} ${row.firebrandOverRaw.toFixed(2).padStart(6)} ${row.firebrandOverPython.toFixed(2).padStart(6)}`);
+    const [low, high] = row.firebrandOverRawRange;
+    console.log(
+      `${name.padEnd(12)} ${cell(row.firebrand)} ${cell(row.python)} ${cell(row.raw)} ${row.firebrandOverRaw.toFixed(2).padStart(6)} ${`${low.toFixed(2)}-${high.toFixed(2)}`.padStart(14)} ${row.firebrandOverPython.toFixed(2).padStart(6)}`,
+    );
   }
   const health = JSON.parse(
     lastJsonLineText(check(spawnSync(process.execPath, [path.join(__dirname, 'event-loop-and-memory.js')], { encoding: 'utf8', env, maxBuffer: 64 * 1024 * 1024 }), 'event loop and memory')),
