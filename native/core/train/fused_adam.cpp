@@ -135,14 +135,17 @@ bool FusedAdamFamily<Base, Options, State>::planUpdates() {
 }
 
 template <typename Base, typename Options, typename State>
-State& FusedAdamFamily<Base, Options, State>::addState(const at::Tensor& parameter, bool amsgrad) {
-  auto fresh = std::make_unique<State>();
-  fresh->step(0);
-  fresh->exp_avg(at::zeros_like(parameter, at::MemoryFormat::Preserve));
-  fresh->exp_avg_sq(at::zeros_like(parameter, at::MemoryFormat::Preserve));
-  if (amsgrad) fresh->max_exp_avg_sq(at::zeros_like(parameter, at::MemoryFormat::Preserve));
+State& FusedAdamFamily<Base, Options, State>::stateOf(const at::Tensor& parameter, bool amsgrad) {
+  // Looked up again: a parameter listed twice got its state from its first update.
   auto& entry = this->state()[keys_.of(parameter)];
-  entry = std::move(fresh);
+  if (entry == nullptr) {
+    auto fresh = std::make_unique<State>();
+    fresh->step(0);
+    fresh->exp_avg(at::zeros_like(parameter, at::MemoryFormat::Preserve));
+    fresh->exp_avg_sq(at::zeros_like(parameter, at::MemoryFormat::Preserve));
+    if (amsgrad) fresh->max_exp_avg_sq(at::zeros_like(parameter, at::MemoryFormat::Preserve));
+    entry = std::move(fresh);
+  }
   return static_cast<State&>(*entry);
 }
 
@@ -153,7 +156,7 @@ at::Tensor FusedAdamFamily<Base, Options, State>::step(typename Base::LossClosur
   at::NoGradGuard noGrad;
   for (const PendingUpdate& pending : updates_) {
     const Options& options = *pending.options;
-    State& state = pending.state != nullptr ? *pending.state : addState(*pending.parameter, options.amsgrad());
+    State& state = pending.state != nullptr ? *pending.state : stateOf(*pending.parameter, options.amsgrad());
     state.step(state.step() + 1);
     const bool roundOnce = *fusedRounding<Base, Options>(pending.parameter->scalar_type());
     updateAny(*pending.parameter, *pending.grad, state.exp_avg(), state.exp_avg_sq(), state.max_exp_avg_sq(),

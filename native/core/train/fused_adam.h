@@ -38,7 +38,8 @@ class FusedAdamFamily : public Base {
 
   // This step's updates, checked before any is made; false when one needs libtorch's step.
   bool planUpdates();
-  State& addState(const at::Tensor& parameter, bool amsgrad);
+  // The parameter's state, made (zeros, step 0) before its first step.
+  State& stateOf(const at::Tensor& parameter, bool amsgrad);
 
   std::vector<PendingUpdate> updates_;
   OptimizerStateKeys keys_;

@@ -42,11 +42,15 @@ bool FusedSgd::planUpdates() {
   return true;
 }
 
-const at::Tensor& FusedSgd::addMomentumBuffer(const at::Tensor& parameter) {
-  auto fresh = std::make_unique<torch::optim::SGDParamState>();
-  fresh->momentum_buffer(at::empty_like(parameter));
+const at::Tensor& FusedSgd::momentumBuffer(const at::Tensor& parameter, bool& made) {
+  // Looked up again: a parameter listed twice got its buffer from its first update.
   auto& entry = state()[keys_.of(parameter)];
-  entry = std::move(fresh);
+  made = entry == nullptr;
+  if (made) {
+    auto fresh = std::make_unique<torch::optim::SGDParamState>();
+    fresh->momentum_buffer(at::empty_like(parameter));
+    entry = std::move(fresh);
+  }
   return static_cast<const torch::optim::SGDParamState&>(*entry).momentum_buffer();
 }
 
@@ -64,8 +68,7 @@ at::Tensor FusedSgd::step(LossClosure closure) {
     coefficients.nesterov = options.nesterov();
     const at::Tensor* buffer = pending.buffer;
     if (options.momentum() != 0 && buffer == nullptr) {
-      buffer = &addMomentumBuffer(*pending.parameter);
-      coefficients.firstMomentumStep = true;
+      buffer = &momentumBuffer(*pending.parameter, coefficients.firstMomentumStep);
     }
     if (pending.parameter->scalar_type() == at::kFloat) {
       update<float>(*pending.parameter, *pending.grad, buffer, coefficients);

@@ -31,8 +31,8 @@ class FusedSgd : public torch::optim::SGD {
 
   // This step's updates, checked before any is made; false when one needs libtorch's step.
   bool planUpdates();
-  // The new momentum buffer of `parameter` (uninitialised: its first update fills it).
-  const at::Tensor& addMomentumBuffer(const at::Tensor& parameter);
+  // The momentum buffer of `parameter`; `made` when new (uninitialised: its first update fills it).
+  const at::Tensor& momentumBuffer(const at::Tensor& parameter, bool& made);
 
   std::vector<PendingUpdate> updates_;
   OptimizerStateKeys keys_;
