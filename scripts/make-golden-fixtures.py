@@ -370,7 +370,7 @@ def write_gan(folder):
 
 
 def write_float64_mlp(folder):
-    """A TorchScript MLP of float64 parameters (300 -> 21 -> 3), for test/fused-sgd.test.ts."""
+    """A TorchScript MLP of float64 parameters (300 -> 21 -> 3), for test/fused-optimizers.test.ts."""
     torch.manual_seed(40)
     model = nn.Sequential(nn.Linear(300, 21), nn.Tanh(), nn.Linear(21, 3)).double()
     path = folder / "float64-mlp.pt"

@@ -1,8 +1,8 @@
-// A long-lived thread that runs one trainer's work, a task at a time. On
-// libuv's pool each epoch ran on whichever pool thread was free: cold caches
-// and libtorch thread-locals at every epoch (measured: tiny steps ~3% slower
-// than on one thread) and a malloc arena per pool thread, each keeping an
-// epoch's peak of activations.
+// A long-lived thread that runs one trainer's (or inference model's) work, a
+// task at a time. On libuv's pool each epoch ran on whichever pool thread was
+// free: cold caches and libtorch thread-locals at every epoch (measured: tiny
+// steps ~3% slower than on one thread) and a malloc arena per pool thread,
+// each keeping an epoch's peak of activations.
 #pragma once
 #include <condition_variable>
 #include <deque>

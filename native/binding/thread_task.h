@@ -1,5 +1,6 @@
-// Runs a task on a trainer's TaskThread and settles a promise on the JS
-// thread, handing its progress reports to a JS callback on the way. Nothing
+// Runs a task on a TaskThread (a trainer's or a model's) and settles a
+// promise on the JS thread, handing its progress reports to a JS callback on
+// the way. Nothing
 // waits for it: not the JS thread, not a libuv pool thread (four running fits
 // would otherwise hold the whole pool, and the process's fs, dns and crypto
 // work with it). If the report callback throws, the task is asked to stop

@@ -4,6 +4,7 @@
 #include <c10/util/SmallVector.h>
 
 #include <cstring>
+#include <type_traits>
 
 #include "core/errors.h"
 
@@ -18,29 +19,28 @@ void checkRows(c10::ArrayRef<int64_t> rows, int64_t count) {
   }
 }
 
-// A row size known at compile time turns each row's copy into a few moves
-// instead of a memcpy call (small models' rows are tens of bytes).
-template <size_t RowBytes>
-void copyRowsOf(const char* from, c10::ArrayRef<int64_t> rows, char* to) {
+// A row size known at compile time (std::integral_constant) turns each row's
+// copy into a few moves instead of a memcpy call (small models' rows are tens of bytes).
+template <typename RowBytes>
+void copyRowsOf(const char* from, c10::ArrayRef<int64_t> rows, RowBytes rowBytes, char* to) {
   for (const int64_t row : rows) {
-    std::memcpy(to, from + row * RowBytes, RowBytes);
-    to += RowBytes;
+    std::memcpy(to, from + row * rowBytes, rowBytes);
+    to += rowBytes;
   }
 }
 
+template <size_t kBytes>
+using Bytes = std::integral_constant<size_t, kBytes>;
+
 void copyRows(const char* from, c10::ArrayRef<int64_t> rows, size_t rowBytes, char* to) {
   switch (rowBytes) {
-    case 4: return copyRowsOf<4>(from, rows, to);
-    case 8: return copyRowsOf<8>(from, rows, to);
-    case 16: return copyRowsOf<16>(from, rows, to);
-    case 32: return copyRowsOf<32>(from, rows, to);
-    case 64: return copyRowsOf<64>(from, rows, to);
-    case 128: return copyRowsOf<128>(from, rows, to);
-    default:
-      for (const int64_t row : rows) {
-        std::memcpy(to, from + row * rowBytes, rowBytes);
-        to += rowBytes;
-      }
+    case 4: return copyRowsOf(from, rows, Bytes<4>{}, to);
+    case 8: return copyRowsOf(from, rows, Bytes<8>{}, to);
+    case 16: return copyRowsOf(from, rows, Bytes<16>{}, to);
+    case 32: return copyRowsOf(from, rows, Bytes<32>{}, to);
+    case 64: return copyRowsOf(from, rows, Bytes<64>{}, to);
+    case 128: return copyRowsOf(from, rows, Bytes<128>{}, to);
+    default: return copyRowsOf(from, rows, rowBytes, to);
   }
 }
 

@@ -1,11 +1,6 @@
 #include "core/train/adam_update.h"
 
-#include <ATen/Parallel.h>
-#include <ATen/TensorIterator.h>  // at::internal::GRAIN_SIZE
-
-#include <cmath>
-
-#include "core/train/kernel_rounding.h"
+#include "core/train/rounding_kernels.h"
 
 // Compiled with -ffp-contract=off (CMakeLists.txt): every fused multiply-add here is an explicit std::fma.
 namespace firebrand {
@@ -24,15 +19,6 @@ struct Factors {
   T eps;
   T negativeStepSize;  // -lr / (1 - beta1^step)
 };
-
-template <bool kRoundOnce, typename T>
-inline T multiplyAdd(T a, T b, T c) {
-  if constexpr (kRoundOnce) {
-    return std::fma(a, b, c);
-  } else {
-    return a * b + c;
-  }
-}
 
 // libtorch's maximum: NaN if either is.
 template <typename T>
@@ -53,10 +39,10 @@ __attribute__((always_inline)) inline void updateLoop(const AdamSlice<T>& slice,
   for (int64_t i = begin; i < end; ++i) {
     T p = parameter[i];
     T g = grad[i];
-    if constexpr (kDecay == AdamWeightDecay::L2) g = multiplyAdd<kRoundOnce>(factors.weightDecay, p, g);
+    if constexpr (kDecay == AdamWeightDecay::L2) g = rounding::multiplyAdd<kRoundOnce>(factors.weightDecay, p, g);
     if constexpr (kDecay == AdamWeightDecay::Decoupled) p = p * factors.decayedFraction;
-    const T m = multiplyAdd<kRoundOnce>(factors.oneMinusBeta1, g, expAvg[i] * factors.beta1);
-    const T v = multiplyAdd<kRoundOnce>(factors.oneMinusBeta2 * g, g, expAvgSq[i] * factors.beta2);
+    const T m = rounding::multiplyAdd<kRoundOnce>(factors.oneMinusBeta1, g, expAvg[i] * factors.beta1);
+    const T v = rounding::multiplyAdd<kRoundOnce>(factors.oneMinusBeta2 * g, g, expAvgSq[i] * factors.beta2);
     expAvg[i] = m;
     expAvgSq[i] = v;
     T second = v;
@@ -79,52 +65,24 @@ __attribute__((always_inline)) inline void updateWithDecay(const AdamSlice<T>& s
   }
 }
 
-template <bool kRoundOnce, typename T>
-__attribute__((always_inline)) inline void updateRange(const AdamSlice<T>& slice, const Factors<T>& factors,
-                                                       AdamWeightDecay decay, int64_t begin, int64_t end) {
-  switch (decay) {
-    case AdamWeightDecay::None:
-      return updateWithDecay<kRoundOnce, AdamWeightDecay::None>(slice, factors, begin, end);
-    case AdamWeightDecay::L2:
-      return updateWithDecay<kRoundOnce, AdamWeightDecay::L2>(slice, factors, begin, end);
-    case AdamWeightDecay::Decoupled:
-      return updateWithDecay<kRoundOnce, AdamWeightDecay::Decoupled>(slice, factors, begin, end);
+template <bool kRoundOnce>
+struct UpdateRange {
+  template <typename T>
+  __attribute__((always_inline)) static void run(int64_t begin, int64_t end, const AdamSlice<T>& slice,
+                                                 const Factors<T>& factors, const AdamWeightDecay& decay) {
+    switch (decay) {
+      case AdamWeightDecay::None:
+        return updateWithDecay<kRoundOnce, AdamWeightDecay::None>(slice, factors, begin, end);
+      case AdamWeightDecay::L2:
+        return updateWithDecay<kRoundOnce, AdamWeightDecay::L2>(slice, factors, begin, end);
+      case AdamWeightDecay::Decoupled:
+        return updateWithDecay<kRoundOnce, AdamWeightDecay::Decoupled>(slice, factors, begin, end);
+    }
   }
-}
-
-template <typename T>
-void updateRoundingTwice(const AdamSlice<T>& slice, const Factors<T>& factors, AdamWeightDecay decay, int64_t begin,
-                         int64_t end) {
-  updateRange<false>(slice, factors, decay, begin, end);
-}
-
-// Without an FMA instruction to inline, std::fma is a library call: correct, slower.
-template <typename T>
-void updateRoundingOnce(const AdamSlice<T>& slice, const Factors<T>& factors, AdamWeightDecay decay, int64_t begin,
-                        int64_t end) {
-  updateRange<true>(slice, factors, decay, begin, end);
-}
-
-#if defined(__x86_64__)
-template <typename T>
-__attribute__((target("avx2,fma"))) void updateRoundingOnceAvx2(const AdamSlice<T>& slice, const Factors<T>& factors,
-                                                                AdamWeightDecay decay, int64_t begin, int64_t end) {
-  updateRange<true>(slice, factors, decay, begin, end);
-}
-#endif
-
-template <typename T>
-auto rangeUpdate(bool roundOnce) {
-  if (!roundOnce) return &updateRoundingTwice<T>;
-#if defined(__x86_64__)
-  if (cpuHasFma()) return &updateRoundingOnceAvx2<T>;
-#endif
-  return &updateRoundingOnce<T>;
-}
+};
 
 template <typename T>
 void update(const AdamSlice<T>& slice, const AdamCoefficients& options) {
-  const auto updateOf = rangeUpdate<T>(options.roundOnce);
   const double biasCorrection1 = 1 - std::pow(options.beta1, static_cast<double>(options.step));
   const double biasCorrection2 = 1 - std::pow(options.beta2, static_cast<double>(options.step));
   const Factors<T> factors{static_cast<T>(options.weightDecay),
@@ -136,13 +94,7 @@ void update(const AdamSlice<T>& slice, const AdamCoefficients& options) {
                            static_cast<T>(std::sqrt(biasCorrection2)),
                            static_cast<T>(options.eps),
                            static_cast<T>(-(options.lr / biasCorrection1))};
-  // Split like libtorch's elementwise kernels: no threads below its grain size.
-  if (slice.size < at::internal::GRAIN_SIZE) {
-    updateOf(slice, factors, options.decay, 0, slice.size);
-    return;
-  }
-  at::parallel_for(0, slice.size, at::internal::GRAIN_SIZE,
-                   [&](int64_t begin, int64_t end) { updateOf(slice, factors, options.decay, begin, end); });
+  rounding::runOverElements<UpdateRange>(options.roundOnce, slice.size, slice, factors, options.decay);
 }
 
 }  // namespace

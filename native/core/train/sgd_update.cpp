@@ -1,11 +1,7 @@
 #include "core/train/sgd_update.h"
 
 #include "core/train/kernel_rounding.h"
-
-#include <ATen/Parallel.h>
-#include <ATen/TensorIterator.h>  // at::internal::GRAIN_SIZE
-
-#include <cmath>
+#include "core/train/rounding_kernels.h"
 
 namespace firebrand {
 namespace {
@@ -19,14 +15,10 @@ struct Factors {
   T weightDecay;
 };
 
-// x + alpha * y, rounded once (a fused multiply-add) or twice.
+// x + alpha * y, as libtorch's add kernel computes it.
 template <bool kRoundOnce, typename T>
 inline T addScaled(T x, T alpha, T y) {
-  if constexpr (kRoundOnce) {
-    return std::fma(alpha, y, x);
-  } else {
-    return x + alpha * y;
-  }
+  return rounding::multiplyAdd<kRoundOnce>(alpha, y, x);
 }
 
 enum class Momentum { None, First, Running };
@@ -77,60 +69,24 @@ __attribute__((always_inline)) inline void updateWithDecay(const SgdSlice<T>& sl
   }
 }
 
-template <bool kRoundOnce, typename T>
-__attribute__((always_inline)) inline void updateRange(const SgdSlice<T>& slice, const Factors<T>& factors,
-                                                       const SgdCoefficients& options, int64_t begin, int64_t end) {
-  if (options.weightDecay != 0) {
-    updateWithDecay<kRoundOnce, true>(slice, factors, options, begin, end);
-  } else {
-    updateWithDecay<kRoundOnce, false>(slice, factors, options, begin, end);
+template <bool kRoundOnce>
+struct UpdateRange {
+  template <typename T>
+  __attribute__((always_inline)) static void run(int64_t begin, int64_t end, const SgdSlice<T>& slice,
+                                                 const Factors<T>& factors, const SgdCoefficients& options) {
+    if (options.weightDecay != 0) {
+      updateWithDecay<kRoundOnce, true>(slice, factors, options, begin, end);
+    } else {
+      updateWithDecay<kRoundOnce, false>(slice, factors, options, begin, end);
+    }
   }
-}
-
-template <typename T>
-void updateRoundingTwice(const SgdSlice<T>& slice, const Factors<T>& factors, const SgdCoefficients& options,
-                         int64_t begin, int64_t end) {
-  updateRange<false>(slice, factors, options, begin, end);
-}
-
-// Without an FMA instruction to inline, std::fma is a library call: correct, slower.
-template <typename T>
-void updateRoundingOnce(const SgdSlice<T>& slice, const Factors<T>& factors, const SgdCoefficients& options,
-                        int64_t begin, int64_t end) {
-  updateRange<true>(slice, factors, options, begin, end);
-}
-
-#if defined(__x86_64__)
-// Compiled for the FMA instruction (vectorized at -O3), used where the CPU has it.
-template <typename T>
-__attribute__((target("avx2,fma"))) void updateRoundingOnceAvx2(const SgdSlice<T>& slice, const Factors<T>& factors,
-                                                                const SgdCoefficients& options, int64_t begin,
-                                                                int64_t end) {
-  updateRange<true>(slice, factors, options, begin, end);
-}
-#endif
-
-template <typename T>
-auto rangeUpdate() {
-  if (!libtorchAddRoundsOnce<T>()) return &updateRoundingTwice<T>;
-#if defined(__x86_64__)
-  if (cpuHasFma()) return &updateRoundingOnceAvx2<T>;
-#endif
-  return &updateRoundingOnce<T>;
-}
+};
 
 template <typename T>
 void update(const SgdSlice<T>& slice, const SgdCoefficients& options) {
-  static const auto updateOf = rangeUpdate<T>();
   const Factors<T> factors{static_cast<T>(-options.lr), static_cast<T>(options.momentum),
                            static_cast<T>(1 - options.dampening), static_cast<T>(options.weightDecay)};
-  // Split like libtorch's elementwise kernels: no threads below its grain size.
-  if (slice.size < at::internal::GRAIN_SIZE) {
-    updateOf(slice, factors, options, 0, slice.size);
-    return;
-  }
-  at::parallel_for(0, slice.size, at::internal::GRAIN_SIZE,
-                   [&](int64_t begin, int64_t end) { updateOf(slice, factors, options, begin, end); });
+  rounding::runOverElements<UpdateRange>(libtorchAddRoundsOnce<T>(), slice.size, slice, factors, options);
 }
 
 }  // namespace
