@@ -2,7 +2,7 @@
 // Everything here is internal: the public API wraps it in src/.
 import path from 'node:path';
 
-import { loadNativeBinding } from './native-loader';
+import { LoadedBinary, loadNativeBinding } from './native-loader';
 import type { MetricLogs } from './training/metrics';
 
 export type NumericArray =
@@ -141,6 +141,12 @@ export interface NativeBatchQueue {
   readonly closed: boolean;
 }
 
+/** A model's tensors by PyTorch state-dict name, in state-dict order (no values). */
+export interface ModelDescription {
+  parameters: { name: string; shape: number[]; dtype: string; requiresGrad: boolean }[];
+  buffers: { name: string; shape: number[]; dtype: string }[];
+}
+
 export interface NativeModel {
   predict(inputs: NumericArray, shape: number[], batchSize: number): Promise<TensorData>;
   loadWeights(path: string, strict: boolean): Promise<{ missing: string[]; unexpected: string[] }>;
@@ -220,7 +226,7 @@ export interface NativeEngine {
   predict(inputs: NumericArray, shape: number[], batchSize: number): Promise<TensorData>;
   requestStop(): void;
   clearStop(): void;
-  readonly parameterCount: number;
+  readonly modelDescription: ModelDescription;
   readonly globalStep: number;
   readonly device: string;
   /** Joins the data-parallel run (once every rank has); rank 0's weights replace this rank's. */
@@ -248,7 +254,11 @@ export interface NativeBinding {
     fromSafetensors(path: string, fields?: Record<string, string>): Promise<NativeDataset>;
   };
   NativeEngine: new (spec: NativeEngineSpec) => NativeEngine;
-  NativeModel: new (model: object, device: string) => NativeModel;
+  NativeModel: {
+    new (model: object, device: string): NativeModel;
+    /** Builds the model aside (the seeded random numbers untouched) to name its tensors. */
+    describe(model: object): ModelDescription;
+  };
   NativeBatchQueue: new (queueDepth: number, batchesPerEpoch: number | undefined) => NativeBatchQueue;
   runtimeInfo(): RuntimeInfo;
   loadSafetensors(path: string): Promise<{ tensors: Record<string, TensorData<NumericArray>>; metadata: Record<string, string> }>;
@@ -259,6 +269,18 @@ export interface NativeBinding {
   useDeterministicAlgorithms(on: boolean): void;
 }
 
-/** The binary this process loaded (for `firebrand doctor`). */
-export const nativeBinary = loadNativeBinding<NativeBinding>(path.resolve(__dirname, '..', '..'));
-export const native: NativeBinding = nativeBinary.binding;
+let loaded: LoadedBinary<NativeBinding> | undefined;
+
+/**
+ * The binary this process loads, loaded on first use: importing firebrand never fails, so that
+ * `firebrand doctor` can explain a binary that cannot load. Throws ERR_FIREBRAND_NATIVE_LOAD.
+ */
+export function nativeBinary(): LoadedBinary<NativeBinding> {
+  loaded ??= loadNativeBinding<NativeBinding>(path.resolve(__dirname, '..', '..'));
+  return loaded;
+}
+
+/** The addon's exports; the first access loads it (nativeBinary). */
+export const native: NativeBinding = new Proxy({} as NativeBinding, {
+  get: (_target, key) => Reflect.get(nativeBinary().binding, key),
+});

@@ -120,7 +120,7 @@ void EngineWrap::Export(Napi::Env env, Napi::Object exports) {
                                     InstanceAccessor<&EngineWrap::LearningRates>("learningRates"),
                                     InstanceAccessor<&EngineWrap::LearningRateNames>("learningRateNames"),
                                     InstanceMethod<&EngineWrap::ClearStop>("clearStop"),
-                                    InstanceAccessor<&EngineWrap::ParameterCount>("parameterCount"),
+                                    InstanceAccessor<&EngineWrap::ModelDescription>("modelDescription"),
                                     InstanceAccessor<&EngineWrap::GlobalStep>("globalStep"),
                                     InstanceAccessor<&EngineWrap::Device>("device"),
                                     InstanceMethod<&EngineWrap::Distribute>("distribute"),
@@ -130,6 +130,7 @@ void EngineWrap::Export(Napi::Env env, Napi::Object exports) {
 
 EngineWrap::EngineWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<EngineWrap>(info) {
   engine_ = guard(info.Env(), [&] { return makeEngine(toEngineSpec(info[0])); });
+  if (engine_) engine_->setStepBoundary(thread_.stepBoundary());
 }
 
 std::function<void()> EngineWrap::claim(const char* operation) { return lock_.claim(Value(), operation, "trainer"); }
@@ -212,8 +213,8 @@ Napi::Value EngineWrap::LearningRateNames(const Napi::CallbackInfo& info) {
 Napi::Value EngineWrap::LearningRates(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   return guard(env, [&]() -> Napi::Value {
-    lock_.throwIfBusy("read the learning rates", "trainer");
-    return toJs(env, engine_->learningRates());
+    // While an epoch runs, the rates it last reported (to a hook or a progress report).
+    return toJs(env, lock_.running("fit") ? engine_->publishedLearningRates() : engine_->learningRates());
   });
 }
 
@@ -223,13 +224,14 @@ Napi::Value EngineWrap::Predict(const Napi::CallbackInfo& info) {
     at::Tensor inputs = toTensor(info[0], toShape(info[1], "inputShape"), "inputs");
     const int64_t batchSize = toInteger(info[2], "batchSize", 1);
     auto engine = engine_;
-    return startTask(
-        env,
+    // Predictions queue in order; during a fit they run between two of its steps.
+    return startOnThread(
+        env, thread_,
         [engine, inputs, batchSize]() -> PromiseWorker::Finish {
           at::Tensor outputs = engine->predict(inputs, batchSize);
           return [outputs](Napi::Env env) -> Napi::Value { return fromTensor(env, outputs); };
         },
-        "predict");
+        OperationLock::keepAlive(Value()), /*betweenSteps=*/true);
   });
 }
 
@@ -338,8 +340,8 @@ void EngineWrap::RequestStop(const Napi::CallbackInfo&) { engine_->requestStop()
 
 void EngineWrap::ClearStop(const Napi::CallbackInfo&) { engine_->clearStop(); }
 
-Napi::Value EngineWrap::ParameterCount(const Napi::CallbackInfo& info) {
-  return Napi::Number::New(info.Env(), static_cast<double>(engine_->model().parameterCount()));
+Napi::Value EngineWrap::ModelDescription(const Napi::CallbackInfo& info) {
+  return describeModel(info.Env(), engine_->model());
 }
 
 Napi::Value EngineWrap::GlobalStep(const Napi::CallbackInfo& info) {

@@ -36,7 +36,7 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
   Napi::Value LearningRates(const Napi::CallbackInfo& info);
   Napi::Value LearningRateNames(const Napi::CallbackInfo& info);
   void ClearStop(const Napi::CallbackInfo& info);
-  Napi::Value ParameterCount(const Napi::CallbackInfo& info);
+  Napi::Value ModelDescription(const Napi::CallbackInfo& info);
   Napi::Value GlobalStep(const Napi::CallbackInfo& info);
   Napi::Value Device(const Napi::CallbackInfo& info);
   Napi::Value Distribute(const Napi::CallbackInfo& info);

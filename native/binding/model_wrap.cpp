@@ -17,7 +17,8 @@ void ModelWrap::Export(Napi::Env env, Napi::Object exports) {
                                    {InstanceMethod<&ModelWrap::Predict>("predict"),
                                     InstanceMethod<&ModelWrap::LoadWeights>("loadWeights"),
                                     InstanceAccessor<&ModelWrap::ParameterCount>("parameterCount"),
-                                    InstanceAccessor<&ModelWrap::Device>("device")});
+                                    InstanceAccessor<&ModelWrap::Device>("device"),
+                                    StaticMethod<&ModelWrap::Describe>("describe")});
   exports.Set("NativeModel", cls);
 }
 
@@ -27,6 +28,11 @@ ModelWrap::ModelWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<ModelWra
     model_ = buildModel(toModelSource(info[0]));
     model_->moveTo(device_);
   });
+}
+
+Napi::Value ModelWrap::Describe(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  return guard(env, [&]() -> Napi::Value { return describeModel(env, *buildModelLeavingRng(toModelSource(info[0]))); });
 }
 
 Napi::Value ModelWrap::Predict(const Napi::CallbackInfo& info) {
@@ -42,7 +48,7 @@ Napi::Value ModelWrap::Predict(const Napi::CallbackInfo& info) {
           at::Tensor outputs = predictInBatches(*model, inputs, options);
           return [outputs](Napi::Env env) -> Napi::Value { return fromTensor(env, outputs); };
         },
-        lock_.claim(Value(), "predict", "model"));
+        OperationLock::keepAlive(Value()));
   });
 }
 

@@ -17,6 +17,8 @@ class ModelWrap : public Napi::ObjectWrap<ModelWrap> {
   static void Export(Napi::Env env, Napi::Object exports);
   // new NativeModel(modelSource, device)
   explicit ModelWrap(const Napi::CallbackInfo& info);
+  // NativeModel.describe(modelSource) -> describeModel()'s object, built on the spot (no weights loaded).
+  static Napi::Value Describe(const Napi::CallbackInfo& info);
 
  private:
   Napi::Value Predict(const Napi::CallbackInfo& info);

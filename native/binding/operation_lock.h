@@ -23,7 +23,15 @@ class OperationLock {
     return [this, keepAlive] { running_ = nullptr; };
   }
 
+  // For operations that may overlap (predictions queue on the handle's thread):
+  // keeps `owner` alive until the returned hook runs, marks nothing busy.
+  static std::function<void()> keepAlive(const Napi::Object& owner) {
+    auto reference = std::make_shared<Napi::ObjectReference>(Napi::Persistent(owner));
+    return [reference] {};
+  }
+
   bool busy() const { return running_ != nullptr; }
+  bool running(const char* operation) const { return running_ != nullptr && std::string(running_) == operation; }
 
   void throwIfBusy(const char* operation, const char* noun) const {
     if (running_) {

@@ -1,5 +1,7 @@
 #include "binding/results.h"
 
+#include "binding/convert.h"
+
 namespace firebrand::binding {
 namespace {
 
@@ -138,6 +140,31 @@ Napi::Object toJs(Napi::Env env, const RuntimeInfo& info) {
   object.Set("build", build);
   object.Set("fusedOptimizers", toJs(env, info.fusedOptimizers));
   return object;
+}
+
+namespace {
+
+Napi::Array describeTensors(Napi::Env env, const torch::OrderedDict<std::string, at::Tensor>& tensors, bool parameters) {
+  auto array = Napi::Array::New(env, tensors.size());
+  uint32_t index = 0;
+  for (const auto& item : tensors) {
+    auto entry = Napi::Object::New(env);
+    entry.Set("name", item.key());
+    entry.Set("shape", fromShape(env, item.value().sizes().vec()));
+    entry.Set("dtype", std::string(c10::toString(item.value().scalar_type())));
+    if (parameters) entry.Set("requiresGrad", item.value().requires_grad());
+    array.Set(index++, entry);
+  }
+  return array;
+}
+
+}  // namespace
+
+Napi::Object describeModel(Napi::Env env, const Model& model) {
+  auto description = Napi::Object::New(env);
+  description.Set("parameters", describeTensors(env, model.namedParameters(), true));
+  description.Set("buffers", describeTensors(env, model.namedBuffers(), false));
+  return description;
 }
 
 }  // namespace firebrand::binding

@@ -24,5 +24,7 @@ Napi::Object toJs(Napi::Env env, const RuntimeInfo& info);
 Napi::Object toJs(Napi::Env env, const TrainingEngine::FitPlan& plan);
 // { missing: string[], unexpected: string[] }
 Napi::Object toJs(Napi::Env env, const WeightsReport& report);
+// { parameters: [{ name, shape, dtype, requiresGrad }], buffers: [{ name, shape, dtype }] }, in state-dict order.
+Napi::Object describeModel(Napi::Env env, const Model& model);
 
 }  // namespace firebrand::binding

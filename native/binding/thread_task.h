@@ -32,13 +32,19 @@ class ThreadTask {
 
   // `onReport` gets each report (absent: the task sends none); `stop` asks the
   // running task to end early; `settled` runs once the promise is settled.
+  // `betweenSteps`: the thread's running task may run it at a step boundary (TaskThread::postBetweenSteps).
   static Napi::Promise Start(Napi::Env env, TaskThread& thread, Run run, std::optional<Napi::Function> onReport,
-                             std::function<void()> stop, PromiseSettlement::Settled settled) {
+                             std::function<void()> stop, PromiseSettlement::Settled settled, bool betweenSteps = false) {
     // Owned by the JS thread's last callback, which deletes it: its JS handles must die there.
     auto* task = new ThreadTask(env, std::move(stop), std::move(settled));
     const Napi::Promise promise = task->settlement_.promise();
     task->channel_ = Napi::ThreadSafeFunction::New(env, onReport ? *onReport : Napi::Function(), "firebrand.task", 0, 1);
-    thread.post([task, run = std::move(run)] { task->runOnThread(run); });
+    auto work = [task, run = std::move(run)] { task->runOnThread(run); };
+    if (betweenSteps) {
+      thread.postBetweenSteps(std::move(work));
+    } else {
+      thread.post(std::move(work));
+    }
     return promise;
   }
 
@@ -122,9 +128,10 @@ class ThreadTask {
 
 // A task without reports on `thread`, settling the returned promise with what it returns.
 inline Napi::Promise startOnThread(Napi::Env env, TaskThread& thread, PromiseWorker::Task task,
-                                   PromiseSettlement::Settled settled) {
+                                   PromiseSettlement::Settled settled, bool betweenSteps = false) {
   return ThreadTask<PromiseWorker::Finish>::Start(
-      env, thread, [task = std::move(task)](const auto&) { return task(); }, std::nullopt, {}, std::move(settled));
+      env, thread, [task = std::move(task)](const auto&) { return task(); }, std::nullopt, {}, std::move(settled),
+      betweenSteps);
 }
 
 }  // namespace firebrand::binding

@@ -1,7 +1,7 @@
 // `firebrand doctor`: what this install runs on — the binary loaded, the
 // libtorch it was built against and the one loaded, CUDA, the c10d backends,
 // BLAS, threads — and whether one training step works. Exit code 1 when the
-// step fails.
+// step fails, or when the binary cannot load (then it says why and the fix).
 import fs from 'node:fs';
 
 import { Dataset } from '../data/dataset';
@@ -37,7 +37,22 @@ async function smokeTest(): Promise<string> {
   return `ok: one AdamW step of a 4-16-2 MLP on the CPU, loss ${loss.toFixed(4)}, ${milliseconds.toFixed(0)} ms with set-up`;
 }
 
+/** The diagnosis when the binary cannot load: what was tried, why it failed, and the fix (exit code 1). */
+function cannotLoad(error: Error, write: (text: string) => void): number {
+  write(`${'firebrand:'.padEnd(13)} ${LIBRARY_VERSION} (Node ${process.version}, ${process.platform}-${process.arch})\n`);
+  write(`${'library path:'.padEnd(13)} LD_LIBRARY_PATH=${process.env.LD_LIBRARY_PATH ?? '(not set)'}\n`);
+  write(`${'binary:'.padEnd(13)} FAILED to load\n\n${error.message.replace(/^firebrand: /, '')}\n`);
+  return 1;
+}
+
 export async function runDoctor(write: (text: string) => void): Promise<number> {
+  let binary;
+  try {
+    binary = nativeBinary();
+  } catch (error) {
+    if ((error as { code?: string }).code !== 'ERR_FIREBRAND_NATIVE_LOAD') throw error;
+    return cannotLoad(error as Error, write);
+  }
   const info = native.runtimeInfo();
   const { build } = info;
   const yesNo = (flag: boolean) => (flag ? 'yes' : 'no');
@@ -45,8 +60,8 @@ export async function runDoctor(write: (text: string) => void): Promise<number> 
     ['firebrand', `${LIBRARY_VERSION} (Node ${process.version}, ${process.platform}-${process.arch})`],
     [
       'binary',
-      `${nativeBinary.kind} ${nativeBinary.file}` +
-        (nativeBinary.manifest ? ` (built against libtorch ${nativeBinary.manifest.torchVersion}, ${nativeBinary.manifest.libtorchSource})` : ''),
+      `${binary.kind} ${binary.file}` +
+        (binary.manifest ? ` (built against libtorch ${binary.manifest.torchVersion}, ${binary.manifest.libtorchSource})` : ''),
     ],
     ['libtorch', `${build.torchVersion}, found via ${build.libtorchSource} (${build.torchDir}); loaded ${loadedLibtorch() ?? 'from an unknown file'}`],
     [

@@ -44,7 +44,7 @@ export class BatchLoader implements AsyncIterableIterator<DatasetFields> {
   }
 
   /** Loads the remaining batches in C++ without handing them to JavaScript: the loader's own speed. */
-  drain(): Promise<DrainResult> {
+  async drain(): Promise<DrainResult> {
     return this.native.drain();
   }
 

@@ -29,8 +29,11 @@ export class Model {
     return this.native.device;
   }
 
-  /** Outputs for `inputs` of the given full shape (samples first), in eval mode, as float32. */
-  predict(inputs: NumericArray, shape: number[], options: { batchSize?: number } = {}): Promise<TensorData> {
+  /**
+   * Outputs for `inputs` of the given full shape (samples first), in eval mode, as float32. Calls may
+   * overlap (a service's concurrent requests): they run one after another, in call order.
+   */
+  async predict(inputs: NumericArray, shape: number[], options: { batchSize?: number } = {}): Promise<TensorData> {
     return this.native.predict(inputs, shape, options.batchSize ?? 256);
   }
 }

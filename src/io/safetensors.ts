@@ -9,12 +9,12 @@ export interface SafetensorsContents {
 }
 
 /** Reads every tensor of a .safetensors file (float16/bfloat16 come back as Float32Array). */
-export function loadSafetensors(path: string): Promise<SafetensorsContents> {
+export async function loadSafetensors(path: string): Promise<SafetensorsContents> {
   return native.loadSafetensors(path);
 }
 
 /** Writes tensors (and string metadata) as a .safetensors file, atomically: readers never see half a file. */
-export function saveSafetensors(
+export async function saveSafetensors(
   path: string,
   tensors: Record<string, TensorData<NumericArray>>,
   metadata?: Record<string, string>,

@@ -12,7 +12,7 @@ import { TORCHSCRIPT_FILE, WEIGHTS_FILE, writeSavedModel } from '../inference/sa
 import { builtInLoggers } from '../logging/built-in-loggers';
 import type { Logger } from '../logging/logger';
 import { LoggingCallback } from '../logging/logging-callback';
-import { native, NativeBatchQueue, NativeDataset, NativeEngine, NativeEpochOptions, NativeEpochResult, NumericArray, TensorData } from '../native';
+import { ModelDescription, native, NativeBatchQueue, NativeDataset, NativeEngine, NativeEpochOptions, NativeEpochResult, NumericArray, TensorData } from '../native';
 import type { ModelSpec } from '../nn/layers';
 import { ProgressBar } from '../progress/progress-bar';
 import { runtimeInfo, setNumThreads, useDeterministicAlgorithms, warnIfSlowBlas } from '../runtime';
@@ -109,6 +109,8 @@ export class Trainer {
   private nativeEngine: NativeEngine | undefined;
   private settingUp: Promise<void> | undefined;
   private modelSpec: ModelSpec | undefined;
+  /** options.model's tensors, described before setup. */
+  private describedModel: ModelDescription | undefined;
   private dataloaders: DataloaderConfiguration = {};
   private weightsInitialised = false;
   private runningOperation: string | undefined;
@@ -305,8 +307,37 @@ export class Trainer {
     return result;
   }
 
+  /**
+   * The model's parameters by PyTorch name ('0.weight', 'layer1.0.conv1.weight'), with shapes, in
+   * state-dict order — like `model.named_parameters()`. Known right after construction when the model
+   * is given as options.model; a subclass's configureModels() model once set up.
+   */
+  get namedParameters(): ModelDescription['parameters'] {
+    return this.modelDescription().parameters;
+  }
+
+  /** The model's buffers (BatchNorm's running_mean, running_var, num_batches_tracked) by PyTorch name. */
+  get namedBuffers(): ModelDescription['buffers'] {
+    return this.modelDescription().buffers;
+  }
+
+  /** Elements in all parameters, as `sum(p.numel() for p in model.parameters())`. */
   get parameterCount(): number {
-    return this.engine.parameterCount;
+    return this.namedParameters.reduce((count, { shape }) => count + shape.reduce((size, dim) => size * dim, 1), 0);
+  }
+
+  private modelDescription(): ModelDescription {
+    if (this.nativeEngine !== undefined) return this.nativeEngine.modelDescription;
+    const configuredBySubclass = this.configureModels !== Trainer.prototype.configureModels;
+    if (configuredBySubclass || this.options.model === undefined) {
+      throw firebrandError(
+        'ERR_FIREBRAND_INVALID_STATE',
+        'the model is not known yet: configureModels() builds it at setup; await trainer.setup() first ' +
+          '(fit, evaluate and predict do it themselves)',
+      );
+    }
+    this.describedModel ??= native.NativeModel.describe(this.options.model);
+    return this.describedModel;
   }
 
   /** Optimizer steps taken so far. */
@@ -666,12 +697,14 @@ export class Trainer {
     });
   }
 
-  /** Model outputs for `inputs` of the given full shape (samples first), in eval mode. */
+  /**
+   * Model outputs for `inputs` of the given full shape (samples first), in eval mode, without gradients.
+   * Calls may overlap: they run one after another in call order. During fit they run from the current
+   * weights between two optimizer steps, leaving the training run exactly as it would be without them.
+   */
   async predict(inputs: NumericArray, shape: number[], options: { batchSize?: number } = {}): Promise<TensorData> {
-    return this.exclusive('predict', async () => {
-      await this.setup();
-      return this.engine.predict(inputs, shape, options.batchSize ?? this.config.evalBatchSize);
-    });
+    await this.setup();
+    return this.engine.predict(inputs, shape, options.batchSize ?? this.config.evalBatchSize);
   }
 
   private epochOptions(epoch: number): NativeEpochOptions {

@@ -19,5 +19,9 @@ struct ModelSource {
 };
 
 std::shared_ptr<Model> buildModel(const ModelSource& source);
+// As buildModel, leaving the default CPU generator where it was: describing a
+// model (its parameter names and shapes) before training must not shift the
+// random numbers a seeded run draws.
+std::shared_ptr<Model> buildModelLeavingRng(const ModelSource& source);
 
 }  // namespace firebrand

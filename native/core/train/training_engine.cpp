@@ -201,6 +201,16 @@ std::vector<std::string> TrainingEngine::learningRateNames() const {
   return names;
 }
 
+void TrainingEngine::publishLearningRates(std::vector<double> rates) {
+  const std::lock_guard<std::mutex> lock(publishedLrMutex_);
+  publishedLrs_ = std::move(rates);
+}
+
+std::vector<double> TrainingEngine::publishedLearningRates() const {
+  const std::lock_guard<std::mutex> lock(publishedLrMutex_);
+  return publishedLrs_;
+}
+
 std::vector<double> TrainingEngine::learningRates() const {
   std::vector<double> rates;
   for (const auto& unit : units_) {
@@ -430,6 +440,7 @@ EpochResult TrainingEngine::trainEpoch(BatchStream& stream, const EpochOptions& 
                           std::to_string(groupSize) + ")");
   }
   const std::optional<int64_t> batches = stream.batchCount();
+  publishLearningRates(learningRates());
   model_->setTraining(true);
   zeroGrads();
 
@@ -492,6 +503,7 @@ EpochResult TrainingEngine::trainEpoch(BatchStream& stream, const EpochOptions& 
           event.phase = BatchEvent::Phase::BeforeTrain;
           event.globalStep = globalStep_;
           event.loss.reset();
+          publishLearningRates(learningRates());
           batchHook(event);
         }
         const Batch batch = prepareBatch(std::move(group[i]));
@@ -536,9 +548,11 @@ EpochResult TrainingEngine::trainEpoch(BatchStream& stream, const EpochOptions& 
         if (batchHook) {
           event.phase = BatchEvent::Phase::AfterTrain;
           event.globalStep = globalStep_;
+          publishLearningRates(learningRates());
           batchHook(event);
         }
       }
+      if (stepBoundary_) stepBoundary_();
       // The next group's first batch is fetched (prefetched, with a loader) before
       // the report, which must know whether this was the epoch's last step.
       if (!stopDue() && !pauseDue()) pending = fetch();
@@ -562,6 +576,7 @@ EpochResult TrainingEngine::trainEpoch(BatchStream& stream, const EpochOptions& 
         if (scaler_.enabled()) stepReport.gradScale = scaler_.currentScale();
         stepReport.skippedSteps = totals.skippedSteps;
         stepReport.learningRates = learningRates();
+        publishLearningRates(stepReport.learningRates);
         stepReport.isLogStep = isLogStep;
         if (isLogStep) {
           totals.logWindowLossSum = 0;

@@ -7,6 +7,7 @@
 #include <torch/optim/optimizer.h>
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -99,10 +100,18 @@ class TrainingEngine {
   void applyRequestedLearningRates();
   // Every optimizer's groups' learning rates for the next step, in order.
   std::vector<double> learningRates() const;
+  // learningRates() as of the running epoch's latest report or batch hook:
+  // what another thread may read while training runs.
+  std::vector<double> publishedLearningRates() const;
   // Their names ("adamw", "adamw/pg1", "generator"), for logs.
   std::vector<std::string> learningRateNames() const;
   // Model outputs for `inputs` (first dimension = samples), float32 on the CPU.
   at::Tensor predict(const at::Tensor& inputs, int64_t batchSize);
+
+  // Work the caller runs between two optimizer steps of an epoch, on the
+  // training thread (predictions asked for during a fit); each call must be
+  // cheap when there is nothing to run.
+  void setStepBoundary(std::function<void()> work) { stepBoundary_ = std::move(work); }
 
   // Whether each batch's floating fields are checked for NaN/Inf (on the CPU,
   // before the copy): off by default, since it reads every value once more.
@@ -211,6 +220,10 @@ class TrainingEngine {
   std::vector<std::pair<std::string, double>> requestedLrs_;
   std::atomic<bool> lrRequested_{false};
   bool checkFiniteInputs_ = false;
+  std::function<void()> stepBoundary_;
+  mutable std::mutex publishedLrMutex_;
+  std::vector<double> publishedLrs_;
+  void publishLearningRates(std::vector<double> rates);
 };
 
 }  // namespace firebrand
