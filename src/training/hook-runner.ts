@@ -2,12 +2,20 @@
 // callback, in order, awaiting each; an error names the hook. Per-batch hooks
 // are handed to C++ as one function the loop waits on, only when some target
 // defines one.
+import { firebrandError } from '../errors';
 import type { NativeBatchEvent, NativeBatchHook } from '../native';
 import type { Callback } from './callbacks';
 import { TRAIN_BATCH_HOOKS, VAL_BATCH_HOOKS } from './callbacks';
 import type { Trainer } from './trainer';
 
 type HookName = keyof Callback;
+
+/** An async hook being awaited; abandon() rejects the await (the hook itself runs on, unheard). */
+interface PendingHook {
+  name: string;
+  abandon(error: Error): void;
+  timer?: NodeJS.Timeout;
+}
 type HookArgs<Name extends HookName> = Parameters<NonNullable<Callback[Name]>>;
 
 /** A callback's error, named by its hook; the original is the `cause`. */
@@ -22,6 +30,9 @@ export class HookRunner {
   private batchFailure: Error | undefined;
   /** The running batch hook's done(), which the C++ loop waits for. */
   private pendingDone: ((ok: boolean) => void) | undefined;
+  private readonly pendingHooks = new Set<PendingHook>();
+  /** Set once the running fit was aborted: how long a hook may still keep it waiting. */
+  private abortGraceMs: number | undefined;
 
   constructor(
     private readonly trainer: Trainer,
@@ -59,12 +70,70 @@ export class HookRunner {
           };
           try {
             const result = hook.apply(target, args);
-            return result instanceof Promise ? result.catch(named) : result;
+            return result instanceof Promise ? this.abandonable(name, result).catch(named) : result;
           } catch (error) {
             return named(error);
           }
         },
       ];
+    });
+  }
+
+  /**
+   * After an abort (fit's signal, SIGINT/SIGTERM): a hook still pending `graceMs` from now, or from
+   * its own start, is abandoned and its await rejects with ERR_FIREBRAND_CALLBACK_ABANDONED, so that
+   * a callback whose promise never settles cannot hold fit forever.
+   */
+  abandonHooksAfter(graceMs: number): void {
+    if (this.abortGraceMs !== undefined) return;
+    this.abortGraceMs = graceMs;
+    for (const hook of this.pendingHooks) this.startGrace(hook);
+  }
+
+  /** The fit ended: hooks are awaited as long as they take again. */
+  clearAbandonment(): void {
+    this.abortGraceMs = undefined;
+    for (const hook of this.pendingHooks) clearTimeout(hook.timer);
+  }
+
+  private startGrace(hook: PendingHook): void {
+    const graceMs = this.abortGraceMs as number;
+    hook.timer = setTimeout(() => {
+      const error = firebrandError(
+        'ERR_FIREBRAND_CALLBACK_ABANDONED',
+        `callback ${hook.name} had not settled ${graceMs / 1000} s after fit was aborted; fit stopped waiting for it ` +
+          '(its promise never settled, or took longer than fit(data, { abortGraceMs }))',
+      );
+      hook.abandon(Object.assign(error, { hook: hook.name }));
+    }, graceMs);
+  }
+
+  /** `result`, unless the hook is abandoned first (abandonHooksAfter). */
+  private abandonable(name: string, result: Promise<unknown>): Promise<unknown> {
+    return new Promise((resolve, reject) => {
+      const hook: PendingHook = {
+        name,
+        abandon: (error) => {
+          this.pendingHooks.delete(hook);
+          reject(error);
+        },
+      };
+      const forget = () => {
+        clearTimeout(hook.timer);
+        this.pendingHooks.delete(hook);
+      };
+      this.pendingHooks.add(hook);
+      if (this.abortGraceMs !== undefined) this.startGrace(hook);
+      result.then(
+        (value) => {
+          forget();
+          resolve(value);
+        },
+        (error: unknown) => {
+          forget();
+          reject(error);
+        },
+      );
     });
   }
 

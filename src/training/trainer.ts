@@ -75,6 +75,11 @@ export interface FitOptions {
   numEpochs?: number;
   /** Aborting it stops training at the next step boundary (as shouldStop); fit resolves with the history so far. */
   signal?: AbortSignal;
+  /**
+   * After an abort (signal, SIGINT/SIGTERM), how long a callback's pending promise may still hold fit;
+   * past it fit stops waiting and rejects with ERR_FIREBRAND_CALLBACK_ABANDONED. Default 5000.
+   */
+  abortGraceMs?: number;
 }
 
 /** What a fit carries from checkpoint to checkpoint. */
@@ -363,7 +368,11 @@ export class Trainer {
         this.stopRequested = false;
         this.saveRequested = false;
         this.engine.clearStop();
-        stopWatching = this.watchInterruptions(options.signal);
+        const graceMs = options.abortGraceMs ?? 5000;
+        if (!Number.isFinite(graceMs) || graceMs < 0) {
+          throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', `fit: options.abortGraceMs must be a number of milliseconds >= 0, got ${graceMs}`);
+        }
+        stopWatching = this.watchInterruptions(options.signal, graceMs);
         const data = trainData ?? this.dataloaders.train;
         if (data === undefined) {
           throw firebrandError(
@@ -386,9 +395,10 @@ export class Trainer {
    * Stops training at the next step boundary on `signal`'s abort, or on SIGINT/SIGTERM
    * (config.handleSignals); a second SIGINT/SIGTERM ends the process at once. Returns the unwatch.
    */
-  private watchInterruptions(signal: AbortSignal | undefined): () => void {
+  private watchInterruptions(signal: AbortSignal | undefined, graceMs: number): () => void {
     const stop = () => {
       this.shouldStop = true;
+      this.hooks.abandonHooksAfter(graceMs);
     };
     if (signal?.aborted) stop();
     signal?.addEventListener('abort', stop);
@@ -403,6 +413,7 @@ export class Trainer {
       process.on('SIGTERM', onSignal);
     }
     return () => {
+      this.hooks.clearAbandonment();
       signal?.removeEventListener('abort', stop);
       process.off('SIGINT', onSignal);
       process.off('SIGTERM', onSignal);
