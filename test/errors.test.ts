@@ -189,14 +189,14 @@ describe('errors from bad input', () => {
   });
 
   describe('concurrency and callbacks', () => {
-    it('rejects a second operation while fit runs', async () => {
+    it('rejects a second fit or an evaluate while fit runs', async () => {
       const trainer = blobTrainer({ numEpochs: 2 });
       const data = blobDataset(256);
       const running = trainer.fit(data);
       const second = await rejectionOf(trainer.fit(data));
       expect(second.code).to.equal('ERR_FIREBRAND_INVALID_STATE');
       expect(second.message).to.contain('cannot start fit: this trainer is already running fit');
-      expect((await rejectionOf(trainer.predict(new Float32Array(4), [1, 4]))).message).to.contain('cannot start predict');
+      expect((await rejectionOf(trainer.evaluate(data))).message).to.contain('cannot start evaluate');
       await running;
       expect((await trainer.evaluate(data)).samples).to.equal(256);
     });

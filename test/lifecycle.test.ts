@@ -134,7 +134,9 @@ describe('lifecycle', () => {
     expect(noModel.message).to.contain('give options.model, or override configureModels()');
     const noData = await rejectionOf(blobTrainer().fit());
     expect(noData.message).to.contain('fit: give trainData, or return { train } from configureDataloaders()');
-    expect(() => blobTrainer().parameterCount).to.throw(/not set up yet: await trainer.setup\(\)/);
+    expect(() => new BlobTrainer({ config: { progressBar: false } }).parameterCount).to.throw(
+      /the model is not known yet: configureModels\(\) builds it at setup; await trainer.setup\(\) first/,
+    );
   });
 
   it('waits for async per-batch hooks, and stops after the batch that set shouldStop', async () => {

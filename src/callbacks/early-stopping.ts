@@ -84,7 +84,8 @@ export class EarlyStopping implements Callback {
     }
     if (++this.waited >= this.patience) {
       this.stoppedEpoch = epoch;
-      trainer.shouldStop = true;
+      const best = this.best === undefined ? '' : ` (best ${this.best.toPrecision(4)} at epoch ${(this.bestEpoch ?? 0) + 1})`;
+      trainer.stop(`EarlyStopping: ${this.metric.name} did not improve for ${this.waited} epochs${best}`);
     }
   }
 

@@ -115,6 +115,8 @@ export class Timer implements Callback {
   }
 
   private check(trainer: Trainer): void {
-    if (!trainer.shouldStop && this.timeElapsed('train') >= this.duration) trainer.shouldStop = true;
+    if (!trainer.shouldStop && this.timeElapsed('train') >= this.duration) {
+      trainer.stop(`Timer: ${this.duration} s of training reached`);
+    }
   }
 }

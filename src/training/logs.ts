@@ -58,6 +58,11 @@ export interface History {
   evaluations: ValidationLogs[];
   /** True when training ended early (shouldStop, a signal, early stopping, maxTime). */
   stopped: boolean;
+  /**
+   * Why training ended before its epochs were done: 'maxSteps: 100 optimizer steps reached',
+   * "fit's signal was aborted", 'SIGTERM received', an EarlyStopping or Timer message, trainer.stop's reason.
+   */
+  stopReason?: string;
   best?: BestMetric;
   /** Seconds of training, over all the runs a resumed fit continued. */
   wallTimeSeconds: number;

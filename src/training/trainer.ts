@@ -120,6 +120,8 @@ export class Trainer {
   private weightsInitialised = false;
   private runningOperation: string | undefined;
   private stopRequested = false;
+  /** Why the running fit stops early (trainer.stop's reason), once something asked it to. */
+  private stopReason: string | undefined;
   private saveRequested = false;
   private fitRun: FitRun | undefined;
   /** Set when this process is one rank of several (WORLD_SIZE > 1). */
@@ -224,8 +226,22 @@ export class Trainer {
   }
 
   set shouldStop(stop: boolean) {
-    this.stopRequested = stop;
-    if (stop) this.nativeEngine?.requestStop();
+    if (stop) {
+      this.stop('trainer.shouldStop was set');
+    } else {
+      this.stopRequested = false;
+      this.stopReason = undefined;
+    }
+  }
+
+  /**
+   * Ends training after the current optimizer step, as `shouldStop = true`, saying why: the progress
+   * output prints the reason and fit's history keeps it (`history.stopReason`). The first reason given wins.
+   */
+  stop(reason: string): void {
+    this.stopRequested = true;
+    this.stopReason ??= reason;
+    this.nativeEngine?.requestStop();
   }
 
   /** TensorFlow.js's name for shouldStop. */
@@ -366,6 +382,7 @@ export class Trainer {
       try {
         await this.setup();
         this.stopRequested = false;
+        this.stopReason = undefined;
         this.saveRequested = false;
         this.engine.clearStop();
         const graceMs = options.abortGraceMs ?? 5000;
@@ -396,17 +413,18 @@ export class Trainer {
    * (config.handleSignals); a second SIGINT/SIGTERM ends the process at once. Returns the unwatch.
    */
   private watchInterruptions(signal: AbortSignal | undefined, graceMs: number): () => void {
-    const stop = () => {
-      this.shouldStop = true;
+    const stop = (reason: string) => {
+      this.stop(reason);
       this.hooks.abandonHooksAfter(graceMs);
     };
-    if (signal?.aborted) stop();
-    signal?.addEventListener('abort', stop);
+    const onAbort = () => stop("fit's signal was aborted");
+    if (signal?.aborted) onAbort();
+    signal?.addEventListener('abort', onAbort);
     let received = 0;
     const onSignal = (name: NodeJS.Signals) => {
       if (++received > 1) process.exit(name === 'SIGINT' ? 130 : 143);
       process.stderr.write(`firebrand: ${name}: stopping after the current step (again to abort at once)\n`);
-      stop();
+      stop(`${name} received`);
     };
     if (this.config.handleSignals) {
       process.on('SIGINT', onSignal);
@@ -414,7 +432,7 @@ export class Trainer {
     }
     return () => {
       this.hooks.clearAbandonment();
-      signal?.removeEventListener('abort', stop);
+      signal?.removeEventListener('abort', onAbort);
       process.off('SIGINT', onSignal);
       process.off('SIGTERM', onSignal);
     };
@@ -493,11 +511,16 @@ export class Trainer {
         const position = ended === 'maxSteps' ? { epoch, batch: nextBatch } : { epoch: epoch + 1, batch: 0 };
         await this.checkpoint(run, position.epoch, position.batch, interrupted, improved);
       }
-      if (ended === 'maxSteps') break;
+      if (ended === 'maxSteps') {
+        this.stopReason = `maxSteps: ${this.config.maxSteps} optimizer steps reached`;
+        break;
+      }
       // A stop from postEpoch (a Timer, say) may come on some ranks only: all go on or stop together.
       [this.stopRequested] = await this.anyRank([this.stopRequested], 'the stop requests');
     }
     history.stopped = this.stopRequested;
+    if (this.stopRequested) this.stopReason ??= 'another rank asked to stop';
+    if (this.stopReason !== undefined) history.stopReason = this.stopReason;
     history.wallTimeSeconds = wallTimeSeconds(run);
     history.samplesPerSecond = fitSamples.samples / Math.max(fitSamples.seconds, 1e-9);
     if (this.config.loadBestModelAtEnd && history.best?.checkpoint !== undefined) {
