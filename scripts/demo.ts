@@ -3,11 +3,17 @@
 import { runtimeInfo, Trainer } from '../src';
 import { demoCnn, loadFashionMnist, PIXEL_MEAN, PIXEL_STD } from './fashion-mnist';
 
+// A shorter run for the test that keeps the demo working (test/demo.test.ts):
+// DEMO_EPOCHS epochs on the first DEMO_TRAIN_SAMPLES / DEMO_TEST_SAMPLES images.
 const numEpochs = Number(process.env.DEMO_EPOCHS ?? 4);
+const trainSamples = process.env.DEMO_TRAIN_SAMPLES === undefined ? undefined : Number(process.env.DEMO_TRAIN_SAMPLES);
+const testSamples = process.env.DEMO_TEST_SAMPLES === undefined ? undefined : Number(process.env.DEMO_TEST_SAMPLES);
 
 async function main(): Promise<void> {
   const started = Date.now();
-  const { train, test } = await loadFashionMnist({ mean: PIXEL_MEAN, std: PIXEL_STD });
+  const full = await loadFashionMnist({ mean: PIXEL_MEAN, std: PIXEL_STD });
+  const train = full.train.slice(0, trainSamples);
+  const test = full.test.slice(0, testSamples);
   const trainer = new Trainer({
     model: demoCnn(),
     loss: 'cross_entropy',

@@ -219,7 +219,7 @@ def training_step(self, batch: Dict[str, Tensor]) -> Dict[str, Tensor]:
     const data = Dataset.fromFields({ input, target });
     const error = await rejectionOf(blobTrainer({ checkFiniteInputs: true, shuffle: false, batchSize: 8 }).fit(data));
     expect(error.code).to.equal('ERR_FIREBRAND_NON_FINITE');
-    expect(error.message).to.equal("epoch 1, step 3: field 'input' holds NaN or Inf at position 4 of the batch (checkFiniteInputs)");
+    expect(error.message).to.equal("epoch 1, step 3: field 'input' holds NaN or Inf in dataset sample 20 (checkFiniteInputs)");
     // Unchecked, the NaN reaches the loss and the non-finite loss policy stops training.
     expect((await rejectionOf(blobTrainer({ shuffle: false, batchSize: 8 }).fit(data))).message).to.contain('non-finite loss');
   });

@@ -182,7 +182,7 @@ def training_step(self, batch: Dict[str, Tensor]) -> Dict[str, Tensor]:
   it('names bad files, bad source and steps that return no loss', async () => {
     const missing = (await setupError(() => new Trainer({ model: nn.torchScript('/no/such/model.pt'), loss: 'mse', optimizer: 'sgd', config })));
     expect(missing.code).to.equal('ERR_FIREBRAND_FILE');
-    expect(missing.message).to.equal('/no/such/model.pt: cannot open TorchScript file');
+    expect(missing.message).to.equal('/no/such/model.pt: cannot open TorchScript file (No such file or directory)');
     const notModule = (await setupError(() => new Trainer({ model: nn.torchScript(path.join(fixtures, 'golden-metrics.json')), loss: 'mse', optimizer: 'sgd', config })));
     expect(notModule.message).to.contain('not a TorchScript module saved by torch.jit.save');
     const badSource = (await setupError(() => new Trainer({ model: nn.script('def forward(self, x):\n    return x +* 1\n', []), loss: 'mse', optimizer: 'sgd', config })));

@@ -35,6 +35,14 @@ export interface TrainerState {
   callbacks: Record<string, unknown>;
 }
 
+/** An error unless `outputDir` is a directory or does not exist yet (fit creates it). */
+export function checkOutputDir(outputDir: string): void {
+  const existing = fs.statSync(outputDir, { throwIfNoEntry: false });
+  if (existing !== undefined && !existing.isDirectory()) {
+    throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', `config.outputDir: ${outputDir} is a file, expected a directory (or a path to create one at)`);
+  }
+}
+
 export function checkpointsFolder(outputDir: string): string {
   return path.join(outputDir, 'checkpoints');
 }
@@ -104,15 +112,16 @@ export function readTrainerState(folder: string): TrainerState {
 
 /**
  * Deletes the oldest checkpoints beyond `limit`, never `keep` (the latest and the best), and the
- * temporary folders of saves that did not finish.
+ * temporary folders and `latest` files of saves that did not finish.
  */
 export function pruneCheckpoints(outputDir: string, limit: number | undefined, keep: (string | undefined)[]): void {
   const parent = checkpointsFolder(outputDir);
   if (!fs.existsSync(parent)) return;
   const entries = fs.readdirSync(parent);
   for (const entry of entries) {
-    // Another process's unfinished save could still be running only with its pid alive.
-    if (entry.startsWith('.step-') && !entry.endsWith(`.tmp-${process.pid}`)) {
+    // A killed save's temporary folder or `latest` file; this process's own could still be in use.
+    const leftOver = entry.startsWith('.step-') || entry.startsWith(`${LATEST_FILE}.tmp-`);
+    if (leftOver && !entry.endsWith(`.tmp-${process.pid}`)) {
       fs.rmSync(path.join(parent, entry), { recursive: true, force: true });
     }
   }

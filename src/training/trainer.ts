@@ -20,7 +20,7 @@ import { LIBRARY_VERSION } from '../version';
 import { Timer } from '../callbacks/timer';
 import { MonitoredMetric } from '../callbacks/monitored-metric';
 import type { Callback } from './callbacks';
-import { checkpointsFolder, pruneCheckpoints, TrainerState, writeCheckpoint } from './checkpoints';
+import { checkOutputDir, checkpointsFolder, pruneCheckpoints, TrainerState, writeCheckpoint } from './checkpoints';
 import { resolveConfig, TrainerConfig } from './config';
 import { HookRunner } from './hook-runner';
 import type { EpochLogs, EvalLogs, History, StepLogs, ValidationLogs } from './logs';
@@ -380,6 +380,7 @@ export class Trainer {
     return this.exclusive('fit', async () => {
       let stopWatching = () => {};
       try {
+        if (this.config.outputDir !== undefined) checkOutputDir(this.config.outputDir);
         await this.setup();
         this.stopRequested = false;
         this.stopReason = undefined;

@@ -10,6 +10,10 @@ inline constexpr const char* kTargetField = "target";
 
 struct Batch {
   TensorDict fields;
+  // Each sample's index in its dataset, when a DatasetLoader cut the batch
+  // (empty for streamed batches): a view of the loader's epoch order, valid
+  // while the loader lives. Errors about a sample name it by this index.
+  c10::ArrayRef<int64_t> sampleIndices;
 
   // Samples in the batch (the first dimension of its fields).
   int64_t size() const;

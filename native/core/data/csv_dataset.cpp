@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/errors.h"
+#include "core/io/input_file.h"
 #include "core/options/option_reader.h"
 
 namespace firebrand {
@@ -56,6 +57,7 @@ CsvOptions csvOptions(const OptionMap& optionMap) {
 }
 
 TensorDataset loadCsvDataset(const std::string& path, const CsvOptions& options) {
+  checkInputFile(path, "CSV file");
   std::ifstream file(path);
   if (!file) throw FileError(path + ": cannot open CSV file (" + std::strerror(errno) + ")");
   std::string line;

@@ -64,6 +64,7 @@ void DatasetLoader::close() {
 Batch DatasetLoader::makeBatch(int64_t index) {
   const std::optional<Batch> spare = recycler_->takeUnused();
   Batch batch = dataset_->batch(sampler_.indices(index), spare ? &*spare : nullptr);
+  batch.sampleIndices = sampler_.indices(index);
   recycler_->keep(batch);
   if (!transforms_.empty()) {
     at::Generator generator = at::detail::createCPUGenerator(mix(mix(seed_) ^ static_cast<uint64_t>(epoch_)) ^

@@ -25,6 +25,11 @@ TensorDataset loadIdxDataset(const std::string& inputsPath, const std::string& t
                              const IdxDatasetOptions& options) {
   at::Tensor inputs = readIdx(inputsPath);
   at::Tensor targets = readIdx(targetsPath);
+  if (inputs.dim() == 1 && targets.dim() >= 2) {
+    throw InvalidArgument("Dataset.fromIdx: " + inputsPath + " holds one value per sample " + shapeText(inputs) +
+                          " and " + targetsPath + " holds " + shapeText(targets) +
+                          ": the files look swapped; give the inputs (images) first and the labels second");
+  }
 
   if (!options.sampleShape.empty()) {
     std::vector<int64_t> shape{inputs.size(0)};

@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "core/errors.h"
+#include "core/io/input_file.h"
+#include "core/shape_text.h"
 
 namespace firebrand {
 namespace {
@@ -58,9 +60,28 @@ void readExactly(gzFile file, void* buffer, size_t bytes, const std::string& pat
   }
 }
 
+// Before allocating: the header's dimensions must describe no more data than
+// the file can hold (deflate expands at most ~1032x), so that a corrupt or
+// hostile header is an error naming the file, not an allocation failure.
+void checkDataFits(const std::vector<int64_t>& shape, size_t elementSize, uint64_t fileSize, bool uncompressed,
+                   const std::string& path) {
+  constexpr uint64_t kMaxDeflateRatio = 1032;
+  const uint64_t limit = uncompressed ? fileSize : fileSize * kMaxDeflateRatio;
+  uint64_t bytes = elementSize;
+  for (const int64_t size : shape) {
+    if (__builtin_mul_overflow(bytes, static_cast<uint64_t>(size), &bytes)) bytes = UINT64_MAX;
+  }
+  if (bytes > limit) {
+    throw FileError(path + ": its header claims an array of shape " + shapeText(shape) + " (" + std::to_string(bytes) +
+                    " bytes), more than the file's " + std::to_string(fileSize) + " bytes can hold" +
+                    (uncompressed ? "" : " compressed") + " (corrupt or not an IDX file)");
+  }
+}
+
 }  // namespace
 
 at::Tensor readIdx(const std::string& path) {
+  const uint64_t fileSize = checkInputFile(path, "IDX file");
   if (FILE* probe = std::fopen(path.c_str(), "rb")) {
     std::fclose(probe);
   } else {
@@ -85,6 +106,7 @@ at::Tensor readIdx(const std::string& path) {
     shape[axis] = (int64_t{size[0]} << 24) | (int64_t{size[1]} << 16) | (int64_t{size[2]} << 8) | size[3];
   }
 
+  checkDataFits(shape, c10::elementSize(dtype), fileSize, gzdirect(file.get()) != 0, path);
   at::Tensor tensor = at::empty(shape, at::TensorOptions().dtype(dtype));
   const size_t elementSize = tensor.element_size();
   readExactly(file.get(), tensor.data_ptr(), tensor.numel() * elementSize, path, "data");

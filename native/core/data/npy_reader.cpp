@@ -3,12 +3,14 @@
 #include <ATen/ATen.h>
 
 #include <algorithm>
+#include <limits>
 #include <cstring>
 #include <fstream>
 #include <regex>
 #include <vector>
 
 #include "core/errors.h"
+#include "core/io/input_file.h"
 
 namespace firebrand {
 namespace {
@@ -43,6 +45,7 @@ std::string headerField(const std::string& header, const std::string& key, const
 }  // namespace
 
 at::Tensor readNpy(const std::string& path) {
+  checkInputFile(path, ".npy file");
   std::ifstream file(path, std::ios::binary);
   if (!file) throw FileError(path + ": cannot open .npy file (" + std::strerror(errno) + ")");
   return parseNpy(file, path);
@@ -68,12 +71,28 @@ at::Tensor parseNpy(std::istream& file, const std::string& path) {
   const std::string dims = headerField(header, "shape", "\\(([^)]*)\\)", path);
   const std::regex number("\\d+");
   for (auto it = std::sregex_iterator(dims.begin(), dims.end(), number); it != std::sregex_iterator(); ++it) {
-    shape.push_back(std::stoll(it->str()));
+    // Past int64 (a corrupt header): the size check below refuses it by name.
+    const std::string digits = it->str();
+    shape.push_back(digits.size() > 18 ? std::numeric_limits<int64_t>::max() : std::stoll(digits));
   }
 
   // Fortran order is the transpose's C order: read reversed, then permute back.
   std::vector<int64_t> storedShape = shape;
   if (fortranOrder) std::reverse(storedShape.begin(), storedShape.end());
+  // Before allocating: a header claiming more data than the file holds is an error naming the file.
+  uint64_t claimed = c10::elementSize(type.dtype);
+  for (const int64_t size : shape) {
+    if (__builtin_mul_overflow(claimed, static_cast<uint64_t>(size), &claimed)) claimed = UINT64_MAX;
+  }
+  const std::streampos dataStart = file.tellg();
+  if (dataStart != std::streampos(-1) && file.seekg(0, std::ios::end)) {
+    const auto available = static_cast<uint64_t>(file.tellg() - dataStart);
+    file.seekg(dataStart);
+    if (claimed > available) {
+      throw FileError(path + ": truncated .npy data: its header claims shape (" + dims + ") of " + std::string(c10::toString(type.dtype)) + ", " + std::to_string(claimed) +
+                      " bytes, but only " + std::to_string(available) + " bytes follow it");
+    }
+  }
   at::Tensor tensor = at::empty(storedShape, at::TensorOptions().dtype(type.dtype));
   const size_t bytes = static_cast<size_t>(tensor.numel()) * tensor.element_size();
   if (!file.read(static_cast<char*>(tensor.data_ptr()), static_cast<std::streamsize>(bytes))) {

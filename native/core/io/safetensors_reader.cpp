@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/errors.h"
+#include "core/io/input_file.h"
 #include "core/io/json.h"
 
 namespace firebrand {
@@ -162,6 +163,7 @@ SafetensorsFile parseSafetensors(const std::string& bytes, const std::string& or
 }
 
 SafetensorsFile readSafetensors(const std::string& path) {
+  checkInputFile(path, "safetensors file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw FileError(path + ": cannot open safetensors file (" + std::strerror(errno) + ")");
   in.seekg(0, std::ios::end);

@@ -3,6 +3,7 @@
 #include <fstream>
 
 #include "core/errors.h"
+#include "core/io/input_file.h"
 
 namespace firebrand {
 
@@ -13,6 +14,7 @@ ScriptModel::ScriptModel(torch::jit::Module module, std::string origin)
       hasValidationStep_(module_.find_method("validation_step").has_value()) {}
 
 std::shared_ptr<ScriptModel> ScriptModel::load(const std::string& path) {
+  checkInputFile(path, "TorchScript file");
   if (!std::ifstream(path).good()) throw FileError(path + ": cannot open TorchScript file");
   try {
     return std::shared_ptr<ScriptModel>(new ScriptModel(torch::jit::load(path), path));

@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "core/errors.h"
+#include "core/io/input_file.h"
 #include "core/io/safetensors_reader.h"
 #include "core/shape_text.h"
 
@@ -52,6 +53,7 @@ WeightsReport loadWeights(Model& model, const TensorDict& weights, bool strict, 
 }
 
 TensorDict readWeightsFile(const std::string& path) {
+  checkInputFile(path, "weights file (.safetensors or TorchScript)");
   std::ifstream file(path, std::ios::binary);
   if (!file) throw FileError(path + ": cannot open weights file");
   char magic[2] = {0, 0};

@@ -89,7 +89,8 @@ at::Tensor LossFunction::prepareTargets(const at::Tensor& targets) const {
   return targets.is_floating_point() ? targets : targets.to(at::kFloat);
 }
 
-void LossFunction::checkLabelRange(const at::Tensor& targets, int64_t classes) const {
+void LossFunction::checkLabelRange(const at::Tensor& targets, int64_t classes,
+                                   c10::ArrayRef<int64_t> sampleIndices) const {
   if (!takesClassIndices_) return;
   if (weight_.defined() && weight_.numel() != classes) {
     throw ShapeMismatch("loss (" + name_ + "): field 'weight' holds " + std::to_string(weight_.numel()) +
@@ -99,8 +100,13 @@ void LossFunction::checkLabelRange(const at::Tensor& targets, int64_t classes) c
   if (!bad.any().item<bool>()) return;
   const int64_t index = bad.flatten().nonzero().select(1, 0)[0].item<int64_t>();
   const int64_t label = targets.flatten()[index].item<int64_t>();
-  throw InvalidArgument("loss (" + name_ + "): target label " + std::to_string(label) + " at position " +
-                        std::to_string(index) + " of the batch is out of range for a model with " +
+  // A sample's labels are contiguous in the flattened targets ([N] or [N, d...]).
+  const int64_t position = index / std::max<int64_t>(1, targets.numel() / std::max<int64_t>(1, targets.size(0)));
+  const std::string where = position < static_cast<int64_t>(sampleIndices.size())
+                                ? "of dataset sample " + std::to_string(sampleIndices[position])
+                                : "at position " + std::to_string(index) + " of the batch";
+  throw InvalidArgument("loss (" + name_ + "): target label " + std::to_string(label) + " " + where +
+                        " is out of range for a model with " +
                         std::to_string(classes) + " outputs (labels must be in [0, " +
                         std::to_string(classes - 1) + "])");
 }

@@ -25,7 +25,8 @@ class LossFunction {
   // Targets in the dtype the loss needs; checked once per dataset, not per step.
   at::Tensor prepareTargets(const at::Tensor& targets) const;
   // Throws naming the first label outside [0, classes) (ignoreIndex excepted).
-  void checkLabelRange(const at::Tensor& targets, int64_t classes) const;
+  // `sampleIndices` (when known) names a bad label's sample by its dataset index.
+  void checkLabelRange(const at::Tensor& targets, int64_t classes, c10::ArrayRef<int64_t> sampleIndices = {}) const;
   const std::string& name() const { return name_; }
   int64_t ignoreIndex() const { return ignoreIndex_; }
 

@@ -257,8 +257,10 @@ Batch TrainingEngine::prepareBatch(Batch batch) const {
       const at::Tensor bad = at::logical_not(at::isfinite(tensor)).reshape({tensor.size(0), -1}).any(1);
       if (bad.any().item<bool>()) {
         const int64_t sample = bad.nonzero()[0][0].item<int64_t>();
-        throw NonFiniteValue("field '" + name + "' holds NaN or Inf at position " + std::to_string(sample) +
-                             " of the batch (checkFiniteInputs)");
+        const std::string where = sample < static_cast<int64_t>(batch.sampleIndices.size())
+                                      ? "in dataset sample " + std::to_string(batch.sampleIndices[sample])
+                                      : "at position " + std::to_string(sample) + " of the batch";
+        throw NonFiniteValue("field '" + name + "' holds NaN or Inf " + where + " (checkFiniteInputs)");
       }
     }
     if (name == kInputField) {
@@ -268,7 +270,7 @@ Batch TrainingEngine::prepareBatch(Batch batch) const {
     if (name == kTargetField && loss_) {
       tensor = loss_->prepareTargets(tensor);
       // On the CPU, before the copy: an out-of-range label on CUDA is a device-side assert.
-      if (classCount_) loss_->checkLabelRange(tensor, *classCount_);
+      if (classCount_) loss_->checkLabelRange(tensor, *classCount_, batch.sampleIndices);
     }
     if (tensor.device() != device_) tensor = tensor.to(device_, /*non_blocking=*/true);
   }
@@ -302,7 +304,8 @@ void TrainingEngine::checkBatchFits(const Batch& batch) {
   }
   if (loss_->takesClassIndices() && output.dim() >= 2) {
     classCount_ = output.size(1);
-    loss_->checkLabelRange(sample.targets().cpu(), *classCount_);
+    loss_->checkLabelRange(sample.targets().cpu(), *classCount_,
+                           batch.sampleIndices.empty() ? batch.sampleIndices : batch.sampleIndices.slice(0, 1));
   }
   try {
     (*loss_)(output, sample.targets());
