@@ -67,6 +67,29 @@ describe('command line', () => {
     expect(result.stdout).to.match(/\nsmoke test: +ok/);
   });
 
+  it('doctor diagnoses a binary that cannot load (a wrong libtorch on the library path) and exits 1', () => {
+    // A stand-in libc10 with none of libtorch's symbols, found first through LD_LIBRARY_PATH.
+    const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'firebrand-wrong-libtorch-'));
+    const source = path.join(folder, 'stub.c');
+    fs.writeFileSync(source, 'int firebrand_stub(void) { return 0; }\n');
+    for (const library of ['libc10.so', 'libc10.so.1.13', 'libc10.so.2.14']) {
+      spawnSync('gcc', ['-shared', '-fPIC', `-Wl,-soname,${library}`, '-o', path.join(folder, library), source]);
+    }
+    const result = spawnSync(process.execPath, [cli, 'doctor'], {
+      cwd: os.tmpdir(),
+      encoding: 'utf8',
+      env: { ...process.env, LD_LIBRARY_PATH: folder },
+    });
+    expect(result.status, result.stderr).to.equal(1);
+    expect(result.stdout).to.match(/^firebrand: +\d+\.\d+\.\d+ \(Node v/);
+    expect(result.stdout).to.contain(`library path: LD_LIBRARY_PATH=${folder}`);
+    expect(result.stdout).to.match(/binary: +FAILED to load/);
+    expect(result.stdout).to.match(/cannot load its (local build|prebuild) \S+firebrand\S*\.node: the libtorch found is not the one it was built against \(undefined symbol/);
+    expect(result.stdout).to.contain('To fix it:');
+    expect(result.stdout).to.contain('FIREBRAND_BUILD_FROM_SOURCE=1 npm rebuild firebrand');
+    fs.rmSync(folder, { recursive: true });
+  });
+
   it('names what is wrong in a run file, an override or the command line', () => {
     const typo = firebrand(['train', 'run.json'], runFolder({ modle: {} }));
     expect(typo.status).to.equal(1);

@@ -1,6 +1,7 @@
 #include "binding/results.h"
 
 #include "binding/convert.h"
+#include "core/shape_text.h"
 
 namespace firebrand::binding {
 namespace {
@@ -151,7 +152,7 @@ Napi::Array describeTensors(Napi::Env env, const torch::OrderedDict<std::string,
     auto entry = Napi::Object::New(env);
     entry.Set("name", item.key());
     entry.Set("shape", fromShape(env, item.value().sizes().vec()));
-    entry.Set("dtype", std::string(c10::toString(item.value().scalar_type())));
+    entry.Set("dtype", dtypeText(item.value().scalar_type()));
     if (parameters) entry.Set("requiresGrad", item.value().requires_grad());
     array.Set(index++, entry);
   }

@@ -15,17 +15,19 @@ std::string shapeText(c10::IntArrayRef sizes) {
 
 std::string shapeText(const at::Tensor& tensor) { return shapeText(tensor.sizes()); }
 
-std::string shapeAndDtypeText(const at::Tensor& tensor) {
-  std::string dtype = c10::toString(tensor.scalar_type());
+std::string dtypeText(at::ScalarType dtype) {
+  std::string name = c10::toString(dtype);
   // c10 names dtypes after C types ("Float"); users know torch's names.
   static const std::pair<const char*, const char*> kTorchNames[] = {
       {"Float", "float32"}, {"Double", "float64"}, {"Half", "float16"}, {"BFloat16", "bfloat16"},
       {"Long", "int64"},    {"Int", "int32"},      {"Short", "int16"},  {"Char", "int8"},
       {"Byte", "uint8"},    {"Bool", "bool"}};
   for (const auto& [c10Name, torchName] : kTorchNames) {
-    if (dtype == c10Name) dtype = torchName;
+    if (name == c10Name) return torchName;
   }
-  return shapeText(tensor) + " " + dtype;
+  return name;
 }
+
+std::string shapeAndDtypeText(const at::Tensor& tensor) { return shapeText(tensor) + " " + dtypeText(tensor.scalar_type()); }
 
 }  // namespace firebrand

@@ -11,6 +11,7 @@
 
 #include "core/errors.h"
 #include "core/io/input_file.h"
+#include "core/shape_text.h"
 
 namespace firebrand {
 namespace {
@@ -89,8 +90,9 @@ at::Tensor parseNpy(std::istream& file, const std::string& path) {
     const auto available = static_cast<uint64_t>(file.tellg() - dataStart);
     file.seekg(dataStart);
     if (claimed > available) {
-      throw FileError(path + ": truncated .npy data: its header claims shape (" + dims + ") of " + std::string(c10::toString(type.dtype)) + ", " + std::to_string(claimed) +
-                      " bytes, but only " + std::to_string(available) + " bytes follow it");
+      throw FileError(path + ": truncated .npy data: its header claims shape (" + dims + ") of " +
+                      dtypeText(type.dtype) + ", " + std::to_string(claimed) + " bytes, but only " +
+                      std::to_string(available) + " bytes follow it");
     }
   }
   at::Tensor tensor = at::empty(storedShape, at::TensorOptions().dtype(type.dtype));

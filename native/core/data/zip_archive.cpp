@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "core/errors.h"
+#include "core/io/input_file.h"
 
 namespace firebrand {
 namespace {
@@ -28,6 +29,7 @@ uint64_t field(const std::string& bytes, size_t offset, size_t width) {
 }  // namespace
 
 ZipArchive::ZipArchive(std::string path) : path_(std::move(path)), file_(path_, std::ios::binary) {
+  checkInputFile(path_, "zip archive (.npz)");
   if (!file_) throw FileError(path_ + ": cannot open archive (" + std::strerror(errno) + ")");
   file_.seekg(0, std::ios::end);
   fileSize_ = static_cast<uint64_t>(file_.tellg());
