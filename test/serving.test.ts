@@ -49,6 +49,23 @@ describe('serving predictions', () => {
     fs.rmSync(path.dirname(folder), { recursive: true });
   });
 
+  it('a trainer that is not fitting answers overlapping predict calls too, in call order', async () => {
+    const trainer = blobTrainer({ numEpochs: 1 });
+    await trainer.fit(blobDataset(64));
+    const sequential = [values(await trainer.predict(probe, [8, 4])), values(await trainer.predict(probe.map((x) => -x), [8, 4]))];
+    const finished: number[] = [];
+    const overlapping = await Promise.all(
+      [probe, probe.map((x) => -x)].map((input, i) =>
+        trainer.predict(input, [8, 4]).then((output) => {
+          finished.push(i);
+          return values(output);
+        }),
+      ),
+    );
+    expect(overlapping).to.deep.equal(sequential);
+    expect(finished).to.deep.equal([0, 1]);
+  });
+
   it('bad input to an async API rejects its promise, never throws', async () => {
     const trainer = blobTrainer();
     await trainer.setup();
