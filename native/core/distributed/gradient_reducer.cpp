@@ -9,12 +9,14 @@
 #include <map>
 #include <mutex>
 
+#include "core/compat/grad_accumulator.h"
+
 namespace firebrand {
 
 constexpr int64_t kFirstBucketCapBytes = 1024 * 1024;
 
 struct GradientReducer::Hook {
-  std::shared_ptr<torch::autograd::Node> accumulator;
+  compat::GradAccumulator accumulator;
   uintptr_t key;
 };
 
@@ -114,7 +116,7 @@ GradientReducer::GradientReducer(std::shared_ptr<DistributedGroup> group, const 
   // The hooks hold the state weakly: one running while the reducer goes does nothing.
   const std::weak_ptr<State> weak = state_;
   for (size_t i = 0; i < parameters.size(); ++i) {
-    std::shared_ptr<torch::autograd::Node> accumulator = torch::autograd::impl::grad_accumulator(parameters[i]);
+    compat::GradAccumulator accumulator = torch::autograd::impl::grad_accumulator(parameters[i]);
     const uintptr_t key = accumulator->add_post_hook(std::make_unique<torch::autograd::utils::LambdaPostHook>(
         [weak, i](const torch::autograd::variable_list& outputs, const torch::autograd::variable_list&) {
           if (auto locked = weak.lock()) {
