@@ -7,10 +7,15 @@ test/golden.test.ts replays through firebrand and compares.
 libtorch's C++ modules initialise weights with the same generator calls as
 Python's, so torch.manual_seed(seed) before building the model gives both the
 same starting weights. Run: /usr/bin/python3 scripts/make-golden-fixtures.py
+With --version-dependent it writes only the cases whose numbers depend on the
+version's kernels (bf16) to test/fixtures/torch-<major.minor>/golden-training.json,
+for that python3-torch's libtorch (2.14: run it in the sid chroot of
+scripts/ci-libtorch-latest.sh).
 """
 import json
 import math
 import pathlib
+import sys
 from typing import Dict
 
 import torch
@@ -558,17 +563,29 @@ def main():
          "batchSize": 5, "gradientAccumulationSteps": 4, "pytorchBatch": 20, "epochs": 4,
          "optimizer": {"name": "sgd", "lr": 0.1, "momentum": 0.9}, "loss": {"name": "cross_entropy"}},
     ]
+    fixtures = pathlib.Path(__file__).resolve().parent.parent / "test" / "fixtures"
+    version_only = "--version-dependent" in sys.argv
+    if version_only:
+        # Cases whose numbers depend on the version's kernels (bf16 rounding), for the
+        # libtorch version of this python3-torch: test/fixtures/torch-<major.minor>/.
+        cases = [case for case in cases if case.get("mixedPrecision")]
+        major_minor = ".".join(torch.__version__.split(".")[:2])
+        out = fixtures / f"torch-{major_minor}" / "golden-training.json"
+        out.parent.mkdir(exist_ok=True)
+    else:
+        out = fixtures / "golden-training.json"
     fixture = {
-        "generatedBy": "scripts/make-golden-fixtures.py",
+        "generatedBy": "scripts/make-golden-fixtures.py" + (" --version-dependent" if version_only else ""),
         "torchVersion": torch.__version__,
         "batchSize": BATCH, "epochs": EPOCHS, "features": FEATURES, "classes": CLASSES,
         "inputs": inputs, "labels": labels, "regressionTargets": [t[0] for t in targets],
         "multiLabelTargets": multi_label_targets(inputs), "distributionTargets": distribution_targets(inputs),
         "cases": [run(case, inputs, labels, targets) for case in cases],
     }
-    out = pathlib.Path(__file__).resolve().parent.parent / "test" / "fixtures" / "golden-training.json"
     out.write_text(json.dumps(fixture, indent=1) + "\n")
     print(f"wrote {out}")
+    if version_only:
+        return
     write_schedules()
     write_metrics()
     write_scripted()

@@ -1,10 +1,11 @@
 // Replays training runs recorded by PyTorch itself (scripts/make-golden-fixtures.py,
-// Debian's python3-torch 1.13) and checks firebrand gets the same numbers.
+// Debian's python3-torch 1.13; bf16 cases also per version, test/fixtures/torch-<version>/)
+// and checks firebrand gets the same numbers.
 import { expect } from 'chai';
 import fs from 'node:fs';
 import path from 'node:path';
 
-import { Dataset, LossSpec, nn, OptimizerSpec, SchedulerSpec, Trainer } from '../src';
+import { Dataset, LossSpec, nn, OptimizerSpec, runtimeInfo, SchedulerSpec, Trainer } from '../src';
 
 interface GoldenCase {
   title: string;
@@ -45,16 +46,33 @@ interface GoldenFixture {
   cases: GoldenCase[];
 }
 
-const fixture: GoldenFixture = JSON.parse(
-  fs.readFileSync(path.join(__dirname, '..', '..', 'test', 'fixtures', 'golden-training.json'), 'utf8'),
-);
+const fixtures = path.join(__dirname, '..', '..', 'test', 'fixtures');
+const readFixture = (file: string): GoldenFixture => JSON.parse(fs.readFileSync(file, 'utf8')) as GoldenFixture;
+const majorMinor = (version: string): string => version.split('.').slice(0, 2).join('.');
 
-describe(`agreement with PyTorch ${fixture.torchVersion} (golden fixtures)`, () => {
+const fixture = readFixture(path.join(fixtures, 'golden-training.json'));
+// Cases whose numbers depend on the version's kernels (bf16 rounding) are recorded per libtorch
+// version (make-golden-fixtures.py --version-dependent); the running version's replace the base's.
+const running = majorMinor(runtimeInfo().torchVersion);
+const perVersionFile = path.join(fixtures, `torch-${running}`, 'golden-training.json');
+const perVersion = fs.existsSync(perVersionFile) ? readFixture(perVersionFile) : undefined;
+const versionDependent = (golden: GoldenCase): boolean => golden.mixedPrecision !== undefined;
+
+/** The case as PyTorch of the running libtorch version recorded it, or why there is none. */
+function recorded(golden: GoldenCase): GoldenCase | string {
+  if (!versionDependent(golden) || majorMinor(fixture.torchVersion) === running) return golden;
+  const own = perVersion?.cases.find((candidate) => candidate.title === golden.title);
+  return own ?? `no fixture of '${golden.title}' for libtorch ${running}: run scripts/make-golden-fixtures.py --version-dependent with its python3-torch`;
+}
+
+describe(`agreement with PyTorch ${fixture.torchVersion} (golden fixtures; version-dependent cases for ${running})`, () => {
   const samples = fixture.inputs.length;
   const inputs = new Float32Array(fixture.inputs.flat());
 
-  for (const golden of fixture.cases) {
-    it(golden.title, async () => {
+  for (const base of fixture.cases) {
+    it(base.title, async () => {
+      const golden = recorded(base);
+      if (typeof golden === 'string') throw new Error(golden);
       const perClassTargets: Record<string, number[][] | undefined> = {
         bce_with_logits: fixture.multiLabelTargets,
         kl_div: fixture.distributionTargets,
