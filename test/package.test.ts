@@ -53,10 +53,12 @@ describe('the npm package', function () {
   before(() => {
     work = fs.mkdtempSync(path.join(os.tmpdir(), 'firebrand-package-'));
     run(process.execPath, [path.join(repo, 'scripts', 'prebuild.js')], repo);
-    // prepack's output precedes npm pack's JSON on stdout.
-    const { stdout } = spawnChecked(npm, ['pack', '--json', '--pack-destination', work], repo);
-    const packed = JSON.parse(stdout.slice(stdout.indexOf('\n[') + 1)) as { filename: string }[];
-    tarball = path.join(work, packed[0].filename);
+    // The tarball is the one file packed into `work` (npm's --json output changed shape in npm 12:
+    // an object by package name instead of an array, after prepack's own output).
+    spawnChecked(npm, ['pack', '--pack-destination', work], repo);
+    const packed = fs.readdirSync(work).filter((file) => file.endsWith('.tgz'));
+    expect(packed, `npm pack wrote ${packed.join(', ')}`).to.have.length(1);
+    tarball = path.join(work, packed[0]);
   });
 
   after(() => fs.rmSync(work, { recursive: true, force: true }));
