@@ -32,7 +32,9 @@ function installInto(project: string, tarball: string): string {
   fs.mkdirSync(project, { recursive: true });
   fs.writeFileSync(path.join(project, 'package.json'), JSON.stringify({ name: 'consumer', version: '1.0.0', private: true }));
   for (const file of ['train.ts', 'train.mjs', 'tsconfig.json']) fs.copyFileSync(path.join(fixture, file), path.join(project, file));
-  return run(npm, ['install', '--no-audit', '--no-fund', '--foreground-scripts', tarball], project);
+  // npm 12 runs a dependency's install script only when allowed (its allow-scripts policy).
+  const allowScripts = Number(execFileSync(npm, ['--version'], { encoding: 'utf8' }).split('.')[0]) >= 12 ? ['--allow-scripts=firebrand'] : [];
+  return run(npm, ['install', '--no-audit', '--no-fund', '--foreground-scripts', ...allowScripts, tarball], project);
 }
 
 /** Type-checks and runs the consumer's TypeScript file and its ES module; returns their last losses. */

@@ -29,18 +29,16 @@ using CollectiveBackend = c10d::Backend;
 using CollectiveBackend = c10d::ProcessGroup;
 #endif
 
-// Frees gradients instead of filling them with zeros (PyTorch's set_to_none):
-// 1.13's Optimizer::zero_grad() has no such argument.
+// Frees gradients instead of filling them with zeros (PyTorch's set_to_none).
+// Not Optimizer::zero_grad: 1.13's has no set_to_none, and 2.14's detaches
+// each gradient in place first, which fails on a gradient that is a view (as
+// autograd::grad returns for several optimizers' losses).
 inline void zeroGradToNone(torch::optim::Optimizer& optimizer) {
-#if FIREBRAND_TORCH_AT_LEAST(2, 0)
-  optimizer.zero_grad(/*set_to_none=*/true);
-#else
   for (auto& group : optimizer.param_groups()) {
     for (auto& parameter : group.params()) {
       parameter.mutable_grad().reset();
     }
   }
-#endif
 }
 
 // The key of a parameter's entry in an optimizer's state(): 1.13 keys it by

@@ -11,6 +11,7 @@
 #include <mutex>
 #include <sstream>
 
+#include "core/compat/tcp_store.h"
 #include "core/compat/torch_compat.h"
 #include "core/errors.h"
 
@@ -89,6 +90,7 @@ c10::intrusive_ptr<c10d::Store> connectStore(const DistributedOptions& options) 
   storeOptions.numWorkers = static_cast<std::size_t>(options.worldSize);
   storeOptions.waitWorkers = true;
   storeOptions.timeout = timeoutOf(options);
+  compat::useClassicTcpStore(storeOptions);
   try {
     return c10::make_intrusive<c10d::TCPStore>(options.masterAddr, storeOptions);
   } catch (const std::exception& error) {

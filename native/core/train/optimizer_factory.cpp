@@ -19,16 +19,26 @@ namespace {
 
 // One libtorch parameter group per plan, each with a copy of the defaults
 // that takes the plan's lr and weight decay.
+// Each group's options are set again once the optimizer is built: libtorch
+// 2.14 merges a group's options with the defaults, taking the default for any
+// field equal to its constructor's (a group lr of 1e-3, Adam's default, became
+// the optimizer's lr); 1.13 keeps them as given.
 template <typename Optimizer, typename Options>
 std::unique_ptr<torch::optim::Optimizer> build(const Options& defaults, std::vector<ParameterGroupPlan> plans) {
   std::vector<torch::optim::OptimizerParamGroup> groups;
+  std::vector<Options> groupOptions;
   for (auto& plan : plans) {
-    auto options = std::make_unique<Options>(defaults);
-    if (plan.lr) options->lr(*plan.lr);
-    if (plan.weightDecay) options->weight_decay(*plan.weightDecay);
-    groups.emplace_back(std::move(plan.parameters), std::move(options));
+    Options options = defaults;
+    if (plan.lr) options.lr(*plan.lr);
+    if (plan.weightDecay) options.weight_decay(*plan.weightDecay);
+    groupOptions.push_back(options);
+    groups.emplace_back(std::move(plan.parameters), std::make_unique<Options>(options));
   }
-  return std::make_unique<Optimizer>(std::move(groups), defaults);
+  auto optimizer = std::make_unique<Optimizer>(std::move(groups), defaults);
+  for (size_t i = 0; i < groupOptions.size(); ++i) {
+    optimizer->param_groups()[i].set_options(std::make_unique<Options>(groupOptions[i]));
+  }
+  return optimizer;
 }
 
 std::unique_ptr<torch::optim::Optimizer> makeSgd(OptionReader& options, std::vector<ParameterGroupPlan> plans) {
