@@ -1,5 +1,7 @@
 #include "core/model/script_model.h"
 
+#include <torch/csrc/jit/runtime/graph_executor.h>
+
 #include <fstream>
 
 #include "core/errors.h"
@@ -47,6 +49,7 @@ at::Tensor ScriptModel::forward(const at::Tensor& inputs) {
   if (!module_.find_method("forward")) {
     throw InvalidState(origin_ + ": the module has no forward method");
   }
+  const torch::jit::GraphOptimizerEnabledGuard unoptimized(false);
   const c10::IValue output = module_.forward({inputs});
   if (!output.isTensor()) {
     throw InvalidArgument(origin_ + ": forward must return a Tensor, it returned " + output.tagKind());
@@ -77,6 +80,7 @@ void ScriptModel::saveTorchScript(const std::string& path) const {
 TensorDict ScriptModel::callStep(const char* method, const TensorDict& batch) {
   c10::Dict<std::string, at::Tensor> fields;
   for (const auto& [name, tensor] : batch) fields.insert(name, tensor);
+  const torch::jit::GraphOptimizerEnabledGuard unoptimized(false);
   const c10::IValue result = module_.get_method(method)({fields});
   const std::string expected = std::string(method) + " must return a Dict[str, Tensor]";
   if (!result.isGenericDict()) throw InvalidArgument(origin_ + ": " + expected + ", it returned " + result.tagKind());

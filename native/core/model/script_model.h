@@ -1,5 +1,10 @@
 // A TorchScript module trained in place: loaded from a file saved by
 // torch.jit.save, or defined from TorchScript source plus named parameters.
+// Its methods run without the graph executor's optimizing passes (as under
+// torch.jit.optimized_execution(False)): they re-specialize a method for the
+// shapes seen, and libtorch 2.14's then mis-compiled `x.matmul(w) + b` once a
+// one-sample batch (the set-up check) came between training batches.
+// TorchScript is in maintenance upstream; the interpreter runs the ops as written.
 #pragma once
 #include <torch/script.h>
 
