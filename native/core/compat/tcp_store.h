@@ -16,8 +16,10 @@ struct HasUseLibUV : std::false_type {};
 template <typename Options>
 struct HasUseLibUV<Options, std::void_t<decltype(std::declval<Options&>().useLibUV)>> : std::true_type {};
 
-inline void useClassicTcpStore(c10d::TCPStoreOptions& options) {
-  if constexpr (HasUseLibUV<c10d::TCPStoreOptions>::value) options.useLibUV = false;
+// (A template, so that the assignment is compiled only where the field exists.)
+template <typename Options = c10d::TCPStoreOptions>
+void useClassicTcpStore(Options& options) {
+  if constexpr (HasUseLibUV<Options>::value) options.useLibUV = false;
 }
 
 }  // namespace firebrand::compat
