@@ -18,7 +18,7 @@ if (result.status !== 0) {
 firebrand: the native build failed (see the messages above).
   - libtorch not found? On Debian/Ubuntu run as root: bash ${path.join(root, 'scripts', 'setup-debian.sh')}
     elsewhere set LIBTORCH=/path/to/libtorch (unpacked LibTorch zip) or Torch_DIR, or pip install torch.
-  - cmake or a C++17 compiler missing? Install cmake >= 3.18 and g++ >= 9 (or clang >= 10).
+  - cmake or a C++17 compiler missing (C++20 for libtorch 2.14)? Install cmake >= 3.18 and g++ >= 10 (or clang >= 12).
   - then run: npm run build:native`);
   process.exit(result.status ?? 1);
 }

@@ -15,7 +15,7 @@ if ! command -v apt-get >/dev/null 2>&1; then
 firebrand: this script is for Debian/Ubuntu (apt-get). Elsewhere:
   - get libtorch: unpack a LibTorch zip from https://pytorch.org and set LIBTORCH=/path/to/libtorch,
     or `pip install torch` for the python3 on PATH (firebrand finds torch.utils.cmake_prefix_path)
-  - install cmake >= 3.18, a C++17 compiler and zlib headers
+  - install cmake >= 3.18, a C++17 compiler (C++20 for libtorch 2.14) and zlib headers
   - then: npm run build:native
 TXT
   exit 1
