@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 
 root=${FIREBRAND_SID_ROOT:-/var/tmp/firebrand-sid}
 mirror=http://deb.debian.org/debian
-packages=(libtorch-dev python3-torch libgloo-dev libopenblas0-openmp zlib1g-dev nodejs npm g++ cmake make
+packages=(libtorch-dev python3-torch libgloo-dev libopenblas0-openmp zlib1g-dev nodejs npm g++ cmake ninja-build
           ca-certificates dataset-fashion-mnist bsdutils libblas3)
 started=$SECONDS
 
