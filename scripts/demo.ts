@@ -22,7 +22,7 @@ async function main(): Promise<void> {
   });
   const info = runtimeInfo();
   console.log(`firebrand demo: Fashion-MNIST, ${train.length} training / ${test.length} test images, ` +
-    `${trainer.parameterCount} parameters, libtorch ${info.torchVersion}, ${info.numThreads} threads, BLAS ${info.blas.vendor}`);
+    `${trainer.parameterCount} parameters, libtorch ${info.torchVersion}, ${trainer.config.numThreads} threads, BLAS ${info.blas.vendor}`);
 
   // The test set is evaluated after every epoch; the last evaluation is the result.
   const history = await trainer.fit(train, { evalData: test });
