@@ -54,9 +54,16 @@ in_root 'openblas=$(ls /usr/lib/x86_64-linux-gnu/openblas-openmp/libblas.so.3 2>
 in_root "npm config set cafile /etc/ssl/host-ca.crt && npm config set registry '$registry'"
 echo "ci-libtorch-latest: $(in_root "python3 -c 'import torch; print(\"libtorch\", torch.__version__)'"), Node $(in_root 'node --version'), $(in_root 'g++ --version | head -1') ($((SECONDS - started)) s)"
 
-# A copy of this working tree (what git tracks or would add), built from scratch.
+# A copy of this working tree (what git tracks or would add), built from scratch, with the prebuilds
+# made here (the 1.13 leg's), so that the package test there packs prebuilds for two libtorch versions.
 work=/root/firebrand
 in_root "rm -rf $work && mkdir -p $work"
-git ls-files -z --cached --others --exclude-standard | tar --null -T - -cf - | in_root "tar -xf - -C $work"
-in_root "cd $work && npm ci --no-audit --no-fund && npm test"
+{ git ls-files -z --cached --others --exclude-standard; [ ! -d prebuilds ] || find prebuilds -type f -print0; } |
+  tar --null -T - -cf - | in_root "tar -xf - -C $work"
+# The source install is tested here (on the newest libtorch): no prebuild fits, so npm compiles.
+in_root "cd $work && npm ci --no-audit --no-fund && FIREBRAND_TEST_SOURCE_INSTALL=1 npm test"
+# The prebuild made there joins this tree's: `npm pack` here then ships one per libtorch.
+mkdir -p prebuilds
+in_root "cd $work && tar -cf - prebuilds" | tar -xf - -C .
+echo "ci-libtorch-latest: prebuilds now here: $(cd prebuilds && echo */*/firebrand.napi.node)"
 echo "ci-libtorch-latest: passed in $((SECONDS - started)) s"

@@ -1,8 +1,10 @@
 #!/usr/bin/env node
-// npm run build:prebuild: makes prebuilds/<platform>-<arch>/firebrand.napi.node
-// with prebuildify (Node-API, stripped) from a cmake-js build against the
-// libtorch found, and records that libtorch next to it
-// (firebrand.libtorch.json) so that a load failure can name it.
+// npm run build:prebuild: makes
+// prebuilds/<platform>-<arch>/libtorch-<major>.<minor>/firebrand.napi.node with
+// prebuildify (Node-API, stripped) from a cmake-js build against the libtorch
+// found, and records that libtorch next to it (firebrand.libtorch.json) so
+// that the loader and `firebrand doctor` can name it. Run it once per libtorch
+// (scripts/ci-libtorch-latest.sh runs it for sid's) to ship several.
 'use strict';
 const { spawnSync } = require('node:child_process');
 const fs = require('node:fs');
@@ -23,16 +25,18 @@ const result = spawnSync(
 );
 if (result.status !== 0) process.exit(result.status ?? 1);
 
-const folder = path.join(root, 'prebuilds', platform);
+// One folder per libtorch (libtorch-2.14, libtorch-2.6-cuda): a package may carry several, and the
+// loader (src/native-loader.ts) loads the one whose libtorch is on this machine.
+const built = fs.readdirSync(path.join(staging, 'prebuilds', platform)).find((name) => name.endsWith('.node'));
+const stagedBinary = path.join(staging, 'prebuilds', platform, built);
+const { build } = require(stagedBinary).runtimeInfo();
+const manifest = { torchVersion: build.torchVersion, libtorchSource: build.libtorchSource, cuda: build.cuda };
+const [major, minor] = manifest.torchVersion.split('.');
+const folder = path.join(root, 'prebuilds', platform, `libtorch-${major}.${minor}${manifest.cuda ? '-cuda' : ''}`);
 fs.rmSync(folder, { recursive: true, force: true });
 fs.mkdirSync(folder, { recursive: true });
-// prebuildify 6 names the file after the package only; the .napi tag is what node-gyp-build matches on.
-const built = fs.readdirSync(path.join(staging, 'prebuilds', platform)).find((name) => name.endsWith('.node'));
-const binary = path.join(folder, built.replace(/\.node$/, '.napi.node'));
-fs.renameSync(path.join(staging, 'prebuilds', platform, built), binary);
+const binary = path.join(folder, 'firebrand.napi.node');
+fs.copyFileSync(stagedBinary, binary);
 fs.rmSync(staging, { recursive: true, force: true });
-
-const { build } = require(binary).runtimeInfo();
-const manifest = { torchVersion: build.torchVersion, libtorchSource: build.libtorchSource, cuda: build.cuda };
 fs.writeFileSync(path.join(folder, 'firebrand.libtorch.json'), `${JSON.stringify(manifest, null, 2)}\n`);
 console.log(`firebrand: ${path.relative(root, binary)} built against libtorch ${manifest.torchVersion} (${manifest.libtorchSource})`);

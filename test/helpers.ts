@@ -1,5 +1,10 @@
-// Small data sets and trainers shared by the tests.
+// Small data sets, trainers and stand-in binaries shared by the tests.
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+
 import { Dataset, nn, Trainer, TrainerConfig, TrainerOptions } from '../src';
+import { PREBUILD_BINARY, PREBUILD_MANIFEST } from '../src/native-loader';
 
 /** Deterministic pseudo-random numbers in [0, 1) (mulberry32). */
 export function seededRandom(seed: number): () => number {
@@ -75,4 +80,23 @@ export function errorOf(body: () => unknown): Error & { code?: string } {
     return error as Error & { code?: string };
   }
   throw new Error('expected a thrown error, but none was thrown');
+}
+
+/**
+ * A stand-in prebuild in `folder` (binary and manifest) for libtorch `torchVersion`, linked against a
+ * libtorch_cpu.so.<torchVersion> that is removed again, so that it cannot load. Returns that library's name.
+ */
+export function writeUnloadablePrebuild(folder: string, torchVersion: string): string {
+  fs.mkdirSync(folder, { recursive: true });
+  const source = path.join(folder, 'stub.c');
+  fs.writeFileSync(source, 'int firebrand_stub(void) { return 0; }\n');
+  const soname = `libtorch_cpu.so.${torchVersion}`;
+  const library = path.join(folder, soname);
+  execFileSync('gcc', ['-shared', '-fPIC', `-Wl,-soname,${soname}`, '-o', library, source]);
+  execFileSync('gcc', ['-shared', '-fPIC', '-Wl,--no-as-needed', '-o', path.join(folder, PREBUILD_BINARY), source, library]);
+  fs.rmSync(library);
+  fs.rmSync(source);
+  const manifest = { torchVersion, libtorchSource: 'the system libtorch', cuda: false };
+  fs.writeFileSync(path.join(folder, PREBUILD_MANIFEST), JSON.stringify(manifest));
+  return soname;
 }

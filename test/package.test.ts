@@ -1,18 +1,23 @@
 // The npm package as users get it: `npm pack`, then `npm install <tarball>`
-// in a fresh project outside the repo. With the prebuild nothing compiles;
-// without it the install builds from source. Either way a TypeScript file
-// that touches the whole public API type-checks (strict, no skipLibCheck) and
-// trains, and so does an ES module.
+// in a fresh project outside the repo. With the prebuild for this machine's
+// libtorch nothing compiles, whatever other libtorch versions' prebuilds the
+// package holds; without one the install builds from source and says why.
+// Either way a TypeScript file that touches the whole public API type-checks
+// (strict, no skipLibCheck) and trains, and so does an ES module.
 import { expect } from 'chai';
 import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
+import { native } from '../src/native';
+import { writeUnloadablePrebuild } from './helpers';
+
 const repo = path.resolve(__dirname, '..', '..');
 const fixture = path.join(repo, 'test', 'fixtures', 'package-consumer');
 const npm = 'npm';
 const SOURCE_INSTALL = process.env.FIREBRAND_TEST_SOURCE_INSTALL === '1';
+const platform = `${process.platform}-${process.arch}`;
 
 /** Runs a command to success; returns its stdout and stderr. */
 function spawnChecked(command: string, args: string[], cwd: string): { stdout: string; stderr: string } {
@@ -38,6 +43,17 @@ function installInto(project: string, tarball: string): string {
   return run(npm, ['install', '--no-audit', '--no-fund', '--foreground-scripts', tarball], project);
 }
 
+/** The tarball unpacked, changed by `edit` (given the package folder) and packed again as `name`. */
+function repacked(work: string, tarball: string, name: string, edit: (packageFolder: string) => void): string {
+  const unpacked = path.join(work, `${name}-unpacked`);
+  fs.mkdirSync(unpacked);
+  run('tar', ['-xzf', tarball, '-C', unpacked], work);
+  edit(path.join(unpacked, 'package'));
+  const file = path.join(work, `${name}.tgz`);
+  run('tar', ['-czf', file, '-C', unpacked, 'package'], work);
+  return file;
+}
+
 /** Type-checks and runs the consumer's TypeScript file and its ES module; returns their last losses. */
 function trainInConsumer(project: string): number[] {
   const tsc = path.join(repo, 'node_modules', 'typescript', 'bin', 'tsc');
@@ -52,6 +68,8 @@ describe('the npm package', function () {
   this.timeout(SOURCE_INSTALL ? 1_800_000 : 300_000);
   let work: string;
   let tarball: string;
+  // The prebuild the package holds for this machine's libtorch: libtorch-<major>.<minor>.
+  let ownPrebuild: string;
 
   before(() => {
     work = fs.mkdtempSync(path.join(os.tmpdir(), 'firebrand-package-'));
@@ -62,6 +80,8 @@ describe('the npm package', function () {
     const packed = fs.readdirSync(work).filter((file) => file.endsWith('.tgz'));
     expect(packed, `npm pack wrote ${packed.join(', ')}`).to.have.length(1);
     tarball = path.join(work, packed[0]);
+    const [major, minor] = native.runtimeInfo().build.torchVersion.split('.');
+    ownPrebuild = `prebuilds/${platform}/libtorch-${major}.${minor}`;
   });
 
   after(() => fs.rmSync(work, { recursive: true, force: true }));
@@ -69,10 +89,12 @@ describe('the npm package', function () {
   it('holds what users need and nothing else, with typed entry points and no `any` in its types', () => {
     const files = execFileSync('tar', ['-tzf', tarball], { encoding: 'utf8' }).trim().split('\n');
     for (const needed of ['dist/src/index.js', 'dist/src/index.d.ts', 'src/esm/index.mjs', 'dist/src/cli/main.js', 'CMakeLists.txt',
-      'native/core/train/training_engine.cpp', 'scripts/install.js', `prebuilds/${process.platform}-${process.arch}/firebrand.libtorch.json`]) {
+      'native/core/train/training_engine.cpp', 'scripts/install.js', `${ownPrebuild}/firebrand.libtorch.json`, `${ownPrebuild}/firebrand.napi.node`]) {
       expect(files, needed).to.include(`package/${needed}`);
     }
-    expect(files.some((file) => new RegExp(`^package/prebuilds/${process.platform}-${process.arch}/.*\\.node$`).test(file))).to.equal(true);
+    // Every prebuild made here (other libtorch versions' too: the sid CI leg adds 2.14's to 1.13's) ships.
+    const made = fs.readdirSync(path.join(repo, 'prebuilds', platform)).map((folder) => `package/prebuilds/${platform}/${folder}/firebrand.napi.node`);
+    expect(files).to.include.members(made);
     expect(files.filter((file) => /^package\/(test|dist\/test|build|node_modules|examples)\//.test(file))).to.deep.equal([]);
     const manifest = JSON.parse(fs.readFileSync(path.join(repo, 'package.json'), 'utf8')) as { engines: object; exports: Record<string, object> };
     expect(manifest.engines).to.have.property('node');
@@ -97,29 +119,54 @@ describe('the npm package', function () {
   it('installs with the prebuild, compiling nothing, and trains from TypeScript and ESM', () => {
     const project = path.join(work, 'with-prebuild');
     const output = installInto(project, tarball);
-    expect(output).to.contain('firebrand: using an existing native binary');
+    const { torchVersion } = native.runtimeInfo().build;
+    expect(output).to.contain(`firebrand: using the prebuild for libtorch ${torchVersion}`);
+    expect(output).to.contain(`${ownPrebuild}/firebrand.napi.node`);
     expect(fs.existsSync(path.join(project, 'node_modules', 'firebrand', 'build'))).to.equal(false);
     for (const loss of trainInConsumer(project)) expect(loss).to.be.a('number').and.satisfy(Number.isFinite);
     const doctor = run(process.execPath, [path.join(project, 'node_modules', 'firebrand', 'dist', 'src', 'cli', 'main.js'), 'doctor'], project);
-    expect(doctor).to.match(/binary: +prebuild .*firebrand\.napi\.node \(built against libtorch \d+\.\d+/);
+    expect(doctor).to.match(new RegExp(`binary: +prebuild \\S*${ownPrebuild}/firebrand\\.napi\\.node \\(built against libtorch ${torchVersion}`));
     expect(doctor).to.match(/smoke test: +ok/);
   });
 
-  it('builds from source when no prebuild is in the package, and trains the same way', function () {
+  it("picks this machine's libtorch among prebuilds for several, naming the ones it skips", () => {
+    // A prebuild for a newer libtorch than any here is tried first and cannot load.
+    let missing = '';
+    const several = repacked(work, tarball, 'several-prebuilds', (packageFolder) => {
+      missing = writeUnloadablePrebuild(path.join(packageFolder, 'prebuilds', platform, 'libtorch-99.0'), '99.0');
+    });
+    const project = path.join(work, 'several-prebuilds');
+    const output = installInto(project, several);
+    const { torchVersion } = native.runtimeInfo().build;
+    expect(output).to.contain(`firebrand: skipped the prebuild for libtorch 99.0: it needs ${missing}, which is not installed`);
+    expect(output).to.contain(`firebrand: using the prebuild for libtorch ${torchVersion}`);
+    expect(fs.existsSync(path.join(project, 'node_modules', 'firebrand', 'build'))).to.equal(false);
+    const doctor = run(process.execPath, [path.join(project, 'node_modules', 'firebrand', 'dist', 'src', 'cli', 'main.js'), 'doctor'], project);
+    expect(doctor).to.match(new RegExp(`binary: +prebuild \\S*${ownPrebuild}/firebrand\\.napi\\.node`));
+    expect(doctor).to.match(new RegExp(`skipped: +prebuild for libtorch 99\\.0 \\S*libtorch-99\\.0/firebrand\\.napi\\.node: it needs ${missing.replace(/\./g, '\\.')}`));
+    expect(doctor).to.match(/smoke test: +ok/);
+  });
+
+  it("builds from source when no prebuild in the package fits this machine's libtorch, says so, and trains the same way", function () {
     if (!SOURCE_INSTALL) {
       console.log('      (skipped: a source install compiles the addon, ~8 min on 2 cores; FIREBRAND_TEST_SOURCE_INSTALL=1 runs it)');
       this.skip();
     }
-    const unpacked = path.join(work, 'unpacked');
-    fs.mkdirSync(unpacked);
-    run('tar', ['-xzf', tarball, '-C', unpacked], work);
-    fs.rmSync(path.join(unpacked, 'package', 'prebuilds'), { recursive: true, force: true });
-    const bare = path.join(work, 'firebrand-no-prebuild.tgz');
-    run('tar', ['-czf', bare, '-C', unpacked, 'package'], work);
+    let missing = '';
+    const foreign = repacked(work, tarball, 'foreign-prebuild', (packageFolder) => {
+      fs.rmSync(path.join(packageFolder, 'prebuilds'), { recursive: true, force: true });
+      missing = writeUnloadablePrebuild(path.join(packageFolder, 'prebuilds', platform, 'libtorch-99.0'), '99.0');
+    });
     const project = path.join(work, 'from-source');
-    const output = installInto(project, bare);
+    const output = installInto(project, foreign);
+    expect(output).to.contain(`cannot load its prebuild`);
+    expect(output).to.contain(`it needs ${missing}`);
+    expect(output).to.contain('firebrand: building from source against the libtorch found');
     expect(output).to.match(/firebrand: libtorch .* from /);
     expect(fs.existsSync(path.join(project, 'node_modules', 'firebrand', 'build', 'Release', 'firebrand.node'))).to.equal(true);
     for (const loss of trainInConsumer(project)) expect(loss).to.be.a('number').and.satisfy(Number.isFinite);
+    const doctor = run(process.execPath, [path.join(project, 'node_modules', 'firebrand', 'dist', 'src', 'cli', 'main.js'), 'doctor'], project);
+    expect(doctor).to.match(/binary: +local build \S*node_modules\/firebrand\/build\/Release\/firebrand\.node/);
+    expect(doctor).to.match(/smoke test: +ok/);
   });
 });

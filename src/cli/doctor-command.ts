@@ -63,6 +63,10 @@ export async function runDoctor(write: (text: string) => void): Promise<number> 
       `${binary.kind} ${binary.file}` +
         (binary.manifest ? ` (built against libtorch ${binary.manifest.torchVersion}, ${binary.manifest.libtorchSource})` : ''),
     ],
+    ...binary.skipped.map((prebuild): [string, string] => [
+      'skipped',
+      `prebuild for libtorch ${prebuild.manifest?.torchVersion ?? '(unknown)'} ${prebuild.file}: ${prebuild.reason}`,
+    ]),
     ['libtorch', `${build.torchVersion}, found via ${build.libtorchSource} (${build.torchDir}); loaded ${loadedLibtorch() ?? 'from an unknown file'}`],
     [
       'CUDA',
