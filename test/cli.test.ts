@@ -67,6 +67,12 @@ describe('command line', () => {
     expect(result.stdout).to.match(/\nsmoke test: +ok/);
   });
 
+  it('ends quietly when its reader closes the pipe early (doctor | head -1)', () => {
+    const result = spawnSync('sh', ['-c', `"${process.execPath}" "${cli}" doctor | head -1`], { cwd: os.tmpdir(), encoding: 'utf8' });
+    expect(result.stdout).to.match(/^firebrand: +\d+\.\d+\.\d+/);
+    expect(result.stderr).to.equal('');
+  });
+
   it('doctor diagnoses a binary that cannot load (a wrong libtorch on the library path) and exits 1', () => {
     // A stand-in libc10 with none of libtorch's symbols, found first through LD_LIBRARY_PATH.
     const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'firebrand-wrong-libtorch-'));

@@ -9,31 +9,17 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 
-const repo = path.resolve(__dirname, '..', '..', '..');
-const here = path.join(repo, 'scripts', 'bench');
-const buildFolder = path.join(repo, 'build', 'bench-raw');
+import { benchSources, buildRawLoop, check, exportTransformer, PYTHON, repo } from './raw-loop-build';
+
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
 const THREADS = Number(process.env.BENCH_THREADS ?? 1);
 const STEPS: Record<string, number> = { tiny: 10000, mlp: 300, cnn: 60, transformer: 30 };
-// Debian's python3-torch lives in the system Python, which a PATH python3 (a venv, /usr/local) may not be.
-const PYTHON = process.env.BENCH_PYTHON ?? '/usr/bin/python3';
 const WORKLOADS = (process.env.BENCH_WORKLOADS ?? 'tiny,mlp,cnn,transformer').split(',');
 
 interface Sample {
   stepsPerSecond: number;
   firstStepSeconds: number;
   peakRssMb: number;
-}
-
-function check(result: ReturnType<typeof spawnSync>, what: string): string {
-  if (result.status !== 0) throw new Error(`${what} failed (${result.status}):\n${result.stdout}\n${result.stderr}`);
-  return String(result.stdout);
-}
-
-function buildRawLoop(): string {
-  check(spawnSync('cmake', ['-S', here, '-B', buildFolder, '-G', 'Ninja', '-DCMAKE_BUILD_TYPE=Release'], { encoding: 'utf8' }), 'cmake (raw loop)');
-  check(spawnSync('cmake', ['--build', buildFolder, '-j', '2'], { encoding: 'utf8' }), 'building the raw loop');
-  return path.join(buildFolder, 'raw_loop');
 }
 
 function lastJsonLineText(output: string): string {
@@ -50,12 +36,11 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floo
 
 function main(): void {
   const rawLoop = buildRawLoop();
-  const transformer = path.join(buildFolder, 'transformer.pt');
-  check(spawnSync(PYTHON, [path.join(here, 'python_loop.py'), 'export-transformer', transformer], { encoding: 'utf8' }), 'exporting the transformer');
+  const transformer = exportTransformer();
   const env = { ...process.env, OMP_NUM_THREADS: String(THREADS) };
   const sides = {
     firebrand: (name: string) => [process.execPath, path.join(__dirname, 'firebrand-loop.js'), name, String(STEPS[name]), String(THREADS), transformer],
-    python: (name: string) => [PYTHON, path.join(here, 'python_loop.py'), name, String(STEPS[name]), String(THREADS)],
+    python: (name: string) => [PYTHON, path.join(benchSources, 'python_loop.py'), name, String(STEPS[name]), String(THREADS)],
     raw: (name: string) => [rawLoop, name, String(STEPS[name]), String(THREADS), transformer],
   };
   const results: Record<string, Record<string, Sample[]>> = {};

@@ -42,6 +42,12 @@ async function main(args: string[]): Promise<number> {
   return 0;
 }
 
+// `firebrand doctor | head`: a reader that closes the pipe early ends the command quietly, as Unix tools do.
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code !== 'EPIPE') throw error;
+  process.exit(process.exitCode ?? 0);
+});
+
 main(process.argv.slice(2)).then(
   (code) => {
     process.exitCode = code;

@@ -1,0 +1,96 @@
+// npm run bench:instructions: the instructions one training step executes
+// (callgrind), firebrand's loop (scripts/bench/firebrand-loop.ts) against the
+// raw libtorch loop (scripts/bench/raw_loop.cpp), split by the shared object
+// they run in: libtorch's own dispatch and kernels apart from firebrand's code.
+// Each side runs twice, N and 2N steps; a step costs the difference over N,
+// so start-up and set-up cancel out. Instruction counts do not drift with the
+// machine's speed, as timings do. Needs valgrind.
+//   BENCH_WORKLOADS (tiny), BENCH_STEPS (N: 512, a multiple of the workload's
+//   epoch for firebrand), BENCH_THREADS (1)
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+import { runtimeInfo } from '../../src';
+import { buildRawLoop, exportTransformer } from './raw-loop-build';
+
+const firebrandLoop = path.join(__dirname, 'firebrand-loop.js');
+
+/** Self instructions per shared object, from a callgrind output written uncompressed. */
+function instructionsByObject(file: string): Map<string, number> {
+  const totals = new Map<string, number>();
+  let object = '?';
+  let skipCallCost = false;
+  for (const line of fs.readFileSync(file, 'utf8').split('\n')) {
+    if (line.startsWith('ob=')) object = path.basename(line.slice(3));
+    else if (line.startsWith('calls=')) skipCallCost = true;
+    else if (/^[0-9+*-]/.test(line)) {
+      // The line after calls= is the callee's inclusive cost, counted in the callee's own lines.
+      if (skipCallCost) skipCallCost = false;
+      else totals.set(object, (totals.get(object) ?? 0) + Number(line.split(' ')[1] ?? 0));
+    }
+  }
+  return totals;
+}
+
+function callgrind(command: string, args: string[], out: string): Map<string, number> {
+  const result = spawnSync(
+    'valgrind',
+    ['--tool=callgrind', '--compress-strings=no', '--compress-pos=no', `--callgrind-out-file=${out}`, command, ...args],
+    { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 },
+  );
+  if (result.status !== 0) throw new Error(`valgrind ${command} failed (${result.status}):\n${result.stderr.slice(-3000)}`);
+  return instructionsByObject(out);
+}
+
+/** Groups an object file name into the part of the stack it belongs to. */
+function stackPart(object: string): string {
+  if (object === 'firebrand.node') return 'firebrand.node';
+  if (object === 'raw_loop') return 'raw loop';
+  if (/^libtorch_cpu\.so/.test(object)) return 'libtorch_cpu';
+  if (/^lib(c10|torch)\.so/.test(object)) return 'libc10, libtorch';
+  if (/^lib(openblas|blas|gomp|omp)/.test(object)) return 'BLAS, OpenMP';
+  if (/^lib(c|m|stdc\+\+|gcc_s)\.so|^ld-linux/.test(object)) return 'libc, libstdc++';
+  if (object === 'node' || /^libnode/.test(object)) return 'node';
+  return 'other';
+}
+
+function perStep(first: Map<string, number>, second: Map<string, number>, steps: number): Map<string, number> {
+  const parts = new Map<string, number>();
+  for (const object of new Set([...first.keys(), ...second.keys()])) {
+    const part = stackPart(object);
+    parts.set(part, (parts.get(part) ?? 0) + ((second.get(object) ?? 0) - (first.get(object) ?? 0)) / steps);
+  }
+  return parts;
+}
+
+function main(): void {
+  const workloads = (process.env.BENCH_WORKLOADS ?? 'tiny').split(',');
+  const steps = Number(process.env.BENCH_STEPS ?? 512);
+  const threads = process.env.BENCH_THREADS ?? '1';
+  const rawLoop = buildRawLoop();
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), 'firebrand-callgrind-'));
+  const { torchVersion } = runtimeInfo().build;
+  console.log(`instructions per step (callgrind; ${steps} and ${2 * steps} steps, difference over ${steps}), libtorch ${torchVersion}, ${threads} thread(s)`);
+  for (const workload of workloads) {
+    const extra = workload === 'transformer' ? [exportTransformer()] : [];
+    const sides = {
+      firebrand: (n: number) => callgrind(process.execPath, [firebrandLoop, workload, String(n), threads, ...extra], path.join(work, `fb-${n}`)),
+      raw: (n: number) => callgrind(rawLoop, [workload, String(n), threads, ...extra], path.join(work, `raw-${n}`)),
+    };
+    const costs = Object.fromEntries(Object.entries(sides).map(([side, run]) => [side, perStep(run(steps), run(2 * steps), steps)]));
+    const parts = [...new Set(Object.values(costs).flatMap((cost) => [...cost.keys()]))].sort();
+    const rows = parts.map((part) => [part, ...Object.values(costs).map((cost) => Math.round(cost.get(part) ?? 0))] as const);
+    const totals = Object.values(costs).map((cost) => Math.round([...cost.values()].reduce((a, b) => a + b, 0)));
+    console.log(`\n${workload}:\n${'part'.padEnd(18)}${Object.keys(sides).map((side) => side.padStart(12)).join('')}`);
+    for (const [part, ...values] of rows) {
+      if (values.every((value) => Math.abs(value) < 50)) continue;
+      console.log(`${part.padEnd(18)}${values.map((value) => value.toLocaleString('en-US').padStart(12)).join('')}`);
+    }
+    console.log(`${'total'.padEnd(18)}${totals.map((value) => value.toLocaleString('en-US').padStart(12)).join('')}`);
+  }
+  fs.rmSync(work, { recursive: true, force: true });
+}
+
+main();
