@@ -118,10 +118,10 @@ export interface NativeDataset {
   readonly fieldShapes: Record<string, number[]>;
   slice(start: number, end: number): NativeDataset;
   fields(): Record<string, TensorData<NumericArray>>;
-  batchOrder(options: OptionFields): number[][];
+  batchOrder(options: NativeLoaderRequest): number[][];
   split(fraction: number, seed: number): [NativeDataset, NativeDataset];
   withTransforms(transforms: (OptionFields & { name: string })[]): NativeDataset;
-  loader(options: OptionFields): NativeLoader;
+  loader(options: NativeLoaderRequest): NativeLoader;
 }
 
 export interface NativeLoader {
@@ -162,30 +162,46 @@ export interface NativeEngineSpec {
   lrScheduler?: { name: string };
   metrics?: string[];
   mixedPrecision?: string;
-  gradScaler?: OptionFields;
+  gradScaler: { enabled: boolean; initScale: number; growthFactor: number; backoffFactor: number; growthInterval: number };
   checkFiniteInputs?: boolean;
   device?: string;
   seed?: number;
 }
 
-export interface NativeEpochOptions extends OptionFields {
+/** How an epoch is cut into batches (dataset.batches, batchOrder and fits). */
+export interface NativeSamplerOptions {
   batchSize: number;
   shuffle: boolean;
   dropLast: boolean;
   seed: number;
+  rank?: number;
+  worldSize?: number;
+}
+
+/** Undefined numWorkers: one worker for transformed or pinned batches, else none. */
+export interface NativeLoaderOptions {
+  numWorkers?: number;
+  prefetchFactor: number;
+}
+
+/** One epoch's batches of a dataset, outside a fit (dataset.batches, batchOrder). */
+export type NativeLoaderRequest = NativeSamplerOptions & NativeLoaderOptions & { epoch: number; startBatch?: number };
+
+/** A fit's options, resolved by config-schema.ts: sent once, to beginFit. */
+export interface NativeFitOptions {
+  sampler: NativeSamplerOptions;
+  loader: NativeLoaderOptions;
+  step: { gradientAccumulationSteps: number; maxGradNorm?: number; clipValue?: number; nonFiniteLoss: 'error' | 'skip' };
+  logEvery: number;
+  progressIntervalMs: number;
+}
+
+/** One call of trainEpoch: an epoch, or its part up to a pause. */
+export interface NativeEpochSegment {
   epoch: number;
   startBatch?: number;
   continueEpoch?: boolean;
   stopAtGlobalStep?: number;
-  /** Undefined: one worker for transformed or pinned batches, else none. */
-  numWorkers?: number;
-  prefetchFactor: number;
-  logEvery: number;
-  progressIntervalMs: number;
-  gradientAccumulationSteps: number;
-  maxGradNorm?: number;
-  clipValue?: number;
-  nonFiniteLoss: 'error' | 'skip';
 }
 
 /** Undefined fields: streamed data of unknown length. */
@@ -197,7 +213,7 @@ export interface FitPlan {
 
 export interface NativeEngine {
   /** data: a dataset, or a stream's batches per epoch (undefined when unknown). */
-  beginFit(data: NativeDataset | number | undefined, options: NativeEpochOptions, numEpochs: number, maxSteps?: number): FitPlan;
+  beginFit(data: NativeDataset | number | undefined, options: NativeFitOptions, numEpochs: number, maxSteps?: number): FitPlan;
   onEvalMetric(value: number): void;
   exportTorchScript(path: string): Promise<void>;
   stateDict(): Promise<Record<string, TensorData<NumericArray>>>;
@@ -208,7 +224,7 @@ export interface NativeEngine {
   readonly schedulerMonitor: string | undefined;
   trainEpoch(
     data: NativeDataset | NativeBatchQueue,
-    options: NativeEpochOptions,
+    segment: NativeEpochSegment,
     onReport: (report: StepReport) => void,
     onBatch?: NativeBatchHook,
   ): Promise<NativeEpochResult>;
@@ -230,7 +246,16 @@ export interface NativeEngine {
   readonly globalStep: number;
   readonly device: string;
   /** Joins the data-parallel run (once every rank has); rank 0's weights replace this rank's. */
-  distribute(options: OptionFields & { rank: number; worldSize: number; masterAddr: string; masterPort: number }): Promise<{
+  distribute(options: {
+    rank: number;
+    worldSize: number;
+    masterAddr: string;
+    masterPort: number;
+    backend: string;
+    timeout: number;
+    bucketCapMb: number;
+    broadcastBuffers: boolean;
+  }): Promise<{
     rank: number;
     worldSize: number;
     backend: string;

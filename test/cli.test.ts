@@ -55,8 +55,11 @@ describe('command line', () => {
     expect(result.status).to.equal(0);
     expect(result.stdout).to.contain('Usage: firebrand train <run.json> [--set key=value ...]');
     expect(result.stdout).to.match(/\n {2}numEpochs +3 +an integer >= 1\n/);
-    expect(result.stdout).to.match(/\n {2}gradScaler\.initScale +- +a finite number > 0\n/);
-    expect(result.stdout).to.match(/\n {2}evalEvery +"epoch" +an integer >= 1 or 'epoch'\n/);
+    expect(result.stdout).to.match(/\n {2}gradScaler\.initScale +65536 +a finite number > 0\n/);
+    expect(result.stdout).to.match(/\n {2}distributed\.timeout +1800 +a finite number > 0\n/);
+    expect(result.stdout).to.match(/\n {2}evalEvery +'epoch' +an integer >= 1 or 'epoch'\n/);
+    // No field lacks a default: 'none' says there is none.
+    expect(result.stdout).not.to.match(/\n {2}\S+ +- /);
   });
 
   it('doctor says what the install runs on, which optimizers fuse, and passes its smoke test', () => {

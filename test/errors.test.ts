@@ -95,9 +95,15 @@ describe('errors from bad input', () => {
       }
       expect((await setupError(() => blobTrainer({ device: 'mps' }))).message).to.contain("device 'mps': this libtorch has no MPS backend");
       expect((await setupError(() => blobTrainer({ numThreads: 0 }))).message).to.equal('config.numThreads: got 0, expected an integer >= 1');
-      // Values that reach C++ unchecked by the config are checked there too.
+      // The loader's options have the config's rules, and only their own fields.
       const batch = errorOf(() => blobDataset(32).batches({ batchSize: 0 }));
-      expect(batch.message).to.equal("loader options: field 'batchSize' must be a positive integer, got 0");
+      expect(batch.message).to.equal('loader options.batchSize: got 0, expected an integer >= 1');
+      const misplaced = errorOf(() => blobDataset(32).batches({ maxGradNorm: 1 } as never));
+      expect(misplaced.code).to.equal('ERR_FIREBRAND_INVALID_ARGUMENT');
+      expect(misplaced.message).to.equal('loader options.maxGradNorm: unknown field');
+      expect(errorOf(() => blobDataset(32).batchOrder({ numWorker: 1, shufle: true } as never)).message).to.equal(
+        "batchOrder options has 2 problems:\n  batchOrder options.numWorker: unknown field\n  batchOrder options.shufle: unknown field (did you mean 'shuffle'?)",
+      );
     });
   });
 

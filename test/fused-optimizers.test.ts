@@ -1,4 +1,4 @@
-// The fused optimizer steps (native/core/train/fused_sgd.h, fused_adam.h)
+// The fused optimizer steps (native/core/optim/fused_sgd.h, fused_adam.h)
 // against libtorch's per-op steps (fused: false): the same weights, bit for
 // bit, for every option, float32 and float64 parameters, a parameter large
 // enough to be split over threads, and with libtorch's default kernels, which

@@ -3,13 +3,13 @@
 #include "binding/addon_data.h"
 #include "binding/convert.h"
 #include "binding/js_errors.h"
+#include "binding/config_convert.h"
 #include "binding/loader_wrap.h"
 #include "binding/promise_worker.h"
 #include "core/data/archive_dataset.h"
 #include "core/data/csv_dataset.h"
 #include "core/data/idx_dataset.h"
 #include "core/data/npy_reader.h"
-#include "core/train/epoch_options.h"
 #include "core/errors.h"
 
 namespace firebrand::binding {
@@ -214,8 +214,9 @@ Napi::Value DatasetWrap::WithTransforms(const Napi::CallbackInfo& info) {
 Napi::Value DatasetWrap::BatchOrder(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   return guard(env, [&]() -> Napi::Value {
-    const EpochOptions options = epochOptions(toOptionMap(info[0], "batchOrder options"), "batchOrder options");
-    const BatchSampler sampler(dataset_.data->size(), options.sampler, options.epoch);
+    const Napi::Object options = toObject(info[0], "batchOrder options");
+    const BatchSampler sampler(dataset_.data->size(), toSamplerOptions(options, "batchOrder options"),
+                               toInteger(options.Get("epoch"), "batchOrder options.epoch", 0));
     auto batches = Napi::Array::New(env, sampler.batchCount());
     for (int64_t b = 0; b < sampler.batchCount(); ++b) {
       batches.Set(b, fromShape(env, sampler.indices(b).vec()));
@@ -252,10 +253,11 @@ Napi::Value DatasetWrap::Fields(const Napi::CallbackInfo& info) {
 Napi::Value DatasetWrap::Loader(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   return guard(env, [&]() -> Napi::Value {
-    const EpochOptions options = epochOptions(toOptionMap(info[0], "loader options"), "loader options");
-    return LoaderWrap::NewInstance(env, std::make_shared<DatasetLoader>(dataset_.data, *dataset_.transforms,
-                                                                        options.sampler, options.epoch,
-                                                                        options.startBatch, options.loader));
+    const Napi::Object options = toObject(info[0], "loader options");
+    const EpochSegment segment = toEpochSegment(options);
+    return LoaderWrap::NewInstance(
+        env, std::make_shared<DatasetLoader>(dataset_.data, *dataset_.transforms, toSamplerOptions(options, "loader options"),
+                                             segment.epoch, segment.startBatch, toLoaderOptions(options, "loader options")));
   });
 }
 

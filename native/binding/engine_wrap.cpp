@@ -3,14 +3,14 @@
 #include "binding/batch_queue_wrap.h"
 #include "binding/convert.h"
 #include "binding/dataset_wrap.h"
+#include "binding/config_convert.h"
 #include "binding/batch_hook_call.h"
 #include "binding/js_errors.h"
 #include "binding/results.h"
 #include "binding/thread_task.h"
-#include "core/distributed/data_parallel.h"
+#include "core/distributed/distributed_options.h"
 #include "core/errors.h"
 #include "core/train/engine_factory.h"
-#include "core/train/epoch_options.h"
 
 namespace firebrand::binding {
 namespace {
@@ -89,7 +89,7 @@ EngineSpec toEngineSpec(const Napi::Value& value) {
   if (!object.Get("mixedPrecision").IsUndefined()) {
     spec.mixedPrecision = toString(object.Get("mixedPrecision"), "config.mixedPrecision");
   }
-  spec.gradScaler = toOptionMap(object.Get("gradScaler"), "gradScaler");
+  spec.gradScaler = toGradScalerOptions(object.Get("gradScaler"));
   if (!object.Get("metrics").IsUndefined()) spec.metrics = toStrings(object.Get("metrics"), "config.metrics");
   if (!object.Get("device").IsUndefined()) spec.device = toString(object.Get("device"), "config.device");
   if (!object.Get("checkFiniteInputs").IsUndefined()) {
@@ -139,24 +139,24 @@ Napi::Value EngineWrap::startTask(Napi::Env env, PromiseWorker::Task task, const
   return startOnThread(env, thread_, std::move(task), claim(operation));
 }
 
-// (data, options, onReport, onBatch?) -> Promise<EpochResult>
+// (data, segment, onReport, onBatch?) -> Promise<EpochResult>
 Napi::Value EngineWrap::TrainEpoch(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   return guard(env, [&]() -> Napi::Value {
     using Worker = ThreadTask<EpochResult, StepReport>;
-    const EpochOptions options = epochOptions(toOptionMap(info[1], "config"));
+    const EpochSegment segment = toEpochSegment(info[1]);
     if (!info[2].IsFunction()) throw InvalidArgument("trainEpoch: onReport must be a function");
     const BatchHook batchHook = makeBatchHook(env, info[3]);
     auto engine = engine_;
     Worker::Run run;
     if (auto queue = BatchQueueWrap::From(info[0])) {
-      run = [engine, queue, options, batchHook](const ReportSink& report) {
-        return engine->trainEpoch(*queue, options, report, batchHook);
+      run = [engine, queue, segment, batchHook](const ReportSink& report) {
+        return engine->trainEpoch(*queue, segment, report, batchHook);
       };
     } else {
       const DatasetRef dataset = DatasetWrap::From(info[0], "train data");
-      run = [engine, dataset, options, batchHook](const ReportSink& report) {
-        return engine->trainEpoch(dataset.data, *dataset.transforms, options, report, batchHook);
+      run = [engine, dataset, segment, batchHook](const ReportSink& report) {
+        return engine->trainEpoch(dataset.data, *dataset.transforms, segment, report, batchHook);
       };
     }
     return Worker::Start(env, thread_, std::move(run), info[2].As<Napi::Function>(), [engine] { engine->requestStop(); },
@@ -239,7 +239,7 @@ Napi::Value EngineWrap::BeginFit(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   return guard(env, [&]() -> Napi::Value {
     lock_.throwIfBusy("fit", "trainer");
-    const EpochOptions options = epochOptions(toOptionMap(info[1], "config"));
+    const FitOptions options = toFitOptions(info[1]);
     const int64_t numEpochs = toInteger(info[2], "numEpochs", 1);
     // A dataset, or a stream's batchesPerEpoch (undefined when it does not know).
     std::optional<int64_t> batchesPerEpoch;
@@ -357,13 +357,13 @@ Napi::Value EngineWrap::Device(const Napi::CallbackInfo& info) {
 Napi::Value EngineWrap::Distribute(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   return guard(env, [&]() -> Napi::Value {
-    const DistributedOptions options = distributedOptions(toOptionMap(info[0], "config.distributed"));
+    const DistributedOptions options = toDistributedOptions(info[0]);
     auto engine = engine_;
     return startTask(
         env,
         [engine, options]() -> PromiseWorker::Finish {
           engine->distribute(options);
-          const DataParallel& parallel = *engine->dataParallel();
+          const RankReducer& parallel = engine->ranks();
           return [rank = parallel.rank(), worldSize = parallel.worldSize(), backend = parallel.backendName(),
                   buckets = parallel.bucketCount()](Napi::Env env) -> Napi::Value {
             auto joined = Napi::Object::New(env);
@@ -384,12 +384,12 @@ Napi::Value EngineWrap::SumOverRanks(const Napi::CallbackInfo& info) {
   return guard(env, [&]() -> Napi::Value {
     const std::vector<double> values = toNumbers(info[0], "values");
     const std::string what = toString(info[1], "what");
-    if (!engine_->dataParallel()) throw InvalidState("sumOverRanks: this trainer is not part of a distributed run");
+    if (!engine_->distributed()) throw InvalidState("sumOverRanks: this trainer is not part of a distributed run");
     auto engine = engine_;
     return startTask(
         env,
         [engine, values, what]() -> PromiseWorker::Finish {
-          const std::vector<double> sums = engine->dataParallel()->sumOverRanks(values, what);
+          const std::vector<double> sums = engine->ranks().sumOverRanks(values, what);
           return [sums](Napi::Env env) -> Napi::Value { return toJs(env, sums); };
         },
         "sumOverRanks");

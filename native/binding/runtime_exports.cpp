@@ -5,7 +5,7 @@
 #include "binding/results.h"
 #include "core/options/option_reader.h"
 #include "core/runtime/runtime_info.h"
-#include "core/train/optimizer_factory.h"
+#include "core/optim/optimizer_factory.h"
 
 namespace firebrand::binding {
 namespace {

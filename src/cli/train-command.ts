@@ -2,8 +2,8 @@
 // from a run file, with overrides; prints the history's summary as JSON.
 import path from 'node:path';
 
-import { configFieldDescriptions } from '../training/config-schema';
-import { defaultConfig } from '../training/config';
+import { fieldDescriptions } from '../options/schema';
+import { configSchema } from '../training/config-schema';
 import type { LossName, OptimizerName, SchedulerName } from '../training/objectives';
 import { Trainer } from '../training/trainer';
 import { applyOverride } from './overrides';
@@ -34,12 +34,7 @@ Config fields (default, then what each accepts):`;
 
 /** --help's text: the usage and every config field with its default. */
 export function trainHelp(): string {
-  const defaults = defaultConfig() as unknown as Record<string, unknown>;
-  const valueAt = (field: string) => field.split('.').reduce<unknown>((value, key) => (value as Record<string, unknown> | undefined)?.[key], defaults);
-  const fields = configFieldDescriptions().map(({ field, accepts }) => {
-    const value = valueAt(field);
-    return `  ${field.padEnd(26)} ${(value === undefined ? '-' : JSON.stringify(value)).padEnd(12)} ${accepts}`;
-  });
+  const fields = fieldDescriptions(configSchema).map((entry) => `  ${entry.field.padEnd(26)} ${entry.default.padEnd(12)} ${entry.accepts}`);
   return `${TRAIN_USAGE}\n${fields.join('\n')}\n`;
 }
 

@@ -13,8 +13,8 @@ export interface LoaderOptions {
   startBatch?: number;
   rank?: number;
   worldSize?: number;
-  /** Background threads assembling batches; 0: on the calling pool thread. Default: one when the data has transforms, else 0. */
-  numWorkers?: number;
+  /** Background threads assembling batches; 0: on the calling pool thread. Default 'auto': one when the data has transforms, else 0. */
+  numWorkers?: number | 'auto';
   prefetchFactor?: number;
 }
 

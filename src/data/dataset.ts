@@ -1,6 +1,7 @@
 // Datasets live in C++ as tensors; this class is their handle in TypeScript.
 import { native, NativeDataset, NumericArray, TensorData } from '../native';
 import { BatchLoader, LoaderOptions } from './batch-loader';
+import { batchOrderSchema, loaderSchema, resolveLoaderOptions } from './loader-options';
 import type { TransformSpec } from './transforms';
 
 export interface IdxOptions {
@@ -162,7 +163,7 @@ export class Dataset {
    * (seed, epoch), sharded by rank exactly as torch.utils.data.DistributedSampler does.
    */
   batchOrder(options: BatchOrderOptions = {}): number[][] {
-    return this.native.batchOrder({ ...options });
+    return this.native.batchOrder(resolveLoaderOptions(options, batchOrderSchema, 'batchOrder options'));
   }
 
   /**
@@ -180,7 +181,7 @@ export class Dataset {
    * `for await (const batch of data.batches({ batchSize: 64, epoch: 2 }))`.
    */
   batches(options: LoaderOptions = {}): BatchLoader {
-    return new BatchLoader(this.native.loader({ ...options }));
+    return new BatchLoader(this.native.loader(resolveLoaderOptions(options, loaderSchema, 'loader options')));
   }
 
   /** Samples [start, end), sharing memory with this dataset. */

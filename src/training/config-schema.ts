@@ -1,155 +1,56 @@
-// What every TrainerConfig field accepts. validateConfig collects every
-// problem at once and throws one error listing each field by its path, the
-// value given and what was expected; unknown keys get a did-you-mean.
-import { firebrandError } from '../errors';
-import { native } from '../native';
+// Every TrainerConfig field: what it accepts and its default (the one owner of
+// both; TypeScript types and docs are in config.ts). --help and the README's
+// config table are made from these entries, and a test checks the README.
+import os from 'node:os';
 
-/** A check of one value: undefined when it is fine, else what was expected. */
-type Rule = (value: unknown) => string | undefined;
-
-const integer =
-  (min: number, max = Number.MAX_SAFE_INTEGER): Rule =>
-  (value) =>
-    typeof value === 'number' && Number.isInteger(value) && value >= min && value <= max
-      ? undefined
-      : max === Number.MAX_SAFE_INTEGER
-        ? `an integer >= ${min}`
-        : `an integer in [${min}, ${max}]`;
-
-const positive: Rule = (value) =>
-  typeof value === 'number' && Number.isFinite(value) && value > 0 ? undefined : 'a finite number > 0';
-
-const boolean: Rule = (value) => (typeof value === 'boolean' ? undefined : 'true or false');
-
-const text: Rule = (value) => (typeof value === 'string' && value.length > 0 ? undefined : 'a non-empty string');
-
-const oneOf =
-  (...choices: string[]): Rule =>
-  (value) =>
-    typeof value === 'string' && choices.includes(value)
-      ? undefined
-      : `${choices.length > 1 ? 'one of ' : ''}${choices.map((c) => `'${c}'`).join(', ')}`;
-
-const either =
-  (...rules: Rule[]): Rule =>
-  (value) => {
-    const expected = rules.map((rule) => rule(value));
-    return expected.some((problem) => problem === undefined) ? undefined : expected.join(' or ');
-  };
-
-const strings: Rule = (value) =>
-  Array.isArray(value) && value.every((item) => typeof item === 'string') ? undefined : 'a list of strings';
-
-const fraction: Rule = (value) =>
-  typeof value === 'number' && value > 0 && value <= 1 ? undefined : 'a number in (0, 1]';
-
-type Schema = { [field: string]: Rule | Schema };
+import { batchingFields } from '../data/loader-options';
+import { atLeastOne, boolean, either, field, fraction, integer, listOf, oneOf, positive, Resolved, Schema, text } from '../options/schema';
 
 const gradScalerSchema: Schema = {
-  enabled: boolean,
-  initScale: positive,
-  growthFactor: (value) => (typeof value === 'number' && value >= 1 && Number.isFinite(value) ? undefined : 'a number >= 1'),
-  backoffFactor: fraction,
-  growthInterval: integer(1),
+  enabled: field(boolean, (_: Resolved, root: Resolved) => root.mixedPrecision === 'fp16', [true, false], "true with mixedPrecision 'fp16'"),
+  initScale: field(positive, 65536, [1e-30, 2 ** 24]),
+  growthFactor: field(atLeastOne, 2, [1, 10]),
+  backoffFactor: field(fraction, 0.5, [1e-30, 1]),
+  growthInterval: field(integer(1), 2000, [1]),
 };
 
 const distributedSchema: Schema = {
-  backend: oneOf('auto', 'gloo', 'nccl'),
-  timeout: positive,
-  bucketCapMb: positive,
-  broadcastBuffers: boolean,
+  backend: field(oneOf('auto', 'gloo', 'nccl'), 'auto', ['gloo']),
+  timeout: field(positive, 1800, [5]),
+  bucketCapMb: field(positive, 25, [1e-6]),
+  broadcastBuffers: field(boolean, true, [false]),
 };
 
 export const configSchema: Schema = {
-  numEpochs: integer(1),
-  maxSteps: integer(1),
-  maxTime: positive,
-  batchSize: integer(1),
-  evalBatchSize: integer(1),
-  evalEvery: either(integer(1), oneOf('epoch')),
-  checkFiniteInputs: boolean,
-  numWorkers: either(integer(0, 64), oneOf('auto')),
-  prefetchFactor: integer(1),
-  shuffle: boolean,
-  dropLast: boolean,
-  seed: integer(0),
-  device: text,
-  numThreads: integer(1),
-  deterministic: boolean,
-  gradientAccumulationSteps: integer(1),
-  maxGradNorm: positive,
-  clipValue: positive,
-  nonFiniteLoss: oneOf('error', 'skip'),
-  metrics: strings,
-  mixedPrecision: oneOf('no', 'fp16', 'bf16'),
+  numEpochs: field(integer(1), 3, [1]),
+  maxSteps: field(integer(1), undefined, [1]),
+  maxTime: field(positive, undefined, [1e-3]),
+  ...batchingFields,
+  evalBatchSize: field(integer(1), (config: Resolved) => config.batchSize, [1], 'batchSize'),
+  evalEvery: field(either(integer(1), oneOf('epoch')), 'epoch', [1, 'epoch']),
+  checkFiniteInputs: field(boolean, false, [true]),
+  device: field(text, 'auto', ['cpu']),
+  numThreads: field(integer(1), () => os.availableParallelism(), [1], 'the number of CPUs'),
+  deterministic: field(boolean, false, [true]),
+  gradientAccumulationSteps: field(integer(1), 1, [1, 3]),
+  maxGradNorm: field(positive, undefined, [1e-12, 1e12]),
+  clipValue: field(positive, undefined, [1e-12, 1e12]),
+  nonFiniteLoss: field(oneOf('error', 'skip'), 'error', ['skip']),
+  metrics: field(listOf(), [], [['accuracy', 'f1Macro']]),
+  mixedPrecision: field(oneOf('no', 'fp16', 'bf16'), 'no', ['bf16']),
   gradScaler: gradScalerSchema,
   distributed: distributedSchema,
-  logEvery: integer(1),
-  progressBar: boolean,
-  handleSignals: boolean,
-  loggers: (value) =>
-    Array.isArray(value) && value.every((name) => ['csv', 'jsonl', 'tensorboard'].includes(name as string))
-      ? undefined
-      : "a list of 'csv', 'jsonl', 'tensorboard'",
-  outputDir: text,
-  saveEvery: integer(1),
-  saveTotalLimit: integer(1),
-  resumeFromCheckpoint: either(boolean, text),
-  metricForBestModel: text,
-  greaterIsBetter: boolean,
-  loadBestModelAtEnd: boolean,
-  initWeightsFrom: text,
+  logEvery: field(integer(1), 50, [1]),
+  progressBar: field(boolean, true, [false]),
+  handleSignals: field(boolean, true, [false]),
+  loggers: field(listOf('csv', 'jsonl', 'tensorboard'), [], [['csv']]),
+  outputDir: field(text, undefined),
+  saveEvery: field(integer(1), undefined, [1]),
+  saveTotalLimit: field(integer(1), undefined, [1]),
+  resumeFromCheckpoint: field(either(boolean, text), undefined, [false], 'false'),
+  metricForBestModel: field(text, undefined, ['loss'], "'valLoss' with evalData, else 'loss'"),
+  greaterIsBetter: field(boolean, undefined, [true], 'false for a loss or error, else true'),
+  loadBestModelAtEnd: field(boolean, false, [false]),
+  initWeightsFrom: field(text, undefined),
 };
 
-function describe(value: unknown): string {
-  if (typeof value === 'string') return `'${value}'`;
-  if (typeof value === 'number' || typeof value === 'boolean' || value === null) return String(value);
-  try {
-    return JSON.stringify(value) ?? String(value);
-  } catch {
-    return String(value);
-  }
-}
-
-function collect(values: Record<string, unknown>, schema: Schema, path: string, problems: string[]): void {
-  const known = Object.keys(schema);
-  for (const [key, value] of Object.entries(values)) {
-    const fieldPath = `${path}.${key}`;
-    const rule = schema[key];
-    if (rule === undefined) {
-      const suggestion = native.closestMatch(key, known);
-      problems.push(`${fieldPath}: unknown field${suggestion ? ` (did you mean '${suggestion}'?)` : ''}`);
-    } else if (value === undefined) {
-      continue;
-    } else if (typeof rule === 'function') {
-      const expected = rule(value);
-      if (expected !== undefined) problems.push(`${fieldPath}: got ${describe(value)}, expected ${expected}`);
-    } else if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-      problems.push(`${fieldPath}: got ${describe(value)}, expected an object with fields ${Object.keys(rule).join(', ')}`);
-    } else {
-      collect(value as Record<string, unknown>, rule, fieldPath, problems);
-    }
-  }
-}
-
-/** Throws one ERR_FIREBRAND_INVALID_ARGUMENT listing every bad field of `values` (a partial config) under `origin`. */
-export function validateConfig(values: unknown, origin = 'config'): void {
-  if (typeof values !== 'object' || values === null || Array.isArray(values)) {
-    throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', `${origin}: expected an object of config fields, got ${describe(values)}`);
-  }
-  const problems: string[] = [];
-  collect(values as Record<string, unknown>, configSchema, origin, problems);
-  if (problems.length === 1) throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', problems[0]);
-  if (problems.length > 1) {
-    throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', `${origin} has ${problems.length} problems:\n  ${problems.join('\n  ')}`);
-  }
-}
-
-/** Every config field by path ('gradScaler.initScale') with what it accepts, for --help. */
-export function configFieldDescriptions(schema: Schema = configSchema, prefix = ''): { field: string; accepts: string }[] {
-  return Object.entries(schema).flatMap(([key, rule]) =>
-    typeof rule === 'function'
-      ? [{ field: `${prefix}${key}`, accepts: rule(Symbol('nothing')) ?? '' }]
-      : configFieldDescriptions(rule, `${prefix}${key}.`),
-  );
-}

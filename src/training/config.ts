@@ -1,11 +1,10 @@
-// TrainerConfig: its fields, defaults and the merge of a partial config.
-// Values are checked where they are used, in C++, which names the field.
-import os from 'node:os';
-
+// TrainerConfig: its fields as types, and a partial config resolved against
+// config-schema.ts, which owns every rule and default.
 import fs from 'node:fs';
 
 import { firebrandError } from '../errors';
-import { validateConfig } from './config-schema';
+import { resolve, validate } from '../options/schema';
+import { configSchema } from './config-schema';
 import type { MetricName } from './metrics';
 
 /** Every setting of a Trainer; give any subset as options.config (validated as a whole). */
@@ -119,53 +118,18 @@ export interface GradScalerConfig {
   growthInterval?: number;
 }
 
-/** The defaults every config field takes when not given. */
-export function defaultConfig(): TrainerConfig {
-  return {
-    numEpochs: 3,
-    batchSize: 32,
-    evalBatchSize: 32,
-    evalEvery: 'epoch',
-    checkFiniteInputs: false,
-    numWorkers: 'auto',
-    prefetchFactor: 2,
-    shuffle: true,
-    dropLast: false,
-    seed: 42,
-    device: 'auto',
-    numThreads: os.availableParallelism(),
-    deterministic: false,
-    gradientAccumulationSteps: 1,
-    maxGradNorm: undefined,
-    clipValue: undefined,
-    nonFiniteLoss: 'error',
-    metrics: [],
-    mixedPrecision: 'no',
-    gradScaler: {},
-    distributed: {},
-    logEvery: 50,
-    progressBar: true,
-    handleSignals: true,
-    loggers: [],
-    outputDir: undefined,
-    saveEvery: undefined,
-    saveTotalLimit: undefined,
-    resumeFromCheckpoint: undefined,
-    metricForBestModel: undefined,
-    greaterIsBetter: undefined,
-    loadBestModelAtEnd: false,
-    initWeightsFrom: undefined,
-    maxSteps: undefined,
-    maxTime: undefined,
-  };
+/** The defaults every config field takes when not given (config-schema.ts owns them). */
+export function defaultConfig(): ResolvedConfig {
+  return resolveConfig({});
 }
 
-/** Checks a partial config (every problem at once, see config-schema.ts) and fills in the defaults. */
-export function resolveConfig(partial: Partial<TrainerConfig> = {}, origin = 'config'): TrainerConfig {
-  validateConfig(partial, origin);
-  const defaults = defaultConfig();
-  const defined = Object.fromEntries(Object.entries(partial).filter(([, value]) => value !== undefined));
-  return { ...defaults, evalBatchSize: partial.batchSize ?? defaults.evalBatchSize, ...defined };
+/** A config with every field resolved, nested ones too. */
+export type ResolvedConfig = TrainerConfig & { gradScaler: Required<GradScalerConfig>; distributed: Required<DistributedConfig> };
+
+/** Checks a partial config (every problem at once) and fills in the defaults, nested fields too. */
+export function resolveConfig(partial: Partial<TrainerConfig> = {}, origin = 'config'): ResolvedConfig {
+  validate(partial, configSchema, origin);
+  return resolve(partial as Record<string, unknown>, configSchema) as unknown as ResolvedConfig;
 }
 
 /** A partial TrainerConfig from a JSON file, checked as a whole (errors name the file and each field). */
@@ -182,6 +146,6 @@ export function loadConfig(path: string): Partial<TrainerConfig> {
   } catch (error) {
     throw firebrandError('ERR_FIREBRAND_FILE', `${path}: not valid JSON (${(error as Error).message})`);
   }
-  validateConfig(values, path);
+  validate(values, configSchema, path);
   return values as Partial<TrainerConfig>;
 }

@@ -12,7 +12,7 @@ import { TORCHSCRIPT_FILE, WEIGHTS_FILE, writeSavedModel } from '../inference/sa
 import { builtInLoggers } from '../logging/built-in-loggers';
 import type { Logger } from '../logging/logger';
 import { LoggingCallback } from '../logging/logging-callback';
-import { ModelDescription, native, NativeBatchQueue, NativeDataset, NativeEngine, NativeEpochOptions, NativeEpochResult, NumericArray, TensorData } from '../native';
+import { ModelDescription, native, NativeBatchQueue, NativeDataset, NativeEngine, NativeEpochSegment, NativeFitOptions, NativeEpochResult, NumericArray, TensorData } from '../native';
 import type { ModelSpec } from '../nn/layers';
 import { ProgressBar } from '../progress/progress-bar';
 import { runtimeInfo, setNumThreads, useDeterministicAlgorithms, warnIfSlowBlas } from '../runtime';
@@ -21,7 +21,7 @@ import { Timer } from '../callbacks/timer';
 import { MonitoredMetric } from '../callbacks/monitored-metric';
 import type { Callback } from './callbacks';
 import { checkOutputDir, checkpointsFolder, pruneCheckpoints, TrainerState, writeCheckpoint } from './checkpoints';
-import { resolveConfig, TrainerConfig } from './config';
+import { ResolvedConfig, resolveConfig, TrainerConfig } from './config';
 import { HookRunner } from './hook-runner';
 import type { EpochLogs, EvalLogs, History, StepLogs, ValidationLogs } from './logs';
 import { prefixedWithVal } from './metrics';
@@ -104,7 +104,7 @@ export interface Trainer extends Callback {}
  * configureDataloaders and any hook method (preEpoch, postValidation, ...): both give the same results.
  */
 export class Trainer {
-  readonly config: TrainerConfig;
+  readonly config: ResolvedConfig;
   /** The callbacks in call order (after the trainer's own hook methods): yours, then built-in ones. */
   readonly callbacks: readonly Callback[];
   /** Every logger metrics go to: config.loggers' and yours. */
@@ -452,7 +452,7 @@ export class Trainer {
     const streamed = trainData instanceof StreamingDataset;
     const plan = this.engine.beginFit(
       streamed ? trainData.batchesPerEpoch : dataHandle(trainData, 'trainData').native,
-      this.epochOptions(0),
+      this.fitOptions(),
       numEpochs,
       this.config.maxSteps,
     );
@@ -588,7 +588,7 @@ export class Trainer {
     const saveInterval = run.resumable && outputDir !== undefined ? saveEvery : undefined;
     const evalInterval = run.resumable && run.evalData !== undefined && typeof evalEvery === 'number' ? evalEvery : undefined;
     const onBatch = this.hooks.batchHook('train');
-    let options: NativeEpochOptions = { ...this.epochOptions(epoch), startBatch };
+    let segment: NativeEpochSegment = { epoch, startBatch };
     for (;;) {
       const step = this.engine.globalStep;
       const due = [saveInterval, evalInterval]
@@ -598,7 +598,7 @@ export class Trainer {
       const pauseAt = due.length > 0 ? Math.min(...due) : undefined;
       const result = await this.hooks.settle(
         withNativeData(data, epoch, (native) =>
-          this.engine.trainEpoch(native, { ...options, stopAtGlobalStep: pauseAt }, (report) => this.onReport(report), onBatch),
+          this.engine.trainEpoch(native, { ...segment, stopAtGlobalStep: pauseAt }, (report) => this.onReport(report), onBatch),
         ),
       );
       const reached = this.engine.globalStep;
@@ -618,7 +618,7 @@ export class Trainer {
       if (evalInterval !== undefined && reached % evalInterval === 0) {
         run.history.evaluations.push(await this.validate(run.evalData as TrainingData, epoch));
       }
-      options = { ...options, startBatch: result.nextBatch, continueEpoch: true };
+      segment = { ...segment, startBatch: result.nextBatch, continueEpoch: true };
     }
   }
 
@@ -742,21 +742,20 @@ export class Trainer {
     return this.engine.predict(inputs, shape, options.batchSize ?? this.config.evalBatchSize);
   }
 
-  private epochOptions(epoch: number): NativeEpochOptions {
+  /** The fit's options as C++ takes them: sent once, to beginFit. */
+  private fitOptions(): NativeFitOptions {
+    const config = this.config;
     return {
-      batchSize: this.config.batchSize,
-      shuffle: this.config.shuffle,
-      dropLast: this.config.dropLast,
-      seed: this.config.seed,
-      epoch,
-      numWorkers: this.config.numWorkers === 'auto' ? undefined : this.config.numWorkers,
-      prefetchFactor: this.config.prefetchFactor,
-      logEvery: this.config.logEvery,
+      sampler: { batchSize: config.batchSize, shuffle: config.shuffle, dropLast: config.dropLast, seed: config.seed },
+      loader: { numWorkers: config.numWorkers === 'auto' ? undefined : config.numWorkers, prefetchFactor: config.prefetchFactor },
+      step: {
+        gradientAccumulationSteps: config.gradientAccumulationSteps,
+        maxGradNorm: config.maxGradNorm,
+        clipValue: config.clipValue,
+        nonFiniteLoss: config.nonFiniteLoss,
+      },
+      logEvery: config.logEvery,
       progressIntervalMs: 200,
-      gradientAccumulationSteps: this.config.gradientAccumulationSteps,
-      maxGradNorm: this.config.maxGradNorm,
-      clipValue: this.config.clipValue,
-      nonFiniteLoss: this.config.nonFiniteLoss,
     };
   }
 

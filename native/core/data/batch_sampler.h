@@ -14,7 +14,7 @@
 namespace firebrand {
 
 struct SamplerOptions {
-  int64_t batchSize = 32;
+  int64_t batchSize = 0;  // always given: config-schema.ts owns the default
   bool shuffle = true;
   bool dropLast = false;
   uint64_t seed = 0;

@@ -50,6 +50,12 @@ void DataParallel::beforeMicroBatch(bool firstOfGroup, bool lastOfGroup) {
   reducer_.prepareBackward(lastOfGroup);
 }
 
+StepAgreement DataParallel::agree(const StepAgreement& local) {
+  const std::vector<double> sums = sumOverRanks(
+      {local.lossSum, static_cast<double>(local.samples), local.stop ? 1.0 : 0.0}, "the step's loss");
+  return {sums[0], static_cast<int64_t>(sums[1]), sums[2] > 0};
+}
+
 std::vector<double> DataParallel::sumOverRanks(const std::vector<double>& values, const std::string& what) {
   at::Tensor sums = at::tensor(values, at::TensorOptions().dtype(at::kDouble)).to(device_);
   group_->allReduceSum(sums, what);

@@ -5,28 +5,24 @@
 #include <cstdint>
 #include <string>
 
-#include "core/options/option_value.h"
-
 namespace firebrand {
 
+// As TypeScript resolved them (torchrun-environment.ts reads the place,
+// config-schema.ts owns the settings' rules and defaults): not checked again.
 struct DistributedOptions {
   int64_t rank = 0;
   int64_t worldSize = 1;
-  std::string masterAddr = "127.0.0.1";
-  int64_t masterPort = 29500;
+  std::string masterAddr;
+  int64_t masterPort = 0;
   // "auto": NCCL for CUDA training when built with it, else Gloo; or "gloo", "nccl".
-  std::string backend = "auto";
-  // Rendezvous and every collective fail after this long (PyTorch's default: 30 min).
-  double timeoutSeconds = 1800;
+  std::string backend;
+  // Rendezvous and every collective fail after this long.
+  double timeoutSeconds = 0;
   // Gradients are all-reduced in buckets of about this size (PyTorch DDP's bucket_cap_mb).
-  int64_t bucketCapBytes = 25 * 1024 * 1024;
+  int64_t bucketCapBytes = 0;
   // Rank 0's buffers (BatchNorm statistics) are sent to all ranks before each
   // optimizer step's first forward (DDP's broadcast_buffers).
-  bool broadcastBuffers = true;
+  bool broadcastBuffers = false;
 };
-
-// Reads { rank, worldSize, masterAddr, masterPort, backend, timeout (seconds),
-// bucketCapMb, broadcastBuffers }; errors name `owner`.
-DistributedOptions distributedOptions(const OptionMap& options, const std::string& owner = "config.distributed");
 
 }  // namespace firebrand

@@ -9,7 +9,7 @@
 #include "core/errors.h"
 #include "core/model/eval_mode_scope.h"
 #include "core/shape_text.h"
-#include "core/train/mixed_precision.h"
+#include "core/runtime/mixed_precision.h"
 
 namespace firebrand {
 

@@ -2,7 +2,7 @@
 
 #include "core/runtime/device.h"
 #include "core/runtime/runtime_info.h"
-#include "core/train/mixed_precision.h"
+#include "core/runtime/mixed_precision.h"
 
 namespace firebrand {
 
@@ -13,7 +13,7 @@ std::shared_ptr<TrainingEngine> makeEngine(const EngineSpec& spec) {
   const c10::Device device = parseDevice(spec.device);
   TrainingEngine::Precision precision;
   precision.autocastDtype = autocastDtype(spec.mixedPrecision, device);
-  precision.gradScaler = gradScalerOptions(spec.gradScaler, spec.mixedPrecision == "fp16");
+  precision.gradScaler = spec.gradScaler;
   if (spec.seed) manualSeed(*spec.seed);
   auto model = buildModel(spec.model);
   auto engine = std::make_shared<TrainingEngine>(std::move(model), std::move(loss), spec.optimizers, spec.scheduler,

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "core/model/model_source.h"
-#include "core/train/optimizer_unit.h"
+#include "core/optim/optimizer_unit.h"
 #include "core/train/training_engine.h"
 
 namespace firebrand {
@@ -20,7 +20,7 @@ struct EngineSpec {
   SchedulerSpec scheduler;
   std::vector<std::string> metrics;
   std::string mixedPrecision = "no";
-  OptionMap gradScaler;
+  GradScalerOptions gradScaler;
   std::string device = "cpu";
   // Check every floating batch field for NaN/Inf before it reaches the model.
   bool checkFiniteInputs = false;

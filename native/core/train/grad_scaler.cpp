@@ -5,21 +5,8 @@
 #include <limits>
 
 #include "core/errors.h"
-#include "core/options/option_reader.h"
 
 namespace firebrand {
-
-GradScalerOptions gradScalerOptions(const OptionMap& optionMap, bool fp16) {
-  OptionReader reader("gradScaler", optionMap);
-  GradScalerOptions options;
-  options.enabled = reader.flag("enabled", fp16);
-  options.initScale = reader.number("initScale", options.initScale, 1e-30, kUnbounded);
-  options.growthFactor = reader.number("growthFactor", options.growthFactor, 1.0, kUnbounded);
-  options.backoffFactor = reader.number("backoffFactor", options.backoffFactor, 1e-30, 1.0);
-  options.growthInterval = reader.positiveInt("growthInterval", options.growthInterval);
-  reader.finish();
-  return options;
-}
 
 GradScaler::GradScaler(const GradScalerOptions& options) : options_(options) { to(c10::Device(c10::kCPU)); }
 

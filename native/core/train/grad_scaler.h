@@ -11,22 +11,18 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/options/option_value.h"
 #include "core/tensor_dict.h"
 
 namespace firebrand {
 
+// As config-schema.ts resolved them (defaults included): not checked again.
 struct GradScalerOptions {
   bool enabled = false;
-  double initScale = 65536.0;
-  double growthFactor = 2.0;
-  double backoffFactor = 0.5;
-  int64_t growthInterval = 2000;
+  double initScale = 0;
+  double growthFactor = 0;
+  double backoffFactor = 0;
+  int64_t growthInterval = 0;
 };
-
-// Reads { enabled, initScale, growthFactor, backoffFactor, growthInterval };
-// `enabled` defaults to whether mixed precision is fp16.
-GradScalerOptions gradScalerOptions(const OptionMap& options, bool fp16);
 
 class GradScaler {
  public:

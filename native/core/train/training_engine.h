@@ -7,6 +7,7 @@
 #include <torch/optim/optimizer.h>
 
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -18,20 +19,21 @@
 #include "core/data/batch_stream.h"
 #include "core/data/batch_transforms.h"
 #include "core/data/tensor_dataset.h"
+#include "core/distributed/rank_reducer.h"
 #include "core/metrics/metric_set.h"
 #include "core/model/model.h"
 #include "core/model/weights.h"
 #include "core/options/option_value.h"
-#include "core/train/epoch_options.h"
+#include "core/train/epoch_totals.h"
+#include "core/train/fit_options.h"
 #include "core/train/grad_scaler.h"
 #include "core/train/loss_function.h"
-#include "core/train/lr_scheduler.h"
-#include "core/train/optimizer_unit.h"
+#include "core/optim/lr_scheduler.h"
+#include "core/optim/optimizer_unit.h"
 #include "core/train/step_report.h"
 
 namespace firebrand {
 
-class DataParallel;
 struct DistributedOptions;
 
 class TrainingEngine {
@@ -54,21 +56,22 @@ class TrainingEngine {
   // epochs are sharded by rank, gradients averaged over the ranks, and losses
   // and metrics reported globally.
   void distribute(const DistributedOptions& options);
-  // Null unless distribute() was called.
-  DataParallel* dataParallel() const { return dataParallel_.get(); }
+  // The run's ranks: one (sums are the rank's own) until distribute() is called.
+  RankReducer& ranks() const { return *ranks_; }
+  bool distributed() const { return distributed_; }
   // `sampler` as this rank uses it (its shard of each epoch).
   SamplerOptions rankSampler(const SamplerOptions& sampler) const;
 
   // Starts a run of `numEpochs` epochs of `batchesPerEpoch` batches (nullopt:
-  // streamed data of unknown length): the LR schedule restarts, planned over
-  // the run's optimizer steps.
+  // streamed data of unknown length) with `options` for all of its epochs:
+  // the LR schedule restarts, planned over the run's optimizer steps.
   struct FitPlan {
     std::optional<int64_t> batchesPerEpoch;
     std::optional<int64_t> optimizerStepsPerEpoch;
     std::optional<int64_t> totalSteps;
   };
   // `maxSteps` caps the run's optimizer steps (and the schedule's length).
-  FitPlan beginFit(std::optional<int64_t> batchesPerEpoch, const EpochOptions& options, int64_t numEpochs,
+  FitPlan beginFit(std::optional<int64_t> batchesPerEpoch, const FitOptions& options, int64_t numEpochs,
                    std::optional<int64_t> maxSteps = std::nullopt);
   // One evaluation's value of the metric the scheduler monitors (reduce_on_plateau).
   void onEvalMetric(double value);
@@ -78,12 +81,13 @@ class TrainingEngine {
     return scheduler.drivenByMetric() ? scheduler.monitor() : "";
   }
 
-  // One epoch over a dataset's batches, cut (and transformed) by a DatasetLoader.
+  // One epoch (or its segment up to a pause) over a dataset's batches, cut
+  // (and transformed) by a DatasetLoader as the fit's options say.
   // `batchHook`, when set, is called before and after every micro-batch.
   EpochResult trainEpoch(std::shared_ptr<const TensorDataset> dataset, const BatchTransforms& transforms,
-                         const EpochOptions& options, const ReportSink& report, const BatchHook& batchHook = {});
-  // One epoch over a stream's batches (options.sampler and options.loader are not used).
-  EpochResult trainEpoch(BatchStream& stream, const EpochOptions& options, const ReportSink& report,
+                         const EpochSegment& segment, const ReportSink& report, const BatchHook& batchHook = {});
+  // One epoch over a stream's batches (the fit's sampler and loader options are not used).
+  EpochResult trainEpoch(BatchStream& stream, const EpochSegment& segment, const ReportSink& report,
                          const BatchHook& batchHook = {});
   // Loss and metrics in eval mode; see EvalCallbacks for progress and per-batch hooks.
   EvalResult evaluate(std::shared_ptr<const TensorDataset> dataset, const BatchTransforms& transforms,
@@ -153,10 +157,34 @@ class TrainingEngine {
     TensorDict logged;  // a custom step's other entries
     std::vector<at::Tensor> unitLosses;  // with several optimizers: each one's loss, in order
   };
+  // Where a running epoch is: its batches, whether the data ran out, its clock.
+  struct EpochCursor {
+    int64_t epoch = 0;
+    int64_t batch = 0;                    // the next micro-batch's index in the epoch
+    std::optional<int64_t> batches;       // in the epoch, when the data says
+    bool exhausted = false;               // the data has no more batches
+    std::chrono::steady_clock::time_point started;
+    std::chrono::steady_clock::time_point lastReport;
+  };
+
+  // The steps of trainEpoch, in the order it calls them.
+  EpochCursor beginEpoch(const BatchStream& stream, const EpochSegment& segment);
+  std::optional<Batch> fetch(BatchStream& stream, EpochCursor& cursor);
+  // `first` and the micro-batches that follow it in its accumulation group.
+  std::vector<Batch> gatherGroup(Batch first, BatchStream& stream, EpochCursor& cursor);
+  // Forward and backward of each micro-batch, then one optimizer step.
+  GroupOutcome trainGroup(std::vector<Batch> group, EpochCursor& cursor, const BatchHook& batchHook);
+  void reportIfDue(const GroupOutcome& group, bool lastOfEpoch, EpochCursor& cursor, const ReportSink& report);
+  EpochResult endEpoch(const EpochCursor& cursor);
+
   void zeroGrads();
   // Forward and backward of one micro-batch; its loss is weighted by
   // `lossWeight` (its share of the accumulation group's samples) for backward.
+  // Returns its loss; its metrics and logged values go to the epoch's sums.
+  double trainMicroBatch(const Batch& batch, double lossWeight);
   StepValues forwardBackward(const Batch& batch, double lossWeight);
+  // Calls `batchHook` (when set) at `phase` of a micro-batch, with the rates it may read.
+  void callHook(const BatchHook& batchHook, BatchEvent& event, BatchEvent::Phase phase);
   // Checks a CPU batch (labels in range) and moves it to the device, targets as the loss takes them.
   Batch prepareBatch(Batch batch) const;
   // The stream's first batch, checked against the model.
@@ -166,53 +194,31 @@ class TrainingEngine {
   const LossFunction& lossFunction(const char* purpose) const;
   // Clips, checks for non-finite values and steps the optimizer once per group.
   // Returns false when the step was skipped (nonFiniteLoss: 'skip').
-  bool optimizerStep(double groupLoss, const StepPolicy& policy, std::optional<double>& gradNorm);
+  bool optimizerStep(double groupLoss, std::optional<double>& gradNorm);
   at::Tensor inputsToDevice(const at::Tensor& inputs) const;
   // Runs one sample of a batch through the model (eval mode, no grad) so that a
   // data/model mismatch fails before any step, naming both sides; notes the
   // number of classes that labels are checked against.
   void checkBatchFits(const Batch& batch);
   LoaderOptions loaderOptions(LoaderOptions options) const;
-
-  // In a data-parallel run: the step's loss, sample count and stop votes summed
-  // over the ranks, so that all take the same decisions.
-  struct AgreedStep {
-    int64_t samples;
-    bool stop;
-  };
-  AgreedStep agreeOnStep(double& groupLossSum, int64_t groupSamples);
-  // Sums the metrics' and logged values' running sums over the ranks (in place).
-  void sumOverRanks(MetricSet& metrics, TensorDict& loggedSums);
+  // The metrics' and logged values' sums over the ranks, as values.
+  MetricValues globalMetrics(const MetricSet& metrics, const TensorDict& loggedSums, double loss, int64_t samples);
 
   std::shared_ptr<Model> model_;
-  std::unique_ptr<DataParallel> dataParallel_;
+  std::unique_ptr<RankReducer> ranks_;
+  bool distributed_ = false;
   std::vector<at::Tensor> parameters_;
   std::optional<LossFunction> loss_;
   std::vector<OptimizerUnit> units_;
   MetricSet metrics_;
   std::optional<at::ScalarType> autocastDtype_;
   GradScaler scaler_;
-  bool fitBegun_ = false;
+  std::optional<FitOptions> fit_;  // set by beginFit
   c10::Device device_;
   at::ScalarType parameterDtype_;
   std::atomic<bool> stopRequested_{false};
   std::atomic<int64_t> globalStep_{0};  // read from the JS thread while training
   bool accumulating_ = false;
-  // An epoch's running sums, kept across the calls of an epoch that pauses for
-  // a checkpoint and continues (EpochOptions::continueEpoch).
-  struct EpochTotals {
-    bool started = false;
-    double lossSum = 0;           // over the samples of applied steps
-    double logWindowLossSum = 0;  // since the last log report
-    TensorDict loggedSums;        // a custom step's other entries, sample-weighted
-    int64_t logWindowSamples = 0;
-    int64_t samples = 0;
-    int64_t steppedSamples = 0;
-    int64_t steps = 0;
-    int64_t optimizerSteps = 0;
-    int64_t skippedSteps = 0;
-    double seconds = 0;
-  };
   EpochTotals epochTotals_;
   std::optional<int64_t> classCount_;  // the model's outputs, for label checks
   // setLearningRate's requests, by optimizer name ("" for all), not yet applied.

@@ -1,4 +1,5 @@
-// TrainingEngine::saveState / loadState: the files of a checkpoint that C++ owns.
+// TrainingEngine's weights and state in files: the checkpoint files C++ owns
+// (saveState / loadState), weights in and out, TorchScript export.
 #include <ATen/ATen.h>
 #include <torch/cuda.h>
 
@@ -9,6 +10,7 @@
 #include "core/io/atomic_file.h"
 #include "core/io/safetensors_reader.h"
 #include "core/io/safetensors_writer.h"
+#include "core/model/eval_mode_scope.h"
 #include "core/model/weights.h"
 #include "core/train/training_engine.h"
 
@@ -51,6 +53,19 @@ std::string existingFile(const std::string& folder, const std::string& name) {
 
 }  // namespace
 
+TensorDict TrainingEngine::stateDict() const {
+  TensorDict state;
+  for (const auto& named : {model_->namedParameters(), model_->namedBuffers()}) {
+    for (const auto& item : named) state[item.key()] = item.value().detach().to(at::kCPU, false, /*copy=*/true);
+  }
+  return state;
+}
+
+void TrainingEngine::exportTorchScript(const std::string& path) {
+  EvalModeScope evalMode(*model_);
+  model_->saveTorchScript(path);
+}
+
 void TrainingEngine::saveState(const std::string& folder) const {
   saveWeights(folder + "/" + kModelFile);
   TensorDict state;
@@ -80,7 +95,7 @@ WeightsReport TrainingEngine::initWeightsFrom(const std::string& path, bool stri
 }
 
 void TrainingEngine::loadState(const std::string& folder) {
-  if (!fitBegun_) throw InvalidState("loadState: call beginFit first; the saved schedule continues the planned one");
+  if (!fit_) throw InvalidState("loadState: call beginFit first; the saved schedule continues the planned one");
   const std::string modelPath = existingFile(folder, kModelFile);
   loadWeights(*model_, readSafetensors(modelPath).tensors, /*strict=*/true, modelPath);
   for (auto& unit : units_) unit.loadOptimizer(existingFile(folder, optimizerFile(unit)));

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "core/options/option_value.h"
-#include "core/train/parameter_groups.h"
+#include "core/optim/parameter_groups.h"
 
 namespace firebrand {
 

@@ -1,13 +1,12 @@
-// How one epoch runs: batching and order, the optimizer-step policy
-// (accumulation, clipping, non-finite losses) and how often it reports.
+// How a fit runs, as TypeScript validated and defaulted it (src/training/
+// config-schema.ts owns every rule and default): what stays the same over its
+// epochs, given once to beginFit, and what each call of trainEpoch adds.
 #pragma once
 #include <cstdint>
 #include <optional>
-#include <string>
 
 #include "core/data/batch_sampler.h"
 #include "core/data/loader_options.h"
-#include "core/options/option_value.h"
 
 namespace firebrand {
 
@@ -28,10 +27,18 @@ struct StepPolicy {
   NonFiniteLossPolicy nonFiniteLoss = NonFiniteLossPolicy::Error;
 };
 
-struct EpochOptions {
+struct FitOptions {
   SamplerOptions sampler;
   LoaderOptions loader;
   StepPolicy step;
+  // Optimizer steps between log reports.
+  int64_t logEvery = 1;
+  // Progress reports come at least this often between log steps (progress bars).
+  double progressIntervalSeconds = 0;
+};
+
+// One call of trainEpoch: an epoch, or the part of it up to a pause.
+struct EpochSegment {
   int64_t epoch = 0;
   // Batches of the epoch to skip: a resumed run continues mid-epoch with the
   // batches it would have seen. Must start an accumulation group.
@@ -41,17 +48,6 @@ struct EpochOptions {
   bool continueEpoch = false;
   // Pause after the optimizer step that reaches this global step (a checkpoint is due).
   std::optional<int64_t> stopAtGlobalStep;
-  // Optimizer steps between log reports.
-  int64_t logEvery = 50;
-  // Progress reports come at least this often between log steps (progress bars).
-  double progressIntervalSeconds = 0.2;
 };
-
-// Reads { batchSize, shuffle, dropLast, seed, rank, worldSize, epoch, startBatch,
-// continueEpoch, stopAtGlobalStep,
-// numWorkers, prefetchFactor, logEvery, progressIntervalMs,
-// gradientAccumulationSteps, maxGradNorm, clipValue, nonFiniteLoss }.
-// Errors name `owner` ("config", "loader options").
-EpochOptions epochOptions(const OptionMap& options, const std::string& owner = "config");
 
 }  // namespace firebrand

@@ -1,4 +1,4 @@
-#include "core/train/fused_adam.h"
+#include "core/optim/fused_adam.h"
 
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
@@ -6,8 +6,8 @@
 #include <optional>
 #include <type_traits>
 
-#include "core/train/adam_update.h"
-#include "core/train/kernel_rounding.h"
+#include "core/optim/adam_update.h"
+#include "core/optim/kernel_rounding.h"
 
 namespace firebrand {
 namespace {

@@ -11,7 +11,7 @@
 #include <cmath>
 #include <cstdint>
 
-#include "core/train/kernel_rounding.h"
+#include "core/optim/kernel_rounding.h"
 
 namespace firebrand::rounding {
 

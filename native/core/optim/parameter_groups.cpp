@@ -1,4 +1,4 @@
-#include "core/train/parameter_groups.h"
+#include "core/optim/parameter_groups.h"
 
 #include <limits>
 

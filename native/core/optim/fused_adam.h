@@ -14,7 +14,7 @@
 
 #include <vector>
 
-#include "core/train/fused_step_support.h"
+#include "core/optim/fused_step_support.h"
 
 namespace firebrand {
 

@@ -1,4 +1,4 @@
-#include "core/train/lr_scheduler.h"
+#include "core/optim/lr_scheduler.h"
 
 #include <torch/optim/adam.h>
 #include <torch/optim/adamw.h>

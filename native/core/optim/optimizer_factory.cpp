@@ -1,4 +1,4 @@
-#include "core/train/optimizer_factory.h"
+#include "core/optim/optimizer_factory.h"
 
 #include <torch/optim/adagrad.h>
 #include <torch/optim/adam.h>
@@ -9,8 +9,8 @@
 #include <limits>
 
 #include "core/errors.h"
-#include "core/train/fused_adam.h"
-#include "core/train/fused_sgd.h"
+#include "core/optim/fused_adam.h"
+#include "core/optim/fused_sgd.h"
 #include "core/options/option_reader.h"
 
 namespace firebrand {

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "core/train/lr_scheduler.h"
-#include "core/train/optimizer_factory.h"
+#include "core/optim/lr_scheduler.h"
+#include "core/optim/optimizer_factory.h"
 
 namespace firebrand {
 

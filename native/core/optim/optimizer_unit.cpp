@@ -1,4 +1,4 @@
-#include "core/train/optimizer_unit.h"
+#include "core/optim/optimizer_unit.h"
 
 #include <ATen/ATen.h>
 #include <torch/serialize.h>

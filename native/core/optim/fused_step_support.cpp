@@ -1,4 +1,4 @@
-#include "core/train/fused_step_support.h"
+#include "core/optim/fused_step_support.h"
 
 namespace firebrand {
 

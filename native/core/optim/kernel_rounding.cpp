@@ -1,4 +1,4 @@
-#include "core/train/kernel_rounding.h"
+#include "core/optim/kernel_rounding.h"
 
 #include <ATen/ATen.h>
 

@@ -1,7 +1,7 @@
-#include "core/train/sgd_update.h"
+#include "core/optim/sgd_update.h"
 
-#include "core/train/kernel_rounding.h"
-#include "core/train/rounding_kernels.h"
+#include "core/optim/kernel_rounding.h"
+#include "core/optim/rounding_kernels.h"
 
 namespace firebrand {
 namespace {

@@ -1,8 +1,8 @@
-#include "core/train/fused_sgd.h"
+#include "core/optim/fused_sgd.h"
 
 #include <ATen/ATen.h>
 
-#include "core/train/sgd_update.h"
+#include "core/optim/sgd_update.h"
 
 namespace firebrand {
 namespace {

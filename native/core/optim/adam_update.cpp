@@ -1,6 +1,6 @@
-#include "core/train/adam_update.h"
+#include "core/optim/adam_update.h"
 
-#include "core/train/rounding_kernels.h"
+#include "core/optim/rounding_kernels.h"
 
 // Compiled with -ffp-contract=off (CMakeLists.txt): every fused multiply-add here is an explicit std::fma.
 namespace firebrand {

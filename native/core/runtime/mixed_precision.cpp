@@ -1,4 +1,4 @@
-#include "core/train/mixed_precision.h"
+#include "core/runtime/mixed_precision.h"
 
 #include <ATen/autocast_mode.h>
 

@@ -1,0 +1,97 @@
+// TrainingEngine::evaluate and predict: the model in eval mode, without gradients.
+#include <ATen/ATen.h>
+#include <torch/utils.h>
+
+#include "core/data/dataset_loader.h"
+#include "core/errors.h"
+#include "core/inference/prediction.h"
+#include "core/model/eval_mode_scope.h"
+#include "core/runtime/runtime_info.h"
+#include "core/train/loop_support.h"
+#include "core/train/training_engine.h"
+
+namespace firebrand {
+
+EvalResult TrainingEngine::evaluate(std::shared_ptr<const TensorDataset> dataset, const BatchTransforms& transforms,
+                                    int64_t batchSize, const EvalCallbacks& callbacks) {
+  SamplerOptions inOrder;
+  inOrder.batchSize = batchSize;
+  inOrder.shuffle = false;
+  if (ranks_->worldSize() > 1 && dataset->size() < ranks_->worldSize()) {
+    throw InvalidArgument("evaluation data of " + std::to_string(dataset->size()) + " samples cannot be shared by " +
+                          std::to_string(ranks_->worldSize()) + " ranks");
+  }
+  inOrder = ranks_->shard(inOrder, /*evenShards=*/false);
+  DatasetLoader loader(std::move(dataset), transforms, inOrder, 0, 0, loaderOptions(LoaderOptions{}));
+  return evaluate(loader, callbacks);
+}
+
+EvalResult TrainingEngine::evaluate(BatchStream& stream, const EvalCallbacks& callbacks) {
+  const StreamCloser closer(stream);
+  useRequestedThreads();
+  const auto started = std::chrono::steady_clock::now();
+  const auto accumulator = at::TensorOptions().dtype(at::kDouble).device(device_);
+  at::Tensor lossSum = at::zeros({}, accumulator);
+  MetricSet metrics = metrics_;
+  metrics.reset(device_);
+  TensorDict loggedSums;
+  EvalResult result;
+  int64_t index = 0;
+  EvalReport progress;
+  progress.batches = stream.batchCount();
+  auto lastReport = started;
+  const auto reportInterval = std::chrono::duration<double>(callbacks.reportIntervalSeconds);
+  BatchEvent event;
+  event.epoch = callbacks.epoch;
+  try {
+    std::optional<Batch> next = firstBatch(stream);
+    torch::NoGradGuard noGrad;
+    EvalModeScope evalMode(*model_);
+    for (; next; ++index) {
+      event.batch = index;
+      event.size = next->size();
+      event.globalStep = globalStep_;
+      if (callbacks.batchHook) {
+        event.phase = BatchEvent::Phase::BeforeEval;
+        event.loss.reset();
+        callbacks.batchHook(event);
+      }
+      const Batch batch = prepareBatch(std::move(*next));
+      const StepValues step = runStep(batch, /*training=*/false);
+      lossSum.add_(step.loss, batch.size());
+      if (step.output.defined()) metrics.update(step.output, batch.targets());
+      addLogged(loggedSums, step.logged, batch.size());
+      result.samples += batch.size();
+      if (callbacks.batchHook) {
+        event.phase = BatchEvent::Phase::AfterEval;
+        event.loss = lossValue(step.loss);
+        callbacks.batchHook(event);
+      }
+      next = stream.next();
+      const auto now = std::chrono::steady_clock::now();
+      if (callbacks.report && (!next || now - lastReport >= reportInterval)) {
+        progress.batch = index + 1;
+        progress.samples = result.samples;
+        progress.elapsedSeconds = secondsSince(started);
+        lastReport = now;
+        callbacks.report(progress);
+      }
+    }
+  } catch (...) {
+    rethrowWithContext("evaluation batch " + std::to_string(index + 1));
+  }
+  const std::vector<double> sums =
+      ranks_->sumOverRanks({lossSum.item<double>(), static_cast<double>(result.samples)}, "the evaluation loss");
+  result.samples = static_cast<int64_t>(sums[1]);
+  result.loss = sums[0] / static_cast<double>(result.samples);
+  result.metrics = globalMetrics(metrics, loggedSums, result.loss, result.samples);
+  result.seconds = secondsSince(started);
+  return result;
+}
+
+at::Tensor TrainingEngine::predict(const at::Tensor& inputs, int64_t batchSize) {
+  useRequestedThreads();
+  return predictInBatches(*model_, inputs, {device_, autocastDtype_, batchSize});
+}
+
+}  // namespace firebrand

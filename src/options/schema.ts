@@ -1,0 +1,154 @@
+// Option schemas: what each field a user writes accepts and its default, in
+// one place per object (config-schema.ts, data/loader-options.ts). validate
+// collects every problem at once and throws one error listing each field by
+// its path, the value given and what was expected; unknown keys get a
+// did-you-mean. resolve fills in the defaults. C++ receives resolved values,
+// typed, and checks nothing again.
+import { firebrandError } from '../errors';
+import { native } from '../native';
+
+/** A check of one value: undefined when it is fine, else what was expected. */
+export type Rule = (value: unknown) => string | undefined;
+
+/** What the resolved object holds so far, for defaults that follow other fields. */
+export type Resolved = Record<string, unknown>;
+
+/** One field: what it accepts and its default (a value, a function of the fields around it, or none). */
+export class Field {
+  constructor(
+    readonly rule: Rule,
+    readonly fallback?: unknown,
+    /** The default as --help and the README show it, when it is not a plain value. */
+    readonly shown?: string,
+    /** Values the rule accepts, at its bounds: the schema test sends each to C++. */
+    readonly samples: unknown[] = [],
+  ) {}
+
+  defaultFor(siblings: Resolved, root: Resolved): unknown {
+    return typeof this.fallback === 'function' ? (this.fallback as (s: Resolved, r: Resolved) => unknown)(siblings, root) : this.fallback;
+  }
+
+  get defaultText(): string {
+    if (this.shown !== undefined) return this.shown;
+    return this.fallback === undefined ? 'none' : describe(this.fallback);
+  }
+}
+
+export type Schema = { [field: string]: Field | Schema };
+
+export const integer = (min: number, max = Number.MAX_SAFE_INTEGER): Rule => (value) =>
+  typeof value === 'number' && Number.isInteger(value) && value >= min && value <= max
+    ? undefined
+    : max === Number.MAX_SAFE_INTEGER
+      ? `an integer >= ${min}`
+      : `an integer in [${min}, ${max}]`;
+
+export const positive: Rule = (value) =>
+  typeof value === 'number' && Number.isFinite(value) && value > 0 ? undefined : 'a finite number > 0';
+
+export const atLeastOne: Rule = (value) =>
+  typeof value === 'number' && value >= 1 && Number.isFinite(value) ? undefined : 'a finite number >= 1';
+
+export const boolean: Rule = (value) => (typeof value === 'boolean' ? undefined : 'true or false');
+
+export const text: Rule = (value) => (typeof value === 'string' && value.length > 0 ? undefined : 'a non-empty string');
+
+export const oneOf = (...choices: string[]): Rule => (value) =>
+  typeof value === 'string' && choices.includes(value)
+    ? undefined
+    : `${choices.length > 1 ? 'one of ' : ''}${choices.map((c) => `'${c}'`).join(', ')}`;
+
+export const either = (...rules: Rule[]): Rule => (value) => {
+  const expected = rules.map((rule) => rule(value));
+  return expected.some((problem) => problem === undefined) ? undefined : expected.join(' or ');
+};
+
+export const listOf = (...choices: string[]): Rule => (value) =>
+  Array.isArray(value) && value.every((item) => choices.length === 0 ? typeof item === 'string' : choices.includes(item as string))
+    ? undefined
+    : choices.length === 0
+      ? 'a list of strings'
+      : `a list of ${choices.map((c) => `'${c}'`).join(', ')}`;
+
+export const fraction: Rule = (value) =>
+  typeof value === 'number' && value > 0 && value <= 1 ? undefined : 'a number in (0, 1]';
+
+export const field = (rule: Rule, fallback?: unknown, samples: unknown[] = [], shown?: string) => new Field(rule, fallback, shown, samples);
+
+function describe(value: unknown): string {
+  if (typeof value === 'string') return `'${value}'`;
+  if (typeof value === 'number' || typeof value === 'boolean' || value === null) return String(value);
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}
+
+function collect(values: Record<string, unknown>, schema: Schema, path: string, problems: string[]): void {
+  const known = Object.keys(schema);
+  for (const [key, value] of Object.entries(values)) {
+    const fieldPath = `${path}.${key}`;
+    const entry = schema[key];
+    if (entry === undefined) {
+      const suggestion = native.closestMatch(key, known);
+      problems.push(`${fieldPath}: unknown field${suggestion ? ` (did you mean '${suggestion}'?)` : ''}`);
+    } else if (value === undefined) {
+      continue;
+    } else if (entry instanceof Field) {
+      const expected = entry.rule(value);
+      if (expected !== undefined) problems.push(`${fieldPath}: got ${describe(value)}, expected ${expected}`);
+    } else if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+      problems.push(`${fieldPath}: got ${describe(value)}, expected an object with fields ${Object.keys(entry).join(', ')}`);
+    } else {
+      collect(value as Record<string, unknown>, entry, fieldPath, problems);
+    }
+  }
+}
+
+/** Throws one ERR_FIREBRAND_INVALID_ARGUMENT listing every bad field of `values` (a partial object) under `origin`. */
+export function validate(values: unknown, schema: Schema, origin: string): void {
+  if (typeof values !== 'object' || values === null || Array.isArray(values)) {
+    throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', `${origin}: expected an object of fields, got ${describe(values)}`);
+  }
+  const problems: string[] = [];
+  collect(values as Record<string, unknown>, schema, origin, problems);
+  if (problems.length === 1) throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', problems[0]);
+  if (problems.length > 1) {
+    throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', `${origin} has ${problems.length} problems:\n  ${problems.join('\n  ')}`);
+  }
+}
+
+/** `values` (validated) with every field the schema has: given ones kept, the rest defaulted; nested objects likewise. */
+export function resolve(values: Resolved, schema: Schema, root?: Resolved): Resolved {
+  const resolved: Resolved = {};
+  const top = root ?? resolved;
+  // Plain fields first, so that defaults may follow them (evalBatchSize: batchSize).
+  const entries = Object.entries(schema).sort(([, a], [, b]) => Number(typeof (a as Field).fallback === 'function') - Number(typeof (b as Field).fallback === 'function'));
+  for (const [key, entry] of entries) {
+    const given = values[key];
+    if (entry instanceof Field) {
+      resolved[key] = given !== undefined ? given : entry.defaultFor(resolved, top);
+    }
+  }
+  for (const [key, entry] of Object.entries(schema)) {
+    if (!(entry instanceof Field)) resolved[key] = resolve((values[key] ?? {}) as Resolved, entry, top);
+  }
+  return Object.fromEntries(Object.keys(schema).map((key) => [key, resolved[key]]));
+}
+
+/** Every field by path ('gradScaler.initScale') with its default and what it accepts, for --help and the README. */
+export function fieldDescriptions(schema: Schema, prefix = ''): { field: string; default: string; accepts: string }[] {
+  return Object.entries(schema).flatMap(([key, entry]) =>
+    entry instanceof Field
+      ? [{ field: `${prefix}${key}`, default: entry.defaultText, accepts: entry.rule(Symbol('nothing')) ?? '' }]
+      : fieldDescriptions(entry, `${prefix}${key}.`),
+  );
+}
+
+/** Every field by path with its Field, for tests that walk the schema. */
+export function fieldsOf(schema: Schema, prefix = ''): [string, Field][] {
+  return Object.entries(schema).flatMap(([key, entry]) =>
+    entry instanceof Field ? [[`${prefix}${key}`, entry] as [string, Field]] : fieldsOf(entry, `${prefix}${key}.`),
+  );
+}

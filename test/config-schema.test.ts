@@ -1,0 +1,129 @@
+// The config's one owner: every field's rule and default live in
+// config-schema.ts (and data/loader-options.ts); C++ takes what they accept,
+// the README's table and --help come from them.
+import { expect } from 'chai';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+
+import { defaultConfig } from '../src';
+import { batchOrderSchema, loaderSchema } from '../src/data/loader-options';
+import type { NativeEngine } from '../src/native';
+import { Field, fieldDescriptions, fieldsOf, resolve } from '../src/options/schema';
+import { configSchema } from '../src/training/config-schema';
+import { blobDataset, blobTrainer } from './helpers';
+
+const root = path.join(__dirname, '..', '..');
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** { a: { b: value } } for the path 'a.b'. */
+function nested(fieldPath: string, value: unknown): Record<string, unknown> {
+  return fieldPath
+    .split('.')
+    .reverse()
+    .reduce<unknown>((inner, key) => ({ [key]: inner }), value) as Record<string, unknown>;
+}
+
+// Fields a fit does not hand to C++ (paths, logging, checkpoint policy), or that
+// need another setting: each is sent with the config it needs.
+const companions: Record<string, Record<string, unknown>> = {
+  saveEvery: { outputDir: 'OUT' },
+  saveTotalLimit: { outputDir: 'OUT' },
+  loggers: { outputDir: 'OUT' },
+  loadBestModelAtEnd: { outputDir: 'OUT' },
+  evalEvery: {},
+};
+
+describe('config schema', () => {
+  it('gives every field a rule, a default (or none, said so) and values at its bounds', () => {
+    const fields = fieldsOf(configSchema);
+    expect(fields.length).to.be.above(40);
+    for (const [name, entry] of fields) {
+      expect(entry, name).to.be.instanceOf(Field);
+      expect(entry.rule(Symbol('nothing')), `${name} rejects nonsense`).to.be.a('string');
+      expect(entry.defaultText, name).to.not.equal('');
+      for (const sample of entry.samples) expect(entry.rule(sample), `${name} accepts ${String(sample)}`).to.equal(undefined);
+    }
+    // defaultConfig() holds every field, nested ones too, each from the schema.
+    const defaults = defaultConfig() as unknown as Record<string, unknown>;
+    for (const [name, entry] of fields) {
+      const value = name.split('.').reduce<unknown>((object, key) => (object as Record<string, unknown>)[key], defaults);
+      if (typeof entry.fallback !== 'function') expect(value, name).to.deep.equal(entry.fallback);
+    }
+    expect((defaultConfig().gradScaler as { enabled: boolean }).enabled).to.equal(false);
+    expect((resolve({ mixedPrecision: 'fp16' }, configSchema).gradScaler as { enabled: boolean }).enabled).to.equal(true);
+    expect(resolve({ batchSize: 7 }, configSchema).evalBatchSize).to.equal(7);
+  });
+
+  it('what TypeScript accepts, C++ accepts: a fit with every field at each of its bounds', async function () {
+    this.timeout(120000);
+    const data = blobDataset(32);
+    const outputDir = fs.mkdtempSync(path.join(os.tmpdir(), 'firebrand-schema-'));
+    let fits = 0;
+    for (const [name, entry] of fieldsOf(configSchema)) {
+      if (name.startsWith('distributed.')) continue; // joined below: a fit alone never reads them
+      for (const sample of entry.samples) {
+        const extra = Object.fromEntries(
+          Object.entries(companions[name] ?? {}).map(([key, value]) => [key, value === 'OUT' ? path.join(outputDir, String(fits)) : value]),
+        );
+        const trainer = blobTrainer({ numEpochs: 1, maxSteps: 2, ...extra, ...nested(name, sample) } as never);
+        await trainer.fit(data, { evalData: name === 'evalEvery' || name === 'metricForBestModel' ? data : undefined });
+        expect(trainer.globalStep, `${name}: ${JSON.stringify(sample)}`).to.be.above(0);
+        fits += 1;
+      }
+    }
+    expect(fits).to.be.above(45);
+    fs.rmSync(outputDir, { recursive: true, force: true });
+  });
+
+  it('what TypeScript accepts for distributed, C++ accepts: one rank joins with its values', async function () {
+    this.timeout(60000);
+    // A process joins one run only: each field has one sample, all sent together.
+    const fields = fieldsOf(configSchema).filter(([field]) => field.startsWith('distributed.'));
+    expect(fields.map(([, entry]) => entry.samples.length)).to.deep.equal([1, 1, 1, 1]);
+    const distributed = Object.fromEntries(fields.map(([name, entry]) => [name.split('.')[1], entry.samples[0]]));
+    const trainer = blobTrainer({ distributed } as never);
+    await trainer.setup();
+    const engine = (trainer as unknown as { engine: NativeEngine }).engine;
+    const joined = await engine.distribute({ rank: 0, worldSize: 1, masterAddr: '127.0.0.1', masterPort: await freePort(), ...trainer.config.distributed });
+    expect(joined).to.include({ rank: 0, worldSize: 1, backend: 'gloo' });
+  });
+
+  it('what TypeScript accepts for dataset.batches() and batchOrder(), C++ accepts', async () => {
+    const data = blobDataset(64);
+    for (const [schema, load] of [
+      [loaderSchema, (options: object) => data.batches(options).drain()],
+      [batchOrderSchema, async (options: object) => ({ batches: data.batchOrder(options).length })],
+    ] as const) {
+      for (const [name, entry] of fieldsOf(schema)) {
+        for (const sample of entry.samples) {
+          const result = await load({ [name]: sample });
+          expect(result.batches, `${name}: ${JSON.stringify(sample)}`).to.be.at.least(0);
+        }
+      }
+    }
+  });
+
+  it("matches the README's config table, field by field, default by default", () => {
+    const readme = fs.readFileSync(path.join(root, 'README.md'), 'utf8');
+    const table = readme.split('### `TrainerConfig` (all optional)')[1].split('\n\n')[1];
+    const rows = table
+      .split('\n')
+      .slice(2)
+      .map((row) => row.split(' | ').map((cell) => cell.replace(/^\| /, '').replace(/`/g, '')));
+    const documented = Object.fromEntries(rows.map(([field, fallback]) => [field, fallback]));
+    const schema = Object.fromEntries(fieldDescriptions(configSchema).map((entry) => [entry.field, entry.default]));
+    expect(documented).to.deep.equal(schema);
+  });
+});
