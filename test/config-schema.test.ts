@@ -3,7 +3,6 @@
 // the README's table and --help come from them.
 import { expect } from 'chai';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -12,20 +11,9 @@ import { batchOrderSchema, loaderSchema } from '../src/data/loader-options';
 import type { NativeEngine } from '../src/native';
 import { Field, fieldDescriptions, fieldsOf, resolve } from '../src/options/schema';
 import { configSchema } from '../src/training/config-schema';
-import { blobDataset, blobTrainer } from './helpers';
+import { blobDataset, blobTrainer, freePort } from './helpers';
 
 const root = path.join(__dirname, '..', '..');
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** { a: { b: value } } for the path 'a.b'. */
 function nested(fieldPath: string, value: unknown): Record<string, unknown> {

@@ -5,11 +5,11 @@
 import { expect } from 'chai';
 import { ChildProcess, spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 
 import { distributedTrainer, evalData, trainData } from './distributed-child';
+import { freePort } from './helpers';
 
 const cli = path.join(__dirname, '..', 'src', 'cli', 'main.js');
 const child = path.join(__dirname, 'distributed-child.js');
@@ -21,17 +21,6 @@ interface RankReport {
   weights?: Record<string, number[]>;
   error?: { code: string; message: string };
   seconds?: number;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /** Each rank's JSON line from launcher output ("[rank R] {...}"), by rank. */

@@ -1,6 +1,7 @@
 // Small data sets, trainers and stand-in binaries shared by the tests.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 
 import { Dataset, nn, Trainer, TrainerConfig, TrainerOptions } from '../src';
@@ -99,4 +100,16 @@ export function writeUnloadablePrebuild(folder: string, torchVersion: string): s
   const manifest = { torchVersion, libtorchSource: 'the system libtorch', cuda: false };
   fs.writeFileSync(path.join(folder, PREBUILD_MANIFEST), JSON.stringify(manifest));
   return soname;
+}
+
+/** A TCP port free on 127.0.0.1 right now (a rendezvous store's). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
 }
