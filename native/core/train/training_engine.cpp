@@ -104,7 +104,6 @@ TrainingEngine::FitPlan TrainingEngine::beginFit(std::optional<int64_t> batchesP
   return plan;
 }
 
-
 EpochResult TrainingEngine::trainEpoch(std::shared_ptr<const TensorDataset> dataset,
                                        const BatchTransforms& transforms, const EpochSegment& segment,
                                        const ReportSink& report, const BatchHook& batchHook) {
@@ -133,13 +132,13 @@ EpochResult TrainingEngine::trainEpoch(BatchStream& stream, const EpochSegment& 
       std::vector<Batch> group = gatherGroup(std::move(*pending), stream, cursor);
       const GroupOutcome outcome = trainGroup(std::move(group), cursor, batchHook);
       epochTotals_.add(outcome);
-      stop = ranks_->stopNow(outcome.stopAgreed, stopRequested_);
       if (stepBoundary_) stepBoundary_();
+      stop = ranks_->stopNow(outcome.stopAgreed, stopRequested_);
       // Fetched before the report, which must know whether this was the epoch's last step.
       pending = stop || pauseDue() ? std::nullopt : fetch(stream, cursor);
       // The epoch's last batch ends it, whether or not it pauses there.
       if (cursor.batches && cursor.batch >= *cursor.batches) cursor.exhausted = true;
-      reportIfDue(outcome, /*lastOfEpoch=*/!pending, cursor, report);
+      reportIfDue(outcome, /*lastOfSegment=*/!pending, cursor, report);
     } catch (...) {
       accumulating_ = false;
       zeroGrads();
@@ -237,9 +236,9 @@ void TrainingEngine::callHook(const BatchHook& batchHook, BatchEvent& event, Bat
   batchHook(event);
 }
 
-void TrainingEngine::reportIfDue(const GroupOutcome& group, bool lastOfEpoch, EpochCursor& cursor,
+void TrainingEngine::reportIfDue(const GroupOutcome& group, bool lastOfSegment, EpochCursor& cursor,
                                  const ReportSink& report) {
-  const bool isLogStep = (group.stepped && globalStep_ % fit_->logEvery == 0) || lastOfEpoch;
+  const bool isLogStep = (group.stepped && globalStep_ % fit_->logEvery == 0) || lastOfSegment;
   const auto now = Clock::now();
   if (!isLogStep && now - cursor.lastReport < std::chrono::duration<double>(fit_->progressIntervalSeconds)) return;
   StepReport stepReport;

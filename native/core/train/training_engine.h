@@ -23,7 +23,6 @@
 #include "core/metrics/metric_set.h"
 #include "core/model/model.h"
 #include "core/model/weights.h"
-#include "core/options/option_value.h"
 #include "core/train/epoch_totals.h"
 #include "core/train/fit_options.h"
 #include "core/train/grad_scaler.h"
@@ -174,7 +173,9 @@ class TrainingEngine {
   std::vector<Batch> gatherGroup(Batch first, BatchStream& stream, EpochCursor& cursor);
   // Forward and backward of each micro-batch, then one optimizer step.
   GroupOutcome trainGroup(std::vector<Batch> group, EpochCursor& cursor, const BatchHook& batchHook);
-  void reportIfDue(const GroupOutcome& group, bool lastOfEpoch, EpochCursor& cursor, const ReportSink& report);
+  // A progress report every progressIntervalSeconds; a log report every logEvery steps and at the
+  // segment's last step (the epoch's end, a pause or a stop).
+  void reportIfDue(const GroupOutcome& group, bool lastOfSegment, EpochCursor& cursor, const ReportSink& report);
   EpochResult endEpoch(const EpochCursor& cursor);
 
   void zeroGrads();
