@@ -154,12 +154,15 @@ export interface NativeModel {
   readonly device: string;
 }
 
+/** A loss, optimizer or schedule resolved by objective-schemas.ts: its name and every field. */
+export type NativeNamedSpec = Record<string, unknown> & { name: string };
+
 export interface NativeEngineSpec {
   model: object;
-  loss?: OptionFields & { name: string };
-  optimizer?: { name: string };
-  optimizers?: { name: string; optimizer: { name: string }; params: string[]; loss: string }[];
-  lrScheduler?: { name: string };
+  loss?: NativeNamedSpec;
+  optimizer?: NativeNamedSpec;
+  optimizers?: { name: string; optimizer: NativeNamedSpec; params: string[]; loss: string }[];
+  lrScheduler?: NativeNamedSpec;
   metrics?: string[];
   mixedPrecision?: string;
   gradScaler: { enabled: boolean; initScale: number; growthFactor: number; backoffFactor: number; growthInterval: number };

@@ -1,6 +1,6 @@
-// The config's one owner: every field's rule and default live in
-// config-schema.ts (and data/loader-options.ts); C++ takes what they accept,
-// the README's table and --help come from them.
+// The options' one owner: every field's rule and default live in a schema
+// (config-schema.ts, data/loader-options.ts, objective-schemas.ts); C++ takes
+// what they accept, the README's table and --help come from them.
 import { expect } from 'chai';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -9,7 +9,8 @@ import path from 'node:path';
 import { defaultConfig } from '../src';
 import { batchOrderSchema, loaderSchema } from '../src/data/loader-options';
 import type { NativeEngine } from '../src/native';
-import { Field, fieldDescriptions, fieldsOf, resolve } from '../src/options/schema';
+import { Field, fieldDescriptions, fieldsOf, REQUIRED, resolve } from '../src/options/schema';
+import { losses, optimizers, schedulers } from '../src/training/objective-schemas';
 import { configSchema } from '../src/training/config-schema';
 import { blobDataset, blobTrainer, freePort } from './helpers';
 
@@ -101,6 +102,32 @@ describe('config schema', () => {
         }
       }
     }
+  });
+
+  it('what TypeScript accepts for losses, optimizers and schedules, C++ builds: each field at each of its bounds', async function () {
+    this.timeout(60000);
+    const kinds = [
+      [losses, (spec: object) => ({ loss: spec })],
+      [optimizers, (spec: object) => ({ optimizer: spec })],
+      [schedulers, (spec: object) => ({ lrScheduler: spec })],
+    ] as const;
+    let built = 0;
+    for (const [variants, place] of kinds) {
+      for (const [name, schema] of Object.entries(variants.variants)) {
+        const required = Object.fromEntries(
+          fieldsOf(schema)
+            .filter(([, entry]) => entry.fallback === REQUIRED)
+            .map(([field, entry]) => [field, entry.samples[0]]),
+        );
+        const specs = [{ name, ...required }, ...fieldsOf(schema).flatMap(([field, entry]) => entry.samples.map((sample) => ({ name, ...required, [field]: sample })))];
+        for (const spec of specs) {
+          const trainer = blobTrainer({}, place(spec) as never);
+          await trainer.setup();
+          built += 1;
+        }
+      }
+    }
+    expect(built).to.be.above(80);
   });
 
   it("matches the README's config table, field by field, default by default", () => {

@@ -56,11 +56,13 @@ describe('errors from bad input', () => {
       const optimizer = (await setupError(() => blobTrainer({}, { optimizer: 'adamx' as never })));
       expect(optimizer.message).to.contain("unknown optimizer 'adamx'");
       const lr = (await setupError(() => blobTrainer({}, { optimizer: { name: 'adamw', lr: -1 } })));
-      expect(lr.message).to.equal("optimizer (adamw): field 'lr' must be a number >= 0, got -1");
+      expect(lr.message).to.equal('optimizer (adamw).lr: got -1, expected a number >= 0');
       const betas = (await setupError(() => blobTrainer({}, { optimizer: { name: 'adam', betas: [0.9] as never } })));
-      expect(betas.message).to.contain("field 'betas' must be a list of 2 numbers");
+      expect(betas.message).to.equal('optimizer (adam).betas: got [0.9], expected a list of 2 numbers in [0, 0.999999999]');
       const nesterov = (await setupError(() => blobTrainer({}, { optimizer: { name: 'sgd', nesterov: true } })));
-      expect(nesterov.message).to.contain('nesterov needs momentum > 0');
+      expect(nesterov.message).to.equal('optimizer (sgd): nesterov needs momentum > 0 and dampening 0, got momentum 0 and dampening 0');
+      const both = await setupError(() => blobTrainer({}, { optimizers: [{ name: 'g', optimizer: 'sgd', params: ['0.'], loss: 'loss' }] }));
+      expect(both.message).to.equal('give either optimizer or optimizers, not both');
     });
 
     it('names parameter groups that match nothing, overlap or carry unknown options', async () => {
@@ -75,9 +77,9 @@ describe('errors from bad input', () => {
       const typo = await setupError(() =>
         blobTrainer({}, { optimizer: { name: 'sgd', paramGroups: [{ params: ['0.'], lrr: 1 } as never] } }),
       );
-      expect(typo.message).to.contain("optimizer.paramGroups[0]: unknown field 'lrr' (did you mean 'lr'?)");
+      expect(typo.message).to.equal("optimizer (sgd).paramGroups[0].lrr: unknown field (did you mean 'lr'?)");
       const notList = (await setupError(() => blobTrainer({}, { optimizer: { name: 'sgd', paramGroups: [{ params: '0.' } as never] } })));
-      expect(notList.message).to.equal('optimizer.paramGroups[0].params must be an array of strings, got a string');
+      expect(notList.message).to.equal("optimizer (sgd).paramGroups[0].params: got '0.', expected a non-empty list of parameter name prefixes");
     });
 
     it('rejects unknown config fields, bad devices and bad batch sizes', async () => {
@@ -140,7 +142,7 @@ describe('errors from bad input', () => {
         "epoch 1, step 1: loss (cross_entropy): field 'weight' holds 3 class weights but the model has 2 outputs",
       );
       expect((await setupError(() => blobTrainer({}, { loss: { name: 'cross_entropy', weight: [] } }))).message).to.equal(
-        "loss (cross_entropy): field 'weight' must be a non-empty list of numbers >= 0, got []",
+        'loss (cross_entropy).weight: got [], expected a non-empty list of numbers >= 0',
       );
     });
 

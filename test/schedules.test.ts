@@ -73,10 +73,10 @@ describe(`learning-rate schedules against PyTorch ${fixture.torchVersion}`, () =
       "unknown scheduler 'cosin' (did you mean 'cosine'?)",
     );
     expect((await setupError(() => blobTrainer({}, { lrScheduler: { name: 'step' } as never }))).message).to.equal(
-      "lrScheduler (step): field 'stepSize' must be a positive integer, got nothing",
+      'lrScheduler (step).stepSize: missing, expected an integer >= 1',
     );
-    expect((await setupError(() => blobTrainer({}, { lrScheduler: { name: 'multistep', milestones: [5, 2] } }))).message).to.contain(
-      'must be in increasing order',
+    expect((await setupError(() => blobTrainer({}, { lrScheduler: { name: 'multistep', milestones: [5, 2] } }))).message).to.equal(
+      'lrScheduler (multistep).milestones: got [5,2], expected a non-empty list of increasing integers >= 1',
     );
     const adagrad = (await setupError(() => blobTrainer({}, { optimizer: 'adagrad', lrScheduler: { name: 'onecycle', maxLr: 0.1 } })));
     expect(adagrad.message).to.contain('cycleMomentum needs an optimizer with a momentum');

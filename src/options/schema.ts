@@ -30,11 +30,23 @@ export class Field {
 
   get defaultText(): string {
     if (this.shown !== undefined) return this.shown;
+    if (this.fallback === REQUIRED) return 'required';
     return this.fallback === undefined ? 'none' : describe(this.fallback);
   }
 }
 
-export type Schema = { [field: string]: Field | Schema };
+/** An optional list of objects that each follow `schema` (an optimizer's paramGroups). */
+export class ListOf {
+  constructor(readonly schema: Schema) {}
+
+  get description(): string {
+    return `a list of { ${Object.entries(this.schema)
+      .map(([key, entry]) => (entry instanceof Field && entry.fallback !== REQUIRED ? `${key}?` : key))
+      .join(', ')} }`;
+  }
+}
+
+export type Schema = { [field: string]: Field | ListOf | Schema };
 
 export const integer = (min: number, max = Number.MAX_SAFE_INTEGER): Rule => (value) =>
   typeof value === 'number' && Number.isInteger(value) && value >= min && value <= max
@@ -73,6 +85,27 @@ export const listOf = (...choices: string[]): Rule => (value) =>
 export const fraction: Rule = (value) =>
   typeof value === 'number' && value > 0 && value <= 1 ? undefined : 'a number in (0, 1]';
 
+/** A number in a range: `min` inclusive unless `above` (then > min), `max` inclusive. */
+export const number = (min: number, max = Infinity, above = false): Rule => (value) => {
+  const fits = typeof value === 'number' && Number.isFinite(value) && (above ? value > min : value >= min) && value <= max;
+  if (fits) return undefined;
+  if (max === Infinity) return `a number ${above ? '>' : '>='} ${min}`;
+  return `a number in ${above ? '(' : '['}${min}, ${max}]`;
+};
+
+export const anyInteger: Rule = (value) =>
+  typeof value === 'number' && Number.isSafeInteger(value) ? undefined : 'an integer';
+
+/** A non-empty list of numbers >= `min` (class weights), of `length` when given. */
+export const numberList = (min: number, length?: number): Rule => (value) =>
+  Array.isArray(value) && value.length > 0 && (length === undefined || value.length === length) &&
+  value.every((item) => typeof item === 'number' && Number.isFinite(item) && item >= min)
+    ? undefined
+    : `a ${length === undefined ? 'non-empty list' : `list of ${length}`} of numbers >= ${min}`;
+
+/** A field the user must give: it has no default. */
+export const REQUIRED = Symbol('required');
+
 export const field = (rule: Rule, fallback?: unknown, samples: unknown[] = [], shown?: string) => new Field(rule, fallback, shown, samples);
 
 function describe(value: unknown): string {
@@ -85,8 +118,21 @@ function describe(value: unknown): string {
   }
 }
 
+function collectObject(value: unknown, schema: Schema, path: string, problems: string[]): void {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    problems.push(`${path}: got ${describe(value)}, expected an object with fields ${Object.keys(schema).join(', ')}`);
+  } else {
+    collect(value as Record<string, unknown>, schema, path, problems);
+  }
+}
+
 function collect(values: Record<string, unknown>, schema: Schema, path: string, problems: string[]): void {
   const known = Object.keys(schema);
+  for (const [key, entry] of Object.entries(schema)) {
+    if (entry instanceof Field && entry.fallback === REQUIRED && values[key] === undefined) {
+      problems.push(`${path}.${key}: missing, expected ${entry.rule(Symbol('nothing'))}`);
+    }
+  }
   for (const [key, value] of Object.entries(values)) {
     const fieldPath = `${path}.${key}`;
     const entry = schema[key];
@@ -98,10 +144,11 @@ function collect(values: Record<string, unknown>, schema: Schema, path: string, 
     } else if (entry instanceof Field) {
       const expected = entry.rule(value);
       if (expected !== undefined) problems.push(`${fieldPath}: got ${describe(value)}, expected ${expected}`);
-    } else if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-      problems.push(`${fieldPath}: got ${describe(value)}, expected an object with fields ${Object.keys(entry).join(', ')}`);
+    } else if (entry instanceof ListOf) {
+      if (!Array.isArray(value)) problems.push(`${fieldPath}: got ${describe(value)}, expected ${entry.description}`);
+      else value.forEach((item, i) => collectObject(item, entry.schema, `${fieldPath}[${i}]`, problems));
     } else {
-      collect(value as Record<string, unknown>, entry, fieldPath, problems);
+      collectObject(value, entry, fieldPath, problems);
     }
   }
 }
@@ -113,9 +160,52 @@ export function validate(values: unknown, schema: Schema, origin: string): void 
   }
   const problems: string[] = [];
   collect(values as Record<string, unknown>, schema, origin, problems);
+  throwProblems(problems, origin);
+}
+
+function throwProblems(problems: string[], origin: string): void {
   if (problems.length === 1) throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', problems[0]);
   if (problems.length > 1) {
     throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', `${origin} has ${problems.length} problems:\n  ${problems.join('\n  ')}`);
+  }
+}
+
+/**
+ * Objects chosen by a tag (a loss's or optimizer's 'name'): each tag has its own fields. `check` adds
+ * rules across fields (SGD's nesterov needs momentum), on the resolved object.
+ */
+export class Variants {
+  constructor(
+    /** 'loss', 'optimizer': what the objects are, in messages. */
+    readonly kind: string,
+    readonly variants: Record<string, Schema>,
+    readonly check: (resolved: Resolved) => string | undefined = () => undefined,
+  ) {}
+
+  /** `value` checked (every problem at once, under `origin`) and defaulted; the tag stays first. */
+  resolve(value: unknown, origin: string): Resolved & { name: string } {
+    const spec = typeof value === 'string' ? { name: value } : value;
+    if (typeof spec !== 'object' || spec === null || Array.isArray(spec)) {
+      throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', `${origin}: expected a ${this.kind} name or { name, ... }, got ${describe(spec)}`);
+    }
+    const { name, ...fields } = spec as Resolved;
+    const known = Object.keys(this.variants);
+    const schema = typeof name === 'string' ? this.variants[name] : undefined;
+    if (schema === undefined) {
+      const suggestion = typeof name === 'string' ? native.closestMatch(name, known) : '';
+      throw firebrandError(
+        'ERR_FIREBRAND_INVALID_ARGUMENT',
+        `${origin}: unknown ${this.kind} ${describe(name)}${suggestion ? ` (did you mean '${suggestion}'?)` : ''}; known: ${known.join(', ')}`,
+      );
+    }
+    const where = `${origin} (${name})`;
+    const problems: string[] = [];
+    collect(fields, schema, where, problems);
+    throwProblems(problems, where);
+    const resolved = { name, ...resolve(fields, schema) };
+    const crossField = this.check(resolved);
+    if (crossField !== undefined) throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', `${where}: ${crossField}`);
+    return withoutUndefined(resolved) as Resolved & { name: string };
   }
 }
 
@@ -132,9 +222,18 @@ export function resolve(values: Resolved, schema: Schema, root?: Resolved): Reso
     }
   }
   for (const [key, entry] of Object.entries(schema)) {
-    if (!(entry instanceof Field)) resolved[key] = resolve((values[key] ?? {}) as Resolved, entry, top);
+    if (entry instanceof ListOf) {
+      const items = values[key] as Resolved[] | undefined;
+      resolved[key] = items?.map((item) => withoutUndefined(resolve(item, entry.schema)));
+    } else if (!(entry instanceof Field)) {
+      resolved[key] = resolve((values[key] ?? {}) as Resolved, entry, top);
+    }
   }
   return Object.fromEntries(Object.keys(schema).map((key) => [key, resolved[key]]));
+}
+
+function withoutUndefined(values: Resolved): Resolved {
+  return Object.fromEntries(Object.entries(values).filter(([, item]) => item !== undefined));
 }
 
 /** Every field by path ('gradScaler.initScale') with its default and what it accepts, for --help and the README. */
@@ -142,13 +241,15 @@ export function fieldDescriptions(schema: Schema, prefix = ''): { field: string;
   return Object.entries(schema).flatMap(([key, entry]) =>
     entry instanceof Field
       ? [{ field: `${prefix}${key}`, default: entry.defaultText, accepts: entry.rule(Symbol('nothing')) ?? '' }]
-      : fieldDescriptions(entry, `${prefix}${key}.`),
+      : entry instanceof ListOf
+        ? [{ field: `${prefix}${key}`, default: 'none', accepts: entry.description }]
+        : fieldDescriptions(entry, `${prefix}${key}.`),
   );
 }
 
 /** Every field by path with its Field, for tests that walk the schema. */
 export function fieldsOf(schema: Schema, prefix = ''): [string, Field][] {
   return Object.entries(schema).flatMap(([key, entry]) =>
-    entry instanceof Field ? [[`${prefix}${key}`, entry] as [string, Field]] : fieldsOf(entry, `${prefix}${key}.`),
+    entry instanceof Field ? [[`${prefix}${key}`, entry] as [string, Field]] : entry instanceof ListOf ? [] : fieldsOf(entry, `${prefix}${key}.`),
   );
 }

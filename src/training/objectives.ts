@@ -1,5 +1,6 @@
-// Losses and optimizers chosen by PyTorch's names, with PyTorch's options in
-// camelCase. Checked and built in C++ (native/core/train).
+// Losses, optimizers and schedules chosen by PyTorch's names, with PyTorch's
+// options in camelCase: their types. objective-schemas.ts owns their rules and
+// defaults; C++ builds them (native/core/train, native/core/optim).
 
 export type LossSpec =
   | { name: 'cross_entropy'; labelSmoothing?: number; ignoreIndex?: number; weight?: number[] }
@@ -116,7 +117,3 @@ export type SchedulerSpec =
     };
 
 export type SchedulerName = SchedulerSpec['name'];
-
-export function namedSpec<Spec extends { name: string }>(spec: Spec | Spec['name']): Spec {
-  return (typeof spec === 'string' ? { name: spec } : spec) as Spec;
-}

@@ -24,7 +24,7 @@ import { evaluateOn, FitLoop } from './fit-loop';
 import { HookRunner } from './hook-runner';
 import { watchInterruptions } from './interruptions';
 import type { EvalLogs, History } from './logs';
-import { LossSpec, namedSpec, OptimizerSpec, SchedulerSpec } from './objectives';
+import { resolveObjectives } from './objective-schemas';
 import type { DataloaderConfiguration, FitOptions, ModelConfiguration, OptimizerConfiguration, TrainerOptions, TrainingData } from './trainer-options';
 
 export type { DataloaderConfiguration, FitOptions, ModelConfiguration, OptimizerConfiguration, TrainerOptions, TrainingData } from './trainer-options';
@@ -121,10 +121,7 @@ export class Trainer {
     if (this.config.deterministic) useDeterministicAlgorithms(true);
     const engine = new native.NativeEngine({
       model: models.model,
-      loss: models.loss === undefined ? undefined : namedSpec<LossSpec>(models.loss),
-      optimizer: optimizer === undefined ? undefined : namedSpec<OptimizerSpec>(optimizer),
-      optimizers: optimizers?.map((unit) => ({ ...unit, optimizer: namedSpec<OptimizerSpec>(unit.optimizer) })),
-      lrScheduler: lrScheduler === undefined ? undefined : namedSpec<SchedulerSpec>(lrScheduler),
+      ...resolveObjectives(models.loss, { optimizer, optimizers, lrScheduler }),
       device: this.place === undefined ? this.config.device : deviceForRank(this.config.device, this.place, runtimeInfo().cudaAvailable),
       seed: this.config.seed,
       metrics: [...this.config.metrics],

@@ -10,18 +10,12 @@
 #include <limits>
 
 #include "core/errors.h"
-#include "core/options/option_reader.h"
+#include "core/options/resolved_options.h"
 
 namespace firebrand {
 namespace {
 
 constexpr double kPi = 3.14159265358979323846;
-
-const std::vector<std::string>& knownSchedulers() {
-  static const std::vector<std::string> names = {"constant",    "linear",   "cosine", "step", "multistep",
-                                                 "exponential", "onecycle", "reduce_on_plateau"};
-  return names;
-}
 
 // transformers' warmup: 0 -> 1 linearly over the warmup steps.
 double warmupFactor(int64_t step, int64_t warmupSteps) {
@@ -51,60 +45,45 @@ void setMomentum(torch::optim::OptimizerOptions& options, double momentum) {
 }  // namespace
 
 LrScheduler::LrScheduler(const SchedulerSpec& spec) : name_(spec.name) {
-  OptionReader options("lrScheduler (" + spec.name + ")", spec.options);
+  ResolvedOptions options("lrScheduler (" + spec.name + ")", spec.options);
   if (name_ == "constant" || name_ == "linear" || name_ == "cosine") {
     kind_ = name_ == "constant" ? Kind::Constant : name_ == "linear" ? Kind::Linear : Kind::Cosine;
-    warmupSteps_ = options.nonNegativeInt("warmupSteps", 0);
-    if (kind_ == Kind::Cosine) numCycles_ = options.number("numCycles", 0.5, 0, kUnbounded);
+    warmupSteps_ = options.integer("warmupSteps");
+    if (kind_ == Kind::Cosine) numCycles_ = options.number("numCycles");
   } else if (name_ == "step") {
     kind_ = Kind::Step;
-    stepSize_ = options.positiveInt("stepSize");
-    gamma_ = options.number("gamma", 0.1, 0, kUnbounded);
+    stepSize_ = options.integer("stepSize");
+    gamma_ = options.number("gamma");
   } else if (name_ == "multistep") {
     kind_ = Kind::MultiStep;
-    const auto it = spec.options.find("milestones");
-    const size_t count = it != spec.options.end() && std::holds_alternative<std::vector<double>>(it->second)
-                             ? std::get<std::vector<double>>(it->second).size()
-                             : 1;
-    milestones_ = options.positiveInts("milestones", count);
-    if (!std::is_sorted(milestones_.begin(), milestones_.end())) {
-      throw InvalidArgument(options.owner() + ": field 'milestones' must be in increasing order");
-    }
-    gamma_ = options.number("gamma", 0.1, 0, kUnbounded);
+    milestones_ = options.integers("milestones");
+    gamma_ = options.number("gamma");
   } else if (name_ == "exponential") {
     kind_ = Kind::Exponential;
-    gamma_ = options.number("gamma", 0.1, 0, kUnbounded);
-    if (spec.options.count("gamma") == 0) {
-      throw InvalidArgument(options.owner() + ": field 'gamma' must be a number (the decay per step), got nothing");
-    }
+    gamma_ = options.number("gamma");
   } else if (name_ == "onecycle") {
     kind_ = Kind::OneCycle;
-    maxLr_ = options.number("maxLr", -1, 0, kUnbounded);
-    if (maxLr_ < 0) throw InvalidArgument(options.owner() + ": field 'maxLr' must be a number >= 0, got nothing");
-    pctStart_ = options.number("pctStart", 0.3, 0, 1);
-    cosineAnneal_ = options.choice("annealStrategy", "cos", {"cos", "linear"}) == "cos";
-    divFactor_ = options.number("divFactor", 25, 1e-12, kUnbounded);
-    finalDivFactor_ = options.number("finalDivFactor", 1e4, 1e-12, kUnbounded);
-    cycleMomentum_ = options.flag("cycleMomentum", true);
-    baseMomentum_ = options.number("baseMomentum", 0.85, 0, 1);
-    maxMomentum_ = options.number("maxMomentum", 0.95, 0, 1);
+    maxLr_ = options.number("maxLr");
+    pctStart_ = options.number("pctStart");
+    cosineAnneal_ = options.text("annealStrategy") == "cos";
+    divFactor_ = options.number("divFactor");
+    finalDivFactor_ = options.number("finalDivFactor");
+    cycleMomentum_ = options.flag("cycleMomentum");
+    baseMomentum_ = options.number("baseMomentum");
+    maxMomentum_ = options.number("maxMomentum");
   } else if (name_ == "reduce_on_plateau") {
     kind_ = Kind::ReduceOnPlateau;
-    monitor_ = options.choice("monitor", "valLoss", {"valLoss", "valAccuracy", "loss", "accuracy"});
-    maximize_ = options.choice("mode", "min", {"min", "max"}) == "max";
-    plateauFactor_ = options.number("factor", 0.1, 0, 0.999999);
-    patience_ = options.nonNegativeInt("patience", 10);
-    threshold_ = options.number("threshold", 1e-4, 0, kUnbounded);
-    relativeThreshold_ = options.choice("thresholdMode", "rel", {"rel", "abs"}) == "rel";
-    cooldown_ = options.nonNegativeInt("cooldown", 0);
-    minLr_ = options.number("minLr", 0, 0, kUnbounded);
-    eps_ = options.number("eps", 1e-8, 0, kUnbounded);
+    monitor_ = options.text("monitor");
+    maximize_ = options.text("mode") == "max";
+    plateauFactor_ = options.number("factor");
+    patience_ = options.integer("patience");
+    threshold_ = options.number("threshold");
+    relativeThreshold_ = options.text("thresholdMode") == "rel";
+    cooldown_ = options.integer("cooldown");
+    minLr_ = options.number("minLr");
+    eps_ = options.number("eps");
   } else {
-    std::string message = "lrScheduler: unknown scheduler '" + name_ + "'";
-    const std::string suggestion = closestMatch(name_, knownSchedulers());
-    if (!suggestion.empty()) message += " (did you mean '" + suggestion + "'?)";
-    throw InvalidArgument(message + "; known schedulers: constant, linear, cosine, step, multistep, exponential, "
-                                    "onecycle, reduce_on_plateau");
+    throw InvalidState("firebrand bug: lrScheduler '" + name_ + "' reached C++ unresolved");
   }
   options.finish();
 }

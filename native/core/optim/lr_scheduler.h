@@ -15,14 +15,15 @@
 
 namespace firebrand {
 
+// As objective-schemas.ts resolved it: every field given.
 struct SchedulerSpec {
-  std::string name = "constant";
+  std::string name;
   OptionMap options;
 };
 
 class LrScheduler {
  public:
-  // Checks the spec; nothing is applied until start().
+  // Nothing is applied until start().
   explicit LrScheduler(const SchedulerSpec& spec);
 
   // Binds the schedule to a run of `totalSteps` optimizer steps from the

@@ -11,7 +11,7 @@
 #include "core/errors.h"
 #include "core/optim/fused_adam.h"
 #include "core/optim/fused_sgd.h"
-#include "core/options/option_reader.h"
+#include "core/options/resolved_options.h"
 
 namespace firebrand {
 namespace {
@@ -41,59 +41,45 @@ std::unique_ptr<torch::optim::Optimizer> build(const Options& defaults, std::vec
   return optimizer;
 }
 
-std::unique_ptr<torch::optim::Optimizer> makeSgd(OptionReader& options, std::vector<ParameterGroupPlan> plans) {
-  const double lr = options.number("lr", 1e-3, 0, kUnbounded);
-  const double momentum = options.number("momentum", 0, 0, kUnbounded);
-  const double dampening = options.number("dampening", 0, 0, kUnbounded);
-  const double weightDecay = options.number("weightDecay", 0, 0, kUnbounded);
-  const bool nesterov = options.flag("nesterov", false);
-  const bool fused = options.flag("fused", true);
-  if (nesterov && (momentum <= 0 || dampening != 0)) {
-    throw InvalidArgument(options.owner() + ": nesterov needs momentum > 0 and dampening 0, got momentum " +
-                          formatNumber(momentum) + " and dampening " + formatNumber(dampening));
-  }
-  const auto defaults =
-      torch::optim::SGDOptions(lr).momentum(momentum).dampening(dampening).weight_decay(weightDecay).nesterov(nesterov);
-  if (fused) return build<FusedSgd>(defaults, std::move(plans));
+std::unique_ptr<torch::optim::Optimizer> makeSgd(ResolvedOptions& options, std::vector<ParameterGroupPlan> plans) {
+  const auto defaults = torch::optim::SGDOptions(options.number("lr"))
+                            .momentum(options.number("momentum"))
+                            .dampening(options.number("dampening"))
+                            .weight_decay(options.number("weightDecay"))
+                            .nesterov(options.flag("nesterov"));
+  if (options.flag("fused")) return build<FusedSgd>(defaults, std::move(plans));
   return build<torch::optim::SGD>(defaults, std::move(plans));
 }
 
 template <typename Optimizer, typename FusedOptimizer, typename Options>
-std::unique_ptr<torch::optim::Optimizer> makeAdamFamily(OptionReader& options, std::vector<ParameterGroupPlan> plans,
-                                                        double defaultWeightDecay) {
-  const double lr = options.number("lr", 1e-3, 0, kUnbounded);
-  const auto betas = options.numbers("betas", 2, {0.9, 0.999}, 0, 0.999999999);
-  const double eps = options.number("eps", 1e-8, 0, kUnbounded);
-  const double weightDecay = options.number("weightDecay", defaultWeightDecay, 0, kUnbounded);
-  const bool amsgrad = options.flag("amsgrad", false);
-  const bool fused = options.flag("fused", true);
-  const auto defaults = Options(lr).betas({betas[0], betas[1]}).eps(eps).weight_decay(weightDecay).amsgrad(amsgrad);
-  if (fused) return build<FusedOptimizer>(defaults, std::move(plans));
+std::unique_ptr<torch::optim::Optimizer> makeAdamFamily(ResolvedOptions& options, std::vector<ParameterGroupPlan> plans) {
+  const auto betas = options.numbers("betas");
+  const auto defaults = Options(options.number("lr"))
+                            .betas({betas.at(0), betas.at(1)})
+                            .eps(options.number("eps"))
+                            .weight_decay(options.number("weightDecay"))
+                            .amsgrad(options.flag("amsgrad"));
+  if (options.flag("fused")) return build<FusedOptimizer>(defaults, std::move(plans));
   return build<Optimizer>(defaults, std::move(plans));
 }
 
-std::unique_ptr<torch::optim::Optimizer> makeRmsprop(OptionReader& options, std::vector<ParameterGroupPlan> plans) {
-  const auto defaults = torch::optim::RMSpropOptions(options.number("lr", 1e-2, 0, kUnbounded))
-                            .alpha(options.number("alpha", 0.99, 0, 1))
-                            .eps(options.number("eps", 1e-8, 0, kUnbounded))
-                            .weight_decay(options.number("weightDecay", 0, 0, kUnbounded))
-                            .momentum(options.number("momentum", 0, 0, kUnbounded))
-                            .centered(options.flag("centered", false));
+std::unique_ptr<torch::optim::Optimizer> makeRmsprop(ResolvedOptions& options, std::vector<ParameterGroupPlan> plans) {
+  const auto defaults = torch::optim::RMSpropOptions(options.number("lr"))
+                            .alpha(options.number("alpha"))
+                            .eps(options.number("eps"))
+                            .weight_decay(options.number("weightDecay"))
+                            .momentum(options.number("momentum"))
+                            .centered(options.flag("centered"));
   return build<torch::optim::RMSprop>(defaults, std::move(plans));
 }
 
-std::unique_ptr<torch::optim::Optimizer> makeAdagrad(OptionReader& options, std::vector<ParameterGroupPlan> plans) {
-  const auto defaults = torch::optim::AdagradOptions(options.number("lr", 1e-2, 0, kUnbounded))
-                            .lr_decay(options.number("lrDecay", 0, 0, kUnbounded))
-                            .weight_decay(options.number("weightDecay", 0, 0, kUnbounded))
-                            .initial_accumulator_value(options.number("initialAccumulatorValue", 0, 0, kUnbounded))
-                            .eps(options.number("eps", 1e-10, 0, kUnbounded));
+std::unique_ptr<torch::optim::Optimizer> makeAdagrad(ResolvedOptions& options, std::vector<ParameterGroupPlan> plans) {
+  const auto defaults = torch::optim::AdagradOptions(options.number("lr"))
+                            .lr_decay(options.number("lrDecay"))
+                            .weight_decay(options.number("weightDecay"))
+                            .initial_accumulator_value(options.number("initialAccumulatorValue"))
+                            .eps(options.number("eps"));
   return build<torch::optim::Adagrad>(defaults, std::move(plans));
-}
-
-const std::vector<std::string>& knownOptimizers() {
-  static const std::vector<std::string> names = {"sgd", "adam", "adamw", "rmsprop", "adagrad"};
-  return names;
 }
 
 }  // namespace
@@ -107,24 +93,21 @@ std::vector<std::string> fusedOptimizers() {
 
 std::unique_ptr<torch::optim::Optimizer> makeOptimizer(const OptimizerSpec& spec,
                                                        const torch::OrderedDict<std::string, at::Tensor>& named) {
-  OptionReader options("optimizer (" + spec.name + ")", spec.options);
-  auto plans = planParameterGroups(named, spec.paramGroups, options.flag("noDecayOnBiasAndNorm", false));
+  ResolvedOptions options("optimizer (" + spec.name + ")", spec.options);
+  auto plans = planParameterGroups(named, spec.paramGroups, options.flag("noDecayOnBiasAndNorm"));
   std::unique_ptr<torch::optim::Optimizer> optimizer;
   if (spec.name == "sgd") {
     optimizer = makeSgd(options, std::move(plans));
   } else if (spec.name == "adam") {
-    optimizer = makeAdamFamily<torch::optim::Adam, FusedAdam, torch::optim::AdamOptions>(options, std::move(plans), 0.0);
+    optimizer = makeAdamFamily<torch::optim::Adam, FusedAdam, torch::optim::AdamOptions>(options, std::move(plans));
   } else if (spec.name == "adamw") {
-    optimizer = makeAdamFamily<torch::optim::AdamW, FusedAdamW, torch::optim::AdamWOptions>(options, std::move(plans), 1e-2);
+    optimizer = makeAdamFamily<torch::optim::AdamW, FusedAdamW, torch::optim::AdamWOptions>(options, std::move(plans));
   } else if (spec.name == "rmsprop") {
     optimizer = makeRmsprop(options, std::move(plans));
   } else if (spec.name == "adagrad") {
     optimizer = makeAdagrad(options, std::move(plans));
   } else {
-    std::string message = "optimizer: unknown optimizer '" + spec.name + "'";
-    const std::string suggestion = closestMatch(spec.name, knownOptimizers());
-    if (!suggestion.empty()) message += " (did you mean '" + suggestion + "'?)";
-    throw InvalidArgument(message + "; known optimizers: sgd, adam, adamw, rmsprop, adagrad");
+    throw InvalidState("firebrand bug: optimizer '" + spec.name + "' reached C++ unresolved");
   }
   options.finish();
   return optimizer;

@@ -3,7 +3,7 @@
 #include <limits>
 
 #include "core/errors.h"
-#include "core/options/option_reader.h"
+#include "core/options/resolved_options.h"
 
 namespace firebrand {
 namespace {
@@ -27,11 +27,10 @@ std::vector<ParameterGroupPlan> planParameterGroups(const torch::OrderedDict<std
   std::vector<ParameterGroupPlan> plans(specs.size() + 1);
   for (size_t i = 0; i < specs.size(); ++i) {
     const std::string owner = "optimizer.paramGroups[" + std::to_string(i) + "]";
-    OptionReader reader(owner, specs[i].options);
-    plans[i].lr = reader.optionalNumber("lr", 0, kUnbounded);
-    plans[i].weightDecay = reader.optionalNumber("weightDecay", 0, kUnbounded);
-    reader.finish();
-    if (specs[i].params.empty()) throw InvalidArgument(owner + ": field 'params' must list parameter name prefixes");
+    ResolvedOptions options(owner, specs[i].options);
+    plans[i].lr = options.optionalNumber("lr");
+    plans[i].weightDecay = options.optionalNumber("weightDecay");
+    options.finish();
   }
 
   std::vector<std::vector<bool>> prefixUsed(specs.size());

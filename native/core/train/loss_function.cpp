@@ -5,7 +5,7 @@
 #include <limits>
 
 #include "core/errors.h"
-#include "core/options/option_reader.h"
+#include "core/options/resolved_options.h"
 #include "core/shape_text.h"
 
 namespace firebrand {
@@ -15,62 +15,42 @@ constexpr int64_t kReductionSum = 2;   // at::Reduction::Sum
 constexpr int64_t kReductionMean = 1;  // at::Reduction::Mean
 
 // A per-class list option (class weights, pos_weight) as a float tensor, or undefined.
-at::Tensor classWeights(OptionReader& reader, const OptionMap& options, const std::string& name) {
-  const auto it = options.find(name);
-  const size_t count = it != options.end() && std::holds_alternative<std::vector<double>>(it->second)
-                           ? std::get<std::vector<double>>(it->second).size()
-                           : 0;
-  if (it == options.end()) return {};
-  if (count == 0) {
-    throw InvalidArgument(reader.owner() + ": field '" + name + "' must be a non-empty list of numbers >= 0, got " +
-                          describeOptionValue(it->second));
-  }
-  const auto values = reader.numbers(name, count, {}, 0, kUnbounded);
-  return at::tensor(values, at::TensorOptions().dtype(at::kFloat));
+at::Tensor classWeights(ResolvedOptions& options, const std::string& name) {
+  const auto values = options.optionalNumbers(name);
+  return values ? at::tensor(*values, at::TensorOptions().dtype(at::kFloat)) : at::Tensor();
 }
 
 }  // namespace
 
-const std::vector<std::string>& LossFunction::knownNames() {
-  static const std::vector<std::string> names = {"cross_entropy", "nll",   "mse",             "l1",
-                                                 "smooth_l1",     "huber", "bce_with_logits", "kl_div"};
-  return names;
-}
-
-LossFunction::LossFunction(const std::string& name, const OptionMap& options) : name_(name) {
-  OptionReader reader("loss (" + name + ")", options);
+LossFunction::LossFunction(const std::string& name, const OptionMap& optionMap) : name_(name) {
+  ResolvedOptions options("loss (" + name + ")", optionMap);
   if (name == "cross_entropy" || name == "nll") {
     kind_ = name == "nll" ? Kind::Nll : Kind::CrossEntropy;
     takesClassIndices_ = true;
-    ignoreIndex_ = reader.integer("ignoreIndex", -100);
-    weight_ = classWeights(reader, options, "weight");
-    if (kind_ == Kind::CrossEntropy) labelSmoothing_ = reader.number("labelSmoothing", 0.0, 0.0, 1.0);
+    ignoreIndex_ = options.integer("ignoreIndex");
+    weight_ = classWeights(options, "weight");
+    if (kind_ == Kind::CrossEntropy) labelSmoothing_ = options.number("labelSmoothing");
   } else if (name == "smooth_l1") {
     kind_ = Kind::SmoothL1;
-    beta_ = reader.number("beta", 1.0, 0.0, kUnbounded);
+    beta_ = options.number("beta");
   } else if (name == "huber") {
     kind_ = Kind::Huber;
-    beta_ = reader.number("delta", 1.0, 1e-12, kUnbounded);
+    beta_ = options.number("delta");
   } else if (name == "mse" || name == "l1") {
     kind_ = name == "mse" ? Kind::Mse : Kind::L1;
   } else if (name == "bce_with_logits") {
     kind_ = Kind::BceWithLogits;
-    posWeight_ = classWeights(reader, options, "posWeight");
+    posWeight_ = classWeights(options, "posWeight");
   } else if (name == "kl_div") {
     kind_ = Kind::KlDiv;
-    const std::string reduction = reader.choice("reduction", "mean", {"mean", "batchmean", "sum"});
+    const std::string reduction = options.text("reduction");
     reduction_ = reduction == "mean" ? kReductionMean : kReductionSum;
     batchMean_ = reduction == "batchmean";
-    logTarget_ = reader.flag("logTarget", false);
+    logTarget_ = options.flag("logTarget");
   } else {
-    std::string message = "loss: unknown loss '" + name + "'";
-    const std::string suggestion = closestMatch(name, knownNames());
-    if (!suggestion.empty()) message += " (did you mean '" + suggestion + "'?)";
-    message += "; known losses:";
-    for (const auto& known : knownNames()) message += " " + known;
-    throw InvalidArgument(message);
+    throw InvalidState("firebrand bug: loss '" + name + "' reached C++ unresolved");
   }
-  reader.finish();
+  options.finish();
 }
 
 void LossFunction::to(const c10::Device& device) {

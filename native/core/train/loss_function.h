@@ -14,6 +14,7 @@ namespace firebrand {
 
 class LossFunction {
  public:
+  // `options` as objective-schemas.ts resolved them: every field given.
   LossFunction(const std::string& name, const OptionMap& options);
 
   at::Tensor operator()(const at::Tensor& output, const at::Tensor& targets) const;
@@ -30,7 +31,6 @@ class LossFunction {
   const std::string& name() const { return name_; }
   int64_t ignoreIndex() const { return ignoreIndex_; }
 
-  static const std::vector<std::string>& knownNames();
 
  private:
   enum class Kind { CrossEntropy, Nll, Mse, L1, SmoothL1, Huber, BceWithLogits, KlDiv };
