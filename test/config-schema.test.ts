@@ -10,6 +10,7 @@ import { defaultConfig } from '../src';
 import { batchOrderSchema, loaderSchema } from '../src/data/loader-options';
 import type { NativeEngine } from '../src/native';
 import { Field, fieldDescriptions, fieldsOf, REQUIRED, resolve } from '../src/options/schema';
+import { layers } from '../src/nn/layer-schemas';
 import { losses, optimizers, schedulers } from '../src/training/objective-schemas';
 import { configSchema } from '../src/training/config-schema';
 import { blobDataset, blobTrainer, freePort } from './helpers';
@@ -104,9 +105,10 @@ describe('config schema', () => {
     }
   });
 
-  it('what TypeScript accepts for losses, optimizers and schedules, C++ builds: each field at each of its bounds', async function () {
+  it('what TypeScript accepts for layers, losses, optimizers and schedules, C++ builds: each field at each of its bounds', async function () {
     this.timeout(60000);
     const kinds = [
+      [layers, (spec: object) => ({ model: { type: 'sequential', layers: [spec] } })],
       [losses, (spec: object) => ({ loss: spec })],
       [optimizers, (spec: object) => ({ optimizer: spec })],
       [schedulers, (spec: object) => ({ lrScheduler: spec })],
@@ -119,7 +121,8 @@ describe('config schema', () => {
             .filter(([, entry]) => entry.fallback === REQUIRED)
             .map(([field, entry]) => [field, entry.samples[0]]),
         );
-        const specs = [{ name, ...required }, ...fieldsOf(schema).flatMap(([field, entry]) => entry.samples.map((sample) => ({ name, ...required, [field]: sample })))];
+        const tag = { [variants.tag]: name };
+        const specs = [{ ...tag, ...required }, ...fieldsOf(schema).flatMap(([field, entry]) => entry.samples.map((sample) => ({ ...tag, ...required, [field]: sample })))];
         for (const spec of specs) {
           const trainer = blobTrainer({}, place(spec) as never);
           await trainer.setup();
@@ -127,7 +130,7 @@ describe('config schema', () => {
         }
       }
     }
-    expect(built).to.be.above(80);
+    expect(built).to.be.above(130);
   });
 
   it("matches the README's config table, field by field, default by default", () => {

@@ -3,6 +3,7 @@
 import path from 'node:path';
 
 import { native, NativeModel, NumericArray, TensorData } from '../native';
+import { resolveModelSpec } from '../nn/layer-schemas';
 import { readSavedModel, WEIGHTS_FILE } from './saved-model';
 
 export interface ModelLoadOptions {
@@ -16,7 +17,7 @@ export class Model {
   /** Loads what trainer.save(folder) wrote. A TorchScript model runs code from the folder: load trusted folders only. */
   static async load(folder: string, options: ModelLoadOptions = {}): Promise<Model> {
     const spec = readSavedModel(folder);
-    const model = new native.NativeModel(spec, options.device ?? 'cpu');
+    const model = new native.NativeModel(resolveModelSpec(spec), options.device ?? 'cpu');
     await model.loadWeights(path.join(folder, WEIGHTS_FILE), true);
     return new Model(model);
   }

@@ -180,15 +180,19 @@ export class Variants {
     readonly kind: string,
     readonly variants: Record<string, Schema>,
     readonly check: (resolved: Resolved) => string | undefined = () => undefined,
+    /** The field that chooses the variant: a loss's 'name', a layer's 'type'. */
+    readonly tag: 'name' | 'type' = 'name',
   ) {}
 
   /** `value` checked (every problem at once, under `origin`) and defaulted; the tag stays first. */
-  resolve(value: unknown, origin: string): Resolved & { name: string } {
-    const spec = typeof value === 'string' ? { name: value } : value;
+  resolve(value: unknown, origin: string): Resolved {
+    const tag = this.tag;
+    const spec = typeof value === 'string' && tag === 'name' ? { name: value } : value;
     if (typeof spec !== 'object' || spec === null || Array.isArray(spec)) {
-      throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', `${origin}: expected a ${this.kind} name or { name, ... }, got ${describe(spec)}`);
+      const expected = tag === 'name' ? `a ${this.kind} name or { name, ... }` : `an object { ${tag}, ... }`;
+      throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', `${origin}: expected ${expected}, got ${describe(spec)}`);
     }
-    const { name, ...fields } = spec as Resolved;
+    const { [tag]: name, ...fields } = spec as Resolved;
     const known = Object.keys(this.variants);
     const schema = typeof name === 'string' ? this.variants[name] : undefined;
     if (schema === undefined) {
@@ -202,10 +206,10 @@ export class Variants {
     const problems: string[] = [];
     collect(fields, schema, where, problems);
     throwProblems(problems, where);
-    const resolved = { name, ...resolve(fields, schema) };
+    const resolved = { [tag]: name, ...resolve(fields, schema) };
     const crossField = this.check(resolved);
     if (crossField !== undefined) throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', `${where}: ${crossField}`);
-    return withoutUndefined(resolved) as Resolved & { name: string };
+    return withoutUndefined(resolved);
   }
 }
 

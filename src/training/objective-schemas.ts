@@ -4,7 +4,7 @@
 // builds them from the resolved values and checks nothing again.
 import { firebrandError } from '../errors';
 import { anyInteger, boolean, field, integer, ListOf, number, numberList, oneOf, REQUIRED, Rule, Schema, Variants } from '../options/schema';
-import type { NativeEngineSpec } from '../native';
+import type { NativeEngineSpec, NativeNamedSpec } from '../native';
 import type { NamedOptimizer } from './objectives';
 
 const classWeights = field(numberList(0), undefined, [[1, 0.5]]);
@@ -138,11 +138,12 @@ export function resolveObjectives(
         : 'give either optimizer or optimizers, not both',
     );
   }
+  const named = (variants: Variants, value: unknown, origin: string) => variants.resolve(value, origin) as NativeNamedSpec;
   const resolved = {
-    loss: loss === undefined ? undefined : losses.resolve(loss, 'loss'),
-    optimizer: optimizer === undefined ? undefined : optimizers.resolve(optimizer, 'optimizer'),
-    optimizers: units?.map((unit, i) => ({ ...unit, optimizer: optimizers.resolve(unit.optimizer, `optimizers[${i}].optimizer`) })),
-    lrScheduler: schedulers.resolve(lrScheduler ?? 'constant', 'lrScheduler'),
+    loss: loss === undefined ? undefined : named(losses, loss, 'loss'),
+    optimizer: optimizer === undefined ? undefined : named(optimizers, optimizer, 'optimizer'),
+    optimizers: units?.map((unit, i) => ({ ...unit, optimizer: named(optimizers, unit.optimizer, `optimizers[${i}].optimizer`) })),
+    lrScheduler: named(schedulers, lrScheduler ?? 'constant', 'lrScheduler'),
   };
   const stepped = resolved.optimizer ? [resolved.optimizer] : (resolved.optimizers ?? []).map((unit) => unit.optimizer);
   if (resolved.lrScheduler.name === 'onecycle' && resolved.lrScheduler.cycleMomentum && stepped.some((spec) => spec.name === 'adagrad')) {

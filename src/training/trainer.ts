@@ -12,6 +12,7 @@ import { builtInLoggers } from '../logging/built-in-loggers';
 import type { Logger } from '../logging/logger';
 import { LoggingCallback } from '../logging/logging-callback';
 import { ModelDescription, native, NativeEngine, NumericArray, TensorData } from '../native';
+import { resolveModelSpec } from '../nn/layer-schemas';
 import type { ModelSpec } from '../nn/layers';
 import { ProgressBar } from '../progress/progress-bar';
 import { runtimeInfo, setNumThreads, useDeterministicAlgorithms, warnIfSlowBlas } from '../runtime';
@@ -120,7 +121,7 @@ export class Trainer {
     setNumThreads(this.config.numThreads);
     if (this.config.deterministic) useDeterministicAlgorithms(true);
     const engine = new native.NativeEngine({
-      model: models.model,
+      model: resolveModelSpec(models.model),
       ...resolveObjectives(models.loss, { optimizer, optimizers, lrScheduler }),
       device: this.place === undefined ? this.config.device : deviceForRank(this.config.device, this.place, runtimeInfo().cudaAvailable),
       seed: this.config.seed,
@@ -254,7 +255,7 @@ export class Trainer {
           '(fit, evaluate and predict do it themselves)',
       );
     }
-    this.describedModel ??= native.NativeModel.describe(this.options.model);
+    this.describedModel ??= native.NativeModel.describe(resolveModelSpec(this.options.model));
     return this.describedModel;
   }
 

@@ -7,13 +7,13 @@
 #include <map>
 
 #include "core/errors.h"
-#include "core/options/option_reader.h"
+#include "core/options/resolved_options.h"
 #include "core/shape_text.h"
 
 namespace firebrand {
 namespace {
 
-using Builder = std::function<BuiltLayer(OptionReader&)>;
+using Builder = std::function<BuiltLayer(ResolvedOptions&)>;
 
 template <typename Module>
 BuiltLayer layer(Module module, std::string expectedInput) {
@@ -24,28 +24,23 @@ torch::ExpandingArray<2> pair(const std::vector<int64_t>& values) {
   return torch::ExpandingArray<2>({values[0], values[1]});
 }
 
-BuiltLayer linear(OptionReader& options) {
-  const int64_t in = options.positiveInt("inFeatures");
-  const int64_t out = options.positiveInt("outFeatures");
-  const bool bias = options.flag("bias", true);
+BuiltLayer linear(ResolvedOptions& options) {
+  const int64_t in = options.integer("inFeatures");
+  const int64_t out = options.integer("outFeatures");
+  const bool bias = options.flag("bias");
   return layer(torch::nn::Linear(torch::nn::LinearOptions(in, out).bias(bias)),
                "[*, " + std::to_string(in) + "] (inFeatures=" + std::to_string(in) + ")");
 }
 
-BuiltLayer conv2d(OptionReader& options) {
-  const int64_t in = options.positiveInt("inChannels");
-  const int64_t out = options.positiveInt("outChannels");
-  const auto kernel = options.positiveInts("kernelSize", 2);
-  const auto stride = options.positiveInts("stride", 2, {1, 1});
-  const auto padding = options.nonNegativeInts("padding", 2, {0, 0});
-  const auto dilation = options.positiveInts("dilation", 2, {1, 1});
-  const int64_t groups = options.positiveInt("groups", 1);
-  const bool bias = options.flag("bias", true);
-  if (in % groups != 0 || out % groups != 0) {
-    throw InvalidArgument(options.owner() + ": inChannels (" + std::to_string(in) +
-                          ") and outChannels (" + std::to_string(out) +
-                          ") must both be divisible by groups (" + std::to_string(groups) + ")");
-  }
+BuiltLayer conv2d(ResolvedOptions& options) {
+  const int64_t in = options.integer("inChannels");
+  const int64_t out = options.integer("outChannels");
+  const auto kernel = options.integers("kernelSize", 2);
+  const auto stride = options.integers("stride", 2);
+  const auto padding = options.integers("padding", 2);
+  const auto dilation = options.integers("dilation", 2);
+  const int64_t groups = options.integer("groups");
+  const bool bias = options.flag("bias");
   auto conv = torch::nn::Conv2d(torch::nn::Conv2dOptions(in, out, pair(kernel))
                                     .stride(pair(stride))
                                     .padding(pair(padding))
@@ -55,12 +50,12 @@ BuiltLayer conv2d(OptionReader& options) {
   return layer(conv, "[N, " + std::to_string(in) + ", H, W] (inChannels=" + std::to_string(in) + ")");
 }
 
-BuiltLayer maxPool2d(OptionReader& options) {
-  const auto kernel = options.positiveInts("kernelSize", 2);
-  const auto stride = options.positiveInts("stride", 2, kernel);
-  const auto padding = options.nonNegativeInts("padding", 2, {0, 0});
-  const auto dilation = options.positiveInts("dilation", 2, {1, 1});
-  const bool ceilMode = options.flag("ceilMode", false);
+BuiltLayer maxPool2d(ResolvedOptions& options) {
+  const auto kernel = options.integers("kernelSize", 2);
+  const auto stride = options.integers("stride", 2);
+  const auto padding = options.integers("padding", 2);
+  const auto dilation = options.integers("dilation", 2);
+  const bool ceilMode = options.flag("ceilMode");
   return layer(torch::nn::MaxPool2d(torch::nn::MaxPool2dOptions(pair(kernel))
                                         .stride(pair(stride))
                                         .padding(pair(padding))
@@ -69,12 +64,12 @@ BuiltLayer maxPool2d(OptionReader& options) {
                "[N, C, H, W]");
 }
 
-BuiltLayer avgPool2d(OptionReader& options) {
-  const auto kernel = options.positiveInts("kernelSize", 2);
-  const auto stride = options.positiveInts("stride", 2, kernel);
-  const auto padding = options.nonNegativeInts("padding", 2, {0, 0});
-  const bool ceilMode = options.flag("ceilMode", false);
-  const bool countIncludePad = options.flag("countIncludePad", true);
+BuiltLayer avgPool2d(ResolvedOptions& options) {
+  const auto kernel = options.integers("kernelSize", 2);
+  const auto stride = options.integers("stride", 2);
+  const auto padding = options.integers("padding", 2);
+  const bool ceilMode = options.flag("ceilMode");
+  const bool countIncludePad = options.flag("countIncludePad");
   return layer(torch::nn::AvgPool2d(torch::nn::AvgPool2dOptions(pair(kernel))
                                         .stride(pair(stride))
                                         .padding(pair(padding))
@@ -84,12 +79,12 @@ BuiltLayer avgPool2d(OptionReader& options) {
 }
 
 template <typename BatchNorm, typename Options>
-BuiltLayer batchNorm(OptionReader& options, const char* layout) {
-  const int64_t features = options.positiveInt("numFeatures");
-  const double eps = options.number("eps", 1e-5, 0, kUnbounded);
-  const double momentum = options.number("momentum", 0.1, 0, 1);
-  const bool affine = options.flag("affine", true);
-  const bool trackRunningStats = options.flag("trackRunningStats", true);
+BuiltLayer batchNorm(ResolvedOptions& options, const char* layout) {
+  const int64_t features = options.integer("numFeatures");
+  const double eps = options.number("eps");
+  const double momentum = options.number("momentum");
+  const bool affine = options.flag("affine");
+  const bool trackRunningStats = options.flag("trackRunningStats");
   return layer(BatchNorm(Options(features)
                              .eps(eps)
                              .momentum(momentum)
@@ -99,54 +94,47 @@ BuiltLayer batchNorm(OptionReader& options, const char* layout) {
                    " (numFeatures=" + std::to_string(features) + ")");
 }
 
-BuiltLayer layerNorm(OptionReader& options) {
-  const auto shape = options.positiveShape("normalizedShape");
-  const double eps = options.number("eps", 1e-5, 0, kUnbounded);
-  const bool affine = options.flag("elementwiseAffine", true);
+BuiltLayer layerNorm(ResolvedOptions& options) {
+  const auto shape = options.integers("normalizedShape");
+  const double eps = options.number("eps");
+  const bool affine = options.flag("elementwiseAffine");
   return layer(torch::nn::LayerNorm(torch::nn::LayerNormOptions(shape).eps(eps).elementwise_affine(affine)),
                "trailing dimensions " + shapeText(shape) + " (normalizedShape)");
 }
 
-BuiltLayer dropout(OptionReader& options) {
-  const double p = options.number("p", 0.5, 0, 1);
+BuiltLayer dropout(ResolvedOptions& options) {
+  const double p = options.number("p");
   return layer(torch::nn::Dropout(torch::nn::DropoutOptions(p)), "any shape");
 }
 
-BuiltLayer flatten(OptionReader& options) {
-  const int64_t start = options.integer("startDim", 1);
-  const int64_t end = options.integer("endDim", -1);
+BuiltLayer flatten(ResolvedOptions& options) {
+  const int64_t start = options.integer("startDim");
+  const int64_t end = options.integer("endDim");
   return layer(torch::nn::Flatten(torch::nn::FlattenOptions().start_dim(start).end_dim(end)),
                "at least " + std::to_string(start + 1) + " dimensions");
 }
 
-BuiltLayer gelu(OptionReader& options) {
-  const std::string approximate = options.choice("approximate", "none", {"none", "tanh"});
+BuiltLayer gelu(ResolvedOptions& options) {
+  const std::string approximate = options.text("approximate");
   return layer(torch::nn::GELU(torch::nn::GELUOptions().approximate(approximate)), "any shape");
 }
 
 template <typename Module>
-BuiltLayer elementwise(OptionReader&) {
+BuiltLayer elementwise(ResolvedOptions&) {
   return layer(Module(), "any shape");
 }
 
 template <typename Module, typename Options>
-BuiltLayer softmaxLike(OptionReader& options) {
-  const int64_t dim = options.integer("dim", -1);
+BuiltLayer softmaxLike(ResolvedOptions& options) {
+  const int64_t dim = options.integer("dim");
   return layer(Module(Options(dim)), "any shape with dimension " + std::to_string(dim));
 }
 
-BuiltLayer embedding(OptionReader& options) {
-  const int64_t count = options.positiveInt("numEmbeddings");
-  const int64_t dim = options.positiveInt("embeddingDim");
+BuiltLayer embedding(ResolvedOptions& options) {
+  const int64_t count = options.integer("numEmbeddings");
+  const int64_t dim = options.integer("embeddingDim");
   auto embeddingOptions = torch::nn::EmbeddingOptions(count, dim);
-  if (const auto padding = options.optionalInteger("paddingIdx")) {
-    if (*padding < -count || *padding >= count) {
-      throw InvalidArgument(options.owner() + ": field 'paddingIdx' must be in [" +
-                            std::to_string(-count) + ", " + std::to_string(count - 1) + "], got " +
-                            std::to_string(*padding));
-    }
-    embeddingOptions.padding_idx(*padding);
-  }
+  if (const auto padding = options.optionalInteger("paddingIdx")) embeddingOptions.padding_idx(*padding);
   return layer(torch::nn::Embedding(embeddingOptions),
                "integer indices in [0, " + std::to_string(count - 1) + "] (numEmbeddings=" +
                    std::to_string(count) + ")");
@@ -159,11 +147,11 @@ const std::map<std::string, Builder>& builders() {
       {"maxPool2d", maxPool2d},
       {"avgPool2d", avgPool2d},
       {"batchNorm1d",
-       [](OptionReader& o) {
+       [](ResolvedOptions& o) {
          return batchNorm<torch::nn::BatchNorm1d, torch::nn::BatchNorm1dOptions>(o, "[N, C] or [N, C, L]");
        }},
       {"batchNorm2d",
-       [](OptionReader& o) {
+       [](ResolvedOptions& o) {
          return batchNorm<torch::nn::BatchNorm2d, torch::nn::BatchNorm2dOptions>(o, "[N, C, H, W]");
        }},
       {"layerNorm", layerNorm},
@@ -182,25 +170,11 @@ const std::map<std::string, Builder>& builders() {
 
 }  // namespace
 
-std::vector<std::string> knownLayerTypes() {
-  std::vector<std::string> names;
-  for (const auto& entry : builders()) names.push_back(entry.first);
-  return names;
-}
-
 BuiltLayer buildLayer(const LayerSpec& spec, const std::string& owner) {
   const auto& table = builders();
   const auto it = table.find(spec.type);
-  if (it == table.end()) {
-    std::string message = owner + ": unknown layer type '" + spec.type + "'";
-    const std::string suggestion = closestMatch(spec.type, knownLayerTypes());
-    if (!suggestion.empty()) message += " (did you mean '" + suggestion + "'?)";
-    message += "; known types: ";
-    for (const auto& name : knownLayerTypes()) message += name + " ";
-    message.pop_back();
-    throw InvalidArgument(message);
-  }
-  OptionReader options(owner, spec.options);
+  if (it == table.end()) throw InvalidState("firebrand bug: " + owner + ": layer type '" + spec.type + "' reached C++ unresolved");
+  ResolvedOptions options(owner, spec.options);
   BuiltLayer built = it->second(options);
   options.finish();
   return built;

@@ -1,4 +1,5 @@
-// Builds one torch::nn module from a LayerSpec, checking every option.
+// Builds one torch::nn module from a LayerSpec as src/nn/layer-schemas.ts
+// resolved it (every rule and default is there).
 #pragma once
 #include <torch/nn/modules/container/any.h>
 
@@ -17,7 +18,5 @@ struct BuiltLayer {
 
 // `owner` names the layer in errors, e.g. "layers[2] (conv2d)".
 BuiltLayer buildLayer(const LayerSpec& spec, const std::string& owner);
-
-std::vector<std::string> knownLayerTypes();
 
 }  // namespace firebrand

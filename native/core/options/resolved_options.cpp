@@ -1,5 +1,6 @@
 #include "core/options/resolved_options.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/errors.h"
@@ -53,13 +54,21 @@ std::vector<double> ResolvedOptions::numbers(const std::string& name) {
   return *value;
 }
 
-std::vector<int64_t> ResolvedOptions::integers(const std::string& name) {
+std::vector<int64_t> ResolvedOptions::integers(const std::string& name, size_t count) {
+  const OptionValue& value = get(name);
+  if (std::holds_alternative<double>(value)) return std::vector<int64_t>(std::max<size_t>(count, 1), integer(name));
   std::vector<int64_t> values;
-  for (const double value : numbers(name)) {
-    if (value != std::floor(value)) wrongType(name, "a list of integers");
-    values.push_back(static_cast<int64_t>(value));
+  for (const double item : numbers(name)) {
+    if (item != std::floor(item)) wrongType(name, "a list of integers");
+    values.push_back(static_cast<int64_t>(item));
   }
+  if (count != 0 && values.size() != count) wrongType(name, "a list of the right length");
   return values;
+}
+
+std::optional<int64_t> ResolvedOptions::optionalInteger(const std::string& name) {
+  if (options_.count(name) == 0) return std::nullopt;
+  return integer(name);
 }
 
 std::optional<double> ResolvedOptions::optionalNumber(const std::string& name) {

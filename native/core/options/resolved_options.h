@@ -22,7 +22,10 @@ class ResolvedOptions {
   bool flag(const std::string& name);
   std::string text(const std::string& name);
   std::vector<double> numbers(const std::string& name);
-  std::vector<int64_t> integers(const std::string& name);
+  // A list of integers; a single integer stands for `count` copies of itself (a
+  // square kernel), or for a list of one when `count` is 0.
+  std::vector<int64_t> integers(const std::string& name, size_t count = 0);
+  std::optional<int64_t> optionalInteger(const std::string& name);
   // Fields whose absence means "none" (class weights, a group's own lr).
   std::optional<double> optionalNumber(const std::string& name);
   std::optional<std::vector<double>> optionalNumbers(const std::string& name);
