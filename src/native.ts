@@ -293,7 +293,6 @@ export interface NativeBinding {
   saveSafetensors(path: string, tensors: Record<string, TensorData<NumericArray>>, metadata?: Record<string, string>): Promise<void>;
   setNumThreads(threads: number): void;
   manualSeed(seed: number): void;
-  closestMatch(word: string, candidates: string[]): string;
   useDeterministicAlgorithms(on: boolean): void;
 }
 

@@ -8,7 +8,7 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 
 import { Dataset, loadSafetensors, nn, Trainer } from '../src';
-import { blobDataset, blobTrainer, rejectionOf } from './helpers';
+import { blobDataset, blobTrainer, idxFile, rejectionOf } from './helpers';
 
 function temporaryFolder(): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), 'firebrand-bad-input-'));
@@ -25,10 +25,7 @@ function npyFile(file: string, shape: string, dataBytes: number): void {
 
 /** An IDX file of unsigned bytes with the given dimensions and `dataBytes` bytes of data. */
 function idxBytes(dims: number[], dataBytes: number): Buffer {
-  const header = Buffer.alloc(4 + 4 * dims.length);
-  header.set([0, 0, 0x08, dims.length]);
-  dims.forEach((dim, i) => header.writeUInt32BE(dim, 4 + 4 * i));
-  return Buffer.concat([header, Buffer.alloc(dataBytes, 1)]);
+  return idxFile(0x08, dims, Buffer.alloc(dataBytes, 1));
 }
 
 describe('bad input', () => {

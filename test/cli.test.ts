@@ -102,7 +102,7 @@ describe('command line', () => {
   it('names what is wrong in a run file, an override or the command line', () => {
     const typo = firebrand(['train', 'run.json'], runFolder({ modle: {} }));
     expect(typo.status).to.equal(1);
-    expect(typo.stderr).to.equal("firebrand: run.json: unknown field 'modle' (did you mean 'model'?)\n");
+    expect(typo.stderr).to.equal("firebrand: run.json.modle: unknown field (did you mean 'model'?)\n");
     const format = firebrand(['train', 'run.json', '--set', 'data.train.format=cvs'], runFolder());
     expect(format.stderr).to.contain("data.train.format: got \"cvs\", expected one of idx, npy, npz, safetensors, csv (did you mean 'csv'?)");
     const config = firebrand(['train', 'run.json', '--set', 'batchSize=0', '--set', 'numEpoch=2'], runFolder());

@@ -6,14 +6,15 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-import { defaultConfig } from '../src';
+import { Dataset, defaultConfig } from '../src';
+import { csvOptionsSchema, idxOptionsSchema, transformSchemas } from '../src/data/data-schemas';
 import { batchOrderSchema, loaderSchema } from '../src/data/loader-options';
 import type { NativeEngine } from '../src/native';
 import { Field, fieldDescriptions, fieldsOf, REQUIRED, resolve } from '../src/options/schema';
 import { layers } from '../src/nn/layer-schemas';
 import { losses, optimizers, schedulers } from '../src/training/objective-schemas';
 import { configSchema } from '../src/training/config-schema';
-import { blobDataset, blobTrainer, freePort } from './helpers';
+import { blobDataset, blobTrainer, freePort, idxFile } from './helpers';
 
 const root = path.join(__dirname, '..', '..');
 
@@ -131,6 +132,40 @@ describe('config schema', () => {
       }
     }
     expect(built).to.be.above(130);
+  });
+
+  it('what TypeScript accepts for transforms and data files, C++ reads: each field at each of its bounds', async () => {
+    const data = blobDataset(8);
+    let read = 0;
+    for (const [name, schema] of Object.entries(transformSchemas.variants)) {
+      const required = Object.fromEntries(fieldsOf(schema).filter(([, entry]) => entry.fallback === REQUIRED).map(([field, entry]) => [field, entry.samples[0]]));
+      for (const [field, entry] of fieldsOf(schema)) {
+        for (const sample of entry.samples) {
+          expect(data.withTransforms({ name, ...required, [field]: sample } as never).length).to.equal(8);
+          read += 1;
+        }
+      }
+    }
+    const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'firebrand-schema-files-'));
+    const images = path.join(folder, 'images.idx');
+    const labels = path.join(folder, 'labels.idx');
+    fs.writeFileSync(images, idxFile(0x08, [3, 2, 2], Buffer.alloc(12, 7)));
+    fs.writeFileSync(labels, idxFile(0x08, [3], Buffer.from([0, 1, 2])));
+    const csv = path.join(folder, 'table.csv');
+    fs.writeFileSync(csv, 'a,label\n1,1\n0,0\n');
+    for (const [schema, load] of [
+      [idxOptionsSchema, (options: object) => Dataset.fromIdx(images, labels, options)],
+      [csvOptionsSchema, (options: object) => Dataset.fromCsv(csv, options)],
+    ] as const) {
+      for (const [field, entry] of fieldsOf(schema)) {
+        for (const sample of entry.samples) {
+          expect((await load({ [field]: sample })).length, `${field}: ${JSON.stringify(sample)}`).to.be.above(1);
+          read += 1;
+        }
+      }
+    }
+    fs.rmSync(folder, { recursive: true });
+    expect(read).to.be.above(20);
   });
 
   it("matches the README's config table, field by field, default by default", () => {

@@ -113,3 +113,12 @@ export function freePort(): Promise<number> {
     });
   });
 }
+
+/** An IDX file (MNIST's format): the element type's code (0x08 unsigned bytes), dimensions, then `data`. */
+export function idxFile(typeCode: number, shape: number[], data: Buffer): Buffer {
+  const header = Buffer.alloc(4 + 4 * shape.length);
+  header.writeUInt8(typeCode, 2);
+  header.writeUInt8(shape.length, 3);
+  shape.forEach((size, axis) => header.writeUInt32BE(size, 4 + 4 * axis));
+  return Buffer.concat([header, data]);
+}

@@ -6,14 +6,8 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 
 import { Dataset } from '../src';
+import { idxFile } from './helpers';
 
-function idxFile(typeCode: number, shape: number[], data: Buffer): Buffer {
-  const header = Buffer.alloc(4 + 4 * shape.length);
-  header.writeUInt8(typeCode, 2);
-  header.writeUInt8(shape.length, 3);
-  shape.forEach((size, axis) => header.writeUInt32BE(size, 4 + 4 * axis));
-  return Buffer.concat([header, data]);
-}
 
 describe('IDX datasets', () => {
   let dir: string;

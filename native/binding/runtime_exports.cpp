@@ -3,7 +3,6 @@
 #include "binding/convert.h"
 #include "binding/js_errors.h"
 #include "binding/results.h"
-#include "core/options/option_reader.h"
 #include "core/runtime/runtime_info.h"
 #include "core/optim/optimizer_factory.h"
 
@@ -26,13 +25,6 @@ void ManualSeed(const Napi::CallbackInfo& info) {
   guard(info.Env(), [&] { manualSeed(static_cast<uint64_t>(toInteger(info[0], "seed", 0))); });
 }
 
-// (word, candidates) -> the closest candidate, or '' (the did-you-mean of C++'s errors).
-Napi::Value ClosestMatch(const Napi::CallbackInfo& info) {
-  return guard(info.Env(), [&]() -> Napi::Value {
-    return Napi::String::New(info.Env(), closestMatch(toString(info[0], "word"), toStrings(info[1], "candidates")));
-  });
-}
-
 void UseDeterministicAlgorithms(const Napi::CallbackInfo& info) {
   guard(info.Env(), [&] { useDeterministicAlgorithms(toBoolean(info[0], "deterministic")); });
 }
@@ -44,7 +36,6 @@ void exportRuntime(Napi::Env env, Napi::Object exports) {
   exports.Set("setNumThreads", Napi::Function::New<SetNumThreads>(env, "setNumThreads"));
   exports.Set("manualSeed", Napi::Function::New<ManualSeed>(env, "manualSeed"));
   exports.Set("useDeterministicAlgorithms", Napi::Function::New<UseDeterministicAlgorithms>(env, "useDeterministicAlgorithms"));
-  exports.Set("closestMatch", Napi::Function::New<ClosestMatch>(env, "closestMatch"));
 }
 
 }  // namespace firebrand::binding

@@ -1,10 +1,10 @@
 #!/usr/bin/env node
 // The firebrand command line: `firebrand <command> ...`.
-import { native } from '../native';
 import { runDoctor } from './doctor-command';
 import { LAUNCH_USAGE, parseLaunchArguments, runLaunch } from './launch-command';
 import { parseTrainArguments, runTrain, trainHelp } from './train-command';
 import { UsageError } from './usage-error';
+import { didYouMean } from '../options/closest-match';
 
 const USAGE = `Usage: firebrand <command> [arguments]
 
@@ -30,8 +30,7 @@ async function main(args: string[]): Promise<number> {
   }
   if (command === 'doctor') return runDoctor((text) => process.stdout.write(text));
   if (command !== 'train') {
-    const suggestion = native.closestMatch(command, ['train', 'launch', 'doctor']);
-    throw new UsageError(`unknown command '${command}'${suggestion ? ` (did you mean '${suggestion}'?)` : ''}`);
+    throw new UsageError(`unknown command '${command}'${didYouMean(command, ['train', 'launch', 'doctor'])}`);
   }
   const parsed = parseTrainArguments(rest);
   if (parsed === undefined) {

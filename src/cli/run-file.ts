@@ -11,11 +11,11 @@ import { Timer } from '../callbacks/timer';
 import { Dataset } from '../data/dataset';
 import type { TransformSpec } from '../data/transforms';
 import { firebrandError } from '../errors';
-import { native } from '../native';
 import type { ModelSpec } from '../nn/layers';
 import type { Callback } from '../training/callbacks';
 import type { TrainerConfig } from '../training/config';
 import type { LossSpec, NamedOptimizer, OptimizerSpec, SchedulerSpec } from '../training/objectives';
+import { didYouMean } from '../options/closest-match';
 
 /** Where a dataset comes from: a format and its files (Dataset.fromIdx, fromNpy, fromNpz, fromSafetensors, fromCsv). */
 export type DataSource = (
@@ -81,8 +81,7 @@ export function readRunFile(file: string): Record<string, unknown> {
 export function checkRunFile(values: Record<string, unknown>, file: string): RunFile {
   for (const key of Object.keys(values)) {
     if (!(RUN_FILE_KEYS as readonly string[]).includes(key)) {
-      const suggestion = native.closestMatch(key, [...RUN_FILE_KEYS]);
-      throw invalid(`${file}: unknown field '${key}'${suggestion ? ` (did you mean '${suggestion}'?)` : ''}`);
+      throw invalid(`${file}.${key}: unknown field${didYouMean(key, RUN_FILE_KEYS)}`);
     }
   }
   if (!isObject(values.model)) throw invalid(`${file}: model must be a model spec object, like { "type": "sequential", "layers": [...] }`);
@@ -124,9 +123,8 @@ export async function loadData(source: DataSource, folder: string, field: string
     default: {
       const format = (source as { format?: unknown }).format;
       const known = ['idx', 'npy', 'npz', 'safetensors', 'csv'];
-      const suggestion = typeof format === 'string' ? native.closestMatch(format, known) : undefined;
       throw invalid(
-        `${field}.format: got ${JSON.stringify(format)}, expected one of ${known.join(', ')}${suggestion ? ` (did you mean '${suggestion}'?)` : ''}`,
+        `${field}.format: got ${JSON.stringify(format)}, expected one of ${known.join(', ')}${typeof format === 'string' ? didYouMean(format, known) : ''}`,
       );
     }
   }
@@ -139,9 +137,8 @@ export function makeCallbacks(entries: CallbackEntry[] = []): Callback[] {
     const { name, options = {} } = typeof entry === 'string' ? { name: entry } : entry;
     const make = CALLBACKS[name];
     if (make === undefined) {
-      const suggestion = native.closestMatch(String(name), Object.keys(CALLBACKS));
       throw invalid(
-        `callbacks[${index}]: unknown callback '${name}'${suggestion ? ` (did you mean '${suggestion}'?)` : ''}; known: ${Object.keys(CALLBACKS).join(', ')}`,
+        `callbacks[${index}]: unknown callback '${name}'${didYouMean(String(name), Object.keys(CALLBACKS))}; known: ${Object.keys(CALLBACKS).join(', ')}`,
       );
     }
     return make(options);

@@ -1,6 +1,7 @@
 // Datasets live in C++ as tensors; this class is their handle in TypeScript.
-import { native, NativeDataset, NumericArray, TensorData } from '../native';
+import { native, NativeDataset, NumericArray, OptionFields, TensorData } from '../native';
 import { BatchLoader, LoaderOptions } from './batch-loader';
+import { csvOptionsSchema, idxOptionsSchema, resolveOptions, transformSchemas } from './data-schemas';
 import { batchOrderSchema, loaderSchema, resolveLoaderOptions } from './loader-options';
 import type { TransformSpec } from './transforms';
 
@@ -63,7 +64,7 @@ export class Dataset {
    * on a worker thread.
    */
   static async fromIdx(inputsPath: string, targetsPath: string, options: IdxOptions = {}): Promise<Dataset> {
-    return new Dataset(await native.NativeDataset.fromIdx(inputsPath, targetsPath, { ...options }));
+    return new Dataset(await native.NativeDataset.fromIdx(inputsPath, targetsPath, resolveOptions(options, idxOptionsSchema, 'Dataset.fromIdx options') as OptionFields));
   }
 
   /** Inputs and targets from two NumPy .npy files (any shape, samples first), read in C++. */
@@ -90,7 +91,7 @@ export class Dataset {
 
   /** A numeric CSV file read in C++: one target column, every other column a float32 feature. */
   static async fromCsv(path: string, options: CsvOptions = {}): Promise<Dataset> {
-    return new Dataset(await native.NativeDataset.fromCsv(path, { ...options }));
+    return new Dataset(await native.NativeDataset.fromCsv(path, resolveOptions(options, csvOptionsSchema, 'Dataset.fromCsv options') as OptionFields));
   }
 
   /**
@@ -155,7 +156,7 @@ export class Dataset {
    * they are loaded for training, evaluation or benchmarking. Replaces earlier transforms.
    */
   withTransforms(...transforms: TransformSpec[]): Dataset {
-    return new Dataset(this.native.withTransforms(transforms.map((spec) => ({ ...spec }))));
+    return new Dataset(this.native.withTransforms(transforms.map((spec, i) => transformSchemas.resolve(spec, `transforms[${i}]`) as TransformSpec)));
   }
 
   /**

@@ -5,7 +5,7 @@
 // did-you-mean. resolve fills in the defaults. C++ receives resolved values,
 // typed, and checks nothing again.
 import { firebrandError } from '../errors';
-import { native } from '../native';
+import { didYouMean } from './closest-match';
 
 /** A check of one value: undefined when it is fine, else what was expected. */
 export type Rule = (value: unknown) => string | undefined;
@@ -137,8 +137,7 @@ function collect(values: Record<string, unknown>, schema: Schema, path: string, 
     const fieldPath = `${path}.${key}`;
     const entry = schema[key];
     if (entry === undefined) {
-      const suggestion = native.closestMatch(key, known);
-      problems.push(`${fieldPath}: unknown field${suggestion ? ` (did you mean '${suggestion}'?)` : ''}`);
+      problems.push(`${fieldPath}: unknown field${didYouMean(key, known)}`);
     } else if (value === undefined) {
       continue;
     } else if (entry instanceof Field) {
@@ -196,10 +195,9 @@ export class Variants {
     const known = Object.keys(this.variants);
     const schema = typeof name === 'string' ? this.variants[name] : undefined;
     if (schema === undefined) {
-      const suggestion = typeof name === 'string' ? native.closestMatch(name, known) : '';
       throw firebrandError(
         'ERR_FIREBRAND_INVALID_ARGUMENT',
-        `${origin}: unknown ${this.kind} ${describe(name)}${suggestion ? ` (did you mean '${suggestion}'?)` : ''}; known: ${known.join(', ')}`,
+        `${origin}: unknown ${this.kind} ${describe(name)}${typeof name === 'string' ? didYouMean(name, known) : ''}; known: ${known.join(', ')}`,
       );
     }
     const where = `${origin} (${name})`;

@@ -1,4 +1,7 @@
-// Metric names and the shapes they take in logs. Computed in C++ (native/core/metrics).
+// Metric names, which ones a loss allows, and the shapes they take in logs.
+// Computed in C++ (native/core/metrics).
+import { firebrandError } from '../errors';
+import { didYouMean } from '../options/closest-match';
 
 /** Scalar metrics; `top${k}Accuracy` works for any k (top5Accuracy). */
 export type ScalarMetricName =
@@ -40,4 +43,32 @@ export function prefixedWithVal(logs: Record<string, unknown>): Record<string, u
   return Object.fromEntries(
     Object.entries(logs).map(([name, value]) => [`val${name.charAt(0).toUpperCase()}${name.slice(1)}`, value]),
   );
+}
+
+const CLASSIFICATION_METRICS = ['accuracy', 'precisionMacro', 'recallMacro', 'f1Macro', 'precisionMicro', 'recallMicro', 'f1Micro', 'confusionMatrix'];
+const REGRESSION_METRICS = ['mse', 'mae', 'r2'];
+const TOP_K = /^top[1-9][0-9]*Accuracy$/;
+
+/** Losses whose targets are class indices, which classification metrics need. */
+export const CLASS_INDEX_LOSSES: ReadonlySet<string> = new Set(['cross_entropy', 'nll']);
+
+/** An error unless every metric is known and fits the loss (`lossName`, or none for a model's own step). */
+export function checkMetrics(names: readonly string[], lossName: string | undefined): void {
+  const classIndex = lossName !== undefined && CLASS_INDEX_LOSSES.has(lossName);
+  for (const name of names) {
+    const classification = TOP_K.test(name) || CLASSIFICATION_METRICS.includes(name);
+    if (!classification && !REGRESSION_METRICS.includes(name) && name !== 'perplexity') {
+      const known = [...CLASSIFICATION_METRICS, 'top5Accuracy', ...REGRESSION_METRICS, 'perplexity'];
+      throw firebrandError(
+        'ERR_FIREBRAND_INVALID_ARGUMENT',
+        `metrics: unknown metric '${name}'${didYouMean(name, known)}; known metrics: ${known.join(' ')} (top<k>Accuracy for any k)`,
+      );
+    }
+    if (classification && !classIndex) {
+      throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', `metrics: '${name}' needs a class-index loss (cross_entropy, nll)`);
+    }
+    if (REGRESSION_METRICS.includes(name) && classIndex) {
+      throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', `metrics: '${name}' needs a regression loss (mse, l1, huber, ...)`);
+    }
+  }
 }

@@ -25,6 +25,7 @@ import { evaluateOn, FitLoop } from './fit-loop';
 import { HookRunner } from './hook-runner';
 import { watchInterruptions } from './interruptions';
 import type { EvalLogs, History } from './logs';
+import { checkMetrics } from './metrics';
 import { resolveObjectives } from './objective-schemas';
 import type { DataloaderConfiguration, FitOptions, ModelConfiguration, OptimizerConfiguration, TrainerOptions, TrainingData } from './trainer-options';
 
@@ -120,9 +121,11 @@ export class Trainer {
     warnIfSlowBlas();
     setNumThreads(this.config.numThreads);
     if (this.config.deterministic) useDeterministicAlgorithms(true);
+    const objectives = resolveObjectives(models.loss, { optimizer, optimizers, lrScheduler });
+    checkMetrics(this.config.metrics, objectives.loss?.name);
     const engine = new native.NativeEngine({
       model: resolveModelSpec(models.model),
-      ...resolveObjectives(models.loss, { optimizer, optimizers, lrScheduler }),
+      ...objectives,
       device: this.place === undefined ? this.config.device : deviceForRank(this.config.device, this.place, runtimeInfo().cudaAvailable),
       seed: this.config.seed,
       metrics: [...this.config.metrics],

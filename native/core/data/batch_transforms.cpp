@@ -5,7 +5,7 @@
 #include <map>
 
 #include "core/errors.h"
-#include "core/options/option_reader.h"
+#include "core/options/resolved_options.h"
 #include "core/shape_text.h"
 
 namespace firebrand {
@@ -14,9 +14,9 @@ namespace {
 using Apply = std::function<at::Tensor(const at::Tensor&, at::Generator&)>;
 
 // torchvision.transforms.Normalize on a batch: per channel (dimension 1).
-Apply normalize(OptionReader& options) {
-  const std::vector<double> mean = options.numberList("mean", -kUnbounded, kUnbounded);
-  const std::vector<double> std = options.numberList("std", 1e-12, kUnbounded);
+Apply normalize(ResolvedOptions& options) {
+  const std::vector<double> mean = options.numbers("mean");
+  const std::vector<double> std = options.numbers("std");
   const std::string owner = options.owner();
   return [=](const at::Tensor& x, at::Generator&) {
     if (!x.is_floating_point()) {
@@ -40,13 +40,11 @@ Apply normalize(OptionReader& options) {
   };
 }
 
-Apply cast(OptionReader& options) {
+Apply cast(ResolvedOptions& options) {
   static const std::map<std::string, at::ScalarType> dtypes = {
       {"float32", at::kFloat}, {"float64", at::kDouble}, {"float16", at::kHalf}, {"bfloat16", at::kBFloat16},
       {"int64", at::kLong},    {"int32", at::kInt},      {"uint8", at::kByte}};
-  std::vector<std::string> names;
-  for (const auto& entry : dtypes) names.push_back(entry.first);
-  const at::ScalarType dtype = dtypes.at(options.choice("dtype", "float32", names));
+  const at::ScalarType dtype = dtypes.at(options.text("dtype"));
   return [dtype](const at::Tensor& x, at::Generator&) { return x.to(dtype); };
 }
 
@@ -56,8 +54,8 @@ void requireImages(const std::string& owner, const at::Tensor& x) {
 }
 
 // torchvision.transforms.RandomHorizontalFlip(p), drawn per sample.
-Apply randomHorizontalFlip(OptionReader& options) {
-  const double p = options.number("p", 0.5, 0, 1);
+Apply randomHorizontalFlip(ResolvedOptions& options) {
+  const double p = options.number("p");
   const std::string owner = options.owner();
   return [=](const at::Tensor& x, at::Generator& generator) {
     requireImages(owner, x);
@@ -70,9 +68,9 @@ Apply randomHorizontalFlip(OptionReader& options) {
 
 // torchvision.transforms.RandomCrop(size, padding): zero padding on every
 // side, then an [h, w] window at an offset drawn per sample.
-Apply randomCrop(OptionReader& options) {
-  const std::vector<int64_t> size = options.positiveInts("size", 2);
-  const int64_t padding = options.nonNegativeInt("padding", 0);
+Apply randomCrop(ResolvedOptions& options) {
+  const std::vector<int64_t> size = options.integers("size", 2);
+  const int64_t padding = options.integer("padding");
   const std::string owner = options.owner();
   return [=](const at::Tensor& x, at::Generator& generator) {
     requireImages(owner, x);
@@ -99,8 +97,8 @@ Apply randomCrop(OptionReader& options) {
 }
 
 // Class indices to float32 one-hot rows (for bce_with_logits or mse on labels).
-Apply oneHot(OptionReader& options) {
-  const int64_t classes = options.positiveInt("numClasses");
+Apply oneHot(ResolvedOptions& options) {
+  const int64_t classes = options.integer("numClasses");
   const std::string owner = options.owner();
   return [=](const at::Tensor& x, at::Generator&) {
     if (x.is_floating_point() || x.is_complex() || x.scalar_type() == at::kBool) {
@@ -117,15 +115,12 @@ Apply oneHot(OptionReader& options) {
   };
 }
 
-using Builder = Apply (*)(OptionReader&);
+using Builder = Apply (*)(ResolvedOptions&);
 
-const std::map<std::string, std::pair<Builder, const char*>>& builders() {
-  static const std::map<std::string, std::pair<Builder, const char*>> table = {
-      {"normalize", {normalize, kInputField}},
-      {"cast", {cast, kInputField}},
-      {"randomHorizontalFlip", {randomHorizontalFlip, kInputField}},
-      {"randomCrop", {randomCrop, kInputField}},
-      {"oneHot", {oneHot, kTargetField}},
+const std::map<std::string, Builder>& builders() {
+  static const std::map<std::string, Builder> table = {
+      {"normalize", normalize},   {"cast", cast},     {"randomHorizontalFlip", randomHorizontalFlip},
+      {"randomCrop", randomCrop}, {"oneHot", oneHot},
   };
   return table;
 }
@@ -133,23 +128,15 @@ const std::map<std::string, std::pair<Builder, const char*>>& builders() {
 }  // namespace
 
 BatchTransform makeBatchTransform(size_t index, const std::string& name, const OptionMap& options) {
+  const std::string owner = "transforms[" + std::to_string(index) + "] (" + name + ")";
   const auto it = builders().find(name);
-  const std::string position = "transforms[" + std::to_string(index) + "]";
-  if (it == builders().end()) {
-    std::vector<std::string> names;
-    for (const auto& entry : builders()) names.push_back(entry.first);
-    const std::string suggestion = closestMatch(name, names);
-    std::string known;
-    for (const auto& candidate : names) known += (known.empty() ? "" : ", ") + candidate;
-    throw InvalidArgument(position + ": unknown transform '" + name + "'" +
-                          (suggestion.empty() ? "" : " (did you mean '" + suggestion + "'?)") + "; known: " + known);
-  }
-  OptionReader reader(position + " (" + name + ")", options);
+  if (it == builders().end()) throw InvalidState("firebrand bug: " + owner + " reached C++ unresolved");
+  ResolvedOptions resolved(owner, options);
   BatchTransform transform;
-  transform.owner = reader.owner();
-  transform.field = reader.optionalText("field").value_or(it->second.second);
-  transform.apply = it->second.first(reader);
-  reader.finish();
+  transform.owner = owner;
+  transform.field = resolved.text("field");
+  transform.apply = it->second(resolved);
+  resolved.finish();
   return transform;
 }
 

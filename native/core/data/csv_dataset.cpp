@@ -12,7 +12,7 @@
 
 #include "core/errors.h"
 #include "core/io/input_file.h"
-#include "core/options/option_reader.h"
+#include "core/options/resolved_options.h"
 
 namespace firebrand {
 namespace {
@@ -35,24 +35,17 @@ std::string trimmed(std::string text) {
 }  // namespace
 
 CsvOptions csvOptions(const OptionMap& optionMap) {
-  OptionReader reader("Dataset.fromCsv options", optionMap);
+  ResolvedOptions resolved("Dataset.fromCsv options", optionMap);
   CsvOptions options;
-  const auto label = optionMap.find("labelColumn");
-  if (label != optionMap.end() && std::holds_alternative<std::string>(label->second)) {
-    options.labelName = *reader.optionalText("labelColumn");
+  if (resolved.holdsText("labelColumn")) {
+    options.labelName = resolved.text("labelColumn");
   } else {
-    const auto index = reader.optionalInteger("labelColumn");
-    if (index && *index < 0) {
-      throw InvalidArgument("Dataset.fromCsv options: field 'labelColumn' must be a column name or an index >= 0, got " +
-                            std::to_string(*index));
-    }
-    options.labelIndex = index.value_or(-1);
+    options.labelIndex = resolved.has("labelColumn") ? resolved.integer("labelColumn") : -1;
   }
-  const std::string delimiter = reader.choice("delimiter", ",", {",", ";", "\t", "|", " "});
-  options.delimiter = delimiter[0];
-  options.header = reader.flag("header", true);
-  options.classLabels = reader.choice("targets", "class", {"class", "value"}) == "class";
-  reader.finish();
+  options.delimiter = resolved.text("delimiter").at(0);
+  options.header = resolved.flag("header");
+  options.classLabels = resolved.text("targets") == "class";
+  resolved.finish();
   return options;
 }
 

@@ -5,19 +5,19 @@
 #include <limits>
 
 #include "core/data/idx_reader.h"
-#include "core/options/option_reader.h"
+#include "core/options/resolved_options.h"
 #include "core/errors.h"
 #include "core/shape_text.h"
 
 namespace firebrand {
 IdxDatasetOptions idxDatasetOptions(const OptionMap& optionMap) {
-  OptionReader reader("Dataset.fromIdx options", optionMap);
+  ResolvedOptions resolved("Dataset.fromIdx options", optionMap);
   IdxDatasetOptions options;
-  options.scaleBytes = reader.flag("scaleBytes", true);
-  options.mean = reader.optionalNumber("mean", -kUnbounded, kUnbounded);
-  options.std = reader.optionalNumber("std", 1e-12, kUnbounded);
-  if (optionMap.count("sampleShape")) options.sampleShape = reader.positiveShape("sampleShape");
-  reader.finish();
+  options.scaleBytes = resolved.flag("scaleBytes");
+  options.mean = resolved.optionalNumber("mean");
+  options.std = resolved.optionalNumber("std");
+  if (resolved.has("sampleShape")) options.sampleShape = resolved.integers("sampleShape");
+  resolved.finish();
   return options;
 }
 

@@ -7,7 +7,6 @@
 #include <regex>
 
 #include "core/errors.h"
-#include "core/options/option_reader.h"
 
 namespace firebrand {
 namespace {
@@ -32,14 +31,6 @@ double ratio(double numerator, double denominator) { return denominator > 0 ? nu
 
 }  // namespace
 
-std::vector<std::string> MetricSet::knownNames() {
-  std::vector<std::string> names = classificationNames();
-  names.push_back("top5Accuracy");
-  names.insert(names.end(), regressionNames().begin(), regressionNames().end());
-  names.push_back("perplexity");
-  return names;
-}
-
 MetricSet::MetricSet(const std::vector<std::string>& names, bool classIndexTargets, int64_t ignoreIndex)
     : classIndexTargets_(classIndexTargets), ignoreIndex_(ignoreIndex) {
   static const std::regex topK("top([1-9][0-9]*)Accuracy");
@@ -48,11 +39,9 @@ MetricSet::MetricSet(const std::vector<std::string>& names, bool classIndexTarge
     std::smatch match;
     const bool isTopK = std::regex_match(name, match, topK);
     const bool classification = isTopK || contains(classificationNames(), name);
-    if (classification && !classIndexTargets) {
-      throw InvalidArgument("metrics: '" + name + "' needs a class-index loss (cross_entropy, nll)");
-    }
-    if (contains(regressionNames(), name) && classIndexTargets) {
-      throw InvalidArgument("metrics: '" + name + "' needs a regression loss (mse, l1, huber, ...)");
+    // src/training/metrics.ts checked the names against the loss.
+    if (classification != classIndexTargets && (classification || contains(regressionNames(), name))) {
+      throw InvalidState("firebrand bug: metric '" + name + "' reached C++ for a loss it does not fit");
     }
     if (isTopK) {
       topK_.push_back(std::stoll(match[1]));
@@ -61,12 +50,7 @@ MetricSet::MetricSet(const std::vector<std::string>& names, bool classIndexTarge
     } else if (contains(regressionNames(), name)) {
       needsRegression_ = true;
     } else if (name != "perplexity") {
-      std::string message = "metrics: unknown metric '" + name + "'";
-      const std::string suggestion = closestMatch(name, knownNames());
-      if (!suggestion.empty()) message += " (did you mean '" + suggestion + "'?)";
-      message += "; known metrics:";
-      for (const auto& known : knownNames()) message += " " + known;
-      throw InvalidArgument(message + " (top<k>Accuracy for any k)");
+      throw InvalidState("firebrand bug: metric '" + name + "' reached C++ unchecked");
     }
     names_.push_back(name);
   }

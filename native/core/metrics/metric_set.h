@@ -23,7 +23,7 @@ struct MetricValues {
 
 class MetricSet {
  public:
-  // Checks the names against the kind of loss; `ignoreIndex` targets are left out.
+  // Names as src/training/metrics.ts checked them against the loss; `ignoreIndex` targets are left out.
   MetricSet(const std::vector<std::string>& names, bool classIndexTargets, int64_t ignoreIndex);
 
   // Starts a new accumulation on `device`.
@@ -38,7 +38,6 @@ class MetricSet {
   // `meanLoss` is the loss over the same samples (for perplexity).
   MetricValues compute(double meanLoss) const;
 
-  static std::vector<std::string> knownNames();
 
  private:
   std::vector<std::string> names_;

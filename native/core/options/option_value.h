@@ -1,5 +1,5 @@
-// Loosely typed options as they arrive from a caller (a JS object, a JSON
-// file): the readers in option_reader.h turn them into checked C++ values.
+// Options as they arrive from TypeScript, already checked and defaulted by
+// its schemas: resolved_options.h reads them by name and type.
 #pragma once
 #include <map>
 #include <string>

@@ -49,9 +49,16 @@ std::string ResolvedOptions::text(const std::string& name) {
 }
 
 std::vector<double> ResolvedOptions::numbers(const std::string& name) {
-  const auto* value = std::get_if<std::vector<double>>(&get(name));
-  if (!value) wrongType(name, "a list of numbers");
-  return *value;
+  const OptionValue& value = get(name);
+  if (const double* single = std::get_if<double>(&value)) return {*single};
+  const auto* values = std::get_if<std::vector<double>>(&value);
+  if (!values) wrongType(name, "a list of numbers");
+  return *values;
+}
+
+bool ResolvedOptions::holdsText(const std::string& name) const {
+  const auto it = options_.find(name);
+  return it != options_.end() && std::holds_alternative<std::string>(it->second);
 }
 
 std::vector<int64_t> ResolvedOptions::integers(const std::string& name, size_t count) {

@@ -21,6 +21,7 @@ class ResolvedOptions {
   int64_t integer(const std::string& name);
   bool flag(const std::string& name);
   std::string text(const std::string& name);
+  // A list of numbers; a single number stands for a list of one.
   std::vector<double> numbers(const std::string& name);
   // A list of integers; a single integer stands for `count` copies of itself (a
   // square kernel), or for a list of one when `count` is 0.
@@ -29,6 +30,9 @@ class ResolvedOptions {
   // Fields whose absence means "none" (class weights, a group's own lr).
   std::optional<double> optionalNumber(const std::string& name);
   std::optional<std::vector<double>> optionalNumbers(const std::string& name);
+  bool has(const std::string& name) const { return options_.count(name) > 0; }
+  // Whether a field that may be a name or an index (a CSV label column) is a name.
+  bool holdsText(const std::string& name) const;
   // Throws for a field given but never read.
   void finish() const;
 
