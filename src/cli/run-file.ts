@@ -77,7 +77,7 @@ export function readRunFile(file: string): Record<string, unknown> {
   return values;
 }
 
-/** Checks the run's shape (fields deeper down are checked by the Trainer and C++, which name them). */
+/** Checks the run's shape (fields deeper down are checked by the Trainer's schemas, which name them). */
 export function checkRunFile(values: Record<string, unknown>, file: string): RunFile {
   for (const key of Object.keys(values)) {
     if (!(RUN_FILE_KEYS as readonly string[]).includes(key)) {
