@@ -34,7 +34,10 @@ Config fields (default, then what each accepts):`;
 
 /** --help's text: the usage and every config field with its default. */
 export function trainHelp(): string {
-  const fields = fieldDescriptions(configSchema).map((entry) => `  ${entry.field.padEnd(26)} ${entry.default.padEnd(12)} ${entry.accepts}`);
+  const entries = fieldDescriptions(configSchema);
+  const fieldWidth = Math.max(...entries.map((entry) => entry.field.length));
+  const defaultWidth = Math.max(...entries.map((entry) => entry.default.length));
+  const fields = entries.map((entry) => `  ${entry.field.padEnd(fieldWidth)}  ${entry.default.padEnd(defaultWidth)}  ${entry.accepts}`);
   return `${TRAIN_USAGE}\n${fields.join('\n')}\n`;
 }
 
