@@ -3,7 +3,8 @@
 // raw libtorch loop (scripts/bench/raw_loop.cpp), split by the shared object
 // they run in: libtorch's own dispatch and kernels apart from firebrand's code.
 // Each side runs twice, N and 2N steps; a step costs the difference over N,
-// so start-up and set-up cancel out. Instruction counts do not drift with the
+// so start-up and set-up cancel out. The thread that runs the steps is split
+// by shared object; every other thread (JS, V8's helpers, loaders) is one line. Instruction counts do not drift with the
 // machine's speed, as timings do. Needs valgrind.
 //   BENCH_WORKLOADS (tiny), BENCH_STEPS (N: 512, a multiple of the workload's
 //   epoch for firebrand), BENCH_THREADS (1)
@@ -16,6 +17,7 @@ import { runtimeInfo } from '../../src';
 import { buildRawLoop, exportTransformer } from './raw-loop-build';
 
 const firebrandLoop = path.join(__dirname, 'firebrand-loop.js');
+const OTHER_THREADS = 'other threads';
 
 /** Self instructions per shared object, from a callgrind output written uncompressed. */
 function instructionsByObject(file: string): Map<string, number> {
@@ -34,18 +36,33 @@ function instructionsByObject(file: string): Map<string, number> {
   return totals;
 }
 
+/**
+ * Self instructions per shared object of the thread that ran the steps (the busiest), and of all the
+ * others together under 'other threads': V8's compiler and GC threads vary by tens of thousands of
+ * instructions per step between runs of the same code, which would hide the step's own count.
+ */
 function callgrind(command: string, args: string[], out: string): Map<string, number> {
   const result = spawnSync(
     'valgrind',
-    ['--tool=callgrind', '--compress-strings=no', '--compress-pos=no', `--callgrind-out-file=${out}`, command, ...args],
+    ['--tool=callgrind', '--separate-threads=yes', '--compress-strings=no', '--compress-pos=no', `--callgrind-out-file=${out}`, command, ...args],
     { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 },
   );
   if (result.status !== 0) throw new Error(`valgrind ${command} failed (${result.status}):\n${result.stderr.slice(-3000)}`);
-  return instructionsByObject(out);
+  const folder = path.dirname(out);
+  const threads = fs
+    .readdirSync(folder)
+    .filter((name) => name.startsWith(`${path.basename(out)}-`))
+    .map((name) => instructionsByObject(path.join(folder, name)));
+  const total = (objects: Map<string, number>) => [...objects.values()].reduce((a, b) => a + b, 0);
+  const stepThread = threads.reduce((busiest, thread) => (total(thread) > total(busiest) ? thread : busiest));
+  const others = threads.filter((thread) => thread !== stepThread).reduce((sum, thread) => sum + total(thread), 0);
+  return new Map([...stepThread, [OTHER_THREADS, others]]);
 }
+
 
 /** Groups an object file name into the part of the stack it belongs to. */
 function stackPart(object: string): string {
+  if (object === OTHER_THREADS) return OTHER_THREADS;
   if (object === 'firebrand.node') return 'firebrand.node';
   if (object === 'raw_loop') return 'raw loop';
   if (/^libtorch_cpu\.so/.test(object)) return 'libtorch_cpu';
