@@ -4,8 +4,9 @@
 // they run in: libtorch's own dispatch and kernels apart from firebrand's code.
 // Each side runs twice, N and 2N steps; a step costs the difference over N,
 // so start-up and set-up cancel out. The thread that runs the steps is split
-// by shared object; every other thread (JS, V8's helpers, loaders) is one line. Instruction counts do not drift with the
-// machine's speed, as timings do. Needs valgrind.
+// by shared object; every other thread (JS, V8's helpers, loaders) is one
+// line. Instruction counts do not drift with the machine's speed, as timings
+// do. Needs valgrind.
 //   BENCH_WORKLOADS (tiny), BENCH_STEPS (N: 512, a multiple of the workload's
 //   epoch for firebrand), BENCH_THREADS (1)
 import { spawnSync } from 'node:child_process';
