@@ -37,12 +37,8 @@ function instructionsByObject(file: string): Map<string, number> {
   return totals;
 }
 
-/**
- * Self instructions per shared object of the thread that ran the steps (the busiest), and of all the
- * others together under 'other threads': V8's compiler and GC threads vary by tens of thousands of
- * instructions per step between runs of the same code, which would hide the step's own count.
- */
-function callgrind(command: string, args: string[], out: string): Map<string, number> {
+/** Self instructions per shared object, for each thread of the run in the order they started. */
+function callgrind(command: string, args: string[], out: string): Map<string, number>[] {
   const result = spawnSync(
     'valgrind',
     ['--tool=callgrind', '--separate-threads=yes', '--compress-strings=no', '--compress-pos=no', `--callgrind-out-file=${out}`, command, ...args],
@@ -50,20 +46,15 @@ function callgrind(command: string, args: string[], out: string): Map<string, nu
   );
   if (result.status !== 0) throw new Error(`valgrind ${command} failed (${result.status}):\n${result.stderr.slice(-3000)}`);
   const folder = path.dirname(out);
-  const threads = fs
+  return fs
     .readdirSync(folder)
     .filter((name) => name.startsWith(`${path.basename(out)}-`))
+    .sort()
     .map((name) => instructionsByObject(path.join(folder, name)));
-  const total = (objects: Map<string, number>) => [...objects.values()].reduce((a, b) => a + b, 0);
-  const stepThread = threads.reduce((busiest, thread) => (total(thread) > total(busiest) ? thread : busiest));
-  const others = threads.filter((thread) => thread !== stepThread).reduce((sum, thread) => sum + total(thread), 0);
-  return new Map([...stepThread, [OTHER_THREADS, others]]);
 }
-
 
 /** Groups an object file name into the part of the stack it belongs to. */
 function stackPart(object: string): string {
-  if (object === OTHER_THREADS) return OTHER_THREADS;
   if (object === 'firebrand.node') return 'firebrand.node';
   if (object === 'raw_loop') return 'raw loop';
   if (/^libtorch_cpu\.so/.test(object)) return 'libtorch_cpu';
@@ -74,11 +65,23 @@ function stackPart(object: string): string {
   return 'other';
 }
 
-function perStep(first: Map<string, number>, second: Map<string, number>, steps: number): Map<string, number> {
-  const parts = new Map<string, number>();
-  for (const object of new Set([...first.keys(), ...second.keys()])) {
+const sum = (values: Iterable<number>) => [...values].reduce((a, b) => a + b, 0);
+
+/**
+ * What one step costs: the difference of the two runs over `steps`, for the thread whose count grew
+ * most (the one that runs the steps) by part of the stack, and for all other threads together as
+ * 'other threads': V8's compiler and GC helpers there swing by tens of thousands of instructions per
+ * step between runs of the same code, which would hide the step's own count.
+ */
+function perStep(first: Map<string, number>[], second: Map<string, number>[], steps: number): Map<string, number> {
+  const growth = (thread: number) => sum(second[thread]?.values() ?? []) - sum(first[thread]?.values() ?? []);
+  const threads = [...Array(Math.max(first.length, second.length)).keys()];
+  const stepThread = threads.reduce((busiest, thread) => (growth(thread) > growth(busiest) ? thread : busiest), 0);
+  const parts = new Map<string, number>([[OTHER_THREADS, sum(threads.filter((thread) => thread !== stepThread).map(growth)) / steps]]);
+  const [before, after] = [first[stepThread] ?? new Map<string, number>(), second[stepThread] ?? new Map<string, number>()];
+  for (const object of new Set([...before.keys(), ...after.keys()])) {
     const part = stackPart(object);
-    parts.set(part, (parts.get(part) ?? 0) + ((second.get(object) ?? 0) - (first.get(object) ?? 0)) / steps);
+    parts.set(part, (parts.get(part) ?? 0) + ((after.get(object) ?? 0) - (before.get(object) ?? 0)) / steps);
   }
   return parts;
 }
