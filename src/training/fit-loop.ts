@@ -65,11 +65,8 @@ export class FitLoop {
   }
 
   /** Trains to the end (numEpochs, maxSteps, a stop); resolves with the history. */
-  run(): Promise<History> {
-    return this.runFit(this.data, this.options);
-  }
-
-  private async runFit(trainData: TrainingData, options: FitOptions): Promise<History> {
+  async run(): Promise<History> {
+    const { data: trainData, options } = this;
     const started = Date.now();
     const numEpochs = options.numEpochs ?? this.config.numEpochs;
     const monitor = this.engine.schedulerMonitor as keyof EpochLogs | undefined;
