@@ -60,7 +60,7 @@ double TrainingEngine::trainMicroBatch(const Batch& batch, double lossWeight) {
   const double loss = lossValue(step.loss);
   torch::NoGradGuard noGrad;  // the step's values still carry its graph
   if (step.output.defined()) metrics_.update(step.output, batch.targets());
-  addLogged(epochTotals_.loggedSums, step.logged, batch.size());
+  if (!step.logged.empty()) addLogged(epochTotals_.loggedSums, step.logged, batch.size());
   return loss;
 }
 

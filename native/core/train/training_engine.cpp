@@ -201,15 +201,15 @@ GroupOutcome TrainingEngine::trainGroup(std::vector<Batch> group, EpochCursor& c
   event.epoch = cursor.epoch;
   for (size_t i = 0; i < group.size(); ++i, ++cursor.batch) {
     accumulating_ = i + 1 < group.size();
+    const int64_t batchSize = group[i].size();
     event.batch = cursor.batch;
-    event.size = group[i].size();
-    callHook(batchHook, event, BatchEvent::Phase::BeforeTrain);
+    event.size = batchSize;
+    if (batchHook) callHook(batchHook, event, BatchEvent::Phase::BeforeTrain);
     const Batch batch = prepareBatch(std::move(group[i]));
     ranks_->beforeMicroBatch(i == 0, !accumulating_);
-    const double loss =
-        trainMicroBatch(batch, static_cast<double>(batch.size()) / static_cast<double>(local.samples));
+    const double loss = trainMicroBatch(batch, static_cast<double>(batchSize) / static_cast<double>(local.samples));
     event.loss = loss;
-    local.lossSum += loss * static_cast<double>(batch.size());
+    local.lossSum += loss * static_cast<double>(batchSize);
     if (!accumulating_) {
       ranks_->finishGradients();
       local.stop = stopRequested_;
@@ -222,13 +222,12 @@ GroupOutcome TrainingEngine::trainGroup(std::vector<Batch> group, EpochCursor& c
       applyRequestedLearningRates();
       outcome.stepped = optimizerStep(global.lossSum / static_cast<double>(global.samples), outcome.gradNorm);
     }
-    callHook(batchHook, event, BatchEvent::Phase::AfterTrain);
+    if (batchHook) callHook(batchHook, event, BatchEvent::Phase::AfterTrain);
   }
   return outcome;
 }
 
 void TrainingEngine::callHook(const BatchHook& batchHook, BatchEvent& event, BatchEvent::Phase phase) {
-  if (!batchHook) return;
   event.phase = phase;
   event.globalStep = globalStep_;
   if (phase == BatchEvent::Phase::BeforeTrain) event.loss.reset();

@@ -184,7 +184,7 @@ class TrainingEngine {
   // Returns its loss; its metrics and logged values go to the epoch's sums.
   double trainMicroBatch(const Batch& batch, double lossWeight);
   StepValues forwardBackward(const Batch& batch, double lossWeight);
-  // Calls `batchHook` (when set) at `phase` of a micro-batch, with the rates it may read.
+  // Calls `batchHook` at `phase` of a micro-batch, with the rates it may read.
   void callHook(const BatchHook& batchHook, BatchEvent& event, BatchEvent::Phase phase);
   // Checks a CPU batch (labels in range) and moves it to the device, targets as the loss takes them.
   Batch prepareBatch(Batch batch) const;
