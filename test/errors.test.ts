@@ -4,10 +4,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-import { Dataset, LayerSpec, nn, runtimeInfo, Trainer } from '../src';
+import { Dataset, Layer, LayerSpec, nn, runtimeInfo, Trainer } from '../src';
 import { blobDataset, blobTrainer, errorOf, rejectionOf, setupError } from './helpers';
 
-function trainerWith(layers: LayerSpec[]): Trainer {
+function trainerWith(layers: (LayerSpec | Layer)[]): Trainer {
   return new Trainer({
     model: nn.sequential(...layers),
     loss: 'cross_entropy',

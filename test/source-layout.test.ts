@@ -10,7 +10,8 @@ const core = path.join(__dirname, '..', '..', 'native', 'core');
 const layers: string[][] = [
   ['compat', 'io', 'options'],
   ['runtime', 'metrics'],
-  ['data', 'model'],
+  ['data', 'nn'],
+  ['model'],
   ['optim', 'distributed', 'inference'],
   ['train'],
 ];

@@ -235,6 +235,9 @@ ModelSource toModelSource(const Napi::Value& value) {
   ModelSource source;
   if (type == "sequential") {
     source.layers = toModelSpec(object.Get("layers"));
+  } else if (type == "graph") {
+    const auto stringify = value.Env().Global().Get("JSON").As<Napi::Object>().Get("stringify").As<Napi::Function>();
+    source.graphDescription = stringify.Call({value}).As<Napi::String>().Utf8Value();
   } else if (type == "torchscript") {
     source.torchScriptFile = toString(object.Get("path"), "model.path");
   } else if (type == "script") {
@@ -251,7 +254,7 @@ ModelSource toModelSource(const Napi::Value& value) {
           {name, toTensor(parameter.Get("data"), toShape(parameter.Get("shape"), field + ".shape"), field + ".data")});
     }
   } else {
-    throw InvalidArgument("model.type must be 'sequential', 'torchscript' or 'script', got '" + type + "'");
+    throw InvalidArgument("model.type must be 'sequential', 'torchscript', 'script' or 'graph', got '" + type + "'");
   }
   return source;
 }

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "core/model/layer_spec.h"
+#include "core/nn/layer_spec.h"
 #include "core/model/model_source.h"
 #include "core/options/option_value.h"
 #include "core/tensor_dict.h"

@@ -3,7 +3,9 @@
 // C++ builds the torch::nn modules from the resolved values.
 import { firebrandError } from '../errors';
 import { anyInteger, boolean, field, integer, number, oneOf, REQUIRED, Resolved, Rule, Variants } from '../options/schema';
-import type { ModelSpec } from './layers';
+import type { ModelLike, ModelSpec } from './layers';
+import { traceModule } from './module/graph-model';
+import { Layer, Module, Sequential } from './module/module';
 
 /** An integer >= min, or a pair of them ([height, width]). */
 const size2d = (min: number): Rule => (value) =>
@@ -85,11 +87,16 @@ export const layers = new Variants(
   'type',
 );
 
-/** The model as C++ builds it: a sequential model's layers each checked (every problem at once) and defaulted. */
-export function resolveModelSpec(model: ModelSpec): ModelSpec {
+/**
+ * The model as C++ builds it: a sequential model's layers each checked and defaulted; a TypeScript
+ * module traced (an nn.sequential of built-in layers stays the layer-by-layer model it always was).
+ */
+export function resolveModelSpec(model: ModelLike): ModelSpec {
   if (typeof model !== 'object' || model === null) {
-    throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', 'model must be nn.sequential(...), nn.torchScript(path) or nn.script(...)');
+    throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', 'model must be an nn.Module, nn.sequential(...), nn.torchScript(path) or nn.script(...)');
   }
+  if (model instanceof Sequential && !model.namedChildren().every(([, child]) => child instanceof Layer)) return traceModule(model);
+  if (model instanceof Module && !(model instanceof Sequential)) return traceModule(model);
   if (model.type !== 'sequential') return model;
   if (!Array.isArray(model.layers)) {
     throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', 'model.layers must be an array of layers (nn.linear(...), ...)');

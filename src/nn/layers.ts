@@ -1,6 +1,10 @@
 // Layers described as plain data, built in C++ as torch::nn modules. Names and
 // defaults are PyTorch's, in camelCase; the factory functions take PyTorch's
-// positional arguments (nn.conv2d(1, 32, 3, { padding: 1 })).
+// positional arguments (nn.conv2d(1, 32, 3, { padding: 1 })) and return
+// modules, usable in nn.sequential and as fields of a TypeScript module.
+import type { GraphModelSpec } from './module/graph-model';
+import { init } from './module/init';
+import { Buffer, Layer, Module, ModuleDict, ModuleList, Parameter, Sequential } from './module/module';
 
 export type Size2d = number | [number, number];
 
@@ -103,14 +107,31 @@ export interface ScriptSpec {
   parameters: ScriptParameter[];
 }
 
-/** A model the Trainer can build: sequential layers, a TorchScript file, or TorchScript source. */
-export type ModelSpec = SequentialSpec | TorchScriptFileSpec | ScriptSpec;
+/** A model the Trainer can build: sequential layers, a TorchScript file, TorchScript source, or a traced TypeScript module. */
+export type ModelSpec = SequentialSpec | TorchScriptFileSpec | ScriptSpec | GraphModelSpec;
+
+/** What a Trainer or Model takes as its model: a spec, or a TypeScript module (traced once). */
+export type ModelLike = ModelSpec | Module;
 
 type Options<Spec, Required extends keyof Spec> = Omit<Spec, 'type' | Required>;
 
-/** Builders of model and layer specs, with PyTorch's names and defaults. */
+const layer = <Spec extends LayerSpec>(spec: Spec): Layer<Spec> => new Layer(spec);
+
+/** Builders of models, modules and layers, with PyTorch's names and defaults. */
 export const nn = {
-  sequential: (...layers: LayerSpec[]): SequentialSpec => ({ type: 'sequential', layers }),
+  Module,
+  Parameter,
+  Buffer,
+  Layer,
+  ModuleList,
+  ModuleDict,
+  Sequential,
+  init,
+  /** Modules (or layer specs) applied in order, named 0, 1, ... as torch.nn.Sequential. */
+  sequential: (...modules: (Module | LayerSpec)[]): Sequential =>
+    new Sequential(modules.map((module) => (module instanceof Module ? module : new Layer(module)))),
+  moduleList: <M extends Module>(modules: Iterable<M> = []): ModuleList<M> => new ModuleList(modules),
+  moduleDict: <M extends Module>(modules: Record<string, M> = {}): ModuleDict<M> => new ModuleDict(modules),
   /** Loads a module saved by torch.jit.save. */
   torchScript: (path: string): TorchScriptFileSpec => ({ type: 'torchscript', path }),
   /**
@@ -118,32 +139,32 @@ export const nn = {
    * validation_step taking Dict[str, Tensor] with 'input' and 'target' and returning Dict[str, Tensor]).
    */
   script: (source: string, parameters: ScriptParameter[]): ScriptSpec => ({ type: 'script', source, parameters }),
-  linear: (inFeatures: number, outFeatures: number, options: Options<LinearSpec, 'inFeatures' | 'outFeatures'> = {}): LinearSpec =>
-    ({ type: 'linear', inFeatures, outFeatures, ...options }),
+  linear: (inFeatures: number, outFeatures: number, options: Options<LinearSpec, 'inFeatures' | 'outFeatures'> = {}): Layer<LinearSpec> =>
+    layer({ type: 'linear', inFeatures, outFeatures, ...options}),
   conv2d: (
     inChannels: number,
     outChannels: number,
     kernelSize: Size2d,
     options: Options<Conv2dSpec, 'inChannels' | 'outChannels' | 'kernelSize'> = {},
-  ): Conv2dSpec => ({ type: 'conv2d', inChannels, outChannels, kernelSize, ...options }),
-  maxPool2d: (kernelSize: Size2d, options: Options<MaxPool2dSpec, 'kernelSize'> = {}): MaxPool2dSpec =>
-    ({ type: 'maxPool2d', kernelSize, ...options }),
-  avgPool2d: (kernelSize: Size2d, options: Options<AvgPool2dSpec, 'kernelSize'> = {}): AvgPool2dSpec =>
-    ({ type: 'avgPool2d', kernelSize, ...options }),
-  batchNorm1d: (numFeatures: number, options: Options<BatchNormSpec, 'numFeatures'> = {}): BatchNormSpec =>
-    ({ type: 'batchNorm1d', numFeatures, ...options }),
-  batchNorm2d: (numFeatures: number, options: Options<BatchNormSpec, 'numFeatures'> = {}): BatchNormSpec =>
-    ({ type: 'batchNorm2d', numFeatures, ...options }),
-  layerNorm: (normalizedShape: number | number[], options: Options<LayerNormSpec, 'normalizedShape'> = {}): LayerNormSpec =>
-    ({ type: 'layerNorm', normalizedShape, ...options }),
-  dropout: (p = 0.5): DropoutSpec => ({ type: 'dropout', p }),
-  flatten: (startDim = 1, endDim = -1): FlattenSpec => ({ type: 'flatten', startDim, endDim }),
-  relu: (): ActivationSpec => ({ type: 'relu' }),
-  tanh: (): ActivationSpec => ({ type: 'tanh' }),
-  sigmoid: (): ActivationSpec => ({ type: 'sigmoid' }),
-  gelu: (approximate: 'none' | 'tanh' = 'none'): GeluSpec => ({ type: 'gelu', approximate }),
-  softmax: (dim = -1): SoftmaxSpec => ({ type: 'softmax', dim }),
-  logSoftmax: (dim = -1): SoftmaxSpec => ({ type: 'logSoftmax', dim }),
-  embedding: (numEmbeddings: number, embeddingDim: number, options: Options<EmbeddingSpec, 'numEmbeddings' | 'embeddingDim'> = {}): EmbeddingSpec =>
-    ({ type: 'embedding', numEmbeddings, embeddingDim, ...options }),
+  ): Layer<Conv2dSpec> => layer({ type: 'conv2d', inChannels, outChannels, kernelSize, ...options}),
+  maxPool2d: (kernelSize: Size2d, options: Options<MaxPool2dSpec, 'kernelSize'> = {}): Layer<MaxPool2dSpec> =>
+    layer({ type: 'maxPool2d', kernelSize, ...options}),
+  avgPool2d: (kernelSize: Size2d, options: Options<AvgPool2dSpec, 'kernelSize'> = {}): Layer<AvgPool2dSpec> =>
+    layer({ type: 'avgPool2d', kernelSize, ...options}),
+  batchNorm1d: (numFeatures: number, options: Options<BatchNormSpec, 'numFeatures'> = {}): Layer<BatchNormSpec> =>
+    layer({ type: 'batchNorm1d', numFeatures, ...options}),
+  batchNorm2d: (numFeatures: number, options: Options<BatchNormSpec, 'numFeatures'> = {}): Layer<BatchNormSpec> =>
+    layer({ type: 'batchNorm2d', numFeatures, ...options}),
+  layerNorm: (normalizedShape: number | number[], options: Options<LayerNormSpec, 'normalizedShape'> = {}): Layer<LayerNormSpec> =>
+    layer({ type: 'layerNorm', normalizedShape, ...options}),
+  dropout: (p = 0.5): Layer<DropoutSpec> => layer({ type: 'dropout', p}),
+  flatten: (startDim = 1, endDim = -1): Layer<FlattenSpec> => layer({ type: 'flatten', startDim, endDim}),
+  relu: (): Layer<ActivationSpec> => layer({ type: 'relu'}),
+  tanh: (): Layer<ActivationSpec> => layer({ type: 'tanh'}),
+  sigmoid: (): Layer<ActivationSpec> => layer({ type: 'sigmoid'}),
+  gelu: (approximate: 'none' | 'tanh' = 'none'): Layer<GeluSpec> => layer({ type: 'gelu', approximate}),
+  softmax: (dim = -1): Layer<SoftmaxSpec> => layer({ type: 'softmax', dim}),
+  logSoftmax: (dim = -1): Layer<SoftmaxSpec> => layer({ type: 'logSoftmax', dim}),
+  embedding: (numEmbeddings: number, embeddingDim: number, options: Options<EmbeddingSpec, 'numEmbeddings' | 'embeddingDim'> = {}): Layer<EmbeddingSpec> =>
+    layer({ type: 'embedding', numEmbeddings, embeddingDim, ...options}),
 };

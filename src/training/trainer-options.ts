@@ -3,14 +3,14 @@
 import type { Dataset } from '../data/dataset';
 import type { StreamingDataset } from '../data/streaming-dataset';
 import type { Logger } from '../logging/logger';
-import type { ModelSpec } from '../nn/layers';
+import type { ModelLike } from '../nn/layers';
 import type { Callback } from './callbacks';
 import type { TrainerConfig } from './config';
 import type { LossName, LossSpec, NamedOptimizer, OptimizerName, OptimizerSpec, SchedulerName, SchedulerSpec } from './objectives';
 
 export interface TrainerOptions {
   /** The model; or override configureModels(). */
-  model?: ModelSpec;
+  model?: ModelLike;
   /** Required unless the model is a TorchScript module with its own training_step. */
   loss?: LossSpec | LossName;
   /** The model's optimizer; or `optimizers`, for several; or override configureOptimizers(). */
@@ -28,7 +28,7 @@ export interface TrainerOptions {
 
 /** What configureModels() returns: the model, with its loss unless it has a training_step. */
 export interface ModelConfiguration {
-  model: ModelSpec;
+  model: ModelLike;
   loss?: LossSpec | LossName;
 }
 

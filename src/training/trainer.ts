@@ -13,7 +13,8 @@ import type { Logger } from '../logging/logger';
 import { LoggingCallback } from '../logging/logging-callback';
 import { ModelDescription, native, NativeEngine, NumericArray, TensorData } from '../native';
 import { resolveModelSpec } from '../nn/layer-schemas';
-import type { ModelSpec } from '../nn/layers';
+import type { ModelLike, ModelSpec } from '../nn/layers';
+import { Module } from '../nn/module/module';
 import { ProgressBar } from '../progress/progress-bar';
 import { runtimeInfo, setNumThreads, useDeterministicAlgorithms, warnIfSlowBlas } from '../runtime';
 import { Timer } from '../callbacks/timer';
@@ -78,7 +79,7 @@ export class Trainer {
   }
 
   /** The model to train (and its loss). Default: options.model and options.loss. Override in subclasses. */
-  configureModels(): ModelSpec | ModelConfiguration | Promise<ModelSpec | ModelConfiguration> {
+  configureModels(): ModelLike | ModelConfiguration | Promise<ModelLike | ModelConfiguration> {
     if (this.options.model === undefined) {
       throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', 'Trainer: give options.model, or override configureModels() in a subclass');
     }
@@ -112,8 +113,8 @@ export class Trainer {
     await this.hooks.run('preLaunch', this);
     await this.hooks.run('preConfigure', this);
     const configured = await this.configureModels();
-    // A ModelSpec has a type; a ModelConfiguration holds one as `model`.
-    const models: ModelConfiguration = 'type' in configured ? { model: configured } : configured;
+    // A module or ModelSpec is the model; a ModelConfiguration holds one as `model`.
+    const models: ModelConfiguration = configured instanceof Module || 'type' in configured ? { model: configured } : configured;
     const { optimizer, optimizers, lrScheduler } = await this.configureOptimizers();
     this.dataloaders = await this.configureDataloaders();
     await this.hooks.run('postConfigure', this);
@@ -123,8 +124,9 @@ export class Trainer {
     if (this.config.deterministic) useDeterministicAlgorithms(true);
     const objectives = resolveObjectives(models.loss, { optimizer, optimizers, lrScheduler });
     checkMetrics(this.config.metrics, objectives.loss?.name);
+    const modelSpec = resolveModelSpec(models.model);
     const engine = new native.NativeEngine({
-      model: resolveModelSpec(models.model),
+      model: modelSpec,
       ...objectives,
       device: this.place === undefined ? this.config.device : deviceForRank(this.config.device, this.place, runtimeInfo().cudaAvailable),
       seed: this.config.seed,
@@ -139,7 +141,7 @@ export class Trainer {
       await engine.distribute({ rank, worldSize, masterAddr, masterPort, ...this.config.distributed });
     }
     this.nativeEngine = engine;
-    this.modelSpec = models.model;
+    this.modelSpec = modelSpec;
     await this.hooks.run('postSetup', this);
   }
 

@@ -4,15 +4,12 @@
 
 namespace firebrand {
 
-int64_t Batch::size() const {
-  if (fields.empty()) throw InvalidArgument("batch: it has no fields");
-  return fields.begin()->second.size(0);
-}
+void Batch::throwEmpty() { throw InvalidArgument("batch: it has no fields"); }
 
-const at::Tensor& Batch::field(const std::string& name) const {
+const at::Tensor& Batch::field(std::string_view name) const {
   const auto it = fields.find(name);
   if (it == fields.end()) {
-    throw InvalidArgument("batch: no field '" + name + "' (it has " + fieldNames(fields) + ")");
+    throw InvalidArgument("batch: no field '" + std::string(name) + "' (it has " + fieldNames(fields) + ")");
   }
   return it->second;
 }

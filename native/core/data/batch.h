@@ -1,6 +1,8 @@
 // One batch: tensors by field name, samples first. A model's forward reads
 // "input" and a loss "target"; a TorchScript training_step gets every field.
 #pragma once
+#include <string_view>
+
 #include "core/tensor_dict.h"
 
 namespace firebrand {
@@ -16,11 +18,17 @@ struct Batch {
   c10::ArrayRef<int64_t> sampleIndices;
 
   // Samples in the batch (the first dimension of its fields).
-  int64_t size() const;
+  int64_t size() const {
+    if (fields.empty()) throwEmpty();
+    return fields.begin()->second.size(0);
+  }
   // The field `name`, or an error naming the fields there are.
-  const at::Tensor& field(const std::string& name) const;
+  const at::Tensor& field(std::string_view name) const;
   const at::Tensor& inputs() const { return field(kInputField); }
   const at::Tensor& targets() const { return field(kTargetField); }
+
+ private:
+  [[noreturn]] static void throwEmpty();
 };
 
 }  // namespace firebrand

@@ -5,14 +5,16 @@
 #include <string>
 #include <vector>
 
-#include "core/model/layer_spec.h"
+#include "core/nn/layer_spec.h"
 #include "core/model/script_model.h"
 
 namespace firebrand {
 
-// Exactly one of: layers, a TorchScript file, TorchScript source (+ parameters).
+// Exactly one of: layers, a TorchScript file, TorchScript source (+ parameters),
+// a traced TypeScript module's description (JSON).
 struct ModelSource {
   ModelSpec layers;
+  std::string graphDescription;
   std::string torchScriptFile;
   std::string torchScriptSource;
   std::vector<NamedTensor> parameters;

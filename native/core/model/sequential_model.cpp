@@ -2,7 +2,6 @@
 
 #include "core/errors.h"
 #include "core/model/torchscript_export.h"
-#include "core/shape_text.h"
 
 namespace firebrand {
 
@@ -25,22 +24,7 @@ SequentialModel::SequentialModel(const ModelSpec& spec)
 
 at::Tensor SequentialModel::forward(const at::Tensor& input) {
   at::Tensor x = input;
-  for (auto& layer : layers_) {
-    try {
-      x = layer.built.module.forward(x);
-    } catch (const c10::Error& error) {
-      // libtorch says "mat1 and mat2 must have the same dtype": name the dtype, not the shape.
-      const auto parameters = layer.built.module.ptr()->parameters();
-      if (!x.is_floating_point() && !parameters.empty() && parameters.front().is_floating_point()) {
-        throw InvalidArgument(layer.owner + " takes floating-point inputs but got " + shapeAndDtypeText(x) +
-                              " (its weights are " + dtypeText(parameters.front().scalar_type()) +
-                              "): give the inputs as a Float32Array, or convert them with transforms.cast({ dtype: 'float32' })");
-      }
-      throw ShapeMismatch(layer.owner + " cannot take an input of shape " + shapeAndDtypeText(x) +
-                          "; it expects " + layer.built.expectedInput +
-                          ". libtorch: " + error.what_without_backtrace());
-    }
-  }
+  for (auto& layer : layers_) x = runLayer(layer.built, x, layer.owner);
   return x;
 }
 

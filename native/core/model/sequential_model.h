@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "core/model/layer_factory.h"
-#include "core/model/layer_spec.h"
+#include "core/nn/layer_factory.h"
+#include "core/nn/layer_spec.h"
 #include "core/model/model.h"
 
 namespace firebrand {

@@ -1,4 +1,4 @@
-#include "core/model/layer_factory.h"
+#include "core/nn/layer_factory.h"
 
 #include <torch/nn/modules.h>
 
@@ -178,6 +178,22 @@ BuiltLayer buildLayer(const LayerSpec& spec, const std::string& owner) {
   BuiltLayer built = it->second(options);
   options.finish();
   return built;
+}
+
+at::Tensor runLayer(BuiltLayer& layer, const at::Tensor& input, const std::string& owner) {
+  try {
+    return layer.module.forward(input);
+  } catch (const c10::Error& error) {
+    // libtorch says "mat1 and mat2 must have the same dtype": name the dtype, not the shape.
+    const auto parameters = layer.module.ptr()->parameters();
+    if (!input.is_floating_point() && !parameters.empty() && parameters.front().is_floating_point()) {
+      throw InvalidArgument(owner + " takes floating-point inputs but got " + shapeAndDtypeText(input) +
+                            " (its weights are " + dtypeText(parameters.front().scalar_type()) +
+                            "): give the inputs as a Float32Array, or convert them with transforms.cast({ dtype: 'float32' })");
+    }
+    throw ShapeMismatch(owner + " cannot take an input of shape " + shapeAndDtypeText(input) + "; it expects " +
+                        layer.expectedInput + ". libtorch: " + error.what_without_backtrace());
+  }
 }
 
 }  // namespace firebrand

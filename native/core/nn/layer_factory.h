@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "core/model/layer_spec.h"
+#include "core/nn/layer_spec.h"
 
 namespace firebrand {
 
@@ -18,5 +18,9 @@ struct BuiltLayer {
 
 // `owner` names the layer in errors, e.g. "layers[2] (conv2d)".
 BuiltLayer buildLayer(const LayerSpec& spec, const std::string& owner);
+
+// Runs the layer on `input`; a failure names the layer, the input it got and
+// the input it takes (or the dtype, for integer inputs to float weights).
+at::Tensor runLayer(BuiltLayer& layer, const at::Tensor& input, const std::string& owner);
 
 }  // namespace firebrand

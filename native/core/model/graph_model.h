@@ -1,0 +1,34 @@
+// A model written as TypeScript modules (src/nn/module): the module tree
+// with PyTorch's names, and the traced forward run in C++ at every step.
+#pragma once
+#include <memory>
+#include <string>
+
+#include "core/model/model.h"
+#include "core/nn/graph_program.h"
+#include "core/nn/module_tree.h"
+
+namespace firebrand {
+
+class GraphModel : public Model {
+ public:
+  // `description`: the JSON of src/nn/module/graph-model.ts's GraphModelSpec.
+  explicit GraphModel(const std::string& description);
+
+  at::Tensor forward(const at::Tensor& input) override;
+  torch::OrderedDict<std::string, at::Tensor> namedParameters() const override { return tree_.root->named_parameters(); }
+  torch::OrderedDict<std::string, at::Tensor> namedBuffers() const override { return tree_.root->named_buffers(); }
+  void setTraining(bool training) override { tree_.root->train(training); }
+  bool isTraining() const override { return tree_.root->is_training(); }
+  void moveTo(const c10::Device& device) override;
+  void saveTorchScript(const std::string& path) const override;
+
+ private:
+  GraphModel(GraphModelSpec spec);
+
+  ModuleTree tree_;
+  std::unique_ptr<GraphProgram> program_;
+  c10::Device device_ = c10::kCPU;
+};
+
+}  // namespace firebrand

@@ -1,0 +1,34 @@
+// A traced forward compiled once: one function per node, run in order over a
+// frame of values. A failing op names its module path, the op, the shapes it
+// got and the forward's source line.
+#pragma once
+#include <ATen/core/Tensor.h>
+
+#include <string>
+#include <vector>
+
+#include "core/nn/graph_ops.h"
+#include "core/nn/module_tree.h"
+
+namespace firebrand {
+
+class GraphProgram {
+ public:
+  GraphProgram(GraphSpec graph, ModuleTree& tree);
+
+  // The output for `inputs` (one per graph input, in order).
+  at::Tensor run(const std::vector<at::Tensor>& inputs, bool training, c10::Device device) const;
+
+  const std::vector<std::string>& inputs() const { return graph_.inputs; }
+
+ private:
+  OpRun compileNode(size_t index, ModuleTree& tree);
+  [[noreturn]] void fail(size_t index, const GraphFrame& frame, const std::exception& error, bool wrongType) const;
+
+  GraphSpec graph_;
+  std::vector<OpRun> steps_;                 // by node; empty for inputs
+  std::vector<int64_t> inputSlots_;          // the node of each graph input
+  std::vector<std::vector<int64_t>> reads_;  // the nodes each node reads, for errors
+};
+
+}  // namespace firebrand

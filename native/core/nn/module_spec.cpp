@@ -1,0 +1,165 @@
+#include "core/nn/module_spec.h"
+
+#include "core/errors.h"
+
+namespace firebrand {
+namespace {
+
+[[noreturn]] void malformed(const std::string& where, const char* expected) {
+  throw InvalidState("firebrand bug: the traced model's " + where + " is not " + expected);
+}
+
+const JsonValue& member(const JsonObject& object, const std::string& name, const std::string& where) {
+  const auto it = object.find(name);
+  if (it == object.end()) malformed(where + "." + name, "present");
+  return it->second;
+}
+
+const JsonObject& objectOf(const JsonValue& value, const std::string& where) {
+  if (!value.object()) malformed(where, "an object");
+  return *value.object();
+}
+
+const JsonArray& arrayOf(const JsonValue& value, const std::string& where) {
+  if (!value.array()) malformed(where, "an array");
+  return *value.array();
+}
+
+const std::string& stringOf(const JsonValue& value, const std::string& where) {
+  if (!value.string()) malformed(where, "a string");
+  return *value.string();
+}
+
+double numberOf(const JsonValue& value, const std::string& where) {
+  if (const auto* integer = value.integer()) return static_cast<double>(*integer);
+  if (const auto* number = std::get_if<double>(&value.value)) return *number;
+  malformed(where, "a number");
+}
+
+std::vector<int64_t> integersOf(const JsonValue& value, const std::string& where) {
+  std::vector<int64_t> out;
+  for (const auto& item : arrayOf(value, where)) {
+    if (!item.integer()) malformed(where, "a list of integers");
+    out.push_back(*item.integer());
+  }
+  return out;
+}
+
+OptionValue optionOf(const JsonValue& value, const std::string& where) {
+  if (const auto* flag = std::get_if<bool>(&value.value)) return *flag;
+  if (const auto* text = value.string()) return *text;
+  if (value.array()) {
+    std::vector<double> numbers;
+    for (const auto& item : *value.array()) numbers.push_back(numberOf(item, where));
+    return numbers;
+  }
+  return numberOf(value, where);
+}
+
+OptionMap optionsOf(const JsonObject& object, const std::string& where, const char* skip) {
+  OptionMap options;
+  for (const auto& [name, value] : object) {
+    if (name != skip) options[name] = optionOf(value, where + "." + name);
+  }
+  return options;
+}
+
+StateTensorSpec stateTensor(const JsonValue& value, const std::string& where, bool parameter) {
+  const auto& object = objectOf(value, where);
+  StateTensorSpec spec;
+  spec.name = stringOf(member(object, "name", where), where + ".name");
+  spec.shape = integersOf(member(object, "shape", where), where + ".shape");
+  spec.dtype = dtypeNamed(stringOf(member(object, "dtype", where), where + ".dtype"), where);
+  if (parameter) {
+    const auto* flag = std::get_if<bool>(&member(object, "requiresGrad", where).value);
+    if (!flag) malformed(where + ".requiresGrad", "a boolean");
+    spec.requiresGrad = *flag;
+  } else {
+    spec.fill = numberOf(member(object, "fill", where), where + ".fill");
+    if (const auto it = object.find("data"); it != object.end()) {
+      for (const auto& item : arrayOf(it->second, where + ".data")) spec.data.push_back(numberOf(item, where + ".data"));
+    }
+  }
+  return spec;
+}
+
+ModuleSpec moduleOf(const JsonValue& value, const std::string& where) {
+  const auto& object = objectOf(value, where);
+  ModuleSpec spec;
+  spec.className = stringOf(member(object, "className", where), where + ".className");
+  if (const auto it = object.find("layer"); it != object.end()) {
+    const auto& layer = objectOf(it->second, where + ".layer");
+    spec.layer = std::make_unique<LayerSpec>();
+    spec.layer->type = stringOf(member(layer, "type", where + ".layer"), where + ".layer.type");
+    spec.layer->options = optionsOf(layer, where + ".layer", "type");
+  }
+  for (const auto& item : arrayOf(member(object, "parameters", where), where + ".parameters")) {
+    spec.parameters.push_back(stateTensor(item, where + ".parameters[]", true));
+  }
+  for (const auto& item : arrayOf(member(object, "buffers", where), where + ".buffers")) {
+    spec.buffers.push_back(stateTensor(item, where + ".buffers[]", false));
+  }
+  for (const auto& item : arrayOf(member(object, "children", where), where + ".children")) {
+    const auto& child = objectOf(item, where + ".children[]");
+    const std::string name = stringOf(member(child, "name", where), where + ".children[].name");
+    spec.children.emplace_back(name, moduleOf(member(child, "module", where), where + "." + name));
+  }
+  return spec;
+}
+
+ConstructionStep constructionStep(const JsonValue& value) {
+  const auto& object = objectOf(value, "construction[]");
+  ConstructionStep step;
+  if (const auto it = object.find("layer"); it != object.end()) {
+    step.layerPath = stringOf(it->second, "construction[].layer");
+    return step;
+  }
+  step.initTarget = stringOf(member(object, "init", "construction[]"), "construction[].init");
+  step.scheme = stringOf(member(object, "scheme", "construction[]"), "construction[].scheme");
+  step.options = optionsOf(objectOf(member(object, "options", "construction[]"), "construction[].options"), "construction[].options", "");
+  return step;
+}
+
+GraphSpec graphOf(const JsonValue& value) {
+  const auto& object = objectOf(value, "graph");
+  GraphSpec graph;
+  for (const auto& input : arrayOf(member(object, "inputs", "graph"), "graph.inputs")) graph.inputs.push_back(stringOf(input, "graph.inputs[]"));
+  for (const auto& item : arrayOf(member(object, "nodes", "graph"), "graph.nodes")) {
+    const auto& node = objectOf(item, "graph.nodes[]");
+    GraphNode parsed;
+    parsed.op = stringOf(member(node, "op", "graph.nodes[]"), "graph.nodes[].op");
+    parsed.args = arrayOf(member(node, "args", "graph.nodes[]"), "graph.nodes[].args");
+    parsed.scope = stringOf(member(node, "scope", "graph.nodes[]"), "graph.nodes[].scope");
+    if (const auto it = node.find("at"); it != node.end()) parsed.at = stringOf(it->second, "graph.nodes[].at");
+    graph.nodes.push_back(std::move(parsed));
+  }
+  graph.outputs = integersOf(member(object, "outputs", "graph"), "graph.outputs");
+  return graph;
+}
+
+}  // namespace
+
+at::ScalarType dtypeNamed(const std::string& name, const std::string& owner) {
+  static const std::pair<const char*, at::ScalarType> kNames[] = {
+      {"float32", at::kFloat}, {"float64", at::kDouble}, {"float16", at::kHalf}, {"bfloat16", at::kBFloat16},
+      {"int64", at::kLong},    {"int32", at::kInt},      {"int16", at::kShort},  {"int8", at::kChar},
+      {"uint8", at::kByte},    {"bool", at::kBool}};
+  for (const auto& [known, type] : kNames) {
+    if (name == known) return type;
+  }
+  throw InvalidArgument(owner + ": unknown dtype '" + name + "'");
+}
+
+GraphModelSpec parseGraphModel(const std::string& json) {
+  const JsonValue document = parseJson(json, "traced model");
+  const auto& object = objectOf(document, "description");
+  GraphModelSpec spec;
+  spec.modules = moduleOf(member(object, "modules", "description"), "modules");
+  for (const auto& step : arrayOf(member(object, "construction", "description"), "construction")) {
+    spec.construction.push_back(constructionStep(step));
+  }
+  spec.graph = graphOf(member(object, "graph", "description"));
+  return spec;
+}
+
+}  // namespace firebrand

@@ -1,0 +1,65 @@
+// A model written as TypeScript modules, as src/nn/module/graph-model.ts
+// describes it: the module tree, the order its random initialisation ran
+// in, and the traced forward graph. Parsed from the JSON TypeScript sends.
+#pragma once
+#include <c10/core/ScalarType.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/io/json.h"
+#include "core/nn/layer_spec.h"
+
+namespace firebrand {
+
+struct StateTensorSpec {
+  std::string name;
+  std::vector<int64_t> shape;
+  at::ScalarType dtype = at::kFloat;
+  bool requiresGrad = true;   // parameters
+  double fill = 0;            // buffers: every element, unless data is given
+  std::vector<double> data;   // buffers: values in row-major order
+};
+
+struct ModuleSpec {
+  std::string className;
+  std::unique_ptr<LayerSpec> layer;  // a built-in layer: its tensors are the torch::nn module's
+  std::vector<StateTensorSpec> parameters;
+  std::vector<StateTensorSpec> buffers;
+  std::vector<std::pair<std::string, ModuleSpec>> children;
+};
+
+// A layer built (its default initialisation) or an nn.init call, in the order they ran.
+struct ConstructionStep {
+  std::string layerPath;   // set for a layer
+  std::string initTarget;  // set for an init: the tensor's state-dict name
+  std::string scheme;
+  OptionMap options;
+};
+
+struct GraphNode {
+  std::string op;
+  JsonArray args;     // constants, or {"v": index} for an earlier node's value
+  std::string scope;  // the module path the op ran in
+  std::string at;     // the forward's source line that recorded it
+};
+
+struct GraphSpec {
+  std::vector<std::string> inputs;
+  std::vector<GraphNode> nodes;
+  std::vector<int64_t> outputs;
+};
+
+struct GraphModelSpec {
+  ModuleSpec modules;
+  std::vector<ConstructionStep> construction;
+  GraphSpec graph;
+};
+
+// Throws InvalidState ("firebrand bug") for JSON that src/ would never write.
+GraphModelSpec parseGraphModel(const std::string& json);
+
+at::ScalarType dtypeNamed(const std::string& name, const std::string& owner);
+
+}  // namespace firebrand

@@ -1,0 +1,105 @@
+#include "core/nn/module_tree.h"
+
+#include <ATen/Functions.h>
+
+#include "core/errors.h"
+#include "core/nn/init_schemes.h"
+#include "core/shape_text.h"
+
+namespace firebrand {
+namespace {
+
+std::string join(const std::string& prefix, const std::string& name) { return prefix.empty() ? name : prefix + "." + name; }
+
+class TreeBuilder {
+ public:
+  explicit TreeBuilder(const ModuleSpec& root) { index(root, ""); }
+
+  void construct(const ConstructionStep& step) {
+    if (!step.layerPath.empty()) {
+      const auto it = specs_.find(step.layerPath);
+      if (it == specs_.end() || !it->second->layer) throw InvalidState("firebrand bug: no layer at '" + step.layerPath + "'");
+      const std::string owner = (step.layerPath.empty() ? std::string("model") : step.layerPath) + " (" + it->second->layer->type + ")";
+      try {
+        tree_.layers.emplace(step.layerPath, TreeLayer{owner, buildLayer(*it->second->layer, owner)});
+      } catch (const c10::Error&) {
+        rethrowWithContext(owner);  // allocation failures while creating the weights
+      }
+      return;
+    }
+    at::Tensor tensor = stateTensor(step.initTarget);
+    applyInit(tensor, step.scheme, step.options, step.initTarget);
+  }
+
+  ModuleTree finish(const ModuleSpec& root) {
+    tree_.root = assemble(root, "");
+    return std::move(tree_);
+  }
+
+ private:
+  void index(const ModuleSpec& spec, const std::string& path) {
+    specs_[path] = &spec;
+    for (const auto& parameter : spec.parameters) tensors_[join(path, parameter.name)] = makeTensor(parameter, join(path, parameter.name));
+    for (const auto& buffer : spec.buffers) tensors_[join(path, buffer.name)] = makeTensor(buffer, join(path, buffer.name));
+    for (const auto& [name, child] : spec.children) index(child, join(path, name));
+  }
+
+  static at::Tensor makeTensor(const StateTensorSpec& spec, const std::string& owner) {
+    const auto options = at::TensorOptions().dtype(spec.dtype);
+    if (spec.data.empty()) return at::full(spec.shape, spec.fill, options);
+    at::Tensor values = at::tensor(spec.data, at::kDouble);
+    if (values.numel() != c10::multiply_integers(spec.shape)) {
+      throw InvalidArgument(owner + ": " + std::to_string(values.numel()) + " values do not fill shape " + shapeText(spec.shape));
+    }
+    return values.reshape(spec.shape).to(spec.dtype);
+  }
+
+  // A tensor by state-dict name: a module's own, or a layer's ("conv1.weight").
+  at::Tensor stateTensor(const std::string& name) {
+    if (const auto it = tensors_.find(name); it != tensors_.end()) return it->second;
+    const auto dot = name.rfind('.');
+    const std::string layerPath = dot == std::string::npos ? "" : name.substr(0, dot);
+    const std::string tensorName = dot == std::string::npos ? name : name.substr(dot + 1);
+    const auto layer = tree_.layers.find(layerPath);
+    if (layer != tree_.layers.end()) {
+      const auto& module = *layer->second.built.module.ptr();
+      if (const auto* parameter = module.named_parameters(false).find(tensorName)) return *parameter;
+      if (const auto* buffer = module.named_buffers(false).find(tensorName)) return *buffer;
+      std::string names;
+      for (const auto& key : module.named_parameters(false).keys()) names += (names.empty() ? "" : ", ") + key;
+      for (const auto& key : module.named_buffers(false).keys()) names += (names.empty() ? "" : ", ") + key;
+      throw InvalidArgument("nn.init: " + layerPath + " has no tensor '" + tensorName + "' (it has " +
+                            (names.empty() ? "none" : names) + ")");
+    }
+    throw InvalidState("firebrand bug: nn.init target '" + name + "' is not a tensor of the model");
+  }
+
+  std::shared_ptr<torch::nn::Module> assemble(const ModuleSpec& spec, const std::string& path) {
+    if (spec.layer) {
+      const auto it = tree_.layers.find(path);
+      if (it == tree_.layers.end()) throw InvalidState("firebrand bug: the layer at '" + path + "' was never constructed");
+      return it->second.built.module.ptr();
+    }
+    auto module = std::make_shared<torch::nn::Module>(spec.className);
+    for (const auto& parameter : spec.parameters) {
+      module->register_parameter(parameter.name, tensors_.at(join(path, parameter.name)), parameter.requiresGrad);
+    }
+    for (const auto& buffer : spec.buffers) module->register_buffer(buffer.name, tensors_.at(join(path, buffer.name)));
+    for (const auto& [name, child] : spec.children) module->register_module(name, assemble(child, join(path, name)));
+    return module;
+  }
+
+  std::map<std::string, const ModuleSpec*> specs_;
+  std::map<std::string, at::Tensor> tensors_;  // the modules' own parameters and buffers
+  ModuleTree tree_;
+};
+
+}  // namespace
+
+ModuleTree buildModuleTree(const ModuleSpec& spec, const std::vector<ConstructionStep>& construction) {
+  TreeBuilder builder(spec);
+  for (const auto& step : construction) builder.construct(step);
+  return builder.finish(spec);
+}
+
+}  // namespace firebrand

@@ -1,0 +1,31 @@
+// The torch::nn::Module tree of a model written as TypeScript modules: one
+// module per TypeScript module, named as its fields, holding its parameters
+// and buffers; built-in layers are the torch::nn modules nn.sequential uses.
+// State-dict names and order are therefore PyTorch's.
+#pragma once
+#include <torch/nn/module.h>
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "core/nn/layer_factory.h"
+#include "core/nn/module_spec.h"
+
+namespace firebrand {
+
+struct TreeLayer {
+  std::string owner;  // "layer1.0.conv1 (conv2d)", for errors
+  BuiltLayer built;
+};
+
+struct ModuleTree {
+  std::shared_ptr<torch::nn::Module> root;
+  std::map<std::string, TreeLayer> layers;  // by module path
+};
+
+// Builds the layers and runs the nn.init calls in `construction` order, so the
+// default generator draws what the same Python program draws.
+ModuleTree buildModuleTree(const ModuleSpec& spec, const std::vector<ConstructionStep>& construction);
+
+}  // namespace firebrand

@@ -1,0 +1,119 @@
+#!/usr/bin/python3
+"""Writes test/fixtures/modules/<model>.safetensors: models that test/modules-golden.test.ts
+writes again as TypeScript modules, run by PyTorch itself (Debian's python3-torch).
+
+Each file holds, by prefix:
+  initial.<key>   the state dict PyTorch builds after torch.manual_seed(SEED) (the TS
+                  model built with the same seed must draw the same weights)
+  input, target   one batch
+  eval_output     the model's output in eval mode on `input`, from the initial weights
+  grad.<name>     each parameter's gradient of the mean cross-entropy, train mode
+  adamw3.<key>    the state dict after three AdamW steps (lr 1e-3, PyTorch's defaults)
+                  on the batch, BatchNorm buffers included
+Metadata: the three losses (adamw3_losses).
+Run: /usr/bin/python3 scripts/make-module-fixtures.py
+"""
+import importlib.util
+import json
+import pathlib
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+SEED = 0
+HERE = pathlib.Path(__file__).resolve().parent
+spec = importlib.util.spec_from_file_location("golden", HERE / "make-golden-fixtures.py")
+golden = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(golden)
+
+
+class BasicBlock(nn.Module):
+    expansion = 1
+
+    def __init__(self, in_planes, planes, stride=1):
+        super().__init__()
+        self.conv1 = nn.Conv2d(in_planes, planes, 3, stride=stride, padding=1, bias=False)
+        self.bn1 = nn.BatchNorm2d(planes)
+        self.conv2 = nn.Conv2d(planes, planes, 3, stride=1, padding=1, bias=False)
+        self.bn2 = nn.BatchNorm2d(planes)
+        self.downsample = None
+        if stride != 1 or in_planes != planes:
+            self.downsample = nn.Sequential(nn.Conv2d(in_planes, planes, 1, stride=stride, bias=False), nn.BatchNorm2d(planes))
+
+    def forward(self, x):
+        out = F.relu(self.bn1(self.conv1(x)))
+        out = self.bn2(self.conv2(out))
+        identity = x if self.downsample is None else self.downsample(x)
+        return F.relu(out + identity)
+
+
+class ResNet18(nn.Module):
+    """torchvision's resnet18 layout with a CIFAR stem (3x3 conv, no max pool) and a width of `width`."""
+
+    def __init__(self, width=8, num_classes=10):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, width, 3, stride=1, padding=1, bias=False)
+        self.bn1 = nn.BatchNorm2d(width)
+        planes, layers = width, []
+        for index, (mult, stride) in enumerate([(1, 1), (2, 2), (4, 2), (8, 2)]):
+            blocks = [BasicBlock(planes, width * mult, stride), BasicBlock(width * mult, width * mult)]
+            planes = width * mult
+            setattr(self, f"layer{index + 1}", nn.Sequential(*blocks))
+        self.avgpool = nn.AdaptiveAvgPool2d((1, 1))
+        self.fc = nn.Linear(planes, num_classes)
+        for m in self.modules():
+            if isinstance(m, nn.Conv2d):
+                nn.init.kaiming_normal_(m.weight, mode="fan_out", nonlinearity="relu")
+            elif isinstance(m, nn.BatchNorm2d):
+                nn.init.constant_(m.weight, 1)
+                nn.init.constant_(m.bias, 0)
+
+    def forward(self, x):
+        x = F.relu(self.bn1(self.conv1(x)))
+        x = self.layer4(self.layer3(self.layer2(self.layer1(x))))
+        return self.fc(torch.flatten(self.avgpool(x), 1))
+
+
+def record(name, make_model, input_shape, classes):
+    torch.manual_seed(SEED)
+    model = make_model()
+    initial = {k: v.clone() for k, v in model.state_dict().items()}
+    generator = torch.Generator().manual_seed(1234)
+    inputs = torch.randn(*input_shape, generator=generator)
+    targets = torch.randint(0, classes, (input_shape[0],), generator=generator)
+    model.eval()
+    with torch.no_grad():
+        eval_output = model(inputs)
+    model.train()
+    loss = F.cross_entropy(model(inputs), targets)
+    loss.backward()
+    grads = {n: p.grad.clone() for n, p in model.named_parameters()}
+    model.load_state_dict(initial)
+    model.zero_grad(set_to_none=True)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    losses = []
+    for _ in range(3):
+        optimizer.zero_grad(set_to_none=True)
+        step_loss = F.cross_entropy(model(inputs), targets)
+        step_loss.backward()
+        optimizer.step()
+        losses.append(step_loss.item())
+    tensors = {f"initial.{k}": v for k, v in initial.items()}
+    tensors.update({f"grad.{k}": v for k, v in grads.items()})
+    tensors.update({f"adamw3.{k}": v.clone() for k, v in model.state_dict().items()})
+    tensors.update({"input": inputs, "target": targets, "eval_output": eval_output})
+    out = HERE.parent / "test" / "fixtures" / "modules" / f"{name}.safetensors"
+    out.parent.mkdir(exist_ok=True)
+    metadata = {"generatedBy": "scripts/make-module-fixtures.py", "torchVersion": torch.__version__,
+                "seed": str(SEED), "adamw3_losses": json.dumps(losses)}
+    golden.write_safetensors(out, tensors, metadata)
+    print(f"wrote {out} ({sum(p.numel() for p in model.parameters())} parameters)")
+
+
+def main():
+    record("resnet18", lambda: ResNet18(width=8, num_classes=10), (4, 3, 16, 16), 10)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,71 @@
+// F (torch.nn.functional) and the tensor-building functions of torch, for use
+// inside a traced forward. Names are PyTorch's in camelCase; so are defaults.
+import type { Size2d } from '../layers';
+import { op, tensorsOp, type Dim, type DtypeName, type SizeArg, type Tensor } from './tensor';
+
+type Optional<T> = T | null;
+const pair = (size: Size2d): [number, number] => (Array.isArray(size) ? size : [size, size]);
+
+export const F = {
+  relu: (x: Tensor) => op('relu', x),
+  /** approximate 'tanh' is the tanh approximation; 'none' the exact erf form (default). */
+  gelu: (x: Tensor, approximate: 'none' | 'tanh' = 'none') => op('gelu', x, approximate),
+  silu: (x: Tensor) => op('silu', x),
+  mish: (x: Tensor) => op('mish', x),
+  leakyRelu: (x: Tensor, negativeSlope = 0.01) => op('leakyRelu', x, negativeSlope),
+  elu: (x: Tensor, alpha = 1) => op('elu', x, alpha),
+  softplus: (x: Tensor, beta = 1, threshold = 20) => op('softplus', x, beta, threshold),
+  hardswish: (x: Tensor) => op('hardswish', x),
+  sigmoid: (x: Tensor) => op('sigmoid', x),
+  tanh: (x: Tensor) => op('tanh', x),
+  softmax: (x: Tensor, dim: Dim) => op('softmax', x, dim),
+  logSoftmax: (x: Tensor, dim: Dim) => op('logSoftmax', x, dim),
+  /** Zeroes elements with probability p while the model trains (in eval mode it passes x through). */
+  dropout: (x: Tensor, p = 0.5) => op('dropout', x, p),
+  linear: (x: Tensor, weight: Tensor, bias: Optional<Tensor> = null) => op('linear', x, weight, bias),
+  layerNorm: (x: Tensor, normalizedShape: number[], weight: Optional<Tensor> = null, bias: Optional<Tensor> = null, eps = 1e-5) =>
+    op('layerNorm', x, normalizedShape, weight, bias, eps),
+  groupNorm: (x: Tensor, numGroups: number, weight: Optional<Tensor> = null, bias: Optional<Tensor> = null, eps = 1e-5) =>
+    op('groupNorm', x, numGroups, weight, bias, eps),
+  conv2d: (
+    x: Tensor,
+    weight: Tensor,
+    bias: Optional<Tensor> = null,
+    { stride = 1, padding = 0, dilation = 1, groups = 1 }: { stride?: Size2d; padding?: Size2d; dilation?: Size2d; groups?: number } = {},
+  ) => op('conv2d', x, weight, bias, pair(stride), pair(padding), pair(dilation), groups),
+  maxPool2d: (
+    x: Tensor,
+    kernelSize: Size2d,
+    { stride, padding = 0, dilation = 1, ceilMode = false }: { stride?: Size2d; padding?: Size2d; dilation?: Size2d; ceilMode?: boolean } = {},
+  ) => op('maxPool2d', x, pair(kernelSize), pair(stride ?? kernelSize), pair(padding), pair(dilation), ceilMode),
+  avgPool2d: (
+    x: Tensor,
+    kernelSize: Size2d,
+    { stride, padding = 0, ceilMode = false, countIncludePad = true }: { stride?: Size2d; padding?: Size2d; ceilMode?: boolean; countIncludePad?: boolean } = {},
+  ) => op('avgPool2d', x, pair(kernelSize), pair(stride ?? kernelSize), pair(padding), ceilMode, countIncludePad),
+  adaptiveAvgPool2d: (x: Tensor, outputSize: Size2d) => op('adaptiveAvgPool2d', x, pair(outputSize)),
+  /** Resizes [N, C, H, W] by size or scaleFactor ('nearest' or 'bilinear'). */
+  interpolate: (
+    x: Tensor,
+    { size, scaleFactor, mode = 'nearest', alignCorners = false }: { size?: Size2d; scaleFactor?: number; mode?: 'nearest' | 'bilinear'; alignCorners?: boolean },
+  ) => op('interpolate2d', x, size === undefined ? null : pair(size), scaleFactor ?? null, mode, alignCorners),
+  /** Pads the last dimensions: [left, right, top, bottom, ...] as torch.nn.functional.pad. */
+  pad: (x: Tensor, pad: number[], value = 0) => op('constantPad', x, pad, value),
+  embedding: (ids: Tensor, weight: Tensor) => op('embedding', weight, ids),
+};
+
+/** Tensor-building and multi-tensor functions of torch (torch.cat, torch.arange, ...). */
+export const torch = {
+  cat: (tensors: Tensor[], dim: Dim = 0) => op('cat', tensors, dim),
+  stack: (tensors: Tensor[], dim: Dim = 0) => op('stack', tensors, dim),
+  where: (condition: Tensor, x: Tensor | number, y: Tensor | number) => op('where', condition, x, y),
+  /** [start, end) by step on the model's device; the bounds may be traced sizes (x.size(1)). */
+  arange: (end: SizeArg, { start = 0, step = 1, dtype = 'int64' }: { start?: SizeArg; step?: number; dtype?: DtypeName } = {}) =>
+    op('arange', start, end, step, dtype),
+  zerosLike: (x: Tensor) => op('fullLike', x, 0),
+  onesLike: (x: Tensor) => op('fullLike', x, 1),
+  fullLike: (x: Tensor, value: number) => op('fullLike', x, value),
+  /** A tensor of `value` on the model's device. */
+  full: (size: SizeArg[], value: number, dtype: DtypeName = 'float32') => op('full', size, value, dtype),
+  split: (x: Tensor, sizes: number[], dim: Dim = 0) => tensorsOp('splitWithSizes', sizes.length, x, sizes, dim),
+};

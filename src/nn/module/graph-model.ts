@@ -1,0 +1,128 @@
+// A TypeScript module as C++ builds and runs it: the module tree (names,
+// parameter and buffer shapes, built-in layers' specs), the order in which
+// layers and nn.init calls drew their random numbers, and the traced graph.
+import { firebrandError } from '../../errors';
+import { layers } from '../layer-schemas';
+import { Buffer, constructionOf, Layer, Module, Parameter } from './module';
+import { Tensor } from './tensor';
+import { type GraphSpec, recording, Trace } from './trace';
+
+export interface ModuleNode {
+  className: string;
+  /** A built-in layer's resolved spec (its tensors are the torch::nn module's). */
+  layer?: Record<string, unknown>;
+  parameters: { name: string; shape: number[]; dtype: string; requiresGrad: boolean }[];
+  buffers: { name: string; shape: number[]; dtype: string; fill: number; data?: number[] }[];
+  children: { name: string; module: ModuleNode }[];
+}
+
+/** A layer built (drawing its default initialisation), or an nn.init call, in the order they ran. */
+export type ConstructionStep =
+  | { layer: string }
+  | { init: string; scheme: string; options: Record<string, number | string> };
+
+/** A model written as TypeScript modules, traced: what C++ builds. */
+export interface GraphModelSpec {
+  type: 'graph';
+  modules: ModuleNode;
+  construction: ConstructionStep[];
+  graph: GraphSpec;
+}
+
+const join = (prefix: string, name: string): string => (prefix ? `${prefix}.${name}` : name);
+
+class TreeWalk {
+  readonly modulePaths = new Map<object, string>();
+  readonly statePaths = new Map<object, string>();
+  private readonly steps: { construction: number; step: ConstructionStep }[] = [];
+
+  construction(): ConstructionStep[] {
+    return this.steps.sort((a, b) => a.construction - b.construction).map(({ step }) => step);
+  }
+
+  module(module: Module, modulePath: string): ModuleNode {
+    const where = modulePath || 'model';
+    const earlier = this.modulePaths.get(module);
+    if (earlier !== undefined) {
+      throw firebrandError(
+        'ERR_FIREBRAND_INVALID_ARGUMENT',
+        `${where}: this module is also the field '${earlier || 'model'}'; register a module once and call it from forward as often as needed`,
+      );
+    }
+    this.modulePaths.set(module, modulePath);
+    if (module instanceof Layer) return this.layer(module, modulePath);
+    const node: ModuleNode = { className: module.className, parameters: [], buffers: [], children: [] };
+    for (const [name, value] of Object.entries(module)) {
+      if (!(value instanceof Module || value instanceof Tensor) && !(Array.isArray(value) && value.some((item) => item instanceof Module || item instanceof Tensor))) continue;
+      if (name.includes('.')) throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', `${where}: '${name}' cannot name a submodule or tensor (no '.')`);
+      const fieldPath = join(modulePath, name);
+      if (value instanceof Parameter) {
+        this.state(value, fieldPath);
+        node.parameters.push({ name, shape: [...value.shape], dtype: value.dtype, requiresGrad: value.requiresGrad });
+      } else if (value instanceof Buffer) {
+        this.state(value, fieldPath);
+        node.buffers.push({ name, shape: [...value.shape], dtype: value.dtype, fill: value.fill, ...(value.data ? { data: [...value.data] } : {}) });
+      } else if (value instanceof Module) {
+        node.children.push({ name, module: this.module(value, fieldPath) });
+      } else {
+        throw firebrandError(
+          'ERR_FIREBRAND_INVALID_ARGUMENT',
+          `${fieldPath}: a plain array of modules or tensors is not registered (as in PyTorch); use nn.moduleList([...]), or a Parameter/Buffer field`,
+        );
+      }
+    }
+    return node;
+  }
+
+  private layer(layer: Layer, modulePath: string): ModuleNode {
+    const resolved = layers.resolve(layer.spec, modulePath || 'model');
+    this.steps.push({ construction: constructionOf(layer), step: { layer: modulePath } });
+    for (const [name, handle] of layer.tensors) this.state(handle, join(modulePath, name));
+    return { className: layer.className, layer: resolved, parameters: [], buffers: [], children: [] };
+  }
+
+  private state(tensor: Parameter | Buffer, statePath: string): void {
+    const earlier = this.statePaths.get(tensor);
+    if (earlier !== undefined) {
+      throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', `${statePath}: this tensor is also '${earlier}'; weight tying is not supported yet`);
+    }
+    this.statePaths.set(tensor, statePath);
+    if (tensor instanceof Parameter) {
+      for (const { scheme, options, construction } of tensor.inits) {
+        this.steps.push({ construction, step: { init: statePath, scheme, options } });
+      }
+    }
+  }
+}
+
+/** Walks `root`'s modules and traces its forward once. */
+export function traceModule(root: Module): GraphModelSpec {
+  const walk = new TreeWalk();
+  const modules = walk.module(root, '');
+  const trace = new Trace(walk.statePaths, walk.modulePaths);
+  // Each module's forward runs with its path as the scope, so ops and errors name it.
+  const wrapped: Module[] = [];
+  for (const [module, modulePath] of walk.modulePaths as Map<Module, string>) {
+    const forward = module.forward;
+    Object.defineProperty(module, 'forward', {
+      value: (...inputs: Tensor[]) => trace.within(modulePath, () => forward.apply(module, inputs)),
+      configurable: true,
+      enumerable: false,
+      writable: true,
+    });
+    wrapped.push(module);
+  }
+  try {
+    const graph = recording(trace, (): GraphSpec => {
+      const inputs = root.inputFields();
+      const output = root.forward(...inputs.map((name) => new Tensor({ trace, id: trace.record('input', [name]) })));
+      if (!(output instanceof Tensor)) {
+        throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', `${root.className}.forward must return a tensor, got ${typeof output}`);
+      }
+      return { inputs, nodes: trace.nodes, outputs: [output.valueIn(trace)] };
+    });
+    return { type: 'graph', modules, construction: walk.construction(), graph };
+  } finally {
+    for (const module of wrapped) delete (module as { forward?: unknown }).forward;
+  }
+}

@@ -1,0 +1,235 @@
+// Modules as PyTorch has them: fields that hold submodules, parameters and
+// buffers, named by the field (so state-dict keys are PyTorch's), and a
+// forward written in TypeScript over traced tensors.
+import { firebrandError } from '../../errors';
+import type { LayerSpec } from '../layers';
+import { op, Tensor, type DtypeName } from './tensor';
+import { activeTrace } from './trace';
+
+// Everything that draws random numbers at construction (a layer's default
+// init, an nn.init call) gets the next number, so C++ replays them in the
+// order a Python program would run them and a seed gives PyTorch's weights.
+let constructions = 0;
+export const nextConstruction = (): number => ++constructions;
+
+const constructed = new WeakMap<object, number>();
+/** @internal When `value` was made, in the order of nextConstruction. */
+export const constructionOf = (value: object): number => constructed.get(value) ?? 0;
+
+export type FloatDtype = 'float32' | 'float64';
+
+export interface ParameterOptions {
+  /** Default true; false keeps it out of the optimizer (it still saves in the state dict). */
+  requiresGrad?: boolean;
+  dtype?: FloatDtype;
+}
+
+/**
+ * A trained tensor of a module (torch.nn.Parameter). It starts at zero: initialise it in the
+ * constructor with nn.init (nn.init.kaimingUniform_(this.weight, { a: Math.sqrt(5) })).
+ */
+export class Parameter extends Tensor {
+  readonly requiresGrad: boolean;
+  readonly dtype: FloatDtype;
+  /** @internal For a built-in layer's own tensor: the layer and its PyTorch name. */
+  readonly ofLayer?: { layer: Layer; name: string };
+  /** @internal The nn.init calls on it, in order. */
+  declare readonly inits: InitCall[];
+
+  constructor(
+    readonly shape: readonly number[] = [],
+    options: ParameterOptions = {},
+    /** @internal */ ofLayer?: { layer: Layer; name: string },
+  ) {
+    super();
+    this.requiresGrad = options.requiresGrad ?? true;
+    this.dtype = options.dtype ?? 'float32';
+    this.ofLayer = ofLayer;
+    Object.defineProperty(this, 'inits', { value: [], enumerable: false });
+    constructed.set(this, nextConstruction());
+  }
+}
+
+/** An nn.init call as C++ replays it: the scheme, its options, and when it ran. */
+export interface InitCall {
+  scheme: string;
+  options: Record<string, number | string>;
+  construction: number;
+}
+
+export interface BufferOptions {
+  dtype?: DtypeName;
+  /** Every element's value (default 0). */
+  fill?: number;
+  /** Values in row-major order (instead of fill). */
+  data?: readonly number[];
+}
+
+/** Module state that is saved but not trained (register_buffer): running statistics, masks, tables. */
+export class Buffer extends Tensor {
+  readonly dtype: DtypeName;
+  readonly fill: number;
+  readonly data?: readonly number[];
+
+  constructor(
+    readonly shape: readonly number[],
+    options: BufferOptions = {},
+  ) {
+    super();
+    this.dtype = options.dtype ?? 'float32';
+    this.fill = options.fill ?? 0;
+    this.data = options.data;
+    constructed.set(this, nextConstruction());
+  }
+}
+
+/** What a forward returns: one tensor (several outputs are a later addition). */
+export type ForwardOutput = Tensor;
+
+/**
+ * The base of every module. Subclasses assign submodules, parameters and buffers to fields (in the
+ * order PyTorch's __init__ assigns them) and write forward over traced tensors; calling a
+ * submodule is `this.conv1.forward(x)`.
+ */
+export abstract class Module {
+  constructor() {
+    constructed.set(this, nextConstruction());
+  }
+
+  abstract forward(...inputs: Tensor[]): ForwardOutput;
+
+  /** The dataset fields forward takes, in order (default: the one field 'input'). */
+  inputFields(): string[] {
+    return ['input'];
+  }
+
+  /** Direct submodules by field name, in field order (named_children). */
+  namedChildren(): [string, Module][] {
+    return Object.entries(this).filter((entry): entry is [string, Module] => entry[1] instanceof Module);
+  }
+
+  /** This module and every submodule, with their paths ('' for this one), depth first (named_modules). */
+  namedModules(prefix = ''): [string, Module][] {
+    const all: [string, Module][] = [[prefix, this]];
+    for (const [name, child] of this.namedChildren()) all.push(...child.namedModules(prefix ? `${prefix}.${name}` : name));
+    return all;
+  }
+
+  modules(): Module[] {
+    return this.namedModules().map(([, module]) => module);
+  }
+
+  /** The class name PyTorch would show (BasicBlock, Sequential, Conv2d). */
+  get className(): string {
+    return this.constructor.name;
+  }
+}
+
+const capitalized = (type: string): string => type[0].toUpperCase() + type.slice(1);
+
+/**
+ * A built-in layer (nn.linear, nn.conv2d, ...): built in C++ as the torch::nn module with PyTorch's
+ * parameters, buffers and initialisation. Its tensors are reachable for nn.init as
+ * layer.weight / layer.bias (or layer.tensor('running_mean')).
+ */
+export class Layer<Spec extends LayerSpec = LayerSpec> extends Module {
+  /** The layer's type and options, as nn.sequential takes them. */
+  declare readonly spec: Spec;
+  /** @internal The layer's tensors handed out for nn.init, by name. */
+  declare readonly tensors: Map<string, Parameter>;
+
+  constructor(spec: Spec) {
+    super();
+    Object.defineProperty(this, 'spec', { value: spec, enumerable: false });
+    Object.defineProperty(this, 'tensors', { value: new Map(), enumerable: false });
+  }
+
+  get type(): Spec['type'] {
+    return this.spec.type;
+  }
+
+  override get className(): string {
+    return capitalized(this.spec.type);
+  }
+
+  /** One of the layer's tensors by its PyTorch name, for nn.init. */
+  tensor(name: string): Parameter {
+    let handle = this.tensors.get(name);
+    if (!handle) {
+      handle = new Parameter([], {}, { layer: this, name });
+      this.tensors.set(name, handle);
+    }
+    return handle;
+  }
+
+  get weight(): Parameter {
+    return this.tensor('weight');
+  }
+
+  get bias(): Parameter {
+    return this.tensor('bias');
+  }
+
+  forward(input: Tensor): Tensor {
+    return op('layer', activeTrace(this.type).pathOf(this, this.className), input);
+  }
+}
+
+/** Modules in a list, named 0, 1, ... (torch.nn.ModuleList). */
+export class ModuleList<M extends Module = Module> extends Module {
+  [index: number]: M;
+  declare readonly length: number;
+
+  constructor(modules: Iterable<M> = []) {
+    super();
+    let count = 0;
+    for (const module of modules) this[count++] = module;
+    Object.defineProperty(this, 'length', { value: count, enumerable: false });
+  }
+
+  *[Symbol.iterator](): Iterator<M> {
+    for (let index = 0; index < this.length; index += 1) yield this[index];
+  }
+
+  forward(..._inputs: Tensor[]): Tensor {
+    throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', 'ModuleList has no forward: call its modules (for (const block of this.blocks) x = block.forward(x))');
+  }
+}
+
+/** Modules by name (torch.nn.ModuleDict). */
+export class ModuleDict<M extends Module = Module> extends Module {
+  [name: string]: unknown;
+
+  constructor(modules: Record<string, M> = {}) {
+    super();
+    Object.assign(this, modules);
+  }
+
+  forward(..._inputs: Tensor[]): Tensor {
+    throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', 'ModuleDict has no forward: call its modules by name');
+  }
+}
+
+/** Modules applied in order, named 0, 1, ... (torch.nn.Sequential). As a Trainer's model it is nn.sequential's model. */
+export class Sequential extends ModuleList {
+  declare readonly type: 'sequential';
+
+  constructor(modules: Iterable<Module>) {
+    super(modules);
+    Object.defineProperty(this, 'type', { value: 'sequential', enumerable: false });
+  }
+
+  /** The layers' specs, when every module is a built-in layer (the model C++ runs layer by layer). */
+  get layers(): LayerSpec[] {
+    return [...this].map((module) => {
+      if (!(module instanceof Layer)) {
+        throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', `nn.sequential: ${module.className} is a module, not a layer; its spec is its trace`);
+      }
+      return module.spec;
+    });
+  }
+
+  override forward(input: Tensor): Tensor {
+    return [...this].reduce((x, module) => module.forward(x), input);
+  }
+}

@@ -1,0 +1,126 @@
+// One trace of a module's forward: the graph of ops C++ runs at every step.
+// Each node is an op over earlier nodes' values (by index), constants, and
+// the module path and source line it came from, for errors.
+import path from 'node:path';
+
+import { firebrandError } from '../../errors';
+
+/** An operand in the graph: a constant, or { v: index } for the value of an earlier node. */
+export type GraphArg = number | boolean | string | null | { v: number } | GraphArg[];
+
+export interface GraphNode {
+  op: string;
+  args: GraphArg[];
+  /** The module path the op ran in ('' for the root). */
+  scope: string;
+  /** The line of the forward that recorded it (file:line:column). */
+  at?: string;
+}
+
+export interface GraphSpec {
+  /** Dataset fields, one per forward argument, in order. */
+  inputs: string[];
+  nodes: GraphNode[];
+  /** Node indices of what forward returned. */
+  outputs: number[];
+}
+
+const PACKAGE_ROOT = path.resolve(__dirname, '..', '..', '..');
+const INTERNAL = [path.join(PACKAGE_ROOT, 'src', 'nn'), path.join(PACKAGE_ROOT, 'dist', 'src', 'nn')];
+
+/** The first stack frame outside firebrand's nn code: the user's line. */
+function callerLine(): string | undefined {
+  const frames = (new Error().stack ?? '').split('\n').slice(1);
+  for (const frame of frames) {
+    const match = /\(?([^()\s]+):(\d+):(\d+)\)?$/.exec(frame.trim());
+    if (!match || match[1].startsWith('node:')) continue;
+    const file = match[1];
+    if (INTERNAL.some((folder) => file.startsWith(folder))) continue;
+    return `${path.relative(process.cwd(), file)}:${match[2]}:${match[3]}`;
+  }
+  return undefined;
+}
+
+export class Trace {
+  readonly nodes: GraphNode[] = [];
+  private readonly scopes: string[] = [];
+  private readonly stateNodes = new Map<object, number>();
+
+  /** Each parameter and buffer of the model by its state-dict name, and each module by its path. */
+  constructor(
+    private readonly statePaths: Map<object, string>,
+    private readonly modulePaths: Map<object, string>,
+  ) {}
+
+  /** The path of a module of the model, or a clear error for one that is not a field of it. */
+  pathOf(module: object, className: string): string {
+    const modulePath = this.modulePaths.get(module);
+    if (modulePath === undefined) {
+      throw firebrandError(
+        'ERR_FIREBRAND_INVALID_ARGUMENT',
+        `${this.scope || 'forward'}: forward called a ${className} that is not a field of the model's modules; assign it to a field in the constructor`,
+      );
+    }
+    return modulePath;
+  }
+
+  record(op: string, args: GraphArg[]): number {
+    this.nodes.push({ op, args, scope: this.scope, at: callerLine() });
+    return this.nodes.length - 1;
+  }
+
+  get scope(): string {
+    return this.scopes[this.scopes.length - 1] ?? '';
+  }
+
+  /** Runs `body` with ops attributed to the module at `modulePath`. */
+  within<T>(modulePath: string, body: () => T): T {
+    this.scopes.push(modulePath);
+    try {
+      return body();
+    } finally {
+      this.scopes.pop();
+    }
+  }
+
+  /** The node that reads a parameter or buffer (one per trace), by its state-dict name. */
+  stateNode(state: object): number {
+    let node = this.stateNodes.get(state);
+    if (node === undefined) {
+      const name = this.statePaths.get(state);
+      if (name === undefined) {
+        throw firebrandError(
+          'ERR_FIREBRAND_INVALID_ARGUMENT',
+          `${this.scope || 'forward'}: forward used a parameter or buffer that is not a field of the model's modules; assign it to a field in the constructor`,
+        );
+      }
+      node = this.record('state', [name]);
+      this.stateNodes.set(state, node);
+    }
+    return node;
+  }
+}
+
+let running: Trace | undefined;
+
+/** The trace being recorded; outside one, a clear error for `what`. */
+export function activeTrace(what: string): Trace {
+  if (!running) {
+    throw firebrandError(
+      'ERR_FIREBRAND_INVALID_STATE',
+      `${what}: traced tensors exist only inside a module's forward while firebrand traces it (the Trainer and Model do)`,
+    );
+  }
+  return running;
+}
+
+/** Runs `body` as a trace; nested traces are not allowed. */
+export function recording<T>(trace: Trace, body: () => T): T {
+  if (running) throw firebrandError('ERR_FIREBRAND_INVALID_STATE', 'a module is already being traced (forward called a trace?)');
+  running = trace;
+  try {
+    return body();
+  } finally {
+    running = undefined;
+  }
+}

@@ -1,0 +1,98 @@
+// Models written as TypeScript modules against the same models run by PyTorch
+// itself (scripts/make-module-fixtures.py): weights drawn from the same seed,
+// outputs, gradients, three AdamW steps and BatchNorm buffers, within 1e-5.
+import { expect } from 'chai';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+import { Dataset, loadSafetensors, Module, NumericArray, saveSafetensors, TensorData, Trainer } from '../src';
+import { ResNet18 } from './models/resnet';
+
+const fixtures = path.join(__dirname, '..', '..', 'test', 'fixtures', 'modules');
+
+type Tensors = Record<string, TensorData<NumericArray>>;
+
+function withPrefix(tensors: Tensors, prefix: string): Tensors {
+  return Object.fromEntries(
+    Object.entries(tensors)
+      .filter(([name]) => name.startsWith(prefix))
+      .map(([name, tensor]) => [name.slice(prefix.length), tensor]),
+  );
+}
+
+/** Every element within 1e-5 relative (absolute near zero). */
+function expectClose(actual: TensorData<NumericArray>, expected: TensorData<NumericArray>, what: string): void {
+  expect(actual.shape, `${what} shape`).to.deep.equal(expected.shape);
+  let worst = 0;
+  let at = -1;
+  for (let i = 0; i < expected.data.length; i += 1) {
+    const a = Number(actual.data[i]);
+    const e = Number(expected.data[i]);
+    const error = Math.abs(a - e) / Math.max(1, Math.abs(e));
+    if (error > worst) [worst, at] = [error, i];
+  }
+  expect(worst, `${what}: worst relative error at element ${at}`).to.be.at.most(1e-5);
+}
+
+function expectStateClose(actual: Tensors, expected: Tensors, what: string): void {
+  expect(Object.keys(actual), `${what}: state-dict keys in order`).to.deep.equal(Object.keys(expected));
+  for (const name of Object.keys(expected)) expectClose(actual[name], expected[name], `${what} ${name}`);
+}
+
+const quiet = { progressBar: false, numThreads: 2, seed: 0, batchSize: 4, shuffle: false } as const;
+
+for (const { name, build } of [{ name: 'resnet18', build: (): Module => new ResNet18(8, 10) }]) {
+  describe(`${name} written as TypeScript modules, against PyTorch`, function () {
+    this.timeout(60_000);
+    let golden: Tensors;
+    let metadata: Record<string, string>;
+    let folder: string;
+    let initialFile: string;
+    let data: Dataset;
+
+    before(async () => {
+      const contents = await loadSafetensors(path.join(fixtures, `${name}.safetensors`));
+      golden = contents.tensors;
+      metadata = contents.metadata;
+      folder = fs.mkdtempSync(path.join(os.tmpdir(), 'firebrand-modules-'));
+      initialFile = path.join(folder, 'initial.safetensors');
+      await saveSafetensors(initialFile, withPrefix(golden, 'initial.'));
+      data = await Dataset.fromSafetensors(path.join(fixtures, `${name}.safetensors`), { input: 'input', target: 'target' });
+    });
+    after(() => fs.rmSync(folder, { recursive: true, force: true }));
+
+    it("draws PyTorch's weights from the same seed, with PyTorch's state-dict names and order", async () => {
+      const trainer = new Trainer({ model: build(), loss: 'cross_entropy', optimizer: 'adamw', config: quiet });
+      expectStateClose(await trainer.stateDict(), withPrefix(golden, 'initial.'), 'seeded state');
+    });
+
+    it('gives the same eval-mode outputs', async () => {
+      const trainer = new Trainer({ model: build(), loss: 'cross_entropy', optimizer: 'adamw', config: quiet });
+      await trainer.initWeightsFrom(initialFile);
+      const input = golden.input;
+      expectClose(await trainer.predict(input.data, input.shape), golden.eval_output, 'eval output');
+    });
+
+    it('computes the same gradients (one SGD step of lr 1 moves each parameter by its gradient)', async () => {
+      const trainer = new Trainer({ model: build(), loss: 'cross_entropy', optimizer: { name: 'sgd', lr: 1 }, config: { ...quiet, numEpochs: 1 } });
+      await trainer.initWeightsFrom(initialFile);
+      await trainer.fit(data);
+      const after = await trainer.stateDict();
+      for (const [parameter, grad] of Object.entries(withPrefix(golden, 'grad.'))) {
+        const before = golden[`initial.${parameter}`];
+        const moved = { shape: grad.shape, data: Float64Array.from(before.data as Float32Array, (value, i) => value - Number(after[parameter].data[i])) };
+        expectClose(moved, grad, `gradient of ${parameter}`);
+      }
+    });
+
+    it('takes the same three AdamW steps, BatchNorm buffers included', async () => {
+      const trainer = new Trainer({ model: build(), loss: 'cross_entropy', optimizer: { name: 'adamw', lr: 1e-3 }, config: { ...quiet, numEpochs: 3 } });
+      await trainer.initWeightsFrom(initialFile);
+      const history = await trainer.fit(data);
+      const losses = JSON.parse(metadata.adamw3_losses) as number[];
+      history.epochs.forEach((epoch, i) => expect(epoch.loss).to.be.closeTo(losses[i], 1e-5 * Math.max(1, losses[i])));
+      expectStateClose(await trainer.stateDict(), withPrefix(golden, 'adamw3.'), 'after 3 AdamW steps');
+    });
+  });
+}
