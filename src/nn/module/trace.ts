@@ -25,8 +25,9 @@ export interface GraphSpec {
   outputs: number[];
 }
 
-const PACKAGE_ROOT = path.resolve(__dirname, '..', '..', '..');
-const INTERNAL = [path.join(PACKAGE_ROOT, 'src', 'nn'), path.join(PACKAGE_ROOT, 'dist', 'src', 'nn')];
+// firebrand's nn folder, compiled (dist/src/nn) and as source maps name it (src/nn).
+const NN_FOLDER = path.resolve(__dirname, '..');
+const INTERNAL = [NN_FOLDER, NN_FOLDER.replace(`${path.sep}dist${path.sep}src${path.sep}`, `${path.sep}src${path.sep}`)];
 
 /** The first stack frame outside firebrand's nn code: the user's line. */
 function callerLine(): string | undefined {

@@ -1,0 +1,202 @@
+// TypeScript modules through the public API: PyTorch's names, parameters and
+// buffers of their own, shared weights, traced control flow, errors that name
+// the module path, op, shapes and source line, saving and loading.
+import { expect } from 'chai';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+import { F, Layer, Model, Module, nn, Parameter, Tensor, torch, Trainer } from '../src';
+import { blobDataset, errorOf, makeBlobs, rejectionOf } from './helpers';
+
+/** y = x Wᵀ + b with its own parameters, initialised as torch.nn.Linear does. */
+class MyLinear extends nn.Module {
+  weight: Parameter;
+  bias: Parameter;
+
+  constructor(inFeatures: number, outFeatures: number) {
+    super();
+    this.weight = new nn.Parameter([outFeatures, inFeatures]);
+    this.bias = new nn.Parameter([outFeatures]);
+    nn.init.kaimingUniform_(this.weight, { a: Math.sqrt(5) });
+    const bound = 1 / Math.sqrt(inFeatures);
+    nn.init.uniform_(this.bias, { a: -bound, b: bound });
+  }
+
+  forward(x: Tensor): Tensor {
+    return F.linear(x, this.weight, this.bias);
+  }
+}
+
+/** A residual MLP: the same block applied `depth` times (shared weights), a scale buffer, a skip. */
+class ResidualMlp extends nn.Module {
+  inProj = new MyLinear(4, 16);
+  block = nn.sequential(nn.linear(16, 16), nn.gelu());
+  norm = nn.layerNorm(16);
+  head = nn.linear(16, 2);
+  scale = new nn.Buffer([1], { fill: 0.5 });
+
+  constructor(private readonly depth = 2) {
+    super();
+  }
+
+  forward(x: Tensor): Tensor {
+    let h = F.relu(this.inProj.forward(x));
+    for (let i = 0; i < this.depth; i += 1) h = h.add(this.block.forward(h).mul(this.scale));
+    return this.head.forward(this.norm.forward(h));
+  }
+}
+
+const config = { numEpochs: 3, batchSize: 16, progressBar: false, numThreads: 1 };
+const trainerFor = (model: Module) => new Trainer({ model, loss: 'cross_entropy', optimizer: { name: 'adamw', lr: 0.01 }, config });
+
+describe('models written as TypeScript modules', () => {
+  it("names parameters and buffers as PyTorch does, in PyTorch's order", () => {
+    const trainer = trainerFor(new ResidualMlp());
+    expect(trainer.namedParameters.map(({ name, shape }) => `${name} ${shape.join('x')}`)).to.deep.equal([
+      'inProj.weight 16x4',
+      'inProj.bias 16',
+      'block.0.weight 16x16',
+      'block.0.bias 16',
+      'norm.weight 16',
+      'norm.bias 16',
+      'head.weight 2x16',
+      'head.bias 2',
+    ]);
+    expect(trainer.namedBuffers.map(({ name }) => name)).to.deep.equal(['scale']);
+  });
+
+  it('trains: a module applied twice shares its weights, and the loss falls', async () => {
+    const twice = trainerFor(new ResidualMlp(2));
+    const once = trainerFor(new ResidualMlp(1));
+    expect(twice.parameterCount).to.equal(once.parameterCount);
+    const history = await twice.fit(blobDataset(128));
+    expect(history.epochs[2].loss).to.be.below(history.epochs[0].loss);
+    expect((await twice.evaluate(blobDataset(64, 4, 7))).accuracy).to.be.above(0.8);
+  });
+
+  it('saves and loads the traced model for inference without its TypeScript class', async () => {
+    const trainer = trainerFor(new ResidualMlp());
+    await trainer.fit(blobDataset(64));
+    const folder = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'firebrand-module-')), 'model');
+    try {
+      await trainer.save(folder);
+      const model = await Model.load(folder);
+      const probe = makeBlobs(6).inputs;
+      const expected = await trainer.predict(probe, [6, 4]);
+      expect(Array.from((await model.predict(probe, [6, 4])).data)).to.deep.equal(Array.from(expected.data));
+    } finally {
+      fs.rmSync(path.dirname(folder), { recursive: true, force: true });
+    }
+  });
+
+  it('unrolls loops and ifs on constants, and reads sizes at every step (a smaller last batch)', async () => {
+    class Reshaping extends nn.Module {
+      fc = nn.linear(4, 2);
+      forward(x: Tensor): Tensor {
+        const batch = x.size(0);
+        const doubled = torch.cat([x, x], 1).view(batch, 2, 4).mean(1);
+        return this.fc.forward(doubled.reshape(batch, -1));
+      }
+    }
+    const trainer = new Trainer({ model: new Reshaping(), loss: 'cross_entropy', optimizer: 'sgd', config: { ...config, batchSize: 30, numEpochs: 1 } });
+    const history = await trainer.fit(blobDataset(64));
+    expect(history.epochs).to.have.length(1);
+  });
+
+  describe('errors', () => {
+    it('refuses a branch on a tensor value at trace time, saying why', async () => {
+      class Branchy extends nn.Module {
+        fc = nn.linear(4, 2);
+        forward(x: Tensor): Tensor {
+          return (x.sum() as unknown as number) > 0 ? this.fc.forward(x) : x;
+        }
+      }
+      const error = await rejectionOf(trainerFor(new Branchy()).setup());
+      expect(error).to.be.instanceOf(TypeError);
+      expect(error.message).to.contain("an 'if' or loop cannot depend on a tensor's values");
+    });
+
+    it('refuses a plain array of modules, a module registered twice and a layer outside the model', () => {
+      class Listed extends nn.Module {
+        blocks = [nn.linear(4, 4)];
+        forward(x: Tensor): Tensor {
+          return x;
+        }
+      }
+      expect(errorOf(() => trainerFor(new Listed()).namedParameters).message).to.equal(
+        'blocks: a plain array of modules or tensors is not registered (as in PyTorch); use nn.moduleList([...]), or a Parameter/Buffer field',
+      );
+      class Twice extends nn.Module {
+        a = nn.linear(4, 4);
+        b = this.a;
+        forward(x: Tensor): Tensor {
+          return this.b.forward(x);
+        }
+      }
+      expect(errorOf(() => trainerFor(new Twice()).namedParameters).message).to.contain("b: this module is also the field 'a'");
+      const stray = nn.linear(4, 2);
+      class Outside extends nn.Module {
+        fc = nn.linear(4, 4);
+        forward(x: Tensor): Tensor {
+          return stray.forward(this.fc.forward(x));
+        }
+      }
+      const error = errorOf(() => trainerFor(new Outside()).namedParameters);
+      expect(error.code).to.equal('ERR_FIREBRAND_INVALID_ARGUMENT');
+      expect(error.message).to.contain('forward called a Linear that is not a field of the model');
+    });
+
+    it('names the module path, op, shapes and source line of an op that does not fit, before the first step', async () => {
+      class Mismatch extends nn.Module {
+        proj = new (class Projection extends nn.Module {
+          weight = new nn.Parameter([3, 3]);
+          forward(x: Tensor): Tensor {
+            return x.matmul(this.weight);
+          }
+        })();
+        forward(x: Tensor): Tensor {
+          return this.proj.forward(x);
+        }
+      }
+      const error = await rejectionOf(trainerFor(new Mismatch()).fit(blobDataset(32)));
+      expect(error.code).to.equal('ERR_FIREBRAND_SHAPE_MISMATCH');
+      // The first batch's first sample is checked in eval mode before training starts.
+      expect(error.message).to.match(
+        /^epoch 1, step 1: dataset samples of shape \[4\] do not fit the model: proj: matmul\(\[1, 4\] float32, \[3, 3\] float32\) failed at test\/modules\.test\.ts:\d+:\d+: /,
+      );
+    });
+
+    it('names the layer by its path when its input does not fit', async () => {
+      class Wrong extends nn.Module {
+        body = nn.sequential(nn.linear(4, 8), nn.relu(), nn.linear(5, 2));
+        forward(x: Tensor): Tensor {
+          return this.body.forward(x);
+        }
+      }
+      const error = await rejectionOf(trainerFor(new Wrong()).fit(blobDataset(32)));
+      expect(error.code).to.equal('ERR_FIREBRAND_SHAPE_MISMATCH');
+      expect(error.message).to.contain('body.2 (linear) cannot take an input of shape [1, 8] float32; it expects [*, 5] (inFeatures=5)');
+    });
+
+    it('checks nn.init arguments and targets', () => {
+      const layer = nn.linear(4, 2);
+      expect(errorOf(() => nn.init.kaimingNormal_(layer.weight, { mode: 'fan_sideways' as never })).message).to.equal(
+        "nn.init.kaimingNormal_.mode: got 'fan_sideways', expected one of 'fan_in', 'fan_out'",
+      );
+      class BadTarget extends nn.Module {
+        fc: Layer = nn.linear(4, 2);
+        constructor() {
+          super();
+          nn.init.zeros_(this.fc.tensor('running_mean'));
+        }
+        forward(x: Tensor): Tensor {
+          return this.fc.forward(x);
+        }
+      }
+      expect(errorOf(() => trainerFor(new BadTarget()).namedParameters).message).to.equal(
+        "nn.init: fc has no tensor 'running_mean' (it has weight, bias)",
+      );
+    });
+  });
+});
