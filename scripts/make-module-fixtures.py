@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """Writes test/fixtures/modules/<model>.safetensors: models that test/modules-golden.test.ts
-writes again as TypeScript modules, run by PyTorch itself (Debian's python3-torch).
+writes again as TypeScript modules, run by PyTorch itself (Debian's python3-torch), and
+layers.safetensors: every layer of nn.* beyond the first seventeen, for test/layers-golden.test.ts.
 
 Each file holds, by prefix:
   initial.<key>   the state dict PyTorch builds after torch.manual_seed(SEED) (the TS
@@ -111,8 +112,80 @@ def record(name, make_model, input_shape, classes):
     print(f"wrote {out} ({sum(p.numel() for p in model.parameters())} parameters)")
 
 
+class RMSNorm(nn.Module):
+    """torch.nn.RMSNorm of PyTorch 2.4, which python3-torch 1.13 lacks: the same formula and parameter."""
+
+    def __init__(self, normalized_shape, eps=None):
+        super().__init__()
+        self.shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+        self.eps = eps
+        self.weight = nn.Parameter(torch.ones(self.shape))
+
+    def forward(self, x):
+        eps = self.eps if self.eps is not None else torch.finfo(x.dtype).eps
+        dims = tuple(range(-len(self.shape), 0))
+        return x * torch.rsqrt(x.pow(2).mean(dims, keepdim=True) + eps) * self.weight
+
+
+# Each layer of the module issue, as PyTorch builds it, with the input shape it runs on. The names
+# are the cases of test/layers-golden.test.ts, which builds the same layers with nn.*.
+LAYER_CASES = {
+    "conv1d": (lambda: nn.Conv1d(3, 4, 3, stride=2, padding=1), (2, 3, 9)),
+    "conv3d": (lambda: nn.Conv3d(2, 3, (1, 2, 2), padding=(0, 1, 1)), (2, 2, 3, 4, 4)),
+    "convTranspose1d": (lambda: nn.ConvTranspose1d(3, 2, 3, stride=2, output_padding=1), (2, 3, 5)),
+    "convTranspose2d": (lambda: nn.ConvTranspose2d(4, 2, 2, stride=2, bias=False), (2, 4, 3, 3)),
+    "maxPool1d": (lambda: nn.MaxPool1d(2), (2, 3, 8)),
+    "avgPool1d": (lambda: nn.AvgPool1d(3, stride=2, padding=1), (2, 3, 8)),
+    "adaptiveAvgPool1d": (lambda: nn.AdaptiveAvgPool1d(3), (2, 3, 8)),
+    "adaptiveAvgPool2d": (lambda: nn.AdaptiveAvgPool2d((2, 3)), (2, 3, 7, 8)),
+    "adaptiveMaxPool2d": (lambda: nn.AdaptiveMaxPool2d(2), (2, 3, 5, 5)),
+    "batchNorm3d": (lambda: nn.BatchNorm3d(2), (3, 2, 2, 3, 3)),
+    "groupNorm": (lambda: nn.GroupNorm(2, 4), (2, 4, 3, 3)),
+    "instanceNorm2d": (lambda: nn.InstanceNorm2d(3, affine=True), (2, 3, 4, 4)),
+    "rmsNorm": (lambda: RMSNorm(6), (2, 3, 6)),
+    "dropout2d": (lambda: nn.Dropout2d(0.3), (2, 3, 4, 4)),
+    "identity": (lambda: nn.Identity(), (2, 5)),
+    "upsampleNearest": (lambda: nn.Upsample(scale_factor=2, mode="nearest"), (2, 3, 3, 3)),
+    "upsampleBilinear": (lambda: nn.Upsample(size=(5, 7), mode="bilinear", align_corners=True), (2, 3, 3, 3)),
+    "pixelShuffle": (lambda: nn.PixelShuffle(2), (2, 8, 3, 3)),
+    "unflatten": (lambda: nn.Unflatten(1, (2, 6)), (2, 12)),
+    "leakyRelu": (lambda: nn.LeakyReLU(0.2), (2, 7)),
+    "elu": (lambda: nn.ELU(0.5), (2, 7)),
+    "silu": (lambda: nn.SiLU(), (2, 7)),
+    "mish": (lambda: nn.Mish(), (2, 7)),
+    "softplus": (lambda: nn.Softplus(2, 10), (2, 7)),
+    "hardswish": (lambda: nn.Hardswish(), (2, 7)),
+    "prelu": (lambda: nn.PReLU(3), (2, 3, 4)),
+}
+
+
+def write_layers():
+    """layers.safetensors: per case, <case>.initial.<key> (seeded), <case>.input, <case>.eval_output
+    and, for layers with parameters, <case>.grad.<name> of the mean squared output in train mode."""
+    tensors = {}
+    for index, (name, (make, shape)) in enumerate(LAYER_CASES.items()):
+        torch.manual_seed(index)
+        model = nn.Sequential(make())
+        inputs = torch.randn(*shape, generator=torch.Generator().manual_seed(100 + index))
+        tensors.update({f"{name}.initial.{k}": v.clone() for k, v in model.state_dict().items()})
+        model.eval()
+        with torch.no_grad():
+            tensors[f"{name}.eval_output"] = model(inputs)
+        model.train()
+        output = model(inputs)
+        if any(True for _ in model.parameters()):
+            F.mse_loss(output, torch.zeros_like(output)).backward()
+            tensors.update({f"{name}.grad.{k}": p.grad.clone() for k, p in model.named_parameters()})
+        tensors[f"{name}.input"] = inputs
+    out = HERE.parent / "test" / "fixtures" / "modules" / "layers.safetensors"
+    golden.write_safetensors(out, tensors, {"generatedBy": "scripts/make-module-fixtures.py", "torchVersion": torch.__version__,
+                                             "cases": json.dumps(list(LAYER_CASES))})
+    print(f"wrote {out}")
+
+
 def main():
     record("resnet18", lambda: ResNet18(width=8, num_classes=10), (4, 3, 16, 16), 10)
+    write_layers()
 
 
 if __name__ == "__main__":

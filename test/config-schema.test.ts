@@ -114,6 +114,11 @@ describe('config schema', () => {
       [optimizers, (spec: object) => ({ optimizer: spec })],
       [schedulers, (spec: object) => ({ lrScheduler: spec })],
     ] as const;
+    // Layers whose valid specs need fields beyond the required ones: upsample takes exactly one
+    // of size and scaleFactor (its base has scaleFactor, which a size sample replaces), and
+    // alignCorners only in mode 'bilinear'.
+    const bases: Record<string, Record<string, unknown>> = { upsample: { scaleFactor: 2, mode: 'bilinear' } };
+    const replaces: Record<string, string> = { size: 'scaleFactor' };
     let built = 0;
     for (const [variants, place] of kinds) {
       for (const [name, schema] of Object.entries(variants.variants)) {
@@ -123,7 +128,13 @@ describe('config schema', () => {
             .map(([field, entry]) => [field, entry.samples[0]]),
         );
         const tag = { [variants.tag]: name };
-        const specs = [{ ...tag, ...required }, ...fieldsOf(schema).flatMap(([field, entry]) => entry.samples.map((sample) => ({ ...tag, ...required, [field]: sample })))];
+        const base = { ...tag, ...required, ...bases[name] };
+        const withSample = (field: string, sample: unknown) => {
+          const spec: Record<string, unknown> = { ...base, [field]: sample };
+          if (bases[name] && replaces[field]) delete spec[replaces[field]];
+          return spec;
+        };
+        const specs = [base, ...fieldsOf(schema).flatMap(([field, entry]) => entry.samples.map((sample) => withSample(field, sample)))];
         for (const spec of specs) {
           const trainer = blobTrainer({}, place(spec) as never);
           await trainer.setup();

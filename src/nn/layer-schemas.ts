@@ -7,12 +7,13 @@ import type { ModelLike, ModelSpec } from './layers';
 import { traceModule } from './module/graph-model';
 import { Layer, Module, Sequential } from './module/module';
 
-/** An integer >= min, or a pair of them ([height, width]). */
-const size2d = (min: number): Rule => (value) =>
+/** An integer >= min, or a list of `n` of them (one per spatial dimension: [height, width]). */
+const sizeN = (n: number, min: number): Rule => (value) =>
   integer(min)(value) === undefined ||
-  (Array.isArray(value) && value.length === 2 && value.every((size) => integer(min)(size) === undefined))
+  (Array.isArray(value) && value.length === n && value.every((size) => integer(min)(size) === undefined))
     ? undefined
-    : `an integer >= ${min} or a list of 2`;
+    : `an integer >= ${min} or a list of ${n}`;
+const size2d = (min: number): Rule => sizeN(2, min);
 
 const shape: Rule = (value) =>
   integer(1)(value) === undefined ||
@@ -32,6 +33,49 @@ const batchNorm = {
   affine: field(boolean, true, [false]),
   trackRunningStats: field(boolean, true, [false]),
 };
+
+const conv = (n: number) => ({
+  inChannels: count,
+  outChannels: count,
+  kernelSize: field(sizeN(n, 1), REQUIRED, [1]),
+  stride: field(sizeN(n, 1), 1, [2]),
+  padding: field(sizeN(n, 0), 0, [0, 1]),
+  dilation: field(sizeN(n, 1), 1, [2]),
+  groups: field(integer(1), 1, [1]),
+  bias: field(boolean, true, [false]),
+});
+// outputPadding's upper bound is the stride or dilation (checked across fields).
+const convTranspose = (n: number) => ({ ...conv(n), outputPadding: field(sizeN(n, 0), 0, [0]) });
+const adaptive = (n: number) => ({ outputSize: field(sizeN(n, 1), REQUIRED, [1]) });
+const anyNumber = number(-Infinity);
+const positions = (size: unknown): number[] => (Array.isArray(size) ? (size as number[]) : [size as number]);
+
+/** Rules across a layer's fields (PyTorch's constructor checks), on the resolved layer. */
+function crossFieldProblem(layer: Resolved): string | undefined {
+  const type = layer.type as string;
+  if (['conv1d', 'conv2d', 'conv3d', 'convTranspose1d', 'convTranspose2d'].includes(type) &&
+      ((layer.inChannels as number) % (layer.groups as number) !== 0 || (layer.outChannels as number) % (layer.groups as number) !== 0)) {
+    return `inChannels (${layer.inChannels}) and outChannels (${layer.outChannels}) must both be divisible by groups (${layer.groups})`;
+  }
+  if (type.startsWith('convTranspose')) {
+    const stride = positions(layer.stride);
+    const dilation = positions(layer.dilation);
+    const bad = positions(layer.outputPadding).findIndex((pad, i) => pad >= Math.max(stride[i % stride.length], dilation[i % dilation.length]));
+    if (bad >= 0) return `outputPadding (${JSON.stringify(layer.outputPadding)}) must be smaller than stride or dilation in each dimension`;
+  }
+  if (type === 'groupNorm' && (layer.numChannels as number) % (layer.numGroups as number) !== 0) {
+    return `numChannels (${layer.numChannels}) must be divisible by numGroups (${layer.numGroups})`;
+  }
+  if (type === 'upsample') {
+    if ((layer.size === undefined) === (layer.scaleFactor === undefined)) return 'give exactly one of size and scaleFactor';
+    if (layer.mode === 'nearest' && layer.alignCorners === true) return "alignCorners applies to mode 'bilinear' only";
+  }
+  const rows = layer.numEmbeddings as number;
+  if (type === 'embedding' && layer.paddingIdx !== undefined && ((layer.paddingIdx as number) < -rows || (layer.paddingIdx as number) >= rows)) {
+    return `paddingIdx must be in [${-rows}, ${rows - 1}], got ${layer.paddingIdx}`;
+  }
+  return undefined;
+}
 
 export const layers = new Variants(
   'layer type',
@@ -73,17 +117,61 @@ export const layers = new Variants(
     softmax: { dim: field(anyInteger, -1, [1]) },
     logSoftmax: { dim: field(anyInteger, -1, [1]) },
     embedding: { numEmbeddings: count, embeddingDim: count, paddingIdx: field(anyInteger, undefined, [0]) },
+    conv1d: conv(1),
+    conv3d: conv(3),
+    convTranspose1d: convTranspose(1),
+    convTranspose2d: convTranspose(2),
+    maxPool1d: {
+      kernelSize: field(sizeN(1, 1), REQUIRED, [1, 2]),
+      stride: field(sizeN(1, 1), (layer: Resolved) => layer.kernelSize, [1], 'kernelSize'),
+      padding: field(sizeN(1, 0), 0, [0]),
+      dilation: field(sizeN(1, 1), 1, [1]),
+      ceilMode: field(boolean, false, [true]),
+    },
+    avgPool1d: {
+      kernelSize: field(sizeN(1, 1), REQUIRED, [1, 2]),
+      stride: field(sizeN(1, 1), (layer: Resolved) => layer.kernelSize, [1], 'kernelSize'),
+      padding: field(sizeN(1, 0), 0, [0]),
+      ceilMode: field(boolean, false, [true]),
+      countIncludePad: field(boolean, true, [false]),
+    },
+    adaptiveAvgPool1d: adaptive(1),
+    adaptiveAvgPool2d: adaptive(2),
+    adaptiveMaxPool2d: adaptive(2),
+    batchNorm3d: batchNorm,
+    groupNorm: { numGroups: count, numChannels: count, eps: field(number(0), 1e-5, [0]), affine: field(boolean, true, [false]) },
+    instanceNorm2d: {
+      numFeatures: count,
+      eps: field(number(0), 1e-5, [0]),
+      momentum: field(number(0, 1), 0.1, [0, 1]),
+      affine: field(boolean, false, [true]),
+      trackRunningStats: field(boolean, false, [true]),
+    },
+    rmsNorm: {
+      normalizedShape: field(shape, REQUIRED, [1, [1, 2]]),
+      /** Unset: the input dtype's machine epsilon (torch.finfo(dtype).eps), as PyTorch. */
+      eps: field(number(0), undefined, [0, 1e-6]),
+      elementwiseAffine: field(boolean, true, [false]),
+    },
+    dropout2d: { p: field(number(0, 1), 0.5, [0, 1]) },
+    identity: {},
+    upsample: {
+      size: field(size2d(1), undefined, [1, [2, 3]]),
+      scaleFactor: field(number(0, Infinity, true), undefined, [0.5, 2]),
+      mode: field(oneOf('nearest', 'bilinear'), 'nearest', ['nearest', 'bilinear']),
+      alignCorners: field(boolean, false, [true]),
+    },
+    pixelShuffle: { upscaleFactor: count },
+    unflatten: { dim: field(anyInteger, REQUIRED, [1]), unflattenedSize: field(shape, REQUIRED, [[2, 2]]) },
+    leakyRelu: { negativeSlope: field(anyNumber, 0.01, [0.2]) },
+    elu: { alpha: field(anyNumber, 1, [0.5]) },
+    silu: {},
+    mish: {},
+    softplus: { beta: field(number(0, Infinity, true), 1, [2]), threshold: field(anyNumber, 20, [10]) },
+    hardswish: {},
+    prelu: { numParameters: field(integer(1), 1, [1, 3]), init: field(anyNumber, 0.25, [0]) },
   },
-  (layer) => {
-    if (layer.type === 'conv2d' && ((layer.inChannels as number) % (layer.groups as number) !== 0 || (layer.outChannels as number) % (layer.groups as number) !== 0)) {
-      return `inChannels (${layer.inChannels}) and outChannels (${layer.outChannels}) must both be divisible by groups (${layer.groups})`;
-    }
-    const rows = layer.numEmbeddings as number;
-    if (layer.type === 'embedding' && layer.paddingIdx !== undefined && ((layer.paddingIdx as number) < -rows || (layer.paddingIdx as number) >= rows)) {
-      return `paddingIdx must be in [${-rows}, ${rows - 1}], got ${layer.paddingIdx}`;
-    }
-    return undefined;
-  },
+  crossFieldProblem,
   'type',
 );
 

@@ -66,6 +66,56 @@ export interface SoftmaxSpec { type: 'softmax' | 'logSoftmax'; dim?: number }
 /** nn.embedding: integer ids to vectors (torch.nn.Embedding). */
 export interface EmbeddingSpec { type: 'embedding'; numEmbeddings: number; embeddingDim: number; paddingIdx?: number }
 
+export type Size1d = number | [number];
+export type Size3d = number | [number, number, number];
+/** nn.conv1d / nn.conv3d (torch.nn.Conv1d/3d): the options of conv2d, per spatial dimension. */
+export interface ConvNdSpec<Size> {
+  inChannels: number;
+  outChannels: number;
+  kernelSize: Size;
+  stride?: Size;
+  padding?: Size;
+  dilation?: Size;
+  groups?: number;
+  bias?: boolean;
+}
+export interface Conv1dSpec extends ConvNdSpec<Size1d> { type: 'conv1d' }
+export interface Conv3dSpec extends ConvNdSpec<Size3d> { type: 'conv3d' }
+/** nn.convTranspose1d / 2d (torch.nn.ConvTranspose1d/2d). */
+export interface ConvTranspose1dSpec extends ConvNdSpec<Size1d> { type: 'convTranspose1d'; outputPadding?: Size1d }
+export interface ConvTranspose2dSpec extends ConvNdSpec<Size2d> { type: 'convTranspose2d'; outputPadding?: Size2d }
+/** nn.maxPool1d (torch.nn.MaxPool1d); stride defaults to kernelSize. */
+export interface MaxPool1dSpec { type: 'maxPool1d'; kernelSize: Size1d; stride?: Size1d; padding?: Size1d; dilation?: Size1d; ceilMode?: boolean }
+/** nn.avgPool1d (torch.nn.AvgPool1d); stride defaults to kernelSize. */
+export interface AvgPool1dSpec { type: 'avgPool1d'; kernelSize: Size1d; stride?: Size1d; padding?: Size1d; ceilMode?: boolean; countIncludePad?: boolean }
+/** nn.adaptiveAvgPool1d / 2d, nn.adaptiveMaxPool2d: pools to outputSize whatever the input size. */
+export interface AdaptivePoolSpec { type: 'adaptiveAvgPool1d' | 'adaptiveAvgPool2d' | 'adaptiveMaxPool2d'; outputSize: number | number[] }
+/** nn.batchNorm3d (torch.nn.BatchNorm3d). */
+export interface BatchNorm3dSpec extends Omit<BatchNormSpec, 'type'> { type: 'batchNorm3d' }
+/** nn.groupNorm (torch.nn.GroupNorm): numChannels split into numGroups groups. */
+export interface GroupNormSpec { type: 'groupNorm'; numGroups: number; numChannels: number; eps?: number; affine?: boolean }
+/** nn.instanceNorm2d (torch.nn.InstanceNorm2d): no affine parameters or running statistics by default. */
+export interface InstanceNorm2dSpec { type: 'instanceNorm2d'; numFeatures: number; eps?: number; momentum?: number; affine?: boolean; trackRunningStats?: boolean }
+/** nn.rmsNorm (torch.nn.RMSNorm): eps unset is the input dtype's machine epsilon. */
+export interface RmsNormSpec { type: 'rmsNorm'; normalizedShape: number | number[]; eps?: number; elementwiseAffine?: boolean }
+/** nn.dropout2d: zeroes whole channels while training (torch.nn.Dropout2d). */
+export interface Dropout2dSpec { type: 'dropout2d'; p?: number }
+/** nn.identity: its input, unchanged. */
+export interface IdentitySpec { type: 'identity' }
+/** nn.upsample (torch.nn.Upsample): exactly one of size and scaleFactor. */
+export interface UpsampleSpec { type: 'upsample'; size?: Size2d; scaleFactor?: number; mode?: 'nearest' | 'bilinear'; alignCorners?: boolean }
+/** nn.pixelShuffle (torch.nn.PixelShuffle): [N, C·r², H, W] to [N, C, H·r, W·r]. */
+export interface PixelShuffleSpec { type: 'pixelShuffle'; upscaleFactor: number }
+/** nn.unflatten (torch.nn.Unflatten): dimension dim into unflattenedSize. */
+export interface UnflattenSpec { type: 'unflatten'; dim: number; unflattenedSize: number[] }
+/** nn.leakyRelu, nn.elu, nn.softplus with their parameters; nn.silu, nn.mish, nn.hardswish without. */
+export interface LeakyReluSpec { type: 'leakyRelu'; negativeSlope?: number }
+export interface EluSpec { type: 'elu'; alpha?: number }
+export interface SoftplusSpec { type: 'softplus'; beta?: number; threshold?: number }
+export interface PlainActivationSpec { type: 'silu' | 'mish' | 'hardswish' }
+/** nn.prelu (torch.nn.PReLU): a learned slope, one or one per channel. */
+export interface PreluSpec { type: 'prelu'; numParameters?: number; init?: number }
+
 /** One layer of a sequential model, as JSON (what the nn.* builders return). */
 export type LayerSpec =
   | LinearSpec
@@ -79,7 +129,28 @@ export type LayerSpec =
   | ActivationSpec
   | GeluSpec
   | SoftmaxSpec
-  | EmbeddingSpec;
+  | EmbeddingSpec
+  | Conv1dSpec
+  | Conv3dSpec
+  | ConvTranspose1dSpec
+  | ConvTranspose2dSpec
+  | MaxPool1dSpec
+  | AvgPool1dSpec
+  | AdaptivePoolSpec
+  | BatchNorm3dSpec
+  | GroupNormSpec
+  | InstanceNorm2dSpec
+  | RmsNormSpec
+  | Dropout2dSpec
+  | IdentitySpec
+  | UpsampleSpec
+  | PixelShuffleSpec
+  | UnflattenSpec
+  | LeakyReluSpec
+  | EluSpec
+  | SoftplusSpec
+  | PlainActivationSpec
+  | PreluSpec;
 
 /** A model that applies its layers in order, like PyTorch's nn.Sequential. */
 export interface SequentialSpec {
@@ -167,4 +238,44 @@ export const nn = {
   logSoftmax: (dim = -1): Layer<SoftmaxSpec> => layer({ type: 'logSoftmax', dim}),
   embedding: (numEmbeddings: number, embeddingDim: number, options: Options<EmbeddingSpec, 'numEmbeddings' | 'embeddingDim'> = {}): Layer<EmbeddingSpec> =>
     layer({ type: 'embedding', numEmbeddings, embeddingDim, ...options}),
+  conv1d: (inChannels: number, outChannels: number, kernelSize: Size1d, options: Options<Conv1dSpec, 'inChannels' | 'outChannels' | 'kernelSize'> = {}): Layer<Conv1dSpec> =>
+    layer({ type: 'conv1d', inChannels, outChannels, kernelSize, ...options }),
+  conv3d: (inChannels: number, outChannels: number, kernelSize: Size3d, options: Options<Conv3dSpec, 'inChannels' | 'outChannels' | 'kernelSize'> = {}): Layer<Conv3dSpec> =>
+    layer({ type: 'conv3d', inChannels, outChannels, kernelSize, ...options }),
+  convTranspose1d: (
+    inChannels: number,
+    outChannels: number,
+    kernelSize: Size1d,
+    options: Options<ConvTranspose1dSpec, 'inChannels' | 'outChannels' | 'kernelSize'> = {},
+  ): Layer<ConvTranspose1dSpec> => layer({ type: 'convTranspose1d', inChannels, outChannels, kernelSize, ...options }),
+  convTranspose2d: (
+    inChannels: number,
+    outChannels: number,
+    kernelSize: Size2d,
+    options: Options<ConvTranspose2dSpec, 'inChannels' | 'outChannels' | 'kernelSize'> = {},
+  ): Layer<ConvTranspose2dSpec> => layer({ type: 'convTranspose2d', inChannels, outChannels, kernelSize, ...options }),
+  maxPool1d: (kernelSize: Size1d, options: Options<MaxPool1dSpec, 'kernelSize'> = {}): Layer<MaxPool1dSpec> => layer({ type: 'maxPool1d', kernelSize, ...options }),
+  avgPool1d: (kernelSize: Size1d, options: Options<AvgPool1dSpec, 'kernelSize'> = {}): Layer<AvgPool1dSpec> => layer({ type: 'avgPool1d', kernelSize, ...options }),
+  adaptiveAvgPool1d: (outputSize: Size1d): Layer<AdaptivePoolSpec> => layer({ type: 'adaptiveAvgPool1d', outputSize }),
+  adaptiveAvgPool2d: (outputSize: Size2d): Layer<AdaptivePoolSpec> => layer({ type: 'adaptiveAvgPool2d', outputSize }),
+  adaptiveMaxPool2d: (outputSize: Size2d): Layer<AdaptivePoolSpec> => layer({ type: 'adaptiveMaxPool2d', outputSize }),
+  batchNorm3d: (numFeatures: number, options: Options<BatchNorm3dSpec, 'numFeatures'> = {}): Layer<BatchNorm3dSpec> => layer({ type: 'batchNorm3d', numFeatures, ...options }),
+  groupNorm: (numGroups: number, numChannels: number, options: Options<GroupNormSpec, 'numGroups' | 'numChannels'> = {}): Layer<GroupNormSpec> =>
+    layer({ type: 'groupNorm', numGroups, numChannels, ...options }),
+  instanceNorm2d: (numFeatures: number, options: Options<InstanceNorm2dSpec, 'numFeatures'> = {}): Layer<InstanceNorm2dSpec> =>
+    layer({ type: 'instanceNorm2d', numFeatures, ...options }),
+  rmsNorm: (normalizedShape: number | number[], options: Options<RmsNormSpec, 'normalizedShape'> = {}): Layer<RmsNormSpec> =>
+    layer({ type: 'rmsNorm', normalizedShape, ...options }),
+  dropout2d: (p = 0.5): Layer<Dropout2dSpec> => layer({ type: 'dropout2d', p }),
+  identity: (): Layer<IdentitySpec> => layer({ type: 'identity' }),
+  upsample: (options: Options<UpsampleSpec, never>): Layer<UpsampleSpec> => layer({ type: 'upsample', ...options }),
+  pixelShuffle: (upscaleFactor: number): Layer<PixelShuffleSpec> => layer({ type: 'pixelShuffle', upscaleFactor }),
+  unflatten: (dim: number, unflattenedSize: number[]): Layer<UnflattenSpec> => layer({ type: 'unflatten', dim, unflattenedSize }),
+  leakyRelu: (negativeSlope = 0.01): Layer<LeakyReluSpec> => layer({ type: 'leakyRelu', negativeSlope }),
+  elu: (alpha = 1): Layer<EluSpec> => layer({ type: 'elu', alpha }),
+  silu: (): Layer<PlainActivationSpec> => layer({ type: 'silu' }),
+  mish: (): Layer<PlainActivationSpec> => layer({ type: 'mish' }),
+  softplus: (beta = 1, threshold = 20): Layer<SoftplusSpec> => layer({ type: 'softplus', beta, threshold }),
+  hardswish: (): Layer<PlainActivationSpec> => layer({ type: 'hardswish' }),
+  prelu: (numParameters = 1, init = 0.25): Layer<PreluSpec> => layer({ type: 'prelu', numParameters, init }),
 };

@@ -20,9 +20,14 @@ BuiltLayer layer(Module module, std::string expectedInput) {
   return {torch::nn::AnyModule(std::move(module)), std::move(expectedInput)};
 }
 
-torch::ExpandingArray<2> pair(const std::vector<int64_t>& values) {
-  return torch::ExpandingArray<2>({values[0], values[1]});
+template <size_t N>
+torch::ExpandingArray<N> sizes(const std::vector<int64_t>& values) {
+  return torch::ExpandingArray<N>(c10::IntArrayRef(values));
 }
+
+torch::ExpandingArray<2> pair(const std::vector<int64_t>& values) { return sizes<2>(values); }
+
+std::string count(int64_t value) { return std::to_string(value); }
 
 BuiltLayer linear(ResolvedOptions& options) {
   const int64_t in = options.integer("inFeatures");
@@ -140,6 +145,193 @@ BuiltLayer embedding(ResolvedOptions& options) {
                    std::to_string(count) + ")");
 }
 
+
+// conv1d / conv3d: N spatial dimensions, the options of conv2d.
+template <size_t N, typename Conv, typename Options>
+BuiltLayer convNd(ResolvedOptions& options, const char* layout) {
+  const int64_t in = options.integer("inChannels");
+  const int64_t out = options.integer("outChannels");
+  const auto kernel = options.integers("kernelSize", N);
+  const auto stride = options.integers("stride", N);
+  const auto padding = options.integers("padding", N);
+  const auto dilation = options.integers("dilation", N);
+  const int64_t groups = options.integer("groups");
+  const bool bias = options.flag("bias");
+  return layer(Conv(Options(in, out, sizes<N>(kernel)).stride(sizes<N>(stride)).padding(sizes<N>(padding)).dilation(sizes<N>(dilation)).groups(groups).bias(bias)),
+               std::string(layout) + " with C=" + count(in) + " (inChannels=" + count(in) + ")");
+}
+
+template <size_t N, typename Conv, typename Options>
+BuiltLayer convTransposeNd(ResolvedOptions& options, const char* layout) {
+  const int64_t in = options.integer("inChannels");
+  const int64_t out = options.integer("outChannels");
+  const auto kernel = options.integers("kernelSize", N);
+  const auto stride = options.integers("stride", N);
+  const auto padding = options.integers("padding", N);
+  const auto outputPadding = options.integers("outputPadding", N);
+  const int64_t groups = options.integer("groups");
+  const bool bias = options.flag("bias");
+  const auto dilation = options.integers("dilation", N);
+  return layer(Conv(Options(in, out, sizes<N>(kernel))
+                        .stride(sizes<N>(stride))
+                        .padding(sizes<N>(padding))
+                        .output_padding(sizes<N>(outputPadding))
+                        .groups(groups)
+                        .bias(bias)
+                        .dilation(sizes<N>(dilation))),
+               std::string(layout) + " with C=" + count(in) + " (inChannels=" + count(in) + ")");
+}
+
+BuiltLayer maxPool1d(ResolvedOptions& options) {
+  const auto kernel = options.integers("kernelSize", 1);
+  const auto stride = options.integers("stride", 1);
+  const auto padding = options.integers("padding", 1);
+  const auto dilation = options.integers("dilation", 1);
+  const bool ceilMode = options.flag("ceilMode");
+  return layer(torch::nn::MaxPool1d(torch::nn::MaxPool1dOptions(sizes<1>(kernel)).stride(sizes<1>(stride)).padding(sizes<1>(padding)).dilation(sizes<1>(dilation)).ceil_mode(ceilMode)),
+               "[N, C, L]");
+}
+
+BuiltLayer avgPool1d(ResolvedOptions& options) {
+  const auto kernel = options.integers("kernelSize", 1);
+  const auto stride = options.integers("stride", 1);
+  const auto padding = options.integers("padding", 1);
+  const bool ceilMode = options.flag("ceilMode");
+  const bool countIncludePad = options.flag("countIncludePad");
+  return layer(torch::nn::AvgPool1d(torch::nn::AvgPool1dOptions(sizes<1>(kernel)).stride(sizes<1>(stride)).padding(sizes<1>(padding)).ceil_mode(ceilMode).count_include_pad(countIncludePad)),
+               "[N, C, L]");
+}
+
+template <size_t N, typename Pool, typename Options>
+BuiltLayer adaptivePool(ResolvedOptions& options, const char* layout) {
+  const auto size = options.integers("outputSize", N);
+  if constexpr (N == 1) {
+    return layer(Pool(Options(sizes<1>(size))), layout);
+  } else {
+    return layer(Pool(Options(torch::ExpandingArrayWithOptionalElem<N>(std::vector<c10::optional<int64_t>>(size.begin(), size.end())))), layout);
+  }
+}
+
+BuiltLayer groupNorm(ResolvedOptions& options) {
+  const int64_t groups = options.integer("numGroups");
+  const int64_t channels = options.integer("numChannels");
+  const double eps = options.number("eps");
+  const bool affine = options.flag("affine");
+  return layer(torch::nn::GroupNorm(torch::nn::GroupNormOptions(groups, channels).eps(eps).affine(affine)),
+               "[N, C, *] with C=" + count(channels) + " (numChannels=" + count(channels) + ")");
+}
+
+BuiltLayer instanceNorm2d(ResolvedOptions& options) {
+  const int64_t features = options.integer("numFeatures");
+  const double eps = options.number("eps");
+  const double momentum = options.number("momentum");
+  const bool affine = options.flag("affine");
+  const bool trackRunningStats = options.flag("trackRunningStats");
+  return layer(torch::nn::InstanceNorm2d(torch::nn::InstanceNorm2dOptions(features).eps(eps).momentum(momentum).affine(affine).track_running_stats(trackRunningStats)),
+               "[N, C, H, W] with C=" + count(features) + " (numFeatures=" + count(features) + ")");
+}
+
+// torch.finfo(dtype).eps.
+double machineEpsilon(at::ScalarType dtype) {
+  switch (dtype) {
+    case at::kDouble: return std::numeric_limits<double>::epsilon();
+    case at::kHalf: return 0.0009765625;
+    case at::kBFloat16: return 0.0078125;
+    default: return std::numeric_limits<float>::epsilon();
+  }
+}
+
+// torch.nn.RMSNorm (PyTorch 2.4): x / sqrt(mean(x², trailing dims) + eps) * weight; eps
+// unset means the input dtype's machine epsilon, as torch.finfo(dtype).eps.
+class RMSNormImpl : public torch::nn::Cloneable<RMSNormImpl> {
+ public:
+  RMSNormImpl(std::vector<int64_t> shape, std::optional<double> eps, bool affine)
+      : shape_(std::move(shape)), eps_(eps), affine_(affine) {
+    reset();
+  }
+  void reset() override {
+    if (affine_) weight = register_parameter("weight", at::ones(shape_));
+  }
+  at::Tensor forward(const at::Tensor& input) {
+    std::vector<int64_t> dims;
+    for (size_t i = 0; i < shape_.size(); ++i) dims.push_back(-1 - static_cast<int64_t>(i));
+    const double eps = eps_ ? *eps_ : machineEpsilon(input.scalar_type());
+    at::Tensor out = input * at::rsqrt(input.pow(2).mean(dims, /*keepdim=*/true) + eps);
+    return affine_ ? out * weight : out;
+  }
+  at::Tensor weight;
+
+ private:
+  std::vector<int64_t> shape_;
+  std::optional<double> eps_;
+  bool affine_;
+};
+TORCH_MODULE(RMSNorm);
+
+BuiltLayer rmsNorm(ResolvedOptions& options) {
+  const auto shape = options.integers("normalizedShape");
+  const auto eps = options.optionalNumber("eps");
+  const bool affine = options.flag("elementwiseAffine");
+  return layer(RMSNorm(shape, eps, affine), "trailing dimensions " + shapeText(shape) + " (normalizedShape)");
+}
+
+BuiltLayer dropout2d(ResolvedOptions& options) {
+  const double p = options.number("p");
+  return layer(torch::nn::Dropout2d(torch::nn::Dropout2dOptions(p)), "[N, C, H, W]");
+}
+
+BuiltLayer upsample(ResolvedOptions& options) {
+  auto upsampleOptions = torch::nn::UpsampleOptions();
+  if (options.has("size")) upsampleOptions.size(options.integers("size", 2));
+  if (options.has("scaleFactor")) {
+    const double scale = options.number("scaleFactor");
+    upsampleOptions.scale_factor(std::vector<double>{scale, scale});
+  }
+  const bool alignCorners = options.flag("alignCorners");
+  if (options.text("mode") == "nearest") {
+    upsampleOptions.mode(torch::kNearest);
+  } else {
+    upsampleOptions.mode(torch::kBilinear).align_corners(alignCorners);
+  }
+  return layer(torch::nn::Upsample(upsampleOptions), "[N, C, H, W]");
+}
+
+BuiltLayer pixelShuffle(ResolvedOptions& options) {
+  const int64_t factor = options.integer("upscaleFactor");
+  return layer(torch::nn::PixelShuffle(torch::nn::PixelShuffleOptions(factor)),
+               "[N, C, H, W] with C divisible by " + count(factor * factor) + " (upscaleFactor²)");
+}
+
+BuiltLayer unflatten(ResolvedOptions& options) {
+  const int64_t dim = options.integer("dim");
+  const auto sizes = options.integers("unflattenedSize");
+  return layer(torch::nn::Unflatten(torch::nn::UnflattenOptions(dim, sizes)),
+               "dimension " + count(dim) + " of size " + count(c10::multiply_integers(sizes)));
+}
+
+BuiltLayer leakyRelu(ResolvedOptions& options) {
+  const double slope = options.number("negativeSlope");
+  return layer(torch::nn::LeakyReLU(torch::nn::LeakyReLUOptions().negative_slope(slope)), "any shape");
+}
+
+BuiltLayer elu(ResolvedOptions& options) {
+  const double alpha = options.number("alpha");
+  return layer(torch::nn::ELU(torch::nn::ELUOptions().alpha(alpha)), "any shape");
+}
+
+BuiltLayer softplus(ResolvedOptions& options) {
+  const double beta = options.number("beta");
+  const double threshold = options.number("threshold");
+  return layer(torch::nn::Softplus(torch::nn::SoftplusOptions().beta(beta).threshold(threshold)), "any shape");
+}
+
+BuiltLayer prelu(ResolvedOptions& options) {
+  const int64_t parameters = options.integer("numParameters");
+  const double init = options.number("init");
+  return layer(torch::nn::PReLU(torch::nn::PReLUOptions().num_parameters(parameters).init(init)),
+               parameters == 1 ? "any shape" : "[N, C, *] with C=" + count(parameters) + " (numParameters)");
+}
+
 const std::map<std::string, Builder>& builders() {
   static const std::map<std::string, Builder> table = {
       {"linear", linear},
@@ -164,6 +356,34 @@ const std::map<std::string, Builder>& builders() {
       {"softmax", softmaxLike<torch::nn::Softmax, torch::nn::SoftmaxOptions>},
       {"logSoftmax", softmaxLike<torch::nn::LogSoftmax, torch::nn::LogSoftmaxOptions>},
       {"embedding", embedding},
+      {"conv1d", [](ResolvedOptions& o) { return convNd<1, torch::nn::Conv1d, torch::nn::Conv1dOptions>(o, "[N, C, L]"); }},
+      {"conv3d", [](ResolvedOptions& o) { return convNd<3, torch::nn::Conv3d, torch::nn::Conv3dOptions>(o, "[N, C, D, H, W]"); }},
+      {"convTranspose1d", [](ResolvedOptions& o) { return convTransposeNd<1, torch::nn::ConvTranspose1d, torch::nn::ConvTranspose1dOptions>(o, "[N, C, L]"); }},
+      {"convTranspose2d", [](ResolvedOptions& o) { return convTransposeNd<2, torch::nn::ConvTranspose2d, torch::nn::ConvTranspose2dOptions>(o, "[N, C, H, W]"); }},
+      {"maxPool1d", maxPool1d},
+      {"avgPool1d", avgPool1d},
+      {"adaptiveAvgPool1d", [](ResolvedOptions& o) { return adaptivePool<1, torch::nn::AdaptiveAvgPool1d, torch::nn::AdaptiveAvgPool1dOptions>(o, "[N, C, L]"); }},
+      {"adaptiveAvgPool2d", [](ResolvedOptions& o) { return adaptivePool<2, torch::nn::AdaptiveAvgPool2d, torch::nn::AdaptiveAvgPool2dOptions>(o, "[N, C, H, W]"); }},
+      {"adaptiveMaxPool2d", [](ResolvedOptions& o) { return adaptivePool<2, torch::nn::AdaptiveMaxPool2d, torch::nn::AdaptiveMaxPool2dOptions>(o, "[N, C, H, W]"); }},
+      {"batchNorm3d",
+       [](ResolvedOptions& o) {
+         return batchNorm<torch::nn::BatchNorm3d, torch::nn::BatchNorm3dOptions>(o, "[N, C, D, H, W]");
+       }},
+      {"groupNorm", groupNorm},
+      {"instanceNorm2d", instanceNorm2d},
+      {"rmsNorm", rmsNorm},
+      {"dropout2d", dropout2d},
+      {"identity", elementwise<torch::nn::Identity>},
+      {"upsample", upsample},
+      {"pixelShuffle", pixelShuffle},
+      {"unflatten", unflatten},
+      {"leakyRelu", leakyRelu},
+      {"elu", elu},
+      {"silu", elementwise<torch::nn::SiLU>},
+      {"mish", elementwise<torch::nn::Mish>},
+      {"softplus", softplus},
+      {"hardswish", [](ResolvedOptions&) { return layer(torch::nn::Functional([](const at::Tensor& x) { return at::hardswish(x); }), "any shape"); }},
+      {"prelu", prelu},
   };
   return table;
 }

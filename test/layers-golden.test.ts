@@ -1,0 +1,94 @@
+// Every layer beyond nn.sequential's first seventeen against PyTorch's own
+// (scripts/make-module-fixtures.py, test/fixtures/modules/layers.safetensors):
+// the weights a seed draws, eval-mode outputs and train-mode gradients, within 1e-5.
+import { expect } from 'chai';
+import path from 'node:path';
+
+import { Dataset, Layer, loadSafetensors, nn, NumericArray, TensorData, Trainer } from '../src';
+
+const fixture = path.join(__dirname, '..', '..', 'test', 'fixtures', 'modules', 'layers.safetensors');
+
+// The same layers as LAYER_CASES in the script, in the same order (the seed is the index).
+const cases: Record<string, () => Layer> = {
+  conv1d: () => nn.conv1d(3, 4, 3, { stride: 2, padding: 1 }),
+  conv3d: () => nn.conv3d(2, 3, [1, 2, 2], { padding: [0, 1, 1] }),
+  convTranspose1d: () => nn.convTranspose1d(3, 2, 3, { stride: 2, outputPadding: 1 }),
+  convTranspose2d: () => nn.convTranspose2d(4, 2, 2, { stride: 2, bias: false }),
+  maxPool1d: () => nn.maxPool1d(2),
+  avgPool1d: () => nn.avgPool1d(3, { stride: 2, padding: 1 }),
+  adaptiveAvgPool1d: () => nn.adaptiveAvgPool1d(3),
+  adaptiveAvgPool2d: () => nn.adaptiveAvgPool2d([2, 3]),
+  adaptiveMaxPool2d: () => nn.adaptiveMaxPool2d(2),
+  batchNorm3d: () => nn.batchNorm3d(2),
+  groupNorm: () => nn.groupNorm(2, 4),
+  instanceNorm2d: () => nn.instanceNorm2d(3, { affine: true }),
+  rmsNorm: () => nn.rmsNorm(6),
+  dropout2d: () => nn.dropout2d(0.3),
+  identity: () => nn.identity(),
+  upsampleNearest: () => nn.upsample({ scaleFactor: 2, mode: 'nearest' }),
+  upsampleBilinear: () => nn.upsample({ size: [5, 7], mode: 'bilinear', alignCorners: true }),
+  pixelShuffle: () => nn.pixelShuffle(2),
+  unflatten: () => nn.unflatten(1, [2, 6]),
+  leakyRelu: () => nn.leakyRelu(0.2),
+  elu: () => nn.elu(0.5),
+  silu: () => nn.silu(),
+  mish: () => nn.mish(),
+  softplus: () => nn.softplus(2, 10),
+  hardswish: () => nn.hardswish(),
+  prelu: () => nn.prelu(3),
+};
+
+type Tensors = Record<string, TensorData<NumericArray>>;
+
+function expectClose(actual: TensorData<NumericArray>, expected: TensorData<NumericArray>, what: string): void {
+  expect(actual.shape, `${what} shape`).to.deep.equal(expected.shape);
+  expected.data.forEach((value, i) => {
+    const e = Number(value);
+    expect(Number(actual.data[i]), `${what}[${i}]`).to.be.closeTo(e, 1e-5 * Math.max(1, Math.abs(e)));
+  });
+}
+
+const withPrefix = (tensors: Tensors, prefix: string): Tensors =>
+  Object.fromEntries(Object.entries(tensors).filter(([name]) => name.startsWith(prefix)).map(([name, t]) => [name.slice(prefix.length), t]));
+
+describe('layers against PyTorch', () => {
+  let golden: Tensors;
+  let order: string[];
+  before(async () => {
+    const contents = await loadSafetensors(fixture);
+    golden = contents.tensors;
+    order = JSON.parse(contents.metadata.cases) as string[];
+  });
+
+  it('covers the same cases as the fixture, in its order', () => {
+    expect(Object.keys(cases)).to.deep.equal(order);
+  });
+
+  for (const [index, [name, build]] of Object.entries(cases).entries()) {
+    it(`${name}: seeded weights, eval output and gradients`, async () => {
+      const input = golden[`${name}.input`];
+      const config = { progressBar: false, numThreads: 1, seed: index, numEpochs: 1, shuffle: false, batchSize: input.shape[0] };
+      const trainer = new Trainer({ model: nn.sequential(build()), loss: 'mse', optimizer: { name: 'sgd', lr: 1 }, config });
+      const initial = withPrefix(golden, `${name}.initial.`);
+      const state = await trainer.stateDict();
+      expect(Object.keys(state), 'state-dict keys').to.deep.equal(Object.keys(initial));
+      for (const key of Object.keys(initial)) expectClose(state[key], initial[key], `seeded ${key}`);
+
+      const expected = golden[`${name}.eval_output`];
+      expectClose(await trainer.predict(input.data, input.shape), expected, 'eval output');
+
+      const grads = withPrefix(golden, `${name}.grad.`);
+      if (Object.keys(grads).length === 0) return;
+      const data = Dataset.fromFields({
+        input: { data: input.data, shape: input.shape },
+        target: { data: new Float32Array(expected.data.length), shape: expected.shape },
+      });
+      await trainer.fit(data);
+      const after = await trainer.stateDict();
+      for (const [parameter, grad] of Object.entries(grads)) {
+        const moved = Float64Array.from(initial[parameter].data as Float32Array, (value, i) => value - Number(after[parameter].data[i]));
+        expectClose({ shape: grad.shape, data: moved }, grad, `gradient of ${parameter}`);
+      }
+    });
+  }
+});
