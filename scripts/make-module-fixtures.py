@@ -76,13 +76,48 @@ class ResNet18(nn.Module):
         return self.fc(torch.flatten(self.avgpool(x), 1))
 
 
-def record(name, make_model, input_shape, classes):
+class DoubleConv(nn.Module):
+    def __init__(self, in_channels, out_channels, groups=4):
+        super().__init__()
+        self.block = nn.Sequential(
+            nn.Conv2d(in_channels, out_channels, 3, padding=1), nn.GroupNorm(groups, out_channels), nn.SiLU(),
+            nn.Conv2d(out_channels, out_channels, 3, padding=1), nn.GroupNorm(groups, out_channels), nn.SiLU())
+
+    def forward(self, x):
+        return self.block(x)
+
+
+class UNet(nn.Module):
+    """A two-level U-Net: max-pool down, transposed-convolution up, skips concatenated, GroupNorm."""
+
+    def __init__(self, in_channels=3, classes=2, width=8):
+        super().__init__()
+        self.enc1 = DoubleConv(in_channels, width)
+        self.enc2 = DoubleConv(width, 2 * width)
+        self.bottleneck = DoubleConv(2 * width, 4 * width)
+        self.pool = nn.MaxPool2d(2)
+        self.up2 = nn.ConvTranspose2d(4 * width, 2 * width, 2, stride=2)
+        self.dec2 = DoubleConv(4 * width, 2 * width)
+        self.up1 = nn.ConvTranspose2d(2 * width, width, 2, stride=2)
+        self.dec1 = DoubleConv(2 * width, width)
+        self.head = nn.Conv2d(width, classes, 1)
+
+    def forward(self, x):
+        e1 = self.enc1(x)
+        e2 = self.enc2(self.pool(e1))
+        b = self.bottleneck(self.pool(e2))
+        d2 = self.dec2(torch.cat([self.up2(b), e2], 1))
+        d1 = self.dec1(torch.cat([self.up1(d2), e1], 1))
+        return self.head(d1)
+
+
+def record(name, make_model, input_shape, classes, target_shape=None):
     torch.manual_seed(SEED)
     model = make_model()
     initial = {k: v.clone() for k, v in model.state_dict().items()}
     generator = torch.Generator().manual_seed(1234)
     inputs = torch.randn(*input_shape, generator=generator)
-    targets = torch.randint(0, classes, (input_shape[0],), generator=generator)
+    targets = torch.randint(0, classes, target_shape or (input_shape[0],), generator=generator)
     model.eval()
     with torch.no_grad():
         eval_output = model(inputs)
@@ -185,6 +220,7 @@ def write_layers():
 
 def main():
     record("resnet18", lambda: ResNet18(width=8, num_classes=10), (4, 3, 16, 16), 10)
+    record("unet", lambda: UNet(3, 2, width=8), (2, 3, 16, 16), 2, (2, 16, 16))
     write_layers()
 
 

@@ -8,6 +8,7 @@ import path from 'node:path';
 
 import { Dataset, loadSafetensors, Module, NumericArray, saveSafetensors, TensorData, Trainer } from '../src';
 import { ResNet18 } from './models/resnet';
+import { UNet } from './models/unet';
 
 const fixtures = path.join(__dirname, '..', '..', 'test', 'fixtures', 'modules');
 
@@ -40,9 +41,13 @@ function expectStateClose(actual: Tensors, expected: Tensors, what: string): voi
   for (const name of Object.keys(expected)) expectClose(actual[name], expected[name], `${what} ${name}`);
 }
 
-const quiet = { progressBar: false, numThreads: 2, seed: 0, batchSize: 4, shuffle: false } as const;
+const models = [
+  { name: 'resnet18', build: (): Module => new ResNet18(8, 10), batchSize: 4 },
+  { name: 'unet', build: (): Module => new UNet(3, 2, 8), batchSize: 2 },
+];
 
-for (const { name, build } of [{ name: 'resnet18', build: (): Module => new ResNet18(8, 10) }]) {
+for (const { name, build, batchSize } of models) {
+  const quiet = { progressBar: false, numThreads: 2, seed: 0, batchSize, shuffle: false } as const;
   describe(`${name} written as TypeScript modules, against PyTorch`, function () {
     this.timeout(60_000);
     let golden: Tensors;
@@ -86,7 +91,7 @@ for (const { name, build } of [{ name: 'resnet18', build: (): Module => new ResN
       }
     });
 
-    it('takes the same three AdamW steps, BatchNorm buffers included', async () => {
+    it('takes the same three AdamW steps, buffers (BatchNorm's running statistics) included', async () => {
       const trainer = new Trainer({ model: build(), loss: 'cross_entropy', optimizer: { name: 'adamw', lr: 1e-3 }, config: { ...quiet, numEpochs: 3 } });
       await trainer.initWeightsFrom(initialFile);
       const history = await trainer.fit(data);
