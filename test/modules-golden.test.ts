@@ -91,7 +91,7 @@ for (const { name, build, batchSize } of models) {
       }
     });
 
-    it('takes the same three AdamW steps, buffers (BatchNorm's running statistics) included', async () => {
+    it('takes the same three AdamW steps, buffers (BatchNorm running statistics) included', async () => {
       const trainer = new Trainer({ model: build(), loss: 'cross_entropy', optimizer: { name: 'adamw', lr: 1e-3 }, config: { ...quiet, numEpochs: 3 } });
       await trainer.initWeightsFrom(initialFile);
       const history = await trainer.fit(data);

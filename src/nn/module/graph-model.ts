@@ -105,7 +105,8 @@ export function traceModule(root: Module): GraphModelSpec {
   for (const [module, modulePath] of walk.modulePaths as Map<Module, string>) {
     const forward = module.forward;
     Object.defineProperty(module, 'forward', {
-      value: (...inputs: Tensor[]) => trace.within(modulePath, () => forward.apply(module, inputs)),
+      value: (...inputs: Tensor[]) =>
+        trace.within(modulePath, module.className, () => forward.apply(module, inputs), (output) => (output instanceof Tensor ? output.valueIn(trace) : -1)),
       configurable: true,
       enumerable: false,
       writable: true,
@@ -119,7 +120,7 @@ export function traceModule(root: Module): GraphModelSpec {
       if (!(output instanceof Tensor)) {
         throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', `${root.className}.forward must return a tensor, got ${typeof output}`);
       }
-      return { inputs, nodes: trace.nodes, outputs: [output.valueIn(trace)] };
+      return { inputs, nodes: trace.nodes, calls: trace.calls, outputs: [output.valueIn(trace)] };
     });
     return { type: 'graph', modules, construction: walk.construction(), graph };
   } finally {

@@ -17,10 +17,21 @@ export interface GraphNode {
   at?: string;
 }
 
+/** A module's forward call, in the order calls began: what summary() lists. */
+export interface ModuleCall {
+  module: string;
+  className: string;
+  /** Calls it was nested in (0 for the model's own forward). */
+  depth: number;
+  /** The node of what it returned (-1 for anything but one tensor). */
+  output: number;
+}
+
 export interface GraphSpec {
   /** Dataset fields, one per forward argument, in order. */
   inputs: string[];
   nodes: GraphNode[];
+  calls: ModuleCall[];
   /** Node indices of what forward returned. */
   outputs: number[];
 }
@@ -74,11 +85,17 @@ export class Trace {
     return this.scopes[this.scopes.length - 1] ?? '';
   }
 
-  /** Runs `body` with ops attributed to the module at `modulePath`. */
-  within<T>(modulePath: string, body: () => T): T {
+  readonly calls: ModuleCall[] = [];
+
+  /** Runs a module's forward (`body`) with its ops attributed to `modulePath`, recording the call. */
+  within<T>(modulePath: string, className: string, body: () => T, outputNode: (output: T) => number): T {
+    const call: ModuleCall = { module: modulePath, className, depth: this.scopes.length, output: -1 };
+    this.calls.push(call);
     this.scopes.push(modulePath);
     try {
-      return body();
+      const output = body();
+      call.output = outputNode(output);
+      return output;
     } finally {
       this.scopes.pop();
     }
