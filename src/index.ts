@@ -22,6 +22,7 @@ export { SymInt, Tensor } from './nn/module/tensor';
 export type { Dim, DtypeName, SizeArg } from './nn/module/tensor';
 export type { GraphModelSpec, ModuleNode } from './nn/module/graph-model';
 export type { FanMode, Nonlinearity } from './nn/module/init';
+export type { SummaryOptions } from './nn/module/summary';
 export { EarlyStopping } from './callbacks/early-stopping';
 export type { EarlyStoppingOptions } from './callbacks/early-stopping';
 export { ModelCheckpoint } from './callbacks/model-checkpoint';

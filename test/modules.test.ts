@@ -200,3 +200,23 @@ describe('models written as TypeScript modules', () => {
     });
   });
 });
+
+describe('model.summary()', () => {
+  it('lists each module call with its output shape and parameters, torchinfo-style', () => {
+    const lines = new ResidualMlp(2).summary([3, 4]).split('\n');
+    const rows = lines.slice(3, lines.indexOf(lines[0], 3)).map((line) => line.replace(/\s+/g, ' ').trim());
+    expect(rows).to.deep.equal([
+      'ResidualMlp [3, 2] 418',
+      '├─inProj (MyLinear) [3, 16] 80',
+      '├─block (Sequential) [3, 16] 272',
+      '│ ├─0 (Linear) [3, 16] 272',
+      '│ └─1 (GELU) [3, 16] 0',
+      '├─block (Sequential) [3, 16] 272',
+      '│ ├─0 (Linear) [3, 16] 272',
+      '│ └─1 (GELU) [3, 16] 0',
+      '├─norm (LayerNorm) [3, 16] 32',
+      '└─head (Linear) [3, 2] 34',
+    ]);
+    expect(lines).to.include('Total params: 418');
+  });
+});

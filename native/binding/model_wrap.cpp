@@ -4,7 +4,9 @@
 #include "binding/js_errors.h"
 #include "binding/results.h"
 #include "binding/thread_task.h"
+#include "core/errors.h"
 #include "core/inference/prediction.h"
+#include "core/model/graph_model.h"
 #include "core/model/model_source.h"
 #include "core/model/weights.h"
 #include "core/runtime/device.h"
@@ -18,7 +20,8 @@ void ModelWrap::Export(Napi::Env env, Napi::Object exports) {
                                     InstanceMethod<&ModelWrap::LoadWeights>("loadWeights"),
                                     InstanceAccessor<&ModelWrap::ParameterCount>("parameterCount"),
                                     InstanceAccessor<&ModelWrap::Device>("device"),
-                                    StaticMethod<&ModelWrap::Describe>("describe")});
+                                    StaticMethod<&ModelWrap::Describe>("describe"),
+                                    StaticMethod<&ModelWrap::NodeShapes>("nodeShapes")});
   exports.Set("NativeModel", cls);
 }
 
@@ -33,6 +36,21 @@ ModelWrap::ModelWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<ModelWra
 Napi::Value ModelWrap::Describe(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   return guard(env, [&]() -> Napi::Value { return describeModel(env, *buildModelLeavingRng(toModelSource(info[0]))); });
+}
+
+// (graph model spec, inputShape, dtype) -> (number[] | null)[]: each node's output shape for
+// zeros of that shape, in eval mode, the seeded random numbers untouched.
+Napi::Value ModelWrap::NodeShapes(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  return guard(env, [&]() -> Napi::Value {
+    const at::Tensor input = emptyTensor(toString(info[2], "dtype"), toShape(info[1], "inputShape"), "dtype");
+    auto model = std::dynamic_pointer_cast<GraphModel>(buildModelLeavingRng(toModelSource(info[0])));
+    if (!model) throw InvalidArgument("summary: the model is not written as TypeScript modules");
+    const auto shapes = model->nodeShapes(input);
+    auto result = Napi::Array::New(env, shapes.size());
+    for (size_t i = 0; i < shapes.size(); ++i) result.Set(i, shapes[i] ? Napi::Value(fromShape(env, *shapes[i])) : env.Null());
+    return result;
+  });
 }
 
 Napi::Value ModelWrap::Predict(const Napi::CallbackInfo& info) {

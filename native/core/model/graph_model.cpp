@@ -1,6 +1,9 @@
 #include "core/model/graph_model.h"
 
+#include <ATen/core/grad_mode.h>
+
 #include "core/errors.h"
+#include "core/model/eval_mode_scope.h"
 
 namespace firebrand {
 
@@ -16,6 +19,16 @@ GraphModel::GraphModel(GraphModelSpec spec)
 }
 
 at::Tensor GraphModel::forward(const at::Tensor& input) { return program_->run({input}, tree_.root->is_training(), device_); }
+
+std::vector<std::optional<std::vector<int64_t>>> GraphModel::nodeShapes(const at::Tensor& input) {
+  at::NoGradGuard noGrad;
+  EvalModeScope evalMode(*this);
+  std::vector<std::optional<std::vector<int64_t>>> shapes;
+  for (const auto& value : program_->values({input.to(device_)}, false, device_)) {
+    shapes.push_back(value.isTensor() ? std::optional<std::vector<int64_t>>(value.toTensor().sizes().vec()) : std::nullopt);
+  }
+  return shapes;
+}
 
 void GraphModel::moveTo(const c10::Device& device) {
   tree_.root->to(device);

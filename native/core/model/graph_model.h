@@ -23,6 +23,10 @@ class GraphModel : public Model {
   void moveTo(const c10::Device& device) override;
   void saveTorchScript(const std::string& path) const override;
 
+  // Each graph node's output shape for `input` (nullopt for values that are not one tensor), in
+  // eval mode without autograd: what summary() shows.
+  std::vector<std::optional<std::vector<int64_t>>> nodeShapes(const at::Tensor& input);
+
  private:
   GraphModel(GraphModelSpec spec);
 

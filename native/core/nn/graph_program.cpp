@@ -72,6 +72,14 @@ OpRun GraphProgram::compileNode(size_t index, ModuleTree& tree) {
 }
 
 at::Tensor GraphProgram::run(const std::vector<at::Tensor>& inputs, bool training, c10::Device device) const {
+  return runFrame(inputs, training, device).values[graph_.outputs[0]].toTensor();
+}
+
+std::vector<c10::IValue> GraphProgram::values(const std::vector<at::Tensor>& inputs, bool training, c10::Device device) const {
+  return runFrame(inputs, training, device).values;
+}
+
+GraphFrame GraphProgram::runFrame(const std::vector<at::Tensor>& inputs, bool training, c10::Device device) const {
   GraphFrame frame;
   frame.values.resize(steps_.size());
   frame.training = training;
@@ -90,7 +98,7 @@ at::Tensor GraphProgram::run(const std::vector<at::Tensor>& inputs, bool trainin
       fail(index, frame, error, false);
     }
   }
-  return frame.values[graph_.outputs[0]].toTensor();
+  return frame;
 }
 
 void GraphProgram::fail(size_t index, const GraphFrame& frame, const std::exception& error, bool wrongType) const {

@@ -18,11 +18,14 @@ class GraphProgram {
 
   // The output for `inputs` (one per graph input, in order).
   at::Tensor run(const std::vector<at::Tensor>& inputs, bool training, c10::Device device) const;
+  // Every node's value for `inputs` (model.summary() reads their shapes).
+  std::vector<c10::IValue> values(const std::vector<at::Tensor>& inputs, bool training, c10::Device device) const;
 
   const std::vector<std::string>& inputs() const { return graph_.inputs; }
 
  private:
   OpRun compileNode(size_t index, ModuleTree& tree);
+  GraphFrame runFrame(const std::vector<at::Tensor>& inputs, bool training, c10::Device device) const;
   [[noreturn]] void fail(size_t index, const GraphFrame& frame, const std::exception& error, bool wrongType) const;
 
   GraphSpec graph_;

@@ -4,6 +4,8 @@
 import { firebrandError } from '../../errors';
 import type { LayerSpec } from '../layers';
 import { op, Tensor, type DtypeName } from './tensor';
+import { traceModule } from './graph-model';
+import { summarize, type SummaryOptions } from './summary';
 import { activeTrace } from './trace';
 
 // Everything that draws random numbers at construction (a layer's default
@@ -119,13 +121,25 @@ export abstract class Module {
     return this.namedModules().map(([, module]) => module);
   }
 
+  /**
+   * A torchinfo-style table: each module call in forward, its output shape for an input of
+   * `inputShape` (batch first) and its parameter count, from one eval-mode forward in C++.
+   */
+  summary(inputShape: number[], options: SummaryOptions = {}): string {
+    return summarize(traceModule(this), inputShape, options);
+  }
+
   /** The class name PyTorch would show (BasicBlock, Sequential, Conv2d). */
   get className(): string {
     return this.constructor.name;
   }
 }
 
-const capitalized = (type: string): string => type[0].toUpperCase() + type.slice(1);
+// PyTorch's class names where capitalising the layer type does not give them.
+const classNames: Record<string, string> = {
+  relu: 'ReLU', gelu: 'GELU', silu: 'SiLU', elu: 'ELU', leakyRelu: 'LeakyReLU', prelu: 'PReLU', rmsNorm: 'RMSNorm',
+};
+const capitalized = (type: string): string => classNames[type] ?? type[0].toUpperCase() + type.slice(1);
 
 /**
  * A built-in layer (nn.linear, nn.conv2d, ...): built in C++ as the torch::nn module with PyTorch's
