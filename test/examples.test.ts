@@ -41,13 +41,24 @@ describe('examples', () => {
     expect(output).to.match(/best checkpoint loads with 4482 parameters/);
   });
 
-  it('fashion-mnist trains one epoch of the MLP past 80% test accuracy', function () {
+  function needFashionMnist(context: Mocha.Context): void {
     const dataDir = process.env.FASHION_MNIST_DIR ?? '/usr/share/datasets/fashion-mnist';
     if (!fs.existsSync(path.join(dataDir, 'train-images-idx3-ubyte.gz'))) {
       console.log(`      skipped: Fashion-MNIST is not in ${dataDir} (apt-get install dataset-fashion-mnist)`);
-      this.skip();
+      context.skip();
     }
+  }
+
+  it('fashion-mnist trains one epoch of the MLP past 80% test accuracy', function () {
+    needFashionMnist(this);
     const output = runExample('fashion-mnist', ['1']);
     expect(Number(/test accuracy (\d\.\d+)/.exec(output)?.[1])).to.be.above(0.8);
+  });
+
+  it('resnet-fashion-mnist trains the TypeScript ResNet-18 for 2 epochs of 3,000 images past 75% test accuracy', function () {
+    needFashionMnist(this);
+    const output = runExample('resnet-fashion-mnist', ['2', '3000']);
+    expect(output).to.contain('Total params: 701,178');
+    expect(Number(/test accuracy (\d\.\d+)/.exec(output)?.[1])).to.be.above(0.75);
   });
 });

@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 
 import { Dataset, loadSafetensors, Module, NumericArray, saveSafetensors, TensorData, Trainer } from '../src';
-import { ResNet18 } from './models/resnet';
+import { ResNet18 } from '../examples/models/resnet';
 import { UNet } from './models/unet';
 
 const fixtures = path.join(__dirname, '..', '..', 'test', 'fixtures', 'modules');
@@ -42,7 +42,7 @@ function expectStateClose(actual: Tensors, expected: Tensors, what: string): voi
 }
 
 const models = [
-  { name: 'resnet18', build: (): Module => new ResNet18(8, 10), batchSize: 4 },
+  { name: 'resnet18', build: (): Module => new ResNet18({ width: 8, numClasses: 10 }), batchSize: 4 },
   { name: 'unet', build: (): Module => new UNet(3, 2, 8), batchSize: 2 },
 ];
 

@@ -1,6 +1,8 @@
 // ResNet-18 (torchvision's layout, CIFAR stem: a 3x3 first conv and no max pool)
 // written as TypeScript modules, line for line the Python class of
-// scripts/make-module-fixtures.py: same names, same construction order, same init.
+// scripts/make-module-fixtures.py: same names, same construction order, same
+// init, so a state dict moves between the two. test/modules-golden.test.ts
+// checks it against PyTorch; examples/resnet-fashion-mnist.ts trains it.
 import { F, Layer, nn, Sequential, Tensor } from '../../src';
 
 export class BasicBlock extends nn.Module {
@@ -38,9 +40,9 @@ export class ResNet18 extends nn.Module {
   layer4: Sequential;
   fc: Layer;
 
-  constructor(width = 64, numClasses = 10) {
+  constructor({ inChannels = 3, width = 64, numClasses = 10 }: { inChannels?: number; width?: number; numClasses?: number } = {}) {
     super();
-    this.conv1 = nn.conv2d(3, width, 3, { padding: 1, bias: false });
+    this.conv1 = nn.conv2d(inChannels, width, 3, { padding: 1, bias: false });
     this.bn1 = nn.batchNorm2d(width);
     const stage = (inPlanes: number, planes: number, stride: number) =>
       nn.sequential(new BasicBlock(inPlanes, planes, stride), new BasicBlock(planes, planes));
