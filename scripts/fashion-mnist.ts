@@ -3,7 +3,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 
-import { Dataset, IdxOptions, nn, SequentialSpec } from '../src';
+import { Dataset, F, IdxOptions, nn, SequentialSpec, Tensor } from '../src';
 
 export const dataDir = process.env.FASHION_MNIST_DIR ?? '/usr/share/datasets/fashion-mnist';
 
@@ -28,6 +28,20 @@ export async function loadFashionMnist(options: IdxOptions = {}): Promise<{ trai
 }
 
 /** Two conv blocks and a dense head: 0.91 test accuracy in 4 epochs. */
+/** demoCnn written as a TypeScript module: the same layers built in the same order (so the same seeded weights), a forward of F.* calls. */
+export class DemoCnn extends nn.Module {
+  conv1 = nn.conv2d(1, 32, 3, { padding: 1 });
+  conv2 = nn.conv2d(32, 64, 3, { padding: 1 });
+  fc1 = nn.linear(64 * 7 * 7, 128);
+  fc2 = nn.linear(128, 10);
+
+  forward(x: Tensor): Tensor {
+    x = F.maxPool2d(F.relu(this.conv1.forward(x)), 2);
+    x = F.maxPool2d(F.relu(this.conv2.forward(x)), 2);
+    return this.fc2.forward(F.dropout(F.relu(this.fc1.forward(x.flatten(1))), 0.25));
+  }
+}
+
 export function demoCnn(): SequentialSpec {
   return nn.sequential(
     nn.conv2d(1, 32, 3, { padding: 1 }), nn.relu(), nn.maxPool2d(2),

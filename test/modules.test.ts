@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-import { F, Layer, Model, Module, nn, Parameter, Tensor, torch, Trainer } from '../src';
+import { Callback, F, Layer, Model, Module, nn, Parameter, Tensor, torch, Trainer } from '../src';
 import { blobDataset, errorOf, makeBlobs, rejectionOf } from './helpers';
 
 /** y = x Wᵀ + b with its own parameters, initialised as torch.nn.Linear does. */
@@ -102,6 +102,32 @@ describe('models written as TypeScript modules', () => {
     const trainer = new Trainer({ model: new Reshaping(), loss: 'cross_entropy', optimizer: 'sgd', config: { ...config, batchSize: 30, numEpochs: 1 } });
     const history = await trainer.fit(blobDataset(64));
     expect(history.epochs).to.have.length(1);
+  });
+
+  it('resumes from a checkpoint to bit-identical weights (dropout, BatchNorm buffers, shuffling)', async () => {
+    class Noisy extends nn.Module {
+      fc1 = nn.linear(4, 16);
+      bn = nn.batchNorm1d(16);
+      fc2 = nn.linear(16, 2);
+      forward(x: Tensor): Tensor {
+        return this.fc2.forward(F.dropout(F.relu(this.bn.forward(this.fc1.forward(x))), 0.3));
+      }
+    }
+    const outputDir = fs.mkdtempSync(path.join(os.tmpdir(), 'firebrand-module-resume-'));
+    const make = (extra: object, callbacks: Callback[] = []) =>
+      new Trainer({ model: new Noisy(), loss: 'cross_entropy', optimizer: { name: 'adamw', lr: 0.01 }, config: { ...config, ...extra }, callbacks });
+    try {
+      const whole = make({});
+      await whole.fit(blobDataset(96));
+      const stopped = make({ outputDir, saveEvery: 4 }, [{ onLog: (logs, trainer) => { if (logs.globalStep >= 10) trainer.stopTraining = true; } }]);
+      await stopped.fit(blobDataset(96));
+      const resumed = make({ outputDir, resumeFromCheckpoint: true });
+      await resumed.fit(blobDataset(96));
+      const [expected, actual] = [await whole.stateDict(), await resumed.stateDict()];
+      for (const name of Object.keys(expected)) expect(Array.from(actual[name].data as Float32Array), name).to.deep.equal(Array.from(expected[name].data as Float32Array));
+    } finally {
+      fs.rmSync(outputDir, { recursive: true, force: true });
+    }
   });
 
   describe('errors', () => {

@@ -2,19 +2,23 @@
 // the public TypeScript API with the default config (progress lines and
 // onLog reports every 50 steps, one loader thread, shuffling) apart from the
 // thread count. Prints one JSON line.
-//   node dist/scripts/bench/firebrand-loop.js <tiny|mlp|cnn|transformer> <steps> <threads> [transformer.pt]
+// For the models written as TypeScript modules (cnn-module, resnet) it also
+// reports the trace and the whole set-up (trace, build, first-batch check).
+//   node dist/scripts/bench/firebrand-loop.js <tiny|mlp|cnn|cnn-module|resnet|transformer> <steps> <threads> [transformer.pt]
 import { performance } from 'node:perf_hooks';
 
-import { ArrayDtype, Dataset, LossName, ModelSpec, nn, OptimizerSpec, Trainer } from '../../src';
-import { demoCnn } from '../fashion-mnist';
+import { ResNet18 } from '../../examples/models/resnet';
+import { ArrayDtype, Dataset, LossName, ModelLike, nn, OptimizerSpec, Trainer } from '../../src';
+import { resolveModelSpec } from '../../src/nn/layer-schemas';
+import { DemoCnn, demoCnn } from '../fashion-mnist';
 
 // Batches per epoch: the Python and C++ loops cycle 16 pre-cut batches and have no epochs; firebrand's
 // epochs are kept as long as a real dataset's would be (its per-epoch set-up is not per-step cost),
 // except where 16 already make an epoch of several seconds.
-const BATCHES: Record<string, number> = { tiny: 256, mlp: 64, cnn: 16, transformer: 16 };
+const BATCHES: Record<string, number> = { tiny: 256, mlp: 64, cnn: 16, 'cnn-module': 16, resnet: 16, transformer: 16 };
 
 interface Workload {
-  model: ModelSpec;
+  model: ModelLike;
   loss: LossName;
   optimizer: OptimizerSpec;
   batchSize: number;
@@ -60,14 +64,25 @@ function workload(name: string, scriptPath: string | undefined): Workload {
         data: fields({ dtype: 'float32', shape: [samples, 784], value: uniform(3) }, { dtype: 'int64', shape: [samples], value: classes }),
       };
     }
-    case 'cnn': {
+    case 'cnn':
+    case 'cnn-module': {
       const samples = batches * 64;
       return {
-        model: demoCnn(),
+        model: name === 'cnn' ? demoCnn() : new DemoCnn(),
         loss: 'cross_entropy',
         optimizer: { name: 'adamw', lr: 1e-3 },
         batchSize: 64,
         data: fields({ dtype: 'float32', shape: [samples, 1, 28, 28], value: uniform(4) }, { dtype: 'int64', shape: [samples], value: classes }),
+      };
+    }
+    case 'resnet': {
+      const samples = batches * 32;
+      return {
+        model: new ResNet18({ inChannels: 3, width: 16, numClasses: 10 }),
+        loss: 'cross_entropy',
+        optimizer: { name: 'adamw', lr: 1e-3 },
+        batchSize: 32,
+        data: fields({ dtype: 'float32', shape: [samples, 3, 32, 32], value: uniform(5) }, { dtype: 'int64', shape: [samples], value: classes }),
       };
     }
     case 'transformer': {
@@ -90,8 +105,14 @@ async function main(): Promise<void> {
   const [name, stepsText, threadsText, scriptPath] = process.argv.slice(2);
   const steps = Number(stepsText);
   const { model, loss, optimizer, batchSize, data } = workload(name, scriptPath);
+  // A module model is traced (nn.sequential of layers is not: C++ runs its layers in order).
+  const traced = performance.now();
+  const traceSeconds = resolveModelSpec(model).type === 'graph' ? (performance.now() - traced) / 1000 : undefined;
   const trainer = new Trainer({ model, loss, optimizer, config: { batchSize, numThreads: Number(threadsText), seed: 0 } });
-  // The first fit sets up and takes one step: the time to a first step, from process start.
+  const settingUp = performance.now();
+  await trainer.setup();
+  const setupSeconds = (performance.now() - settingUp) / 1000;
+  // The first fit takes one step: the time to a first step, from process start.
   await trainer.fit(data.slice(0, batchSize), { numEpochs: 1 });
   const firstStepSeconds = performance.now() / 1000;
   const started = performance.now();
@@ -99,7 +120,7 @@ async function main(): Promise<void> {
   const seconds = (performance.now() - started) / 1000;
   const trained = history.epochs.reduce((sum, epoch) => sum + epoch.steps, 0);
   const peakRssMb = process.resourceUsage().maxRSS / 1024;
-  console.log(JSON.stringify({ stepsPerSecond: trained / seconds, firstStepSeconds, peakRssMb, loss: history.epochs.at(-1)?.loss }));
+  console.log(JSON.stringify({ stepsPerSecond: trained / seconds, firstStepSeconds, peakRssMb, traceSeconds, setupSeconds, loss: history.epochs.at(-1)?.loss }));
 }
 
 main().catch((error: unknown) => {

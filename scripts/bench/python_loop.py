@@ -2,14 +2,18 @@
 """The plain PyTorch side of `npm run bench`: the bench workloads trained by an
 eager loop (batches pre-cut in memory, the loss read back every 50 steps as a
 logging loop would). Prints one JSON line.
-  python3 python_loop.py <tiny|mlp|cnn|transformer> <steps> <threads>
+  python3 python_loop.py <tiny|mlp|cnn|cnn-module|resnet|transformer> <steps> <threads>
+  (cnn-module is the cnn: firebrand writes it as a TypeScript module; resnet is the ResNet-18 of
+  scripts/make-module-fixtures.py at width 16)
   python3 python_loop.py export-transformer <path.pt>   (the TorchScript model all three sides train)
 """
 import time
 
 STARTED = time.perf_counter()
 
+import importlib.util  # noqa: E402
 import json  # noqa: E402
+import pathlib  # noqa: E402
 import resource  # noqa: E402
 import sys  # noqa: E402
 
@@ -41,12 +45,18 @@ def workload(name):
     if name == "mlp":
         model = nn.Sequential(nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 256), nn.ReLU(), nn.Linear(256, 10))
         return model, torch.optim.Adam(model.parameters(), lr=1e-3), cross_entropy, torch.randn(BATCHES, 128, 784), torch.randint(10, (BATCHES, 128))
-    if name == "cnn":
+    if name in ("cnn", "cnn-module"):
         model = nn.Sequential(
             nn.Conv2d(1, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
             nn.Conv2d(32, 64, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
             nn.Flatten(), nn.Linear(64 * 7 * 7, 128), nn.ReLU(), nn.Dropout(0.25), nn.Linear(128, 10))
         return model, torch.optim.AdamW(model.parameters(), lr=1e-3), cross_entropy, torch.randn(BATCHES, 64, 1, 28, 28), torch.randint(10, (BATCHES, 64))
+    if name == "resnet":
+        spec = importlib.util.spec_from_file_location("fixtures", pathlib.Path(__file__).resolve().parent.parent / "make-module-fixtures.py")
+        fixtures = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(fixtures)
+        model = fixtures.ResNet18(width=16, num_classes=10)
+        return model, torch.optim.AdamW(model.parameters(), lr=1e-3), cross_entropy, torch.randn(BATCHES, 32, 3, 32, 32), torch.randint(10, (BATCHES, 32))
     if name == "transformer":
         model = TinyTransformer()
         return model, torch.optim.AdamW(model.parameters(), lr=1e-3), cross_entropy, torch.randint(1000, (BATCHES, 32, 64)), torch.randint(10, (BATCHES, 32))

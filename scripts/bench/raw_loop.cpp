@@ -2,7 +2,9 @@
 // libtorch C++ loop (no framework): batches pre-cut in memory, forward, loss,
 // backward, optimizer step, and the loss read back every 50 steps as a
 // logging loop would. Prints one JSON line.
-//   raw_loop <tiny|mlp|cnn|transformer> <steps> <threads> [transformer.pt]
+//   raw_loop <tiny|mlp|cnn|cnn-module|resnet|transformer> <steps> <threads> [transformer.pt]
+// (cnn-module is the cnn; resnet is torchvision's ResNet-18 layout with a CIFAR
+// stem at width 16, written with torch::nn as a C++ user would.)
 #include <sys/resource.h>
 #include <torch/script.h>
 #include <torch/torch.h>
@@ -33,6 +35,61 @@ void useModule(Workload& workload, Module module) {
   workload.train = [module](bool on) mutable { module->train(on); };
 }
 
+using torch::nn::BatchNorm2d;
+using torch::nn::Conv2d;
+using torch::nn::Conv2dOptions;
+
+struct BasicBlockImpl : torch::nn::Module {
+  BasicBlockImpl(int64_t in, int64_t planes, int64_t stride)
+      : conv1(register_module("conv1", Conv2d(Conv2dOptions(in, planes, 3).stride(stride).padding(1).bias(false)))),
+        bn1(register_module("bn1", BatchNorm2d(planes))),
+        conv2(register_module("conv2", Conv2d(Conv2dOptions(planes, planes, 3).padding(1).bias(false)))),
+        bn2(register_module("bn2", BatchNorm2d(planes))) {
+    if (stride != 1 || in != planes) {
+      downsample = register_module("downsample", torch::nn::Sequential(Conv2d(Conv2dOptions(in, planes, 1).stride(stride).bias(false)), BatchNorm2d(planes)));
+    }
+  }
+  at::Tensor forward(const at::Tensor& x) {
+    at::Tensor out = torch::relu(bn1(conv1(x)));
+    out = bn2(conv2(out));
+    return torch::relu(out + (downsample.is_empty() ? x : downsample->forward(x)));
+  }
+  Conv2d conv1;
+  BatchNorm2d bn1;
+  Conv2d conv2;
+  BatchNorm2d bn2;
+  torch::nn::Sequential downsample{nullptr};
+};
+TORCH_MODULE(BasicBlock);
+
+struct ResNet18Impl : torch::nn::Module {
+  explicit ResNet18Impl(int64_t width)
+      : conv1(register_module("conv1", Conv2d(Conv2dOptions(3, width, 3).padding(1).bias(false)))),
+        bn1(register_module("bn1", BatchNorm2d(width))) {
+    int64_t planes = width;
+    for (int64_t stage = 0; stage < 4; ++stage) {
+      const int64_t out = width << stage;
+      stages.push_back(register_module("layer" + std::to_string(stage + 1),
+                                        torch::nn::Sequential(BasicBlock(planes, out, stage == 0 ? 1 : 2), BasicBlock(out, out, 1))));
+      planes = out;
+    }
+    fc = register_module("fc", torch::nn::Linear(planes, 10));
+    for (auto& module : modules(/*include_self=*/false)) {
+      if (auto* conv = module->as<torch::nn::Conv2dImpl>()) torch::nn::init::kaiming_normal_(conv->weight, 0, torch::kFanOut, torch::kReLU);
+    }
+  }
+  at::Tensor forward(at::Tensor x) {
+    x = torch::relu(bn1(conv1(x)));
+    for (auto& stage : stages) x = stage->forward(x);
+    return fc(torch::adaptive_avg_pool2d(x, {1, 1}).flatten(1));
+  }
+  Conv2d conv1;
+  BatchNorm2d bn1;
+  std::vector<torch::nn::Sequential> stages;
+  torch::nn::Linear fc{nullptr};
+};
+TORCH_MODULE(ResNet18);
+
 Workload makeWorkload(const std::string& name, const std::string& scriptPath) {
   constexpr int64_t kBatches = 16;
   Workload workload;
@@ -52,7 +109,13 @@ Workload makeWorkload(const std::string& name, const std::string& scriptPath) {
     workload.loss = crossEntropy;
     workload.inputs = torch::randn({kBatches, 128, 784});
     workload.targets = torch::randint(10, {kBatches, 128});
-  } else if (name == "cnn") {
+  } else if (name == "resnet") {
+    useModule(workload, ResNet18(16));
+    workload.optimizer = std::make_unique<torch::optim::AdamW>(workload.parameters, torch::optim::AdamWOptions(1e-3));
+    workload.loss = crossEntropy;
+    workload.inputs = torch::randn({kBatches, 32, 3, 32, 32});
+    workload.targets = torch::randint(10, {kBatches, 32});
+  } else if (name == "cnn" || name == "cnn-module") {
     useModule(workload, torch::nn::Sequential(
                             torch::nn::Conv2d(torch::nn::Conv2dOptions(1, 32, 3).padding(1)), torch::nn::ReLU(),
                             torch::nn::MaxPool2d(2), torch::nn::Conv2d(torch::nn::Conv2dOptions(32, 64, 3).padding(1)),

@@ -13,13 +13,16 @@ import { benchSources, buildRawLoop, check, exportTransformer, PYTHON, repo } fr
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
 const THREADS = Number(process.env.BENCH_THREADS ?? 1);
-const STEPS: Record<string, number> = { tiny: 10000, mlp: 300, cnn: 60, transformer: 30 };
-const WORKLOADS = (process.env.BENCH_WORKLOADS ?? 'tiny,mlp,cnn,transformer').split(',');
+const STEPS: Record<string, number> = { tiny: 10000, mlp: 300, cnn: 60, 'cnn-module': 60, resnet: 30, transformer: 30 };
+const WORKLOADS = (process.env.BENCH_WORKLOADS ?? 'tiny,mlp,cnn,cnn-module,resnet,transformer').split(',');
 
 interface Sample {
   stepsPerSecond: number;
   firstStepSeconds: number;
   peakRssMb: number;
+  /** firebrand, models written as TypeScript modules: tracing forward, and the whole set-up. */
+  traceSeconds?: number;
+  setupSeconds?: number;
 }
 
 function lastJsonLineText(output: string): string {
@@ -97,6 +100,14 @@ function main(): void {
     const [low, high] = row.firebrandOverRawRange;
     console.log(
       `${name.padEnd(12)} ${cell(row.firebrand)} ${cell(row.python)} ${cell(row.raw)} ${row.firebrandOverRaw.toFixed(2).padStart(6)} ${`${low.toFixed(2)}-${high.toFixed(2)}`.padStart(14)} ${row.firebrandOverPython.toFixed(2).padStart(6)}`,
+    );
+  }
+  for (const name of WORKLOADS) {
+    const samples = results[name].firebrand;
+    if (samples[0].traceSeconds === undefined) continue;
+    const ms = (values: number[]) => `${(1000 * median(values)).toFixed(1)} ms`;
+    console.log(
+      `${name}: TypeScript module traced in ${ms(samples.map((sample) => sample.traceSeconds as number))}, set up (trace, build, first-batch check) in ${ms(samples.map((sample) => sample.setupSeconds as number))}`,
     );
   }
   const health = JSON.parse(
