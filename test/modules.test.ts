@@ -2,11 +2,13 @@
 // buffers of their own, shared weights, traced control flow, errors that name
 // the module path, op, shapes and source line, saving and loading.
 import { expect } from 'chai';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
 import { Callback, F, Layer, Model, Module, nn, Parameter, Tensor, torch, Trainer } from '../src';
+import { ResNet18 } from '../examples/models/resnet';
 import { blobDataset, errorOf, makeBlobs, rejectionOf } from './helpers';
 
 /** y = x Wᵀ + b with its own parameters, initialised as torch.nn.Linear does. */
@@ -127,6 +129,73 @@ describe('models written as TypeScript modules', () => {
       for (const name of Object.keys(expected)) expect(Array.from(actual[name].data as Float32Array), name).to.deep.equal(Array.from(expected[name].data as Float32Array));
     } finally {
       fs.rmSync(outputDir, { recursive: true, force: true });
+    }
+  });
+
+  describe('TorchScript export', () => {
+    /** Many ops in one forward: chunk, views of traced sizes, max over a dim, where, arange, cat, layerNorm, dropout. */
+    class OpsZoo extends nn.Module {
+      fc = nn.linear(4, 8);
+      head = nn.linear(8, 2);
+      forward(x: Tensor): Tensor {
+        const [a, b] = this.fc.forward(x).chunk(2, 1);
+        let y = a.mul(b.sigmoid()).add(F.gelu(a, 'tanh'), 0.5);
+        const batch = x.size(0);
+        y = y.view(batch, 2, 2).transpose(1, 2).reshape(batch, -1);
+        const [top] = y.max(1, true);
+        y = torch.where(y.gt(0), y, y.mul(0.1)).sub(top.mul(0.01));
+        y = y.clamp(-3, 3).add(torch.arange(4, { dtype: 'float32' }).mul(0.01));
+        y = F.dropout(torch.cat([y, F.layerNorm(y, [4])], 1), 0.1);
+        return this.head.forward(y.logSoftmax(1).exp());
+      }
+    }
+    const probe = makeBlobs(6).inputs;
+    const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'firebrand-module-export-'));
+    after(() => fs.rmSync(folder, { recursive: true, force: true }));
+
+    for (const [name, build, shape, input] of [
+      ['a module using many ops', () => new OpsZoo(), [6, 4], probe],
+      ['a residual MLP calling one block twice', () => new ResidualMlp(2), [6, 4], probe],
+      ['ResNet-18 (BatchNorm)', () => new ResNet18({ width: 4, numClasses: 3 }), [2, 3, 8, 8], Float32Array.from({ length: 384 }, (_, i) => Math.sin(i))],
+    ] as const) {
+      it(`exports ${name} that torch.jit.load runs to the same outputs`, async () => {
+        const trainer = trainerFor(build());
+        if (shape.length === 2) await trainer.fit(blobDataset(64));
+        const file = path.join(folder, `${name.replace(/\W+/g, '-')}.pt`);
+        await trainer.exportTorchScript(file);
+        const expected = await trainer.predict(input, [...shape]);
+        const reloaded = new Trainer({ model: nn.torchScript(file), loss: 'cross_entropy', optimizer: 'sgd', config });
+        expect(reloaded.parameterCount).to.equal(trainer.parameterCount);
+        const actual = await reloaded.predict(input, [...shape]);
+        expect(Array.from(actual.data)).to.deep.equal(Array.from(expected.data));
+      });
+    }
+  });
+
+  it("exports a ResNet-18 that Python's torch.jit.load runs to the same outputs", async function () {
+    const python = process.env.BENCH_PYTHON ?? '/usr/bin/python3';
+    if (spawnSync(python, ['-c', 'import torch'], { encoding: 'utf8' }).status !== 0) {
+      console.log(`      skipped: ${python} has no torch module (apt-get install python3-torch)`);
+      this.skip();
+    }
+    const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'firebrand-module-python-'));
+    try {
+      const trainer = trainerFor(new ResNet18({ width: 4, numClasses: 3 }));
+      const input = Float32Array.from({ length: 384 }, (_, i) => Math.sin(i));
+      await trainer.exportTorchScript(path.join(folder, 'model.pt'));
+      const expected = await trainer.predict(input, [2, 3, 8, 8]);
+      fs.writeFileSync(path.join(folder, 'input.json'), JSON.stringify(Array.from(input)));
+      const script = `import json, sys, torch
+m = torch.jit.load(sys.argv[1] + '/model.pt')
+m.eval()
+x = torch.tensor(json.load(open(sys.argv[1] + '/input.json'))).reshape(2, 3, 8, 8)
+print(json.dumps(m(x).flatten().tolist()))`;
+      const result = spawnSync(python, ['-c', script, folder], { encoding: 'utf8' });
+      expect(result.status, result.stderr).to.equal(0);
+      const actual = JSON.parse(result.stdout) as number[];
+      actual.forEach((value, i) => expect(value).to.be.closeTo(expected.data[i] as number, 1e-6));
+    } finally {
+      fs.rmSync(folder, { recursive: true, force: true });
     }
   });
 

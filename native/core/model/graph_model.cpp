@@ -4,13 +4,30 @@
 
 #include "core/errors.h"
 #include "core/model/eval_mode_scope.h"
+#include "core/model/torchscript_export.h"
 
 namespace firebrand {
 
 GraphModel::GraphModel(const std::string& description) : GraphModel(parseGraphModel(description)) {}
 
+namespace {
+
+void collectLayers(const ModuleSpec& spec, const std::string& path, std::map<std::string, LayerSpec>& layers) {
+  if (spec.layer) layers[path] = *spec.layer;
+  for (const auto& [name, child] : spec.children) collectLayers(child, path.empty() ? name : path + "." + name, layers);
+}
+
+std::map<std::string, LayerSpec> layersOf(const ModuleSpec& spec) {
+  std::map<std::string, LayerSpec> layers;
+  collectLayers(spec, "", layers);
+  return layers;
+}
+
+}  // namespace
+
 GraphModel::GraphModel(GraphModelSpec spec)
-    : tree_(buildModuleTree(spec.modules, spec.construction)),
+    : layerSpecs_(layersOf(spec.modules)),
+      tree_(buildModuleTree(spec.modules, spec.construction)),
       program_(std::make_unique<GraphProgram>(std::move(spec.graph), tree_)) {
   if (program_->inputs().size() != 1) {
     throw InvalidArgument("model: forward takes " + std::to_string(program_->inputs().size()) +
@@ -35,8 +52,6 @@ void GraphModel::moveTo(const c10::Device& device) {
   device_ = device;
 }
 
-void GraphModel::saveTorchScript(const std::string&) const {
-  throw InvalidState("exportTorchScript: a model written as TypeScript modules cannot be exported as TorchScript yet");
-}
+void GraphModel::saveTorchScript(const std::string& path) const { exportGraph(*this, path); }
 
 }  // namespace firebrand

@@ -1,6 +1,7 @@
 // A model written as TypeScript modules (src/nn/module): the module tree
 // with PyTorch's names, and the traced forward run in C++ at every step.
 #pragma once
+#include <map>
 #include <memory>
 #include <string>
 
@@ -27,9 +28,15 @@ class GraphModel : public Model {
   // eval mode without autograd: what summary() shows.
   std::vector<std::optional<std::vector<int64_t>>> nodeShapes(const at::Tensor& input);
 
+  const GraphSpec& graph() const { return program_->graph(); }
+  const ModuleTree& tree() const { return tree_; }
+  // Each built-in layer's spec by module path (for TorchScript export).
+  const std::map<std::string, LayerSpec>& layerSpecs() const { return layerSpecs_; }
+
  private:
   GraphModel(GraphModelSpec spec);
 
+  std::map<std::string, LayerSpec> layerSpecs_;
   ModuleTree tree_;
   std::unique_ptr<GraphProgram> program_;
   c10::Device device_ = c10::kCPU;

@@ -1,4 +1,4 @@
-// Writes a sequential model as a TorchScript module: its parameters and
+// Writes a model firebrand built as a TorchScript module: its parameters and
 // buffers (named like "l0_weight" for "0.weight") and a forward() made of
 // aten ops, so torch.jit.load runs it in Python or C++ without firebrand.
 #pragma once
@@ -7,7 +7,10 @@
 namespace firebrand {
 
 class SequentialModel;
+class GraphModel;
 
 void exportSequential(const SequentialModel& model, const std::string& path);
+// Each node of the traced forward becomes one statement.
+void exportGraph(const GraphModel& model, const std::string& path);
 
 }  // namespace firebrand

@@ -22,6 +22,7 @@ class GraphProgram {
   std::vector<c10::IValue> values(const std::vector<at::Tensor>& inputs, bool training, c10::Device device) const;
 
   const std::vector<std::string>& inputs() const { return graph_.inputs; }
+  const GraphSpec& graph() const { return graph_; }
 
  private:
   OpRun compileNode(size_t index, ModuleTree& tree);

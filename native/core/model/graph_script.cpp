@@ -1,0 +1,194 @@
+#include "core/model/graph_script.h"
+
+#include <functional>
+#include <unordered_map>
+
+#include "core/errors.h"
+
+namespace firebrand {
+namespace {
+
+std::string quoted(const std::string& text) {
+  std::string out = "'";
+  for (const char c : text) {
+    if (c == '\'' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "'";
+}
+
+// A JSON argument as a TorchScript expression: {"v": k} is node k's variable.
+std::string literal(const JsonValue& value) {
+  if (const auto* object = value.object()) return "v" + std::to_string(*object->at("v").integer());
+  if (const auto* list = value.array()) {
+    std::string out = "[";
+    for (size_t i = 0; i < list->size(); ++i) out += (i ? ", " : "") + literal((*list)[i]);
+    return out + "]";
+  }
+  if (const auto* integer = value.integer()) return std::to_string(*integer);
+  if (const auto* number = std::get_if<double>(&value.value)) return scriptNumber(*number);
+  if (const auto* flag = std::get_if<bool>(&value.value)) return scriptBool(*flag);
+  if (const auto* text = value.string()) return quoted(*text);
+  return "None";
+}
+
+// A dims argument given as one integer or a list: always a list.
+std::string dims(const JsonValue& value) { return value.array() ? literal(value) : "[" + literal(value) + "]"; }
+
+// A number where the op takes a float: an integral JSON number gets its ".0".
+std::string real(const JsonValue& value) {
+  if (const auto* integer = value.integer()) return scriptNumber(static_cast<double>(*integer));
+  return literal(value);
+}
+
+// TorchScript compiled from source without Python has no torch.float32: a dtype is its ScalarType number.
+std::string dtype(const JsonValue& value) { return std::to_string(static_cast<int>(dtypeNamed(*value.string(), "exportTorchScript"))); }
+
+using Args = std::vector<std::string>;
+using Renderer = std::function<std::string(const GraphNode&, const Args&)>;
+
+std::string call(const std::string& function, const Args& args) {
+  std::string out = function + "(";
+  for (size_t i = 0; i < args.size(); ++i) out += (i ? ", " : "") + args[i];
+  return out + ")";
+}
+
+Renderer function(const std::string& name) {
+  return [name](const GraphNode&, const Args& a) { return call(name, a); };
+}
+
+bool isNull(const GraphNode& node, size_t i) { return std::holds_alternative<std::nullptr_t>(node.args.at(i).value); }
+
+const std::unordered_map<std::string, Renderer>& renderers() {
+  static const std::unordered_map<std::string, Renderer> table = {
+      {"size", [](const GraphNode&, const Args& a) { return a[0] + ".size(" + a[1] + ")"; }},
+      {"intAdd", [](const GraphNode&, const Args& a) { return a[0] + " + " + a[1]; }},
+      {"intSub", [](const GraphNode&, const Args& a) { return a[0] + " - " + a[1]; }},
+      {"intMul", [](const GraphNode&, const Args& a) { return a[0] + " * " + a[1]; }},
+      {"intFloorDiv", [](const GraphNode&, const Args& a) { return a[0] + " // " + a[1]; }},
+      {"listItem", [](const GraphNode&, const Args& a) { return a[0] + "[" + a[1] + "]"; }},
+      {"add", [](const GraphNode&, const Args& a) { return "torch.add(" + a[0] + ", " + a[1] + ", alpha=" + a[2] + ")"; }},
+      {"sub", [](const GraphNode&, const Args& a) { return "torch.sub(" + a[0] + ", " + a[1] + ", alpha=" + a[2] + ")"; }},
+      {"mul", function("torch.mul")},
+      {"pow", function("torch.pow")},
+      {"div", [](const GraphNode&, const Args& a) { return "torch.div(" + a[0] + ", " + a[1] + ", rounding_mode=" + a[2] + ")"; }},
+      {"neg", function("torch.neg")},
+      {"matmul", function("torch.matmul")},
+      {"bmm", function("torch.bmm")},
+      {"sum", [](const GraphNode& n, const Args& a) { return isNull(n, 1) ? "torch.sum(" + a[0] + ")" : "torch.sum(" + a[0] + ", " + dims(n.args[1]) + ", " + a[2] + ")"; }},
+      {"mean", [](const GraphNode& n, const Args& a) { return isNull(n, 1) ? "torch.mean(" + a[0] + ")" : "torch.mean(" + a[0] + ", " + dims(n.args[1]) + ", " + a[2] + ")"; }},
+      {"amax", [](const GraphNode& n, const Args& a) { return "torch.amax(" + a[0] + ", " + dims(n.args[1]) + ", " + a[2] + ")"; }},
+      {"amin", [](const GraphNode& n, const Args& a) { return "torch.amin(" + a[0] + ", " + dims(n.args[1]) + ", " + a[2] + ")"; }},
+      {"maxAll", function("torch.max")},
+      {"minAll", function("torch.min")},
+      {"maxDim", function("torch.max")},
+      {"minDim", function("torch.min")},
+      {"argmax", function("torch.argmax")},
+      {"argmin", function("torch.argmin")},
+      {"logsumexp", [](const GraphNode& n, const Args& a) { return "torch.logsumexp(" + a[0] + ", " + dims(n.args[1]) + ", " + a[2] + ")"; }},
+      {"var", [](const GraphNode& n, const Args& a) { return "torch.var(" + a[0] + ", " + (isNull(n, 1) ? "None" : dims(n.args[1])) + ", correction=" + a[2] + ", keepdim=" + a[3] + ")"; }},
+      {"std", [](const GraphNode& n, const Args& a) { return "torch.std(" + a[0] + ", " + (isNull(n, 1) ? "None" : dims(n.args[1])) + ", correction=" + a[2] + ", keepdim=" + a[3] + ")"; }},
+      {"reshape", [](const GraphNode&, const Args& a) { return a[0] + ".reshape(" + a[1] + ")"; }},
+      {"view", [](const GraphNode&, const Args& a) { return a[0] + ".view(" + a[1] + ")"; }},
+      {"flatten", function("torch.flatten")},
+      {"unflatten", [](const GraphNode& n, const Args& a) { return a[0] + ".unflatten(" + a[1] + ", " + dims(n.args[2]) + ")"; }},
+      {"permute", [](const GraphNode&, const Args& a) { return a[0] + ".permute(" + a[1] + ")"; }},
+      {"transpose", function("torch.transpose")},
+      {"unsqueeze", function("torch.unsqueeze")},
+      {"squeeze", [](const GraphNode& n, const Args& a) { return isNull(n, 1) ? "torch.squeeze(" + a[0] + ")" : "torch.squeeze(" + a[0] + ", " + a[1] + ")"; }},
+      {"expand", [](const GraphNode&, const Args& a) { return a[0] + ".expand(" + a[1] + ")"; }},
+      {"expandAs", [](const GraphNode&, const Args& a) { return a[0] + ".expand_as(" + a[1] + ")"; }},
+      {"repeat", [](const GraphNode&, const Args& a) { return a[0] + ".repeat(" + a[1] + ")"; }},
+      {"contiguous", [](const GraphNode&, const Args& a) { return a[0] + ".contiguous()"; }},
+      {"splitWithSizes", function("torch.split_with_sizes")},
+      {"chunk", function("torch.chunk")},
+      {"narrow", function("torch.narrow")},
+      {"slice", function("torch.ops.aten.slice")},
+      {"select", function("torch.select")},
+      {"indexSelect", function("torch.index_select")},
+      {"gather", function("torch.gather")},
+      {"exp", function("torch.exp")},
+      {"log", function("torch.log")},
+      {"sqrt", function("torch.sqrt")},
+      {"rsqrt", function("torch.rsqrt")},
+      {"abs", function("torch.abs")},
+      {"sin", function("torch.sin")},
+      {"cos", function("torch.cos")},
+      {"relu", function("torch.relu")},
+      {"sigmoid", function("torch.sigmoid")},
+      {"tanh", function("torch.tanh")},
+      {"silu", function("torch.silu")},
+      {"mish", function("torch.mish")},
+      {"hardswish", function("torch.hardswish")},
+      {"logicalNot", function("torch.logical_not")},
+      {"detach", [](const GraphNode&, const Args& a) { return a[0] + ".detach()"; }},
+      {"clamp", [](const GraphNode& n, const Args& a) { return "torch.clamp(" + a[0] + ", " + (isNull(n, 1) ? a[1] : real(n.args[1])) + ", " + (isNull(n, 2) ? a[2] : real(n.args[2])) + ")"; }},
+      {"maskedFill", function("torch.masked_fill")},
+      {"tril", function("torch.tril")},
+      {"triu", function("torch.triu")},
+      {"softmax", function("torch.softmax")},
+      {"logSoftmax", function("torch.log_softmax")},
+      {"dropout", [](const GraphNode& n, const Args& a) { return "torch.dropout(" + a[0] + ", " + real(n.args[1]) + ", self.training)"; }},
+      {"gelu", [](const GraphNode&, const Args& a) { return "torch.gelu(" + a[0] + ", approximate=" + a[1] + ")"; }},
+      {"leakyRelu", [](const GraphNode& n, const Args& a) { return "torch.leaky_relu(" + a[0] + ", " + real(n.args[1]) + ")"; }},
+      {"elu", [](const GraphNode& n, const Args& a) { return "torch.elu(" + a[0] + ", " + real(n.args[1]) + ")"; }},
+      {"softplus", [](const GraphNode& n, const Args& a) { return "torch.softplus(" + a[0] + ", " + real(n.args[1]) + ", " + real(n.args[2]) + ")"; }},
+      {"eq", function("torch.eq")},
+      {"ne", function("torch.ne")},
+      {"lt", function("torch.lt")},
+      {"le", function("torch.le")},
+      {"gt", function("torch.gt")},
+      {"ge", function("torch.ge")},
+      {"toDtype", [](const GraphNode& n, const Args& a) { return a[0] + ".to(" + dtype(n.args[1]) + ")"; }},
+      {"linear", function("torch.linear")},
+      {"layerNorm", [](const GraphNode& n, const Args& a) { return "torch.layer_norm(" + a[0] + ", " + dims(n.args[1]) + ", " + a[2] + ", " + a[3] + ", " + real(n.args[4]) + ")"; }},
+      {"groupNorm", [](const GraphNode& n, const Args& a) { return "torch.group_norm(" + a[0] + ", " + a[1] + ", " + a[2] + ", " + a[3] + ", " + real(n.args[4]) + ")"; }},
+      {"conv2d", function("torch.conv2d")},
+      {"maxPool2d", function("torch.max_pool2d")},
+      {"avgPool2d", function("torch.avg_pool2d")},
+      {"adaptiveAvgPool2d", function("torch.adaptive_avg_pool2d")},
+      {"interpolate2d", [](const GraphNode& n, const Args& a) {
+         return scriptInterpolate(a[0], a[1], isNull(n, 2) ? a[2] : real(n.args[2]), *n.args[3].string() == "nearest", a[4]);
+       }},
+      {"constantPad", function("torch.constant_pad_nd")},
+      {"embedding", function("torch.embedding")},
+      {"cat", function("torch.cat")},
+      {"stack", function("torch.stack")},
+      {"where", function("torch.where")},
+      {"arange", [](const GraphNode& n, const Args& a) {
+         return "torch.arange(" + a[0] + ", " + a[1] + ", " + a[2] + ", dtype=" + dtype(n.args[3]) + ", device=input.device)";
+       }},
+      {"fullLike", function("torch.full_like")},
+      {"full", [](const GraphNode& n, const Args& a) { return "torch.full(" + a[0] + ", " + a[1] + ", dtype=" + dtype(n.args[2]) + ", device=input.device)"; }},
+  };
+  return table;
+}
+
+}  // namespace
+
+std::string graphScript(const GraphSpec& graph, const ModuleTree& tree, const std::map<std::string, LayerSpec>& layers,
+                        const ScriptWriter& writer) {
+  std::string source = "def forward(self, input):\n";
+  for (size_t index = 0; index < graph.nodes.size(); ++index) {
+    const GraphNode& node = graph.nodes[index];
+    const std::string variable = "v" + std::to_string(index);
+    if (node.op == "input") {
+      source += "    " + variable + " = input\n";
+    } else if (node.op == "state") {
+      source += "    " + variable + " = " + writer.tensor(*node.args.at(0).string()) + "\n";
+    } else if (node.op == "layer") {
+      const std::string& path = *node.args.at(0).string();
+      source += "    x = " + literal(node.args.at(1)) + "\n";
+      source += "    " + variable + " = " + writer.layer(layers.at(path), tree.layers.at(path).built.module, path) + "\n";
+    } else {
+      const auto it = renderers().find(node.op);
+      if (it == renderers().end()) throw InvalidState("exportTorchScript: no TorchScript form for op '" + node.op + "'");
+      Args args;
+      for (const auto& arg : node.args) args.push_back(literal(arg));
+      source += "    " + variable + " = " + it->second(node, args) + "\n";
+    }
+  }
+  return source + "    return v" + std::to_string(graph.outputs.at(0)) + "\n";
+}
+
+}  // namespace firebrand

@@ -1,0 +1,42 @@
+// What TorchScript exports share: a torch::jit::Module holding a torch::nn
+// module tree's parameters and buffers as attributes ("l0_weight" for
+// "0.weight"), TorchScript literals, and each built-in layer's expression as
+// aten ops, so torch.jit.load runs the result in Python or C++ without firebrand.
+#pragma once
+#include <torch/csrc/jit/api/module.h>
+#include <torch/nn/module.h>
+#include <torch/nn/modules/container/any.h>
+
+#include <string>
+#include <vector>
+
+#include "core/nn/layer_spec.h"
+
+namespace firebrand {
+
+std::string scriptNumber(double value);
+std::string scriptBool(bool value);
+std::string scriptList(const std::vector<int64_t>& values);
+// F.interpolate of `input` ([N, C, H, W]) as aten ops: to `size` (a list expression) or by `scale`
+// (a float expression; the size is then floor(H * scale), floor(W * scale)).
+std::string scriptInterpolate(const std::string& input, const std::string& size, const std::string& scale, bool nearest,
+                              const std::string& alignCorners);
+
+class ScriptWriter {
+ public:
+  // Registers every parameter and buffer of `root` (copied to the CPU) on the module it writes.
+  ScriptWriter(const torch::nn::Module& root, const std::string& className);
+
+  // "self.<attribute>" for the state tensor `stateName`, or "None" when the model has none.
+  std::string tensor(const std::string& stateName) const;
+  // The layer at `path` (its tensors are "<path>.weight", ...) applied to the variable `x`.
+  std::string layer(const LayerSpec& spec, const torch::nn::AnyModule& module, const std::string& path) const;
+  // Defines `source` (its forward) and writes the module to `path`.
+  void save(const std::string& source, const std::string& path);
+
+ private:
+  const torch::nn::Module& root_;
+  torch::jit::Module out_;
+};
+
+}  // namespace firebrand
