@@ -1,16 +1,23 @@
 // Models written as TypeScript modules against the same models run by PyTorch
 // itself (scripts/make-module-fixtures.py): weights drawn from the same seed,
 // outputs, gradients, three AdamW steps and BatchNorm buffers, within 1e-5.
+// Models whose numbers depend on the version's kernels have a fixture per
+// libtorch version (test/fixtures/torch-<version>/modules/), used when present.
 import { expect } from 'chai';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-import { Dataset, loadSafetensors, Module, NumericArray, saveSafetensors, TensorData, Trainer } from '../src';
+import { Dataset, loadSafetensors, Module, NumericArray, runtimeInfo, saveSafetensors, TensorData, Trainer } from '../src';
 import { ResNet18 } from '../examples/models/resnet';
 import { UNet } from './models/unet';
 
-const fixtures = path.join(__dirname, '..', '..', 'test', 'fixtures', 'modules');
+const fixtures = path.join(__dirname, '..', '..', 'test', 'fixtures');
+const running = runtimeInfo().torchVersion.split('.').slice(0, 2).join('.');
+function fixtureOf(name: string): string {
+  const perVersion = path.join(fixtures, `torch-${running}`, 'modules', `${name}.safetensors`);
+  return fs.existsSync(perVersion) ? perVersion : path.join(fixtures, 'modules', `${name}.safetensors`);
+}
 
 type Tensors = Record<string, TensorData<NumericArray>>;
 
@@ -57,13 +64,13 @@ for (const { name, build, batchSize } of models) {
     let data: Dataset;
 
     before(async () => {
-      const contents = await loadSafetensors(path.join(fixtures, `${name}.safetensors`));
+      const contents = await loadSafetensors(fixtureOf(name));
       golden = contents.tensors;
       metadata = contents.metadata;
       folder = fs.mkdtempSync(path.join(os.tmpdir(), 'firebrand-modules-'));
       initialFile = path.join(folder, 'initial.safetensors');
       await saveSafetensors(initialFile, withPrefix(golden, 'initial.'));
-      data = await Dataset.fromSafetensors(path.join(fixtures, `${name}.safetensors`), { input: 'input', target: 'target' });
+      data = await Dataset.fromSafetensors(fixtureOf(name), { input: 'input', target: 'target' });
     });
     after(() => fs.rmSync(folder, { recursive: true, force: true }));
 
