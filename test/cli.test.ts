@@ -50,6 +50,33 @@ describe('command line', () => {
     expect(output.data[0]).to.be.closeTo(0.5, 0.2);
   });
 
+  it('trains a model written as TypeScript modules from a CommonJS file the run file names', async () => {
+    const folder = runFolder({ model: { type: 'module', path: 'model.js', export: 'Net', args: [8] } });
+    const firebrandIndex = path.join(__dirname, '..', 'src', 'index.js');
+    fs.writeFileSync(
+      path.join(folder, 'model.js'),
+      `const { F, nn } = require(${JSON.stringify(firebrandIndex)});
+class Net extends nn.Module {
+  constructor(hidden) { super(); this.fc1 = nn.linear(2, hidden); this.fc2 = nn.linear(hidden, 1); }
+  forward(x) { return this.fc2.forward(F.tanh(this.fc1.forward(x))); }
+}
+module.exports = { Net };
+`,
+    );
+    const result = firebrand(['train', 'run.json', '--set', 'numEpochs=4'], folder);
+    expect(result.status, result.stderr).to.equal(0);
+    expect(JSON.parse(result.stdout.trim().split('\n').at(-1) as string)).to.include({ epochs: 4 });
+    const model = await Model.load(path.join(folder, 'model'));
+    expect(model.parameterCount).to.equal(2 * 8 + 8 + 8 + 1);
+
+    fs.writeFileSync(path.join(folder, 'run.json'), JSON.stringify({ ...JSON.parse(fs.readFileSync(path.join(folder, 'run.json'), 'utf8')), model: { type: 'module', path: 'model.js', export: 'Nett' } }));
+    const wrong = firebrand(['train', 'run.json'], folder);
+    expect(wrong.status).to.equal(1);
+    expect(wrong.stderr).to.contain("model.export: ");
+    expect(wrong.stderr).to.contain("has no export 'Nett' (did you mean 'Net'?); it exports Net");
+    fs.rmSync(folder, { recursive: true, force: true });
+  });
+
   it('--help lists every config field with its default and what it accepts', () => {
     const result = firebrand(['train', '--help'], os.tmpdir());
     expect(result.status).to.equal(0);

@@ -11,7 +11,8 @@ import { Timer } from '../callbacks/timer';
 import { Dataset } from '../data/dataset';
 import type { TransformSpec } from '../data/transforms';
 import { firebrandError } from '../errors';
-import type { ModelSpec } from '../nn/layers';
+import type { ModelLike, ModelSpec } from '../nn/layers';
+import { Module } from '../nn/module/module';
 import type { Callback } from '../training/callbacks';
 import type { TrainerConfig } from '../training/config';
 import type { LossSpec, NamedOptimizer, OptimizerSpec, SchedulerSpec } from '../training/objectives';
@@ -28,9 +29,21 @@ export type DataSource = (
 /** A callback by its class name, with the options its constructor takes. */
 export type CallbackEntry = string | { name: string; options?: Record<string, unknown> };
 
+/**
+ * A model written as TypeScript modules, from a CommonJS file (compiled TypeScript): the export
+ * `export` (default: the module's default export) is a Module subclass, built with `args`, or a
+ * Module instance.
+ */
+export interface ModuleFileSpec {
+  type: 'module';
+  path: string;
+  export?: string;
+  args?: unknown[];
+}
+
 export interface RunFile {
-  /** A model spec (nn.sequential's JSON form), or { type: 'torchscript', path }. */
-  model: ModelSpec;
+  /** A model spec (nn.sequential's JSON form), { type: 'torchscript', path }, or { type: 'module', path, export, args }. */
+  model: ModelSpec | ModuleFileSpec;
   loss?: LossSpec | string;
   optimizer?: OptimizerSpec | string;
   optimizers?: NamedOptimizer[];
@@ -145,7 +158,27 @@ export function makeCallbacks(entries: CallbackEntry[] = []): Callback[] {
   });
 }
 
-/** The model spec with its TorchScript path resolved against the run file's folder. */
-export function resolveModel(model: ModelSpec, folder: string): ModelSpec {
-  return model.type === 'torchscript' ? { ...model, path: path.resolve(folder, model.path) } : model;
+/** The model, its file paths resolved against the run file's folder; a module file loaded and built. */
+export function resolveModel(model: ModelSpec | ModuleFileSpec, folder: string): ModelLike {
+  if (model.type === 'torchscript') return { ...model, path: path.resolve(folder, model.path) };
+  if (model.type !== 'module') return model;
+  const file = path.resolve(folder, model.path);
+  if (!fs.existsSync(file)) throw firebrandError('ERR_FIREBRAND_FILE', `model.path: ${file} does not exist`);
+  let exports: Record<string, unknown>;
+  try {
+    exports = require(file) as Record<string, unknown>;
+  } catch (error) {
+    throw firebrandError('ERR_FIREBRAND_FILE', `model.path: ${file} cannot be loaded as CommonJS (${(error as Error).message})`);
+  }
+  const name = model.export ?? 'default';
+  const value = exports[name];
+  if (value === undefined) {
+    const names = Object.keys(exports);
+    throw invalid(`model.export: ${file} has no export '${name}'${didYouMean(name, names)}; it exports ${names.join(', ') || 'nothing'}`);
+  }
+  if (value instanceof Module) return value;
+  if (typeof value === 'function' && value.prototype instanceof Module) {
+    return new (value as new (...args: unknown[]) => Module)(...(model.args ?? []));
+  }
+  throw invalid(`model.export: '${name}' of ${file} is not an nn.Module subclass or instance (is the file using another copy of firebrand?)`);
 }
