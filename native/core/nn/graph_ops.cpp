@@ -158,6 +158,19 @@ OpRun compare(const NodeArgs& a, at::Tensor (*withTensor)(const at::Tensor&, con
   return [=](GraphFrame& f) -> c10::IValue { return withScalar(T(f, x), other); };
 }
 
+// torch.cat / torch.stack of a list of tensors along dim.
+OpRun joined(const NodeArgs& a, bool stack) {
+  a.expectCount(2);
+  const auto xs = a.tensors(0);
+  const int64_t dim = a.integer(1).value;
+  return [=](GraphFrame& f) -> c10::IValue {
+    std::vector<at::Tensor> tensors;
+    tensors.reserve(xs.size());
+    for (const auto slot : xs) tensors.push_back(T(f, slot));
+    return stack ? at::stack(tensors, dim) : at::cat(tensors, dim);
+  };
+}
+
 at::Tensor whereOf(const at::Tensor& condition, const c10::IValue& x, const c10::IValue& y) {
   if (x.isTensor() && y.isTensor()) return at::where(condition, x.toTensor(), y.toTensor());
   if (x.isTensor()) return at::where(condition, x.toTensor(), y.toScalar());
@@ -440,26 +453,8 @@ const std::unordered_map<std::string, Builder>& table() {
        }},
       {"embedding", [](const NodeArgs& a) -> OpRun { a.expectCount(2); const int64_t w = a.tensor(0), ids = a.tensor(1); return [=](GraphFrame& f) -> c10::IValue { return at::embedding(T(f, w), T(f, ids)); }; }},
       // Building tensors.
-      {"cat", [](const NodeArgs& a) -> OpRun {
-         a.expectCount(2);
-         const auto xs = a.tensors(0);
-         const int64_t dim = a.integer(1).value;
-         return [=](GraphFrame& f) -> c10::IValue {
-           std::vector<at::Tensor> tensors;
-           for (const auto slot : xs) tensors.push_back(T(f, slot));
-           return at::cat(tensors, dim);
-         };
-       }},
-      {"stack", [](const NodeArgs& a) -> OpRun {
-         a.expectCount(2);
-         const auto xs = a.tensors(0);
-         const int64_t dim = a.integer(1).value;
-         return [=](GraphFrame& f) -> c10::IValue {
-           std::vector<at::Tensor> tensors;
-           for (const auto slot : xs) tensors.push_back(T(f, slot));
-           return at::stack(tensors, dim);
-         };
-       }},
+      {"cat", [](const NodeArgs& a) { return joined(a, false); }},
+      {"stack", [](const NodeArgs& a) { return joined(a, true); }},
       {"where", [](const NodeArgs& a) -> OpRun {
          a.expectCount(3);
          const int64_t condition = a.tensor(0);

@@ -55,32 +55,27 @@ BuiltLayer conv2d(ResolvedOptions& options) {
   return layer(conv, "[N, " + std::to_string(in) + ", H, W] (inChannels=" + std::to_string(in) + ")");
 }
 
-BuiltLayer maxPool2d(ResolvedOptions& options) {
-  const auto kernel = options.integers("kernelSize", 2);
-  const auto stride = options.integers("stride", 2);
-  const auto padding = options.integers("padding", 2);
-  const auto dilation = options.integers("dilation", 2);
+// Max and average pooling over N spatial dimensions (stride defaults to the kernel, in TypeScript).
+template <size_t N, typename Pool, typename Options>
+BuiltLayer maxPool(ResolvedOptions& options, const char* layout) {
+  const auto kernel = options.integers("kernelSize", N);
+  const auto stride = options.integers("stride", N);
+  const auto padding = options.integers("padding", N);
+  const auto dilation = options.integers("dilation", N);
   const bool ceilMode = options.flag("ceilMode");
-  return layer(torch::nn::MaxPool2d(torch::nn::MaxPool2dOptions(pair(kernel))
-                                        .stride(pair(stride))
-                                        .padding(pair(padding))
-                                        .dilation(pair(dilation))
-                                        .ceil_mode(ceilMode)),
-               "[N, C, H, W]");
+  return layer(Pool(Options(sizes<N>(kernel)).stride(sizes<N>(stride)).padding(sizes<N>(padding)).dilation(sizes<N>(dilation)).ceil_mode(ceilMode)),
+               layout);
 }
 
-BuiltLayer avgPool2d(ResolvedOptions& options) {
-  const auto kernel = options.integers("kernelSize", 2);
-  const auto stride = options.integers("stride", 2);
-  const auto padding = options.integers("padding", 2);
+template <size_t N, typename Pool, typename Options>
+BuiltLayer avgPool(ResolvedOptions& options, const char* layout) {
+  const auto kernel = options.integers("kernelSize", N);
+  const auto stride = options.integers("stride", N);
+  const auto padding = options.integers("padding", N);
   const bool ceilMode = options.flag("ceilMode");
   const bool countIncludePad = options.flag("countIncludePad");
-  return layer(torch::nn::AvgPool2d(torch::nn::AvgPool2dOptions(pair(kernel))
-                                        .stride(pair(stride))
-                                        .padding(pair(padding))
-                                        .ceil_mode(ceilMode)
-                                        .count_include_pad(countIncludePad)),
-               "[N, C, H, W]");
+  return layer(Pool(Options(sizes<N>(kernel)).stride(sizes<N>(stride)).padding(sizes<N>(padding)).ceil_mode(ceilMode).count_include_pad(countIncludePad)),
+               layout);
 }
 
 template <typename BatchNorm, typename Options>
@@ -145,61 +140,39 @@ BuiltLayer embedding(ResolvedOptions& options) {
                    std::to_string(count) + ")");
 }
 
+// What conv1d/3d and the transposed convolutions share: conv2d's options, per spatial dimension.
+struct ConvArgs {
+  int64_t in, out, groups;
+  std::vector<int64_t> kernel, stride, padding, dilation;
+  bool bias;
+  std::string expected(const char* layout) const { return std::string(layout) + " with C=" + count(in) + " (inChannels=" + count(in) + ")"; }
+};
 
-// conv1d / conv3d: N spatial dimensions, the options of conv2d.
+ConvArgs convArgs(ResolvedOptions& options, size_t n) {
+  return {options.integer("inChannels"), options.integer("outChannels"), options.integer("groups"),
+          options.integers("kernelSize", n), options.integers("stride", n), options.integers("padding", n),
+          options.integers("dilation", n), options.flag("bias")};
+}
+
 template <size_t N, typename Conv, typename Options>
 BuiltLayer convNd(ResolvedOptions& options, const char* layout) {
-  const int64_t in = options.integer("inChannels");
-  const int64_t out = options.integer("outChannels");
-  const auto kernel = options.integers("kernelSize", N);
-  const auto stride = options.integers("stride", N);
-  const auto padding = options.integers("padding", N);
-  const auto dilation = options.integers("dilation", N);
-  const int64_t groups = options.integer("groups");
-  const bool bias = options.flag("bias");
-  return layer(Conv(Options(in, out, sizes<N>(kernel)).stride(sizes<N>(stride)).padding(sizes<N>(padding)).dilation(sizes<N>(dilation)).groups(groups).bias(bias)),
-               std::string(layout) + " with C=" + count(in) + " (inChannels=" + count(in) + ")");
+  const ConvArgs c = convArgs(options, N);
+  return layer(Conv(Options(c.in, c.out, sizes<N>(c.kernel)).stride(sizes<N>(c.stride)).padding(sizes<N>(c.padding)).dilation(sizes<N>(c.dilation)).groups(c.groups).bias(c.bias)),
+               c.expected(layout));
 }
 
 template <size_t N, typename Conv, typename Options>
 BuiltLayer convTransposeNd(ResolvedOptions& options, const char* layout) {
-  const int64_t in = options.integer("inChannels");
-  const int64_t out = options.integer("outChannels");
-  const auto kernel = options.integers("kernelSize", N);
-  const auto stride = options.integers("stride", N);
-  const auto padding = options.integers("padding", N);
+  const ConvArgs c = convArgs(options, N);
   const auto outputPadding = options.integers("outputPadding", N);
-  const int64_t groups = options.integer("groups");
-  const bool bias = options.flag("bias");
-  const auto dilation = options.integers("dilation", N);
-  return layer(Conv(Options(in, out, sizes<N>(kernel))
-                        .stride(sizes<N>(stride))
-                        .padding(sizes<N>(padding))
+  return layer(Conv(Options(c.in, c.out, sizes<N>(c.kernel))
+                        .stride(sizes<N>(c.stride))
+                        .padding(sizes<N>(c.padding))
                         .output_padding(sizes<N>(outputPadding))
-                        .groups(groups)
-                        .bias(bias)
-                        .dilation(sizes<N>(dilation))),
-               std::string(layout) + " with C=" + count(in) + " (inChannels=" + count(in) + ")");
-}
-
-BuiltLayer maxPool1d(ResolvedOptions& options) {
-  const auto kernel = options.integers("kernelSize", 1);
-  const auto stride = options.integers("stride", 1);
-  const auto padding = options.integers("padding", 1);
-  const auto dilation = options.integers("dilation", 1);
-  const bool ceilMode = options.flag("ceilMode");
-  return layer(torch::nn::MaxPool1d(torch::nn::MaxPool1dOptions(sizes<1>(kernel)).stride(sizes<1>(stride)).padding(sizes<1>(padding)).dilation(sizes<1>(dilation)).ceil_mode(ceilMode)),
-               "[N, C, L]");
-}
-
-BuiltLayer avgPool1d(ResolvedOptions& options) {
-  const auto kernel = options.integers("kernelSize", 1);
-  const auto stride = options.integers("stride", 1);
-  const auto padding = options.integers("padding", 1);
-  const bool ceilMode = options.flag("ceilMode");
-  const bool countIncludePad = options.flag("countIncludePad");
-  return layer(torch::nn::AvgPool1d(torch::nn::AvgPool1dOptions(sizes<1>(kernel)).stride(sizes<1>(stride)).padding(sizes<1>(padding)).ceil_mode(ceilMode).count_include_pad(countIncludePad)),
-               "[N, C, L]");
+                        .groups(c.groups)
+                        .bias(c.bias)
+                        .dilation(sizes<N>(c.dilation))),
+               c.expected(layout));
 }
 
 template <size_t N, typename Pool, typename Options>
@@ -336,8 +309,8 @@ const std::map<std::string, Builder>& builders() {
   static const std::map<std::string, Builder> table = {
       {"linear", linear},
       {"conv2d", conv2d},
-      {"maxPool2d", maxPool2d},
-      {"avgPool2d", avgPool2d},
+      {"maxPool2d", [](ResolvedOptions& o) { return maxPool<2, torch::nn::MaxPool2d, torch::nn::MaxPool2dOptions>(o, "[N, C, H, W]"); }},
+      {"avgPool2d", [](ResolvedOptions& o) { return avgPool<2, torch::nn::AvgPool2d, torch::nn::AvgPool2dOptions>(o, "[N, C, H, W]"); }},
       {"batchNorm1d",
        [](ResolvedOptions& o) {
          return batchNorm<torch::nn::BatchNorm1d, torch::nn::BatchNorm1dOptions>(o, "[N, C] or [N, C, L]");
@@ -360,8 +333,8 @@ const std::map<std::string, Builder>& builders() {
       {"conv3d", [](ResolvedOptions& o) { return convNd<3, torch::nn::Conv3d, torch::nn::Conv3dOptions>(o, "[N, C, D, H, W]"); }},
       {"convTranspose1d", [](ResolvedOptions& o) { return convTransposeNd<1, torch::nn::ConvTranspose1d, torch::nn::ConvTranspose1dOptions>(o, "[N, C, L]"); }},
       {"convTranspose2d", [](ResolvedOptions& o) { return convTransposeNd<2, torch::nn::ConvTranspose2d, torch::nn::ConvTranspose2dOptions>(o, "[N, C, H, W]"); }},
-      {"maxPool1d", maxPool1d},
-      {"avgPool1d", avgPool1d},
+      {"maxPool1d", [](ResolvedOptions& o) { return maxPool<1, torch::nn::MaxPool1d, torch::nn::MaxPool1dOptions>(o, "[N, C, L]"); }},
+      {"avgPool1d", [](ResolvedOptions& o) { return avgPool<1, torch::nn::AvgPool1d, torch::nn::AvgPool1dOptions>(o, "[N, C, L]"); }},
       {"adaptiveAvgPool1d", [](ResolvedOptions& o) { return adaptivePool<1, torch::nn::AdaptiveAvgPool1d, torch::nn::AdaptiveAvgPool1dOptions>(o, "[N, C, L]"); }},
       {"adaptiveAvgPool2d", [](ResolvedOptions& o) { return adaptivePool<2, torch::nn::AdaptiveAvgPool2d, torch::nn::AdaptiveAvgPool2dOptions>(o, "[N, C, H, W]"); }},
       {"adaptiveMaxPool2d", [](ResolvedOptions& o) { return adaptivePool<2, torch::nn::AdaptiveMaxPool2d, torch::nn::AdaptiveMaxPool2dOptions>(o, "[N, C, H, W]"); }},
