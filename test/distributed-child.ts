@@ -4,21 +4,32 @@
 // weights, or the error that ended it. Modes (argv[2]):
 //   train            train; argv[3] (optional) is an outputDir to checkpoint and log
 //                    in (with a progress bar), argv[4] (optional) maxSteps
+//   train-module     train the same MLP written as a TypeScript module (BlobMlp)
 //   die-at-step-5    rank 1 exits at step 5; the others must fail, not hang
 //   hang-at-step-5   rank 1 stops answering at step 5; the others must time out
-import { BatchResult, Callback, Trainer } from '../src';
+import { BatchResult, Callback, F, nn, Tensor, Trainer } from '../src';
 import { blobDataset, blobTrainer } from './helpers';
+
+/** The blob MLP written as a TypeScript module: its forward is a traced graph. */
+export class BlobMlp extends nn.Module {
+  fc1 = nn.linear(4, 16);
+  fc2 = nn.linear(16, 2);
+  forward(x: Tensor): Tensor {
+    return this.fc2.forward(F.relu(this.fc1.forward(x)));
+  }
+}
 
 /**
  * The run all ranks (and the single-process reference in the test) make, with `batchSize` per rank:
  * gradients accumulated over 2 micro-batches (all-reduced on the second only) and clipped to norm 0.5
  * (which must see the averaged gradients) before each SGD step.
  */
-export function distributedTrainer(batchSize: number, config: Record<string, unknown> = {}, callbacks: Callback[] = []): Trainer {
+export function distributedTrainer(batchSize: number, config: Record<string, unknown> = {}, callbacks: Callback[] = [], module = false): Trainer {
   const run = { numEpochs: 3, batchSize, gradientAccumulationSteps: 2, maxGradNorm: 0.5, seed: 7, numWorkers: 0 };
   return blobTrainer({ ...run, distributed: { timeout: 20 }, ...config }, {
     optimizer: { name: 'sgd', lr: 0.05 },
     callbacks,
+    ...(module ? { model: new BlobMlp() } : {}),
   });
 }
 
@@ -40,7 +51,7 @@ async function main(): Promise<void> {
     });
   }
   if (process.argv[4] !== undefined) config.maxSteps = Number(process.argv[4]);
-  if (mode !== 'train') config.distributed = { timeout: 3 };
+  if (mode !== 'train' && mode !== 'train-module') config.distributed = { timeout: 3 };
   const faulty: Callback = {
     async postTrainBatch({ globalStep }: BatchResult) {
       if (globalStep !== 5) return;
@@ -48,7 +59,8 @@ async function main(): Promise<void> {
       await new Promise((resolve) => setTimeout(resolve, 60_000));
     },
   };
-  const trainer = distributedTrainer(8, config, mode !== 'train' && rank === 1 ? [faulty] : []);
+  const faults = mode !== 'train' && mode !== 'train-module' && rank === 1 ? [faulty] : [];
+  const trainer = distributedTrainer(8, config, faults, mode === 'train-module');
   const started = Date.now();
   try {
     const history = await trainer.fit(trainData(), { evalData: evalData() });

@@ -86,8 +86,8 @@ function maxAbsDifference(a: Record<string, number[]>, b: Record<string, number[
 }
 
 /** One process training on the global batch (2 ranks x 8 samples per micro-batch). */
-async function singleProcessRun(): Promise<{ history: RankReport['history']; weights: Record<string, number[]> }> {
-  const trainer = distributedTrainer(16);
+async function singleProcessRun(module = false): Promise<{ history: RankReport['history']; weights: Record<string, number[]> }> {
+  const trainer = distributedTrainer(16, {}, [], module);
   const history = await trainer.fit(trainData(), { evalData: evalData() });
   const state = await trainer.stateDict();
   const weights = Object.fromEntries(Object.entries(state).map(([name, tensor]) => [name, Array.from(tensor.data as Float32Array)]));
@@ -126,6 +126,12 @@ describe('distributed data parallel (2 ranks, Gloo on 127.0.0.1)', function () {
     const result = runLaunch(await freePort(), ['--nproc-per-node', '2']);
     expect(result.status, result.stderr).to.equal(0);
     expectSameAsSingleProcess(reports(result.stdout), single);
+  });
+
+  it('trains a model written as TypeScript modules on 2 ranks to the weights of one process', async () => {
+    const result = runLaunch(await freePort(), ['--nproc-per-node', '2'], ['train-module']);
+    expect(result.status, result.stderr).to.equal(0);
+    expectSameAsSingleProcess(reports(result.stdout), await singleProcessRun(true));
   });
 
   it('runs across two launchers with --nnodes 2 (one rank per node) the same way', async () => {

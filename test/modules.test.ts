@@ -106,6 +106,23 @@ describe('models written as TypeScript modules', () => {
     expect(history.epochs).to.have.length(1);
   });
 
+  it('trains with parameter groups by module path, bf16 autocast, accumulation and clipping', async () => {
+    const trainer = new Trainer({
+      model: new ResidualMlp(),
+      loss: 'cross_entropy',
+      // The head is frozen by a learning rate of 0 in its own group (found by its module path).
+      optimizer: { name: 'sgd', lr: 0.1, momentum: 0.9, paramGroups: [{ params: ['head.'], lr: 0 }] },
+      config: { ...config, mixedPrecision: 'bf16', gradientAccumulationSteps: 2, maxGradNorm: 1 },
+    });
+    const before = await trainer.stateDict();
+    const history = await trainer.fit(blobDataset(128));
+    expect(history.epochs.every((epoch) => Number.isFinite(epoch.loss))).to.equal(true);
+    expect(trainer.learningRates).to.deep.equal([0, 0.1]); // the head's group, then the rest
+    const after = await trainer.stateDict();
+    expect(Array.from(after['head.weight'].data as Float32Array)).to.deep.equal(Array.from(before['head.weight'].data as Float32Array));
+    expect(Array.from(after['inProj.weight'].data as Float32Array)).to.not.deep.equal(Array.from(before['inProj.weight'].data as Float32Array));
+  });
+
   it('resumes from a checkpoint to bit-identical weights (dropout, BatchNorm buffers, shuffling)', async () => {
     class Noisy extends nn.Module {
       fc1 = nn.linear(4, 16);
