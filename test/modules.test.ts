@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-import { Callback, F, Layer, Model, Module, nn, Parameter, Tensor, torch, Trainer } from '../src';
+import { Callback, Dataset, F, Layer, Model, Module, nn, Parameter, Tensor, torch, Trainer } from '../src';
 import { ResNet18 } from '../examples/models/resnet';
 import { blobDataset, errorOf, makeBlobs, rejectionOf } from './helpers';
 
@@ -104,6 +104,32 @@ describe('models written as TypeScript modules', () => {
     const trainer = new Trainer({ model: new Reshaping(), loss: 'cross_entropy', optimizer: 'sgd', config: { ...config, batchSize: 30, numEpochs: 1 } });
     const history = await trainer.fit(blobDataset(64));
     expect(history.epochs).to.have.length(1);
+  });
+
+  it('takes several dataset fields by name (inputFields), and says predict cannot feed them', async () => {
+    class Masked extends nn.Module {
+      fc = nn.linear(4, 2);
+      override inputFields(): string[] {
+        return ['input', 'keep'];
+      }
+      forward(x: Tensor, keep: Tensor): Tensor {
+        return this.fc.forward(x.mul(keep));
+      }
+    }
+    const { inputs, labels } = makeBlobs(64);
+    const keep = Float32Array.from({ length: 256 }, (_, i) => (i % 4 === 3 ? 0 : 1));
+    const data = Dataset.fromFields({
+      input: { data: inputs, shape: [64, 4] },
+      keep: { data: keep, shape: [64, 4] },
+      target: { data: labels, shape: [64] },
+    });
+    const trainer = trainerFor(new Masked());
+    const history = await trainer.fit(data);
+    expect(history.epochs[2].loss).to.be.below(history.epochs[0].loss);
+    const missing = await rejectionOf(trainerFor(new Masked()).fit(blobDataset(32)));
+    expect(missing.message).to.contain("batch: no field 'keep' (it has input, target)");
+    const predicted = await rejectionOf(trainer.predict(inputs, [64, 4]));
+    expect(predicted.message).to.contain("model: forward takes 2 inputs ('input', 'keep'), so it needs a batch of those fields");
   });
 
   it('trains with parameter groups by module path, bf16 autocast, accumulation and clipping', async () => {

@@ -3,6 +3,7 @@
 #include <ATen/core/grad_mode.h>
 
 #include "core/errors.h"
+#include "core/shape_text.h"
 #include "core/model/eval_mode_scope.h"
 #include "core/model/torchscript_export.h"
 
@@ -28,14 +29,34 @@ std::map<std::string, LayerSpec> layersOf(const ModuleSpec& spec) {
 GraphModel::GraphModel(GraphModelSpec spec)
     : layerSpecs_(layersOf(spec.modules)),
       tree_(buildModuleTree(spec.modules, spec.construction)),
-      program_(std::make_unique<GraphProgram>(std::move(spec.graph), tree_)) {
+      program_(std::make_unique<GraphProgram>(std::move(spec.graph), tree_)) {}
+
+at::Tensor GraphModel::forward(const at::Tensor& input) {
   if (program_->inputs().size() != 1) {
-    throw InvalidArgument("model: forward takes " + std::to_string(program_->inputs().size()) +
-                          " inputs; a model with several inputs is not supported yet (one input, the 'input' field)");
+    std::string names;
+    for (const auto& name : program_->inputs()) names += (names.empty() ? "'" : ", '") + name + "'";
+    throw InvalidArgument("model: forward takes " + std::to_string(program_->inputs().size()) + " inputs (" + names +
+                          "), so it needs a batch of those fields; one input tensor (predict) cannot feed it");
   }
+  return program_->run({input}, tree_.root->is_training(), device_);
 }
 
-at::Tensor GraphModel::forward(const at::Tensor& input) { return program_->run({input}, tree_.root->is_training(), device_); }
+at::Tensor GraphModel::forward(const Batch& batch) {
+  std::vector<at::Tensor> inputs;
+  inputs.reserve(program_->inputs().size());
+  for (const auto& name : program_->inputs()) inputs.push_back(batch.field(name));
+  return program_->run(inputs, tree_.root->is_training(), device_);
+}
+
+std::string GraphModel::describeInputs(const Batch& batch) const {
+  if (program_->inputs() == std::vector<std::string>{kInputField}) return Model::describeInputs(batch);
+  std::string text;
+  for (const auto& name : program_->inputs()) {
+    const at::Tensor& field = batch.field(name);
+    text += (text.empty() ? "" : ", ") + name + " " + shapeText(field.sizes().slice(1));
+  }
+  return "samples of " + text;
+}
 
 std::vector<std::optional<std::vector<int64_t>>> GraphModel::nodeShapes(const at::Tensor& input) {
   at::NoGradGuard noGrad;

@@ -17,6 +17,9 @@ class GraphModel : public Model {
   explicit GraphModel(const std::string& description);
 
   at::Tensor forward(const at::Tensor& input) override;
+  // The fields forward takes (Module.inputFields()), by name.
+  at::Tensor forward(const Batch& batch) override;
+  std::string describeInputs(const Batch& batch) const override;
   torch::OrderedDict<std::string, at::Tensor> namedParameters() const override { return tree_.root->named_parameters(); }
   torch::OrderedDict<std::string, at::Tensor> namedBuffers() const override { return tree_.root->named_buffers(); }
   void setTraining(bool training) override { tree_.root->train(training); }

@@ -1,6 +1,7 @@
 #include "core/model/model.h"
 
 #include "core/errors.h"
+#include "core/shape_text.h"
 
 namespace firebrand {
 
@@ -10,6 +11,10 @@ TensorDict Model::trainingStep(const TensorDict&) {
 
 TensorDict Model::validationStep(const TensorDict&) {
   throw InvalidState("this model defines no validation_step");
+}
+
+std::string Model::describeInputs(const Batch& batch) const {
+  return "samples of shape " + shapeText(batch.inputs().sizes().slice(1));
 }
 
 std::vector<at::Tensor> Model::parameters() const { return namedParameters().values(); }

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/data/batch.h"
 #include "core/tensor_dict.h"
 
 namespace firebrand {
@@ -19,6 +20,10 @@ class Model {
   virtual ~Model() = default;
 
   virtual at::Tensor forward(const at::Tensor& inputs) = 0;
+  // The output for a batch: forward of its "input" field, or of the fields a model takes by name.
+  virtual at::Tensor forward(const Batch& batch) { return forward(batch.inputs()); }
+  // A description of the batch's model inputs for errors: "samples of shape [4]".
+  virtual std::string describeInputs(const Batch& batch) const;
   virtual torch::OrderedDict<std::string, at::Tensor> namedParameters() const = 0;
   // Running statistics and other state that is not trained (BatchNorm's running_mean, ...).
   virtual torch::OrderedDict<std::string, at::Tensor> namedBuffers() const = 0;

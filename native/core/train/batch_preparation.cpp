@@ -65,10 +65,9 @@ void TrainingEngine::checkBatchFits(const Batch& batch) {
   sample = prepareBatch(std::move(sample));
   at::Tensor output;
   try {
-    output = model_->forward(sample.inputs());
+    output = model_->forward(sample);
   } catch (const ShapeMismatch& error) {
-    throw ShapeMismatch("dataset samples of shape " + shapeText(batch.inputs().sizes().slice(1)) +
-                        " do not fit the model: " + error.what());
+    throw ShapeMismatch("dataset " + model_->describeInputs(batch) + " do not fit the model: " + error.what());
   }
   if (loss_->takesClassIndices() && output.dim() >= 2) {
     classCount_ = output.size(1);

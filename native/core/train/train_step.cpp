@@ -24,7 +24,7 @@ TrainingEngine::StepValues TrainingEngine::runStep(const Batch& batch, bool trai
   if (!custom) {
     const LossFunction& loss = lossFunction(training ? "train" : "evaluate (or define validation_step)");
     StepValues values;
-    values.output = model_->forward(batch.inputs());
+    values.output = model_->forward(batch);
     values.loss = loss(values.output, batch.targets());
     return values;
   }
