@@ -183,8 +183,8 @@ export function resolveModelSpec(model: ModelLike): ModelSpec {
   if (typeof model !== 'object' || model === null) {
     throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', 'model must be an nn.Module, nn.sequential(...), nn.torchScript(path) or nn.script(...)');
   }
-  if (model instanceof Sequential && !model.namedChildren().every(([, child]) => child instanceof Layer)) return traceModule(model);
-  if (model instanceof Module && !(model instanceof Sequential)) return traceModule(model);
+  const layersOnly = model instanceof Sequential && model.namedChildren().every(([, child]) => child instanceof Layer);
+  if (model instanceof Module && !layersOnly) return traceModule(model);
   if (model.type !== 'sequential') return model;
   if (!Array.isArray(model.layers)) {
     throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', 'model.layers must be an array of layers (nn.linear(...), ...)');
