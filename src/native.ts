@@ -20,6 +20,9 @@ export interface TensorData<Data extends NumericArray = Float32Array> {
   shape: number[];
 }
 
+/** What predict returns: one tensor, or what a module's forward returned: an array or an object of tensors. */
+export type Prediction = TensorData | TensorData[] | { [name: string]: TensorData };
+
 export type OptionFields = Record<string, number | boolean | string | number[] | undefined>;
 
 export interface StepReport {
@@ -148,7 +151,7 @@ export interface ModelDescription {
 }
 
 export interface NativeModel {
-  predict(inputs: NumericArray, shape: number[], batchSize: number): Promise<TensorData>;
+  predict(inputs: NumericArray, shape: number[], batchSize: number): Promise<Prediction>;
   loadWeights(path: string, strict: boolean): Promise<{ missing: string[]; unexpected: string[] }>;
   readonly parameterCount: number;
   readonly device: string;
@@ -167,6 +170,7 @@ export interface NativeEngineSpec {
   mixedPrecision?: string;
   gradScaler: { enabled: boolean; initScale: number; growthFactor: number; backoffFactor: number; growthInterval: number };
   checkFiniteInputs?: boolean;
+  lossOutput?: string;
   device?: string;
   seed?: number;
 }
@@ -242,7 +246,7 @@ export interface NativeEngine {
   readonly learningRates: number[];
   /** Names of learningRates' entries: 'adamw', 'adamw/pg1', 'generator'. */
   readonly learningRateNames: string[];
-  predict(inputs: NumericArray, shape: number[], batchSize: number): Promise<TensorData>;
+  predict(inputs: NumericArray, shape: number[], batchSize: number): Promise<Prediction>;
   requestStop(): void;
   clearStop(): void;
   readonly modelDescription: ModelDescription;

@@ -283,4 +283,22 @@ Napi::Object fromTensor(Napi::Env env, const at::Tensor& source) {
   return result;
 }
 
+Napi::Value fromOutputs(Napi::Env env, const OutputLayout& layout, const std::vector<at::Tensor>& outputs) {
+  switch (layout.kind) {
+    case OutputLayout::Kind::Tensor:
+      return fromTensor(env, outputs.at(0));
+    case OutputLayout::Kind::Array: {
+      auto array = Napi::Array::New(env, outputs.size());
+      for (size_t i = 0; i < outputs.size(); ++i) array.Set(static_cast<uint32_t>(i), fromTensor(env, outputs[i]));
+      return array;
+    }
+    case OutputLayout::Kind::Object: {
+      auto object = Napi::Object::New(env);
+      for (size_t i = 0; i < outputs.size(); ++i) object.Set(layout.names.at(i), fromTensor(env, outputs[i]));
+      return object;
+    }
+  }
+  return env.Undefined();
+}
+
 }  // namespace firebrand::binding

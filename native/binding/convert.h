@@ -12,6 +12,7 @@
 #include "core/nn/layer_spec.h"
 #include "core/model/model_source.h"
 #include "core/options/option_value.h"
+#include "core/output_layout.h"
 #include "core/tensor_dict.h"
 
 namespace firebrand::binding {
@@ -38,6 +39,8 @@ at::Tensor toTensor(const Napi::Value& value, const std::vector<int64_t>& shape,
 TensorDict toTensorDict(const Napi::Value& value, const std::string& field);
 // { data: <TypedArray of the tensor's dtype>, shape: number[] }
 Napi::Object fromTensor(Napi::Env env, const at::Tensor& tensor);
+// A model's outputs as its forward returned them: one tensor, an array or an object of tensors.
+Napi::Value fromOutputs(Napi::Env env, const OutputLayout& layout, const std::vector<at::Tensor>& outputs);
 
 // A TypedArray over the memory of a contiguous CPU tensor of a TypedArray dtype:
 // no copy. The ArrayBuffer keeps the tensor's storage alive until it is collected.

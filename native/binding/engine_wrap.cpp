@@ -92,6 +92,7 @@ EngineSpec toEngineSpec(const Napi::Value& value) {
   spec.gradScaler = toGradScalerOptions(object.Get("gradScaler"));
   if (!object.Get("metrics").IsUndefined()) spec.metrics = toStrings(object.Get("metrics"), "config.metrics");
   if (!object.Get("device").IsUndefined()) spec.device = toString(object.Get("device"), "config.device");
+  if (!object.Get("lossOutput").IsUndefined()) spec.lossOutput = toString(object.Get("lossOutput"), "config.lossOutput");
   if (!object.Get("checkFiniteInputs").IsUndefined()) {
     spec.checkFiniteInputs = toBoolean(object.Get("checkFiniteInputs"), "config.checkFiniteInputs");
   }
@@ -228,8 +229,10 @@ Napi::Value EngineWrap::Predict(const Napi::CallbackInfo& info) {
     return startOnThread(
         env, thread_,
         [engine, inputs, batchSize]() -> PromiseWorker::Finish {
-          at::Tensor outputs = engine->predict(inputs, batchSize);
-          return [outputs](Napi::Env env) -> Napi::Value { return fromTensor(env, outputs); };
+          std::vector<at::Tensor> outputs = engine->predict(inputs, batchSize);
+          return [outputs, layout = engine->model().outputLayout()](Napi::Env env) -> Napi::Value {
+            return fromOutputs(env, layout, outputs);
+          };
         },
         OperationLock::keepAlive(Value()), /*betweenSteps=*/true);
   });

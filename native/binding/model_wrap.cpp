@@ -63,8 +63,10 @@ Napi::Value ModelWrap::Predict(const Napi::CallbackInfo& info) {
         env, thread_,
         [model, inputs, options]() -> PromiseWorker::Finish {
           useRequestedThreads();
-          at::Tensor outputs = predictInBatches(*model, inputs, options);
-          return [outputs](Napi::Env env) -> Napi::Value { return fromTensor(env, outputs); };
+          std::vector<at::Tensor> outputs = predictInBatches(*model, inputs, options);
+          return [outputs, layout = model->outputLayout()](Napi::Env env) -> Napi::Value {
+            return fromOutputs(env, layout, outputs);
+          };
         },
         OperationLock::keepAlive(Value()));
   });

@@ -2,7 +2,7 @@
 // worker thread, no loss or optimizer.
 import path from 'node:path';
 
-import { native, NativeModel, NumericArray, TensorData } from '../native';
+import { native, NativeModel, NumericArray, Prediction, TensorData } from '../native';
 import { resolveModelSpec } from '../nn/layer-schemas';
 import { readSavedModel, WEIGHTS_FILE } from './saved-model';
 
@@ -32,9 +32,12 @@ export class Model {
 
   /**
    * Outputs for `inputs` of the given full shape (samples first), in eval mode, as float32. Calls may
-   * overlap (a service's concurrent requests): they run one after another, in call order.
+   * overlap (a service's concurrent requests): they run one after another, in call order. A module
+   * whose forward returns several tensors gets them all, as it returned them (see Trainer.predict).
    */
-  async predict(inputs: NumericArray, shape: number[], options: { batchSize?: number } = {}): Promise<TensorData> {
+  async predict(inputs: NumericArray, shape: number[], options?: { batchSize?: number }): Promise<TensorData>;
+  async predict<Output extends Prediction>(inputs: NumericArray, shape: number[], options?: { batchSize?: number }): Promise<Output>;
+  async predict(inputs: NumericArray, shape: number[], options: { batchSize?: number } = {}): Promise<Prediction> {
     return this.native.predict(inputs, shape, options.batchSize ?? 256);
   }
 }

@@ -29,6 +29,7 @@ export const configSchema: Schema = {
   evalBatchSize: field(integer(1), (config: Resolved) => config.batchSize, [1], 'batchSize'),
   evalEvery: field(either(integer(1), oneOf('epoch')), 'epoch', [1, 'epoch']),
   checkFiniteInputs: field(boolean, false, [true]),
+  lossOutput: field(text, undefined, [], "forward's first output"),
   device: field(text, 'auto', ['cpu']),
   numThreads: field(integer(1), () => os.availableParallelism(), [1], 'the number of CPUs'),
   deterministic: field(boolean, false, [true]),

@@ -21,6 +21,11 @@ export interface TrainerConfig {
   evalBatchSize: number;
   /** Evaluate evalData after every epoch ('epoch'), or every this many optimizer steps as well. Default 'epoch'. */
   evalEvery: number | 'epoch';
+  /**
+   * For a module whose forward returns several tensors (an array or an object): the one the loss and
+   * metrics read, by key ('logits') or array index ('0'). Default: the first. predict returns them all.
+   */
+  lossOutput?: string;
   /** Check every floating batch field for NaN/Inf before the model sees it (costs one pass over the data). Default false. */
   checkFiniteInputs: boolean;
   /**

@@ -11,7 +11,7 @@ import { TORCHSCRIPT_FILE, WEIGHTS_FILE, writeSavedModel } from '../inference/sa
 import { builtInLoggers } from '../logging/built-in-loggers';
 import type { Logger } from '../logging/logger';
 import { LoggingCallback } from '../logging/logging-callback';
-import { ModelDescription, native, NativeEngine, NumericArray, TensorData } from '../native';
+import { ModelDescription, native, NativeEngine, NumericArray, Prediction, TensorData } from '../native';
 import { resolveModelSpec } from '../nn/layer-schemas';
 import type { ModelLike, ModelSpec } from '../nn/layers';
 import { Module } from '../nn/module/module';
@@ -134,6 +134,7 @@ export class Trainer {
       mixedPrecision: this.config.mixedPrecision,
       gradScaler: { ...this.config.gradScaler },
       checkFiniteInputs: this.config.checkFiniteInputs,
+      lossOutput: this.config.lossOutput,
     });
     // Blocks (off the event loop) until every rank has joined; rank 0's weights win.
     if (this.place !== undefined) {
@@ -400,8 +401,12 @@ export class Trainer {
    * Model outputs for `inputs` of the given full shape (samples first), in eval mode, without gradients.
    * Calls may overlap: they run one after another in call order. During fit they run from the current
    * weights between two optimizer steps, leaving the training run exactly as it would be without them.
+   * A module whose forward returns several tensors gets them all, as it returned them: name that shape,
+   * `predict<TensorData[]>(...)` or `predict<Record<'logits' | 'features', TensorData>>(...)`.
    */
-  async predict(inputs: NumericArray, shape: number[], options: { batchSize?: number } = {}): Promise<TensorData> {
+  async predict(inputs: NumericArray, shape: number[], options?: { batchSize?: number }): Promise<TensorData>;
+  async predict<Output extends Prediction>(inputs: NumericArray, shape: number[], options?: { batchSize?: number }): Promise<Output>;
+  async predict(inputs: NumericArray, shape: number[], options: { batchSize?: number } = {}): Promise<Prediction> {
     await this.setup();
     return this.engine.predict(inputs, shape, options.batchSize ?? this.config.evalBatchSize);
   }

@@ -13,7 +13,7 @@
 
 namespace firebrand {
 
-at::Tensor predictInBatches(Model& model, const at::Tensor& inputs, const PredictionOptions& options) {
+std::vector<at::Tensor> predictInBatches(Model& model, const at::Tensor& inputs, const PredictionOptions& options) {
   if (options.batchSize < 1) {
     throw InvalidArgument("batchSize must be a positive integer, got " + std::to_string(options.batchSize));
   }
@@ -24,23 +24,24 @@ at::Tensor predictInBatches(Model& model, const at::Tensor& inputs, const Predic
   const at::ScalarType modelDtype = parameters.empty() ? at::kFloat : parameters.front().scalar_type();
   torch::NoGradGuard noGrad;
   EvalModeScope evalMode(model);
-  std::vector<at::Tensor> outputs;
+  std::vector<std::vector<at::Tensor>> batches(model.outputLayout().names.size());
   for (int64_t start = 0; start < inputs.size(0); start += options.batchSize) {
     const int64_t length = std::min(options.batchSize, inputs.size(0) - start);
     try {
       const at::Tensor batch = inputs.narrow(0, start, length);
       AutocastScope autocast(options.device.type(), options.autocastDtype);
-      outputs.push_back(model
-                            .forward(batch.is_floating_point() ? batch.to(options.device, modelDtype)
-                                                               : batch.to(options.device))
-                            .to(at::kCPU));
+      const auto outputs =
+          model.forwardAll(batch.is_floating_point() ? batch.to(options.device, modelDtype) : batch.to(options.device));
+      for (size_t i = 0; i < outputs.size(); ++i) batches[i].push_back(outputs[i].to(at::kCPU));
     } catch (...) {
       rethrowWithContext("predict, samples " + std::to_string(start) + ".." + std::to_string(start + length - 1) +
                          " of inputs " + shapeText(inputs));
     }
   }
-  // Outputs reach JS as a Float32Array whatever the model computes in.
-  return at::cat(outputs).to(at::kFloat);
+  // Outputs reach JS as Float32Arrays whatever the model computes in.
+  std::vector<at::Tensor> outputs;
+  for (const auto& parts : batches) outputs.push_back(at::cat(parts).to(at::kFloat));
+  return outputs;
 }
 
 }  // namespace firebrand

@@ -5,6 +5,7 @@
 #include <c10/core/Device.h>
 
 #include <optional>
+#include <vector>
 
 #include "core/model/model.h"
 
@@ -16,8 +17,8 @@ struct PredictionOptions {
   int64_t batchSize = 256;
 };
 
-// Outputs for `inputs` (first dimension = samples) as float32 on the CPU.
-// Floating inputs are cast to the model's dtype; integer inputs (token ids) are kept.
-at::Tensor predictInBatches(Model& model, const at::Tensor& inputs, const PredictionOptions& options);
+// Every output (model.outputLayout() order) for `inputs` (first dimension = samples) as float32
+// on the CPU. Floating inputs are cast to the model's dtype; integer inputs (token ids) are kept.
+std::vector<at::Tensor> predictInBatches(Model& model, const at::Tensor& inputs, const PredictionOptions& options);
 
 }  // namespace firebrand

@@ -31,21 +31,27 @@ GraphModel::GraphModel(GraphModelSpec spec)
       tree_(buildModuleTree(spec.modules, spec.construction)),
       program_(std::make_unique<GraphProgram>(std::move(spec.graph), tree_)) {}
 
-at::Tensor GraphModel::forward(const at::Tensor& input) {
+std::vector<at::Tensor> GraphModel::singleInput(const at::Tensor& input) const {
   if (program_->inputs().size() != 1) {
     std::string names;
     for (const auto& name : program_->inputs()) names += (names.empty() ? "'" : ", '") + name + "'";
     throw InvalidArgument("model: forward takes " + std::to_string(program_->inputs().size()) + " inputs (" + names +
                           "), so it needs a batch of those fields; one input tensor (predict) cannot feed it");
   }
-  return program_->run({input}, tree_.root->is_training(), device_);
+  return {input};
+}
+
+at::Tensor GraphModel::forward(const at::Tensor& input) { return forwardAll(input)[selectedOutput_]; }
+
+std::vector<at::Tensor> GraphModel::forwardAll(const at::Tensor& input) {
+  return program_->run(singleInput(input), tree_.root->is_training(), device_);
 }
 
 at::Tensor GraphModel::forward(const Batch& batch) {
   std::vector<at::Tensor> inputs;
   inputs.reserve(program_->inputs().size());
   for (const auto& name : program_->inputs()) inputs.push_back(batch.field(name));
-  return program_->run(inputs, tree_.root->is_training(), device_);
+  return program_->run(inputs, tree_.root->is_training(), device_)[selectedOutput_];
 }
 
 std::string GraphModel::describeInputs(const Batch& batch) const {

@@ -19,6 +19,8 @@ class GraphModel : public Model {
   at::Tensor forward(const at::Tensor& input) override;
   // The fields forward takes (Module.inputFields()), by name.
   at::Tensor forward(const Batch& batch) override;
+  std::vector<at::Tensor> forwardAll(const at::Tensor& input) override;
+  const OutputLayout& outputLayout() const override { return program_->graph().returns; }
   std::string describeInputs(const Batch& batch) const override;
   torch::OrderedDict<std::string, at::Tensor> namedParameters() const override { return tree_.root->named_parameters(); }
   torch::OrderedDict<std::string, at::Tensor> namedBuffers() const override { return tree_.root->named_buffers(); }
@@ -38,6 +40,8 @@ class GraphModel : public Model {
 
  private:
   GraphModel(GraphModelSpec spec);
+  // The inputs of a model that takes one tensor (predict), or an error naming the fields it takes.
+  std::vector<at::Tensor> singleInput(const at::Tensor& input) const;
 
   std::map<std::string, LayerSpec> layerSpecs_;
   ModuleTree tree_;

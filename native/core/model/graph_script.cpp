@@ -164,6 +164,19 @@ const std::unordered_map<std::string, Renderer>& renderers() {
   return table;
 }
 
+// What forward returns: one tensor, a tuple (an array's outputs) or a Dict[str, Tensor].
+std::string returned(const GraphSpec& graph) {
+  const auto variable = [&](size_t i) { return "v" + std::to_string(graph.outputs.at(i)); };
+  if (graph.returns.kind == OutputLayout::Kind::Tensor) return variable(0);
+  const bool array = graph.returns.kind == OutputLayout::Kind::Array;
+  std::string out;
+  for (size_t i = 0; i < graph.outputs.size(); ++i) {
+    out += (i ? ", " : "") + (array ? "" : quoted(graph.returns.names[i]) + ": ") + variable(i);
+  }
+  if (array) return "(" + out + (graph.outputs.size() == 1 ? ",)" : ")");
+  return "{" + out + "}";
+}
+
 }  // namespace
 
 std::string graphScript(const GraphSpec& graph, const ModuleTree& tree, const std::map<std::string, LayerSpec>& layers,
@@ -188,7 +201,7 @@ std::string graphScript(const GraphSpec& graph, const ModuleTree& tree, const st
       source += "    " + variable + " = " + it->second(node, args) + "\n";
     }
   }
-  return source + "    return v" + std::to_string(graph.outputs.at(0)) + "\n";
+  return source + "    return " + returned(graph) + "\n";
 }
 
 }  // namespace firebrand

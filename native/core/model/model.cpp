@@ -1,5 +1,7 @@
 #include "core/model/model.h"
 
+#include <algorithm>
+
 #include "core/errors.h"
 #include "core/shape_text.h"
 
@@ -15,6 +17,25 @@ TensorDict Model::validationStep(const TensorDict&) {
 
 std::string Model::describeInputs(const Batch& batch) const {
   return "samples of shape " + shapeText(batch.inputs().sizes().slice(1));
+}
+
+const OutputLayout& Model::outputLayout() const {
+  static const OutputLayout kOneTensor;
+  return kOneTensor;
+}
+
+void Model::selectOutput(const std::string& name) {
+  const OutputLayout& layout = outputLayout();
+  if (layout.kind == OutputLayout::Kind::Tensor) {
+    throw InvalidArgument("config.lossOutput is '" + name + "', but the model's forward returns one tensor; lossOutput picks one of several outputs");
+  }
+  const auto it = std::find(layout.names.begin(), layout.names.end(), name);
+  if (it == layout.names.end()) {
+    std::string names;
+    for (const auto& known : layout.names) names += (names.empty() ? "'" : ", '") + known + "'";
+    throw InvalidArgument("config.lossOutput is '" + name + "', which the model's forward does not return; it returns " + names);
+  }
+  selectedOutput_ = static_cast<size_t>(it - layout.names.begin());
 }
 
 std::vector<at::Tensor> Model::parameters() const { return namedParameters().values(); }

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/data/batch.h"
+#include "core/output_layout.h"
 #include "core/tensor_dict.h"
 
 namespace firebrand {
@@ -19,9 +20,15 @@ class Model {
  public:
   virtual ~Model() = default;
 
+  // The output the loss and metrics read: with several outputs, the selected one (selectOutput).
   virtual at::Tensor forward(const at::Tensor& inputs) = 0;
   // The output for a batch: forward of its "input" field, or of the fields a model takes by name.
   virtual at::Tensor forward(const Batch& batch) { return forward(batch.inputs()); }
+  // Every output, in outputLayout() order (what predict returns).
+  virtual std::vector<at::Tensor> forwardAll(const at::Tensor& inputs) { return {forward(inputs)}; }
+  virtual const OutputLayout& outputLayout() const;
+  // Chooses, by name, which of several outputs forward() gives (config.lossOutput); the first by default.
+  void selectOutput(const std::string& name);
   // A description of the batch's model inputs for errors: "samples of shape [4]".
   virtual std::string describeInputs(const Batch& batch) const;
   virtual torch::OrderedDict<std::string, at::Tensor> namedParameters() const = 0;
@@ -40,6 +47,9 @@ class Model {
 
   std::vector<at::Tensor> parameters() const;
   int64_t parameterCount() const;
+
+ protected:
+  size_t selectedOutput_ = 0;  // into outputLayout().names
 };
 
 }  // namespace firebrand

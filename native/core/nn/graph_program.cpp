@@ -24,7 +24,6 @@ std::string valueText(const c10::IValue& value) {
 }  // namespace
 
 GraphProgram::GraphProgram(GraphSpec graph, ModuleTree& tree) : graph_(std::move(graph)) {
-  if (graph_.outputs.size() != 1) throw InvalidState("firebrand bug: a traced forward has one output");
   steps_.reserve(graph_.nodes.size());
   for (size_t index = 0; index < graph_.nodes.size(); ++index) {
     std::vector<int64_t> reads;
@@ -41,8 +40,9 @@ GraphProgram::GraphProgram(GraphSpec graph, ModuleTree& tree) : graph_(std::move
     if (slot < 0) throw InvalidState("firebrand bug: graph input '" + name + "' has no node");
     inputSlots_.push_back(slot);
   }
-  const int64_t output = graph_.outputs[0];
-  if (output < 0 || static_cast<size_t>(output) >= graph_.nodes.size()) throw InvalidState("firebrand bug: graph output out of range");
+  for (const int64_t output : graph_.outputs) {
+    if (output < 0 || static_cast<size_t>(output) >= graph_.nodes.size()) throw InvalidState("firebrand bug: graph output out of range");
+  }
 }
 
 OpRun GraphProgram::compileNode(size_t index, ModuleTree& tree) {
@@ -71,8 +71,12 @@ OpRun GraphProgram::compileNode(size_t index, ModuleTree& tree) {
   return run;
 }
 
-at::Tensor GraphProgram::run(const std::vector<at::Tensor>& inputs, bool training, c10::Device device) const {
-  return runFrame(inputs, training, device).values[graph_.outputs[0]].toTensor();
+std::vector<at::Tensor> GraphProgram::run(const std::vector<at::Tensor>& inputs, bool training, c10::Device device) const {
+  const GraphFrame frame = runFrame(inputs, training, device);
+  std::vector<at::Tensor> outputs;
+  outputs.reserve(graph_.outputs.size());
+  for (const int64_t output : graph_.outputs) outputs.push_back(frame.values[output].toTensor());
+  return outputs;
 }
 
 std::vector<c10::IValue> GraphProgram::values(const std::vector<at::Tensor>& inputs, bool training, c10::Device device) const {

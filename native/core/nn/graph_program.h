@@ -16,8 +16,8 @@ class GraphProgram {
  public:
   GraphProgram(GraphSpec graph, ModuleTree& tree);
 
-  // The output for `inputs` (one per graph input, in order).
-  at::Tensor run(const std::vector<at::Tensor>& inputs, bool training, c10::Device device) const;
+  // The outputs for `inputs` (one per graph input, in order), in graph().returns order.
+  std::vector<at::Tensor> run(const std::vector<at::Tensor>& inputs, bool training, c10::Device device) const;
   // Every node's value for `inputs` (model.summary() reads their shapes).
   std::vector<c10::IValue> values(const std::vector<at::Tensor>& inputs, bool training, c10::Device device) const;
 

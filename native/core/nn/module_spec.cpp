@@ -1,5 +1,8 @@
 #include "core/nn/module_spec.h"
 
+#include <algorithm>
+#include <iterator>
+
 #include "core/errors.h"
 
 namespace firebrand {
@@ -134,6 +137,20 @@ GraphSpec graphOf(const JsonValue& value) {
     graph.nodes.push_back(std::move(parsed));
   }
   graph.outputs = integersOf(member(object, "outputs", "graph"), "graph.outputs");
+  // Graphs saved before forward could return several outputs have neither field: one tensor.
+  if (const auto it = object.find("returns"); it != object.end()) {
+    static const std::pair<const char*, OutputLayout::Kind> kKinds[] = {
+        {"tensor", OutputLayout::Kind::Tensor}, {"array", OutputLayout::Kind::Array}, {"object", OutputLayout::Kind::Object}};
+    const std::string& returned = stringOf(it->second, "graph.returns");
+    const auto kind = std::find_if(std::begin(kKinds), std::end(kKinds), [&](const auto& entry) { return returned == entry.first; });
+    if (kind == std::end(kKinds)) throw InvalidState("firebrand bug: graph.returns is '" + returned + "'");
+    std::vector<std::string> names;
+    for (const auto& name : arrayOf(member(object, "outputNames", "graph"), "graph.outputNames")) names.push_back(stringOf(name, "graph.outputNames[]"));
+    graph.returns = OutputLayout(kind->second, std::move(names));
+  }
+  if (graph.returns.names.size() != graph.outputs.size() || graph.outputs.empty()) {
+    throw InvalidState("firebrand bug: graph.outputs and graph.outputNames differ in length");
+  }
   return graph;
 }
 

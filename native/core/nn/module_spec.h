@@ -10,6 +10,7 @@
 
 #include "core/io/json.h"
 #include "core/nn/layer_spec.h"
+#include "core/output_layout.h"
 
 namespace firebrand {
 
@@ -48,7 +49,8 @@ struct GraphNode {
 struct GraphSpec {
   std::vector<std::string> inputs;
   std::vector<GraphNode> nodes;
-  std::vector<int64_t> outputs;
+  std::vector<int64_t> outputs;  // node indices, one per returns.names entry
+  OutputLayout returns;
 };
 
 struct GraphModelSpec {

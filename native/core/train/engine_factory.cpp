@@ -16,6 +16,7 @@ std::shared_ptr<TrainingEngine> makeEngine(const EngineSpec& spec) {
   precision.gradScaler = spec.gradScaler;
   if (spec.seed) manualSeed(*spec.seed);
   auto model = buildModel(spec.model);
+  if (!spec.lossOutput.empty()) model->selectOutput(spec.lossOutput);
   auto engine = std::make_shared<TrainingEngine>(std::move(model), std::move(loss), spec.optimizers, spec.scheduler,
                                                  spec.metrics, precision, device);
   engine->checkFiniteInputs(spec.checkFiniteInputs);

@@ -15,6 +15,8 @@ struct EngineSpec {
   // Empty when the model's own training_step computes the loss.
   std::string lossName;
   OptionMap lossOptions;
+  // Which of several forward outputs the loss and metrics read, by name; empty: the first.
+  std::string lossOutput;
   // One unit for a model's only optimizer; several for GAN-style training.
   std::vector<OptimizerUnitSpec> optimizers;
   SchedulerSpec scheduler;

@@ -89,7 +89,7 @@ EvalResult TrainingEngine::evaluate(BatchStream& stream, const EvalCallbacks& ca
   return result;
 }
 
-at::Tensor TrainingEngine::predict(const at::Tensor& inputs, int64_t batchSize) {
+std::vector<at::Tensor> TrainingEngine::predict(const at::Tensor& inputs, int64_t batchSize) {
   useRequestedThreads();
   return predictInBatches(*model_, inputs, {device_, autocastDtype_, batchSize});
 }

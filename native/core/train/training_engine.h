@@ -108,8 +108,8 @@ class TrainingEngine {
   std::vector<double> publishedLearningRates() const;
   // Their names ("adamw", "adamw/pg1", "generator"), for logs.
   std::vector<std::string> learningRateNames() const;
-  // Model outputs for `inputs` (first dimension = samples), float32 on the CPU.
-  at::Tensor predict(const at::Tensor& inputs, int64_t batchSize);
+  // Every model output for `inputs` (first dimension = samples), float32 on the CPU.
+  std::vector<at::Tensor> predict(const at::Tensor& inputs, int64_t batchSize);
 
   // Work the caller runs between two optimizer steps of an epoch, on the
   // training thread (predictions asked for during a fit); each call must be

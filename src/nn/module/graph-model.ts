@@ -95,6 +95,35 @@ class TreeWalk {
   }
 }
 
+/** The graph outputs of what the root's forward returned: a tensor, an array or an object of tensors. */
+function returned(output: unknown, className: string, trace: Trace): Pick<GraphSpec, 'returns' | 'outputs' | 'outputNames'> {
+  if (output instanceof Tensor) return { returns: 'tensor', outputs: [output.valueIn(trace)], outputNames: ['output'] };
+  const expected = 'a tensor, an array of tensors or an object of tensors';
+  const plainObject = typeof output === 'object' && output !== null && [Object.prototype, null].includes(Object.getPrototypeOf(output));
+  if (!Array.isArray(output) && !plainObject) {
+    throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', `${className}.forward must return ${expected}; it returned ${describeValue(output)}`);
+  }
+  const entries = Object.entries(output as object);
+  if (entries.length === 0) throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', `${className}.forward returned an empty ${Array.isArray(output) ? 'array' : 'object'}; it must return ${expected}`);
+  for (const [name, value] of entries) {
+    if (!(value instanceof Tensor)) {
+      const at = Array.isArray(output) ? `[${name}]` : `.${name}`;
+      throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', `${className}.forward returned ${describeValue(value)} at ${at}; it must return ${expected}`);
+    }
+  }
+  return {
+    returns: Array.isArray(output) ? 'array' : 'object',
+    outputs: entries.map(([, value]) => (value as Tensor).valueIn(trace)),
+    outputNames: entries.map(([name]) => name),
+  };
+}
+
+function describeValue(value: unknown): string {
+  if (value === null || value === undefined) return String(value);
+  if (typeof value === 'object') return `a ${value.constructor?.name ?? 'object'}`;
+  return `a ${typeof value}`;
+}
+
 /** Walks `root`'s modules and traces its forward once. */
 export function traceModule(root: Module): GraphModelSpec {
   const walk = new TreeWalk();
@@ -117,10 +146,7 @@ export function traceModule(root: Module): GraphModelSpec {
     const graph = recording(trace, (): GraphSpec => {
       const inputs = root.inputFields();
       const output = root.forward(...inputs.map((name) => new Tensor({ trace, id: trace.record('input', [name]) })));
-      if (!(output instanceof Tensor)) {
-        throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', `${root.className}.forward must return a tensor, got ${typeof output}`);
-      }
-      return { inputs, nodes: trace.nodes, calls: trace.calls, outputs: [output.valueIn(trace)] };
+      return { inputs, nodes: trace.nodes, calls: trace.calls, ...returned(output, root.className, trace) };
     });
     return { type: 'graph', modules, construction: walk.construction(), graph };
   } finally {

@@ -85,8 +85,11 @@ export class Buffer extends Tensor {
   }
 }
 
-/** What a forward returns: one tensor (several outputs are a later addition). */
-export type ForwardOutput = Tensor;
+/**
+ * What a forward returns: one tensor, or several as an array or an object of tensors (PyTorch's tuple
+ * and dict). A model with several outputs trains on one (config.lossOutput); predict returns them all.
+ */
+export type ForwardOutput = Tensor | Tensor[] | { [name: string]: Tensor };
 
 /**
  * The base of every module. Subclasses assign submodules, parameters and buffers to fields (in the
@@ -244,6 +247,15 @@ export class Sequential extends ModuleList {
   }
 
   override forward(input: Tensor): Tensor {
-    return [...this].reduce((x, module) => module.forward(x), input);
+    return [...this].reduce((x, module, index) => {
+      const output = module.forward(x);
+      if (!(output instanceof Tensor)) {
+        throw firebrandError(
+          'ERR_FIREBRAND_INVALID_ARGUMENT',
+          `nn.sequential: module ${index} (${module.className}) returned several outputs; a Sequential hands one tensor from module to module`,
+        );
+      }
+      return output;
+    }, input);
   }
 }

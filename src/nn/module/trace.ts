@@ -32,8 +32,12 @@ export interface GraphSpec {
   inputs: string[];
   nodes: GraphNode[];
   calls: ModuleCall[];
-  /** Node indices of what forward returned. */
+  /** What forward returned: one tensor, an array or an object of tensors. */
+  returns: 'tensor' | 'array' | 'object';
+  /** Node indices of what forward returned, in order. */
   outputs: number[];
+  /** Each output's name: the object's key, the array's index ('0', '1', ...), or 'output' for one tensor. */
+  outputNames: string[];
 }
 
 // firebrand's nn folder, compiled (dist/src/nn) and as source maps name it (src/nn).
