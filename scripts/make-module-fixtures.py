@@ -116,6 +116,23 @@ class UNet(nn.Module):
         return self.head(d1)
 
 
+class TiedLM(nn.Module):
+    """Embedding and output head as one tensor, tied in nanoGPT's direction (test/models/tied-lm.ts)."""
+
+    def __init__(self, vocab=16, dim=8):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, dim)
+        self.mix = nn.Linear(dim, dim)
+        self.norm = nn.LayerNorm(dim)
+        self.head = nn.Linear(dim, vocab, bias=False)
+        self.embed.weight = self.head.weight
+
+    def forward(self, tokens):
+        x = self.embed(tokens)
+        x = x + F.gelu(self.mix(x))
+        return self.head(self.norm(x)).transpose(1, 2)
+
+
 def fixtures_folder():
     base = HERE.parent / "test" / "fixtures"
     if "--version-dependent" in sys.argv:
@@ -123,12 +140,12 @@ def fixtures_folder():
     return base / "modules"
 
 
-def record(name, make_model, input_shape, classes, target_shape=None):
+def record(name, make_model, input_shape, classes, target_shape=None, token_inputs=False):
     torch.manual_seed(SEED)
     model = make_model()
     initial = {k: v.clone() for k, v in model.state_dict().items()}
     generator = torch.Generator().manual_seed(1234)
-    inputs = torch.randn(*input_shape, generator=generator)
+    inputs = torch.randint(0, classes, input_shape, generator=generator) if token_inputs else torch.randn(*input_shape, generator=generator)
     targets = torch.randint(0, classes, target_shape or (input_shape[0],), generator=generator)
     model.eval()
     with torch.no_grad():
@@ -235,6 +252,7 @@ def main():
     if "--version-dependent" in sys.argv:
         return
     record("resnet18", lambda: ResNet18(width=8, num_classes=10), (4, 3, 16, 16), 10)
+    record("tied-lm", TiedLM, (4, 8), 16, (4, 8), token_inputs=True)
     write_layers()
 
 

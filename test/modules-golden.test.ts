@@ -10,6 +10,7 @@ import path from 'node:path';
 
 import { Dataset, loadSafetensors, Module, NumericArray, runtimeInfo, saveSafetensors, TensorData, Trainer } from '../src';
 import { ResNet18 } from '../examples/models/resnet';
+import { TiedLM } from './models/tied-lm';
 import { UNet } from './models/unet';
 
 const fixtures = path.join(__dirname, '..', '..', 'test', 'fixtures');
@@ -51,6 +52,8 @@ function expectStateClose(actual: Tensors, expected: Tensors, what: string): voi
 const models = [
   { name: 'resnet18', build: (): Module => new ResNet18({ width: 8, numClasses: 10 }), batchSize: 4 },
   { name: 'unet', build: (): Module => new UNet(3, 2, 8), batchSize: 2 },
+  // Weight tying: the state dict holds the tied tensor under both names, as PyTorch's does.
+  { name: 'tied-lm', build: (): Module => new TiedLM(), batchSize: 4 },
 ];
 
 for (const { name, build, batchSize } of models) {

@@ -24,12 +24,32 @@ std::map<std::string, LayerSpec> layersOf(const ModuleSpec& spec) {
   return layers;
 }
 
+// `named` with each tensor once, under its first name; `aliases` gets the other names.
+torch::OrderedDict<std::string, at::Tensor> distinct(const torch::OrderedDict<std::string, at::Tensor>& named,
+                                                     std::vector<std::pair<std::string, std::string>>* aliases = nullptr) {
+  torch::OrderedDict<std::string, at::Tensor> first;
+  std::map<const c10::TensorImpl*, std::string> names;
+  for (const auto& item : named) {
+    const auto [it, isNew] = names.emplace(item.value().unsafeGetTensorImpl(), item.key());
+    if (isNew || !item.value().defined()) first.insert(item.key(), item.value());
+    else if (aliases) aliases->emplace_back(item.key(), it->second);
+  }
+  return first;
+}
+
 }  // namespace
 
 GraphModel::GraphModel(GraphModelSpec spec)
     : layerSpecs_(layersOf(spec.modules)),
       tree_(buildModuleTree(spec.modules, spec.construction)),
-      program_(std::make_unique<GraphProgram>(std::move(spec.graph), tree_)) {}
+      program_(std::make_unique<GraphProgram>(std::move(spec.graph), tree_)) {
+  distinct(tree_.root->named_parameters(), &tiedNames_);
+  distinct(tree_.root->named_buffers(), &tiedNames_);
+}
+
+torch::OrderedDict<std::string, at::Tensor> GraphModel::namedParameters() const { return distinct(tree_.root->named_parameters()); }
+
+torch::OrderedDict<std::string, at::Tensor> GraphModel::namedBuffers() const { return distinct(tree_.root->named_buffers()); }
 
 std::vector<at::Tensor> GraphModel::singleInput(const at::Tensor& input) const {
   if (program_->inputs().size() != 1) {

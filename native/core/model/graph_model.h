@@ -22,8 +22,10 @@ class GraphModel : public Model {
   std::vector<at::Tensor> forwardAll(const at::Tensor& input) override;
   const OutputLayout& outputLayout() const override { return program_->graph().returns; }
   std::string describeInputs(const Batch& batch) const override;
-  torch::OrderedDict<std::string, at::Tensor> namedParameters() const override { return tree_.root->named_parameters(); }
-  torch::OrderedDict<std::string, at::Tensor> namedBuffers() const override { return tree_.root->named_buffers(); }
+  // Each tensor once, under its first name (PyTorch's named_parameters): tied ones are tiedNames().
+  torch::OrderedDict<std::string, at::Tensor> namedParameters() const override;
+  torch::OrderedDict<std::string, at::Tensor> namedBuffers() const override;
+  std::vector<std::pair<std::string, std::string>> tiedNames() const override { return tiedNames_; }
   void setTraining(bool training) override { tree_.root->train(training); }
   bool isTraining() const override { return tree_.root->is_training(); }
   void moveTo(const c10::Device& device) override;
@@ -46,6 +48,7 @@ class GraphModel : public Model {
   std::map<std::string, LayerSpec> layerSpecs_;
   ModuleTree tree_;
   std::unique_ptr<GraphProgram> program_;
+  std::vector<std::pair<std::string, std::string>> tiedNames_;
   c10::Device device_ = c10::kCPU;
 };
 

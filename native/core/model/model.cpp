@@ -38,6 +38,15 @@ void Model::selectOutput(const std::string& name) {
   selectedOutput_ = static_cast<size_t>(it - layout.names.begin());
 }
 
+TensorDict Model::stateTensors() const {
+  TensorDict state;
+  for (const auto& named : {namedParameters(), namedBuffers()}) {
+    for (const auto& item : named) state.emplace(item.key(), item.value());
+  }
+  for (const auto& [alias, name] : tiedNames()) state.emplace(alias, state.at(name));
+  return state;
+}
+
 std::vector<at::Tensor> Model::parameters() const { return namedParameters().values(); }
 
 int64_t Model::parameterCount() const {

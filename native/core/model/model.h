@@ -34,6 +34,11 @@ class Model {
   virtual torch::OrderedDict<std::string, at::Tensor> namedParameters() const = 0;
   // Running statistics and other state that is not trained (BatchNorm's running_mean, ...).
   virtual torch::OrderedDict<std::string, at::Tensor> namedBuffers() const = 0;
+  // Names under which the model holds a tensor a second time (weight tying), each with the name
+  // namedParameters()/namedBuffers() give it: {alias, name}.
+  virtual std::vector<std::pair<std::string, std::string>> tiedNames() const { return {}; }
+  // The state dict: parameters, buffers, and tied tensors under each name (as PyTorch's state_dict).
+  TensorDict stateTensors() const;
   virtual void setTraining(bool training) = 0;
   virtual bool isTraining() const = 0;
   virtual void moveTo(const c10::Device& device) = 0;

@@ -140,19 +140,25 @@ std::string scriptInterpolate(const std::string& input, const std::string& size,
                  : "torch.upsample_bilinear2d(" + input + ", " + out + ", " + alignCorners + ", " + scales + ")";
 }
 
-ScriptWriter::ScriptWriter(const torch::nn::Module& root, const std::string& className) : root_(root), out_(className) {
+ScriptWriter::ScriptWriter(const torch::nn::Module& root, const std::string& className) : out_(className) {
   out_.register_attribute("training", c10::BoolType::get(), false);
-  for (const auto& item : root.named_parameters()) {
-    out_.register_parameter(attributeName(item.key()), item.value().detach().to(at::kCPU, /*non_blocking=*/false, /*copy=*/true), false);
-  }
-  for (const auto& item : root.named_buffers()) {
-    out_.register_buffer(attributeName(item.key()), item.value().detach().to(at::kCPU, /*non_blocking=*/false, /*copy=*/true));
-  }
+  // A tied tensor (held under several names) is one attribute, named by its first name.
+  std::map<const c10::TensorImpl*, std::string> registered;
+  const auto add = [&](const std::string& name, const at::Tensor& value, bool parameter) {
+    const auto [it, isNew] = registered.emplace(value.unsafeGetTensorImpl(), attributeName(name));
+    attributes_[name] = it->second;
+    if (!isNew) return;
+    const at::Tensor copy = value.detach().to(at::kCPU, /*non_blocking=*/false, /*copy=*/true);
+    if (parameter) out_.register_parameter(it->second, copy, false);
+    else out_.register_buffer(it->second, copy);
+  };
+  for (const auto& item : root.named_parameters()) add(item.key(), item.value(), true);
+  for (const auto& item : root.named_buffers()) add(item.key(), item.value(), false);
 }
 
 std::string ScriptWriter::tensor(const std::string& stateName) const {
-  const bool present = root_.named_parameters().contains(stateName) || root_.named_buffers().contains(stateName);
-  return present ? "self." + attributeName(stateName) : "None";
+  const auto it = attributes_.find(stateName);
+  return it == attributes_.end() ? "None" : "self." + it->second;
 }
 
 void ScriptWriter::save(const std::string& source, const std::string& path) {

@@ -7,6 +7,7 @@
 #include <torch/nn/module.h>
 #include <torch/nn/modules/container/any.h>
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -35,8 +36,8 @@ class ScriptWriter {
   void save(const std::string& source, const std::string& path);
 
  private:
-  const torch::nn::Module& root_;
   torch::jit::Module out_;
+  std::map<std::string, std::string> attributes_;  // by state-dict name
 };
 
 }  // namespace firebrand

@@ -4,6 +4,7 @@
 #include <torch/utils.h>
 
 #include <fstream>
+#include <map>
 
 #include "core/errors.h"
 #include "core/io/input_file.h"
@@ -22,15 +23,16 @@ std::string joined(const std::vector<std::string>& names) {
 }  // namespace
 
 WeightsReport loadWeights(Model& model, const TensorDict& weights, bool strict, const std::string& origin) {
-  TensorDict targets;
-  for (const auto& named : {model.namedParameters(), model.namedBuffers()}) {
-    for (const auto& item : named) targets.emplace(item.key(), item.value());
-  }
+  TensorDict targets = model.stateTensors();
+  // A tied name may be left out when the tensor comes under its first name (as safetensors' save_model does).
+  std::map<std::string, std::string> tiedTo;
+  for (const auto& [alias, name] : model.tiedNames()) tiedTo.emplace(alias, name);
   WeightsReport report;
   for (const auto& [name, target] : targets) {
     const auto it = weights.find(name);
+    const auto tied = tiedTo.find(name);
     if (it == weights.end()) {
-      report.missing.push_back(name);
+      if (tied == tiedTo.end() || !weights.count(tied->second)) report.missing.push_back(name);
     } else if (!it->second.sizes().equals(target.sizes())) {
       throw ShapeMismatch(origin + ": weight '" + name + "' has shape " + shapeText(it->second) +
                           " but the model's is " + shapeText(target));

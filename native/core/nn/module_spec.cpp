@@ -102,6 +102,17 @@ ModuleSpec moduleOf(const JsonValue& value, const std::string& where) {
   for (const auto& item : arrayOf(member(object, "buffers", where), where + ".buffers")) {
     spec.buffers.push_back(stateTensor(item, where + ".buffers[]", false));
   }
+  if (const auto it = object.find("ties"); it != object.end()) {
+    for (const auto& item : arrayOf(it->second, where + ".ties")) {
+      const auto& tie = objectOf(item, where + ".ties[]");
+      StateTie parsed;
+      parsed.name = stringOf(member(tie, "name", where), where + ".ties[].name");
+      parsed.source = stringOf(member(tie, "source", where), where + ".ties[].source");
+      const auto buffer = tie.find("buffer");
+      parsed.buffer = buffer != tie.end() && std::get_if<bool>(&buffer->second.value) && *std::get_if<bool>(&buffer->second.value);
+      spec.ties.push_back(std::move(parsed));
+    }
+  }
   for (const auto& item : arrayOf(member(object, "children", where), where + ".children")) {
     const auto& child = objectOf(item, where + ".children[]");
     const std::string name = stringOf(member(child, "name", where), where + ".children[].name");

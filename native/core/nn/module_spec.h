@@ -23,11 +23,19 @@ struct StateTensorSpec {
   std::vector<double> data;   // buffers: values in row-major order
 };
 
+// A field that holds a tensor of another module (weight tying): `source` is that tensor's state-dict name.
+struct StateTie {
+  std::string name;
+  std::string source;
+  bool buffer = false;
+};
+
 struct ModuleSpec {
   std::string className;
   std::unique_ptr<LayerSpec> layer;  // a built-in layer: its tensors are the torch::nn module's
   std::vector<StateTensorSpec> parameters;
   std::vector<StateTensorSpec> buffers;
+  std::vector<StateTie> ties;
   std::vector<std::pair<std::string, ModuleSpec>> children;
 };
 

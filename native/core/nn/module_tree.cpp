@@ -4,6 +4,7 @@
 
 #include "core/errors.h"
 #include "core/nn/init_schemes.h"
+#include "core/nn/layer_ties.h"
 #include "core/shape_text.h"
 
 namespace firebrand {
@@ -32,6 +33,8 @@ class TreeBuilder {
   }
 
   ModuleTree finish(const ModuleSpec& root) {
+    // Every tie's tensor is read before any is applied: a tie reads the tensor as construction left it.
+    collectTies(root, "");
     tree_.root = assemble(root, "");
     return std::move(tree_);
   }
@@ -74,10 +77,18 @@ class TreeBuilder {
     throw InvalidState("firebrand bug: nn.init target '" + name + "' is not a tensor of the model");
   }
 
+  void collectTies(const ModuleSpec& spec, const std::string& path) {
+    for (const auto& tie : spec.ties) tiedTensors_[join(path, tie.name)] = stateTensor(tie.source);
+    for (const auto& [name, child] : spec.children) collectTies(child, join(path, name));
+  }
+
   std::shared_ptr<torch::nn::Module> assemble(const ModuleSpec& spec, const std::string& path) {
     if (spec.layer) {
       const auto it = tree_.layers.find(path);
       if (it == tree_.layers.end()) throw InvalidState("firebrand bug: the layer at '" + path + "' was never constructed");
+      for (const auto& tie : spec.ties) {
+        tieLayerTensor(it->second.built, tie.name, tiedTensors_.at(join(path, tie.name)), it->second.owner, tie.source);
+      }
       return it->second.built.module.ptr();
     }
     auto module = std::make_shared<torch::nn::Module>(spec.className);
@@ -85,12 +96,19 @@ class TreeBuilder {
       module->register_parameter(parameter.name, tensors_.at(join(path, parameter.name)), parameter.requiresGrad);
     }
     for (const auto& buffer : spec.buffers) module->register_buffer(buffer.name, tensors_.at(join(path, buffer.name)));
+    for (const auto& tie : spec.ties) {
+      // The tensor keeps its own requires_grad (register_parameter would set it).
+      const at::Tensor& tensor = tiedTensors_.at(join(path, tie.name));
+      if (tie.buffer) module->register_buffer(tie.name, tensor);
+      else module->register_parameter(tie.name, tensor, tensor.requires_grad());
+    }
     for (const auto& [name, child] : spec.children) module->register_module(name, assemble(child, join(path, name)));
     return module;
   }
 
   std::map<std::string, const ModuleSpec*> specs_;
   std::map<std::string, at::Tensor> tensors_;  // the modules' own parameters and buffers
+  std::map<std::string, at::Tensor> tiedTensors_;  // by the state-dict name of the field that ties it
   ModuleTree tree_;
 };
 

@@ -54,10 +54,8 @@ std::string existingFile(const std::string& folder, const std::string& name) {
 }  // namespace
 
 TensorDict TrainingEngine::stateDict() const {
-  TensorDict state;
-  for (const auto& named : {model_->namedParameters(), model_->namedBuffers()}) {
-    for (const auto& item : named) state[item.key()] = item.value().detach().to(at::kCPU, false, /*copy=*/true);
-  }
+  TensorDict state = model_->stateTensors();
+  for (auto& [name, tensor] : state) tensor = tensor.detach().to(at::kCPU, false, /*copy=*/true);
   return state;
 }
 

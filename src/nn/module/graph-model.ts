@@ -13,6 +13,8 @@ export interface ModuleNode {
   layer?: Record<string, unknown>;
   parameters: { name: string; shape: number[]; dtype: string; requiresGrad: boolean }[];
   buffers: { name: string; shape: number[]; dtype: string; fill: number; data?: number[] }[];
+  /** Fields holding a tensor of another module (weight tying), by the state-dict name of that tensor. */
+  ties?: { name: string; source: string; buffer?: true }[];
   children: { name: string; module: ModuleNode }[];
 }
 
@@ -31,13 +33,37 @@ export interface GraphModelSpec {
 
 const join = (prefix: string, name: string): string => (prefix ? `${prefix}.${name}` : name);
 
+type StateTensor = Parameter | Buffer;
+
 class TreeWalk {
   readonly modulePaths = new Map<object, string>();
+  /** Each tensor's first name (PyTorch's named_parameters keeps it), for the trace. */
   readonly statePaths = new Map<object, string>();
-  private readonly steps: { construction: number; step: ConstructionStep }[] = [];
+  /** Where each tensor is made: its layer's, or the first module field holding it. */
+  private readonly homes = new Map<StateTensor, string>();
+  /** Fields and layer tensors that hold a tensor made elsewhere. */
+  private readonly ties: { node: ModuleNode; name: string; tensor: StateTensor; path: string }[] = [];
+  private readonly steps: { construction: number; step: ConstructionStep | { tensor: StateTensor; scheme: string; options: Record<string, number | string> } }[] = [];
 
+  /** Layers built and nn.init calls (on the tensor where it is made), in the order they ran. */
   construction(): ConstructionStep[] {
-    return this.steps.sort((a, b) => a.construction - b.construction).map(({ step }) => step);
+    return this.steps
+      .sort((a, b) => a.construction - b.construction)
+      .map(({ step }) => ('tensor' in step ? { init: this.homes.get(step.tensor)!, scheme: step.scheme, options: step.options } : step));
+  }
+
+  /** The ties of every module node, once the whole tree has been walked (a tensor's home may come later). */
+  resolveTies(): void {
+    for (const { node, name, tensor, path } of this.ties) {
+      const source = this.homes.get(tensor);
+      if (source === undefined) {
+        throw firebrandError(
+          'ERR_FIREBRAND_INVALID_ARGUMENT',
+          `${path}: holds a tensor that is not part of the model (its layer or module is no field of the model's modules)`,
+        );
+      }
+      if (source !== path) (node.ties ??= []).push({ name, source, ...(tensor instanceof Buffer ? { buffer: true as const } : {}) });
+    }
   }
 
   module(module: Module, modulePath: string): ModuleNode {
@@ -56,11 +82,14 @@ class TreeWalk {
       if (!(value instanceof Module || value instanceof Tensor) && !(Array.isArray(value) && value.some((item) => item instanceof Module || item instanceof Tensor))) continue;
       if (name.includes('.')) throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', `${where}: '${name}' cannot name a submodule or tensor (no '.')`);
       const fieldPath = join(modulePath, name);
-      if (value instanceof Parameter) {
-        this.state(value, fieldPath);
+      if ((value instanceof Parameter || value instanceof Buffer) && (this.homes.has(value) || (value instanceof Parameter && value.ofLayer))) {
+        this.seen(value, fieldPath);
+        this.ties.push({ node, name, tensor: value, path: fieldPath });
+      } else if (value instanceof Parameter) {
+        this.made(value, fieldPath);
         node.parameters.push({ name, shape: [...value.shape], dtype: value.dtype, requiresGrad: value.requiresGrad });
       } else if (value instanceof Buffer) {
-        this.state(value, fieldPath);
+        this.made(value, fieldPath);
         node.buffers.push({ name, shape: [...value.shape], dtype: value.dtype, fill: value.fill, ...(value.data ? { data: [...value.data] } : {}) });
       } else if (value instanceof Module) {
         node.children.push({ name, module: this.module(value, fieldPath) });
@@ -77,21 +106,26 @@ class TreeWalk {
   private layer(layer: Layer, modulePath: string): ModuleNode {
     const resolved = layers.resolve(layer.spec, modulePath || 'model');
     this.steps.push({ construction: constructionOf(layer), step: { layer: modulePath } });
-    for (const [name, handle] of layer.tensors) this.state(handle, join(modulePath, name));
-    return { className: layer.className, layer: resolved, parameters: [], buffers: [], children: [] };
+    const node: ModuleNode = { className: layer.className, layer: resolved, parameters: [], buffers: [], children: [] };
+    for (const [name, handle] of layer.tensors) this.made(handle, join(modulePath, name));
+    for (const [name, tensor] of layer.ties) {
+      this.seen(tensor, join(modulePath, name));
+      this.ties.push({ node, name, tensor, path: join(modulePath, name) });
+    }
+    return node;
   }
 
-  private state(tensor: Parameter | Buffer, statePath: string): void {
-    const earlier = this.statePaths.get(tensor);
-    if (earlier !== undefined) {
-      throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', `${statePath}: this tensor is also '${earlier}'; weight tying is not supported yet`);
-    }
-    this.statePaths.set(tensor, statePath);
+  /** A tensor made here: a layer's own, or a module field's (its nn.init calls run on it). */
+  private made(tensor: StateTensor, statePath: string): void {
+    this.homes.set(tensor, statePath);
+    this.seen(tensor, statePath);
     if (tensor instanceof Parameter) {
-      for (const { scheme, options, construction } of tensor.inits) {
-        this.steps.push({ construction, step: { init: statePath, scheme, options } });
-      }
+      for (const { scheme, options, construction } of tensor.inits) this.steps.push({ construction, step: { tensor, scheme, options } });
     }
+  }
+
+  private seen(tensor: StateTensor, statePath: string): void {
+    if (!this.statePaths.has(tensor)) this.statePaths.set(tensor, statePath);
   }
 }
 
@@ -128,6 +162,7 @@ function describeValue(value: unknown): string {
 export function traceModule(root: Module): GraphModelSpec {
   const walk = new TreeWalk();
   const modules = walk.module(root, '');
+  walk.resolveTies();
   const trace = new Trace(walk.statePaths, walk.modulePaths);
   // Each module's forward runs with its path as the scope, so ops and errors name it.
   const wrapped: Module[] = [];

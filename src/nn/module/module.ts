@@ -147,18 +147,22 @@ const capitalized = (type: string): string => classNames[type] ?? type[0].toUppe
 /**
  * A built-in layer (nn.linear, nn.conv2d, ...): built in C++ as the torch::nn module with PyTorch's
  * parameters, buffers and initialisation. Its tensors are reachable for nn.init as
- * layer.weight / layer.bias (or layer.tensor('running_mean')).
+ * layer.weight / layer.bias (or layer.tensor('running_mean')). Assigning another module's
+ * tensor ties it, as in PyTorch: `this.head.weight = this.embed.weight`.
  */
 export class Layer<Spec extends LayerSpec = LayerSpec> extends Module {
   /** The layer's type and options, as nn.sequential takes them. */
   declare readonly spec: Spec;
   /** @internal The layer's tensors handed out for nn.init, by name. */
   declare readonly tensors: Map<string, Parameter>;
+  /** @internal Tensors held elsewhere that the layer uses as its own (weight tying), by name. */
+  declare readonly ties: Map<string, Parameter>;
 
   constructor(spec: Spec) {
     super();
     Object.defineProperty(this, 'spec', { value: spec, enumerable: false });
     Object.defineProperty(this, 'tensors', { value: new Map(), enumerable: false });
+    Object.defineProperty(this, 'ties', { value: new Map(), enumerable: false });
   }
 
   get type(): Spec['type'] {
@@ -169,8 +173,10 @@ export class Layer<Spec extends LayerSpec = LayerSpec> extends Module {
     return capitalized(this.spec.type);
   }
 
-  /** One of the layer's tensors by its PyTorch name, for nn.init. */
+  /** One of the layer's tensors by its PyTorch name, for nn.init (the tied one, once tied). */
   tensor(name: string): Parameter {
+    const tied = this.ties.get(name);
+    if (tied) return tied;
     let handle = this.tensors.get(name);
     if (!handle) {
       handle = new Parameter([], {}, { layer: this, name });
@@ -183,8 +189,26 @@ export class Layer<Spec extends LayerSpec = LayerSpec> extends Module {
     return this.tensor('weight');
   }
 
+  set weight(tensor: Parameter) {
+    this.tie('weight', tensor);
+  }
+
   get bias(): Parameter {
     return this.tensor('bias');
+  }
+
+  set bias(tensor: Parameter) {
+    this.tie('bias', tensor);
+  }
+
+  private tie(name: string, tensor: Parameter): void {
+    if (!(tensor instanceof Parameter)) {
+      throw firebrandError(
+        'ERR_FIREBRAND_INVALID_ARGUMENT',
+        `${this.className}.${name} = ...: expected a parameter to tie (another layer's ${name}, or an nn.Parameter), got ${tensor === null ? 'null' : typeof tensor}`,
+      );
+    }
+    this.ties.set(name, tensor);
   }
 
   forward(input: Tensor): Tensor {
