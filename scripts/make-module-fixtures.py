@@ -133,6 +133,50 @@ class TiedLM(nn.Module):
         return self.head(self.norm(x)).transpose(1, 2)
 
 
+class Functional(nn.Module):
+    """F's convolutions and poolings of every dimension, each an output (test/models/functional.ts)."""
+
+    def __init__(self):
+        super().__init__()
+        self.w1 = nn.Parameter(torch.empty(6, 4, 3))
+        self.w2 = nn.Parameter(torch.empty(4, 2, 3, 3))
+        self.w3 = nn.Parameter(torch.empty(2, 4, 3, 3, 3))
+        self.b1 = nn.Parameter(torch.empty(6))
+        for weight in (self.w1, self.w2, self.w3, self.b1):
+            nn.init.normal_(weight)
+
+    def forward(self, x):  # [2, 4, 16]
+        x2 = x.view(2, 4, 4, 4)
+        x3 = x.view(2, 4, 2, 2, 4)
+        return {
+            "conv1d": F.conv1d(x, self.w1, self.b1, stride=2, padding=1),
+            "conv2d": F.conv2d(x2, self.w2, None, padding=(1, 0), dilation=(2, 1), groups=2),
+            "conv3d": F.conv3d(x3, self.w3, None, padding=1),
+            "maxPool1d": F.max_pool1d(x, 3, stride=2, padding=1),
+            "maxPool2d": F.max_pool2d(x2, 3, stride=1, padding=1, dilation=1, ceil_mode=True),
+            "maxPool3d": F.max_pool3d(x3, 2),
+            "avgPool1d": F.avg_pool1d(x, 4, stride=3, padding=1, count_include_pad=False),
+            "avgPool2d": F.avg_pool2d(x2, 2, ceil_mode=True),
+            "avgPool3d": F.avg_pool3d(x3, (1, 2, 2)),
+            "adaptiveAvgPool1d": F.adaptive_avg_pool1d(x, 5),
+            "adaptiveAvgPool2d": F.adaptive_avg_pool2d(x2, (3, 2)),
+            "adaptiveAvgPool3d": F.adaptive_avg_pool3d(x3, 1),
+        }
+
+
+def write_functional():
+    torch.manual_seed(SEED)
+    model = Functional().eval()
+    inputs = torch.randn(2, 4, 16, generator=torch.Generator().manual_seed(1234))
+    with torch.no_grad():
+        outputs = model(inputs)
+    tensors = {"input": inputs, **{f"output.{name}": value for name, value in outputs.items()}}
+    out = HERE.parent / "test" / "fixtures" / "modules" / "functional.safetensors"
+    golden.write_safetensors(out, tensors, {"generatedBy": "scripts/make-module-fixtures.py", "torchVersion": torch.__version__,
+                                             "outputs": json.dumps(list(outputs))})
+    print(f"wrote {out}")
+
+
 def fixtures_folder():
     base = HERE.parent / "test" / "fixtures"
     if "--version-dependent" in sys.argv:
@@ -254,6 +298,7 @@ def main():
     record("resnet18", lambda: ResNet18(width=8, num_classes=10), (4, 3, 16, 16), 10)
     record("tied-lm", TiedLM, (4, 8), 16, (4, 8), token_inputs=True)
     write_layers()
+    write_functional()
 
 
 if __name__ == "__main__":

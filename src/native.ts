@@ -290,8 +290,8 @@ export interface NativeBinding {
     new (model: object, device: string): NativeModel;
     /** Builds the model aside (the seeded random numbers untouched) to name its tensors. */
     describe(model: object): ModelDescription;
-    /** Each graph node's output shape for zeros of `inputShape` (null for non-tensors), built aside in eval mode. */
-    nodeShapes(model: object, inputShape: number[], dtype: string): (number[] | null)[];
+    /** describe(), and each graph node's output shape for zeros of `inputShape` (null for non-tensors), from one build aside in eval mode. */
+    summary(model: object, inputShape: number[], dtype: string): ModelDescription & { nodeShapes: (number[] | null)[] };
   };
   NativeBatchQueue: new (queueDepth: number, batchesPerEpoch: number | undefined) => NativeBatchQueue;
   runtimeInfo(): RuntimeInfo;

@@ -1,5 +1,5 @@
 // Small data sets, trainers and stand-in binaries shared by the tests.
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
@@ -71,6 +71,21 @@ export async function setupError(make: () => Trainer): Promise<Error & { code?: 
     return error as Error & { code?: string };
   }
   return rejectionOf(trainer.setup());
+}
+
+/**
+ * Runs a Python script with torch (BENCH_PYTHON, else /usr/bin/python3) and returns its stdout parsed
+ * as JSON; without torch it prints why and skips `test`.
+ */
+export function pythonJson(test: Mocha.Context, script: string, ...args: string[]): unknown {
+  const python = process.env.BENCH_PYTHON ?? '/usr/bin/python3';
+  if (spawnSync(python, ['-c', 'import torch'], { encoding: 'utf8' }).status !== 0) {
+    console.log(`      skipped: ${python} has no torch module (apt-get install python3-torch)`);
+    test.skip();
+  }
+  const result = spawnSync(python, ['-c', script, ...args], { encoding: 'utf8' });
+  if (result.status !== 0) throw new Error(`python exited with ${result.status}: ${result.stderr}`);
+  return JSON.parse(result.stdout);
 }
 
 /** The error thrown by `body`, failing if it does not throw. */

@@ -2,13 +2,12 @@
 // PyTorch's tuple and dict): the loss and metrics read the one config.lossOutput
 // names (the first by default), predict and TorchScript export return them all.
 import { expect } from 'chai';
-import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
 import { Model, nn, Tensor, TensorData, Trainer, TrainerConfig } from '../src';
-import { blobDataset, errorOf, makeBlobs, rejectionOf } from './helpers';
+import { blobDataset, errorOf, makeBlobs, pythonJson, rejectionOf } from './helpers';
 
 type Returns = 'tensor' | 'object' | 'array';
 
@@ -95,11 +94,6 @@ describe('modules with several outputs', () => {
   });
 
   it("exports a tuple and a dict that Python's torch.jit.load runs to the same outputs", async function () {
-    const python = process.env.BENCH_PYTHON ?? '/usr/bin/python3';
-    if (spawnSync(python, ['-c', 'import torch'], { encoding: 'utf8' }).status !== 0) {
-      console.log(`      skipped: ${python} has no torch module (apt-get install python3-torch)`);
-      this.skip();
-    }
     const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'firebrand-outputs-python-'));
     try {
       const expected: Record<string, number[]> = {};
@@ -122,9 +116,7 @@ for kind in ('object', 'array'):
     for name, value in items:
         out[kind + '.' + str(name)] = value.flatten().tolist()
 print(json.dumps(out))`;
-      const result = spawnSync(python, ['-c', script, folder], { encoding: 'utf8' });
-      expect(result.status, result.stderr).to.equal(0);
-      const actual = JSON.parse(result.stdout) as Record<string, number[]>;
+      const actual = pythonJson(this, script, folder) as Record<string, number[]>;
       expect(Object.keys(actual)).to.deep.equal(Object.keys(expected));
       for (const [key, values] of Object.entries(expected)) actual[key].forEach((value, i) => expect(value, key).to.be.closeTo(values[i], 1e-6));
     } finally {

@@ -10,6 +10,8 @@ import path from 'node:path';
 
 import { Dataset, loadSafetensors, Module, NumericArray, runtimeInfo, saveSafetensors, TensorData, Trainer } from '../src';
 import { ResNet18 } from '../examples/models/resnet';
+import { Functional } from './models/functional';
+import { pythonJson } from './helpers';
 import { TiedLM } from './models/tied-lm';
 import { UNet } from './models/unet';
 
@@ -111,3 +113,41 @@ for (const { name, build, batchSize } of models) {
     });
   });
 }
+
+describe("F's convolutions and poolings of every dimension, against PyTorch", function () {
+  this.timeout(60_000);
+  let golden: Tensors;
+  let names: string[];
+  let outputs: Tensors;
+  let trainer: Trainer;
+  before(async () => {
+    const contents = await loadSafetensors(path.join(fixtures, 'modules', 'functional.safetensors'));
+    golden = contents.tensors;
+    names = JSON.parse(contents.metadata.outputs) as string[];
+    trainer = new Trainer({ model: new Functional(), loss: 'mse', optimizer: 'sgd', config: { progressBar: false, numThreads: 1, seed: 0 } });
+    outputs = await trainer.predict<Record<string, TensorData>>(golden.input.data, golden.input.shape);
+  });
+
+  it('gives the same outputs in C++', () => {
+    expect(Object.keys(outputs)).to.deep.equal(names);
+    for (const name of names) expectClose(outputs[name], golden[`output.${name}`], name);
+  });
+
+  it("exports them as aten calls that Python's torch.jit.load runs to the same outputs", async function () {
+    const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'firebrand-functional-'));
+    try {
+      await trainer.exportTorchScript(path.join(folder, 'model.pt'));
+      const script = `import json, sys, torch
+m = torch.jit.load(sys.argv[1] + '/model.pt').eval()
+x = torch.tensor(json.loads(sys.argv[2])).reshape(2, 4, 16)
+print(json.dumps({name: value.flatten().tolist() for name, value in m(x).items()}))`;
+      const exported = pythonJson(this, script, folder, JSON.stringify(Array.from(golden.input.data as Float32Array))) as Record<string, number[]>;
+      expect(Object.keys(exported)).to.deep.equal(names);
+      for (const name of names) {
+        expectClose({ shape: golden[`output.${name}`].shape, data: Float64Array.from(exported[name]) }, golden[`output.${name}`], `exported ${name}`);
+      }
+    } finally {
+      fs.rmSync(folder, { recursive: true, force: true });
+    }
+  });
+});

@@ -2,14 +2,13 @@
 // buffers of their own, shared weights, traced control flow, errors that name
 // the module path, op, shapes and source line, saving and loading.
 import { expect } from 'chai';
-import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
 import { Callback, Dataset, F, Layer, Model, Module, nn, Parameter, Tensor, torch, Trainer } from '../src';
 import { ResNet18 } from '../examples/models/resnet';
-import { blobDataset, errorOf, makeBlobs, rejectionOf } from './helpers';
+import { blobDataset, errorOf, makeBlobs, pythonJson, rejectionOf } from './helpers';
 
 /** y = x Wᵀ + b with its own parameters, initialised as torch.nn.Linear does. */
 class MyLinear extends nn.Module {
@@ -216,11 +215,6 @@ describe('models written as TypeScript modules', () => {
   });
 
   it("exports a ResNet-18 that Python's torch.jit.load runs to the same outputs", async function () {
-    const python = process.env.BENCH_PYTHON ?? '/usr/bin/python3';
-    if (spawnSync(python, ['-c', 'import torch'], { encoding: 'utf8' }).status !== 0) {
-      console.log(`      skipped: ${python} has no torch module (apt-get install python3-torch)`);
-      this.skip();
-    }
     const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'firebrand-module-python-'));
     try {
       const trainer = trainerFor(new ResNet18({ width: 4, numClasses: 3 }));
@@ -233,9 +227,7 @@ m = torch.jit.load(sys.argv[1] + '/model.pt')
 m.eval()
 x = torch.tensor(json.load(open(sys.argv[1] + '/input.json'))).reshape(2, 3, 8, 8)
 print(json.dumps(m(x).flatten().tolist()))`;
-      const result = spawnSync(python, ['-c', script, folder], { encoding: 'utf8' });
-      expect(result.status, result.stderr).to.equal(0);
-      const actual = JSON.parse(result.stdout) as number[];
+      const actual = pythonJson(this, script, folder) as number[];
       actual.forEach((value, i) => expect(value).to.be.closeTo(expected.data[i] as number, 1e-6));
     } finally {
       fs.rmSync(folder, { recursive: true, force: true });

@@ -21,7 +21,7 @@ void ModelWrap::Export(Napi::Env env, Napi::Object exports) {
                                     InstanceAccessor<&ModelWrap::ParameterCount>("parameterCount"),
                                     InstanceAccessor<&ModelWrap::Device>("device"),
                                     StaticMethod<&ModelWrap::Describe>("describe"),
-                                    StaticMethod<&ModelWrap::NodeShapes>("nodeShapes")});
+                                    StaticMethod<&ModelWrap::Summary>("summary")});
   exports.Set("NativeModel", cls);
 }
 
@@ -38,17 +38,19 @@ Napi::Value ModelWrap::Describe(const Napi::CallbackInfo& info) {
   return guard(env, [&]() -> Napi::Value { return describeModel(env, *buildModelLeavingRng(toModelSource(info[0]))); });
 }
 
-// (graph model spec, inputShape, dtype) -> (number[] | null)[]: each node's output shape for
-// zeros of that shape, in eval mode, the seeded random numbers untouched.
-Napi::Value ModelWrap::NodeShapes(const Napi::CallbackInfo& info) {
+// (graph model spec, inputShape, dtype) -> describe()'s object and nodeShapes: (number[] | null)[],
+// each node's output shape for zeros of that shape, in eval mode, the seeded random numbers untouched.
+Napi::Value ModelWrap::Summary(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   return guard(env, [&]() -> Napi::Value {
     const at::Tensor input = emptyTensor(toString(info[2], "dtype"), toShape(info[1], "inputShape"), "dtype");
     auto model = std::dynamic_pointer_cast<GraphModel>(buildModelLeavingRng(toModelSource(info[0])));
     if (!model) throw InvalidArgument("summary: the model is not written as TypeScript modules");
     const auto shapes = model->nodeShapes(input);
-    auto result = Napi::Array::New(env, shapes.size());
-    for (size_t i = 0; i < shapes.size(); ++i) result.Set(i, shapes[i] ? Napi::Value(fromShape(env, *shapes[i])) : env.Null());
+    auto nodeShapes = Napi::Array::New(env, shapes.size());
+    for (size_t i = 0; i < shapes.size(); ++i) nodeShapes.Set(i, shapes[i] ? Napi::Value(fromShape(env, *shapes[i])) : env.Null());
+    Napi::Object result = describeModel(env, *model);
+    result.Set("nodeShapes", nodeShapes);
     return result;
   });
 }

@@ -19,7 +19,7 @@ class ModelWrap : public Napi::ObjectWrap<ModelWrap> {
   explicit ModelWrap(const Napi::CallbackInfo& info);
   // NativeModel.describe(modelSource) -> describeModel()'s object, built on the spot (no weights loaded).
   static Napi::Value Describe(const Napi::CallbackInfo& info);
-  static Napi::Value NodeShapes(const Napi::CallbackInfo& info);
+  static Napi::Value Summary(const Napi::CallbackInfo& info);
 
  private:
   Napi::Value Predict(const Napi::CallbackInfo& info);

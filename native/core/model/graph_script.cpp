@@ -143,10 +143,18 @@ const std::unordered_map<std::string, Renderer>& renderers() {
       {"linear", function("torch.linear")},
       {"layerNorm", [](const GraphNode& n, const Args& a) { return "torch.layer_norm(" + a[0] + ", " + dims(n.args[1]) + ", " + a[2] + ", " + a[3] + ", " + real(n.args[4]) + ")"; }},
       {"groupNorm", [](const GraphNode& n, const Args& a) { return "torch.group_norm(" + a[0] + ", " + a[1] + ", " + a[2] + ", " + a[3] + ", " + real(n.args[4]) + ")"; }},
+      {"conv1d", function("torch.conv1d")},
       {"conv2d", function("torch.conv2d")},
+      {"conv3d", function("torch.conv3d")},
+      {"maxPool1d", function("torch.max_pool1d")},
       {"maxPool2d", function("torch.max_pool2d")},
+      {"maxPool3d", function("torch.max_pool3d")},
+      {"avgPool1d", function("torch.avg_pool1d")},
       {"avgPool2d", function("torch.avg_pool2d")},
+      {"avgPool3d", function("torch.avg_pool3d")},
+      {"adaptiveAvgPool1d", function("torch.adaptive_avg_pool1d")},
       {"adaptiveAvgPool2d", function("torch.adaptive_avg_pool2d")},
+      {"adaptiveAvgPool3d", function("torch.adaptive_avg_pool3d")},
       {"interpolate2d", [](const GraphNode& n, const Args& a) {
          return scriptInterpolate(a[0], a[1], isNull(n, 2) ? a[2] : real(n.args[2]), *n.args[3].string() == "nearest", a[4]);
        }},

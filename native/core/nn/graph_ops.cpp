@@ -159,6 +159,63 @@ OpRun compare(const NodeArgs& a, at::Tensor (*withTensor)(const at::Tensor&, con
 }
 
 // torch.cat / torch.stack of a list of tensors along dim.
+// Convolution and pooling over N spatial dimensions: sizes are lists of N constants.
+template <int N>
+OpRun convolution(const NodeArgs& a) {
+  a.expectCount(7);
+  const int64_t x = a.tensor(0), w = a.tensor(1);
+  const auto b = a.optionalTensor(2);
+  const GraphFrame none;
+  const auto stride = intValues(a.integers(3), none), padding = intValues(a.integers(4), none), dilation = intValues(a.integers(5), none);
+  const int64_t groups = a.integer(6).value;
+  return [=](GraphFrame& f) -> c10::IValue {
+    if constexpr (N == 1) return at::conv1d(T(f, x), T(f, w), optionalT(f, b), stride, padding, dilation, groups);
+    if constexpr (N == 2) return at::conv2d(T(f, x), T(f, w), optionalT(f, b), stride, padding, dilation, groups);
+    if constexpr (N == 3) return at::conv3d(T(f, x), T(f, w), optionalT(f, b), stride, padding, dilation, groups);
+  };
+}
+
+template <int N>
+OpRun maxPool(const NodeArgs& a) {
+  a.expectCount(6);
+  const int64_t x = a.tensor(0);
+  const GraphFrame none;
+  const auto kernel = intValues(a.integers(1), none), stride = intValues(a.integers(2), none), padding = intValues(a.integers(3), none),
+             dilation = intValues(a.integers(4), none);
+  const bool ceil = a.flag(5);
+  return [=](GraphFrame& f) -> c10::IValue {
+    if constexpr (N == 1) return at::max_pool1d(T(f, x), kernel, stride, padding, dilation, ceil);
+    if constexpr (N == 2) return at::max_pool2d(T(f, x), kernel, stride, padding, dilation, ceil);
+    if constexpr (N == 3) return at::max_pool3d(T(f, x), kernel, stride, padding, dilation, ceil);
+  };
+}
+
+template <int N>
+OpRun avgPool(const NodeArgs& a) {
+  a.expectCount(6);
+  const int64_t x = a.tensor(0);
+  const GraphFrame none;
+  const auto kernel = intValues(a.integers(1), none), stride = intValues(a.integers(2), none), padding = intValues(a.integers(3), none);
+  const bool ceil = a.flag(4), countPad = a.flag(5);
+  return [=](GraphFrame& f) -> c10::IValue {
+    if constexpr (N == 1) return at::avg_pool1d(T(f, x), kernel, stride, padding, ceil, countPad);
+    if constexpr (N == 2) return at::avg_pool2d(T(f, x), kernel, stride, padding, ceil, countPad);
+    if constexpr (N == 3) return at::avg_pool3d(T(f, x), kernel, stride, padding, ceil, countPad);
+  };
+}
+
+template <int N>
+OpRun adaptiveAvgPool(const NodeArgs& a) {
+  a.expectCount(2);
+  const int64_t x = a.tensor(0);
+  const auto size = intValues(a.integers(1), GraphFrame{});
+  return [=](GraphFrame& f) -> c10::IValue {
+    if constexpr (N == 1) return at::adaptive_avg_pool1d(T(f, x), size);
+    if constexpr (N == 2) return at::adaptive_avg_pool2d(T(f, x), size);
+    if constexpr (N == 3) return at::adaptive_avg_pool3d(T(f, x), size);
+  };
+}
+
 OpRun joined(const NodeArgs& a, bool stack) {
   a.expectCount(2);
   const auto xs = a.tensors(0);
@@ -389,39 +446,18 @@ const std::unordered_map<std::string, Builder>& table() {
          const double eps = a.number(4);
          return [=](GraphFrame& f) -> c10::IValue { return at::group_norm(T(f, x), groups, optionalT(f, w), optionalT(f, b), eps); };
        }},
-      {"conv2d", [](const NodeArgs& a) -> OpRun {
-         a.expectCount(7);
-         const int64_t x = a.tensor(0), w = a.tensor(1);
-         const auto b = a.optionalTensor(2);
-         const auto stride = intValues(a.integers(3), GraphFrame{}), padding = intValues(a.integers(4), GraphFrame{}),
-                    dilation = intValues(a.integers(5), GraphFrame{});
-         const int64_t groups = a.integer(6).value;
-         return [=](GraphFrame& f) -> c10::IValue { return at::conv2d(T(f, x), T(f, w), optionalT(f, b), stride, padding, dilation, groups); };
-       }},
-      {"maxPool2d", [](const NodeArgs& a) -> OpRun {
-         a.expectCount(6);
-         const int64_t x = a.tensor(0);
-         const GraphFrame none;
-         const auto kernel = intValues(a.integers(1), none), stride = intValues(a.integers(2), none),
-                    padding = intValues(a.integers(3), none), dilation = intValues(a.integers(4), none);
-         const bool ceil = a.flag(5);
-         return [=](GraphFrame& f) -> c10::IValue { return at::max_pool2d(T(f, x), kernel, stride, padding, dilation, ceil); };
-       }},
-      {"avgPool2d", [](const NodeArgs& a) -> OpRun {
-         a.expectCount(6);
-         const int64_t x = a.tensor(0);
-         const GraphFrame none;
-         const auto kernel = intValues(a.integers(1), none), stride = intValues(a.integers(2), none),
-                    padding = intValues(a.integers(3), none);
-         const bool ceil = a.flag(4), countPad = a.flag(5);
-         return [=](GraphFrame& f) -> c10::IValue { return at::avg_pool2d(T(f, x), kernel, stride, padding, ceil, countPad); };
-       }},
-      {"adaptiveAvgPool2d", [](const NodeArgs& a) -> OpRun {
-         a.expectCount(2);
-         const int64_t x = a.tensor(0);
-         const auto size = intValues(a.integers(1), GraphFrame{});
-         return [=](GraphFrame& f) -> c10::IValue { return at::adaptive_avg_pool2d(T(f, x), size); };
-       }},
+      {"conv1d", convolution<1>},
+      {"conv2d", convolution<2>},
+      {"conv3d", convolution<3>},
+      {"maxPool1d", maxPool<1>},
+      {"maxPool2d", maxPool<2>},
+      {"maxPool3d", maxPool<3>},
+      {"avgPool1d", avgPool<1>},
+      {"avgPool2d", avgPool<2>},
+      {"avgPool3d", avgPool<3>},
+      {"adaptiveAvgPool1d", adaptiveAvgPool<1>},
+      {"adaptiveAvgPool2d", adaptiveAvgPool<2>},
+      {"adaptiveAvgPool3d", adaptiveAvgPool<3>},
       {"interpolate2d", [](const NodeArgs& a) -> OpRun {
          a.expectCount(5);
          const int64_t x = a.tensor(0);

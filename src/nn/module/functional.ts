@@ -6,6 +6,29 @@ import { op, tensorsOp, type Dim, type DtypeName, type SizeArg, type Tensor } fr
 type Optional<T> = T | null;
 const pair = (size: Size2d): [number, number] => (Array.isArray(size) ? size : [size, size]);
 
+/** A size per spatial dimension: one number for all, or a list of `dims` (as PyTorch's _ntuple). */
+type SizeNd = number | number[];
+const perDim = (size: SizeNd, dims: number): number[] => (Array.isArray(size) ? size : Array<number>(dims).fill(size));
+
+interface ConvOptions { stride?: SizeNd; padding?: SizeNd; dilation?: SizeNd; groups?: number }
+interface MaxPoolOptions { stride?: SizeNd; padding?: SizeNd; dilation?: SizeNd; ceilMode?: boolean }
+interface AvgPoolOptions { stride?: SizeNd; padding?: SizeNd; ceilMode?: boolean; countIncludePad?: boolean }
+
+// F.conv1d/2d/3d and the poolings of each dimension: one op each, over `dims` spatial dimensions.
+const convolution =
+  (dims: number) =>
+  (x: Tensor, weight: Tensor, bias: Optional<Tensor> = null, { stride = 1, padding = 0, dilation = 1, groups = 1 }: ConvOptions = {}) =>
+    op(`conv${dims}d`, x, weight, bias, perDim(stride, dims), perDim(padding, dims), perDim(dilation, dims), groups);
+const maxPool =
+  (dims: number) =>
+  (x: Tensor, kernelSize: SizeNd, { stride, padding = 0, dilation = 1, ceilMode = false }: MaxPoolOptions = {}) =>
+    op(`maxPool${dims}d`, x, perDim(kernelSize, dims), perDim(stride ?? kernelSize, dims), perDim(padding, dims), perDim(dilation, dims), ceilMode);
+const avgPool =
+  (dims: number) =>
+  (x: Tensor, kernelSize: SizeNd, { stride, padding = 0, ceilMode = false, countIncludePad = true }: AvgPoolOptions = {}) =>
+    op(`avgPool${dims}d`, x, perDim(kernelSize, dims), perDim(stride ?? kernelSize, dims), perDim(padding, dims), ceilMode, countIncludePad);
+const adaptiveAvgPool = (dims: number) => (x: Tensor, outputSize: SizeNd) => op(`adaptiveAvgPool${dims}d`, x, perDim(outputSize, dims));
+
 export const F = {
   relu: (x: Tensor) => op('relu', x),
   /** approximate 'tanh' is the tanh approximation; 'none' the exact erf form (default). */
@@ -27,23 +50,18 @@ export const F = {
     op('layerNorm', x, normalizedShape, weight, bias, eps),
   groupNorm: (x: Tensor, numGroups: number, weight: Optional<Tensor> = null, bias: Optional<Tensor> = null, eps = 1e-5) =>
     op('groupNorm', x, numGroups, weight, bias, eps),
-  conv2d: (
-    x: Tensor,
-    weight: Tensor,
-    bias: Optional<Tensor> = null,
-    { stride = 1, padding = 0, dilation = 1, groups = 1 }: { stride?: Size2d; padding?: Size2d; dilation?: Size2d; groups?: number } = {},
-  ) => op('conv2d', x, weight, bias, pair(stride), pair(padding), pair(dilation), groups),
-  maxPool2d: (
-    x: Tensor,
-    kernelSize: Size2d,
-    { stride, padding = 0, dilation = 1, ceilMode = false }: { stride?: Size2d; padding?: Size2d; dilation?: Size2d; ceilMode?: boolean } = {},
-  ) => op('maxPool2d', x, pair(kernelSize), pair(stride ?? kernelSize), pair(padding), pair(dilation), ceilMode),
-  avgPool2d: (
-    x: Tensor,
-    kernelSize: Size2d,
-    { stride, padding = 0, ceilMode = false, countIncludePad = true }: { stride?: Size2d; padding?: Size2d; ceilMode?: boolean; countIncludePad?: boolean } = {},
-  ) => op('avgPool2d', x, pair(kernelSize), pair(stride ?? kernelSize), pair(padding), ceilMode, countIncludePad),
-  adaptiveAvgPool2d: (x: Tensor, outputSize: Size2d) => op('adaptiveAvgPool2d', x, pair(outputSize)),
+  conv1d: convolution(1),
+  conv2d: convolution(2),
+  conv3d: convolution(3),
+  maxPool1d: maxPool(1),
+  maxPool2d: maxPool(2),
+  maxPool3d: maxPool(3),
+  avgPool1d: avgPool(1),
+  avgPool2d: avgPool(2),
+  avgPool3d: avgPool(3),
+  adaptiveAvgPool1d: adaptiveAvgPool(1),
+  adaptiveAvgPool2d: adaptiveAvgPool(2),
+  adaptiveAvgPool3d: adaptiveAvgPool(3),
   /** Resizes [N, C, H, W] by size or scaleFactor ('nearest' or 'bilinear'). */
   interpolate: (
     x: Tensor,

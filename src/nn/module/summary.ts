@@ -12,8 +12,7 @@ const grouped = (count: number): string => count.toLocaleString('en-US');
 
 /** The table for `spec` run on an input of `inputShape` (batch first). */
 export function summarize(spec: GraphModelSpec, inputShape: number[], options: SummaryOptions = {}): string {
-  const shapes = native.NativeModel.nodeShapes(spec, inputShape, options.dtype ?? 'float32');
-  const { parameters } = native.NativeModel.describe(spec);
+  const { nodeShapes: shapes, parameters } = native.NativeModel.summary(spec, inputShape, options.dtype ?? 'float32');
   const count = (prefix: string, trainable?: boolean): number =>
     parameters
       .filter(({ name, requiresGrad }) => (prefix === '' || name.startsWith(`${prefix}.`)) && (trainable === undefined || requiresGrad === trainable))
