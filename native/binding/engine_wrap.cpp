@@ -75,9 +75,7 @@ EngineSpec toEngineSpec(const Napi::Value& value) {
   if (!object.Get("loss").IsUndefined()) {
     std::tie(spec.lossName, spec.lossOptions) = namedOptions(object.Get("loss"), "loss");
   }
-  if (!object.Get("optimizers").IsUndefined() && !object.Get("optimizer").IsUndefined()) {
-    throw InvalidArgument("give either optimizer or optimizers, not both");
-  }
+  // src/training/objective-schemas.ts gives exactly one of optimizer and optimizers.
   if (!object.Get("optimizers").IsUndefined()) {
     spec.optimizers = toOptimizerUnits(object.Get("optimizers"));
   } else {

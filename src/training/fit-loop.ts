@@ -31,8 +31,6 @@ interface FitRun {
   started: number;
   evalData?: TrainingData;
   bestMetric: MonitoredMetric;
-  /** Whether this run's data can pause mid-epoch (datasets can; streams cannot). */
-  resumable: boolean;
 }
 
 /** The trainer's parts a fit works with. */
@@ -93,7 +91,6 @@ export class FitLoop {
       started,
       evalData: options.evalData,
       bestMetric: new MonitoredMetric(bestName, greater === undefined ? 'auto' : greater ? 'max' : 'min'),
-      resumable: !streamed,
     };
     if (resumed) {
       await this.engine.loadState(resumed.folder);
@@ -203,8 +200,8 @@ export class FitLoop {
     run: FitRun,
   ): Promise<{ result: NativeEpochResult; ended: 'epoch' | 'stopped' | 'maxSteps' }> {
     const { outputDir, saveEvery, evalEvery, maxSteps } = this.config;
-    const saveInterval = run.resumable && outputDir !== undefined ? saveEvery : undefined;
-    const evalInterval = run.resumable && run.evalData !== undefined && typeof evalEvery === 'number' ? evalEvery : undefined;
+    const saveInterval = this.resumable && outputDir !== undefined ? saveEvery : undefined;
+    const evalInterval = this.resumable && run.evalData !== undefined && typeof evalEvery === 'number' ? evalEvery : undefined;
     const onBatch = this.hooks.batchHook('train');
     let segment: NativeEpochSegment = { epoch, startBatch };
     for (;;) {
