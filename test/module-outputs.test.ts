@@ -124,6 +124,34 @@ print(json.dumps(out))`;
     }
   });
 
+  it('trains and predicts a TorchScript file whose forward returns a tuple; refuses a Dict at setup', async () => {
+    const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'firebrand-outputs-script-'));
+    try {
+      const array = trainerFor('array', { lossOutput: '1' });
+      await array.fit(blobDataset(64));
+      await array.exportTorchScript(path.join(folder, 'tuple.pt'));
+      const scripted = new Trainer({
+        model: nn.torchScript(path.join(folder, 'tuple.pt')),
+        loss: 'cross_entropy',
+        optimizer: 'adamw',
+        config: { ...config, lossOutput: '1' },
+      });
+      const [expected, actual] = [await array.predict<TensorData[]>(probe, [6, 4]), await scripted.predict<TensorData[]>(probe, [6, 4])];
+      expect(actual.map((output) => output.data)).to.deep.equal(expected.map((output) => output.data));
+      const evalData = blobDataset(32, 4, 5);
+      expect((await scripted.evaluate(evalData)).loss).to.be.closeTo((await array.evaluate(evalData)).loss, 1e-6);
+
+      await trainerFor('object').exportTorchScript(path.join(folder, 'dict.pt'));
+      const dict = await rejectionOf(new Trainer({ model: nn.torchScript(path.join(folder, 'dict.pt')), loss: 'cross_entropy', optimizer: 'sgd', config }).setup());
+      expect(dict.code).to.equal('ERR_FIREBRAND_INVALID_ARGUMENT');
+      expect(dict.message).to.contain(
+        'dict.pt: forward returns a Dict[str, Tensor]; a TorchScript forward must return a Tensor or a tuple of Tensors',
+      );
+    } finally {
+      fs.rmSync(folder, { recursive: true, force: true });
+    }
+  });
+
   describe('errors', () => {
     it('names the outputs when config.lossOutput is not one of them, and refuses it for a single tensor', async () => {
       const unknown = await rejectionOf(trainerFor('object', { lossOutput: 'logit' }).setup());

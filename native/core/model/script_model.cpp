@@ -8,10 +8,37 @@
 #include "core/io/input_file.h"
 
 namespace firebrand {
+namespace {
+
+// What forward's signature says it returns: one tensor, or a tuple of tensors.
+OutputLayout outputLayoutOf(const torch::jit::Module& module, const std::string& origin) {
+  const auto forward = module.find_method("forward");
+  if (!forward) return {};
+  const auto& returns = forward->function().getSchema().returns();
+  if (returns.size() != 1) return {};
+  const c10::TypePtr& type = returns[0].type();
+  if (type->kind() == c10::TypeKind::DictType) {
+    throw InvalidArgument(origin + ": forward returns a " + type->annotation_str() +
+                          "; a TorchScript forward must return a Tensor or a tuple of Tensors (a Dict's keys are only known once it runs)");
+  }
+  const auto tuple = type->cast<c10::TupleType>();
+  if (!tuple) return {};
+  std::vector<std::string> names;
+  for (const auto& element : tuple->elements()) {
+    if (element->kind() != c10::TypeKind::TensorType) {
+      throw InvalidArgument(origin + ": forward returns " + type->annotation_str() + "; a tuple it returns must hold only Tensors");
+    }
+    names.push_back(std::to_string(names.size()));
+  }
+  return OutputLayout(OutputLayout::Kind::Array, std::move(names));
+}
+
+}  // namespace
 
 ScriptModel::ScriptModel(torch::jit::Module module, std::string origin)
     : module_(std::move(module)),
       origin_(std::move(origin)),
+      outputLayout_(outputLayoutOf(module_, origin_)),
       hasTrainingStep_(module_.find_method("training_step").has_value()),
       hasValidationStep_(module_.find_method("validation_step").has_value()) {}
 
@@ -45,16 +72,21 @@ std::shared_ptr<ScriptModel> ScriptModel::define(const std::string& source, cons
   return std::shared_ptr<ScriptModel>(new ScriptModel(std::move(module), "TorchScript source"));
 }
 
-at::Tensor ScriptModel::forward(const at::Tensor& inputs) {
+at::Tensor ScriptModel::forward(const at::Tensor& inputs) { return forwardAll(inputs)[selectedOutput_]; }
+
+std::vector<at::Tensor> ScriptModel::forwardAll(const at::Tensor& inputs) {
   if (!module_.find_method("forward")) {
     throw InvalidState(origin_ + ": the module has no forward method");
   }
   const torch::jit::GraphOptimizerEnabledGuard unoptimized(false);
   const c10::IValue output = module_.forward({inputs});
-  if (!output.isTensor()) {
-    throw InvalidArgument(origin_ + ": forward must return a Tensor, it returned " + output.tagKind());
+  if (output.isTensor()) return {output.toTensor()};
+  if (output.isTuple() && outputLayout_.kind == OutputLayout::Kind::Array) {
+    std::vector<at::Tensor> outputs;
+    for (const auto& element : output.toTupleRef().elements()) outputs.push_back(element.toTensor());
+    return outputs;
   }
-  return output.toTensor();
+  throw InvalidArgument(origin_ + ": forward must return a Tensor or a tuple of Tensors, it returned " + output.tagKind());
 }
 
 torch::OrderedDict<std::string, at::Tensor> ScriptModel::namedParameters() const {

@@ -27,6 +27,9 @@ class ScriptModel : public Model {
   static std::shared_ptr<ScriptModel> define(const std::string& source, const std::vector<NamedTensor>& parameters);
 
   at::Tensor forward(const at::Tensor& inputs) override;
+  // A forward that returns a tuple of tensors gives them all ("0", "1", ... by position).
+  std::vector<at::Tensor> forwardAll(const at::Tensor& inputs) override;
+  const OutputLayout& outputLayout() const override { return outputLayout_; }
   torch::OrderedDict<std::string, at::Tensor> namedParameters() const override;
   torch::OrderedDict<std::string, at::Tensor> namedBuffers() const override;
   void setTraining(bool training) override { module_.train(training); }
@@ -45,6 +48,7 @@ class ScriptModel : public Model {
 
   torch::jit::Module module_;
   std::string origin_;  // the file or "TorchScript source", for errors
+  OutputLayout outputLayout_;
   bool hasTrainingStep_;
   bool hasValidationStep_;
 };
