@@ -164,6 +164,37 @@ class Functional(nn.Module):
         }
 
 
+class LSTMClassifier(nn.Module):
+    """Tokens through a 2-layer bidirectional LSTM; the last layer's final states of both directions classify (test/models/recurrent.ts)."""
+
+    def __init__(self, vocab=12, dim=8, hidden=6, classes=3):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, dim)
+        self.lstm = nn.LSTM(dim, hidden, num_layers=2, batch_first=True, bidirectional=True)
+        self.head = nn.Linear(2 * hidden, classes)
+
+    def forward(self, tokens):
+        out, (h, c) = self.lstm(self.embed(tokens))
+        return self.head(torch.cat([h[-2], h[-1]], 1) + out.mean(1) + c[-1].sum(1, keepdim=True))
+
+
+class GRURegressor(nn.Module):
+    """A GRU over [L, N, features] from an initial state made of the input, and a tanh RNN after it (test/models/recurrent.ts)."""
+
+    def __init__(self, features=5, hidden=7, classes=3):
+        super().__init__()
+        self.init = nn.Linear(features, hidden)
+        self.gru = nn.GRU(features, hidden)
+        self.rnn = nn.RNN(hidden, hidden, nonlinearity="relu", num_layers=2)
+        self.head = nn.Linear(hidden, classes)
+
+    def forward(self, x):  # [N, L, features]
+        h0 = torch.tanh(self.init(x.mean(1))).unsqueeze(0)
+        out, h = self.gru(x.transpose(0, 1), h0)
+        out, _ = self.rnn(out)
+        return self.head(out.mean(0) + h[0])
+
+
 def write_functional():
     torch.manual_seed(SEED)
     model = Functional().eval()
@@ -184,12 +215,13 @@ def fixtures_folder():
     return base / "modules"
 
 
-def record(name, make_model, input_shape, classes, target_shape=None, token_inputs=False):
+def record(name, make_model, input_shape, classes, target_shape=None, token_inputs=False, vocabulary=None):
     torch.manual_seed(SEED)
     model = make_model()
     initial = {k: v.clone() for k, v in model.state_dict().items()}
     generator = torch.Generator().manual_seed(1234)
-    inputs = torch.randint(0, classes, input_shape, generator=generator) if token_inputs else torch.randn(*input_shape, generator=generator)
+    inputs = (torch.randint(0, vocabulary or classes, input_shape, generator=generator) if token_inputs
+              else torch.randn(*input_shape, generator=generator))
     targets = torch.randint(0, classes, target_shape or (input_shape[0],), generator=generator)
     model.eval()
     with torch.no_grad():
@@ -297,6 +329,8 @@ def main():
         return
     record("resnet18", lambda: ResNet18(width=8, num_classes=10), (4, 3, 16, 16), 10)
     record("tied-lm", TiedLM, (4, 8), 16, (4, 8), token_inputs=True)
+    record("lstm-classifier", LSTMClassifier, (4, 7), 3, token_inputs=True, vocabulary=12)
+    record("gru-regressor", GRURegressor, (4, 6, 5), 3)
     write_layers()
     write_functional()
 

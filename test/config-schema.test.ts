@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-import { Dataset, defaultConfig } from '../src';
+import { Dataset, defaultConfig, LSTM, LSTMSpec, nn, RNN, RNNSpec, Tensor } from '../src';
 import { csvOptionsSchema, idxOptionsSchema, transformSchemas } from '../src/data/data-schemas';
 import { batchOrderSchema, loaderSchema } from '../src/data/loader-options';
 import type { NativeEngine } from '../src/native';
@@ -108,8 +108,16 @@ describe('config schema', () => {
 
   it('what TypeScript accepts for layers, losses, optimizers and schedules, C++ builds: each field at each of its bounds', async function () {
     this.timeout(60000);
+    // Recurrent layers return (output, state): they run in a module's forward, not a sequential model.
+    const inModule = (spec: object) =>
+      new (class Wrapped extends nn.Module {
+        rnn = (spec as { type: string }).type === 'lstm' ? new LSTM(spec as LSTMSpec) : new RNN(spec as RNNSpec);
+        forward(x: Tensor): Tensor {
+          return this.rnn.forward(x)[0];
+        }
+      })();
     const kinds = [
-      [layers, (spec: object) => ({ model: { type: 'sequential', layers: [spec] } })],
+      [layers, (spec: object) => ({ model: ['lstm', 'gru', 'rnn'].includes((spec as { type: string }).type) ? inModule(spec) : { type: 'sequential', layers: [spec] } })],
       [losses, (spec: object) => ({ loss: spec })],
       [optimizers, (spec: object) => ({ optimizer: spec })],
       [schedulers, (spec: object) => ({ lrScheduler: spec })],

@@ -12,6 +12,7 @@ import { Dataset, loadSafetensors, Module, NumericArray, runtimeInfo, saveSafete
 import { ResNet18 } from '../examples/models/resnet';
 import { Functional } from './models/functional';
 import { pythonJson } from './helpers';
+import { GRURegressor, LSTMClassifier } from './models/recurrent';
 import { TiedLM } from './models/tied-lm';
 import { UNet } from './models/unet';
 
@@ -56,6 +57,9 @@ const models = [
   { name: 'unet', build: (): Module => new UNet(3, 2, 8), batchSize: 2 },
   // Weight tying: the state dict holds the tied tensor under both names, as PyTorch's does.
   { name: 'tied-lm', build: (): Module => new TiedLM(), batchSize: 4 },
+  // Recurrent layers: PyTorch's parameter names and init, initial and final states, both directions.
+  { name: 'lstm-classifier', build: (): Module => new LSTMClassifier(), batchSize: 4 },
+  { name: 'gru-regressor', build: (): Module => new GRURegressor(), batchSize: 4 },
 ];
 
 for (const { name, build, batchSize } of models) {

@@ -47,6 +47,17 @@ const conv = (n: number) => ({
 // outputPadding's upper bound is the stride or dilation (checked across fields).
 const convTranspose = (n: number) => ({ ...conv(n), outputPadding: field(sizeN(n, 0), 0, [0]) });
 const adaptive = (n: number) => ({ outputSize: field(sizeN(n, 1), REQUIRED, [1]) });
+const recurrent = {
+  inputSize: count,
+  hiddenSize: count,
+  numLayers: field(integer(1), 1, [1, 2]),
+  bias: field(boolean, true, [false]),
+  batchFirst: field(boolean, false, [true]),
+  dropout: field(number(0, 1), 0, [0, 1]),
+  bidirectional: field(boolean, false, [true]),
+};
+/** Layers whose forward returns the output and a state: modules' forwards unpack them, nn.sequential cannot. */
+const RECURRENT = ['lstm', 'gru', 'rnn'];
 const anyNumber = number(-Infinity);
 const positions = (size: unknown): number[] => (Array.isArray(size) ? (size as number[]) : [size as number]);
 
@@ -69,6 +80,9 @@ function crossFieldProblem(layer: Resolved): string | undefined {
   if (type === 'upsample') {
     if ((layer.size === undefined) === (layer.scaleFactor === undefined)) return 'give exactly one of size and scaleFactor';
     if (layer.mode === 'nearest' && layer.alignCorners === true) return "alignCorners applies to mode 'bilinear' only";
+  }
+  if (type === 'lstm' && (layer.projSize as number) >= (layer.hiddenSize as number)) {
+    return `projSize (${layer.projSize}) must be smaller than hiddenSize (${layer.hiddenSize})`;
   }
   const rows = layer.numEmbeddings as number;
   if (type === 'embedding' && layer.paddingIdx !== undefined && ((layer.paddingIdx as number) < -rows || (layer.paddingIdx as number) >= rows)) {
@@ -135,6 +149,9 @@ export const layers = new Variants(
       ceilMode: field(boolean, false, [true]),
       countIncludePad: field(boolean, true, [false]),
     },
+    lstm: { ...recurrent, projSize: field(integer(0), 0, [0]) },
+    gru: recurrent,
+    rnn: { ...recurrent, nonlinearity: field(oneOf('tanh', 'relu'), 'tanh', ['relu']) },
     adaptiveAvgPool1d: adaptive(1),
     adaptiveAvgPool2d: adaptive(2),
     adaptiveMaxPool2d: adaptive(2),
@@ -189,5 +206,13 @@ export function resolveModelSpec(model: ModelLike): ModelSpec {
   if (!Array.isArray(model.layers)) {
     throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', 'model.layers must be an array of layers (nn.linear(...), ...)');
   }
-  return { type: 'sequential', layers: model.layers.map((layer, i) => layers.resolve(layer, `layers[${i}]`)) as never };
+  const resolved = model.layers.map((layer, i) => layers.resolve(layer, `layers[${i}]`));
+  const stateful = resolved.findIndex((layer) => RECURRENT.includes(layer.type as string));
+  if (stateful >= 0) {
+    throw firebrandError(
+      'ERR_FIREBRAND_INVALID_ARGUMENT',
+      `layers[${stateful}] (${resolved[stateful].type}) returns its output and state, which a sequential model cannot pass on; use it in a module's forward (const [out, h] = this.rnn.forward(x))`,
+    );
+  }
+  return { type: 'sequential', layers: resolved as never };
 }

@@ -5,6 +5,7 @@
 import type { GraphModelSpec } from './module/graph-model';
 import { init } from './module/init';
 import { Buffer, Layer, Module, ModuleDict, ModuleList, Parameter, Sequential } from './module/module';
+import { GRU, LSTM, RNN } from './module/recurrent';
 
 export type Size2d = number | [number, number];
 
@@ -117,6 +118,26 @@ export interface PlainActivationSpec { type: 'silu' | 'mish' | 'hardswish' }
 export interface PreluSpec { type: 'prelu'; numParameters?: number; init?: number }
 
 /** One layer of a sequential model, as JSON (what the nn.* builders return). */
+/** What nn.lstm, nn.gru and nn.rnn share (torch.nn.LSTM/GRU/RNN's arguments). */
+interface RecurrentOptions {
+  inputSize: number;
+  hiddenSize: number;
+  /** Stacked layers. Default 1. */
+  numLayers?: number;
+  bias?: boolean;
+  /** Inputs and outputs as [N, L, features] instead of [L, N, features]. Default false. */
+  batchFirst?: boolean;
+  /** Dropout on each layer's output but the last, while training. Default 0. */
+  dropout?: number;
+  bidirectional?: boolean;
+}
+/** nn.lstm (torch.nn.LSTM). */
+export interface LSTMSpec extends RecurrentOptions { type: 'lstm'; projSize?: number }
+/** nn.gru (torch.nn.GRU). */
+export interface GRUSpec extends RecurrentOptions { type: 'gru' }
+/** nn.rnn (torch.nn.RNN). */
+export interface RNNSpec extends RecurrentOptions { type: 'rnn'; nonlinearity?: 'tanh' | 'relu' }
+
 export type LayerSpec =
   | LinearSpec
   | Conv2dSpec
@@ -210,6 +231,15 @@ export const nn = {
    * validation_step taking Dict[str, Tensor] with 'input' and 'target' and returning Dict[str, Tensor]).
    */
   script: (source: string, parameters: ScriptParameter[]): ScriptSpec => ({ type: 'script', source, parameters }),
+  /** An LSTM; use it in a module's forward: `const [out, [h, c]] = this.lstm.forward(x)`. */
+  lstm: (inputSize: number, hiddenSize: number, options: Options<LSTMSpec, 'inputSize' | 'hiddenSize'> = {}): LSTM =>
+    new LSTM({ type: 'lstm', inputSize, hiddenSize, ...options }),
+  /** A GRU; `const [out, h] = this.gru.forward(x)`. */
+  gru: (inputSize: number, hiddenSize: number, options: Options<GRUSpec, 'inputSize' | 'hiddenSize'> = {}): GRU =>
+    new GRU({ type: 'gru', inputSize, hiddenSize, ...options }),
+  /** An Elman RNN (tanh or relu); `const [out, h] = this.rnn.forward(x)`. */
+  rnn: (inputSize: number, hiddenSize: number, options: Options<RNNSpec, 'inputSize' | 'hiddenSize'> = {}): RNN =>
+    new RNN({ type: 'rnn', inputSize, hiddenSize, ...options }),
   linear: (inFeatures: number, outFeatures: number, options: Options<LinearSpec, 'inFeatures' | 'outFeatures'> = {}): Layer<LinearSpec> =>
     layer({ type: 'linear', inFeatures, outFeatures, ...options}),
   conv2d: (

@@ -197,6 +197,12 @@ std::string graphScript(const GraphSpec& graph, const ModuleTree& tree, const st
       source += "    " + variable + " = input\n";
     } else if (node.op == "state") {
       source += "    " + variable + " = " + writer.tensor(*node.args.at(0).string()) + "\n";
+    } else if (node.op == "recurrent") {
+      const std::string& path = *node.args.at(0).string();
+      source += "    " + variable + " = " +
+                writer.recurrent(layers.at(path), tree.layers.at(path).built.module, path, literal(node.args.at(1)),
+                                 literal(node.args.at(2)), literal(node.args.at(3))) +
+                "\n";
     } else if (node.op == "layer") {
       const std::string& path = *node.args.at(0).string();
       source += "    x = " + literal(node.args.at(1)) + "\n";

@@ -161,6 +161,32 @@ std::string ScriptWriter::tensor(const std::string& stateName) const {
   return it == attributes_.end() ? "None" : "self." + it->second;
 }
 
+std::string ScriptWriter::recurrent(const LayerSpec& spec, const torch::nn::AnyModule& module, const std::string& path,
+                                    const std::string& x, const std::string& h0, const std::string& c0) const {
+  ResolvedOptions o("exportTorchScript: " + spec.type, spec.options);
+  std::string weights;
+  for (const auto& name : module.ptr()->named_parameters(/*recurse=*/false).keys()) weights += (weights.empty() ? "" : ", ") + tensor(path + "." + name);
+  const bool batchFirst = o.flag("batchFirst");
+  const int64_t states = o.integer("numLayers") * (o.flag("bidirectional") ? 2 : 1);
+  // PyTorch's zero initial state: [layers * directions, batch, size] (an unbatched input has no batch dimension).
+  const auto zeros = [&](int64_t size) {
+    const std::string sizes = "[" + std::to_string(states) + ", " + x + ".size(" + (batchFirst ? "0" : "1") + "), " + std::to_string(size) + "]";
+    return "torch.zeros(" + sizes + " if " + x + ".dim() == 3 else [" + std::to_string(states) + ", " + std::to_string(size) +
+           "], dtype=" + x + ".dtype, device=" + x + ".device)";
+  };
+  const int64_t hidden = o.integer("hiddenSize");
+  const std::string rest = ", [" + weights + "], " + scriptBool(o.flag("bias")) + ", " + std::to_string(o.integer("numLayers")) + ", " +
+                           numberText(o.number("dropout")) + ", self.training, " + scriptBool(o.flag("bidirectional")) + ", " +
+                           scriptBool(batchFirst) + ")";
+  if (spec.type == "lstm") {
+    const int64_t projected = o.integer("projSize");
+    return "torch.lstm(" + x + ", [" + (h0 == "None" ? zeros(projected > 0 ? projected : hidden) : h0) + ", " +
+           (c0 == "None" ? zeros(hidden) : c0) + "]" + rest;
+  }
+  const std::string function = spec.type == "gru" ? "torch.gru" : o.text("nonlinearity") == "relu" ? "torch.rnn_relu" : "torch.rnn_tanh";
+  return function + "(" + x + ", " + (h0 == "None" ? zeros(hidden) : h0) + rest;
+}
+
 void ScriptWriter::save(const std::string& source, const std::string& path) {
   out_.define(source);
   try {

@@ -1,6 +1,7 @@
 #include "core/nn/graph_program.h"
 
 #include "core/errors.h"
+#include "core/nn/recurrent_layers.h"
 #include "core/shape_text.h"
 
 namespace firebrand {
@@ -66,6 +67,19 @@ OpRun GraphProgram::compileNode(size_t index, ModuleTree& tree) {
     const int64_t x = args.tensor(1);
     return [layer, x](GraphFrame& f) -> c10::IValue { return runLayer(layer->built, f.values[x].toTensor(), layer->owner); };
   }
+  if (node.op == "recurrent") {
+    args.expectCount(4);
+    TreeLayer* layer = &tree.layers.at(args.text(0));
+    const int64_t x = args.tensor(1);
+    const auto h0 = args.optionalTensor(2), c0 = args.optionalTensor(3);
+    return [layer, x, h0, c0](GraphFrame& f) -> c10::IValue {
+      const auto optional = [&f](const std::optional<int64_t>& slot) -> c10::optional<at::Tensor> {
+        if (!slot) return c10::nullopt;
+        return f.values[*slot].toTensor();
+      };
+      return c10::List<at::Tensor>(runRecurrent(layer->built, f.values[x].toTensor(), optional(h0), optional(c0), layer->owner));
+    };
+  }
   OpRun run = compileOp(args);
   if (!run) throw InvalidState("firebrand bug: op '" + node.op + "' is not one C++ runs");
   return run;
@@ -94,7 +108,8 @@ GraphFrame GraphProgram::runFrame(const std::vector<at::Tensor>& inputs, bool tr
     try {
       frame.values[index] = steps_[index](frame);
     } catch (const Error& error) {
-      if (graph_.nodes[index].op == "layer") throw;  // runLayer named the layer already
+      const std::string& op = graph_.nodes[index].op;
+      if (op == "layer" || op == "recurrent") throw;  // the layer's own errors name it already
       fail(index, frame, error, error.code() != "ERR_FIREBRAND_SHAPE_MISMATCH");
     } catch (const c10::TypeError& error) {
       fail(index, frame, error, true);

@@ -7,6 +7,7 @@
 #include <map>
 
 #include "core/errors.h"
+#include "core/nn/recurrent_layers.h"
 #include "core/options/resolved_options.h"
 #include "core/shape_text.h"
 
@@ -357,6 +358,9 @@ const std::map<std::string, Builder>& builders() {
       {"softplus", softplus},
       {"hardswish", [](ResolvedOptions&) { return layer(torch::nn::Functional([](const at::Tensor& x) { return at::hardswish(x); }), "any shape"); }},
       {"prelu", prelu},
+      {"lstm", buildLstm},
+      {"gru", buildGru},
+      {"rnn", buildRnn},
   };
   return table;
 }

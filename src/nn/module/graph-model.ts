@@ -3,7 +3,7 @@
 // layers and nn.init calls drew their random numbers, and the traced graph.
 import { firebrandError } from '../../errors';
 import { layers } from '../layer-schemas';
-import { Buffer, constructionOf, Layer, Module, Parameter } from './module';
+import { Buffer, BuiltinLayer, constructionOf, Module, Parameter } from './module';
 import { Tensor } from './tensor';
 import { type GraphSpec, recording, Trace } from './trace';
 
@@ -76,7 +76,7 @@ class TreeWalk {
       );
     }
     this.modulePaths.set(module, modulePath);
-    if (module instanceof Layer) return this.layer(module, modulePath);
+    if (module instanceof BuiltinLayer) return this.layer(module, modulePath);
     const node: ModuleNode = { className: module.className, parameters: [], buffers: [], children: [] };
     for (const [name, value] of Object.entries(module)) {
       if (!(value instanceof Module || value instanceof Tensor) && !(Array.isArray(value) && value.some((item) => item instanceof Module || item instanceof Tensor))) continue;
@@ -103,7 +103,7 @@ class TreeWalk {
     return node;
   }
 
-  private layer(layer: Layer, modulePath: string): ModuleNode {
+  private layer(layer: BuiltinLayer, modulePath: string): ModuleNode {
     const resolved = layers.resolve(layer.spec, modulePath || 'model');
     this.steps.push({ construction: constructionOf(layer), step: { layer: modulePath } });
     const node: ModuleNode = { className: layer.className, layer: resolved, parameters: [], buffers: [], children: [] };

@@ -34,14 +34,14 @@ export class Parameter extends Tensor {
   readonly requiresGrad: boolean;
   readonly dtype: FloatDtype;
   /** @internal For a built-in layer's own tensor: the layer and its PyTorch name. */
-  readonly ofLayer?: { layer: Layer; name: string };
+  readonly ofLayer?: { layer: BuiltinLayer; name: string };
   /** @internal The nn.init calls on it, in order. */
   declare readonly inits: InitCall[];
 
   constructor(
     readonly shape: readonly number[] = [],
     options: ParameterOptions = {},
-    /** @internal */ ofLayer?: { layer: Layer; name: string },
+    /** @internal */ ofLayer?: { layer: BuiltinLayer; name: string },
   ) {
     super();
     this.requiresGrad = options.requiresGrad ?? true;
@@ -101,7 +101,11 @@ export abstract class Module {
     constructed.set(this, nextConstruction());
   }
 
-  abstract forward(...inputs: Tensor[]): ForwardOutput;
+  /**
+   * Each module declares what its forward takes and returns (tensors, tuples of them, options), as in
+   * PyTorch; the model's own forward takes its inputFields() and returns a ForwardOutput.
+   */
+  abstract forward(...inputs: unknown[]): unknown;
 
   /** The dataset fields forward takes, in order (default: the one field 'input'). */
   inputFields(): string[] {
@@ -141,16 +145,17 @@ export abstract class Module {
 // PyTorch's class names where capitalising the layer type does not give them.
 const classNames: Record<string, string> = {
   relu: 'ReLU', gelu: 'GELU', silu: 'SiLU', elu: 'ELU', leakyRelu: 'LeakyReLU', prelu: 'PReLU', rmsNorm: 'RMSNorm',
+  lstm: 'LSTM', gru: 'GRU', rnn: 'RNN',
 };
 const capitalized = (type: string): string => classNames[type] ?? type[0].toUpperCase() + type.slice(1);
 
 /**
- * A built-in layer (nn.linear, nn.conv2d, ...): built in C++ as the torch::nn module with PyTorch's
+ * A module built in C++ as its torch::nn module (nn.linear, nn.lstm, ...), with PyTorch's
  * parameters, buffers and initialisation. Its tensors are reachable for nn.init as
  * layer.weight / layer.bias (or layer.tensor('running_mean')). Assigning another module's
  * tensor ties it, as in PyTorch: `this.head.weight = this.embed.weight`.
  */
-export class Layer<Spec extends LayerSpec = LayerSpec> extends Module {
+export abstract class BuiltinLayer<Spec extends { type: string } = { type: string }> extends Module {
   /** The layer's type and options, as nn.sequential takes them. */
   declare readonly spec: Spec;
   /** @internal The layer's tensors handed out for nn.init, by name. */
@@ -210,7 +215,10 @@ export class Layer<Spec extends LayerSpec = LayerSpec> extends Module {
     }
     this.ties.set(name, tensor);
   }
+}
 
+/** A built-in layer that takes one tensor and returns one (nn.linear, nn.conv2d, ...); nn.sequential chains them. */
+export class Layer<Spec extends LayerSpec = LayerSpec> extends BuiltinLayer<Spec> {
   forward(input: Tensor): Tensor {
     return op('layer', activeTrace(this.type).pathOf(this, this.className), input);
   }
