@@ -21,6 +21,7 @@ run it in the sid chroot of scripts/ci-libtorch-latest.sh).
 import sys
 import importlib.util
 import json
+import math
 import pathlib
 
 import torch
@@ -144,6 +145,7 @@ class Functional(nn.Module):
         self.b1 = nn.Parameter(torch.empty(6))
         for weight in (self.w1, self.w2, self.w3, self.b1):
             nn.init.normal_(weight)
+        self.register_buffer("keep", torch.ones(4, 4).tril().bool())
 
     def forward(self, x):  # [2, 4, 16]
         x2 = x.view(2, 4, 4, 4)
@@ -161,6 +163,10 @@ class Functional(nn.Module):
             "adaptiveAvgPool1d": F.adaptive_avg_pool1d(x, 5),
             "adaptiveAvgPool2d": F.adaptive_avg_pool2d(x2, (3, 2)),
             "adaptiveAvgPool3d": F.adaptive_avg_pool3d(x3, 1),
+            "attention": attention(x2, x2.sin(), x2.cos()),
+            "attentionCausal": attention(x2, x2.sin(), x2.cos(), is_causal=True, scale=0.3),
+            "attentionBoolMask": attention(x2, x2.sin(), x2.cos(), attn_mask=self.keep),
+            "attentionFloatMask": attention(x2, x2.sin(), x2.cos(), attn_mask=x2.tanh()),
         }
 
 
@@ -193,6 +199,91 @@ class GRURegressor(nn.Module):
         out, h = self.gru(x.transpose(0, 1), h0)
         out, _ = self.rnn(out)
         return self.head(out.mean(0) + h[0])
+
+
+def attention(q, k, v, attn_mask=None, is_causal=False, scale=None):
+    """torch.nn.functional.scaled_dot_product_attention's reference formula (python3-torch 1.13 lacks the function)."""
+    weights = q @ k.transpose(-2, -1) * (1 / math.sqrt(q.size(-1)) if scale is None else scale)
+    if is_causal:
+        keep = torch.ones(q.size(-2), k.size(-2), dtype=torch.bool).tril()
+        weights = weights.masked_fill(keep.logical_not(), float("-inf"))
+    if attn_mask is not None:
+        weights = weights.masked_fill(attn_mask.logical_not(), float("-inf")) if attn_mask.dtype == torch.bool else weights + attn_mask
+    return torch.softmax(weights, -1) @ v
+
+
+class CausalSelfAttention(nn.Module):
+    def __init__(self, dim, heads):
+        super().__init__()
+        self.c_attn = nn.Linear(dim, 3 * dim)
+        self.c_proj = nn.Linear(dim, dim)
+        self.heads = heads
+
+    def forward(self, x):
+        batch, time, dim = x.shape
+        q, k, v = (t.view(batch, time, self.heads, dim // self.heads).transpose(1, 2) for t in self.c_attn(x).split(dim, dim=2))
+        y = attention(q, k, v, is_causal=True).transpose(1, 2).contiguous().view(batch, time, dim)
+        return self.c_proj(y)
+
+
+class MLP(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.c_fc = nn.Linear(dim, 4 * dim)
+        self.gelu = nn.GELU()
+        self.c_proj = nn.Linear(4 * dim, dim)
+
+    def forward(self, x):
+        return self.c_proj(self.gelu(self.c_fc(x)))
+
+
+class Block(nn.Module):
+    def __init__(self, dim, heads):
+        super().__init__()
+        self.ln_1 = nn.LayerNorm(dim)
+        self.attn = CausalSelfAttention(dim, heads)
+        self.ln_2 = nn.LayerNorm(dim)
+        self.mlp = MLP(dim)
+
+    def forward(self, x):
+        x = x + self.attn(self.ln_1(x))
+        return x + self.mlp(self.ln_2(x))
+
+
+class GPTMini(nn.Module):
+    """nanoGPT's model at toy size: token and learned position embeddings, pre-norm causal blocks, a tied head
+    and nanoGPT's initialisation (test/models/gpt.ts)."""
+
+    def __init__(self, vocab=16, context=8, dim=16, heads=2, layers=2):
+        super().__init__()
+        self.transformer = nn.ModuleDict(dict(
+            wte=nn.Embedding(vocab, dim),
+            wpe=nn.Embedding(context, dim),
+            h=nn.ModuleList([Block(dim, heads) for _ in range(layers)]),
+            ln_f=nn.LayerNorm(dim),
+        ))
+        self.lm_head = nn.Linear(dim, vocab, bias=False)
+        self.transformer.wte.weight = self.lm_head.weight
+        self.apply(self._init_weights)
+        for name, parameter in self.named_parameters():
+            if name.endswith("c_proj.weight"):
+                torch.nn.init.normal_(parameter, mean=0.0, std=0.02 / math.sqrt(2 * layers))
+
+    @staticmethod
+    def _init_weights(module):
+        if isinstance(module, nn.Linear):
+            torch.nn.init.normal_(module.weight, mean=0.0, std=0.02)
+            if module.bias is not None:
+                torch.nn.init.zeros_(module.bias)
+        elif isinstance(module, nn.Embedding):
+            torch.nn.init.normal_(module.weight, mean=0.0, std=0.02)
+
+    def forward(self, tokens):
+        positions = torch.arange(tokens.size(1))
+        x = self.transformer.wte(tokens) + self.transformer.wpe(positions)
+        for block in self.transformer.h:
+            x = block(x)
+        return self.lm_head(self.transformer.ln_f(x)).transpose(1, 2)
 
 
 def write_functional():
@@ -331,6 +422,7 @@ def main():
     record("tied-lm", TiedLM, (4, 8), 16, (4, 8), token_inputs=True)
     record("lstm-classifier", LSTMClassifier, (4, 7), 3, token_inputs=True, vocabulary=12)
     record("gru-regressor", GRURegressor, (4, 6, 5), 3)
+    record("gpt-mini", GPTMini, (4, 8), 16, (4, 8), token_inputs=True)
     write_layers()
     write_functional()
 

@@ -12,6 +12,7 @@ import { Dataset, loadSafetensors, Module, NumericArray, runtimeInfo, saveSafete
 import { ResNet18 } from '../examples/models/resnet';
 import { Functional } from './models/functional';
 import { pythonJson } from './helpers';
+import { GPTMini } from './models/gpt';
 import { GRURegressor, LSTMClassifier } from './models/recurrent';
 import { TiedLM } from './models/tied-lm';
 import { UNet } from './models/unet';
@@ -60,6 +61,8 @@ const models = [
   // Recurrent layers: PyTorch's parameter names and init, initial and final states, both directions.
   { name: 'lstm-classifier', build: (): Module => new LSTMClassifier(), batchSize: 4 },
   { name: 'gru-regressor', build: (): Module => new GRURegressor(), batchSize: 4 },
+  // nanoGPT at toy size: causal scaled dot-product attention, learned positions, tied head, nanoGPT's init.
+  { name: 'gpt-mini', build: (): Module => new GPTMini(), batchSize: 4 },
 ];
 
 for (const { name, build, batchSize } of models) {

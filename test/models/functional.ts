@@ -1,5 +1,5 @@
-// F's convolutions and poolings of every dimension, each returned as an
-// output: the same class as Functional in scripts/make-module-fixtures.py.
+// F's convolutions, poolings of every dimension and scaled dot-product attention,
+// each returned as an output: the same class as Functional in scripts/make-module-fixtures.py.
 import { F, nn, Parameter, Tensor } from '../../src';
 
 export class Functional extends nn.Module {
@@ -7,6 +7,7 @@ export class Functional extends nn.Module {
   w2 = new nn.Parameter([4, 2, 3, 3]);
   w3 = new nn.Parameter([2, 4, 3, 3, 3]);
   b1 = new nn.Parameter([6]);
+  keep = new nn.Buffer([4, 4], { dtype: 'bool', data: [1, 0, 0, 0, 1, 1, 0, 0, 1, 1, 1, 0, 1, 1, 1, 1] });
 
   constructor() {
     super();
@@ -30,6 +31,10 @@ export class Functional extends nn.Module {
       adaptiveAvgPool1d: F.adaptiveAvgPool1d(x, 5),
       adaptiveAvgPool2d: F.adaptiveAvgPool2d(x2, [3, 2]),
       adaptiveAvgPool3d: F.adaptiveAvgPool3d(x3, 1),
+      attention: F.scaledDotProductAttention(x2, x2.sin(), x2.cos()),
+      attentionCausal: F.scaledDotProductAttention(x2, x2.sin(), x2.cos(), { isCausal: true, scale: 0.3 }),
+      attentionBoolMask: F.scaledDotProductAttention(x2, x2.sin(), x2.cos(), { attnMask: this.keep }),
+      attentionFloatMask: F.scaledDotProductAttention(x2, x2.sin(), x2.cos(), { attnMask: x2.tanh() }),
     };
   }
 }

@@ -59,6 +59,29 @@ Renderer function(const std::string& name) {
 
 bool isNull(const GraphNode& node, size_t i) { return std::holds_alternative<std::nullptr_t>(node.args.at(i).value); }
 
+// F.scaledDotProductAttention as its reference formula (nn/attention.cpp), in ops every PyTorch has.
+std::string attention(const GraphNode& n, const Args& a) {
+  const std::string& q = a[0];
+  const std::string& k = a[1];
+  const std::string boolType = std::to_string(static_cast<int>(at::kBool));  // no torch.bool without Python
+  const std::string scale = isNull(n, 6) ? "(1.0 / float(" + q + ".size(-1)) ** 0.5)" : real(n.args[6]);
+  std::string weights = "torch.matmul(" + q + ", " + k + ".transpose(-2, -1)) * " + scale;
+  if (const auto* causal = std::get_if<bool>(&n.args[5].value); causal && *causal) {
+    weights = "(" + weights + ").masked_fill(torch.ones([" + q + ".size(-2), " + k + ".size(-2)], dtype=" + boolType + ", device=" + q +
+              ".device).tril().logical_not(), float('-inf'))";
+  }
+  if (!isNull(n, 3)) {
+    const std::string& mask = a[3];
+    weights = "((" + weights + ").masked_fill(" + mask + ".logical_not(), float('-inf')) if " + mask + ".dtype == " + boolType + " else (" +
+              weights + ") + " + mask + ")";
+  }
+  weights = "torch.softmax(" + weights + ", -1)";
+  if (real(n.args[4]) != "0.0") {
+    weights = "torch.dropout(" + weights + ", " + real(n.args[4]) + ", self.training)";
+  }
+  return "torch.matmul(" + weights + ", " + a[2] + ")";
+}
+
 const std::unordered_map<std::string, Renderer>& renderers() {
   static const std::unordered_map<std::string, Renderer> table = {
       {"size", [](const GraphNode&, const Args& a) { return a[0] + ".size(" + a[1] + ")"; }},
@@ -128,6 +151,7 @@ const std::unordered_map<std::string, Renderer>& renderers() {
       {"triu", function("torch.triu")},
       {"softmax", function("torch.softmax")},
       {"logSoftmax", function("torch.log_softmax")},
+      {"scaledDotProductAttention", attention},
       {"dropout", [](const GraphNode& n, const Args& a) { return "torch.dropout(" + a[0] + ", " + real(n.args[1]) + ", self.training)"; }},
       {"gelu", [](const GraphNode&, const Args& a) { return "torch.gelu(" + a[0] + ", approximate=" + a[1] + ")"; }},
       {"leakyRelu", [](const GraphNode& n, const Args& a) { return "torch.leaky_relu(" + a[0] + ", " + real(n.args[1]) + ")"; }},

@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "core/errors.h"
+#include "core/nn/attention.h"
 
 namespace firebrand {
 namespace {
@@ -423,6 +424,17 @@ const std::unordered_map<std::string, Builder>& table() {
       {"ge", [](const NodeArgs& a) { return compare(a, [](const at::Tensor& x, const at::Tensor& y) { return at::ge(x, y); }, [](const at::Tensor& x, const at::Scalar& y) { return at::ge(x, y); }); }},
       {"toDtype", [](const NodeArgs& a) -> OpRun { a.expectCount(2); const int64_t x = a.tensor(0); const auto dtype = dtypeNamed(a.text(1), a.node().op); return [=](GraphFrame& f) -> c10::IValue { return T(f, x).to(dtype); }; }},
       // Functional layers.
+      {"scaledDotProductAttention", [](const NodeArgs& a) -> OpRun {
+         a.expectCount(7);
+         const int64_t q = a.tensor(0), k = a.tensor(1), v = a.tensor(2);
+         const auto mask = a.optionalTensor(3);
+         const double dropoutP = a.number(4);
+         const bool causal = a.flag(5);
+         const auto scale = a.optionalNumber(6);
+         return [=](GraphFrame& f) -> c10::IValue {
+           return scaledDotProductAttention(T(f, q), T(f, k), T(f, v), optionalT(f, mask), dropoutP, causal, scale, f.training);
+         };
+       }},
       {"dropout", [](const NodeArgs& a) -> OpRun { a.expectCount(2); const int64_t x = a.tensor(0); const double p = a.number(1); return [=](GraphFrame& f) -> c10::IValue { return at::dropout(T(f, x), p, f.training); }; }},
       {"linear", [](const NodeArgs& a) -> OpRun {
          a.expectCount(3);

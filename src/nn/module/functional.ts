@@ -70,6 +70,18 @@ export const F = {
   /** Pads the last dimensions: [left, right, top, bottom, ...] as torch.nn.functional.pad. */
   pad: (x: Tensor, pad: number[], value = 0) => op('constantPad', x, pad, value),
   embedding: (ids: Tensor, weight: Tensor) => op('embedding', weight, ids),
+  /**
+   * softmax(q kᵀ · scale + mask) v over the last two dimensions (PyTorch's reference formula). A boolean
+   * attnMask keeps the positions that are true, a float one is added; isCausal keeps each query's
+   * keys up to its own position. dropoutP applies while the model trains only (in PyTorch one writes
+   * `dropout_p if self.training else 0`). scale defaults to 1/sqrt(q.size(-1)).
+   */
+  scaledDotProductAttention: (
+    query: Tensor,
+    key: Tensor,
+    value: Tensor,
+    { attnMask = null, dropoutP = 0, isCausal = false, scale = null }: { attnMask?: Optional<Tensor>; dropoutP?: number; isCausal?: boolean; scale?: Optional<number> } = {},
+  ) => op('scaledDotProductAttention', query, key, value, attnMask, dropoutP, isCausal, scale),
 };
 
 /** Tensor-building and multi-tensor functions of torch (torch.cat, torch.arange, ...). */

@@ -1,0 +1,69 @@
+// F.scaledDotProductAttention in a GPT written as TypeScript modules, beyond the
+// golden parity of test/modules-golden.test.ts: it learns, exports to TorchScript
+// that Python and C++ run to the same outputs, and a mask that does not fit is
+// named with its shape before training starts.
+import { expect } from 'chai';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+import { Dataset, F, nn, Tensor, TensorData, Trainer } from '../src';
+import { blobDataset, pythonJson, rejectionOf } from './helpers';
+import { GPTMini } from './models/gpt';
+
+/** Sequences that count up by 3 (mod 16): the next token is always predictable. */
+function counting(samples: number): Dataset {
+  const input = BigInt64Array.from({ length: samples * 8 }, (_, i) => BigInt((Math.floor(i / 8) + 3 * (i % 8)) % 16));
+  const target = input.map((token) => (token + 3n) % 16n);
+  return Dataset.fromFields({ input: { data: input, shape: [samples, 8] }, target: { data: target, shape: [samples, 8] } });
+}
+
+const config = { progressBar: false, numThreads: 1, batchSize: 8 };
+
+describe('attention in modules', () => {
+  it('trains a GPT on next-token prediction: the loss falls well below chance', async () => {
+    const trainer = new Trainer({ model: new GPTMini(), loss: 'cross_entropy', optimizer: { name: 'adamw', lr: 3e-3 }, config: { ...config, numEpochs: 12 } });
+    const history = await trainer.fit(counting(64));
+    expect(history.epochs[0].loss).to.be.above(2);
+    expect(history.epochs[11].loss).to.be.below(0.5 * Math.log(16));
+  });
+
+  it("exports a GPT that torch.jit.load runs to the same outputs, in C++ and in Python", async function () {
+    const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'firebrand-gpt-'));
+    try {
+      const trainer = new Trainer({ model: new GPTMini(), loss: 'cross_entropy', optimizer: 'adamw', config });
+      const file = path.join(folder, 'gpt.pt');
+      await trainer.exportTorchScript(file);
+      const tokens = BigInt64Array.from({ length: 12 }, (_, i) => BigInt((i * 5) % 16));
+      const expected = await trainer.predict(tokens, [2, 6]);
+      const reloaded = new Trainer({ model: nn.torchScript(file), loss: 'cross_entropy', optimizer: 'sgd', config });
+      expect(reloaded.parameterCount).to.equal(trainer.parameterCount);
+      const actual: TensorData = await reloaded.predict(tokens, [2, 6]);
+      expect(actual.data).to.deep.equal(expected.data);
+      const script = `import json, sys, torch
+m = torch.jit.load(sys.argv[1]).eval()
+x = torch.tensor(json.loads(sys.argv[2])).reshape(2, 6)
+print(json.dumps(m(x).flatten().tolist()))`;
+      const python = pythonJson(this, script, file, JSON.stringify(Array.from(tokens, Number))) as number[];
+      python.forEach((value, i) => expect(value).to.be.closeTo(expected.data[i], 1e-6));
+    } finally {
+      fs.rmSync(folder, { recursive: true, force: true });
+    }
+  });
+
+  it('names the module, the shapes and the source line when a mask does not fit, before the first step', async () => {
+    class Masked extends nn.Module {
+      proj = nn.linear(4, 4);
+      mask = new nn.Buffer([3, 3], { dtype: 'bool', fill: 1 });
+      forward(x: Tensor): Tensor {
+        const q = this.proj.forward(x).view(x.size(0), 2, 2);
+        return F.scaledDotProductAttention(q, q, q, { attnMask: this.mask }).flatten(1);
+      }
+    }
+    const error = await rejectionOf(new Trainer({ model: new Masked(), loss: 'cross_entropy', optimizer: 'sgd', config }).fit(blobDataset(16)));
+    expect(error.code).to.equal('ERR_FIREBRAND_SHAPE_MISMATCH');
+    expect(error.message).to.match(
+      /: scaledDotProductAttention\(\[1, 2, 2\] float32, \[1, 2, 2\] float32, \[1, 2, 2\] float32, \[3, 3\] bool\) failed at test\/attention\.test\.ts:\d+:\d+: /,
+    );
+  });
+});
