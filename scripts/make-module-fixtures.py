@@ -286,6 +286,28 @@ class GPTMini(nn.Module):
         return self.lm_head(self.transformer.ln_f(x)).transpose(1, 2)
 
 
+class AttentionClassifier(nn.Module):
+    """nn.MultiheadAttention twice (test/models/attention.ts): batch-first self-attention with a key padding
+    mask (token 0 after the first position) and a causal attn_mask, then sequence-first cross-attention
+    without biases that also returns its head-averaged weights."""
+
+    def __init__(self, vocab=12, dim=8, heads=2, classes=3):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, dim, padding_idx=0)
+        self.attn = nn.MultiheadAttention(dim, heads, batch_first=True)
+        self.cross = nn.MultiheadAttention(dim, heads, bias=False)
+        self.head = nn.Linear(dim, classes)
+
+    def forward(self, tokens):
+        x = self.embed(tokens)
+        length = tokens.size(1)
+        pad = (tokens == 0) * (torch.arange(length) > 0)
+        causal = torch.full([length, length], 1, dtype=torch.bool).triu(1)
+        y, _ = self.attn(x, x, x, key_padding_mask=pad, attn_mask=causal, need_weights=False)
+        z, weights = self.cross(y.transpose(0, 1), x.transpose(0, 1), x.transpose(0, 1))
+        return self.head(z.mean(0) + weights.sum(-1).mean(-1, keepdim=True))
+
+
 def write_functional():
     torch.manual_seed(SEED)
     model = Functional().eval()
@@ -423,6 +445,7 @@ def main():
     record("lstm-classifier", LSTMClassifier, (4, 7), 3, token_inputs=True, vocabulary=12)
     record("gru-regressor", GRURegressor, (4, 6, 5), 3)
     record("gpt-mini", GPTMini, (4, 8), 16, (4, 8), token_inputs=True)
+    record("attention-classifier", AttentionClassifier, (4, 6), 3, token_inputs=True, vocabulary=12)
     write_layers()
     write_functional()
 

@@ -17,6 +17,8 @@ export { nn } from './nn/layers';
 export type * from './nn/layers';
 export { Buffer, BuiltinLayer, Layer, Module, ModuleDict, ModuleList, Parameter, Sequential } from './nn/module/module';
 export { GRU, LSTM, RNN } from './nn/module/recurrent';
+export { MultiheadAttention } from './nn/module/attention';
+export type { AttentionOptions } from './nn/module/attention';
 export type { BufferOptions, ForwardOutput, ParameterOptions } from './nn/module/module';
 export { F, torch } from './nn/module/functional';
 export { SymInt, Tensor } from './nn/module/tensor';

@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-import { Dataset, defaultConfig, LSTM, LSTMSpec, nn, RNN, RNNSpec, Tensor } from '../src';
+import { Dataset, defaultConfig, LSTM, LSTMSpec, MultiheadAttention, MultiheadAttentionSpec, nn, RNN, RNNSpec, Tensor } from '../src';
 import { csvOptionsSchema, idxOptionsSchema, transformSchemas } from '../src/data/data-schemas';
 import { batchOrderSchema, loaderSchema } from '../src/data/loader-options';
 import type { NativeEngine } from '../src/native';
@@ -108,16 +108,21 @@ describe('config schema', () => {
 
   it('what TypeScript accepts for layers, losses, optimizers and schedules, C++ builds: each field at each of its bounds', async function () {
     this.timeout(60000);
-    // Recurrent layers return (output, state): they run in a module's forward, not a sequential model.
-    const inModule = (spec: object) =>
+    // Recurrent and attention layers take or return several tensors: they run in a module's forward.
+    const layerIn = (spec: { type: string }) =>
+      spec.type === 'lstm' ? new LSTM(spec as LSTMSpec) : spec.type === 'multiheadAttention' ? new MultiheadAttention(spec as MultiheadAttentionSpec) : new RNN(spec as RNNSpec);
+    const inModule = (spec: { type: string }) =>
       new (class Wrapped extends nn.Module {
-        rnn = (spec as { type: string }).type === 'lstm' ? new LSTM(spec as LSTMSpec) : new RNN(spec as RNNSpec);
+        layer = layerIn(spec);
         forward(x: Tensor): Tensor {
-          return this.rnn.forward(x)[0];
+          return this.layer instanceof MultiheadAttention ? this.layer.forward(x, x, x)[0] : this.layer.forward(x)[0];
         }
       })();
     const kinds = [
-      [layers, (spec: object) => ({ model: ['lstm', 'gru', 'rnn'].includes((spec as { type: string }).type) ? inModule(spec) : { type: 'sequential', layers: [spec] } })],
+      [
+        layers,
+        (spec: { type: string }) => ({ model: ['lstm', 'gru', 'rnn', 'multiheadAttention'].includes(spec.type) ? inModule(spec) : { type: 'sequential', layers: [spec] } }),
+      ],
       [losses, (spec: object) => ({ loss: spec })],
       [optimizers, (spec: object) => ({ optimizer: spec })],
       [schedulers, (spec: object) => ({ lrScheduler: spec })],
@@ -144,7 +149,7 @@ describe('config schema', () => {
         };
         const specs = [base, ...fieldsOf(schema).flatMap(([field, entry]) => entry.samples.map((sample) => withSample(field, sample)))];
         for (const spec of specs) {
-          const trainer = blobTrainer({}, place(spec) as never);
+          const trainer = blobTrainer({}, place(spec as { type: string }) as never);
           await trainer.setup();
           built += 1;
         }

@@ -12,6 +12,7 @@ import { Dataset, loadSafetensors, Module, NumericArray, runtimeInfo, saveSafete
 import { ResNet18 } from '../examples/models/resnet';
 import { Functional } from './models/functional';
 import { pythonJson } from './helpers';
+import { AttentionClassifier } from './models/attention';
 import { GPTMini } from './models/gpt';
 import { GRURegressor, LSTMClassifier } from './models/recurrent';
 import { TiedLM } from './models/tied-lm';
@@ -63,6 +64,8 @@ const models = [
   { name: 'gru-regressor', build: (): Module => new GRURegressor(), batchSize: 4 },
   // nanoGPT at toy size: causal scaled dot-product attention, learned positions, tied head, nanoGPT's init.
   { name: 'gpt-mini', build: (): Module => new GPTMini(), batchSize: 4 },
+  // nn.MultiheadAttention: packed in-projection, key padding and causal masks, batch-first and sequence-first, weights.
+  { name: 'attention-classifier', build: (): Module => new AttentionClassifier(), batchSize: 4 },
 ];
 
 for (const { name, build, batchSize } of models) {

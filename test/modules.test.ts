@@ -297,6 +297,18 @@ print(json.dumps(m(x).flatten().tolist()))`;
       );
     });
 
+    it('names the op, shapes and source line of a view that does not fit (size inference throws a plain runtime_error)', async () => {
+      class Viewing extends nn.Module {
+        fc = nn.linear(3, 2);
+        forward(x: Tensor): Tensor {
+          return this.fc.forward(x.view(x.size(0), 3));
+        }
+      }
+      const error = await rejectionOf(trainerFor(new Viewing()).fit(blobDataset(32)));
+      expect(error.code).to.equal('ERR_FIREBRAND_SHAPE_MISMATCH');
+      expect(error.message).to.match(/: view\(\[1, 4\] float32, 1\) failed at test\/modules\.test\.ts:\d+:\d+: shape '\[1, 3\]' is invalid for input of size 4$/);
+    });
+
     it('names the layer by its path when its input does not fit', async () => {
       class Wrong extends nn.Module {
         body = nn.sequential(nn.linear(4, 8), nn.relu(), nn.linear(5, 2));

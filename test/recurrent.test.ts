@@ -31,8 +31,9 @@ describe('recurrent layers in modules', () => {
         const expected = await trainer.predict(input.data, input.shape);
         const reloaded = new Trainer({ model: nn.torchScript(file), loss: 'cross_entropy', optimizer: 'sgd', config });
         expect(reloaded.parameterCount).to.equal(trainer.parameterCount);
+        // TorchScript runs aten's fused torch.gru/lstm, the module its own: equal to float rounding (2.14 differs in the last bit).
         const actual: TensorData = await reloaded.predict(input.data, input.shape);
-        expect(actual.data).to.deep.equal(expected.data);
+        actual.data.forEach((value, i) => expect(value).to.be.closeTo(expected.data[i], 1e-6));
 
         const script = `import json, sys, torch
 m = torch.jit.load(sys.argv[1]).eval()
@@ -77,7 +78,7 @@ print(json.dumps(m(x).flatten().tolist()))`;
       const spec = { type: 'sequential' as const, layers: [{ type: 'linear', inFeatures: 4, outFeatures: 4 }, { type: 'gru', inputSize: 4, hiddenSize: 2 }] };
       const sequential = errorOf(() => trainerFor(spec as ModelLike).namedParameters);
       expect(sequential.message).to.equal(
-        "layers[1] (gru) returns its output and state, which a sequential model cannot pass on; use it in a module's forward (const [out, h] = this.rnn.forward(x))",
+        "layers[1] (gru) takes or returns several tensors, which a sequential model cannot pass on; use it in a module's forward (const [out, h] = this.rnn.forward(x))",
       );
       const modules = errorOf(() => trainerFor(nn.sequential(nn.linear(4, 4), nn.lstm(4, 2))).namedParameters);
       expect(modules.message).to.equal('nn.sequential: module 1 (LSTM) returned several outputs; a Sequential hands one tensor from module to module');

@@ -11,6 +11,11 @@ std::string torchErrorCode(const std::exception& error) {
   return outOfMemory ? "ERR_FIREBRAND_OUT_OF_MEMORY" : "ERR_FIREBRAND_TORCH";
 }
 
+std::string torchReason(const std::exception& error) {
+  const auto* torchError = dynamic_cast<const c10::Error*>(&error);
+  return torchError ? torchError->what_without_backtrace() : error.what();
+}
+
 void rethrowWithContext(const std::string& context) {
   try {
     throw;

@@ -65,5 +65,8 @@ namespace firebrand {
 // The code for an exception raised inside libtorch: ERR_FIREBRAND_OUT_OF_MEMORY
 // for failed allocations, ERR_FIREBRAND_TORCH otherwise.
 std::string torchErrorCode(const std::exception& error);
+// The message of an error a libtorch op threw: c10::Error's without its backtrace; some ops
+// (view's size inference) throw a plain std::runtime_error.
+std::string torchReason(const std::exception& error);
 
 }  // namespace firebrand

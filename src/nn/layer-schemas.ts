@@ -56,8 +56,8 @@ const recurrent = {
   dropout: field(number(0, 1), 0, [0, 1]),
   bidirectional: field(boolean, false, [true]),
 };
-/** Layers whose forward returns the output and a state: modules' forwards unpack them, nn.sequential cannot. */
-const RECURRENT = ['lstm', 'gru', 'rnn'];
+/** Layers that take or return several tensors (recurrent state, attention's query, key and value): modules' forwards call them, nn.sequential cannot. */
+const MULTI_TENSOR = ['lstm', 'gru', 'rnn', 'multiheadAttention'];
 const anyNumber = number(-Infinity);
 const positions = (size: unknown): number[] => (Array.isArray(size) ? (size as number[]) : [size as number]);
 
@@ -80,6 +80,9 @@ function crossFieldProblem(layer: Resolved): string | undefined {
   if (type === 'upsample') {
     if ((layer.size === undefined) === (layer.scaleFactor === undefined)) return 'give exactly one of size and scaleFactor';
     if (layer.mode === 'nearest' && layer.alignCorners === true) return "alignCorners applies to mode 'bilinear' only";
+  }
+  if (type === 'multiheadAttention' && (layer.embedDim as number) % (layer.numHeads as number) !== 0) {
+    return `embedDim (${layer.embedDim}) must be divisible by numHeads (${layer.numHeads})`;
   }
   if (type === 'lstm' && (layer.projSize as number) >= (layer.hiddenSize as number)) {
     return `projSize (${layer.projSize}) must be smaller than hiddenSize (${layer.hiddenSize})`;
@@ -149,6 +152,13 @@ export const layers = new Variants(
       ceilMode: field(boolean, false, [true]),
       countIncludePad: field(boolean, true, [false]),
     },
+    multiheadAttention: {
+      embedDim: count,
+      numHeads: count,
+      dropout: field(number(0, 1), 0, [0, 1]),
+      bias: field(boolean, true, [false]),
+      batchFirst: field(boolean, false, [true]),
+    },
     lstm: { ...recurrent, projSize: field(integer(0), 0, [0]) },
     gru: recurrent,
     rnn: { ...recurrent, nonlinearity: field(oneOf('tanh', 'relu'), 'tanh', ['relu']) },
@@ -207,11 +217,11 @@ export function resolveModelSpec(model: ModelLike): ModelSpec {
     throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', 'model.layers must be an array of layers (nn.linear(...), ...)');
   }
   const resolved = model.layers.map((layer, i) => layers.resolve(layer, `layers[${i}]`));
-  const stateful = resolved.findIndex((layer) => RECURRENT.includes(layer.type as string));
-  if (stateful >= 0) {
+  const multi = resolved.findIndex((layer) => MULTI_TENSOR.includes(layer.type as string));
+  if (multi >= 0) {
     throw firebrandError(
       'ERR_FIREBRAND_INVALID_ARGUMENT',
-      `layers[${stateful}] (${resolved[stateful].type}) returns its output and state, which a sequential model cannot pass on; use it in a module's forward (const [out, h] = this.rnn.forward(x))`,
+      `layers[${multi}] (${resolved[multi].type}) takes or returns several tensors, which a sequential model cannot pass on; use it in a module's forward (const [out, h] = this.rnn.forward(x))`,
     );
   }
   return { type: 'sequential', layers: resolved as never };

@@ -6,6 +6,7 @@ import type { GraphModelSpec } from './module/graph-model';
 import { init } from './module/init';
 import { Buffer, Layer, Module, ModuleDict, ModuleList, Parameter, Sequential } from './module/module';
 import { GRU, LSTM, RNN } from './module/recurrent';
+import { MultiheadAttention } from './module/attention';
 
 export type Size2d = number | [number, number];
 
@@ -138,6 +139,18 @@ export interface GRUSpec extends RecurrentOptions { type: 'gru' }
 /** nn.rnn (torch.nn.RNN). */
 export interface RNNSpec extends RecurrentOptions { type: 'rnn'; nonlinearity?: 'tanh' | 'relu' }
 
+/** nn.multiheadAttention (torch.nn.MultiheadAttention; keys and values of embedDim features). */
+export interface MultiheadAttentionSpec {
+  type: 'multiheadAttention';
+  embedDim: number;
+  numHeads: number;
+  /** Dropout on the attention weights while training. Default 0. */
+  dropout?: number;
+  bias?: boolean;
+  /** Inputs and output as [N, L, E] instead of [L, N, E]. Default false. */
+  batchFirst?: boolean;
+}
+
 export type LayerSpec =
   | LinearSpec
   | Conv2dSpec
@@ -240,6 +253,9 @@ export const nn = {
   /** An Elman RNN (tanh or relu); `const [out, h] = this.rnn.forward(x)`. */
   rnn: (inputSize: number, hiddenSize: number, options: Options<RNNSpec, 'inputSize' | 'hiddenSize'> = {}): RNN =>
     new RNN({ type: 'rnn', inputSize, hiddenSize, ...options }),
+  /** Multi-head attention; `const [out] = this.attn.forward(q, k, v, { keyPaddingMask, attnMask, isCausal })`. */
+  multiheadAttention: (embedDim: number, numHeads: number, options: Options<MultiheadAttentionSpec, 'embedDim' | 'numHeads'> = {}): MultiheadAttention =>
+    new MultiheadAttention({ type: 'multiheadAttention', embedDim, numHeads, ...options }),
   linear: (inFeatures: number, outFeatures: number, options: Options<LinearSpec, 'inFeatures' | 'outFeatures'> = {}): Layer<LinearSpec> =>
     layer({ type: 'linear', inFeatures, outFeatures, ...options}),
   conv2d: (

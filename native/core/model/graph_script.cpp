@@ -4,6 +4,7 @@
 #include <unordered_map>
 
 #include "core/errors.h"
+#include "core/model/attention_script.h"
 
 namespace firebrand {
 namespace {
@@ -214,6 +215,7 @@ std::string returned(const GraphSpec& graph) {
 std::string graphScript(const GraphSpec& graph, const ModuleTree& tree, const std::map<std::string, LayerSpec>& layers,
                         const ScriptWriter& writer) {
   std::string source = "def forward(self, input):\n";
+  bool attention = false;  // whether forward calls _multihead_attention
   for (size_t index = 0; index < graph.nodes.size(); ++index) {
     const GraphNode& node = graph.nodes[index];
     const std::string variable = "v" + std::to_string(index);
@@ -221,6 +223,12 @@ std::string graphScript(const GraphSpec& graph, const ModuleTree& tree, const st
       source += "    " + variable + " = input\n";
     } else if (node.op == "state") {
       source += "    " + variable + " = " + writer.tensor(*node.args.at(0).string()) + "\n";
+    } else if (node.op == "multiheadAttention") {
+      Args args;
+      for (size_t i = 1; i < node.args.size(); ++i) args.push_back(literal(node.args[i]));
+      const std::string& path = *node.args.at(0).string();
+      source += "    " + variable + " = " + multiheadAttentionCall(writer, layers.at(path), path, args) + "\n";
+      attention = true;
     } else if (node.op == "recurrent") {
       const std::string& path = *node.args.at(0).string();
       source += "    " + variable + " = " +
@@ -239,7 +247,7 @@ std::string graphScript(const GraphSpec& graph, const ModuleTree& tree, const st
       source += "    " + variable + " = " + it->second(node, args) + "\n";
     }
   }
-  return source + "    return " + returned(graph) + "\n";
+  return source + "    return " + returned(graph) + "\n" + (attention ? kMultiheadAttentionMethod : "");
 }
 
 }  // namespace firebrand

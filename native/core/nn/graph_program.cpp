@@ -1,7 +1,7 @@
 #include "core/nn/graph_program.h"
 
 #include "core/errors.h"
-#include "core/nn/recurrent_layers.h"
+#include "core/nn/layer_calls.h"
 #include "core/shape_text.h"
 
 namespace firebrand {
@@ -58,28 +58,7 @@ OpRun GraphProgram::compileNode(size_t index, ModuleTree& tree) {
     const at::Tensor tensor = parameter ? *parameter : *buffer;
     return [tensor](GraphFrame&) -> c10::IValue { return tensor; };
   }
-  if (node.op == "layer") {
-    args.expectCount(2);
-    const std::string path = args.text(0);
-    const auto it = tree.layers.find(path);
-    if (it == tree.layers.end()) throw InvalidState("firebrand bug: forward calls a layer at '" + path + "', which the model does not hold");
-    TreeLayer* layer = &it->second;
-    const int64_t x = args.tensor(1);
-    return [layer, x](GraphFrame& f) -> c10::IValue { return runLayer(layer->built, f.values[x].toTensor(), layer->owner); };
-  }
-  if (node.op == "recurrent") {
-    args.expectCount(4);
-    TreeLayer* layer = &tree.layers.at(args.text(0));
-    const int64_t x = args.tensor(1);
-    const auto h0 = args.optionalTensor(2), c0 = args.optionalTensor(3);
-    return [layer, x, h0, c0](GraphFrame& f) -> c10::IValue {
-      const auto optional = [&f](const std::optional<int64_t>& slot) -> c10::optional<at::Tensor> {
-        if (!slot) return c10::nullopt;
-        return f.values[*slot].toTensor();
-      };
-      return c10::List<at::Tensor>(runRecurrent(layer->built, f.values[x].toTensor(), optional(h0), optional(c0), layer->owner));
-    };
-  }
+  if (OpRun call = compileLayerCall(args, tree)) return call;
   OpRun run = compileOp(args);
   if (!run) throw InvalidState("firebrand bug: op '" + node.op + "' is not one C++ runs");
   return run;
@@ -108,12 +87,11 @@ GraphFrame GraphProgram::runFrame(const std::vector<at::Tensor>& inputs, bool tr
     try {
       frame.values[index] = steps_[index](frame);
     } catch (const Error& error) {
-      const std::string& op = graph_.nodes[index].op;
-      if (op == "layer" || op == "recurrent") throw;  // the layer's own errors name it already
+      if (isLayerCall(graph_.nodes[index].op)) throw;  // the layer's own errors name it already
       fail(index, frame, error, error.code() != "ERR_FIREBRAND_SHAPE_MISMATCH");
     } catch (const c10::TypeError& error) {
       fail(index, frame, error, true);
-    } catch (const c10::Error& error) {
+    } catch (const std::exception& error) {  // c10::Error, or std::runtime_error from size inference
       fail(index, frame, error, false);
     }
   }
@@ -126,8 +104,7 @@ void GraphProgram::fail(size_t index, const GraphFrame& frame, const std::except
   for (const int64_t read : reads_[index]) {
     operands += (operands.empty() ? "" : ", ") + valueText(frame.values[read]);
   }
-  const auto* torchError = dynamic_cast<const c10::Error*>(&error);
-  const std::string reason = torchError ? torchError->what_without_backtrace() : error.what();
+  const std::string reason = torchReason(error);
   const std::string message = (node.scope.empty() ? std::string("forward") : node.scope) + ": " + node.op + "(" + operands +
                               ") failed" + (node.at.empty() ? "" : " at " + node.at) + ": " + reason;
   if (wrongType) throw InvalidArgument(message);

@@ -7,6 +7,7 @@
 #include <map>
 
 #include "core/errors.h"
+#include "core/nn/attention_layer.h"
 #include "core/nn/recurrent_layers.h"
 #include "core/options/resolved_options.h"
 #include "core/shape_text.h"
@@ -361,6 +362,7 @@ const std::map<std::string, Builder>& builders() {
       {"lstm", buildLstm},
       {"gru", buildGru},
       {"rnn", buildRnn},
+      {"multiheadAttention", buildMultiheadAttention},
   };
   return table;
 }
@@ -380,7 +382,9 @@ BuiltLayer buildLayer(const LayerSpec& spec, const std::string& owner) {
 at::Tensor runLayer(BuiltLayer& layer, const at::Tensor& input, const std::string& owner) {
   try {
     return layer.module.forward(input);
-  } catch (const c10::Error& error) {
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& error) {
     // libtorch says "mat1 and mat2 must have the same dtype": name the dtype, not the shape.
     const auto parameters = layer.module.ptr()->parameters();
     if (!input.is_floating_point() && !parameters.empty() && parameters.front().is_floating_point()) {
@@ -389,7 +393,7 @@ at::Tensor runLayer(BuiltLayer& layer, const at::Tensor& input, const std::strin
                             "): give the inputs as a Float32Array, or convert them with transforms.cast({ dtype: 'float32' })");
     }
     throw ShapeMismatch(owner + " cannot take an input of shape " + shapeAndDtypeText(input) + "; it expects " +
-                        layer.expectedInput + ". libtorch: " + error.what_without_backtrace());
+                        layer.expectedInput + ". libtorch: " + torchReason(error));
   }
 }
 

@@ -22,7 +22,7 @@ class TreeBuilder {
       if (it == specs_.end() || !it->second->layer) throw InvalidState("firebrand bug: no layer at '" + step.layerPath + "'");
       const std::string owner = (step.layerPath.empty() ? std::string("model") : step.layerPath) + " (" + it->second->layer->type + ")";
       try {
-        tree_.layers.emplace(step.layerPath, TreeLayer{owner, buildLayer(*it->second->layer, owner)});
+        tree_.layers.emplace(step.layerPath, TreeLayer{owner, buildLayer(*it->second->layer, owner), *it->second->layer});
       } catch (const c10::Error&) {
         rethrowWithContext(owner);  // allocation failures while creating the weights
       }

@@ -17,6 +17,7 @@ namespace firebrand {
 struct TreeLayer {
   std::string owner;  // "layer1.0.conv1 (conv2d)", for errors
   BuiltLayer built;
+  LayerSpec spec;     // as TypeScript resolved it: ops that call the layer read its options
 };
 
 struct ModuleTree {

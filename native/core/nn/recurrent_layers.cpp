@@ -72,10 +72,12 @@ std::vector<at::Tensor> runRecurrent(BuiltLayer& layer, const at::Tensor& input,
       const auto [output, last] = rnn->forward(input, hidden);
       return {output, last};
     }
-  } catch (const c10::Error& error) {
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& error) {
     throw ShapeMismatch(owner + " cannot take an input of shape " + shapeAndDtypeText(input) +
                         (h0 ? " with initial state " + shapeAndDtypeText(*h0) : std::string()) + "; it expects " +
-                        layer.expectedInput + ". libtorch: " + error.what_without_backtrace());
+                        layer.expectedInput + ". libtorch: " + torchReason(error));
   }
   throw InvalidState("firebrand bug: " + owner + " is not a recurrent layer");
 }

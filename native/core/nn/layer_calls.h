@@ -1,0 +1,16 @@
+// Graph nodes that call a built-in layer of the model's module tree: "layer"
+// (one tensor in and out), "recurrent" (LSTM, GRU, RNN) and
+// "multiheadAttention". Each runs the layer held at the node's module path.
+#pragma once
+#include <string>
+
+#include "core/nn/graph_ops.h"
+#include "core/nn/module_tree.h"
+
+namespace firebrand {
+
+bool isLayerCall(const std::string& op);
+// The node's run, or an empty OpRun when its op does not call a layer.
+OpRun compileLayerCall(const NodeArgs& args, ModuleTree& tree);
+
+}  // namespace firebrand
