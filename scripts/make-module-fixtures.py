@@ -9,7 +9,7 @@ Each file holds, by prefix:
   input, target   one batch
   eval_output     the model's output in eval mode on `input`, from the initial weights
   grad.<name>     each parameter's gradient of the mean cross-entropy, train mode
-  adamw3.<key>    the state dict after three AdamW steps (lr 1e-3, PyTorch's defaults)
+  adamw3.<key>    the state dict after three AdamW steps (lr 1e-3, PyTorch's defaults; eps in adamw_eps)
                   on the batch, BatchNorm buffers included
 Metadata: the three losses (adamw3_losses).
 Run: /usr/bin/python3 scripts/make-module-fixtures.py
@@ -308,6 +308,28 @@ class AttentionClassifier(nn.Module):
         return self.head(z.mean(0) + weights.sum(-1).mean(-1, keepdim=True))
 
 
+class TransformerModel(nn.Module):
+    """nn.TransformerEncoder (two copies of a post-norm layer, a final norm) under a key padding mask, and a
+    pre-norm gelu nn.TransformerDecoderLayer with a causal mask over its memory (test/models/transformer.ts)."""
+
+    def __init__(self, vocab=12, dim=8, heads=2, classes=3):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, dim)
+        layer = nn.TransformerEncoderLayer(dim, heads, dim_feedforward=16, dropout=0.0)
+        self.encoder = nn.TransformerEncoder(layer, 2, norm=nn.LayerNorm(dim))
+        self.decoder = nn.TransformerDecoderLayer(dim, heads, dim_feedforward=16, dropout=0.0, activation="gelu", norm_first=True)
+        self.head = nn.Linear(dim, classes)
+
+    def forward(self, tokens):
+        x = self.embed(tokens).transpose(0, 1)
+        length = tokens.size(1)
+        pad = (tokens == 0) * (torch.arange(length) > 0)
+        memory = self.encoder(x, src_key_padding_mask=pad)
+        causal = torch.full([length, length], 1, dtype=torch.bool).triu(1)
+        y = self.decoder(x, memory, tgt_mask=causal, memory_key_padding_mask=pad)
+        return self.head(y.mean(0))
+
+
 def write_functional():
     torch.manual_seed(SEED)
     model = Functional().eval()
@@ -328,7 +350,7 @@ def fixtures_folder():
     return base / "modules"
 
 
-def record(name, make_model, input_shape, classes, target_shape=None, token_inputs=False, vocabulary=None):
+def record(name, make_model, input_shape, classes, target_shape=None, token_inputs=False, vocabulary=None, adamw_eps=1e-8):
     torch.manual_seed(SEED)
     model = make_model()
     initial = {k: v.clone() for k, v in model.state_dict().items()}
@@ -345,7 +367,7 @@ def record(name, make_model, input_shape, classes, target_shape=None, token_inpu
     grads = {n: p.grad.clone() for n, p in model.named_parameters()}
     model.load_state_dict(initial)
     model.zero_grad(set_to_none=True)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3, eps=adamw_eps)
     losses = []
     for _ in range(3):
         optimizer.zero_grad(set_to_none=True)
@@ -360,7 +382,7 @@ def record(name, make_model, input_shape, classes, target_shape=None, token_inpu
     out = fixtures_folder() / f"{name}.safetensors"
     out.parent.mkdir(parents=True, exist_ok=True)
     metadata = {"generatedBy": "scripts/make-module-fixtures.py", "torchVersion": torch.__version__,
-                "seed": str(SEED), "adamw3_losses": json.dumps(losses)}
+                "seed": str(SEED), "adamw3_losses": json.dumps(losses), "adamw_eps": repr(adamw_eps)}
     golden.write_safetensors(out, tensors, metadata)
     print(f"wrote {out} ({sum(p.numel() for p in model.parameters())} parameters)")
 
@@ -446,6 +468,10 @@ def main():
     record("gru-regressor", GRURegressor, (4, 6, 5), 3)
     record("gpt-mini", GPTMini, (4, 8), 16, (4, 8), token_inputs=True)
     record("attention-classifier", AttentionClassifier, (4, 6), 3, token_inputs=True, vocabulary=12)
+    # Attention's key bias has an exact gradient of zero (it shifts every score of a query alike), so
+    # its computed gradient is rounding noise, which Adam's default eps (1e-8) would turn into steps of
+    # noise / |noise|; eps 1e-6 keeps those steps below the noise and leaves every other step alike.
+    record("transformer", TransformerModel, (4, 6), 3, token_inputs=True, vocabulary=12, adamw_eps=1e-6)
     write_layers()
     write_functional()
 

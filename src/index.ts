@@ -19,6 +19,8 @@ export { Buffer, BuiltinLayer, Layer, Module, ModuleDict, ModuleList, Parameter,
 export { GRU, LSTM, RNN } from './nn/module/recurrent';
 export { MultiheadAttention } from './nn/module/attention';
 export type { AttentionOptions } from './nn/module/attention';
+export { TransformerDecoderLayer, TransformerEncoder, TransformerEncoderLayer } from './nn/module/transformer';
+export type { DecoderMasks, EncoderMasks, TransformerLayerOptions } from './nn/module/transformer';
 export type { BufferOptions, ForwardOutput, ParameterOptions } from './nn/module/module';
 export { F, torch } from './nn/module/functional';
 export { SymInt, Tensor } from './nn/module/tensor';

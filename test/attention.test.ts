@@ -1,15 +1,17 @@
-// F.scaledDotProductAttention in a GPT written as TypeScript modules, beyond the
-// golden parity of test/modules-golden.test.ts: it learns, exports to TorchScript
-// that Python and C++ run to the same outputs, and a mask that does not fit is
-// named with its shape before training starts.
+// Attention in models written as TypeScript modules (F.scaledDotProductAttention,
+// nn.multiheadAttention, the transformer layers), beyond the golden parity of
+// test/modules-golden.test.ts: they learn, export to TorchScript that Python and
+// C++ run to the same outputs, and a mask that does not fit is named with its
+// shape before training starts.
 import { expect } from 'chai';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-import { Dataset, F, nn, Tensor, TensorData, torch, Trainer } from '../src';
+import { Dataset, F, nn, NumericArray, Tensor, TensorData, torch, Trainer } from '../src';
 import { blobDataset, pythonJson, rejectionOf } from './helpers';
 import { AttentionClassifier } from './models/attention';
+import { TransformerModel } from './models/transformer';
 import { GPTMini } from './models/gpt';
 
 /** Sequences that count up by 3 (mod 16): the next token is always predictable. */
@@ -68,6 +70,36 @@ print(json.dumps(m(x).flatten().tolist()))`;
 m = torch.jit.load(sys.argv[1]).eval()
 print(json.dumps(m(torch.tensor(json.loads(sys.argv[2])).reshape(2, 6)).flatten().tolist()))`;
       const python = pythonJson(this, script, file, JSON.stringify(Array.from(tokens, Number))) as number[];
+      python.forEach((value, i) => expect(value).to.be.closeTo(expected.data[i], 1e-6));
+    } finally {
+      fs.rmSync(folder, { recursive: true, force: true });
+    }
+  });
+
+  it("builds nn.transformerEncoder's layers as copies of one (PyTorch's deep copies) that then train apart, and exports them", async function () {
+    const trainer = new Trainer({ model: new TransformerModel(), loss: 'cross_entropy', optimizer: { name: 'adamw', lr: 1e-2 }, config });
+    const layerOf = (state: Record<string, TensorData<NumericArray>>, index: number) =>
+      Object.entries(state)
+        .filter(([name]) => name.startsWith(`encoder.layers.${index}.`))
+        .map(([name, tensor]) => [name.replace(`.${index}.`, '.#.'), Array.from(tensor.data as Float32Array)]);
+    const initial = await trainer.stateDict();
+    expect(layerOf(initial, 1)).to.deep.equal(layerOf(initial, 0));
+    expect(layerOf(initial, 0)).to.have.length(12);
+    const tokens = BigInt64Array.from({ length: 48 }, (_, i) => BigInt(1 + ((i * 5) % 11)));
+    await trainer.fit(Dataset.fromFields({ input: { data: tokens, shape: [8, 6] }, target: { data: Int32Array.from({ length: 8 }, (_, i) => i % 3), shape: [8] } }));
+    const trained = await trainer.stateDict();
+    expect(layerOf(trained, 1)).to.not.deep.equal(layerOf(trained, 0));
+
+    const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'firebrand-transformer-'));
+    try {
+      const file = path.join(folder, 'transformer.pt');
+      await trainer.exportTorchScript(file);
+      const probe = tokens.slice(0, 12);
+      const expected = await trainer.predict(probe, [2, 6]);
+      const script = `import json, sys, torch
+m = torch.jit.load(sys.argv[1]).eval()
+print(json.dumps(m(torch.tensor(json.loads(sys.argv[2])).reshape(2, 6)).flatten().tolist()))`;
+      const python = pythonJson(this, script, file, JSON.stringify(Array.from(probe, Number))) as number[];
       python.forEach((value, i) => expect(value).to.be.closeTo(expected.data[i], 1e-6));
     } finally {
       fs.rmSync(folder, { recursive: true, force: true });
@@ -134,5 +166,8 @@ print(json.dumps(m(torch.tensor(json.loads(sys.argv[2])).reshape(2, 6)).flatten(
     }
     const uneven = await rejectionOf(new Trainer({ model: new Uneven(), loss: 'mse', optimizer: 'sgd', config }).setup());
     expect(uneven.message).to.contain('attn (multiheadAttention): embedDim (6) must be divisible by numHeads (4)');
+    expect(() => nn.transformerEncoderLayer(8, 2, { activation: 'tanh' as never })).to.throw(
+      "nn.transformerEncoderLayer.activation: got \"tanh\", expected one of 'relu', 'gelu'",
+    );
   });
 });

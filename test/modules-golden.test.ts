@@ -16,6 +16,7 @@ import { AttentionClassifier } from './models/attention';
 import { GPTMini } from './models/gpt';
 import { GRURegressor, LSTMClassifier } from './models/recurrent';
 import { TiedLM } from './models/tied-lm';
+import { TransformerModel } from './models/transformer';
 import { UNet } from './models/unet';
 
 const fixtures = path.join(__dirname, '..', '..', 'test', 'fixtures');
@@ -66,6 +67,8 @@ const models = [
   { name: 'gpt-mini', build: (): Module => new GPTMini(), batchSize: 4 },
   // nn.MultiheadAttention: packed in-projection, key padding and causal masks, batch-first and sequence-first, weights.
   { name: 'attention-classifier', build: (): Module => new AttentionClassifier(), batchSize: 4 },
+  // nn.TransformerEncoder (its layers deep copies of one) and a pre-norm TransformerDecoderLayer.
+  { name: 'transformer', build: (): Module => new TransformerModel(), batchSize: 4 },
 ];
 
 for (const { name, build, batchSize } of models) {
@@ -114,7 +117,8 @@ for (const { name, build, batchSize } of models) {
     });
 
     it('takes the same three AdamW steps, buffers (BatchNorm running statistics) included', async () => {
-      const trainer = new Trainer({ model: build(), loss: 'cross_entropy', optimizer: { name: 'adamw', lr: 1e-3 }, config: { ...quiet, numEpochs: 3 } });
+      const eps = Number(metadata.adamw_eps ?? 1e-8);
+      const trainer = new Trainer({ model: build(), loss: 'cross_entropy', optimizer: { name: 'adamw', lr: 1e-3, eps }, config: { ...quiet, numEpochs: 3 } });
       await trainer.initWeightsFrom(initialFile);
       const history = await trainer.fit(data);
       const losses = JSON.parse(metadata.adamw3_losses) as number[];

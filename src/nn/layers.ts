@@ -7,6 +7,7 @@ import { init } from './module/init';
 import { Buffer, Layer, Module, ModuleDict, ModuleList, Parameter, Sequential } from './module/module';
 import { GRU, LSTM, RNN } from './module/recurrent';
 import { MultiheadAttention } from './module/attention';
+import { TransformerDecoderLayer, TransformerEncoder, TransformerEncoderLayer, type TransformerLayerOptions } from './module/transformer';
 
 export type Size2d = number | [number, number];
 
@@ -256,6 +257,15 @@ export const nn = {
   /** Multi-head attention; `const [out] = this.attn.forward(q, k, v, { keyPaddingMask, attnMask, isCausal })`. */
   multiheadAttention: (embedDim: number, numHeads: number, options: Options<MultiheadAttentionSpec, 'embedDim' | 'numHeads'> = {}): MultiheadAttention =>
     new MultiheadAttention({ type: 'multiheadAttention', embedDim, numHeads, ...options }),
+  /** torch.nn.TransformerEncoderLayer: `layer.forward(src, { srcMask, srcKeyPaddingMask, isCausal })`. */
+  transformerEncoderLayer: (dModel: number, nhead: number, options: TransformerLayerOptions = {}): TransformerEncoderLayer =>
+    new TransformerEncoderLayer(dModel, nhead, options),
+  /** torch.nn.TransformerDecoderLayer: `layer.forward(tgt, memory, { tgtMask, memoryKeyPaddingMask, tgtIsCausal, ... })`. */
+  transformerDecoderLayer: (dModel: number, nhead: number, options: TransformerLayerOptions = {}): TransformerDecoderLayer =>
+    new TransformerDecoderLayer(dModel, nhead, options),
+  /** torch.nn.TransformerEncoder: numLayers copies of encoderLayer (the same initial weights, as PyTorch's deep copies), then norm. */
+  transformerEncoder: (encoderLayer: TransformerEncoderLayer, numLayers: number, options: { norm?: Layer } = {}): TransformerEncoder =>
+    new TransformerEncoder(encoderLayer, numLayers, options),
   linear: (inFeatures: number, outFeatures: number, options: Options<LinearSpec, 'inFeatures' | 'outFeatures'> = {}): Layer<LinearSpec> =>
     layer({ type: 'linear', inFeatures, outFeatures, ...options}),
   conv2d: (

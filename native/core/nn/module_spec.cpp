@@ -126,6 +126,13 @@ ConstructionStep constructionStep(const JsonValue& value) {
   ConstructionStep step;
   if (const auto it = object.find("layer"); it != object.end()) {
     step.layerPath = stringOf(it->second, "construction[].layer");
+    const auto copied = object.find("copied");
+    step.copiedLayer = copied != object.end() && std::get_if<bool>(&copied->second.value) && *std::get_if<bool>(&copied->second.value);
+    return step;
+  }
+  if (const auto it = object.find("copy"); it != object.end()) {
+    step.copyTo = stringOf(it->second, "construction[].copy");
+    step.copyFrom = stringOf(member(object, "from", "construction[]"), "construction[].from");
     return step;
   }
   step.initTarget = stringOf(member(object, "init", "construction[]"), "construction[].init");

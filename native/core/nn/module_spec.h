@@ -39,12 +39,15 @@ struct ModuleSpec {
   std::vector<std::pair<std::string, ModuleSpec>> children;
 };
 
-// A layer built (its default initialisation) or an nn.init call, in the order they ran.
+// A layer built (its default initialisation), an nn.init call, or a module's values copied into
+// another (a deep copy, as nn.transformerEncoder's layers are), in the order they ran.
 struct ConstructionStep {
   std::string layerPath;   // set for a layer
+  bool copiedLayer = false;  // a layer of a copy: its values come from the copy step, its build draws nothing
   std::string initTarget;  // set for an init: the tensor's state-dict name
   std::string scheme;
   OptionMap options;
+  std::string copyTo, copyFrom;  // set for a copy: module paths
 };
 
 struct GraphNode {

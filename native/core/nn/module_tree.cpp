@@ -1,6 +1,8 @@
 #include "core/nn/module_tree.h"
 
+#include <ATen/CPUGeneratorImpl.h>
 #include <ATen/Functions.h>
+#include <ATen/core/grad_mode.h>
 
 #include "core/errors.h"
 #include "core/nn/init_schemes.h"
@@ -22,10 +24,18 @@ class TreeBuilder {
       if (it == specs_.end() || !it->second->layer) throw InvalidState("firebrand bug: no layer at '" + step.layerPath + "'");
       const std::string owner = (step.layerPath.empty() ? std::string("model") : step.layerPath) + " (" + it->second->layer->type + ")";
       try {
+        // A copy's layer takes its values from the copy step: building it must not move the generator.
+        at::Generator generator = at::detail::getDefaultCPUGenerator();
+        const at::Tensor drawn = step.copiedLayer ? generator.get_state() : at::Tensor();
         tree_.layers.emplace(step.layerPath, TreeLayer{owner, buildLayer(*it->second->layer, owner), *it->second->layer});
+        if (drawn.defined()) generator.set_state(drawn);
       } catch (const c10::Error&) {
         rethrowWithContext(owner);  // allocation failures while creating the weights
       }
+      return;
+    }
+    if (!step.copyTo.empty()) {
+      copyModule(step.copyFrom, step.copyTo);
       return;
     }
     at::Tensor tensor = stateTensor(step.initTarget);
@@ -40,6 +50,35 @@ class TreeBuilder {
   }
 
  private:
+  // Every tensor made so far at or under the module `path`, by its name relative to it.
+  std::map<std::string, at::Tensor> tensorsUnder(const std::string& path) {
+    const std::string prefix = path + ".";
+    std::map<std::string, at::Tensor> found;
+    for (const auto& [name, tensor] : tensors_) {
+      if (name.rfind(prefix, 0) == 0) found[name.substr(prefix.size())] = tensor;
+    }
+    for (const auto& [layerPath, layer] : tree_.layers) {
+      if (layerPath != path && layerPath.rfind(prefix, 0) != 0) continue;
+      const std::string at = layerPath == path ? "" : layerPath.substr(prefix.size()) + ".";
+      const auto& module = *layer.built.module.ptr();
+      for (const auto& item : module.named_parameters()) found[at + item.key()] = item.value();
+      for (const auto& item : module.named_buffers()) found[at + item.key()] = item.value();
+    }
+    return found;
+  }
+
+  void copyModule(const std::string& from, const std::string& to) {
+    const auto sources = tensorsUnder(from);
+    auto targets = tensorsUnder(to);
+    if (sources.size() != targets.size()) throw InvalidState("firebrand bug: '" + to + "' is no copy of '" + from + "'");
+    at::NoGradGuard noGrad;
+    for (const auto& [name, source] : sources) {
+      const auto target = targets.find(name);
+      if (target == targets.end()) throw InvalidState("firebrand bug: the copy '" + to + "' has no '" + name + "'");
+      target->second.copy_(source);
+    }
+  }
+
   void index(const ModuleSpec& spec, const std::string& path) {
     specs_[path] = &spec;
     for (const auto& parameter : spec.parameters) tensors_[join(path, parameter.name)] = makeTensor(parameter, join(path, parameter.name));

@@ -3,6 +3,7 @@
 // layers and nn.init calls drew their random numbers, and the traced graph.
 import { firebrandError } from '../../errors';
 import { layers } from '../layer-schemas';
+import { copyOf, isCopiedLayer } from './clone';
 import { Buffer, BuiltinLayer, constructionOf, Module, Parameter } from './module';
 import { Tensor } from './tensor';
 import { type GraphSpec, recording, Trace } from './trace';
@@ -18,10 +19,14 @@ export interface ModuleNode {
   children: { name: string; module: ModuleNode }[];
 }
 
-/** A layer built (drawing its default initialisation), or an nn.init call, in the order they ran. */
+/**
+ * A layer built (drawing its default initialisation, unless it belongs to a copy), an nn.init call, or
+ * a module's values copied into its copy, in the order they ran.
+ */
 export type ConstructionStep =
-  | { layer: string }
-  | { init: string; scheme: string; options: Record<string, number | string> };
+  | { layer: string; copied?: true }
+  | { init: string; scheme: string; options: Record<string, number | string> }
+  | { copy: string; from: string };
 
 /** A model written as TypeScript modules, traced: what C++ builds. */
 export interface GraphModelSpec {
@@ -43,13 +48,24 @@ class TreeWalk {
   private readonly homes = new Map<StateTensor, string>();
   /** Fields and layer tensors that hold a tensor made elsewhere. */
   private readonly ties: { node: ModuleNode; name: string; tensor: StateTensor; path: string }[] = [];
-  private readonly steps: { construction: number; step: ConstructionStep | { tensor: StateTensor; scheme: string; options: Record<string, number | string> } }[] = [];
+  private readonly steps: {
+    construction: number;
+    step: ConstructionStep | { tensor: StateTensor; scheme: string; options: Record<string, number | string> } | { copyPath: string; original: Module };
+  }[] = [];
 
-  /** Layers built and nn.init calls (on the tensor where it is made), in the order they ran. */
+  /** Layers built, nn.init calls (on the tensor where it is made) and copies, in the order they ran. */
   construction(): ConstructionStep[] {
     return this.steps
       .sort((a, b) => a.construction - b.construction)
-      .map(({ step }) => ('tensor' in step ? { init: this.homes.get(step.tensor)!, scheme: step.scheme, options: step.options } : step));
+      .map(({ step }) => {
+        if ('tensor' in step) return { init: this.homes.get(step.tensor)!, scheme: step.scheme, options: step.options };
+        if (!('copyPath' in step)) return step;
+        const from = this.modulePaths.get(step.original);
+        if (from === undefined) {
+          throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', `${step.copyPath}: a copy of a module that is not part of the model`);
+        }
+        return { copy: step.copyPath, from };
+      });
   }
 
   /** The ties of every module node, once the whole tree has been walked (a tensor's home may come later). */
@@ -76,6 +92,8 @@ class TreeWalk {
       );
     }
     this.modulePaths.set(module, modulePath);
+    const copy = copyOf(module);
+    if (copy) this.steps.push({ construction: copy.construction, step: { copyPath: modulePath, original: copy.original } });
     if (module instanceof BuiltinLayer) return this.layer(module, modulePath);
     const node: ModuleNode = { className: module.className, parameters: [], buffers: [], children: [] };
     for (const [name, value] of Object.entries(module)) {
@@ -105,7 +123,7 @@ class TreeWalk {
 
   private layer(layer: BuiltinLayer, modulePath: string): ModuleNode {
     const resolved = layers.resolve(layer.spec, modulePath || 'model');
-    this.steps.push({ construction: constructionOf(layer), step: { layer: modulePath } });
+    this.steps.push({ construction: constructionOf(layer), step: { layer: modulePath, ...(isCopiedLayer(layer) ? { copied: true as const } : {}) } });
     const node: ModuleNode = { className: layer.className, layer: resolved, parameters: [], buffers: [], children: [] };
     for (const [name, handle] of layer.tensors) this.made(handle, join(modulePath, name));
     for (const [name, tensor] of layer.ties) {

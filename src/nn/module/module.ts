@@ -17,6 +17,8 @@ export const nextConstruction = (): number => ++constructions;
 const constructed = new WeakMap<object, number>();
 /** @internal When `value` was made, in the order of nextConstruction. */
 export const constructionOf = (value: object): number => constructed.get(value) ?? 0;
+/** @internal Gives `value` (made without its constructor: a copy) the next construction number. */
+export const markConstructed = (value: object): void => void constructed.set(value, nextConstruction());
 
 export type FloatDtype = 'float32' | 'float64';
 
