@@ -330,6 +330,29 @@ class TransformerModel(nn.Module):
         return self.head(y.mean(0))
 
 
+class PackedRecurrent(nn.Module):
+    """Variable-length sequences through pack_padded_sequence (test/models/recurrent.ts): a bidirectional
+    batch-first LSTM and a sequence-first GRU, each sequence's length taken from its first token."""
+
+    def __init__(self, vocab=12, dim=6, hidden=5, classes=3):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, dim)
+        self.lstm = nn.LSTM(dim, hidden, batch_first=True, bidirectional=True)
+        self.gru = nn.GRU(2 * hidden, hidden)
+        self.head = nn.Linear(3 * hidden, classes)
+
+    def forward(self, tokens):
+        first = tokens[:, 0]
+        lengths = tokens.size(1) - (first > 5).long() - (first > 9).long()
+        packed = nn.utils.rnn.pack_padded_sequence(self.embed(tokens), lengths, batch_first=True, enforce_sorted=False)
+        out, (h, _) = self.lstm(packed)
+        out, _ = nn.utils.rnn.pad_packed_sequence(out, batch_first=True, total_length=tokens.size(1))
+        packed = nn.utils.rnn.pack_padded_sequence(out.transpose(0, 1), lengths, enforce_sorted=False)
+        deep, last = self.gru(packed)
+        deep, _ = nn.utils.rnn.pad_packed_sequence(deep, total_length=tokens.size(1))
+        return self.head(torch.cat([h[0] + h[1], last[0], deep.sum(0)], 1))
+
+
 def write_functional():
     torch.manual_seed(SEED)
     model = Functional().eval()
@@ -471,6 +494,7 @@ def main():
     # Attention's key bias has an exact gradient of zero (it shifts every score of a query alike), so
     # its computed gradient is rounding noise, which Adam's default eps (1e-8) would turn into steps of
     # noise / |noise|; eps 1e-6 keeps those steps below the noise and leaves every other step alike.
+    record("packed-recurrent", PackedRecurrent, (4, 7), 3, token_inputs=True, vocabulary=12)
     record("transformer", TransformerModel, (4, 6), 3, token_inputs=True, vocabulary=12, adamw_eps=1e-6)
     write_layers()
     write_functional()

@@ -17,6 +17,7 @@ export { nn } from './nn/layers';
 export type * from './nn/layers';
 export { Buffer, BuiltinLayer, Layer, Module, ModuleDict, ModuleList, Parameter, Sequential } from './nn/module/module';
 export { GRU, LSTM, RNN } from './nn/module/recurrent';
+export type { RecurrentOptions } from './nn/module/recurrent';
 export { MultiheadAttention } from './nn/module/attention';
 export type { AttentionOptions } from './nn/module/attention';
 export { TransformerDecoderLayer, TransformerEncoder, TransformerEncoderLayer } from './nn/module/transformer';

@@ -14,7 +14,7 @@ import { Functional } from './models/functional';
 import { pythonJson } from './helpers';
 import { AttentionClassifier } from './models/attention';
 import { GPTMini } from './models/gpt';
-import { GRURegressor, LSTMClassifier } from './models/recurrent';
+import { GRURegressor, LSTMClassifier, PackedRecurrent } from './models/recurrent';
 import { TiedLM } from './models/tied-lm';
 import { TransformerModel } from './models/transformer';
 import { UNet } from './models/unet';
@@ -63,6 +63,8 @@ const models = [
   // Recurrent layers: PyTorch's parameter names and init, initial and final states, both directions.
   { name: 'lstm-classifier', build: (): Module => new LSTMClassifier(), batchSize: 4 },
   { name: 'gru-regressor', build: (): Module => new GRURegressor(), batchSize: 4 },
+  // Lengths: the padding after each sequence is skipped (pack_padded_sequence), both directions.
+  { name: 'packed-recurrent', build: (): Module => new PackedRecurrent(), batchSize: 4 },
   // nanoGPT at toy size: causal scaled dot-product attention, learned positions, tied head, nanoGPT's init.
   { name: 'gpt-mini', build: (): Module => new GPTMini(), batchSize: 4 },
   // nn.MultiheadAttention: packed in-projection, key padding and causal masks, batch-first and sequence-first, weights.

@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-import { ModelLike, nn, Tensor, TensorData, torch, Trainer } from '../src';
+import { Dataset, ModelLike, nn, Tensor, TensorData, torch, Trainer } from '../src';
 import { blobDataset, errorOf, pythonJson, rejectionOf } from './helpers';
 import { GRURegressor, LSTMClassifier } from './models/recurrent';
 
@@ -72,6 +72,35 @@ print(json.dumps(m(x).flatten().tolist()))`;
       const error = await rejectionOf(trainerFor(new WrongState()).fit(blobDataset(8, 4)));
       expect(error.code).to.equal('ERR_FIREBRAND_SHAPE_MISMATCH');
       expect(error.message).to.contain('lstm (lstm) cannot take an input of shape [1, 1, 4] float32 with initial state [2, 1, 3] float32');
+    });
+
+    it('names lengths of the wrong shape or past the input, and a token past the embedding table', async () => {
+      class Lengths extends nn.Module {
+        embed = nn.embedding(12, 4);
+        gru = nn.gru(4, 3, { batchFirst: true });
+        constructor(private readonly lengthsOf: (tokens: Tensor) => Tensor) {
+          super();
+        }
+        forward(tokens: Tensor): Tensor {
+          return this.gru.forward(this.embed.forward(tokens), null, { lengths: this.lengthsOf(tokens) })[1].select(0, 0);
+        }
+      }
+      const tokens = (ids: number[]) =>
+        Dataset.fromFields({
+          input: { data: BigInt64Array.from(ids, BigInt), shape: [ids.length / 4, 4] },
+          target: { data: Int32Array.from({ length: ids.length / 4 }, (_, i) => i % 3), shape: [ids.length / 4] },
+        });
+      const fit = (lengthsOf: (tokens: Tensor) => Tensor, ids = [1, 2, 3, 4, 5, 6, 7, 8]) =>
+        rejectionOf(trainerFor(new Lengths(lengthsOf)).fit(tokens(ids)));
+      const shape = await fit((t) => t.sum(1, true));
+      expect(shape.code).to.equal('ERR_FIREBRAND_SHAPE_MISMATCH');
+      expect(shape.message).to.contain('gru (gru): lengths must hold one length per sequence of the batch; got lengths [1, 1] int64 for an input of [1, 4, 4] float32');
+      const long = await fit((t) => t.select(1, 0).add(8));
+      expect(long.code).to.equal('ERR_FIREBRAND_INVALID_ARGUMENT');
+      expect(long.message).to.contain("gru (gru): lengths must be in [1, 4] (the input's steps); got 9");
+      const past = await fit((t) => t.select(1, 0), [1, 2, 3, 4, 5, 6, 7, 12]);
+      expect(past.code).to.equal('ERR_FIREBRAND_INVALID_ARGUMENT');
+      expect(past.message).to.contain('embed (embedding): index 12 in its input [2, 4] int64 is outside [0, 11] (numEmbeddings=12)');
     });
 
     it('refuses a recurrent layer in a sequential model, and a projSize not below hiddenSize', async () => {

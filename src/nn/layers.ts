@@ -121,7 +121,7 @@ export interface PreluSpec { type: 'prelu'; numParameters?: number; init?: numbe
 
 /** One layer of a sequential model, as JSON (what the nn.* builders return). */
 /** What nn.lstm, nn.gru and nn.rnn share (torch.nn.LSTM/GRU/RNN's arguments). */
-interface RecurrentOptions {
+interface RecurrentSpecFields {
   inputSize: number;
   hiddenSize: number;
   /** Stacked layers. Default 1. */
@@ -134,11 +134,11 @@ interface RecurrentOptions {
   bidirectional?: boolean;
 }
 /** nn.lstm (torch.nn.LSTM). */
-export interface LSTMSpec extends RecurrentOptions { type: 'lstm'; projSize?: number }
+export interface LSTMSpec extends RecurrentSpecFields { type: 'lstm'; projSize?: number }
 /** nn.gru (torch.nn.GRU). */
-export interface GRUSpec extends RecurrentOptions { type: 'gru' }
+export interface GRUSpec extends RecurrentSpecFields { type: 'gru' }
 /** nn.rnn (torch.nn.RNN). */
-export interface RNNSpec extends RecurrentOptions { type: 'rnn'; nonlinearity?: 'tanh' | 'relu' }
+export interface RNNSpec extends RecurrentSpecFields { type: 'rnn'; nonlinearity?: 'tanh' | 'relu' }
 
 /** nn.multiheadAttention (torch.nn.MultiheadAttention; keys and values of embedDim features). */
 export interface MultiheadAttentionSpec {

@@ -1,5 +1,5 @@
 // Recurrent models written as TypeScript modules: the same classes as
-// LSTMClassifier and GRURegressor in scripts/make-module-fixtures.py.
+// LSTMClassifier, GRURegressor and PackedRecurrent in scripts/make-module-fixtures.py.
 import { nn, Tensor, torch } from '../../src';
 
 /** Tokens through a 2-layer bidirectional LSTM; the last layer's final states of both directions classify. */
@@ -28,5 +28,22 @@ export class GRURegressor extends nn.Module {
     const [out, h] = this.gru.forward(x.transpose(0, 1), h0);
     const [deep] = this.rnn.forward(out);
     return this.head.forward(deep.mean(0).add(h.select(0, 0)));
+  }
+}
+
+/** Variable-length sequences (each one's length from its first token): a bidirectional batch-first LSTM and a sequence-first GRU. */
+export class PackedRecurrent extends nn.Module {
+  embed = nn.embedding(12, 6);
+  lstm = nn.lstm(6, 5, { batchFirst: true, bidirectional: true });
+  gru = nn.gru(10, 5);
+  head = nn.linear(15, 3);
+
+  forward(tokens: Tensor): Tensor {
+    const first = tokens.select(1, 0);
+    const steps = torch.arange(tokens.size(1)).select(0, -1).add(1);
+    const lengths = steps.sub(first.gt(5).long()).sub(first.gt(9).long());
+    const [out, [h]] = this.lstm.forward(this.embed.forward(tokens), null, { lengths });
+    const [deep, last] = this.gru.forward(out.transpose(0, 1), null, { lengths });
+    return this.head.forward(torch.cat([h.select(0, 0).add(h.select(0, 1)), last.select(0, 0), deep.sum(0)], 1));
   }
 }

@@ -231,6 +231,9 @@ std::string graphScript(const GraphSpec& graph, const ModuleTree& tree, const st
       attention = true;
     } else if (node.op == "recurrent") {
       const std::string& path = *node.args.at(0).string();
+      if (!isNull(node, 4)) {
+        throw InvalidArgument("exportTorchScript: " + path + " is called with lengths (packed sequences), which the export does not write yet");
+      }
       source += "    " + variable + " = " +
                 writer.recurrent(layers.at(path), tree.layers.at(path).built.module, path, literal(node.args.at(1)),
                                  literal(node.args.at(2)), literal(node.args.at(3))) +

@@ -31,13 +31,13 @@ OpRun compileLayerCall(const NodeArgs& args, ModuleTree& tree) {
     return [layer, x](GraphFrame& f) -> c10::IValue { return runLayer(layer->built, f.values[x].toTensor(), layer->owner); };
   }
   if (op == "recurrent") {
-    args.expectCount(4);
+    args.expectCount(5);
     TreeLayer* layer = layerAt(tree, args.text(0));
     const int64_t x = args.tensor(1);
-    const auto h0 = args.optionalTensor(2), c0 = args.optionalTensor(3);
-    return [layer, x, h0, c0](GraphFrame& f) -> c10::IValue {
-      return c10::List<at::Tensor>(
-          runRecurrent(layer->built, f.values[x].toTensor(), optionalValue(f, h0), optionalValue(f, c0), layer->owner));
+    const auto h0 = args.optionalTensor(2), c0 = args.optionalTensor(3), lengths = args.optionalTensor(4);
+    return [layer, x, h0, c0, lengths](GraphFrame& f) -> c10::IValue {
+      return c10::List<at::Tensor>(runRecurrent(layer->built, f.values[x].toTensor(), optionalValue(f, h0), optionalValue(f, c0),
+                                                optionalValue(f, lengths), layer->owner));
     };
   }
   if (op == "multiheadAttention") {

@@ -385,6 +385,16 @@ at::Tensor runLayer(BuiltLayer& layer, const at::Tensor& input, const std::strin
   } catch (const Error&) {
     throw;
   } catch (const std::exception& error) {
+    // libtorch says "index out of range in self": name the index and the table's size.
+    if (const auto* embedding = dynamic_cast<const torch::nn::EmbeddingImpl*>(layer.module.ptr().get());
+        embedding && !input.is_floating_point() && input.numel() > 0) {
+      const int64_t rows = embedding->options.num_embeddings();
+      const int64_t low = input.min().item<int64_t>(), high = input.max().item<int64_t>();
+      if (low < 0 || high >= rows) {
+        throw InvalidArgument(owner + ": index " + std::to_string(high >= rows ? high : low) + " in its input " + shapeAndDtypeText(input) +
+                              " is outside [0, " + std::to_string(rows - 1) + "] (numEmbeddings=" + std::to_string(rows) + ")");
+      }
+    }
     // libtorch says "mat1 and mat2 must have the same dtype": name the dtype, not the shape.
     const auto parameters = layer.module.ptr()->parameters();
     if (!input.is_floating_point() && !parameters.empty() && parameters.front().is_floating_point()) {

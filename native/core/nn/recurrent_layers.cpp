@@ -1,6 +1,7 @@
 #include "core/nn/recurrent_layers.h"
 
 #include <torch/nn/modules/rnn.h>
+#include <torch/nn/utils/rnn.h>
 
 #include "core/errors.h"
 #include "core/shape_text.h"
@@ -52,26 +53,65 @@ BuiltLayer buildRnn(ResolvedOptions& options) {
   return built(torch::nn::RNN(rnnOptions), expected);
 }
 
+namespace {
+
+using torch::nn::utils::rnn::PackedSequence;
+
+// The batch with the padding after each sequence's length left out (enforce_sorted=false).
+PackedSequence packed(const at::Tensor& input, const at::Tensor& lengths, bool batchFirst, const std::string& owner) {
+  if (input.dim() != 3 || lengths.dim() != 1 || lengths.size(0) != input.size(batchFirst ? 0 : 1)) {
+    throw ShapeMismatch(owner + ": lengths must hold one length per sequence of the batch; got lengths " + shapeAndDtypeText(lengths) +
+                        " for an input of " + shapeAndDtypeText(input));
+  }
+  const at::Tensor cpu = lengths.to(at::kCPU).to(at::kLong);
+  const int64_t steps = input.size(batchFirst ? 1 : 0);
+  const int64_t shortest = cpu.min().item<int64_t>(), longest = cpu.max().item<int64_t>();
+  if (shortest < 1 || longest > steps) {
+    throw InvalidArgument(owner + ": lengths must be in [1, " + std::to_string(steps) + "] (the input's steps); got " +
+                          std::to_string(shortest < 1 ? shortest : longest));
+  }
+  return torch::nn::utils::rnn::pack_padded_sequence(input, cpu, batchFirst, /*enforce_sorted=*/false);
+}
+
+at::Tensor padded(const PackedSequence& output, bool batchFirst, int64_t steps) {
+  return std::get<0>(torch::nn::utils::rnn::pad_packed_sequence(output, batchFirst, 0.0, steps));
+}
+
+template <typename Module>
+std::vector<at::Tensor> runOneState(Module& module, const at::Tensor& input, const at::Tensor& hidden,
+                                    const c10::optional<at::Tensor>& lengths, const std::string& owner) {
+  if (!lengths) {
+    const auto [output, last] = module.forward(input, hidden);
+    return {output, last};
+  }
+  const bool batchFirst = module.options.batch_first();
+  const auto [output, last] = module.forward_with_packed_input(packed(input, *lengths, batchFirst, owner), hidden);
+  return {padded(output, batchFirst, input.size(batchFirst ? 1 : 0)), last};
+}
+
+}  // namespace
+
 std::vector<at::Tensor> runRecurrent(BuiltLayer& layer, const at::Tensor& input, const c10::optional<at::Tensor>& h0,
-                                     const c10::optional<at::Tensor>& c0, const std::string& owner) {
+                                     const c10::optional<at::Tensor>& c0, const c10::optional<at::Tensor>& lengths,
+                                     const std::string& owner) {
   torch::nn::Module& module = *layer.module.ptr();
   try {
     if (auto* lstm = dynamic_cast<torch::nn::LSTMImpl*>(&module)) {
       if (h0.has_value() != c0.has_value()) throw InvalidArgument(owner + ": give the initial state as both (h0, c0), or neither");
-      const auto [output, state] =
-          h0 ? lstm->forward(input, std::make_tuple(*h0, *c0)) : lstm->forward(input);
-      return {output, std::get<0>(state), std::get<1>(state)};
+      torch::optional<std::tuple<at::Tensor, at::Tensor>> state;
+      if (h0) state = std::make_tuple(*h0, *c0);
+      if (!lengths) {
+        const auto [output, last] = lstm->forward(input, state);
+        return {output, std::get<0>(last), std::get<1>(last)};
+      }
+      const bool batchFirst = lstm->options.batch_first();
+      const auto [output, last] = lstm->forward_with_packed_input(packed(input, *lengths, batchFirst, owner), state);
+      return {padded(output, batchFirst, input.size(batchFirst ? 1 : 0)), std::get<0>(last), std::get<1>(last)};
     }
     if (c0) throw InvalidArgument(owner + ": only an LSTM takes a cell state c0");
     const at::Tensor hidden = h0 ? *h0 : at::Tensor();
-    if (auto* gru = dynamic_cast<torch::nn::GRUImpl*>(&module)) {
-      const auto [output, last] = gru->forward(input, hidden);
-      return {output, last};
-    }
-    if (auto* rnn = dynamic_cast<torch::nn::RNNImpl*>(&module)) {
-      const auto [output, last] = rnn->forward(input, hidden);
-      return {output, last};
-    }
+    if (auto* gru = dynamic_cast<torch::nn::GRUImpl*>(&module)) return runOneState(*gru, input, hidden, lengths, owner);
+    if (auto* rnn = dynamic_cast<torch::nn::RNNImpl*>(&module)) return runOneState(*rnn, input, hidden, lengths, owner);
   } catch (const Error&) {
     throw;
   } catch (const std::exception& error) {
