@@ -20,6 +20,22 @@ export interface TensorData<Data extends NumericArray = Float32Array> {
   shape: number[];
 }
 
+/** How Dataset.fromTokens cuts token ids into next-token windows. */
+export interface TokenWindowOptions {
+  /** Tokens per window (the model's context). */
+  contextLength: number;
+  /** Tokens between the starts of two windows. Default contextLength (windows side by side). */
+  stride?: number;
+  /** Several documents, packed: a token put between two documents (an end-of-text token). Default none. */
+  separator?: number;
+  /** Several documents: true packs them into one stream (windows cross documents); false windows each alone. Default true. */
+  packDocuments?: boolean;
+  /** Unpacked documents: the input token filling a document's short last window. Default 0. */
+  padToken?: number;
+  /** Unpacked documents: the target filling it, which the loss skips (its ignoreIndex). Default -100. */
+  ignoreIndex?: number;
+}
+
 /** What predict returns: one tensor, or what a module's forward returned: an array or an object of tensors. */
 export type Prediction = TensorData | TensorData[] | { [name: string]: TensorData };
 
@@ -276,6 +292,7 @@ export interface NativeBinding {
   NativeDataset: {
     fromIdx(inputsPath: string, targetsPath: string, options?: OptionFields): Promise<NativeDataset>;
     fromFields(fields: Record<string, TensorData<NumericArray>>): NativeDataset;
+    fromTokens(documents: NumericArray[], options: TokenWindowOptions): NativeDataset;
     allocate(fields: Record<string, { dtype: string; shape: number[] }>): {
       dataset: NativeDataset;
       arrays: Record<string, NumericArray>;

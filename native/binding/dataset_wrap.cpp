@@ -1,5 +1,7 @@
 #include "binding/dataset_wrap.h"
 
+#include <limits>
+
 #include "binding/addon_data.h"
 #include "binding/convert.h"
 #include "binding/js_errors.h"
@@ -10,6 +12,7 @@
 #include "core/data/csv_dataset.h"
 #include "core/data/idx_dataset.h"
 #include "core/data/npy_reader.h"
+#include "core/data/token_windows.h"
 #include "core/errors.h"
 
 namespace firebrand::binding {
@@ -23,6 +26,7 @@ void DatasetWrap::Export(Napi::Env env, Napi::Object exports) {
   Napi::Function cls = DefineClass(env, "NativeDataset",
                                    {StaticMethod<&DatasetWrap::FromIdx>("fromIdx"),
                                     StaticMethod<&DatasetWrap::FromFields>("fromFields"),
+                                    StaticMethod<&DatasetWrap::FromTokens>("fromTokens"),
                                     StaticMethod<&DatasetWrap::Allocate>("allocate"),
                                     StaticMethod<&DatasetWrap::FromNpy>("fromNpy"),
                                     StaticMethod<&DatasetWrap::FromCsv>("fromCsv"),
@@ -134,6 +138,38 @@ Napi::Value DatasetWrap::FromNpz(const Napi::CallbackInfo& info) { return LoadNa
 
 Napi::Value DatasetWrap::FromSafetensors(const Napi::CallbackInfo& info) {
   return LoadNamedArrays(info, loadSafetensorsDataset);
+}
+
+// (documents: TypedArray[], { contextLength, stride?, separator?, packDocuments?, padToken?, ignoreIndex? })
+Napi::Value DatasetWrap::FromTokens(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  return guard(env, [&]() -> Napi::Value {
+    if (!info[0].IsArray()) throw InvalidArgument("fromTokens: tokens must be a TypedArray or an array of them (documents)");
+    const auto list = info[0].As<Napi::Array>();
+    std::vector<at::Tensor> documents;
+    for (uint32_t i = 0; i < list.Length(); ++i) {
+      const Napi::Value document = list.Get(i);
+      const std::string field = list.Length() == 1 ? "tokens" : "documents[" + std::to_string(i) + "]";
+      if (!document.IsTypedArray()) throw InvalidArgument("fromTokens: " + field + " must be a TypedArray of token ids");
+      documents.push_back(toTensor(document, {static_cast<int64_t>(document.As<Napi::TypedArray>().ElementLength())}, field));
+    }
+    if (!info[1].IsObject()) throw InvalidArgument("fromTokens: options must be an object with contextLength");
+    const auto object = info[1].As<Napi::Object>();
+    const auto optionalInteger = [&](const char* name, int64_t min) -> std::optional<int64_t> {
+      if (object.Get(name).IsUndefined()) return std::nullopt;
+      return toInteger(object.Get(name), std::string("fromTokens.") + name, min);
+    };
+    TokenWindowOptions options;
+    // Ranges are tokenWindows' to check; here only integers.
+    const int64_t any = std::numeric_limits<int64_t>::min();
+    options.contextLength = toInteger(object.Get("contextLength"), "fromTokens.contextLength", any);
+    options.stride = optionalInteger("stride", any);
+    options.separator = optionalInteger("separator", 0);
+    if (!object.Get("packDocuments").IsUndefined()) options.packDocuments = toBoolean(object.Get("packDocuments"), "fromTokens.packDocuments");
+    options.padToken = optionalInteger("padToken", 0).value_or(options.padToken);
+    options.ignoreIndex = optionalInteger("ignoreIndex", any).value_or(options.ignoreIndex);
+    return NewInstance(env, tokenWindows(documents, options));
+  });
 }
 
 // { input: { data, shape }, target: { data, shape }, mask: ... }

@@ -31,6 +31,7 @@ class DatasetWrap : public Napi::ObjectWrap<DatasetWrap> {
  private:
   static Napi::Value FromIdx(const Napi::CallbackInfo& info);
   static Napi::Value FromFields(const Napi::CallbackInfo& info);
+  static Napi::Value FromTokens(const Napi::CallbackInfo& info);
   static Napi::Value Allocate(const Napi::CallbackInfo& info);
   static Napi::Value FromNpy(const Napi::CallbackInfo& info);
   static Napi::Value FromCsv(const Napi::CallbackInfo& info);

@@ -1,5 +1,5 @@
 // Datasets live in C++ as tensors; this class is their handle in TypeScript.
-import { native, NativeDataset, NumericArray, OptionFields, TensorData } from '../native';
+import { native, NativeDataset, NumericArray, OptionFields, TensorData, TokenWindowOptions } from '../native';
 import { BatchLoader, LoaderOptions } from './batch-loader';
 import { csvOptionsSchema, idxOptionsSchema, resolveOptions, transformSchemas } from './data-schemas';
 import { batchOrderSchema, loaderSchema, resolveLoaderOptions } from './loader-options';
@@ -103,6 +103,17 @@ export class Dataset {
       input: { data: source.inputs, shape: source.inputShape },
       target: { data: source.targets, shape: source.targetShape ?? [source.targets?.length] },
     });
+  }
+
+  /**
+   * Next-token training windows over token ids (Int32Array, BigInt64Array, Uint16Array, ...), or over
+   * documents (an array of them): `input` is each window of contextLength tokens, `target` the same
+   * window one token later. Packed (the default), documents form one stream whose windows are views of
+   * it, so a stride of 1 costs no copy per window. A tokenizer gives the ids: `Dataset.fromTokens(new
+   * ByteTokenizer().encode(text), { contextLength: 64 })`.
+   */
+  static fromTokens(tokens: NumericArray | NumericArray[], options: TokenWindowOptions): Dataset {
+    return new Dataset(native.NativeDataset.fromTokens(Array.isArray(tokens) ? tokens : [tokens], options));
   }
 
   /**
