@@ -36,6 +36,29 @@ export interface TokenWindowOptions {
   ignoreIndex?: number;
 }
 
+/** How generate samples: each token from the model's logits at the last position. */
+export interface GenerateOptions {
+  /** Tokens to generate at most. */
+  maxNewTokens: number;
+  /** Logits are divided by it: below 1 sharpens, above 1 flattens. Default 1. */
+  temperature?: number;
+  /** Sample among the k most likely tokens only. Default: all. */
+  topK?: number;
+  /** Sample among the most likely tokens whose probabilities reach topP (nucleus sampling). Default 1. */
+  topP?: number;
+  /** Take the most likely token every time (no sampling). Default false. */
+  greedy?: boolean;
+  /** Seeds the sampling: the same seed gives the same tokens. Default: a fresh seed per call. */
+  seed?: number;
+  /** Generation ends after any of these tokens (it is yielded). */
+  stopTokens?: number[];
+  /** The model sees at most this many last tokens (its position table's size). Default: all of them. */
+  contextLength?: number;
+}
+
+/** A running generation, held by JavaScript between tokens. */
+export type GenerationHandle = { readonly generation: unique symbol };
+
 /** What predict returns: one tensor, or what a module's forward returned: an array or an object of tensors. */
 export type Prediction = TensorData | TensorData[] | { [name: string]: TensorData };
 
@@ -168,6 +191,8 @@ export interface ModelDescription {
 
 export interface NativeModel {
   predict(inputs: NumericArray, shape: number[], batchSize: number): Promise<Prediction>;
+  startGeneration(prompt: NumericArray, options: GenerateOptions): GenerationHandle;
+  generateNext(generation: GenerationHandle): Promise<number | null>;
   loadWeights(path: string, strict: boolean): Promise<{ missing: string[]; unexpected: string[] }>;
   readonly parameterCount: number;
   readonly device: string;
@@ -263,6 +288,8 @@ export interface NativeEngine {
   /** Names of learningRates' entries: 'adamw', 'adamw/pg1', 'generator'. */
   readonly learningRateNames: string[];
   predict(inputs: NumericArray, shape: number[], batchSize: number): Promise<Prediction>;
+  startGeneration(prompt: NumericArray, options: GenerateOptions): GenerationHandle;
+  generateNext(generation: GenerationHandle): Promise<number | null>;
   requestStop(): void;
   clearStop(): void;
   readonly modelDescription: ModelDescription;

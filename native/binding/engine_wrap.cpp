@@ -2,6 +2,7 @@
 
 #include "binding/batch_queue_wrap.h"
 #include "binding/convert.h"
+#include "binding/generation_convert.h"
 #include "binding/dataset_wrap.h"
 #include "binding/config_convert.h"
 #include "binding/batch_hook_call.h"
@@ -10,6 +11,7 @@
 #include "binding/thread_task.h"
 #include "core/distributed/distributed_options.h"
 #include "core/errors.h"
+#include "core/runtime/runtime_info.h"
 #include "core/train/engine_factory.h"
 
 namespace firebrand::binding {
@@ -105,6 +107,8 @@ void EngineWrap::Export(Napi::Env env, Napi::Object exports) {
                                    {InstanceMethod<&EngineWrap::TrainEpoch>("trainEpoch"),
                                     InstanceMethod<&EngineWrap::Evaluate>("evaluate"),
                                     InstanceMethod<&EngineWrap::Predict>("predict"),
+                                    InstanceMethod<&EngineWrap::StartGeneration>("startGeneration"),
+                                    InstanceMethod<&EngineWrap::GenerateNext>("generateNext"),
                                     InstanceMethod<&EngineWrap::BeginFit>("beginFit"),
                                     InstanceMethod<&EngineWrap::ExportTorchScript>("exportTorchScript"),
                                     InstanceMethod<&EngineWrap::StateDict>("stateDict"),
@@ -231,6 +235,31 @@ Napi::Value EngineWrap::Predict(const Napi::CallbackInfo& info) {
           return [outputs, layout = engine->model().outputLayout()](Napi::Env env) -> Napi::Value {
             return fromOutputs(env, layout, outputs);
           };
+        },
+        OperationLock::keepAlive(Value()), /*betweenSteps=*/true);
+  });
+}
+
+Napi::Value EngineWrap::StartGeneration(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  return guard(env, [&]() -> Napi::Value {
+    if (!info[0].IsTypedArray()) throw InvalidArgument("generate: the prompt must be a TypedArray of token ids");
+    const at::Tensor prompt = toTensor(info[0], {static_cast<int64_t>(info[0].As<Napi::TypedArray>().ElementLength())}, "prompt");
+    return generationHandle(env, std::make_shared<TokenGenerator>(engine_->sharedModel(), prompt, toGenerationOptions(info[1]), engine_->device()));
+  });
+}
+
+// Tokens come between two training steps when a fit runs, as predictions do.
+Napi::Value EngineWrap::GenerateNext(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  return guard(env, [&]() -> Napi::Value {
+    auto generator = generationOf(info[0]);
+    return startOnThread(
+        env, thread_,
+        [generator]() -> PromiseWorker::Finish {
+          useRequestedThreads();
+          const auto token = generator->next();
+          return [token](Napi::Env env) { return fromToken(env, token); };
         },
         OperationLock::keepAlive(Value()), /*betweenSteps=*/true);
   });

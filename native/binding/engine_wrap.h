@@ -22,6 +22,10 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
   Napi::Value TrainEpoch(const Napi::CallbackInfo& info);
   Napi::Value Evaluate(const Napi::CallbackInfo& info);
   Napi::Value Predict(const Napi::CallbackInfo& info);
+  // (prompt: TypedArray, options) -> a handle for generateNext.
+  Napi::Value StartGeneration(const Napi::CallbackInfo& info);
+  // (handle) -> Promise<number | null>: the next token.
+  Napi::Value GenerateNext(const Napi::CallbackInfo& info);
   Napi::Value BeginFit(const Napi::CallbackInfo& info);
   Napi::Value ExportTorchScript(const Napi::CallbackInfo& info);
   Napi::Value StateDict(const Napi::CallbackInfo& info);

@@ -5,6 +5,7 @@
 #include "binding/results.h"
 #include "binding/thread_task.h"
 #include "core/errors.h"
+#include "binding/generation_convert.h"
 #include "core/inference/prediction.h"
 #include "core/model/graph_model.h"
 #include "core/model/model_source.h"
@@ -17,6 +18,8 @@ namespace firebrand::binding {
 void ModelWrap::Export(Napi::Env env, Napi::Object exports) {
   Napi::Function cls = DefineClass(env, "NativeModel",
                                    {InstanceMethod<&ModelWrap::Predict>("predict"),
+                                   InstanceMethod<&ModelWrap::StartGeneration>("startGeneration"),
+                                   InstanceMethod<&ModelWrap::GenerateNext>("generateNext"),
                                     InstanceMethod<&ModelWrap::LoadWeights>("loadWeights"),
                                     InstanceAccessor<&ModelWrap::ParameterCount>("parameterCount"),
                                     InstanceAccessor<&ModelWrap::Device>("device"),
@@ -69,6 +72,30 @@ Napi::Value ModelWrap::Predict(const Napi::CallbackInfo& info) {
           return [outputs, layout = model->outputLayout()](Napi::Env env) -> Napi::Value {
             return fromOutputs(env, layout, outputs);
           };
+        },
+        OperationLock::keepAlive(Value()));
+  });
+}
+
+Napi::Value ModelWrap::StartGeneration(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  return guard(env, [&]() -> Napi::Value {
+    if (!info[0].IsTypedArray()) throw InvalidArgument("generate: the prompt must be a TypedArray of token ids");
+    const at::Tensor prompt = toTensor(info[0], {static_cast<int64_t>(info[0].As<Napi::TypedArray>().ElementLength())}, "prompt");
+    return generationHandle(env, std::make_shared<TokenGenerator>(model_, prompt, toGenerationOptions(info[1]), device_));
+  });
+}
+
+Napi::Value ModelWrap::GenerateNext(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  return guard(env, [&]() -> Napi::Value {
+    auto generator = generationOf(info[0]);
+    return startOnThread(
+        env, thread_,
+        [generator]() -> PromiseWorker::Finish {
+          useRequestedThreads();
+          const auto token = generator->next();
+          return [token](Napi::Env env) { return fromToken(env, token); };
         },
         OperationLock::keepAlive(Value()));
   });

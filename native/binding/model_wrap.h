@@ -23,6 +23,10 @@ class ModelWrap : public Napi::ObjectWrap<ModelWrap> {
 
  private:
   Napi::Value Predict(const Napi::CallbackInfo& info);
+  // (prompt: TypedArray, options) -> a handle for generateNext.
+  Napi::Value StartGeneration(const Napi::CallbackInfo& info);
+  // (handle) -> Promise<number | null>: the next token, on this model's thread.
+  Napi::Value GenerateNext(const Napi::CallbackInfo& info);
   Napi::Value LoadWeights(const Napi::CallbackInfo& info);
   Napi::Value ParameterCount(const Napi::CallbackInfo& info);
   Napi::Value Device(const Napi::CallbackInfo& info);

@@ -2,7 +2,8 @@
 // worker thread, no loss or optimizer.
 import path from 'node:path';
 
-import { native, NativeModel, NumericArray, Prediction, TensorData } from '../native';
+import { GenerateOptions, native, NativeModel, NumericArray, Prediction, TensorData } from '../native';
+import { generateTokens } from './generation';
 import { resolveModelSpec } from '../nn/layer-schemas';
 import { readSavedModel, WEIGHTS_FILE } from './saved-model';
 
@@ -39,5 +40,10 @@ export class Model {
   async predict<Output extends Prediction>(inputs: NumericArray, shape: number[], options?: { batchSize?: number }): Promise<Output>;
   async predict(inputs: NumericArray, shape: number[], options: { batchSize?: number } = {}): Promise<Prediction> {
     return this.native.predict(inputs, shape, options.batchSize ?? 256);
+  }
+
+  /** Samples tokens after `prompt` in C++, as Trainer.generate does. */
+  generate(prompt: ArrayLike<number> | NumericArray, options: GenerateOptions): AsyncGenerator<number, void, undefined> {
+    return generateTokens(this.native, prompt, options);
   }
 }

@@ -11,7 +11,8 @@ import { TORCHSCRIPT_FILE, WEIGHTS_FILE, writeSavedModel } from '../inference/sa
 import { builtInLoggers } from '../logging/built-in-loggers';
 import type { Logger } from '../logging/logger';
 import { LoggingCallback } from '../logging/logging-callback';
-import { ModelDescription, native, NativeEngine, NumericArray, Prediction, TensorData } from '../native';
+import { GenerateOptions, ModelDescription, native, NativeEngine, NumericArray, Prediction, TensorData } from '../native';
+import { generateTokens } from '../inference/generation';
 import { resolveModelSpec } from '../nn/layer-schemas';
 import type { ModelLike, ModelSpec } from '../nn/layers';
 import { Module } from '../nn/module/module';
@@ -409,6 +410,17 @@ export class Trainer {
   async predict(inputs: NumericArray, shape: number[], options: { batchSize?: number } = {}): Promise<Prediction> {
     await this.setup();
     return this.engine.predict(inputs, shape, options.batchSize ?? this.config.evalBatchSize);
+  }
+
+  /**
+   * Samples tokens from a language model (a forward returning [1, vocabulary, time] logits, as
+   * cross_entropy takes them) after `prompt`, in C++: `for await (const token of trainer.generate(ids,
+   * { maxNewTokens: 100, temperature: 0.8, topK: 20, seed: 1 }))`. A seed gives the same tokens. During
+   * fit, tokens come from the current weights between two optimizer steps.
+   */
+  async *generate(prompt: ArrayLike<number> | NumericArray, options: GenerateOptions): AsyncGenerator<number, void, undefined> {
+    await this.setup();
+    yield* generateTokens(this.engine, prompt, options);
   }
 
   private async exclusive<Result>(operation: string, body: () => Promise<Result>): Promise<Result> {

@@ -147,6 +147,7 @@ class TrainingEngine {
   // gathered, no optimizer step follows this backward): DDP skips its all-reduce then.
   bool accumulating() const { return accumulating_; }
   Model& model() const { return *model_; }
+  std::shared_ptr<Model> sharedModel() const { return model_; }
   const c10::Device& device() const { return device_; }
 
  private:

@@ -1,0 +1,91 @@
+#include "core/inference/generation.h"
+
+#include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
+#include <torch/utils.h>
+
+#include <algorithm>
+#include <limits>
+#include <random>
+
+#include "core/errors.h"
+#include "core/model/eval_mode_scope.h"
+#include "core/shape_text.h"
+
+namespace firebrand {
+namespace {
+
+void check(const GenerationOptions& options) {
+  const auto fail = [](const std::string& field, const std::string& got, const std::string& expected) {
+    throw InvalidArgument("generate." + field + ": got " + got + ", expected " + expected);
+  };
+  if (options.maxNewTokens < 1) fail("maxNewTokens", std::to_string(options.maxNewTokens), "an integer >= 1");
+  if (!(options.temperature > 0)) fail("temperature", std::to_string(options.temperature), "a number > 0");
+  if (options.topK && *options.topK < 1) fail("topK", std::to_string(*options.topK), "an integer >= 1");
+  if (options.topP && !(*options.topP > 0 && *options.topP <= 1)) fail("topP", std::to_string(*options.topP), "a number in (0, 1]");
+  if (options.contextLength && *options.contextLength < 1) fail("contextLength", std::to_string(*options.contextLength), "an integer >= 1");
+}
+
+}  // namespace
+
+TokenGenerator::TokenGenerator(std::shared_ptr<Model> model, const at::Tensor& prompt, GenerationOptions options, c10::Device device)
+    : model_(std::move(model)),
+      options_(std::move(options)),
+      device_(device),
+      generator_(at::detail::createCPUGenerator(options_.seed.value_or(std::random_device()()))) {
+  check(options_);
+  if (prompt.dim() != 1 || prompt.numel() == 0) throw InvalidArgument("generate: the prompt must hold at least one token id, got " + shapeText(prompt));
+  if (prompt.is_floating_point()) throw InvalidArgument("generate: the prompt must hold integer token ids, got " + dtypeText(prompt.scalar_type()));
+  const at::Tensor ids = prompt.to(at::kLong).contiguous();
+  tokens_.assign(ids.data_ptr<int64_t>(), ids.data_ptr<int64_t>() + ids.numel());
+}
+
+at::Tensor TokenGenerator::nextLogits() {
+  const int64_t length = static_cast<int64_t>(tokens_.size());
+  const int64_t shown = std::min(length, options_.contextLength.value_or(length));
+  const at::Tensor context = at::tensor(std::vector<int64_t>(tokens_.end() - shown, tokens_.end()), at::kLong).unsqueeze(0).to(device_);
+  torch::NoGradGuard noGrad;
+  EvalModeScope evalMode(*model_);
+  at::Tensor output;
+  try {
+    output = model_->forward(context);
+  } catch (...) {
+    rethrowWithContext("generate, token " + std::to_string(produced_ + 1) + " (the model saw the last " + std::to_string(shown) +
+                       " tokens; contextLength crops them to its position table)");
+  }
+  // Language models give [1, vocabulary, time] (cross_entropy's layout) or [1, vocabulary].
+  if (output.dim() == 3 && output.size(0) == 1) return output.select(0, 0).select(1, -1).to(at::kCPU, at::kFloat);
+  if (output.dim() == 2 && output.size(0) == 1) return output.select(0, 0).to(at::kCPU, at::kFloat);
+  throw ShapeMismatch("generate: the model's output for " + shapeText(context) + " tokens is " + shapeText(output) +
+                      "; a language model's must be [1, vocabulary, time] (as cross_entropy takes it) or [1, vocabulary]");
+}
+
+std::optional<int64_t> TokenGenerator::next() {
+  if (stopped_ || produced_ >= options_.maxNewTokens) return std::nullopt;
+  at::Tensor logits = nextLogits();
+  int64_t token = 0;
+  if (options_.greedy) {
+    token = logits.argmax().item<int64_t>();
+  } else {
+    logits = logits / options_.temperature;
+    const double blocked = -std::numeric_limits<double>::infinity();
+    if (options_.topK && *options_.topK < logits.size(0)) {
+      const at::Tensor kth = std::get<0>(logits.topk(*options_.topK)).select(0, -1);
+      logits = logits.masked_fill(logits < kth, blocked);
+    }
+    if (options_.topP && *options_.topP < 1) {
+      // Keep the smallest set of most likely tokens whose probability reaches topP (at least one).
+      const auto [sorted, order] = logits.sort(/*dim=*/0, /*descending=*/true);
+      const at::Tensor probabilities = at::softmax(sorted, 0);
+      const at::Tensor before = probabilities.cumsum(0) - probabilities;
+      logits = logits.masked_fill(at::zeros_like(logits, at::kBool).scatter(0, order, before >= *options_.topP), blocked);
+    }
+    token = at::multinomial(at::softmax(logits, 0), 1, /*replacement=*/false, generator_).item<int64_t>();
+  }
+  tokens_.push_back(token);
+  ++produced_;
+  stopped_ = std::find(options_.stopTokens.begin(), options_.stopTokens.end(), token) != options_.stopTokens.end();
+  return token;
+}
+
+}  // namespace firebrand

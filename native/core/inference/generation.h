@@ -1,0 +1,50 @@
+// Sampling tokens from a language model in C++, one token per call: the
+// context so far (its last contextLength tokens) runs through the model in
+// eval mode, the last position's logits are shaped by temperature, top-k and
+// top-p (nucleus) filtering, and a generator seeded `seed` draws the token, so
+// a seed gives the same tokens on any device.
+#pragma once
+#include <ATen/core/Generator.h>
+#include <ATen/core/Tensor.h>
+#include <c10/core/Device.h>
+
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "core/model/model.h"
+
+namespace firebrand {
+
+struct GenerationOptions {
+  int64_t maxNewTokens = 0;
+  double temperature = 1.0;
+  std::optional<int64_t> topK;
+  std::optional<double> topP;
+  bool greedy = false;
+  std::optional<uint64_t> seed;            // none: a fresh seed (tokens differ from call to call)
+  std::vector<int64_t> stopTokens;         // generation ends after the first of these
+  std::optional<int64_t> contextLength;    // the model sees at most this many last tokens
+};
+
+class TokenGenerator {
+ public:
+  // Checks the options and the prompt (token ids); errors name the option.
+  TokenGenerator(std::shared_ptr<Model> model, const at::Tensor& prompt, GenerationOptions options, c10::Device device);
+
+  // The next token; nullopt once maxNewTokens are out or after a stop token.
+  std::optional<int64_t> next();
+
+ private:
+  at::Tensor nextLogits();
+
+  std::shared_ptr<Model> model_;
+  GenerationOptions options_;
+  c10::Device device_;
+  std::vector<int64_t> tokens_;
+  at::Generator generator_;
+  int64_t produced_ = 0;
+  bool stopped_ = false;
+};
+
+}  // namespace firebrand
