@@ -12,7 +12,7 @@ import { Dataset, F, nn, NumericArray, Tensor, TensorData, torch, Trainer } from
 import { blobDataset, pythonJson, rejectionOf } from './helpers';
 import { AttentionClassifier } from './models/attention';
 import { TransformerModel } from './models/transformer';
-import { GPTMini } from './models/gpt';
+import { GPTMini } from '../examples/models/gpt';
 
 /** Sequences that count up by 3 (mod 16): the next token is always predictable. */
 function counting(samples: number): Dataset {

@@ -41,6 +41,18 @@ describe('examples', () => {
     expect(output).to.match(/best checkpoint loads with 4482 parameters/);
   });
 
+  it('char-gpt trains a character-level GPT on the README and samples it', () => {
+    const output = runExample('char-gpt', ['README.md', '3']);
+    const [, loss, uniform] = /validation loss (\d\.\d+) \(uniform guessing: (\d\.\d+)\)/.exec(output) ?? [];
+    expect(Number(loss)).to.be.below(0.7 * Number(uniform));
+    expect(output).to.match(/sample \(\d+ tokens\/s\):\nThe .{200}/s);
+  });
+
+  it('lstm-classifier learns which letter variable-length sequences hold most (validation accuracy > 0.9)', () => {
+    const output = runExample('lstm-classifier', ['4']);
+    expect(Number(/validation accuracy (\d\.\d+)/.exec(output)?.[1])).to.be.above(0.9);
+  });
+
   function needFashionMnist(context: Mocha.Context): void {
     const dataDir = process.env.FASHION_MNIST_DIR ?? '/usr/share/datasets/fashion-mnist';
     if (!fs.existsSync(path.join(dataDir, 'train-images-idx3-ubyte.gz'))) {

@@ -8,7 +8,7 @@ import path from 'node:path';
 
 import { CharTokenizer, Dataset, GenerateOptions, Model, Trainer } from '../src';
 import { errorOf, rejectionOf } from './helpers';
-import { GPTMini } from './models/gpt';
+import { GPTMini } from '../examples/models/gpt';
 
 const text = 'abcdefgh'.repeat(40);
 const tokenizer = CharTokenizer.fromText(text);

@@ -13,7 +13,7 @@ import { ResNet18 } from '../examples/models/resnet';
 import { Functional } from './models/functional';
 import { pythonJson } from './helpers';
 import { AttentionClassifier } from './models/attention';
-import { GPTMini } from './models/gpt';
+import { GPTMini } from '../examples/models/gpt';
 import { GRURegressor, LSTMClassifier, PackedRecurrent } from './models/recurrent';
 import { TiedLM } from './models/tied-lm';
 import { TransformerModel } from './models/transformer';

@@ -5,7 +5,7 @@ import { expect } from 'chai';
 
 import { ByteTokenizer, CharTokenizer, Dataset, Trainer } from '../src';
 import { errorOf } from './helpers';
-import { GPTMini } from './models/gpt';
+import { GPTMini } from '../examples/models/gpt';
 
 const rows = (dataset: Dataset, field: 'input' | 'target'): number[][] => {
   const { data, shape } = dataset.fields()[field];

@@ -1,4 +1,4 @@
-// nanoGPT's model at toy size, written as TypeScript modules: token and learned
+// nanoGPT's model written as TypeScript modules: token and learned
 // position embeddings, pre-norm blocks with causal attention, a head tied to
 // the token embedding, and nanoGPT's initialisation. The same class as GPTMini
 // in scripts/make-module-fixtures.py (the same names, order and seeded weights).
