@@ -81,9 +81,10 @@ describe('generate', function () {
       expect(error.message).to.equal(message);
     }
     expect((await rejectionOf(collect(trainer.generate([], { maxNewTokens: 1 })))).message).to.contain('generate: the prompt must hold at least one token id');
-    expect((await rejectionOf(collect(trainer.generate([1.5], { maxNewTokens: 1 })))).message).to.equal(
-      'generate: the prompt must hold integer token ids, got float64',
+    expect((await rejectionOf(collect(trainer.generate([1, 1.5], { maxNewTokens: 1 })))).message).to.equal(
+      'generate: the prompt must hold integer token ids; prompt[1] is 1.500000',
     );
+    expect(await collect(trainer.generate([0, 1, 2], { maxNewTokens: 3, greedy: true }))).to.deep.equal([3, 4, 5]);
     const tooLong = await rejectionOf(collect(trainer.generate(tokenizer.encode('abcdefgh'), { maxNewTokens: 2 })));
     expect(tooLong.message).to.equal(
       'generate, token 2 (the model saw the last 9 tokens; contextLength crops them to its position table): ' +

@@ -2,11 +2,13 @@
 // the public TypeScript API with the default config (progress lines and
 // onLog reports every 50 steps, one loader thread, shuffling) apart from the
 // thread count. Prints one JSON line.
-// For the models written as TypeScript modules (cnn-module, resnet) it also
+// For the models written as TypeScript modules (cnn-module, resnet, gpt) it also
 // reports the trace and the whole set-up (trace, build, first-batch check).
-//   node dist/scripts/bench/firebrand-loop.js <tiny|mlp|cnn|cnn-module|resnet|transformer> <steps> <threads> [transformer.pt]
+//   node dist/scripts/bench/firebrand-loop.js <tiny|mlp|cnn|cnn-module|resnet|transformer|gpt> <steps> <threads> [transformer.pt]
+//   node dist/scripts/bench/firebrand-loop.js generate-gpt <tokens> <threads>   (tokens/s of generate())
 import { performance } from 'node:perf_hooks';
 
+import { GPTMini } from '../../examples/models/gpt';
 import { ResNet18 } from '../../examples/models/resnet';
 import { ArrayDtype, Dataset, LossName, ModelLike, nn, OptimizerSpec, Trainer } from '../../src';
 import { resolveModelSpec } from '../../src/nn/layer-schemas';
@@ -15,7 +17,7 @@ import { DemoCnn, demoCnn } from '../fashion-mnist';
 // Batches per epoch: the Python and C++ loops cycle 16 pre-cut batches and have no epochs; firebrand's
 // epochs are kept as long as a real dataset's would be (its per-epoch set-up is not per-step cost),
 // except where 16 already make an epoch of several seconds.
-const BATCHES: Record<string, number> = { tiny: 256, mlp: 64, cnn: 16, 'cnn-module': 16, resnet: 16, transformer: 16 };
+const BATCHES: Record<string, number> = { tiny: 256, mlp: 64, cnn: 16, 'cnn-module': 16, resnet: 16, transformer: 16, gpt: 16 };
 
 interface Workload {
   model: ModelLike;
@@ -85,6 +87,17 @@ function workload(name: string, scriptPath: string | undefined): Workload {
         data: fields({ dtype: 'float32', shape: [samples, 3, 32, 32], value: uniform(5) }, { dtype: 'int64', shape: [samples], value: classes }),
       };
     }
+    case 'gpt': {
+      // GPT-mini on bytes: 256 tokens, context 64, width 128, 4 heads, 2 blocks (examples/models/gpt.ts).
+      const samples = batches * 16;
+      return {
+        model: new GPTMini({ vocab: 256, context: 64, dim: 128, heads: 4, layers: 2 }),
+        loss: 'cross_entropy',
+        optimizer: { name: 'adamw', lr: 1e-3 },
+        batchSize: 16,
+        data: fields({ dtype: 'int64', shape: [samples, 64], value: (i) => BigInt((i * 31) % 256) }, { dtype: 'int64', shape: [samples, 64], value: (i) => BigInt((i * 31 + 31) % 256) }),
+      };
+    }
     case 'transformer': {
       if (scriptPath === undefined) throw new Error('transformer needs the TorchScript file (python_loop.py export-transformer)');
       const samples = batches * 32;
@@ -101,8 +114,20 @@ function workload(name: string, scriptPath: string | undefined): Workload {
   }
 }
 
+/** generate() from the gpt workload's model: tokens/s, sampled as python_loop.py generate-gpt samples. */
+async function generation(tokens: number, threads: number): Promise<void> {
+  const { model } = workload('gpt', undefined);
+  const trainer = new Trainer({ model, loss: 'cross_entropy', optimizer: 'adamw', config: { numThreads: threads, seed: 0 } });
+  await trainer.setup();
+  const started = performance.now();
+  let count = 0;
+  for await (const token of trainer.generate([1, 2, 3, 4], { maxNewTokens: tokens, temperature: 0.8, topK: 20, seed: 0, contextLength: 64 })) count += token >= 0 ? 1 : 0;
+  console.log(JSON.stringify({ tokensPerSecond: count / ((performance.now() - started) / 1000) }));
+}
+
 async function main(): Promise<void> {
   const [name, stepsText, threadsText, scriptPath] = process.argv.slice(2);
+  if (name === 'generate-gpt') return generation(Number(stepsText), Number(threadsText));
   const steps = Number(stepsText);
   const { model, loss, optimizer, batchSize, data } = workload(name, scriptPath);
   // A module model is traced (nn.sequential of layers is not: C++ runs its layers in order).

@@ -2,10 +2,11 @@
 """The plain PyTorch side of `npm run bench`: the bench workloads trained by an
 eager loop (batches pre-cut in memory, the loss read back every 50 steps as a
 logging loop would). Prints one JSON line.
-  python3 python_loop.py <tiny|mlp|cnn|cnn-module|resnet|transformer> <steps> <threads>
-  (cnn-module is the cnn: firebrand writes it as a TypeScript module; resnet is the ResNet-18 of
-  scripts/make-module-fixtures.py at width 16)
+  python3 python_loop.py <tiny|mlp|cnn|cnn-module|resnet|transformer|gpt> <steps> <threads>
+  (cnn-module is the cnn: firebrand writes it as a TypeScript module; resnet is the ResNet-18 and gpt
+  the GPT-mini of scripts/make-module-fixtures.py, at width 16 and at 256 tokens, context 64, width 128)
   python3 python_loop.py export-transformer <path.pt>   (the TorchScript model all three sides train)
+  python3 python_loop.py generate-gpt <tokens> <threads>  (sampling from the gpt model: tokens/s)
 """
 import time
 
@@ -51,10 +52,14 @@ def workload(name):
             nn.Conv2d(32, 64, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
             nn.Flatten(), nn.Linear(64 * 7 * 7, 128), nn.ReLU(), nn.Dropout(0.25), nn.Linear(128, 10))
         return model, torch.optim.AdamW(model.parameters(), lr=1e-3), cross_entropy, torch.randn(BATCHES, 64, 1, 28, 28), torch.randint(10, (BATCHES, 64))
-    if name == "resnet":
+    if name in ("resnet", "gpt"):
         spec = importlib.util.spec_from_file_location("fixtures", pathlib.Path(__file__).resolve().parent.parent / "make-module-fixtures.py")
         fixtures = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(fixtures)
+    if name == "gpt":
+        model = fixtures.GPTMini(vocab=256, context=64, dim=128, heads=4, layers=2)
+        return model, torch.optim.AdamW(model.parameters(), lr=1e-3), cross_entropy, torch.randint(256, (BATCHES, 16, 64)), torch.randint(256, (BATCHES, 16, 64))
+    if name == "resnet":
         model = fixtures.ResNet18(width=16, num_classes=10)
         return model, torch.optim.AdamW(model.parameters(), lr=1e-3), cross_entropy, torch.randn(BATCHES, 32, 3, 32, 32), torch.randint(10, (BATCHES, 32))
     if name == "transformer":
@@ -63,7 +68,28 @@ def workload(name):
     raise SystemExit(f"unknown workload {name}")
 
 
+def generate(tokens, threads):
+    """A PyTorch sampling loop over the gpt workload's model: the context's last 64 tokens, logits at the last
+    position, temperature 0.8, top-k 20, one multinomial draw per token (what generate() does in C++)."""
+    torch.set_num_threads(threads)
+    torch.manual_seed(0)
+    model, *_ = workload("gpt")
+    model.eval()
+    context = [1, 2, 3, 4]
+    started = time.perf_counter()
+    with torch.no_grad():
+        for _ in range(tokens):
+            logits = model(torch.tensor([context[-64:]]))[0, :, -1] / 0.8
+            kth = torch.topk(logits, 20).values[-1]
+            logits = logits.masked_fill(logits < kth, float("-inf"))
+            context.append(int(torch.multinomial(torch.softmax(logits, 0), 1)))
+    print(json.dumps({"tokensPerSecond": tokens / (time.perf_counter() - started)}))
+
+
 def main():
+    if sys.argv[1] == "generate-gpt":
+        generate(int(sys.argv[2]), int(sys.argv[3]))
+        return
     if sys.argv[1] == "export-transformer":
         torch.manual_seed(0)
         torch.jit.script(TinyTransformer()).save(sys.argv[2])

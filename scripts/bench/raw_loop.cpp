@@ -2,7 +2,7 @@
 // libtorch C++ loop (no framework): batches pre-cut in memory, forward, loss,
 // backward, optimizer step, and the loss read back every 50 steps as a
 // logging loop would. Prints one JSON line.
-//   raw_loop <tiny|mlp|cnn|cnn-module|resnet|transformer> <steps> <threads> [transformer.pt]
+//   raw_loop <tiny|mlp|cnn|cnn-module|resnet|transformer|gpt> <steps> <threads> [transformer.pt]
 // (cnn-module is the cnn; resnet is torchvision's ResNet-18 layout with a CIFAR
 // stem at width 16, written with torch::nn as a C++ user would.)
 #include <sys/resource.h>
@@ -10,6 +10,8 @@
 #include <torch/torch.h>
 
 #include <chrono>
+#include <cmath>
+#include <limits>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -90,6 +92,56 @@ struct ResNet18Impl : torch::nn::Module {
 };
 TORCH_MODULE(ResNet18);
 
+// GPT-mini as a C++ user writes it with torch::nn: nanoGPT's blocks, causal attention by its
+// formula, the head tied to the token embedding (a linear over wte's weight).
+struct GptBlockImpl : torch::nn::Module {
+  GptBlockImpl(int64_t dim, int64_t heads)
+      : dim(dim),
+        heads(heads),
+        ln_1(register_module("ln_1", torch::nn::LayerNorm(torch::nn::LayerNormOptions({dim})))),
+        c_attn(register_module("c_attn", torch::nn::Linear(dim, 3 * dim))),
+        attn_proj(register_module("attn_proj", torch::nn::Linear(dim, dim))),
+        ln_2(register_module("ln_2", torch::nn::LayerNorm(torch::nn::LayerNormOptions({dim})))),
+        c_fc(register_module("c_fc", torch::nn::Linear(dim, 4 * dim))),
+        mlp_proj(register_module("mlp_proj", torch::nn::Linear(4 * dim, dim))) {}
+  at::Tensor attend(const at::Tensor& x) {
+    const int64_t batch = x.size(0), time = x.size(1);
+    const auto qkv = c_attn(x).split(dim, 2);
+    const auto split = [&](const at::Tensor& t) { return t.view({batch, time, heads, dim / heads}).transpose(1, 2); };
+    at::Tensor weights = torch::matmul(split(qkv[0]), split(qkv[1]).transpose(-2, -1)) * (1.0 / std::sqrt(static_cast<double>(dim / heads)));
+    weights = weights.masked_fill(torch::ones({time, time}, torch::kBool).tril().logical_not(), -std::numeric_limits<double>::infinity());
+    return attn_proj(torch::matmul(torch::softmax(weights, -1), split(qkv[2])).transpose(1, 2).contiguous().view({batch, time, dim}));
+  }
+  at::Tensor forward(const at::Tensor& x) {
+    const at::Tensor h = x + attend(ln_1(x));
+    return h + mlp_proj(torch::gelu(c_fc(ln_2(h))));
+  }
+  int64_t dim, heads;
+  torch::nn::LayerNorm ln_1;
+  torch::nn::Linear c_attn, attn_proj;
+  torch::nn::LayerNorm ln_2;
+  torch::nn::Linear c_fc, mlp_proj;
+};
+TORCH_MODULE(GptBlock);
+
+struct GptImpl : torch::nn::Module {
+  GptImpl(int64_t vocab, int64_t context, int64_t dim, int64_t heads, int64_t layers)
+      : wte(register_module("wte", torch::nn::Embedding(vocab, dim))),
+        wpe(register_module("wpe", torch::nn::Embedding(context, dim))),
+        ln_f(register_module("ln_f", torch::nn::LayerNorm(torch::nn::LayerNormOptions({dim})))) {
+    for (int64_t i = 0; i < layers; ++i) blocks.push_back(register_module("h" + std::to_string(i), GptBlock(dim, heads)));
+  }
+  at::Tensor forward(const at::Tensor& tokens) {
+    at::Tensor x = wte(tokens) + wpe(torch::arange(tokens.size(1)));
+    for (auto& block : blocks) x = block->forward(x);
+    return torch::linear(ln_f(x), wte->weight).transpose(1, 2);
+  }
+  torch::nn::Embedding wte, wpe;
+  torch::nn::LayerNorm ln_f;
+  std::vector<GptBlock> blocks;
+};
+TORCH_MODULE(Gpt);
+
 Workload makeWorkload(const std::string& name, const std::string& scriptPath) {
   constexpr int64_t kBatches = 16;
   Workload workload;
@@ -115,6 +167,12 @@ Workload makeWorkload(const std::string& name, const std::string& scriptPath) {
     workload.loss = crossEntropy;
     workload.inputs = torch::randn({kBatches, 32, 3, 32, 32});
     workload.targets = torch::randint(10, {kBatches, 32});
+  } else if (name == "gpt") {
+    useModule(workload, Gpt(256, 64, 128, 4, 2));
+    workload.optimizer = std::make_unique<torch::optim::AdamW>(workload.parameters, torch::optim::AdamWOptions(1e-3));
+    workload.loss = crossEntropy;
+    workload.inputs = torch::randint(256, {kBatches, 16, 64});
+    workload.targets = torch::randint(256, {kBatches, 16, 64});
   } else if (name == "cnn" || name == "cnn-module") {
     useModule(workload, torch::nn::Sequential(
                             torch::nn::Conv2d(torch::nn::Conv2dOptions(1, 32, 3).padding(1)), torch::nn::ReLU(),

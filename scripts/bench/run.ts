@@ -13,8 +13,8 @@ import { benchSources, buildRawLoop, check, exportTransformer, PYTHON, repo } fr
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
 const THREADS = Number(process.env.BENCH_THREADS ?? 1);
-const STEPS: Record<string, number> = { tiny: 10000, mlp: 300, cnn: 60, 'cnn-module': 60, resnet: 30, transformer: 30 };
-const WORKLOADS = (process.env.BENCH_WORKLOADS ?? 'tiny,mlp,cnn,cnn-module,resnet,transformer').split(',');
+const STEPS: Record<string, number> = { tiny: 10000, mlp: 300, cnn: 60, 'cnn-module': 60, resnet: 30, transformer: 30, gpt: 40 };
+const WORKLOADS = (process.env.BENCH_WORKLOADS ?? 'tiny,mlp,cnn,cnn-module,resnet,transformer,gpt').split(',');
 
 interface Sample {
   stepsPerSecond: number;
@@ -110,13 +110,29 @@ function main(): void {
       `${name}: TypeScript module traced in ${ms(samples.map((sample) => sample.traceSeconds as number))}, set up (trace, build, first-batch check) in ${ms(samples.map((sample) => sample.setupSeconds as number))}`,
     );
   }
+  // Sampling from the gpt model: firebrand's generate() against a PyTorch sampling loop, alternating.
+  const generation: Record<string, number[]> = { firebrand: [], python: [] };
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const side of round % 2 === 0 ? ['firebrand', 'python'] : ['python', 'firebrand']) {
+      const [program, ...args] =
+        side === 'firebrand'
+          ? [process.execPath, path.join(__dirname, 'firebrand-loop.js'), 'generate-gpt', '200', String(THREADS)]
+          : [PYTHON, path.join(benchSources, 'python_loop.py'), 'generate-gpt', '200', String(THREADS)];
+      const output = check(spawnSync(program, args, { encoding: 'utf8', env, maxBuffer: 64 * 1024 * 1024 }), `${side} generation`);
+      generation[side].push((JSON.parse(lastJsonLineText(output)) as { tokensPerSecond: number }).tokensPerSecond);
+    }
+  }
+  const tokensPerSecond = { firebrand: median(generation.firebrand), python: median(generation.python) };
+  console.log(
+    `gpt generation (200 tokens, context up to 64, top-k 20, no key/value cache): firebrand ${tokensPerSecond.firebrand.toFixed(0)} tokens/s, PyTorch loop ${tokensPerSecond.python.toFixed(0)} tokens/s`,
+  );
   const health = JSON.parse(
     lastJsonLineText(check(spawnSync(process.execPath, [path.join(__dirname, 'event-loop-and-memory.js')], { encoding: 'utf8', env, maxBuffer: 64 * 1024 * 1024 }), 'event loop and memory')),
   ) as { eventLoop: { p99Ms: number; maxMs: number }; memory: { rssAt2000Mb: number; rssAt20000Mb: number; growth: number } };
   console.log(`event loop while the CNN trains: p99 ${health.eventLoop.p99Ms.toFixed(1)} ms, max ${health.eventLoop.maxMs.toFixed(1)} ms (target p99 < 20)`);
   console.log(`RSS after 2,000 tiny steps ${health.memory.rssAt2000Mb.toFixed(0)} MB, after 20,000 ${health.memory.rssAt20000Mb.toFixed(0)} MB: ${(100 * health.memory.growth).toFixed(1)}% (target within 5%)`);
   const out = path.join(repo, 'bench-results.json');
-  fs.writeFileSync(out, `${JSON.stringify({ rounds: ROUNDS, threads: THREADS, summary, health, samples: results }, null, 2)}\n`);
+  fs.writeFileSync(out, `${JSON.stringify({ rounds: ROUNDS, threads: THREADS, summary, generation: tokensPerSecond, health, samples: results }, null, 2)}\n`);
   console.log(`wrote ${path.relative(repo, out)}`);
 }
 

@@ -35,7 +35,15 @@ TokenGenerator::TokenGenerator(std::shared_ptr<Model> model, const at::Tensor& p
       generator_(at::detail::createCPUGenerator(options_.seed.value_or(std::random_device()()))) {
   check(options_);
   if (prompt.dim() != 1 || prompt.numel() == 0) throw InvalidArgument("generate: the prompt must hold at least one token id, got " + shapeText(prompt));
-  if (prompt.is_floating_point()) throw InvalidArgument("generate: the prompt must hold integer token ids, got " + dtypeText(prompt.scalar_type()));
+  if (prompt.is_floating_point()) {
+    // A plain JS array arrives as float64: whole numbers are ids, anything else is named.
+    const at::Tensor fractional = (prompt != prompt.floor()).nonzero();
+    if (fractional.numel() > 0) {
+      const int64_t at = fractional[0][0].item<int64_t>();
+      throw InvalidArgument("generate: the prompt must hold integer token ids; prompt[" + std::to_string(at) + "] is " +
+                            std::to_string(prompt[at].item<double>()));
+    }
+  }
   const at::Tensor ids = prompt.to(at::kLong).contiguous();
   tokens_.assign(ids.data_ptr<int64_t>(), ids.data_ptr<int64_t>() + ids.numel());
 }
