@@ -11,7 +11,6 @@
 #include "binding/thread_task.h"
 #include "core/distributed/distributed_options.h"
 #include "core/errors.h"
-#include "core/runtime/runtime_info.h"
 #include "core/train/engine_factory.h"
 
 namespace firebrand::binding {
@@ -241,28 +240,12 @@ Napi::Value EngineWrap::Predict(const Napi::CallbackInfo& info) {
 }
 
 Napi::Value EngineWrap::StartGeneration(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  return guard(env, [&]() -> Napi::Value {
-    if (!info[0].IsTypedArray()) throw InvalidArgument("generate: the prompt must be a TypedArray of token ids");
-    const at::Tensor prompt = toTensor(info[0], {static_cast<int64_t>(info[0].As<Napi::TypedArray>().ElementLength())}, "prompt");
-    return generationHandle(env, std::make_shared<TokenGenerator>(engine_->sharedModel(), prompt, toGenerationOptions(info[1]), engine_->device()));
-  });
+  return startGeneration(info, engine_->sharedModel(), engine_->device());
 }
 
 // Tokens come between two training steps when a fit runs, as predictions do.
 Napi::Value EngineWrap::GenerateNext(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  return guard(env, [&]() -> Napi::Value {
-    auto generator = generationOf(info[0]);
-    return startOnThread(
-        env, thread_,
-        [generator]() -> PromiseWorker::Finish {
-          useRequestedThreads();
-          const auto token = generator->next();
-          return [token](Napi::Env env) { return fromToken(env, token); };
-        },
-        OperationLock::keepAlive(Value()), /*betweenSteps=*/true);
-  });
+  return nextToken(info, thread_, OperationLock::keepAlive(Value()), /*betweenSteps=*/true);
 }
 
 Napi::Value EngineWrap::BeginFit(const Napi::CallbackInfo& info) {

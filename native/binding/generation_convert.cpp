@@ -1,9 +1,15 @@
 #include "binding/generation_convert.h"
 
+#include <limits>
+
 #include "binding/convert.h"
+#include "binding/js_errors.h"
+#include "binding/thread_task.h"
 #include "core/errors.h"
+#include "core/runtime/runtime_info.h"
 
 namespace firebrand::binding {
+namespace {
 
 GenerationOptions toGenerationOptions(const Napi::Value& value) {
   if (!value.IsObject() || value.IsArray()) throw InvalidArgument("generate: options must be an object with maxNewTokens");
@@ -36,8 +42,32 @@ std::shared_ptr<TokenGenerator> generationOf(const Napi::Value& handle) {
   return *handle.As<Napi::External<std::shared_ptr<TokenGenerator>>>().Data();
 }
 
-Napi::Value fromToken(Napi::Env env, std::optional<int64_t> token) {
-  return token ? Napi::Value(Napi::Number::New(env, static_cast<double>(*token))) : env.Null();
+}  // namespace
+
+Napi::Value startGeneration(const Napi::CallbackInfo& info, std::shared_ptr<Model> model, c10::Device device) {
+  Napi::Env env = info.Env();
+  return guard(env, [&]() -> Napi::Value {
+    if (!info[0].IsTypedArray()) throw InvalidArgument("generate: the prompt must be a TypedArray of token ids");
+    const at::Tensor prompt = toTensor(info[0], {static_cast<int64_t>(info[0].As<Napi::TypedArray>().ElementLength())}, "prompt");
+    return generationHandle(env, std::make_shared<TokenGenerator>(std::move(model), prompt, toGenerationOptions(info[1]), device));
+  });
+}
+
+Napi::Value nextToken(const Napi::CallbackInfo& info, TaskThread& thread, PromiseSettlement::Settled settled, bool betweenSteps) {
+  Napi::Env env = info.Env();
+  return guard(env, [&]() -> Napi::Value {
+    auto generator = generationOf(info[0]);
+    return startOnThread(
+        env, thread,
+        [generator]() -> PromiseWorker::Finish {
+          useRequestedThreads();
+          const auto token = generator->next();
+          return [token](Napi::Env env) {
+            return token ? Napi::Value(Napi::Number::New(env, static_cast<double>(*token))) : env.Null();
+          };
+        },
+        std::move(settled), betweenSteps);
+  });
 }
 
 }  // namespace firebrand::binding

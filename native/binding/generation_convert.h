@@ -1,19 +1,21 @@
-// generate()'s options from JS, and the handle JS holds for a running
-// generation between its next() calls (an External owning the generator).
+// generate() for a trainer's or a loaded model's binding: the generator made
+// from JS's prompt and options, held by JS as a handle (an External owning it)
+// between tokens, and each next token computed on the owner's task thread.
 #pragma once
 #include <napi.h>
 
 #include <memory>
 
+#include "binding/promise_settlement.h"
+#include "binding/task_thread.h"
 #include "core/inference/generation.h"
 
 namespace firebrand::binding {
 
-// { maxNewTokens, temperature?, topK?, topP?, greedy?, seed?, stopTokens?, contextLength? }
-GenerationOptions toGenerationOptions(const Napi::Value& value);
-Napi::Value generationHandle(Napi::Env env, std::shared_ptr<TokenGenerator> generator);
-std::shared_ptr<TokenGenerator> generationOf(const Napi::Value& handle);
-// The next token as JS gets it: a number, or null once the generation is done.
-Napi::Value fromToken(Napi::Env env, std::optional<int64_t> token);
+// (prompt: TypedArray, options: { maxNewTokens, temperature?, topK?, topP?, greedy?, seed?, stopTokens?,
+// contextLength? }) -> the handle of a generator sampling `model` on `device`.
+Napi::Value startGeneration(const Napi::CallbackInfo& info, std::shared_ptr<Model> model, c10::Device device);
+// (handle) -> Promise<number | null>: the next token (null once done), computed on `thread`.
+Napi::Value nextToken(const Napi::CallbackInfo& info, TaskThread& thread, PromiseSettlement::Settled settled, bool betweenSteps);
 
 }  // namespace firebrand::binding

@@ -77,28 +77,10 @@ Napi::Value ModelWrap::Predict(const Napi::CallbackInfo& info) {
   });
 }
 
-Napi::Value ModelWrap::StartGeneration(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  return guard(env, [&]() -> Napi::Value {
-    if (!info[0].IsTypedArray()) throw InvalidArgument("generate: the prompt must be a TypedArray of token ids");
-    const at::Tensor prompt = toTensor(info[0], {static_cast<int64_t>(info[0].As<Napi::TypedArray>().ElementLength())}, "prompt");
-    return generationHandle(env, std::make_shared<TokenGenerator>(model_, prompt, toGenerationOptions(info[1]), device_));
-  });
-}
+Napi::Value ModelWrap::StartGeneration(const Napi::CallbackInfo& info) { return startGeneration(info, model_, device_); }
 
 Napi::Value ModelWrap::GenerateNext(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  return guard(env, [&]() -> Napi::Value {
-    auto generator = generationOf(info[0]);
-    return startOnThread(
-        env, thread_,
-        [generator]() -> PromiseWorker::Finish {
-          useRequestedThreads();
-          const auto token = generator->next();
-          return [token](Napi::Env env) { return fromToken(env, token); };
-        },
-        OperationLock::keepAlive(Value()));
-  });
+  return nextToken(info, thread_, OperationLock::keepAlive(Value()), /*betweenSteps=*/false);
 }
 
 // (path, strict) -> Promise<{ missing, unexpected }>
