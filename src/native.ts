@@ -54,6 +54,14 @@ export interface GenerateOptions {
   stopTokens?: number[];
   /** The model sees at most this many last tokens (its position table's size). Default: all of them. */
   contextLength?: number;
+  /**
+   * A key/value cache: the model runs on the prompt once, then on each new token alone; causal
+   * attention keeps its keys and values, a unidirectional recurrent layer its state. Default: used
+   * when the model can (written as TypeScript modules, reading earlier positions only through those;
+   * checked against a full forward at the first cached token), else full forwards. true: an error
+   * says why it cannot. false: a full forward of the context for every token.
+   */
+  kvCache?: boolean;
 }
 
 /** A running generation, held by JavaScript between tokens. */

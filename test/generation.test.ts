@@ -85,11 +85,14 @@ describe('generate', function () {
       'generate: the prompt must hold integer token ids; prompt[1] is 1.500000',
     );
     expect(await collect(trainer.generate([0, 1, 2], { maxNewTokens: 3, greedy: true }))).to.deep.equal([3, 4, 5]);
-    const tooLong = await rejectionOf(collect(trainer.generate(tokenizer.encode('abcdefgh'), { maxNewTokens: 2 })));
-    expect(tooLong.message).to.equal(
-      'generate, token 2 (the model saw the last 9 tokens; contextLength crops them to its position table): ' +
-        'transformer.wpe (embedding): index 8 in its input [9] int64 is outside [0, 7] (numEmbeddings=8)',
-    );
+    // With the key/value cache, the table sees the new position alone.
+    for (const [kvCache, positions] of [[true, '[1]'], [false, '[9]']] as const) {
+      const tooLong = await rejectionOf(collect(trainer.generate(tokenizer.encode('abcdefgh'), { maxNewTokens: 2, kvCache })));
+      expect(tooLong.message).to.equal(
+        'generate, token 2 (the model saw the last 9 tokens; contextLength crops them to its position table): ' +
+          `transformer.wpe (embedding): index 8 in its input ${positions} int64 is outside [0, 7] (numEmbeddings=8)`,
+      );
+    }
     expect(errorOf(() => tokenizer.encode('z')).code).to.equal('ERR_FIREBRAND_INVALID_ARGUMENT');
   });
 });

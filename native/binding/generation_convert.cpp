@@ -24,6 +24,7 @@ GenerationOptions toGenerationOptions(const Napi::Value& value) {
   if (given("topP")) options.topP = toNumber(object.Get("topP"), "generate.topP");
   if (given("greedy")) options.greedy = toBoolean(object.Get("greedy"), "generate.greedy");
   if (given("seed")) options.seed = static_cast<uint64_t>(toInteger(object.Get("seed"), "generate.seed", 0));
+  if (given("kvCache")) options.kvCache = toBoolean(object.Get("kvCache"), "generate.kvCache");
   if (given("contextLength")) options.contextLength = toInteger(object.Get("contextLength"), "generate.contextLength", any);
   if (given("stopTokens")) {
     for (const double token : toNumbers(object.Get("stopTokens"), "generate.stopTokens")) options.stopTokens.push_back(static_cast<int64_t>(token));

@@ -46,19 +46,23 @@ TokenGenerator::TokenGenerator(std::shared_ptr<Model> model, const at::Tensor& p
   }
   const at::Tensor ids = prompt.to(at::kLong).contiguous();
   tokens_.assign(ids.data_ptr<int64_t>(), ids.data_ptr<int64_t>() + ids.numel());
+  if (options_.kvCache.value_or(true)) cache_.emplace();
 }
 
-at::Tensor TokenGenerator::nextLogits() {
-  const int64_t length = static_cast<int64_t>(tokens_.size());
-  const int64_t shown = std::min(length, options_.contextLength.value_or(length));
-  const at::Tensor context = at::tensor(std::vector<int64_t>(tokens_.end() - shown, tokens_.end()), at::kLong).unsqueeze(0).to(device_);
-  torch::NoGradGuard noGrad;
-  EvalModeScope evalMode(*model_);
+at::Tensor TokenGenerator::tokensFrom(int64_t first) const {
+  return at::tensor(std::vector<int64_t>(tokens_.begin() + first, tokens_.end()), at::kLong).unsqueeze(0).to(device_);
+}
+
+template <typename Forward>
+at::Tensor TokenGenerator::lastLogits(const at::Tensor& context, Forward forward) {
   at::Tensor output;
   try {
-    output = model_->forward(context);
+    output = forward();
+  } catch (const NotIncremental&) {
+    throw;
   } catch (...) {
-    rethrowWithContext("generate, token " + std::to_string(produced_ + 1) + " (the model saw the last " + std::to_string(shown) +
+    rethrowWithContext("generate, token " + std::to_string(produced_ + 1) + " (the model saw the last " +
+                       std::to_string(cache_ ? cache_->past + context.size(1) : context.size(1)) +
                        " tokens; contextLength crops them to its position table)");
   }
   // Language models give [1, vocabulary, time] (cross_entropy's layout) or [1, vocabulary].
@@ -66,6 +70,54 @@ at::Tensor TokenGenerator::nextLogits() {
   if (output.dim() == 2 && output.size(0) == 1) return output.select(0, 0).to(at::kCPU, at::kFloat);
   throw ShapeMismatch("generate: the model's output for " + shapeText(context) + " tokens is " + shapeText(output) +
                       "; a language model's must be [1, vocabulary, time] (as cross_entropy takes it) or [1, vocabulary]");
+}
+
+at::Tensor TokenGenerator::fullLogits() {
+  const int64_t length = static_cast<int64_t>(tokens_.size());
+  const at::Tensor context = tokensFrom(length - std::min(length, options_.contextLength.value_or(length)));
+  return lastLogits(context, [&] { return model_->forward(context); });
+}
+
+void TokenGenerator::giveUpCache(const std::string& reason) {
+  cache_.reset();
+  if (options_.kvCache.value_or(false)) {
+    throw InvalidArgument("generate.kvCache: the model cannot decode from a key/value cache: " + reason +
+                          ". Pass kvCache: false, or leave it unset to fall back to full forwards");
+  }
+}
+
+std::optional<at::Tensor> TokenGenerator::cachedLogits() {
+  const int64_t past = cache_->past;
+  const at::Tensor fresh = tokensFrom(past);
+  at::Tensor logits;
+  try {
+    logits = lastLogits(fresh, [&] { return model_->forwardIncremental(fresh, *cache_); });
+  } catch (const NotIncremental& reason) {
+    giveUpCache(reason.what());
+    return std::nullopt;
+  }
+  if (past == 0 || cacheChecked_) return logits;
+  // The first step from the cache is checked once against a full forward: an op that mixes
+  // positions other than attention and recurrence (a convolution or a mean over the sequence)
+  // gives other logits. Rounding differs by ~1e-6; a wrong position differs by far more.
+  cacheChecked_ = true;
+  const at::Tensor full = fullLogits();
+  const double difference = (logits - full).abs().max().item<double>();
+  if (difference <= 1e-4 * (1.0 + full.abs().max().item<double>())) return logits;
+  giveUpCache("its logits from the cache differ from a full forward's by " + std::to_string(difference) + " at token " +
+              std::to_string(produced_ + 1) + ", so an op mixes positions in a way the cache does not carry");
+  return full;
+}
+
+at::Tensor TokenGenerator::nextLogits() {
+  torch::NoGradGuard noGrad;
+  EvalModeScope evalMode(*model_);
+  // Once the window slides, every position (a learned one, too) moves: each step runs it whole.
+  if (cache_ && options_.contextLength && static_cast<int64_t>(tokens_.size()) > *options_.contextLength) cache_.reset();
+  if (cache_) {
+    if (auto logits = cachedLogits()) return *logits;
+  }
+  return fullLogits();
 }
 
 std::optional<int64_t> TokenGenerator::next() {

@@ -2,7 +2,9 @@
 // context so far (its last contextLength tokens) runs through the model in
 // eval mode, the last position's logits are shaped by temperature, top-k and
 // top-p (nucleus) filtering, and a generator seeded `seed` draws the token, so
-// a seed gives the same tokens on any device.
+// a seed gives the same tokens on any device. With a key/value cache (models
+// written as TypeScript modules with causal attention or recurrent layers) the
+// model runs on the prompt once and then on each new token alone.
 #pragma once
 #include <ATen/core/Generator.h>
 #include <ATen/core/Tensor.h>
@@ -25,6 +27,9 @@ struct GenerationOptions {
   std::optional<uint64_t> seed;            // none: a fresh seed (tokens differ from call to call)
   std::vector<int64_t> stopTokens;         // generation ends after the first of these
   std::optional<int64_t> contextLength;    // the model sees at most this many last tokens
+  // A key/value cache: none, one when the model can decode incrementally (else full forwards);
+  // true, one or an error saying why not; false, a full forward of the context for every token.
+  std::optional<bool> kvCache;
 };
 
 class TokenGenerator {
@@ -37,6 +42,15 @@ class TokenGenerator {
 
  private:
   at::Tensor nextLogits();
+  // The last position's logits from the cache, or nullopt once the cache is given up.
+  std::optional<at::Tensor> cachedLogits();
+  at::Tensor fullLogits();
+  // The logits of `forward`'s output for `context`; a failure names the token and the context.
+  template <typename Forward>
+  at::Tensor lastLogits(const at::Tensor& context, Forward forward);
+  // Ends incremental decoding, or throws the reason when kvCache was asked for.
+  void giveUpCache(const std::string& reason);
+  at::Tensor tokensFrom(int64_t first) const;
 
   std::shared_ptr<Model> model_;
   GenerationOptions options_;
@@ -45,6 +59,8 @@ class TokenGenerator {
   at::Generator generator_;
   int64_t produced_ = 0;
   bool stopped_ = false;
+  std::optional<DecodeCache> cache_;  // while decoding incrementally
+  bool cacheChecked_ = false;         // its first step was compared with a full forward
 };
 
 }  // namespace firebrand

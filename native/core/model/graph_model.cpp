@@ -67,6 +67,13 @@ std::vector<at::Tensor> GraphModel::forwardAll(const at::Tensor& input) {
   return program_->run(singleInput(input), tree_.root->is_training(), device_);
 }
 
+at::Tensor GraphModel::forwardIncremental(const at::Tensor& newTokens, DecodeCache& cache) {
+  cache.fresh = newTokens.size(1);
+  at::Tensor output = program_->run(singleInput(newTokens), tree_.root->is_training(), device_, &cache)[selectedOutput_];
+  cache.past += newTokens.size(1);
+  return output;
+}
+
 at::Tensor GraphModel::forward(const Batch& batch) {
   std::vector<at::Tensor> inputs;
   inputs.reserve(program_->inputs().size());

@@ -19,6 +19,11 @@ std::string Model::describeInputs(const Batch& batch) const {
   return "samples of shape " + shapeText(batch.inputs().sizes().slice(1));
 }
 
+at::Tensor Model::forwardIncremental(const at::Tensor&, DecodeCache&) {
+  throw NotIncremental("the model is a layer stack or TorchScript, whose forward runs on the whole sequence; "
+                       "a model written as TypeScript modules decodes from a cache");
+}
+
 const OutputLayout& Model::outputLayout() const {
   static const OutputLayout kOneTensor;
   return kOneTensor;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/data/batch.h"
+#include "core/nn/decode_cache.h"
 #include "core/output_layout.h"
 #include "core/tensor_dict.h"
 
@@ -26,6 +27,10 @@ class Model {
   virtual at::Tensor forward(const Batch& batch) { return forward(batch.inputs()); }
   // Every output, in outputLayout() order (what predict returns).
   virtual std::vector<at::Tensor> forwardAll(const at::Tensor& inputs) { return {forward(inputs)}; }
+  // Incremental decoding (generate's key/value cache): the output for `newTokens` ([1, T]), the
+  // positions after the cache.past ones the cache holds, which it then holds too. Throws
+  // NotIncremental, naming why, for a model that cannot (by default: only traced modules can).
+  virtual at::Tensor forwardIncremental(const at::Tensor& newTokens, DecodeCache& cache);
   virtual const OutputLayout& outputLayout() const;
   // Chooses, by name, which of several outputs forward() gives (config.lossOutput); the first by default.
   void selectOutput(const std::string& name);

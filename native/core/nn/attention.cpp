@@ -14,6 +14,7 @@ at::Tensor scaledDotProductAttention(const at::Tensor& query, const at::Tensor& 
   at::Tensor weights = at::matmul(query, key.transpose(-2, -1)) * factor;
   const double blocked = -std::numeric_limits<double>::infinity();
   if (isCausal) {
+    // PyTorch aligns the triangle at the top left: query i sees keys 0..i whatever the key count.
     const auto sizes = at::TensorOptions().dtype(at::kBool).device(query.device());
     weights = weights.masked_fill(at::ones({query.size(-2), key.size(-2)}, sizes).tril().logical_not(), blocked);
   }
@@ -21,6 +22,26 @@ at::Tensor scaledDotProductAttention(const at::Tensor& query, const at::Tensor& 
   weights = at::softmax(weights, -1);
   if (dropoutP > 0) weights = at::dropout(weights, dropoutP, training);
   return at::matmul(weights, value);
+}
+
+std::pair<at::Tensor, at::Tensor> extendKeysValues(std::vector<at::Tensor>& entry, const at::Tensor& key, const at::Tensor& value) {
+  if (!entry.empty()) entry = {at::cat({entry[0], key}, -2), at::cat({entry[1], value}, -2)};
+  else entry = {key, value};
+  return {entry[0], entry[1]};
+}
+
+at::Tensor causalKeep(int64_t queries, int64_t keys, const at::TensorOptions& options) {
+  return at::ones({queries, keys}, options.dtype(at::kBool)).tril(keys - queries);
+}
+
+at::Tensor cachedCausalAttention(const at::Tensor& query, const at::Tensor& key, const at::Tensor& value,
+                                 std::optional<double> scale, std::vector<at::Tensor>& entry) {
+  const auto [keys, values] = extendKeysValues(entry, key, value);
+  const int64_t queries = query.size(-2);
+  // One new query sees every key: no mask to build.
+  const c10::optional<at::Tensor> keep =
+      queries == 1 ? c10::nullopt : c10::optional<at::Tensor>(causalKeep(queries, keys.size(-2), query.options()));
+  return scaledDotProductAttention(query, keys, values, keep, 0.0, false, scale, false);
 }
 
 }  // namespace firebrand

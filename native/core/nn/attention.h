@@ -5,6 +5,8 @@
 #include <ATen/core/Tensor.h>
 
 #include <optional>
+#include <utility>
+#include <vector>
 
 namespace firebrand {
 
@@ -14,5 +16,18 @@ namespace firebrand {
 at::Tensor scaledDotProductAttention(const at::Tensor& query, const at::Tensor& key, const at::Tensor& value,
                                      const c10::optional<at::Tensor>& mask, double dropoutP, bool isCausal,
                                      std::optional<double> scale, bool training);
+
+// Incremental decoding: `key` and `value` appended (along dim -2) to the earlier positions' in
+// `entry` ({keys, values}, empty at the first step), which then holds all of them.
+std::pair<at::Tensor, at::Tensor> extendKeysValues(std::vector<at::Tensor>& entry, const at::Tensor& key, const at::Tensor& value);
+
+// Which keys each query may see under a causal mask, [queries, keys]: the last query is the last
+// key's position (the queries are the newest positions; with as many of each, the plain triangle).
+at::Tensor causalKeep(int64_t queries, int64_t keys, const at::TensorOptions& options);
+
+// Causal scaledDotProductAttention of the newest positions' queries over every position's keys and
+// values: the earlier ones kept in `entry` (extendKeysValues) and their own. No dropout (inference).
+at::Tensor cachedCausalAttention(const at::Tensor& query, const at::Tensor& key, const at::Tensor& value,
+                                 std::optional<double> scale, std::vector<at::Tensor>& entry);
 
 }  // namespace firebrand

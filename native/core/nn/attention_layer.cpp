@@ -5,8 +5,10 @@
 
 #include <cmath>
 #include <limits>
+#include <tuple>
 
 #include "core/errors.h"
+#include "core/nn/attention.h"
 #include "core/shape_text.h"
 
 namespace firebrand {
@@ -34,7 +36,8 @@ std::vector<at::Tensor> attend(torch::nn::MultiheadAttentionImpl& mha, bool batc
     if (keyPadding) keyPadding = keyPadding->unsqueeze(0);
   }
   const int64_t heads = mha.options.num_heads();
-  const int64_t targets = query.size(0), batch = query.size(1), embed = query.size(2), sources = key.size(0);
+  const int64_t targets = query.size(0), batch = query.size(1), embed = query.size(2);
+  int64_t sources = key.size(0);
   const int64_t headDim = embed / heads;
   // The packed in-projection, one third each for queries, keys and values.
   const auto weights = mha.in_proj_weight.chunk(3);
@@ -42,13 +45,19 @@ std::vector<at::Tensor> attend(torch::nn::MultiheadAttentionImpl& mha, bool batc
   const auto project = [&](const at::Tensor& x, int i, int64_t length) {
     return at::linear(x, weights[i], biases[i]).reshape({length, batch * heads, headDim}).transpose(0, 1);
   };
-  const at::Tensor q = project(query, 0, targets), k = project(key, 1, sources), v = project(value, 2, sources);
+  const at::Tensor q = project(query, 0, targets);
+  at::Tensor k = project(key, 1, sources), v = project(value, 2, sources);
+  if (call.cache) {
+    std::tie(k, v) = extendKeysValues(*call.cache, k, v);
+    sources = k.size(1);
+  }
 
   const auto floats = q.options();
   c10::optional<at::Tensor> mask;
   const auto add = [&](const at::Tensor& term) { mask = mask ? *mask + term : term; };
   if (call.isCausal) {
-    const auto keep = at::ones({targets, sources}, floats.dtype(at::kBool)).tril();
+    // With a cache the queries are the newest positions; without, PyTorch's top-left triangle.
+    const auto keep = call.cache ? causalKeep(targets, sources, floats) : at::ones({targets, sources}, floats.dtype(at::kBool)).tril();
     add(at::zeros({targets, sources}, floats).masked_fill(keep.logical_not(), -std::numeric_limits<double>::infinity()));
   }
   if (call.attnMask) add(call.attnMask->dim() == 2 ? additive(*call.attnMask, floats).unsqueeze(0) : additive(*call.attnMask, floats));

@@ -21,6 +21,9 @@ struct AttentionCall {
   bool needWeights = false;
   bool averageAttnWeights = true;
   bool isCausal = false;  // masks each query's later keys (with attnMask, both apply)
+  // Incremental decoding of causal self-attention: the earlier positions' projected keys and
+  // values (extendKeysValues), or null.
+  std::vector<at::Tensor>* cache = nullptr;
 };
 
 // {output} or {output, weights}: output as the query ([N, L, E] with batchFirst, else [L, N, E]),

@@ -247,7 +247,12 @@ const std::unordered_map<std::string, Builder>& table() {
          a.expectCount(2);
          const int64_t x = a.tensor(0);
          const int64_t dim = a.integer(1).value;
-         return [=](GraphFrame& f) -> c10::IValue { return T(f, x).size(dim); };
+         const size_t node = a.index();
+         return [=](GraphFrame& f) -> c10::IValue {
+           const int64_t size = T(f, x).size(dim);
+           if (f.cache) f.cache->noteSize(node, size);
+           return size;
+         };
        }},
       {"intAdd", [](const NodeArgs& a) -> OpRun { const IntArg x = a.integer(0), y = a.integer(1); return [=](GraphFrame& f) -> c10::IValue { return x.get(f) + y.get(f); }; }},
       {"intSub", [](const NodeArgs& a) -> OpRun { const IntArg x = a.integer(0), y = a.integer(1); return [=](GraphFrame& f) -> c10::IValue { return x.get(f) - y.get(f); }; }},
@@ -355,7 +360,11 @@ const std::unordered_map<std::string, Builder>& table() {
          const int64_t x = a.tensor(0);
          const int64_t dim = a.integer(1).value;
          const IntArg start = a.integer(2), length = a.integer(3);
-         return [=](GraphFrame& f) -> c10::IValue { return T(f, x).narrow(dim, start.get(f), length.get(f)); };
+         return [=](GraphFrame& f) -> c10::IValue {
+           // A sequence's length of positions (a table's rows) continues after the cached ones.
+           const int64_t shift = f.cache ? f.cache->positionShift(length.slot) : 0;
+           return T(f, x).narrow(dim, start.get(f) + shift, length.get(f));
+         };
        }},
       {"slice", [](const NodeArgs& a) -> OpRun {
          a.expectCount(5);
@@ -364,6 +373,9 @@ const std::unordered_map<std::string, Builder>& table() {
          const auto start = a.optionalInteger(2), end = a.optionalInteger(3);
          const int64_t step = a.integer(4).value;
          return [=](GraphFrame& f) -> c10::IValue {
+           // Up to a sequence's length of positions (table[:T]): continues after the cached ones.
+           const int64_t shift = f.cache && end ? f.cache->positionShift(end->slot) : 0;
+           if (shift > 0) return T(f, x).slice(dim, (start ? start->get(f) : 0) + shift, end->get(f) + shift, step);
            return T(f, x).slice(dim, start ? c10::optional<int64_t>(start->get(f)) : c10::nullopt,
                                 end ? c10::optional<int64_t>(end->get(f)) : c10::nullopt, step);
          };
@@ -431,7 +443,13 @@ const std::unordered_map<std::string, Builder>& table() {
          const double dropoutP = a.number(4);
          const bool causal = a.flag(5);
          const auto scale = a.optionalNumber(6);
+         const size_t node = a.index();
          return [=](GraphFrame& f) -> c10::IValue {
+           if (f.cache) {
+             if (mask) throw NotIncremental("scaledDotProductAttention takes a mask written for the whole sequence");
+             if (!causal) throw NotIncremental("scaledDotProductAttention is not causal: each position sees the later ones");
+             return cachedCausalAttention(T(f, q), T(f, k), T(f, v), scale, f.cache->entries[node]);
+           }
            return scaledDotProductAttention(T(f, q), T(f, k), T(f, v), optionalT(f, mask), dropoutP, causal, scale, f.training);
          };
        }},
@@ -515,7 +533,10 @@ const std::unordered_map<std::string, Builder>& table() {
          const at::Scalar step = scalarAt(a, 2);
          const auto dtype = dtypeNamed(a.text(3), "arange");
          return [=](GraphFrame& f) -> c10::IValue {
-           return at::arange(at::Scalar(start.get(f)), at::Scalar(end.get(f)), step, at::TensorOptions().dtype(dtype).device(f.device));
+           // Positions up to the sequence's length continue after the cached ones.
+           const int64_t shift = f.cache ? f.cache->positionShift(end.slot) : 0;
+           return at::arange(at::Scalar(start.get(f) + shift), at::Scalar(end.get(f) + shift), step,
+                             at::TensorOptions().dtype(dtype).device(f.device));
          };
        }},
       {"fullLike", [](const NodeArgs& a) -> OpRun { a.expectCount(2); const int64_t x = a.tensor(0); const at::Scalar value = scalarAt(a, 1); return [=](GraphFrame& f) -> c10::IValue { return at::full_like(T(f, x), value); }; }},

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "core/nn/decode_cache.h"
 #include "core/nn/module_spec.h"
 
 namespace firebrand {
@@ -20,6 +21,7 @@ struct GraphFrame {
   std::vector<c10::IValue> values;
   bool training = true;
   c10::Device device = c10::kCPU;
+  DecodeCache* cache = nullptr;  // incremental decoding: the earlier positions; null in a plain forward
 };
 
 using OpRun = std::function<c10::IValue(GraphFrame&)>;
@@ -53,6 +55,7 @@ class NodeArgs {
   void expectCount(size_t count) const;
 
   const GraphNode& node() const { return node_; }
+  size_t index() const { return index_; }
 
  private:
   const JsonValue& arg(size_t i) const;

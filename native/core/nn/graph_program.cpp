@@ -64,8 +64,9 @@ OpRun GraphProgram::compileNode(size_t index, ModuleTree& tree) {
   return run;
 }
 
-std::vector<at::Tensor> GraphProgram::run(const std::vector<at::Tensor>& inputs, bool training, c10::Device device) const {
-  const GraphFrame frame = runFrame(inputs, training, device);
+std::vector<at::Tensor> GraphProgram::run(const std::vector<at::Tensor>& inputs, bool training, c10::Device device,
+                                          DecodeCache* cache) const {
+  const GraphFrame frame = runFrame(inputs, training, device, cache);
   std::vector<at::Tensor> outputs;
   outputs.reserve(graph_.outputs.size());
   for (const int64_t output : graph_.outputs) outputs.push_back(frame.values[output].toTensor());
@@ -73,19 +74,24 @@ std::vector<at::Tensor> GraphProgram::run(const std::vector<at::Tensor>& inputs,
 }
 
 std::vector<c10::IValue> GraphProgram::values(const std::vector<at::Tensor>& inputs, bool training, c10::Device device) const {
-  return runFrame(inputs, training, device).values;
+  return runFrame(inputs, training, device, nullptr).values;
 }
 
-GraphFrame GraphProgram::runFrame(const std::vector<at::Tensor>& inputs, bool training, c10::Device device) const {
+GraphFrame GraphProgram::runFrame(const std::vector<at::Tensor>& inputs, bool training, c10::Device device, DecodeCache* cache) const {
   GraphFrame frame;
   frame.values.resize(steps_.size());
   frame.training = training;
   frame.device = device;
+  frame.cache = cache;
   for (size_t i = 0; i < inputSlots_.size(); ++i) frame.values[inputSlots_[i]] = inputs.at(i);
   for (size_t index = 0; index < steps_.size(); ++index) {
     if (!steps_[index]) continue;
     try {
       frame.values[index] = steps_[index](frame);
+    } catch (const NotIncremental& reason) {
+      const GraphNode& node = graph_.nodes[index];
+      const std::string where = isLayerCall(node.op) ? "" : (node.scope.empty() ? std::string("forward") : node.scope) + ": ";
+      throw NotIncremental(where + reason.what() + (node.at.empty() ? "" : " (at " + node.at + ")"));
     } catch (const Error& error) {
       if (isLayerCall(graph_.nodes[index].op)) throw;  // the layer's own errors name it already
       fail(index, frame, error, error.code() != "ERR_FIREBRAND_SHAPE_MISMATCH");

@@ -17,7 +17,10 @@ class GraphProgram {
   GraphProgram(GraphSpec graph, ModuleTree& tree);
 
   // The outputs for `inputs` (one per graph input, in order), in graph().returns order.
-  std::vector<at::Tensor> run(const std::vector<at::Tensor>& inputs, bool training, c10::Device device) const;
+  // With a `cache`, incremental decoding: the inputs are the newest positions, and a NotIncremental
+  // names the op that cannot continue from the cache.
+  std::vector<at::Tensor> run(const std::vector<at::Tensor>& inputs, bool training, c10::Device device,
+                              DecodeCache* cache = nullptr) const;
   // Every node's value for `inputs` (model.summary() reads their shapes).
   std::vector<c10::IValue> values(const std::vector<at::Tensor>& inputs, bool training, c10::Device device) const;
 
@@ -26,7 +29,7 @@ class GraphProgram {
 
  private:
   OpRun compileNode(size_t index, ModuleTree& tree);
-  GraphFrame runFrame(const std::vector<at::Tensor>& inputs, bool training, c10::Device device) const;
+  GraphFrame runFrame(const std::vector<at::Tensor>& inputs, bool training, c10::Device device, DecodeCache* cache) const;
   [[noreturn]] void fail(size_t index, const GraphFrame& frame, const std::exception& error, bool wrongType) const;
 
   GraphSpec graph_;

@@ -35,9 +35,23 @@ OpRun compileLayerCall(const NodeArgs& args, ModuleTree& tree) {
     TreeLayer* layer = layerAt(tree, args.text(0));
     const int64_t x = args.tensor(1);
     const auto h0 = args.optionalTensor(2), c0 = args.optionalTensor(3), lengths = args.optionalTensor(4);
-    return [layer, x, h0, c0, lengths](GraphFrame& f) -> c10::IValue {
-      return c10::List<at::Tensor>(runRecurrent(layer->built, f.values[x].toTensor(), optionalValue(f, h0), optionalValue(f, c0),
-                                                optionalValue(f, lengths), layer->owner));
+    const bool bidirectional = ResolvedOptions(layer->owner, layer->spec.options).flag("bidirectional");
+    const size_t node = args.index();
+    return [=](GraphFrame& f) -> c10::IValue {
+      if (!f.cache) {
+        return c10::List<at::Tensor>(runRecurrent(layer->built, f.values[x].toTensor(), optionalValue(f, h0), optionalValue(f, c0),
+                                                  optionalValue(f, lengths), layer->owner));
+      }
+      // Incremental decoding: the new steps start from the state the earlier ones ended in.
+      if (bidirectional) throw NotIncremental(layer->owner + " is bidirectional: its backward direction reads the later steps");
+      if (lengths) throw NotIncremental(layer->owner + " takes lengths written for the whole sequence");
+      std::vector<at::Tensor>& state = f.cache->entries[node];
+      const auto start = [&](size_t i, const std::optional<int64_t>& given) {
+        return i < state.size() ? c10::optional<at::Tensor>(state[i]) : optionalValue(f, given);
+      };
+      const auto outputs = runRecurrent(layer->built, f.values[x].toTensor(), start(0, h0), start(1, c0), c10::nullopt, layer->owner);
+      state.assign(outputs.begin() + 1, outputs.end());
+      return c10::List<at::Tensor>(outputs);
     };
   }
   if (op == "multiheadAttention") {
@@ -48,8 +62,16 @@ OpRun compileLayerCall(const NodeArgs& args, ModuleTree& tree) {
     const bool needWeights = args.flag(6), average = args.flag(7), causal = args.flag(8);
     ResolvedOptions options(layer->owner, layer->spec.options);
     const bool batchFirst = options.flag("batchFirst");
+    const bool selfAttention = q == k && k == v;
+    const size_t node = args.index();
     return [=](GraphFrame& f) -> c10::IValue {
-      const AttentionCall call{optionalValue(f, keyPadding), optionalValue(f, attnMask), needWeights, average, causal};
+      AttentionCall call{optionalValue(f, keyPadding), optionalValue(f, attnMask), needWeights, average, causal};
+      if (f.cache) {
+        if (!selfAttention) throw NotIncremental(layer->owner + " is not self-attention (its keys are not its queries)");
+        if (!causal) throw NotIncremental(layer->owner + " is not causal (isCausal): each position sees the later ones");
+        if (keyPadding || attnMask) throw NotIncremental(layer->owner + " takes a mask written for the whole sequence");
+        call.cache = &f.cache->entries[node];
+      }
       return c10::List<at::Tensor>(runMultiheadAttention(layer->built, batchFirst, f.values[q].toTensor(), f.values[k].toTensor(),
                                                          f.values[v].toTensor(), call, f.training, layer->owner));
     };
