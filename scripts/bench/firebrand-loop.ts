@@ -5,7 +5,7 @@
 // For the models written as TypeScript modules (cnn-module, resnet, gpt) it also
 // reports the trace and the whole set-up (trace, build, first-batch check).
 //   node dist/scripts/bench/firebrand-loop.js <tiny|mlp|cnn|cnn-module|resnet|transformer|gpt> <steps> <threads> [transformer.pt]
-//   node dist/scripts/bench/firebrand-loop.js generate-gpt <tokens> <threads>   (tokens/s of generate())
+//   node dist/scripts/bench/firebrand-loop.js generate-gpt <tokens> <threads> [no-cache]   (tokens/s of generate())
 import { performance } from 'node:perf_hooks';
 
 import { GPTMini } from '../../examples/models/gpt';
@@ -114,20 +114,26 @@ function workload(name: string, scriptPath: string | undefined): Workload {
   }
 }
 
-/** generate() from the gpt workload's model: tokens/s, sampled as python_loop.py generate-gpt samples. */
-async function generation(tokens: number, threads: number): Promise<void> {
+/**
+ * generate() from the gpt workload's model, as python_loop.py generate-gpt samples: 5 runs of `tokens`
+ * after a 4-token prompt (60 fill the 64 positions), with or without the key/value cache. Tokens/s.
+ */
+async function generation(tokens: number, threads: number, kvCache: boolean): Promise<void> {
   const { model } = workload('gpt', undefined);
   const trainer = new Trainer({ model, loss: 'cross_entropy', optimizer: 'adamw', config: { numThreads: threads, seed: 0 } });
   await trainer.setup();
   const started = performance.now();
   let count = 0;
-  for await (const token of trainer.generate([1, 2, 3, 4], { maxNewTokens: tokens, temperature: 0.8, topK: 20, seed: 0, contextLength: 64 })) count += token >= 0 ? 1 : 0;
+  for (let run = 0; run < 5; run++) {
+    const options = { maxNewTokens: tokens, temperature: 0.8, topK: 20, seed: run, contextLength: 64, kvCache };
+    for await (const token of trainer.generate([1, 2, 3, 4], options)) count += token >= 0 ? 1 : 0;
+  }
   console.log(JSON.stringify({ tokensPerSecond: count / ((performance.now() - started) / 1000) }));
 }
 
 async function main(): Promise<void> {
   const [name, stepsText, threadsText, scriptPath] = process.argv.slice(2);
-  if (name === 'generate-gpt') return generation(Number(stepsText), Number(threadsText));
+  if (name === 'generate-gpt') return generation(Number(stepsText), Number(threadsText), scriptPath !== 'no-cache');
   const steps = Number(stepsText);
   const { model, loss, optimizer, batchSize, data } = workload(name, scriptPath);
   // A module model is traced (nn.sequential of layers is not: C++ runs its layers in order).

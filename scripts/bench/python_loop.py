@@ -69,21 +69,23 @@ def workload(name):
 
 
 def generate(tokens, threads):
-    """A PyTorch sampling loop over the gpt workload's model: the context's last 64 tokens, logits at the last
-    position, temperature 0.8, top-k 20, one multinomial draw per token (what generate() does in C++)."""
+    """A PyTorch sampling loop over the gpt workload's model, without a key/value cache: 5 runs of `tokens`
+    after a 4-token prompt, the context's last 64 tokens, logits at the last position, temperature 0.8,
+    top-k 20, one multinomial draw per token (what generate() does in C++)."""
     torch.set_num_threads(threads)
     torch.manual_seed(0)
     model, *_ = workload("gpt")
     model.eval()
-    context = [1, 2, 3, 4]
     started = time.perf_counter()
     with torch.no_grad():
-        for _ in range(tokens):
-            logits = model(torch.tensor([context[-64:]]))[0, :, -1] / 0.8
-            kth = torch.topk(logits, 20).values[-1]
-            logits = logits.masked_fill(logits < kth, float("-inf"))
-            context.append(int(torch.multinomial(torch.softmax(logits, 0), 1)))
-    print(json.dumps({"tokensPerSecond": tokens / (time.perf_counter() - started)}))
+        for _ in range(5):
+            context = [1, 2, 3, 4]
+            for _ in range(tokens):
+                logits = model(torch.tensor([context[-64:]]))[0, :, -1] / 0.8
+                kth = torch.topk(logits, 20).values[-1]
+                logits = logits.masked_fill(logits < kth, float("-inf"))
+                context.append(int(torch.multinomial(torch.softmax(logits, 0), 1)))
+    print(json.dumps({"tokensPerSecond": 5 * tokens / (time.perf_counter() - started)}))
 
 
 def main():
