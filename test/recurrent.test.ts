@@ -8,7 +8,7 @@ import path from 'node:path';
 
 import { Dataset, ModelLike, nn, Tensor, TensorData, torch, Trainer } from '../src';
 import { blobDataset, errorOf, pythonJson, rejectionOf } from './helpers';
-import { GRURegressor, LSTMClassifier } from './models/recurrent';
+import { GRURegressor, LSTMClassifier, PackedRecurrent } from './models/recurrent';
 
 const config = { progressBar: false, numThreads: 1, batchSize: 4 };
 const trainerFor = (model: ModelLike) => new Trainer({ model, loss: 'cross_entropy', optimizer: 'adamw', config });
@@ -23,6 +23,8 @@ describe('recurrent layers in modules', () => {
     for (const [name, build, input] of [
       ['an embedding and a bidirectional 2-layer LSTM', () => new LSTMClassifier(), tokens],
       ['a GRU from an initial state and a relu RNN', () => new GRURegressor(), series],
+      // Lengths 7 and 5 (from each sequence's first token): packed, unsorted, as pack_padded_sequence packs them.
+      ['a bidirectional LSTM and a GRU over sequences of their own lengths', () => new PackedRecurrent(), tokens],
     ] as const) {
       it(`exports ${name} that torch.jit.load runs to the same outputs, in C++ and in Python`, async function () {
         const trainer = trainerFor(build());

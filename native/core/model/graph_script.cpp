@@ -5,6 +5,7 @@
 
 #include "core/errors.h"
 #include "core/model/attention_script.h"
+#include "core/model/recurrent_script.h"
 
 namespace firebrand {
 namespace {
@@ -216,6 +217,7 @@ std::string graphScript(const GraphSpec& graph, const ModuleTree& tree, const st
                         const ScriptWriter& writer) {
   std::string source = "def forward(self, input):\n";
   bool attention = false;  // whether forward calls _multihead_attention
+  bool packed = false;     // whether it calls _packed_recurrent
   for (size_t index = 0; index < graph.nodes.size(); ++index) {
     const GraphNode& node = graph.nodes[index];
     const std::string variable = "v" + std::to_string(index);
@@ -231,13 +233,11 @@ std::string graphScript(const GraphSpec& graph, const ModuleTree& tree, const st
       attention = true;
     } else if (node.op == "recurrent") {
       const std::string& path = *node.args.at(0).string();
-      if (!isNull(node, 4)) {
-        throw InvalidArgument("exportTorchScript: " + path + " is called with lengths (packed sequences), which the export does not write yet");
-      }
       source += "    " + variable + " = " +
                 writer.recurrent(layers.at(path), tree.layers.at(path).built.module, path, literal(node.args.at(1)),
-                                 literal(node.args.at(2)), literal(node.args.at(3))) +
+                                 literal(node.args.at(2)), literal(node.args.at(3)), literal(node.args.at(4))) +
                 "\n";
+      packed = packed || !isNull(node, 4);
     } else if (node.op == "layer") {
       const std::string& path = *node.args.at(0).string();
       source += "    x = " + literal(node.args.at(1)) + "\n";
@@ -250,7 +250,8 @@ std::string graphScript(const GraphSpec& graph, const ModuleTree& tree, const st
       source += "    " + variable + " = " + it->second(node, args) + "\n";
     }
   }
-  return source + "    return " + returned(graph) + "\n" + (attention ? kMultiheadAttentionMethod : "");
+  return source + "    return " + returned(graph) + "\n" + (attention ? kMultiheadAttentionMethod : "") +
+         (packed ? kPackedRecurrentMethod : "");
 }
 
 }  // namespace firebrand

@@ -162,7 +162,7 @@ std::string ScriptWriter::tensor(const std::string& stateName) const {
 }
 
 std::string ScriptWriter::recurrent(const LayerSpec& spec, const torch::nn::AnyModule& module, const std::string& path,
-                                    const std::string& x, const std::string& h0, const std::string& c0) const {
+                                    const std::string& x, const std::string& h0, const std::string& c0, const std::string& lengths) const {
   ResolvedOptions o("exportTorchScript: " + spec.type, spec.options);
   std::string weights;
   for (const auto& name : module.ptr()->named_parameters(/*recurse=*/false).keys()) weights += (weights.empty() ? "" : ", ") + tensor(path + "." + name);
@@ -175,16 +175,20 @@ std::string ScriptWriter::recurrent(const LayerSpec& spec, const torch::nn::AnyM
            "], dtype=" + x + ".dtype, device=" + x + ".device)";
   };
   const int64_t hidden = o.integer("hiddenSize");
-  const std::string rest = ", [" + weights + "], " + scriptBool(o.flag("bias")) + ", " + std::to_string(o.integer("numLayers")) + ", " +
-                           numberText(o.number("dropout")) + ", self.training, " + scriptBool(o.flag("bidirectional")) + ", " +
-                           scriptBool(batchFirst) + ")";
-  if (spec.type == "lstm") {
-    const int64_t projected = o.integer("projSize");
-    return "torch.lstm(" + x + ", [" + (h0 == "None" ? zeros(projected > 0 ? projected : hidden) : h0) + ", " +
-           (c0 == "None" ? zeros(hidden) : c0) + "]" + rest;
+  const int64_t projected = spec.type == "lstm" ? o.integer("projSize") : 0;  // only an LSTM projects h
+  const std::string firstState = h0 == "None" ? zeros(projected > 0 ? projected : hidden) : h0;
+  const std::string state = spec.type == "lstm" ? "[" + firstState + ", " + (c0 == "None" ? zeros(hidden) : c0) + "]" : firstState;
+  const std::string function = spec.type == "lstm" ? "lstm"
+                               : spec.type == "gru" ? "gru"
+                               : o.text("nonlinearity") == "relu" ? "rnn_relu"
+                                                                  : "rnn_tanh";
+  const std::string flags = scriptBool(o.flag("bias")) + ", " + std::to_string(o.integer("numLayers")) + ", " + numberText(o.number("dropout"));
+  if (lengths != "None") {
+    return "self._packed_recurrent('" + function + "', " + x + ", " + (spec.type == "lstm" ? state : "[" + state + "]") + ", [" + weights +
+           "], " + lengths + ", " + flags + ", " + scriptBool(o.flag("bidirectional")) + ", " + scriptBool(batchFirst) + ")";
   }
-  const std::string function = spec.type == "gru" ? "torch.gru" : o.text("nonlinearity") == "relu" ? "torch.rnn_relu" : "torch.rnn_tanh";
-  return function + "(" + x + ", " + (h0 == "None" ? zeros(hidden) : h0) + rest;
+  return "torch." + function + "(" + x + ", " + state + ", [" + weights + "], " + flags + ", self.training, " +
+         scriptBool(o.flag("bidirectional")) + ", " + scriptBool(batchFirst) + ")";
 }
 
 void ScriptWriter::save(const std::string& source, const std::string& path) {

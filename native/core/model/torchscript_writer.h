@@ -32,10 +32,10 @@ class ScriptWriter {
   std::string tensor(const std::string& stateName) const;
   // The layer at `path` (its tensors are "<path>.weight", ...) applied to the variable `x`.
   std::string layer(const LayerSpec& spec, const torch::nn::AnyModule& module, const std::string& path) const;
-  // The LSTM, GRU or RNN at `path` applied to the expressions `x`, `h0` and `c0` ("None" for zeros):
-  // aten's call, which returns (output, h_n[, c_n]).
+  // The LSTM, GRU or RNN at `path` applied to the expressions `x`, `h0` and `c0` ("None" for zeros)
+  // and `lengths` ("None": every step; else kPackedRecurrentMethod's call). It returns (output, h_n[, c_n]).
   std::string recurrent(const LayerSpec& spec, const torch::nn::AnyModule& module, const std::string& path, const std::string& x,
-                        const std::string& h0, const std::string& c0) const;
+                        const std::string& h0, const std::string& c0, const std::string& lengths) const;
   // Defines `source` (its forward) and writes the module to `path`.
   void save(const std::string& source, const std::string& path);
 
