@@ -13,17 +13,6 @@ GraphModel::GraphModel(const std::string& description) : GraphModel(parseGraphMo
 
 namespace {
 
-void collectLayers(const ModuleSpec& spec, const std::string& path, std::map<std::string, LayerSpec>& layers) {
-  if (spec.layer) layers[path] = *spec.layer;
-  for (const auto& [name, child] : spec.children) collectLayers(child, path.empty() ? name : path + "." + name, layers);
-}
-
-std::map<std::string, LayerSpec> layersOf(const ModuleSpec& spec) {
-  std::map<std::string, LayerSpec> layers;
-  collectLayers(spec, "", layers);
-  return layers;
-}
-
 // `named` with each tensor once, under its first name; `aliases` gets the other names.
 torch::OrderedDict<std::string, at::Tensor> distinct(const torch::OrderedDict<std::string, at::Tensor>& named,
                                                      std::vector<std::pair<std::string, std::string>>* aliases = nullptr) {
@@ -40,8 +29,7 @@ torch::OrderedDict<std::string, at::Tensor> distinct(const torch::OrderedDict<st
 }  // namespace
 
 GraphModel::GraphModel(GraphModelSpec spec)
-    : layerSpecs_(layersOf(spec.modules)),
-      tree_(buildModuleTree(spec.modules, spec.construction)),
+    : tree_(buildModuleTree(spec.modules, spec.construction)),
       program_(std::make_unique<GraphProgram>(std::move(spec.graph), tree_)) {
   distinct(tree_.root->named_parameters(), &tiedNames_);
   distinct(tree_.root->named_buffers(), &tiedNames_);

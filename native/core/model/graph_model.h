@@ -1,7 +1,6 @@
 // A model written as TypeScript modules (src/nn/module): the module tree
 // with PyTorch's names, and the traced forward run in C++ at every step.
 #pragma once
-#include <map>
 #include <memory>
 #include <string>
 
@@ -38,15 +37,12 @@ class GraphModel : public Model {
 
   const GraphSpec& graph() const { return program_->graph(); }
   const ModuleTree& tree() const { return tree_; }
-  // Each built-in layer's spec by module path (for TorchScript export).
-  const std::map<std::string, LayerSpec>& layerSpecs() const { return layerSpecs_; }
 
  private:
   GraphModel(GraphModelSpec spec);
   // The inputs of a model that takes one tensor (predict), or an error naming the fields it takes.
   std::vector<at::Tensor> singleInput(const at::Tensor& input) const;
 
-  std::map<std::string, LayerSpec> layerSpecs_;
   ModuleTree tree_;
   std::unique_ptr<GraphProgram> program_;
   std::vector<std::pair<std::string, std::string>> tiedNames_;

@@ -213,8 +213,7 @@ std::string returned(const GraphSpec& graph) {
 
 }  // namespace
 
-std::string graphScript(const GraphSpec& graph, const ModuleTree& tree, const std::map<std::string, LayerSpec>& layers,
-                        const ScriptWriter& writer) {
+std::string graphScript(const GraphSpec& graph, const ModuleTree& tree, const ScriptWriter& writer) {
   std::string source = "def forward(self, input):\n";
   bool attention = false;  // whether forward calls _multihead_attention
   bool packed = false;     // whether it calls _packed_recurrent
@@ -229,19 +228,19 @@ std::string graphScript(const GraphSpec& graph, const ModuleTree& tree, const st
       Args args;
       for (size_t i = 1; i < node.args.size(); ++i) args.push_back(literal(node.args[i]));
       const std::string& path = *node.args.at(0).string();
-      source += "    " + variable + " = " + multiheadAttentionCall(writer, layers.at(path), path, args) + "\n";
+      source += "    " + variable + " = " + multiheadAttentionCall(writer, tree.layers.at(path).spec, path, args) + "\n";
       attention = true;
     } else if (node.op == "recurrent") {
       const std::string& path = *node.args.at(0).string();
       source += "    " + variable + " = " +
-                writer.recurrent(layers.at(path), tree.layers.at(path).built.module, path, literal(node.args.at(1)),
+                writer.recurrent(tree.layers.at(path).spec, tree.layers.at(path).built.module, path, literal(node.args.at(1)),
                                  literal(node.args.at(2)), literal(node.args.at(3)), literal(node.args.at(4))) +
                 "\n";
       packed = packed || !isNull(node, 4);
     } else if (node.op == "layer") {
       const std::string& path = *node.args.at(0).string();
       source += "    x = " + literal(node.args.at(1)) + "\n";
-      source += "    " + variable + " = " + writer.layer(layers.at(path), tree.layers.at(path).built.module, path) + "\n";
+      source += "    " + variable + " = " + writer.layer(tree.layers.at(path).spec, tree.layers.at(path).built.module, path) + "\n";
     } else {
       const auto it = renderers().find(node.op);
       if (it == renderers().end()) throw InvalidState("exportTorchScript: no TorchScript form for op '" + node.op + "'");

@@ -19,7 +19,7 @@ void exportSequential(const SequentialModel& model, const std::string& path) {
 
 void exportGraph(const GraphModel& model, const std::string& path) {
   ScriptWriter writer(*model.tree().root, "FirebrandModule");
-  writer.save(graphScript(model.graph(), model.tree(), model.layerSpecs(), writer), path);
+  writer.save(graphScript(model.graph(), model.tree(), writer), path);
 }
 
 }  // namespace firebrand
