@@ -8,7 +8,7 @@ export { StreamingDataset } from './data/streaming-dataset';
 export type { BatchSource, StreamingDatasetOptions } from './data/streaming-dataset';
 export type { Dtype, TransformSpec } from './data/transforms';
 export type { FirebrandError, FirebrandErrorCode } from './errors';
-export type { GenerateOptions, ModelDescription, NumericArray, Prediction, TensorData, TokenWindowOptions } from './native';
+export type { GenerateOptions, ModelDescription, NumericArray, Prediction, TensorData, TokenFileOptions, TokenWindowOptions } from './native';
 export { Model } from './inference/model';
 export type { ModelLoadOptions } from './inference/model';
 export { loadSafetensors, saveSafetensors } from './io/safetensors';

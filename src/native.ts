@@ -36,6 +36,12 @@ export interface TokenWindowOptions {
   ignoreIndex?: number;
 }
 
+/** Dataset.fromTokenFile: the windows of fromTokens, and how the file stores each id. */
+export interface TokenFileOptions extends TokenWindowOptions {
+  /** Each id as written: numpy's tofile of a uint16 array (nanoGPT's train.bin), int32 or int64. Default 'uint16'. */
+  dtype?: 'uint16' | 'int32' | 'int64';
+}
+
 /** How generate samples: each token from the model's logits at the last position. */
 export interface GenerateOptions {
   /** Tokens to generate at most. */
@@ -328,6 +334,7 @@ export interface NativeBinding {
     fromIdx(inputsPath: string, targetsPath: string, options?: OptionFields): Promise<NativeDataset>;
     fromFields(fields: Record<string, TensorData<NumericArray>>): NativeDataset;
     fromTokens(documents: NumericArray[], options: TokenWindowOptions): NativeDataset;
+    fromTokenFile(path: string, options: TokenFileOptions): Promise<NativeDataset>;
     allocate(fields: Record<string, { dtype: string; shape: number[] }>): {
       dataset: NativeDataset;
       arrays: Record<string, NumericArray>;

@@ -2,9 +2,12 @@
 // as views of one stream, or one document at a time with padding the loss
 // skips) and the built-in byte and character tokenizers.
 import { expect } from 'chai';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 
 import { ByteTokenizer, CharTokenizer, Dataset, Trainer } from '../src';
-import { errorOf } from './helpers';
+import { errorOf, rejectionOf } from './helpers';
 import { GPTMini } from '../examples/models/gpt';
 
 const rows = (dataset: Dataset, field: 'input' | 'target'): number[][] => {
@@ -80,6 +83,47 @@ describe('text data', () => {
       for (const [make, message] of cases) {
         const error = errorOf(make);
         expect(error.code, message).to.equal('ERR_FIREBRAND_INVALID_ARGUMENT');
+        expect(error.message).to.contain(message);
+      }
+    });
+  });
+
+  describe('Dataset.fromTokenFile', () => {
+    const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'firebrand-tokens-'));
+    after(() => fs.rmSync(folder, { recursive: true, force: true }));
+    const ids = Array.from({ length: 50 }, (_, i) => (i * 7919) % 65_000);
+    const write = (name: string, array: ArrayBufferView) => {
+      const file = path.join(folder, name);
+      fs.writeFileSync(file, new Uint8Array(array.buffer, array.byteOffset, array.byteLength));
+      return file;
+    };
+
+    it("reads nanoGPT's uint16 train.bin (ids past 32767 too), int32 and int64, as fromTokens windows them", async () => {
+      const expected = Dataset.fromTokens(BigInt64Array.from(ids, BigInt), { contextLength: 8, stride: 3 });
+      for (const [dtype, array] of [
+        ['uint16', Uint16Array.from(ids)],
+        ['int32', Int32Array.from(ids)],
+        ['int64', BigInt64Array.from(ids, BigInt)],
+      ] as const) {
+        const file = write(`train-${dtype}.bin`, array);
+        const dataset = await Dataset.fromTokenFile(file, { contextLength: 8, stride: 3, ...(dtype === 'uint16' ? {} : { dtype }) });
+        expect(rows(dataset, 'input'), dtype).to.deep.equal(rows(expected, 'input'));
+        expect(rows(dataset, 'target'), dtype).to.deep.equal(rows(expected, 'target'));
+      }
+    });
+
+    it('names the file, its size or the option at fault', async () => {
+      const odd = write('odd.bin', Uint8Array.of(1, 2, 3));
+      const cases: [() => Promise<unknown>, string, string][] = [
+        [() => Dataset.fromTokenFile(path.join(folder, 'missing.bin'), { contextLength: 2 }), 'ERR_FIREBRAND_FILE', 'missing.bin: cannot open the token file'],
+        [() => Dataset.fromTokenFile(odd, { contextLength: 2 }), 'ERR_FIREBRAND_FILE', 'odd.bin: holds 3 bytes, not a whole number of uint16 tokens (2 bytes each); is dtype the one it was written with?'],
+        [() => Dataset.fromTokenFile(odd, { contextLength: 2, dtype: 'float32' as 'int32' }), 'ERR_FIREBRAND_INVALID_ARGUMENT', "fromTokenFile.dtype: got 'float32', expected one of 'uint16', 'int32', 'int64'"],
+        [() => Dataset.fromTokenFile(write('short.bin', Uint16Array.of(1, 2)), { contextLength: 2 }), 'ERR_FIREBRAND_INVALID_ARGUMENT', 'fromTokenFile: 2 tokens make no window of contextLength 2'],
+        [() => Dataset.fromTokenFile(odd, { contextLength: 0, dtype: 'int32' }), 'ERR_FIREBRAND_INVALID_ARGUMENT', 'fromTokenFile.contextLength: got 0, expected an integer >= 1'],
+      ];
+      for (const [load, code, message] of cases) {
+        const error = await rejectionOf(load());
+        expect(error.code, error.message).to.equal(code);
         expect(error.message).to.contain(message);
       }
     });

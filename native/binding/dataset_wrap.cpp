@@ -12,6 +12,7 @@
 #include "core/data/csv_dataset.h"
 #include "core/data/idx_dataset.h"
 #include "core/data/npy_reader.h"
+#include "core/data/token_file.h"
 #include "core/data/token_windows.h"
 #include "core/errors.h"
 
@@ -27,6 +28,7 @@ void DatasetWrap::Export(Napi::Env env, Napi::Object exports) {
                                    {StaticMethod<&DatasetWrap::FromIdx>("fromIdx"),
                                     StaticMethod<&DatasetWrap::FromFields>("fromFields"),
                                     StaticMethod<&DatasetWrap::FromTokens>("fromTokens"),
+                                    StaticMethod<&DatasetWrap::FromTokenFile>("fromTokenFile"),
                                     StaticMethod<&DatasetWrap::Allocate>("allocate"),
                                     StaticMethod<&DatasetWrap::FromNpy>("fromNpy"),
                                     StaticMethod<&DatasetWrap::FromCsv>("fromCsv"),
@@ -140,7 +142,32 @@ Napi::Value DatasetWrap::FromSafetensors(const Napi::CallbackInfo& info) {
   return LoadNamedArrays(info, loadSafetensorsDataset);
 }
 
-// (documents: TypedArray[], { contextLength, stride?, separator?, packDocuments?, padToken?, ignoreIndex? })
+namespace {
+
+// { contextLength, stride?, separator?, packDocuments?, padToken?, ignoreIndex? } for `owner`
+// (fromTokens, fromTokenFile). Ranges are tokenWindows' to check; here only integers.
+TokenWindowOptions toTokenWindowOptions(const Napi::Value& value, const std::string& owner) {
+  if (!value.IsObject()) throw InvalidArgument(owner + ": options must be an object with contextLength");
+  const auto object = value.As<Napi::Object>();
+  const auto optionalInteger = [&](const char* name, int64_t min) -> std::optional<int64_t> {
+    if (object.Get(name).IsUndefined()) return std::nullopt;
+    return toInteger(object.Get(name), owner + "." + name, min);
+  };
+  TokenWindowOptions options;
+  options.owner = owner;
+  const int64_t any = std::numeric_limits<int64_t>::min();
+  options.contextLength = toInteger(object.Get("contextLength"), owner + ".contextLength", any);
+  options.stride = optionalInteger("stride", any);
+  options.separator = optionalInteger("separator", 0);
+  if (!object.Get("packDocuments").IsUndefined()) options.packDocuments = toBoolean(object.Get("packDocuments"), owner + ".packDocuments");
+  options.padToken = optionalInteger("padToken", 0).value_or(options.padToken);
+  options.ignoreIndex = optionalInteger("ignoreIndex", any).value_or(options.ignoreIndex);
+  return options;
+}
+
+}  // namespace
+
+// (documents: TypedArray[], TokenWindowOptions)
 Napi::Value DatasetWrap::FromTokens(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   return guard(env, [&]() -> Napi::Value {
@@ -153,22 +180,19 @@ Napi::Value DatasetWrap::FromTokens(const Napi::CallbackInfo& info) {
       if (!document.IsTypedArray()) throw InvalidArgument("fromTokens: " + field + " must be a TypedArray of token ids");
       documents.push_back(toTensor(document, {static_cast<int64_t>(document.As<Napi::TypedArray>().ElementLength())}, field));
     }
-    if (!info[1].IsObject()) throw InvalidArgument("fromTokens: options must be an object with contextLength");
-    const auto object = info[1].As<Napi::Object>();
-    const auto optionalInteger = [&](const char* name, int64_t min) -> std::optional<int64_t> {
-      if (object.Get(name).IsUndefined()) return std::nullopt;
-      return toInteger(object.Get(name), std::string("fromTokens.") + name, min);
-    };
-    TokenWindowOptions options;
-    // Ranges are tokenWindows' to check; here only integers.
-    const int64_t any = std::numeric_limits<int64_t>::min();
-    options.contextLength = toInteger(object.Get("contextLength"), "fromTokens.contextLength", any);
-    options.stride = optionalInteger("stride", any);
-    options.separator = optionalInteger("separator", 0);
-    if (!object.Get("packDocuments").IsUndefined()) options.packDocuments = toBoolean(object.Get("packDocuments"), "fromTokens.packDocuments");
-    options.padToken = optionalInteger("padToken", 0).value_or(options.padToken);
-    options.ignoreIndex = optionalInteger("ignoreIndex", any).value_or(options.ignoreIndex);
-    return NewInstance(env, tokenWindows(documents, options));
+    return NewInstance(env, tokenWindows(documents, toTokenWindowOptions(info[1], "fromTokens")));
+  });
+}
+
+// (path, TokenWindowOptions & { dtype? }): read and windowed off the main thread.
+Napi::Value DatasetWrap::FromTokenFile(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  return guard(env, [&]() -> Napi::Value {
+    const std::string path = toString(info[0], "fromTokenFile: path");
+    const TokenWindowOptions options = toTokenWindowOptions(info[1], "fromTokenFile");
+    const Napi::Value dtype = info[1].As<Napi::Object>().Get("dtype");
+    const std::string stored = dtype.IsUndefined() ? "uint16" : toString(dtype, "fromTokenFile.dtype");
+    return LoadAsync(env, [=] { return tokenFileWindows(path, stored, options); });
   });
 }
 

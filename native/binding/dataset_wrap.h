@@ -32,6 +32,7 @@ class DatasetWrap : public Napi::ObjectWrap<DatasetWrap> {
   static Napi::Value FromIdx(const Napi::CallbackInfo& info);
   static Napi::Value FromFields(const Napi::CallbackInfo& info);
   static Napi::Value FromTokens(const Napi::CallbackInfo& info);
+  static Napi::Value FromTokenFile(const Napi::CallbackInfo& info);
   static Napi::Value Allocate(const Napi::CallbackInfo& info);
   static Napi::Value FromNpy(const Napi::CallbackInfo& info);
   static Napi::Value FromCsv(const Napi::CallbackInfo& info);

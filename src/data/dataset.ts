@@ -1,5 +1,5 @@
 // Datasets live in C++ as tensors; this class is their handle in TypeScript.
-import { native, NativeDataset, NumericArray, OptionFields, TensorData, TokenWindowOptions } from '../native';
+import { native, NativeDataset, NumericArray, OptionFields, TensorData, TokenFileOptions, TokenWindowOptions } from '../native';
 import { BatchLoader, LoaderOptions } from './batch-loader';
 import { csvOptionsSchema, idxOptionsSchema, resolveOptions, transformSchemas } from './data-schemas';
 import { batchOrderSchema, loaderSchema, resolveLoaderOptions } from './loader-options';
@@ -114,6 +114,15 @@ export class Dataset {
    */
   static fromTokens(tokens: NumericArray | NumericArray[], options: TokenWindowOptions): Dataset {
     return new Dataset(native.NativeDataset.fromTokens(Array.isArray(tokens) ? tokens : [tokens], options));
+  }
+
+  /**
+   * fromTokens over a token file as nanoGPT's prepare scripts write it (`np.array(ids,
+   * dtype=np.uint16).tofile('train.bin')`: raw little-endian ids), read in C++ off the main thread. The
+   * ids are held as int64 (8 bytes a token) in one packed stream whose windows are views of it.
+   */
+  static async fromTokenFile(path: string, options: TokenFileOptions): Promise<Dataset> {
+    return new Dataset(await native.NativeDataset.fromTokenFile(path, options));
   }
 
   /**

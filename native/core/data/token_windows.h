@@ -7,6 +7,7 @@
 #include <ATen/core/Tensor.h>
 
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "core/data/tensor_dataset.h"
@@ -20,9 +21,12 @@ struct TokenWindowOptions {
   bool packDocuments = true;
   int64_t padToken = 0;               // unpacked: what fills a short window's inputs
   int64_t ignoreIndex = -100;         // unpacked: what fills its targets
+  std::string owner = "fromTokens";   // what errors name
 };
 
 // Fields "input" and "target", int64 [windows, contextLength]. Errors name the option or document at fault.
 TensorDataset tokenWindows(const std::vector<at::Tensor>& documents, const TokenWindowOptions& options);
+// The options' own ranges (tokenWindows checks them too), for a caller that reads the tokens later.
+void checkTokenWindowOptions(const TokenWindowOptions& options);
 
 }  // namespace firebrand
