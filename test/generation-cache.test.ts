@@ -4,7 +4,7 @@
 // back to full forwards, or with kvCache: true says which op stops the cache.
 import { expect } from 'chai';
 
-import { F, GenerateOptions, Layer, Module, nn, Tensor, torch, Trainer } from '../src';
+import { Dataset, F, GenerateOptions, Layer, Module, nn, Tensor, torch, Trainer } from '../src';
 import { rejectionOf } from './helpers';
 import { GPTMini } from '../examples/models/gpt';
 
@@ -125,6 +125,24 @@ describe('generate with a key/value cache', function () {
     expect(await collect(trainer.generate(prompt, { ...options, kvCache: true }))).to.deep.equal(
       await collect(trainer.generate(prompt, { ...options, kvCache: false })),
     );
+  });
+
+  it('computes the cache again when the weights change between two tokens (generating during fit)', async () => {
+    const data = Dataset.fromTokens(Int32Array.from({ length: 64 }, (_, i) => (i * 5) % vocab), { contextLength: 8 });
+    // A large learning rate and a high temperature: keys from the old weights would change the samples.
+    const tokensAround = async (kvCache: boolean) => {
+      const model = new GPTMini({ vocab, context: 32 });
+      const trainer = new Trainer({ model, loss: 'cross_entropy', optimizer: { name: 'adamw', lr: 0.3 }, config: { progressBar: false, numThreads: 1, seed: 3 } });
+      const tokens = trainer.generate(prompt, { maxNewTokens: 16, temperature: 3, seed: 4, kvCache })[Symbol.asyncIterator]();
+      const taken: number[] = [];
+      for (let i = 0; i < 16; i++) {
+        if (i === 4) await trainer.fit(data, { numEpochs: 10 });
+        taken.push((await tokens.next()).value as number);
+      }
+      return taken;
+    };
+    const full = await tokensAround(false);
+    expect(await tokensAround(true)).to.deep.equal(full);
   });
 
   it('carries recurrent state (LSTM of two layers, GRU) from step to step', async () => {

@@ -51,6 +51,8 @@ class TokenGenerator {
   // Ends incremental decoding, or throws the reason when kvCache was asked for.
   void giveUpCache(const std::string& reason);
   at::Tensor tokensFrom(int64_t first) const;
+  // Grows whenever a parameter changes in place (an optimizer step during fit, loaded weights).
+  int64_t weightsVersion() const;
 
   std::shared_ptr<Model> model_;
   GenerationOptions options_;
@@ -61,6 +63,7 @@ class TokenGenerator {
   bool stopped_ = false;
   std::optional<DecodeCache> cache_;  // while decoding incrementally
   bool cacheChecked_ = false;         // its first step was compared with a full forward
+  int64_t cachedWeights_ = 0;         // weightsVersion() when the cache was filled
 };
 
 }  // namespace firebrand
