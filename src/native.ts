@@ -226,6 +226,7 @@ export interface NativeEngineSpec {
   gradScaler: { enabled: boolean; initScale: number; growthFactor: number; backoffFactor: number; growthInterval: number };
   checkFiniteInputs?: boolean;
   lossOutput?: string;
+  freeze?: string[];
   device?: string;
   seed?: number;
 }
@@ -304,6 +305,9 @@ export interface NativeEngine {
   predict(inputs: NumericArray, shape: number[], batchSize: number): Promise<Prediction>;
   startGeneration(prompt: NumericArray, options: GenerateOptions): GenerationHandle;
   generateNext(generation: GenerationHandle): Promise<number | null>;
+  /** Fine-tuning, between two steps during a fit: the parameters frozen or unfrozen, by name. */
+  freeze(patterns: string[]): Promise<string[]>;
+  unfreeze(patterns: string[], lr?: number): Promise<string[]>;
   requestStop(): void;
   clearStop(): void;
   readonly modelDescription: ModelDescription;

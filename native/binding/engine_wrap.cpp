@@ -95,6 +95,7 @@ EngineSpec toEngineSpec(const Napi::Value& value) {
   if (!object.Get("checkFiniteInputs").IsUndefined()) {
     spec.checkFiniteInputs = toBoolean(object.Get("checkFiniteInputs"), "config.checkFiniteInputs");
   }
+  if (!object.Get("freeze").IsUndefined()) spec.freeze = toStrings(object.Get("freeze"), "config.freeze");
   if (!object.Get("seed").IsUndefined()) spec.seed = static_cast<uint64_t>(toInteger(object.Get("seed"), "config.seed", 0));
   return spec;
 }
@@ -108,6 +109,8 @@ void EngineWrap::Export(Napi::Env env, Napi::Object exports) {
                                     InstanceMethod<&EngineWrap::Predict>("predict"),
                                     InstanceMethod<&EngineWrap::StartGeneration>("startGeneration"),
                                     InstanceMethod<&EngineWrap::GenerateNext>("generateNext"),
+                                    InstanceMethod<&EngineWrap::Freeze>("freeze"),
+                                    InstanceMethod<&EngineWrap::Unfreeze>("unfreeze"),
                                     InstanceMethod<&EngineWrap::BeginFit>("beginFit"),
                                     InstanceMethod<&EngineWrap::ExportTorchScript>("exportTorchScript"),
                                     InstanceMethod<&EngineWrap::StateDict>("stateDict"),
@@ -209,7 +212,8 @@ void EngineWrap::SetLearningRate(const Napi::CallbackInfo& info) {
 }
 
 Napi::Value EngineWrap::LearningRateNames(const Napi::CallbackInfo& info) {
-  return toJs(info.Env(), engine_->learningRateNames());
+  // While an epoch runs, as of its latest report (unfreezing may add a group between steps).
+  return toJs(info.Env(), lock_.running("fit") ? engine_->publishedLearningRateNames() : engine_->learningRateNames());
 }
 
 Napi::Value EngineWrap::LearningRates(const Napi::CallbackInfo& info) {
@@ -246,6 +250,35 @@ Napi::Value EngineWrap::StartGeneration(const Napi::CallbackInfo& info) {
 // Tokens come between two training steps when a fit runs, as predictions do.
 Napi::Value EngineWrap::GenerateNext(const Napi::CallbackInfo& info) {
   return nextToken(info, thread_, OperationLock::keepAlive(Value()), /*betweenSteps=*/true);
+}
+
+Napi::Value EngineWrap::Freeze(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  return guard(env, [&]() -> Napi::Value {
+    const std::vector<std::string> patterns = toStrings(info[0], "freeze: patterns");
+    auto engine = engine_;
+    return startOnThread(
+        env, thread_, [engine, patterns]() -> PromiseWorker::Finish {
+          const auto names = engine->freeze(patterns);
+          return [names](Napi::Env env) -> Napi::Value { return toJs(env, names); };
+        },
+        OperationLock::keepAlive(Value()), /*betweenSteps=*/true);
+  });
+}
+
+Napi::Value EngineWrap::Unfreeze(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  return guard(env, [&]() -> Napi::Value {
+    const std::vector<std::string> patterns = toStrings(info[0], "unfreeze: patterns");
+    const std::optional<double> lr = info[1].IsUndefined() ? std::nullopt : std::optional<double>(toNumber(info[1], "unfreeze.lr"));
+    auto engine = engine_;
+    return startOnThread(
+        env, thread_, [engine, patterns, lr]() -> PromiseWorker::Finish {
+          const auto names = engine->unfreeze(patterns, lr);
+          return [names](Napi::Env env) -> Napi::Value { return toJs(env, names); };
+        },
+        OperationLock::keepAlive(Value()), /*betweenSteps=*/true);
+  });
 }
 
 Napi::Value EngineWrap::BeginFit(const Napi::CallbackInfo& info) {

@@ -26,6 +26,9 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
   Napi::Value StartGeneration(const Napi::CallbackInfo& info);
   // (handle) -> Promise<number | null>: the next token.
   Napi::Value GenerateNext(const Napi::CallbackInfo& info);
+  // (patterns) / (patterns, lr?) -> Promise<string[]>: the names frozen or unfrozen, between steps during a fit.
+  Napi::Value Freeze(const Napi::CallbackInfo& info);
+  Napi::Value Unfreeze(const Napi::CallbackInfo& info);
   Napi::Value BeginFit(const Napi::CallbackInfo& info);
   Napi::Value ExportTorchScript(const Napi::CallbackInfo& info);
   Napi::Value StateDict(const Napi::CallbackInfo& info);

@@ -14,14 +14,9 @@ export class LearningRateMonitor implements Callback {
   /** Every logged rate by metric name, in order. */
   readonly lrs: Record<string, number[]> = {};
   private readonly interval: 'step' | 'epoch';
-  private names: string[] = [];
 
   constructor(options: LearningRateMonitorOptions = {}) {
     this.interval = options.loggingInterval ?? 'step';
-  }
-
-  postSetup(trainer: Trainer): void {
-    this.names = trainer.learningRateNames.map((name) => `lr-${name}`);
   }
 
   onLog(logs: StepLogs, trainer: Trainer): void {
@@ -33,9 +28,11 @@ export class LearningRateMonitor implements Callback {
   }
 
   private record(rates: number[], step: number, trainer: Trainer): void {
+    // Read each time: unfreezing adds parameter groups mid-fit.
+    const names = trainer.learningRateNames.map((name) => `lr-${name}`);
     const metrics: Record<string, number> = {};
     rates.forEach((rate, index) => {
-      const name = this.names[index];
+      const name = names[index];
       metrics[name] = rate;
       (this.lrs[name] ??= []).push(rate);
     });

@@ -53,5 +53,6 @@ export const configSchema: Schema = {
   greaterIsBetter: field(boolean, undefined, [true], 'false for a loss or error, else true'),
   loadBestModelAtEnd: field(boolean, false, [false]),
   initWeightsFrom: field(text, undefined),
+  freeze: field(either(text, listOf()), undefined, ['0', ['0.*', '2.bias']], 'none'),
 };
 

@@ -91,6 +91,13 @@ export interface TrainerConfig {
   loadBestModelAtEnd: boolean;
   /** Weights loaded (strictly) before the first fit that does not resume: .safetensors or TorchScript. */
   initWeightsFrom?: string;
+  /**
+   * Fine-tuning: module paths or parameter names whose parameters do not train ('backbone', 'layer*',
+   * '**.bn1'; * within a name part, ** across parts). Autograd computes no gradient for them, the
+   * optimizer leaves them out, and modules left with nothing to train run in eval mode (BatchNorm
+   * statistics and dropout too). trainer.unfreeze() brings them back. Default: none.
+   */
+  freeze?: string | string[];
 }
 
 /**

@@ -136,6 +136,7 @@ export class Trainer {
       gradScaler: { ...this.config.gradScaler },
       checkFiniteInputs: this.config.checkFiniteInputs,
       lossOutput: this.config.lossOutput,
+      freeze: this.config.freeze === undefined ? undefined : [this.config.freeze].flat(),
     });
     // Blocks (off the event loop) until every rank has joined; rank 0's weights win.
     if (this.place !== undefined) {
@@ -209,6 +210,26 @@ export class Trainer {
    * the one named: its first parameter group's becomes `lr`, the others' follow in proportion. During fit
    * it applies from the next optimizer step; it is kept in checkpoints and by later fits.
    */
+  /**
+   * Fine-tuning: stops training the parameters under these module paths or with these names (as
+   * config.freeze; * within a name part, ** across parts), from the next step when called during
+   * fit. Modules left with nothing to train run in eval mode. Resolves with the parameters' names.
+   */
+  async freeze(patterns: string | string[]): Promise<string[]> {
+    await this.setup();
+    return this.engine.freeze([patterns].flat());
+  }
+
+  /**
+   * Trains them again, from the next step when called during fit (a callback: Lightning's
+   * BaseFinetuning). Parameters the optimizer never held join it as a new parameter group with base
+   * learning rate `lr` (default: the first group's / 10, as Lightning's). Resolves with their names.
+   */
+  async unfreeze(patterns: string | string[], { lr }: { lr?: number } = {}): Promise<string[]> {
+    await this.setup();
+    return this.engine.unfreeze([patterns].flat(), lr);
+  }
+
   setLearningRate(lr: number, optimizer?: string): void {
     this.engine.setLearningRate(lr, optimizer);
   }

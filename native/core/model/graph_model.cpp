@@ -3,6 +3,7 @@
 #include <ATen/core/grad_mode.h>
 
 #include "core/errors.h"
+#include "core/model/submodule_modes.h"
 #include "core/shape_text.h"
 #include "core/model/eval_mode_scope.h"
 #include "core/model/torchscript_export.h"
@@ -95,5 +96,11 @@ void GraphModel::moveTo(const c10::Device& device) {
 }
 
 void GraphModel::saveTorchScript(const std::string& path) const { exportGraph(*this, path); }
+
+void GraphModel::setModelTraining(bool training) { tree_.root->train(training); }
+
+std::vector<std::string> GraphModel::modulePaths() const { return submodulePaths(*tree_.root); }
+
+void GraphModel::setModuleTraining(const std::string& path, bool training) { setSubmoduleTraining(*tree_.root, path, training); }
 
 }  // namespace firebrand

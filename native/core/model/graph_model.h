@@ -26,7 +26,6 @@ class GraphModel : public Model {
   torch::OrderedDict<std::string, at::Tensor> namedParameters() const override;
   torch::OrderedDict<std::string, at::Tensor> namedBuffers() const override;
   std::vector<std::pair<std::string, std::string>> tiedNames() const override { return tiedNames_; }
-  void setTraining(bool training) override { tree_.root->train(training); }
   bool isTraining() const override { return tree_.root->is_training(); }
   void moveTo(const c10::Device& device) override;
   void saveTorchScript(const std::string& path) const override;
@@ -37,6 +36,11 @@ class GraphModel : public Model {
 
   const GraphSpec& graph() const { return program_->graph(); }
   const ModuleTree& tree() const { return tree_; }
+
+ protected:
+  void setModelTraining(bool training) override;
+  std::vector<std::string> modulePaths() const override;
+  void setModuleTraining(const std::string& path, bool training) override;
 
  private:
   GraphModel(GraphModelSpec spec);

@@ -19,6 +19,44 @@ std::string Model::describeInputs(const Batch& batch) const {
   return "samples of shape " + shapeText(batch.inputs().sizes().slice(1));
 }
 
+void Model::setTraining(bool training) {
+  setModelTraining(training);
+  if (!training) return;
+  for (const std::string& path : frozenModules_) setModuleTraining(path, false);
+}
+
+void Model::setFrozen(const std::vector<std::string>& names, bool frozen) {
+  const auto named = namedParameters();
+  for (const std::string& name : names) {
+    const at::Tensor* parameter = named.find(name);
+    if (!parameter) throw InvalidState("firebrand bug: setFrozen: the model has no parameter '" + name + "'");
+    parameter->requires_grad_(!frozen);
+  }
+  // Modules under which every parameter is frozen (the outermost such: eval mode reaches their children).
+  frozenModules_.clear();
+  for (const std::string& path : modulePaths()) {
+    const bool inside = std::any_of(frozenModules_.begin(), frozenModules_.end(),
+                                    [&](const std::string& outer) { return path.compare(0, outer.size() + 1, outer + ".") == 0; });
+    if (inside) continue;
+    bool any = false, all = true;
+    for (const auto& item : named) {
+      if (item.key().compare(0, path.size() + 1, path + ".") != 0) continue;
+      any = true;
+      all = all && !item.value().requires_grad();
+    }
+    if (any && all) frozenModules_.push_back(path);
+  }
+  setTraining(isTraining());
+}
+
+std::vector<std::string> Model::frozenParameters() const {
+  std::vector<std::string> names;
+  for (const auto& item : namedParameters()) {
+    if (!item.value().requires_grad()) names.push_back(item.key());
+  }
+  return names;
+}
+
 at::Tensor Model::forwardIncremental(const at::Tensor&, DecodeCache&) {
   throw NotIncremental("the model is a layer stack or TorchScript, whose forward runs on the whole sequence; "
                        "a model written as TypeScript modules decodes from a cache");

@@ -44,8 +44,15 @@ class Model {
   virtual std::vector<std::pair<std::string, std::string>> tiedNames() const { return {}; }
   // The state dict: parameters, buffers, and tied tensors under each name (as PyTorch's state_dict).
   TensorDict stateTensors() const;
-  virtual void setTraining(bool training) = 0;
+  // Train or eval mode; while training, a module whose parameters are all frozen stays in eval mode.
+  void setTraining(bool training);
   virtual bool isTraining() const = 0;
+  // Fine-tuning: freezes or unfreezes parameters, by namedParameters() name. A frozen parameter has
+  // requires_grad off, so autograd computes no gradient for it; a module whose parameters are all
+  // frozen runs in eval mode while the model trains (BatchNorm keeps its statistics, dropout is off).
+  void setFrozen(const std::vector<std::string>& names, bool frozen);
+  // The frozen parameters' names, in namedParameters() order.
+  std::vector<std::string> frozenParameters() const;
   virtual void moveTo(const c10::Device& device) = 0;
   // Writes a TorchScript module that torch.jit.load (Python or C++) can run.
   virtual void saveTorchScript(const std::string& path) const = 0;
@@ -59,7 +66,16 @@ class Model {
   int64_t parameterCount() const;
 
  protected:
+  // The whole module tree's mode.
+  virtual void setModelTraining(bool training) = 0;
+  // Every submodule's path ("layer1", "layer1.0", ...), and one submodule's mode (with its own).
+  virtual std::vector<std::string> modulePaths() const = 0;
+  virtual void setModuleTraining(const std::string& path, bool training) = 0;
+
   size_t selectedOutput_ = 0;  // into outputLayout().names
+
+ private:
+  std::vector<std::string> frozenModules_;  // paths kept in eval mode while the model trains
 };
 
 }  // namespace firebrand

@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "core/errors.h"
+#include "core/model/submodule_modes.h"
 #include "core/io/input_file.h"
 
 namespace firebrand {
@@ -127,5 +128,11 @@ TensorDict ScriptModel::callStep(const char* method, const TensorDict& batch) {
 TensorDict ScriptModel::trainingStep(const TensorDict& batch) { return callStep("training_step", batch); }
 
 TensorDict ScriptModel::validationStep(const TensorDict& batch) { return callStep("validation_step", batch); }
+
+void ScriptModel::setModelTraining(bool training) { module_.train(training); }
+
+std::vector<std::string> ScriptModel::modulePaths() const { return submodulePaths(module_); }
+
+void ScriptModel::setModuleTraining(const std::string& path, bool training) { setSubmoduleTraining(module_, path, training); }
 
 }  // namespace firebrand

@@ -32,7 +32,6 @@ class ScriptModel : public Model {
   const OutputLayout& outputLayout() const override { return outputLayout_; }
   torch::OrderedDict<std::string, at::Tensor> namedParameters() const override;
   torch::OrderedDict<std::string, at::Tensor> namedBuffers() const override;
-  void setTraining(bool training) override { module_.train(training); }
   bool isTraining() const override { return module_.is_training(); }
   void moveTo(const c10::Device& device) override { module_.to(device); }
   void saveTorchScript(const std::string& path) const override;
@@ -41,6 +40,11 @@ class ScriptModel : public Model {
   bool hasValidationStep() const override { return hasValidationStep_; }
   TensorDict trainingStep(const TensorDict& batch) override;
   TensorDict validationStep(const TensorDict& batch) override;
+
+ protected:
+  void setModelTraining(bool training) override;
+  std::vector<std::string> modulePaths() const override;
+  void setModuleTraining(const std::string& path, bool training) override;
 
  private:
   explicit ScriptModel(torch::jit::Module module, std::string origin);

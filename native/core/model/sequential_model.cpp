@@ -1,6 +1,7 @@
 #include "core/model/sequential_model.h"
 
 #include "core/errors.h"
+#include "core/model/submodule_modes.h"
 #include "core/model/torchscript_export.h"
 
 namespace firebrand {
@@ -33,5 +34,11 @@ torch::OrderedDict<std::string, at::Tensor> SequentialModel::namedParameters() c
 }
 
 void SequentialModel::saveTorchScript(const std::string& path) const { exportSequential(*this, path); }
+
+void SequentialModel::setModelTraining(bool training) { module_->train(training); }
+
+std::vector<std::string> SequentialModel::modulePaths() const { return submodulePaths(*module_); }
+
+void SequentialModel::setModuleTraining(const std::string& path, bool training) { setSubmoduleTraining(*module_, path, training); }
 
 }  // namespace firebrand

@@ -22,7 +22,6 @@ class SequentialModel : public Model {
   at::Tensor forward(const at::Tensor& input) override;
   torch::OrderedDict<std::string, at::Tensor> namedParameters() const override;
   torch::OrderedDict<std::string, at::Tensor> namedBuffers() const override { return module_->named_buffers(); }
-  void setTraining(bool training) override { module_->train(training); }
   bool isTraining() const override { return module_->is_training(); }
   void moveTo(const c10::Device& device) override { module_->to(device); }
   void saveTorchScript(const std::string& path) const override;
@@ -30,6 +29,11 @@ class SequentialModel : public Model {
   const ModelSpec& spec() const { return spec_; }
   const torch::nn::Module& module() const { return *module_; }
   const torch::nn::AnyModule& layerModule(size_t index) const { return layers_.at(index).built.module; }
+
+ protected:
+  void setModelTraining(bool training) override;
+  std::vector<std::string> modulePaths() const override;
+  void setModuleTraining(const std::string& path, bool training) override;
 
  private:
   struct Layer {

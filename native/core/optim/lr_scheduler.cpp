@@ -192,6 +192,14 @@ void LrScheduler::applyOneCycle(torch::optim::Optimizer& optimizer) const {
   }
 }
 
+void LrScheduler::addGroup(torch::optim::Optimizer& optimizer, double baseLr) {
+  baseLrs_.push_back(baseLr);
+  auto& group = optimizer.param_groups().back();
+  // reduce_on_plateau lowers rates as it goes: a new group starts at its own; the others follow the step.
+  if (kind_ == Kind::ReduceOnPlateau) return group.options().set_lr(baseLr * scale_);
+  apply(optimizer);
+}
+
 void LrScheduler::apply(torch::optim::Optimizer& optimizer) const {
   if (kind_ == Kind::ReduceOnPlateau) return;
   if (kind_ == Kind::OneCycle) {

@@ -30,6 +30,9 @@ class LrScheduler {
   // groups' base learning rates, and sets the first step's learning rate.
   void start(torch::optim::Optimizer& optimizer, const std::vector<double>& baseLrs, int64_t totalSteps);
   void afterOptimizerStep(torch::optim::Optimizer& optimizer);
+  // A group the optimizer gained (unfreezing): its base learning rate, scaled from here on as the
+  // others' are; its lr is set for the next step.
+  void addGroup(torch::optim::Optimizer& optimizer, double baseLr);
   // Scales the base learning rates (and onecycle's maxLr) by `scale` from
   // here on, across later start()s too; the groups' rates follow at once.
   void setScale(double scale, torch::optim::Optimizer& optimizer);

@@ -13,9 +13,9 @@ bool startsWith(const std::string& text, const std::string& prefix) {
   return text.compare(0, prefix.size(), prefix) == 0;
 }
 
-bool owns(const OptimizerUnitSpec& spec, const std::string& parameter) {
-  if (spec.params.empty()) return true;
-  for (const auto& prefix : spec.params) {
+bool ownedBy(const std::vector<std::string>& prefixes, const std::string& parameter) {
+  if (prefixes.empty()) return true;
+  for (const auto& prefix : prefixes) {
     if (startsWith(parameter, prefix)) return true;
   }
   return false;
@@ -28,12 +28,24 @@ OptimizerUnit::OptimizerUnit(const OptimizerUnitSpec& spec, const torch::Ordered
     : name_(spec.name),
       optimizerName_(spec.optimizer.name),
       lossKey_(spec.loss),
+      prefixes_(spec.params),
       parameters_(parameters.values()),
       optimizer_(makeOptimizer(spec.optimizer, parameters)),
       scheduler_(scheduler) {
   for (auto& group : optimizer_->param_groups()) baseLrs_.push_back(group.options().get_lr());
   // Started once here so a schedule that cannot drive this optimizer fails now; a fit restarts it.
   startSchedule(1);
+}
+
+bool OptimizerUnit::owns(const std::string& name) const { return ownedBy(prefixes_, name); }
+
+void OptimizerUnit::addParameterGroup(const std::vector<at::Tensor>& parameters, double lr) {
+  auto options = optimizer_->defaults().clone();
+  options->set_lr(lr);
+  optimizer_->add_param_group(torch::optim::OptimizerParamGroup(parameters, std::move(options)));
+  parameters_.insert(parameters_.end(), parameters.begin(), parameters.end());
+  baseLrs_.push_back(lr);
+  scheduler_.addGroup(*optimizer_, lr);
 }
 
 void OptimizerUnit::zeroGrad() { compat::zeroGradToNone(*optimizer_); }
@@ -114,7 +126,7 @@ std::vector<OptimizerUnit> makeOptimizerUnits(const std::vector<OptimizerUnitSpe
   for (const auto& item : parameters) {
     std::vector<size_t> owners;
     for (size_t i = 0; i < specs.size(); ++i) {
-      if (owns(specs[i], item.key())) owners.push_back(i);
+      if (ownedBy(specs[i].params, item.key())) owners.push_back(i);
     }
     if (owners.empty() && specs.size() > 1) {
       throw InvalidArgument("optimizers: parameter '" + item.key() + "' belongs to no optimizer; list a prefix of it "

@@ -29,6 +29,12 @@ class OptimizerUnit {
   const std::string& name() const { return name_; }
   const std::string& lossKey() const { return lossKey_; }
   const std::vector<at::Tensor>& parameters() const { return parameters_; }
+  // Whether the parameter `name` is this unit's (by its params prefixes; with none, every one is).
+  bool owns(const std::string& name) const;
+  // Unfreezing: `parameters` join the optimizer as a new group, `lr` its base learning rate (the
+  // schedule scales it as it scales the others), its other options the optimizer's defaults.
+  void addParameterGroup(const std::vector<at::Tensor>& parameters, double lr);
+  double firstBaseLearningRate() const { return baseLrs_.front(); }
 
   void zeroGrad();
   // Steps the optimizer, then the schedule; remembers the learning rate used.
@@ -55,6 +61,7 @@ class OptimizerUnit {
   std::string name_;
   std::string optimizerName_;  // "adamw"
   std::string lossKey_;
+  std::vector<std::string> prefixes_;
   std::vector<at::Tensor> parameters_;
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
   LrScheduler scheduler_;

@@ -26,6 +26,8 @@ struct EngineSpec {
   std::string device = "cpu";
   // Check every floating batch field for NaN/Inf before it reaches the model.
   bool checkFiniteInputs = false;
+  // Patterns of the parameters to freeze before the optimizers are made (name_patterns.h).
+  std::vector<std::string> freeze;
   // Seeds libtorch's generators before the weights are initialised.
   std::optional<uint64_t> seed;
 };

@@ -46,13 +46,21 @@ std::vector<std::string> TrainingEngine::learningRateNames() const {
 }
 
 void TrainingEngine::publishLearningRates(std::vector<double> rates) {
+  // Names change only when unfreezing adds a group.
+  std::vector<std::string> names = rates.size() == publishedLrs_.size() ? std::vector<std::string>() : learningRateNames();
   const std::lock_guard<std::mutex> lock(publishedLrMutex_);
   publishedLrs_ = std::move(rates);
+  if (!names.empty()) publishedLrNames_ = std::move(names);
 }
 
 std::vector<double> TrainingEngine::publishedLearningRates() const {
   const std::lock_guard<std::mutex> lock(publishedLrMutex_);
   return publishedLrs_;
+}
+
+std::vector<std::string> TrainingEngine::publishedLearningRateNames() const {
+  const std::lock_guard<std::mutex> lock(publishedLrMutex_);
+  return publishedLrNames_;
 }
 
 std::vector<double> TrainingEngine::learningRates() const {

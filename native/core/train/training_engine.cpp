@@ -56,7 +56,12 @@ TrainingEngine::TrainingEngine(std::shared_ptr<Model> model, std::optional<LossF
   scaler_.to(device_);
   parameters_ = model_->parameters();
   parameterDtype_ = parameters_.empty() ? at::kFloat : parameters_.front().scalar_type();
-  units_ = makeOptimizerUnits(optimizers, model_->namedParameters(), scheduler);
+  // Parameters frozen before training (config.freeze) stay out of the optimizers until unfrozen.
+  torch::OrderedDict<std::string, at::Tensor> trainable;
+  for (const auto& item : model_->namedParameters()) {
+    if (item.value().requires_grad()) trainable.insert(item.key(), item.value());
+  }
+  units_ = makeOptimizerUnits(optimizers, trainable, scheduler);
   if (units_.size() > 1 && !model_->hasTrainingStep()) {
     throw InvalidArgument("optimizers: several optimizers need a model whose training_step returns their losses");
   }

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -106,8 +107,9 @@ class TrainingEngine {
   // learningRates() as of the running epoch's latest report or batch hook:
   // what another thread may read while training runs.
   std::vector<double> publishedLearningRates() const;
-  // Their names ("adamw", "adamw/pg1", "generator"), for logs.
+  // Their names ("adamw", "adamw/pg1", "generator"), for logs; and as of the latest report.
   std::vector<std::string> learningRateNames() const;
+  std::vector<std::string> publishedLearningRateNames() const;
   // Every model output for `inputs` (first dimension = samples), float32 on the CPU.
   std::vector<at::Tensor> predict(const at::Tensor& inputs, int64_t batchSize);
 
@@ -143,6 +145,15 @@ class TrainingEngine {
   WeightsReport initWeightsFrom(const std::string& path, bool strict);
   // Writes the model as a TorchScript module, in eval mode, for inference anywhere.
   void exportTorchScript(const std::string& path);
+
+  // Fine-tuning (fine_tuning.cpp). Freezes the parameters that `patterns` take (name_patterns.h):
+  // autograd computes no gradient for them and modules left with no trainable parameter run in
+  // eval mode. Returns their names. A pattern that takes nothing, or a freeze that would leave
+  // nothing to train, is an error.
+  std::vector<std::string> freeze(const std::vector<std::string>& patterns);
+  // Unfreezes them; those no optimizer holds join their optimizer as a new parameter group with
+  // base learning rate `lr` (default: its first group's / 10, as Lightning's BaseFinetuning).
+  std::vector<std::string> unfreeze(const std::vector<std::string>& patterns, std::optional<double> lr);
   // True between the micro-batches of an accumulation group (gradients are
   // gathered, no optimizer step follows this backward): DDP skips its all-reduce then.
   bool accumulating() const { return accumulating_; }
@@ -212,6 +223,17 @@ class TrainingEngine {
   std::vector<at::Tensor> parameters_;
   std::optional<LossFunction> loss_;
   std::vector<OptimizerUnit> units_;
+  // Groups unfreeze() added, in order, for checkpoints: the unit's index, the parameters, the lr.
+  struct AddedGroup {
+    size_t unit;
+    std::vector<std::string> parameters;
+    double lr;
+  };
+  std::vector<AddedGroup> addedGroups_;
+  void addGroup(const AddedGroup& group);
+  // The fine-tuning state as checkpoint metadata, and its restoration (before the optimizers' state).
+  std::map<std::string, std::string> fineTuningState() const;
+  void restoreFineTuning(const std::map<std::string, std::string>& state, const std::string& path);
   MetricSet metrics_;
   std::optional<at::ScalarType> autocastDtype_;
   GradScaler scaler_;
@@ -231,6 +253,7 @@ class TrainingEngine {
   std::function<void()> stepBoundary_;
   mutable std::mutex publishedLrMutex_;
   std::vector<double> publishedLrs_;
+  std::vector<std::string> publishedLrNames_;
   void publishLearningRates(std::vector<double> rates);
 };
 

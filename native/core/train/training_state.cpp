@@ -81,7 +81,9 @@ void TrainingEngine::saveState(const std::string& folder) const {
     std::lock_guard<std::mutex> lock(generator.mutex());
     state[key] = generator.get_state();
   }
-  writeSafetensors(folder + "/" + kStateFile, state, {{"format", "firebrand"}});
+  auto metadata = fineTuningState();
+  metadata["format"] = "firebrand";
+  writeSafetensors(folder + "/" + kStateFile, state, metadata);
 }
 
 void TrainingEngine::saveWeights(const std::string& path) const {
@@ -96,9 +98,12 @@ void TrainingEngine::loadState(const std::string& folder) {
   if (!fit_) throw InvalidState("loadState: call beginFit first; the saved schedule continues the planned one");
   const std::string modelPath = existingFile(folder, kModelFile);
   loadWeights(*model_, readSafetensors(modelPath).tensors, /*strict=*/true, modelPath);
-  for (auto& unit : units_) unit.loadOptimizer(existingFile(folder, optimizerFile(unit)));
   const std::string statePath = existingFile(folder, kStateFile);
-  const TensorDict state = readSafetensors(statePath).tensors;
+  const SafetensorsFile stateFile = readSafetensors(statePath);
+  // Frozen parameters and unfrozen groups first: the optimizers' saved groups must find theirs.
+  restoreFineTuning(stateFile.metadata, statePath);
+  for (auto& unit : units_) unit.loadOptimizer(existingFile(folder, optimizerFile(unit)));
+  const TensorDict& state = stateFile.tensors;
   globalStep_ = entry(state, "global_step", statePath).item<int64_t>();
   for (auto& unit : units_) unit.restoreSchedule(entry(state, scheduleKey(unit), statePath));
   if (scaler_.enabled()) {

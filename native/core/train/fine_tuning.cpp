@@ -1,0 +1,124 @@
+// TrainingEngine's fine-tuning: freezing and unfreezing parameters by pattern,
+// unfrozen parameters joining their optimizer as a new group (Lightning's
+// BaseFinetuning.unfreeze_and_add_param_group), and both kept in checkpoints.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+#include "core/errors.h"
+#include "core/model/freezing.h"
+#include "core/train/training_engine.h"
+
+namespace firebrand {
+namespace {
+
+std::vector<std::string> parameterNames(const Model& model) {
+  std::vector<std::string> names;
+  for (const auto& item : model.namedParameters()) names.push_back(item.key());
+  return names;
+}
+
+std::string joined(const std::vector<std::string>& names) {
+  std::string text;
+  for (const auto& name : names) text += (text.empty() ? "" : "\n") + name;
+  return text;
+}
+
+// The double that reads back as itself.
+std::string exactNumberText(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.17g", value);
+  return text;
+}
+
+std::vector<std::string> lines(const std::string& text) {
+  std::vector<std::string> names;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty()) names.push_back(line);
+  }
+  return names;
+}
+
+}  // namespace
+
+std::vector<std::string> TrainingEngine::freeze(const std::vector<std::string>& patterns) {
+  if (distributed_) throw InvalidState("freeze: the trainer is one rank of a distributed run; freeze with config.freeze before it starts");
+  return freezeMatching(*model_, patterns, "freeze");
+}
+
+std::vector<std::string> TrainingEngine::unfreeze(const std::vector<std::string>& patterns, std::optional<double> lr) {
+  if (distributed_) throw InvalidState("unfreeze: the trainer is one rank of a distributed run, whose gradient buckets are fixed");
+  if (lr && !(std::isfinite(*lr) && *lr >= 0)) throw InvalidArgument("unfreeze.lr: got " + std::to_string(*lr) + ", expected a number >= 0");
+  const std::vector<std::string> names = unfreezeMatching(*model_, patterns, "unfreeze");
+  const auto named = model_->namedParameters();
+  // Those no optimizer holds yet form one new group per optimizer that owns them.
+  std::vector<AddedGroup> groups(units_.size());
+  for (const std::string& name : names) {
+    const at::Tensor& parameter = named[name];
+    bool held = false;
+    for (const auto& unit : units_) {
+      for (const auto& owned : unit.parameters()) held = held || owned.is_same(parameter);
+    }
+    if (held) continue;
+    for (size_t i = 0; i < units_.size(); ++i) {
+      if (!units_[i].owns(name)) continue;
+      groups[i].parameters.push_back(name);
+      break;
+    }
+  }
+  for (size_t i = 0; i < units_.size(); ++i) {
+    if (groups[i].parameters.empty()) continue;
+    groups[i].unit = i;
+    groups[i].lr = lr.value_or(units_[i].firstBaseLearningRate() / 10.0);
+    addGroup(groups[i]);
+  }
+  return names;
+}
+
+void TrainingEngine::addGroup(const AddedGroup& group) {
+  const auto named = model_->namedParameters();
+  std::vector<at::Tensor> parameters;
+  for (const auto& name : group.parameters) parameters.push_back(named[name]);
+  units_.at(group.unit).addParameterGroup(parameters, group.lr);
+  addedGroups_.push_back(group);
+}
+
+std::map<std::string, std::string> TrainingEngine::fineTuningState() const {
+  std::map<std::string, std::string> state{{"frozen", joined(model_->frozenParameters())},
+                                           {"added_groups", std::to_string(addedGroups_.size())}};
+  for (size_t i = 0; i < addedGroups_.size(); ++i) {
+    const std::string key = "added_group." + std::to_string(i) + ".";
+    state[key + "unit"] = std::to_string(addedGroups_[i].unit);
+    state[key + "lr"] = exactNumberText(addedGroups_[i].lr);
+    state[key + "parameters"] = joined(addedGroups_[i].parameters);
+  }
+  return state;
+}
+
+void TrainingEngine::restoreFineTuning(const std::map<std::string, std::string>& state, const std::string& path) {
+  const auto field = [&](const std::string& key) -> const std::string& {
+    const auto it = state.find(key);
+    if (it == state.end()) throw FileError(path + ": the checkpoint's metadata lacks '" + key + "'");
+    return it->second;
+  };
+  if (state.find("frozen") == state.end()) return;  // written before fine-tuning was saved: nothing frozen
+  const std::vector<std::string> names = parameterNames(*model_);
+  const std::vector<std::string> frozen = lines(field("frozen"));
+  for (const auto& name : frozen) {
+    if (std::find(names.begin(), names.end(), name) == names.end()) {
+      throw FileError(path + ": the checkpoint froze parameter '" + name + "', which this model does not have");
+    }
+  }
+  model_->setFrozen(names, false);
+  model_->setFrozen(frozen, true);
+  // Groups a run unfroze join again, in order, unless this engine already added them.
+  const size_t count = std::stoul(field("added_groups"));
+  for (size_t i = addedGroups_.size(); i < count; ++i) {
+    const std::string key = "added_group." + std::to_string(i) + ".";
+    addGroup({std::stoul(field(key + "unit")), lines(field(key + "parameters")), std::stod(field(key + "lr"))});
+  }
+}
+
+}  // namespace firebrand
