@@ -4,7 +4,7 @@
 // thread count. Prints one JSON line.
 // For the models written as TypeScript modules (cnn-module, resnet, gpt) it also
 // reports the trace and the whole set-up (trace, build, first-batch check).
-//   node dist/scripts/bench/firebrand-loop.js <tiny|mlp|cnn|cnn-module|resnet|transformer|gpt> <steps> <threads> [transformer.pt]
+//   node dist/scripts/bench/firebrand-loop.js <tiny|mlp|cnn|cnn-module|resnet|resnet-head|transformer|gpt> <steps> <threads> [transformer.pt]
 //   node dist/scripts/bench/firebrand-loop.js generate-gpt <tokens> <threads> [no-cache]   (tokens/s of generate())
 import { performance } from 'node:perf_hooks';
 
@@ -17,7 +17,7 @@ import { DemoCnn, demoCnn } from '../fashion-mnist';
 // Batches per epoch: the Python and C++ loops cycle 16 pre-cut batches and have no epochs; firebrand's
 // epochs are kept as long as a real dataset's would be (its per-epoch set-up is not per-step cost),
 // except where 16 already make an epoch of several seconds.
-const BATCHES: Record<string, number> = { tiny: 256, mlp: 64, cnn: 16, 'cnn-module': 16, resnet: 16, transformer: 16, gpt: 16 };
+const BATCHES: Record<string, number> = { tiny: 256, mlp: 64, cnn: 16, 'cnn-module': 16, resnet: 16, 'resnet-head': 16, transformer: 16, gpt: 16 };
 
 interface Workload {
   model: ModelLike;
@@ -25,6 +25,7 @@ interface Workload {
   optimizer: OptimizerSpec;
   batchSize: number;
   data: Dataset;
+  freeze?: string[];
 }
 
 /** Input and target fields filled in place (Dataset.allocate: one copy of the data, as the loops hold). */
@@ -77,7 +78,8 @@ function workload(name: string, scriptPath: string | undefined): Workload {
         data: fields({ dtype: 'float32', shape: [samples, 1, 28, 28], value: uniform(4) }, { dtype: 'int64', shape: [samples], value: classes }),
       };
     }
-    case 'resnet': {
+    case 'resnet':
+    case 'resnet-head': {
       const samples = batches * 32;
       return {
         model: new ResNet18({ inChannels: 3, width: 16, numClasses: 10 }),
@@ -85,6 +87,8 @@ function workload(name: string, scriptPath: string | undefined): Workload {
         optimizer: { name: 'adamw', lr: 1e-3 },
         batchSize: 32,
         data: fields({ dtype: 'float32', shape: [samples, 3, 32, 32], value: uniform(5) }, { dtype: 'int64', shape: [samples], value: classes }),
+        // Fine-tuning the head: everything but fc frozen.
+        freeze: name === 'resnet-head' ? ['conv1', 'bn1', 'layer*'] : undefined,
       };
     }
     case 'gpt': {
@@ -135,11 +139,11 @@ async function main(): Promise<void> {
   const [name, stepsText, threadsText, scriptPath] = process.argv.slice(2);
   if (name === 'generate-gpt') return generation(Number(stepsText), Number(threadsText), scriptPath !== 'no-cache');
   const steps = Number(stepsText);
-  const { model, loss, optimizer, batchSize, data } = workload(name, scriptPath);
+  const { model, loss, optimizer, batchSize, data, freeze } = workload(name, scriptPath);
   // A module model is traced (nn.sequential of layers is not: C++ runs its layers in order).
   const traced = performance.now();
   const traceSeconds = resolveModelSpec(model).type === 'graph' ? (performance.now() - traced) / 1000 : undefined;
-  const trainer = new Trainer({ model, loss, optimizer, config: { batchSize, numThreads: Number(threadsText), seed: 0 } });
+  const trainer = new Trainer({ model, loss, optimizer, config: { batchSize, numThreads: Number(threadsText), seed: 0, freeze } });
   const settingUp = performance.now();
   await trainer.setup();
   const setupSeconds = (performance.now() - settingUp) / 1000;

@@ -2,7 +2,7 @@
 """The plain PyTorch side of `npm run bench`: the bench workloads trained by an
 eager loop (batches pre-cut in memory, the loss read back every 50 steps as a
 logging loop would). Prints one JSON line.
-  python3 python_loop.py <tiny|mlp|cnn|cnn-module|resnet|transformer|gpt> <steps> <threads>
+  python3 python_loop.py <tiny|mlp|cnn|cnn-module|resnet|resnet-head|transformer|gpt> <steps> <threads>
   (cnn-module is the cnn: firebrand writes it as a TypeScript module; resnet is the ResNet-18 and gpt
   the GPT-mini of scripts/make-module-fixtures.py, at width 16 and at 256 tokens, context 64, width 128)
   python3 python_loop.py export-transformer <path.pt>   (the TorchScript model all three sides train)
@@ -52,7 +52,7 @@ def workload(name):
             nn.Conv2d(32, 64, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
             nn.Flatten(), nn.Linear(64 * 7 * 7, 128), nn.ReLU(), nn.Dropout(0.25), nn.Linear(128, 10))
         return model, torch.optim.AdamW(model.parameters(), lr=1e-3), cross_entropy, torch.randn(BATCHES, 64, 1, 28, 28), torch.randint(10, (BATCHES, 64))
-    if name in ("resnet", "gpt"):
+    if name in ("resnet", "resnet-head", "gpt"):
         spec = importlib.util.spec_from_file_location("fixtures", pathlib.Path(__file__).resolve().parent.parent / "make-module-fixtures.py")
         fixtures = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(fixtures)
@@ -62,6 +62,12 @@ def workload(name):
     if name == "resnet":
         model = fixtures.ResNet18(width=16, num_classes=10)
         return model, torch.optim.AdamW(model.parameters(), lr=1e-3), cross_entropy, torch.randn(BATCHES, 32, 3, 32, 32), torch.randint(10, (BATCHES, 32))
+    if name == "resnet-head":
+        # Fine-tuning the head: the backbone's parameters need no gradient (main() puts its modules in eval mode).
+        model = fixtures.ResNet18(width=16, num_classes=10)
+        for parameter_name, parameter in model.named_parameters():
+            parameter.requires_grad_(parameter_name.startswith("fc."))
+        return model, torch.optim.AdamW(model.fc.parameters(), lr=1e-3), cross_entropy, torch.randn(BATCHES, 32, 3, 32, 32), torch.randint(10, (BATCHES, 32))
     if name == "transformer":
         model = TinyTransformer()
         return model, torch.optim.AdamW(model.parameters(), lr=1e-3), cross_entropy, torch.randint(1000, (BATCHES, 32, 64)), torch.randint(10, (BATCHES, 32))
@@ -101,6 +107,10 @@ def main():
     torch.manual_seed(0)
     model, optimizer, loss_fn, inputs, targets = workload(name)
     model.train()
+    if name == "resnet-head":
+        for child_name, child in model.named_children():
+            if child_name != "fc":
+                child.eval()
 
     def step(i):
         batch = i % BATCHES

@@ -2,7 +2,7 @@
 // libtorch C++ loop (no framework): batches pre-cut in memory, forward, loss,
 // backward, optimizer step, and the loss read back every 50 steps as a
 // logging loop would. Prints one JSON line.
-//   raw_loop <tiny|mlp|cnn|cnn-module|resnet|transformer|gpt> <steps> <threads> [transformer.pt]
+//   raw_loop <tiny|mlp|cnn|cnn-module|resnet|resnet-head|transformer|gpt> <steps> <threads> [transformer.pt]
 // (cnn-module is the cnn; resnet is torchvision's ResNet-18 layout with a CIFAR
 // stem at width 16, written with torch::nn as a C++ user would.)
 #include <sys/resource.h>
@@ -164,6 +164,21 @@ Workload makeWorkload(const std::string& name, const std::string& scriptPath) {
   } else if (name == "resnet") {
     useModule(workload, ResNet18(16));
     workload.optimizer = std::make_unique<torch::optim::AdamW>(workload.parameters, torch::optim::AdamWOptions(1e-3));
+    workload.loss = crossEntropy;
+    workload.inputs = torch::randn({kBatches, 32, 3, 32, 32});
+    workload.targets = torch::randint(10, {kBatches, 32});
+  } else if (name == "resnet-head") {
+    // Fine-tuning the head: the backbone's parameters need no gradient and its modules run in eval mode.
+    ResNet18 module(16);
+    useModule(workload, module);
+    for (const auto& item : module->named_parameters()) item.value().requires_grad_(item.key().rfind("fc.", 0) == 0);
+    workload.train = [module](bool on) mutable {
+      module->train(on);
+      for (const auto& child : module->named_children()) {
+        if (child.key() != "fc") child.value()->eval();
+      }
+    };
+    workload.optimizer = std::make_unique<torch::optim::AdamW>(module->fc->parameters(), torch::optim::AdamWOptions(1e-3));
     workload.loss = crossEntropy;
     workload.inputs = torch::randn({kBatches, 32, 3, 32, 32});
     workload.targets = torch::randint(10, {kBatches, 32});

@@ -13,8 +13,8 @@ import { benchSources, buildRawLoop, check, exportTransformer, PYTHON, repo } fr
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
 const THREADS = Number(process.env.BENCH_THREADS ?? 1);
-const STEPS: Record<string, number> = { tiny: 10000, mlp: 300, cnn: 60, 'cnn-module': 60, resnet: 30, transformer: 30, gpt: 40 };
-const WORKLOADS = (process.env.BENCH_WORKLOADS ?? 'tiny,mlp,cnn,cnn-module,resnet,transformer,gpt').split(',');
+const STEPS: Record<string, number> = { tiny: 10000, mlp: 300, cnn: 60, 'cnn-module': 60, resnet: 30, 'resnet-head': 60, transformer: 30, gpt: 40 };
+const WORKLOADS = (process.env.BENCH_WORKLOADS ?? 'tiny,mlp,cnn,cnn-module,resnet,resnet-head,transformer,gpt').split(',');
 
 interface Sample {
   stepsPerSecond: number;
