@@ -63,6 +63,7 @@ export type {
   SchedulerSpec,
 } from './training/objectives';
 export { Trainer } from './training/trainer';
+export type { WeightNameMap } from './training/weight-renames';
 export type {
   DataloaderConfiguration,
   FitOptions,

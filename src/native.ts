@@ -283,7 +283,8 @@ export interface NativeEngine {
   saveState(folder: string): Promise<void>;
   loadState(folder: string): Promise<void>;
   saveWeights(path: string): Promise<void>;
-  initWeightsFrom(path: string, strict: boolean): Promise<{ missing: string[]; unexpected: string[] }>;
+  /** `renames`: a weight's new name, or null to leave it out; names not listed stay. */
+  initWeightsFrom(path: string, strict: boolean, renames?: Record<string, string | null>): Promise<{ missing: string[]; unexpected: string[] }>;
   readonly schedulerMonitor: string | undefined;
   trainEpoch(
     data: NativeDataset | NativeBatchQueue,
@@ -358,6 +359,8 @@ export interface NativeBinding {
   };
   NativeBatchQueue: new (queueDepth: number, batchesPerEpoch: number | undefined) => NativeBatchQueue;
   runtimeInfo(): RuntimeInfo;
+  /** The names of a weights file's tensors (.safetensors or TorchScript). */
+  weightNames(path: string): Promise<string[]>;
   loadSafetensors(path: string): Promise<{ tensors: Record<string, TensorData<NumericArray>>; metadata: Record<string, string> }>;
   saveSafetensors(path: string, tensors: Record<string, TensorData<NumericArray>>, metadata?: Record<string, string>): Promise<void>;
   setNumThreads(threads: number): void;

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-import { Callback, Module, ModelLike, nn, NumericArray, Tensor, TensorData, Trainer, TrainerConfig } from '../src';
+import { Callback, Module, ModelLike, nn, NumericArray, saveSafetensors, Tensor, TensorData, Trainer, TrainerConfig } from '../src';
 import { blobDataset, errorOf, rejectionOf } from './helpers';
 
 /** A backbone with BatchNorm and dropout (whose statistics and masks must not move when frozen) and a head. */
@@ -118,5 +118,80 @@ describe('fine-tuning', function () {
     expect((await rejectionOf(trainer.unfreeze('head.7'))).message).to.contain("unfreeze: 'head.7' matches no parameter or module");
     expect((await rejectionOf(trainer.unfreeze('backbone', { lr: -1 }))).message).to.equal('unfreeze.lr: got -1.000000, expected a number >= 0');
     expect(errorOf(() => trainerOf(new Finetuned(), { freeze: 3 as unknown as string })).message).to.contain('config.freeze: got 3, expected a non-empty string or a list of strings');
+  });
+
+  describe('initWeightsFrom with a map', () => {
+    const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'firebrand-weights-map-'));
+    after(() => fs.rmSync(folder, { recursive: true, force: true }));
+
+    /** A trained model's weights saved as DDP saves them: every name under 'module.'. */
+    const savedUnderModule = async () => {
+      const source = trainerOf(new Finetuned());
+      await source.fit(blobDataset(64));
+      const state = await source.stateDict();
+      const file = path.join(folder, 'ddp.safetensors');
+      await saveSafetensors(file, Object.fromEntries(Object.entries(state).map(([name, value]) => [`module.${name}`, value])));
+      return { file, state };
+    };
+
+    it("renames by prefix ('module.' off; the longest prefix wins) and loads strictly", async () => {
+      const { file, state } = await savedUnderModule();
+      const target = trainerOf(new Finetuned());
+      expect(await target.initWeightsFrom(file, { map: { 'module.': '' } })).to.deep.equal({ missing: [], unexpected: [] });
+      const loaded = await target.stateDict();
+      for (const name of Object.keys(state)) expect(same(loaded[name], state[name]), name).to.equal(true);
+      // The longest prefix wins: the head goes elsewhere, so strict loading names what is left over.
+      const error = await rejectionOf(trainerOf(new Finetuned()).initWeightsFrom(file, { map: { 'module.': '', 'module.head.': 'classifier.' } }));
+      expect(error.message).to.contain('the weights do not match the model; missing: head.0.bias');
+      expect(error.message).to.contain('unexpected: classifier.0.bias');
+    });
+
+    it('renames or drops by a function, reporting what is missing when not strict', async () => {
+      const { file, state } = await savedUnderModule();
+      const target = trainerOf(new Finetuned());
+      const report = await target.initWeightsFrom(file, { strict: false, map: (name) => (name.startsWith('module.head.') ? null : name.slice('module.'.length)) });
+      expect(report.unexpected).to.deep.equal([]);
+      expect(report.missing).to.have.members(under(state, 'head.'));
+      const loaded = await target.stateDict();
+      for (const name of under(state, 'backbone.')) expect(same(loaded[name], state[name]), name).to.equal(true);
+      expect(same(loaded['head.0.weight'], state['head.0.weight'])).to.equal(false);
+    });
+
+    it('converts bf16 and fp16 weights to the model dtype', async () => {
+      // safetensors written by hand: one [2, 2] tensor as bf16 (the high half of each float32) and fp16.
+      const values = [0.5, -1.25, 3, 1024];
+      const bf16 = new Uint16Array(new Uint32Array(Float32Array.from(values).buffer).map((bits) => bits >>> 16));
+      const fp16 = Uint16Array.of(0x3800, 0xbd00, 0x4200, 0x6400);
+      const write = (name: string, dtype: string, data: Uint16Array) => {
+        const header = Buffer.from(JSON.stringify({ '0.weight': { dtype, shape: [2, 2], data_offsets: [0, 8] }, '0.bias': { dtype, shape: [2], data_offsets: [8, 12] } }));
+        const length = Buffer.alloc(8);
+        length.writeBigUInt64LE(BigInt(header.length));
+        const file = path.join(folder, name);
+        fs.writeFileSync(file, Buffer.concat([length, header, Buffer.from(data.buffer), Buffer.from(data.buffer, 0, 4)]));
+        return file;
+      };
+      for (const [dtype, data] of [['BF16', bf16], ['F16', fp16]] as const) {
+        const trainer = trainerOf(nn.sequential(nn.linear(2, 2)));
+        await trainer.initWeightsFrom(write(`${dtype}.safetensors`, dtype, data));
+        const state = await trainer.stateDict();
+        expect(state['0.weight'].data).to.be.instanceOf(Float32Array);
+        expect(Array.from(state['0.weight'].data as Float32Array), dtype).to.deep.equal(values);
+        expect(Array.from(state['0.bias'].data as Float32Array), dtype).to.deep.equal(values.slice(0, 2));
+      }
+    });
+
+    it('names a prefix that matches nothing, a bad return value and two weights given one name', async () => {
+      const { file } = await savedUnderModule();
+      const cases: [() => Promise<unknown>, string][] = [
+        [() => trainerOf(new Finetuned()).initWeightsFrom(file, { map: { 'model.': '' } }), "initWeightsFrom.map: no weight name starts with 'model.'; the file's names look like 'module."],
+        [() => trainerOf(new Finetuned()).initWeightsFrom(file, { map: () => 3 as unknown as string }), "initWeightsFrom.map('module."],
+        [() => trainerOf(new Finetuned()).initWeightsFrom(file, { map: () => 'head.0.weight' }), "the map gives weights 'module."],
+      ];
+      for (const [load, message] of cases) {
+        const error = await rejectionOf(load());
+        expect(error.code).to.equal('ERR_FIREBRAND_INVALID_ARGUMENT');
+        expect(error.message).to.contain(message);
+      }
+    });
   });
 });

@@ -362,11 +362,22 @@ Napi::Value EngineWrap::InitWeightsFrom(const Napi::CallbackInfo& info) {
   return guard(env, [&]() -> Napi::Value {
     const std::string path = toString(info[0], "path");
     const bool strict = toBoolean(info[1], "strict");
+    // { source name: new name, or null to leave the weight out }
+    std::map<std::string, std::optional<std::string>> renames;
+    if (!info[2].IsUndefined()) {
+      const Napi::Object table = toObject(info[2], "initWeightsFrom.map");
+      const Napi::Array names = table.GetPropertyNames();
+      for (uint32_t i = 0; i < names.Length(); ++i) {
+        const std::string name = names.Get(i).As<Napi::String>().Utf8Value();
+        const Napi::Value target = table.Get(name);
+        renames[name] = target.IsNull() ? std::nullopt : std::optional<std::string>(toString(target, "initWeightsFrom.map['" + name + "']"));
+      }
+    }
     auto engine = engine_;
     return startTask(
         env,
-        [engine, path, strict]() -> PromiseWorker::Finish {
-          const WeightsReport report = engine->initWeightsFrom(path, strict);
+        [engine, path, strict, renames]() -> PromiseWorker::Finish {
+          const WeightsReport report = engine->initWeightsFrom(path, strict, renames);
           return [report](Napi::Env env) -> Napi::Value { return toJs(env, report); };
         },
         "initWeightsFrom");

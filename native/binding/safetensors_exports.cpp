@@ -6,6 +6,8 @@
 #include "core/errors.h"
 #include "core/io/safetensors_reader.h"
 #include "core/io/safetensors_writer.h"
+#include "core/model/weights.h"
+#include "binding/results.h"
 
 namespace firebrand::binding {
 namespace {
@@ -27,6 +29,20 @@ Napi::Value LoadSafetensors(const Napi::CallbackInfo& info) {
         result.Set("metadata", metadata);
         return result;
       };
+    });
+  });
+}
+
+// (path) -> Promise<string[]>: the names of a weights file's tensors (.safetensors or TorchScript), for
+// initWeightsFrom's map.
+Napi::Value WeightNames(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  return guard(env, [&]() -> Napi::Value {
+    const std::string path = toString(info[0], "path");
+    return PromiseWorker::Start(env, [path]() -> PromiseWorker::Finish {
+      std::vector<std::string> names;
+      for (const auto& [name, tensor] : readWeightsFile(path)) names.push_back(name);
+      return [names](Napi::Env env) -> Napi::Value { return toJs(env, names); };
     });
   });
 }
@@ -59,6 +75,7 @@ Napi::Value SaveSafetensors(const Napi::CallbackInfo& info) {
 void exportSafetensors(Napi::Env env, Napi::Object exports) {
   exports.Set("loadSafetensors", Napi::Function::New<LoadSafetensors>(env, "loadSafetensors"));
   exports.Set("saveSafetensors", Napi::Function::New<SaveSafetensors>(env, "saveSafetensors"));
+  exports.Set("weightNames", Napi::Function::New<WeightNames>(env, "weightNames"));
 }
 
 }  // namespace firebrand::binding

@@ -21,6 +21,7 @@ import { runtimeInfo, setNumThreads, useDeterministicAlgorithms, warnIfSlowBlas 
 import { Timer } from '../callbacks/timer';
 import type { Callback } from './callbacks';
 import { checkOutputDir } from './checkpoints';
+import { weightRenames, type WeightNameMap } from './weight-renames';
 import { ResolvedConfig, resolveConfig } from './config';
 import { FitControl } from './fit-control';
 import { evaluateOn, FitLoop } from './fit-loop';
@@ -386,16 +387,18 @@ export class Trainer {
   }
 
   /**
-   * Loads weights only into the model, by state-dict name: a .safetensors file (firebrand's
-   * model.safetensors, or one PyTorch wrote with safetensors.torch.save_file) or a TorchScript
-   * module's parameters and buffers. Shapes must match; with `strict` (default) so must the names,
-   * otherwise the names on either side alone are reported. TorchScript files are code: load only
-   * files you trust.
+   * Loads weights only (no optimizer state), by state-dict name: a .safetensors file (fp16 and bf16 are
+   * converted to the model's dtype) or a TorchScript module's parameters and buffers. `map` renames the
+   * file's weights first: by prefix ({ 'module.': '', 'encoder.': 'backbone.' }: the longest prefix that
+   * fits; '' adds one), or a function of each name returning the new name, or null to leave it out.
+   * With `strict` (the default), names that exist on one side only are an error; else they are reported.
+   * Shapes must match. TorchScript files are code: load only files you trust.
    */
-  async initWeightsFrom(file: string, options: { strict?: boolean } = {}): Promise<{ missing: string[]; unexpected: string[] }> {
+  async initWeightsFrom(file: string, options: { strict?: boolean; map?: WeightNameMap } = {}): Promise<{ missing: string[]; unexpected: string[] }> {
     return this.exclusive('initWeightsFrom', async () => {
       await this.setup();
-      return this.engine.initWeightsFrom(file, options.strict ?? true);
+      const renames = options.map === undefined ? undefined : weightRenames(await native.weightNames(file), options.map);
+      return this.engine.initWeightsFrom(file, options.strict ?? true, renames);
     });
   }
 

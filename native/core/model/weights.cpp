@@ -54,6 +54,23 @@ WeightsReport loadWeights(Model& model, const TensorDict& weights, bool strict, 
   return report;
 }
 
+TensorDict renamedWeights(const TensorDict& weights, const std::map<std::string, std::optional<std::string>>& renames,
+                          const std::string& origin) {
+  TensorDict renamed;
+  std::map<std::string, std::string> sources;  // by new name, for collisions
+  for (const auto& [name, value] : weights) {
+    const auto it = renames.find(name);
+    if (it != renames.end() && !it->second) continue;
+    const std::string target = it == renames.end() ? name : *it->second;
+    const auto [previous, isNew] = sources.emplace(target, name);
+    if (!isNew) {
+      throw InvalidArgument(origin + ": the map gives weights '" + previous->second + "' and '" + name + "' the same name '" + target + "'");
+    }
+    renamed[target] = value;
+  }
+  return renamed;
+}
+
 TensorDict readWeightsFile(const std::string& path) {
   checkInputFile(path, "weights file (.safetensors or TorchScript)");
   std::ifstream file(path, std::ios::binary);

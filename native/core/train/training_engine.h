@@ -142,7 +142,8 @@ class TrainingEngine {
   void loadState(const std::string& folder);
   // Loads weights only (a .safetensors file, or a TorchScript module's
   // parameters and buffers) into the model; see loadWeights for `strict`.
-  WeightsReport initWeightsFrom(const std::string& path, bool strict);
+  WeightsReport initWeightsFrom(const std::string& path, bool strict,
+                                const std::map<std::string, std::optional<std::string>>& renames = {});
   // Writes the model as a TorchScript module, in eval mode, for inference anywhere.
   void exportTorchScript(const std::string& path);
 

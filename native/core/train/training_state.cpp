@@ -90,8 +90,9 @@ void TrainingEngine::saveWeights(const std::string& path) const {
   writeSafetensors(path, stateDict(), {{"format", "pt"}});
 }
 
-WeightsReport TrainingEngine::initWeightsFrom(const std::string& path, bool strict) {
-  return loadWeights(*model_, readWeightsFile(path), strict, path);
+WeightsReport TrainingEngine::initWeightsFrom(const std::string& path, bool strict,
+                                              const std::map<std::string, std::optional<std::string>>& renames) {
+  return loadWeights(*model_, renamedWeights(readWeightsFile(path), renames, path), strict, path);
 }
 
 void TrainingEngine::loadState(const std::string& folder) {
