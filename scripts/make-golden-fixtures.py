@@ -123,6 +123,9 @@ def run(case, inputs, labels, targets):
             "smooth_l1": lambda out, t: F.smooth_l1_loss(out, t, beta=case["loss"].get("beta", 1.0)),
         }[case["loss"]["name"]]
     epoch_losses, step_losses, grad_norms = [], [], []
+    # config.ema: timm's ModelEmaV3 (lerp; the first update copies; warm-up 1 - (1 + t)^(-2/3)).
+    average = {k: v.detach().clone() for k, v in model.state_dict().items()} if "ema" in case else None
+    updates = 0
     for _ in range(epochs):
         total = 0.0
         for start in range(0, SAMPLES, batch):
@@ -136,11 +139,25 @@ def run(case, inputs, labels, targets):
             if "clipValue" in case:
                 torch.nn.utils.clip_grad_value_(model.parameters(), case["clipValue"])
             optimizer.step()
+            if average is not None:
+                updates += 1
+                step = max(0, updates - 1)
+                decay = 0.0 if step <= 0 else case["ema"]["decay"]
+                if step > 0 and case["ema"].get("warmup"):
+                    decay = max(min(1 - (1 + step) ** (-2 / 3), case["ema"]["decay"]), 0.0)
+                with torch.no_grad():
+                    for k, v in model.state_dict().items():
+                        if v.is_floating_point():
+                            average[k].lerp_(v, 1.0 - decay)
+                        else:
+                            average[k].copy_(v)
             if scheduler:
                 scheduler.step()
             total += loss.item() * xb.shape[0]
             step_losses.append(loss.item())
         epoch_losses.append(total / SAMPLES)
+    if average is not None:  # firebrand's model ends on the averaged weights
+        model.load_state_dict(average)
     # firebrand predicts under the autocast it trains with, as Lightning does.
     with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16, enabled=case.get("mixedPrecision") == "bf16"):
         predictions = model(x[:4]).float().flatten().tolist()
@@ -556,6 +573,11 @@ def main():
         {"title": "60 steps of sgd under onecycle, which also cycles the momentum", "seed": 14, "batchSize": 4,
          "epochs": 5, "lrScheduler": {"name": "onecycle", "maxLr": 0.3},
          "optimizer": {"name": "sgd", "lr": 0.1, "momentum": 0.9}, "loss": {"name": "cross_entropy"}},
+        {"title": "60 steps of adamw with an EMA of the weights (warm-up, then decay 0.9)", "seed": 20, "batchSize": 4,
+         "epochs": 5, "ema": {"decay": 0.9, "warmup": True}, "optimizer": {"name": "adamw", "lr": 0.01},
+         "loss": {"name": "cross_entropy"}},
+        {"title": "60 steps of sgd with an EMA of decay 0.8", "seed": 21, "batchSize": 4, "epochs": 5,
+         "ema": {"decay": 0.8}, "optimizer": {"name": "sgd", "lr": 0.1, "momentum": 0.9}, "loss": {"name": "cross_entropy"}},
         {"title": "60 steps of adamw under bf16 autocast on the CPU", "seed": 19, "batchSize": 4, "epochs": 5,
          "mixedPrecision": "bf16", "optimizer": {"name": "adamw", "lr": 0.01}, "loss": {"name": "cross_entropy"}},
         # Accumulating 4 micro-batches of 5 equals one batch of 20; 48 samples end in a short group of 8.

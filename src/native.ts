@@ -224,6 +224,7 @@ export interface NativeEngineSpec {
   metrics?: string[];
   mixedPrecision?: string;
   gradScaler: { enabled: boolean; initScale: number; growthFactor: number; backoffFactor: number; growthInterval: number };
+  ema: { enabled: boolean; decay: number; warmup: boolean; evaluate: boolean };
   checkFiniteInputs?: boolean;
   lossOutput?: string;
   freeze?: string[];
@@ -306,6 +307,8 @@ export interface NativeEngine {
   predict(inputs: NumericArray, shape: number[], batchSize: number): Promise<Prediction>;
   startGeneration(prompt: NumericArray, options: GenerateOptions): GenerationHandle;
   generateNext(generation: GenerationHandle): Promise<number | null>;
+  /** The model takes config.ema's averaged weights (the end of a fit). */
+  copyAverageToModel(): Promise<void>;
   /** Fine-tuning, between two steps during a fit: the parameters frozen or unfrozen, by name. */
   freeze(patterns: string[]): Promise<string[]>;
   unfreeze(patterns: string[], lr?: number): Promise<string[]>;

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-import { Callback, Module, ModelLike, nn, NumericArray, saveSafetensors, Tensor, TensorData, Trainer, TrainerConfig } from '../src';
+import { Callback, loadSafetensors, Module, ModelLike, nn, NumericArray, saveSafetensors, Tensor, TensorData, Trainer, TrainerConfig } from '../src';
 import { blobDataset, errorOf, rejectionOf } from './helpers';
 
 /** A backbone with BatchNorm and dropout (whose statistics and masks must not move when frozen) and a head. */
@@ -118,6 +118,48 @@ describe('fine-tuning', function () {
     expect((await rejectionOf(trainer.unfreeze('head.7'))).message).to.contain("unfreeze: 'head.7' matches no parameter or module");
     expect((await rejectionOf(trainer.unfreeze('backbone', { lr: -1 }))).message).to.equal('unfreeze.lr: got -1.000000, expected a number >= 0');
     expect(errorOf(() => trainerOf(new Finetuned(), { freeze: 3 as unknown as string })).message).to.contain('config.freeze: got 3, expected a non-empty string or a list of strings');
+  });
+
+  describe('an exponential moving average of the weights (config.ema)', () => {
+    it('evaluates on the averages and ends on them (golden against PyTorch in golden.test.ts)', async () => {
+      const data = blobDataset(96);
+      const evalData = blobDataset(32, 4, 7);
+      for (const evaluate of [true, false]) {
+        const trainer = trainerOf(new Finetuned(), { ema: { enabled: true, decay: 0.9, evaluate } });
+        const history = await trainer.fit(data, { evalData });
+        // After fit the model holds the averages, which the last epoch's evaluation saw only with evaluate on.
+        const { loss } = await trainer.evaluate(evalData);
+        expect(history.epochs[2].valLoss === loss, `evaluate: ${evaluate}`).to.equal(evaluate);
+      }
+    });
+
+    it('checkpoints the averages (ema.safetensors) and resumes them exactly; loadBestModelAtEnd takes the best ones', async () => {
+      const root = fs.mkdtempSync(path.join(os.tmpdir(), 'firebrand-ema-'));
+      try {
+        const ema = { enabled: true, decay: 0.8, warmup: true };
+        const full = trainerOf(new Finetuned(), { ema, outputDir: path.join(root, 'full') });
+        await full.fit(blobDataset(96));
+        const checkpoint = path.join(root, 'full', 'checkpoints', 'step-12');
+        expect(fs.existsSync(path.join(checkpoint, 'ema.safetensors'))).to.equal(true);
+        const resumed = trainerOf(new Finetuned(), { ema, resumeFromCheckpoint: checkpoint });
+        await resumed.fit(blobDataset(96));
+        const [a, b] = [await full.stateDict(), await resumed.stateDict()];
+        for (const name of Object.keys(a)) expect(same(a[name], b[name]), name).to.equal(true);
+        // Without config.ema the checkpoint does not fit, and the reverse says what is missing.
+        const plain = trainerOf(new Finetuned(), { outputDir: path.join(root, 'plain') });
+        await plain.fit(blobDataset(96), { numEpochs: 1 });
+        const missing = await rejectionOf(trainerOf(new Finetuned(), { ema, resumeFromCheckpoint: path.join(root, 'plain', 'checkpoints', 'step-6') }).fit(blobDataset(96)));
+        expect(missing.message).to.contain("ema.safetensors: missing; the checkpoint was saved without config.ema, which this trainer has");
+
+        const best = trainerOf(new Finetuned(), { ema, outputDir: path.join(root, 'best'), loadBestModelAtEnd: true, metricForBestModel: 'loss', greaterIsBetter: true });
+        const history = await best.fit(blobDataset(96));
+        const averages = await loadSafetensors(path.join(history.best!.checkpoint!, 'ema.safetensors'));
+        const state = await best.stateDict();
+        for (const name of Object.keys(state)) expect(same(state[name], averages.tensors[name]), name).to.equal(true);
+      } finally {
+        fs.rmSync(root, { recursive: true, force: true });
+      }
+    });
   });
 
   describe('initWeightsFrom with a map', () => {

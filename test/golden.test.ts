@@ -20,6 +20,7 @@ interface GoldenCase {
   lrScheduler?: SchedulerSpec;
   logSoftmax?: boolean;
   mixedPrecision?: 'bf16';
+  ema?: { decay: number; warmup?: boolean };
   epochLosses: number[];
   stepLosses: number[];
   gradNorms?: number[];
@@ -107,6 +108,7 @@ describe(`agreement with PyTorch ${fixture.torchVersion} (golden fixtures; versi
           maxGradNorm: golden.maxGradNorm,
           clipValue: golden.clipValue,
           mixedPrecision: golden.mixedPrecision,
+          ema: golden.ema === undefined ? undefined : { enabled: true, ...golden.ema },
           logEvery: 1,
           shuffle: false,
           progressBar: false,

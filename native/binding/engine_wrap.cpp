@@ -95,6 +95,13 @@ EngineSpec toEngineSpec(const Napi::Value& value) {
   if (!object.Get("checkFiniteInputs").IsUndefined()) {
     spec.checkFiniteInputs = toBoolean(object.Get("checkFiniteInputs"), "config.checkFiniteInputs");
   }
+  if (!object.Get("ema").IsUndefined()) {
+    const Napi::Object ema = toObject(object.Get("ema"), "config.ema");
+    if (toBoolean(ema.Get("enabled"), "config.ema.enabled")) {
+      spec.ema = WeightAverageOptions{toNumber(ema.Get("decay"), "config.ema.decay"), toBoolean(ema.Get("warmup"), "config.ema.warmup"),
+                                      toBoolean(ema.Get("evaluate"), "config.ema.evaluate")};
+    }
+  }
   if (!object.Get("freeze").IsUndefined()) spec.freeze = toStrings(object.Get("freeze"), "config.freeze");
   if (!object.Get("seed").IsUndefined()) spec.seed = static_cast<uint64_t>(toInteger(object.Get("seed"), "config.seed", 0));
   return spec;
@@ -110,6 +117,7 @@ void EngineWrap::Export(Napi::Env env, Napi::Object exports) {
                                     InstanceMethod<&EngineWrap::StartGeneration>("startGeneration"),
                                     InstanceMethod<&EngineWrap::GenerateNext>("generateNext"),
                                     InstanceMethod<&EngineWrap::Freeze>("freeze"),
+                                    InstanceMethod<&EngineWrap::CopyAverageToModel>("copyAverageToModel"),
                                     InstanceMethod<&EngineWrap::Unfreeze>("unfreeze"),
                                     InstanceMethod<&EngineWrap::BeginFit>("beginFit"),
                                     InstanceMethod<&EngineWrap::ExportTorchScript>("exportTorchScript"),
@@ -250,6 +258,20 @@ Napi::Value EngineWrap::StartGeneration(const Napi::CallbackInfo& info) {
 // Tokens come between two training steps when a fit runs, as predictions do.
 Napi::Value EngineWrap::GenerateNext(const Napi::CallbackInfo& info) {
   return nextToken(info, thread_, OperationLock::keepAlive(Value()), /*betweenSteps=*/true);
+}
+
+Napi::Value EngineWrap::CopyAverageToModel(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  return guard(env, [&]() -> Napi::Value {
+    auto engine = engine_;
+    return startTask(
+        env,
+        [engine]() -> PromiseWorker::Finish {
+          engine->copyAverageToModel();
+          return [](Napi::Env env) -> Napi::Value { return env.Undefined(); };
+        },
+        "copyAverageToModel");
+  });
 }
 
 Napi::Value EngineWrap::Freeze(const Napi::CallbackInfo& info) {

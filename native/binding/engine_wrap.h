@@ -28,6 +28,8 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
   Napi::Value GenerateNext(const Napi::CallbackInfo& info);
   // (patterns) / (patterns, lr?) -> Promise<string[]>: the names frozen or unfrozen, between steps during a fit.
   Napi::Value Freeze(const Napi::CallbackInfo& info);
+  // () -> Promise<void>: the model takes config.ema's averaged weights (the end of a fit).
+  Napi::Value CopyAverageToModel(const Napi::CallbackInfo& info);
   Napi::Value Unfreeze(const Napi::CallbackInfo& info);
   Napi::Value BeginFit(const Napi::CallbackInfo& info);
   Napi::Value ExportTorchScript(const Napi::CallbackInfo& info);

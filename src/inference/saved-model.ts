@@ -10,6 +10,8 @@ import { runtimeInfo } from '../runtime';
 import { LIBRARY_VERSION } from '../version';
 
 export const WEIGHTS_FILE = 'model.safetensors';
+/** A checkpoint's averaged weights (config.ema), by state-dict name. */
+export const EMA_WEIGHTS_FILE = 'ema.safetensors';
 export const TORCHSCRIPT_FILE = 'model.pt';
 const DESCRIPTION_FILE = 'firebrand_model.json';
 const FORMAT = 'firebrand-model';

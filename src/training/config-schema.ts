@@ -4,7 +4,7 @@
 import os from 'node:os';
 
 import { batchingFields } from '../data/loader-options';
-import { atLeastOne, boolean, either, field, fraction, integer, listOf, oneOf, positive, Resolved, Schema, text } from '../options/schema';
+import { atLeastOne, boolean, either, field, fraction, integer, listOf, number, oneOf, positive, Resolved, Schema, text } from '../options/schema';
 
 const gradScalerSchema: Schema = {
   enabled: field(boolean, (_: Resolved, root: Resolved) => root.mixedPrecision === 'fp16', [true, false], "true with mixedPrecision 'fp16'"),
@@ -12,6 +12,13 @@ const gradScalerSchema: Schema = {
   growthFactor: field(atLeastOne, 2, [1, 10]),
   backoffFactor: field(fraction, 0.5, [1e-30, 1]),
   growthInterval: field(integer(1), 2000, [1]),
+};
+
+const emaSchema: Schema = {
+  enabled: field(boolean, false, [true, false]),
+  decay: field(number(0, 1), 0.999, [0, 1]),
+  warmup: field(boolean, false, [true]),
+  evaluate: field(boolean, true, [false]),
 };
 
 const distributedSchema: Schema = {
@@ -40,6 +47,7 @@ export const configSchema: Schema = {
   metrics: field(listOf(), [], [['accuracy', 'f1Macro']]),
   mixedPrecision: field(oneOf('no', 'fp16', 'bf16'), 'no', ['bf16']),
   gradScaler: gradScalerSchema,
+  ema: emaSchema,
   distributed: distributedSchema,
   logEvery: field(integer(1), 50, [1]),
   progressBar: field(boolean, true, [false]),

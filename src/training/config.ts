@@ -63,6 +63,8 @@ export interface TrainerConfig {
   mixedPrecision: 'no' | 'fp16' | 'bf16';
   /** Loss scaling (torch.cuda.amp.GradScaler); on by default with fp16 only. */
   gradScaler: GradScalerConfig;
+  /** An exponential moving average of the weights (timm's ModelEmaV3, Lightning's EMAWeightAveraging); off by default. */
+  ema: EmaConfig;
   /** Data-parallel settings, used when launched as several ranks (`firebrand launch`, torchrun). */
   distributed: DistributedConfig;
   /** Metrics computed in C++ over each epoch and evaluation, by name (accuracy is always there for class-index losses). */
@@ -130,13 +132,29 @@ export interface GradScalerConfig {
   growthInterval?: number;
 }
 
+/**
+ * config.ema: after each optimizer step every weight's average moves toward it (average = lerp(average,
+ * weight, 1 - decay); the first step copies). Evaluation runs on the averages, checkpoints keep them
+ * (ema.safetensors), and at the end of fit the model takes them.
+ */
+export interface EmaConfig {
+  /** Default false. */
+  enabled?: boolean;
+  /** Default 0.999. */
+  decay?: number;
+  /** timm's warm-up: the decay grows as 1 - (1 + step)^(-2/3) up to `decay`. Default false. */
+  warmup?: boolean;
+  /** Evaluate (and pick the best checkpoint) on the averaged weights. Default true. */
+  evaluate?: boolean;
+}
+
 /** The defaults every config field takes when not given (config-schema.ts owns them). */
 export function defaultConfig(): ResolvedConfig {
   return resolveConfig({});
 }
 
 /** A config with every field resolved, nested ones too. */
-export type ResolvedConfig = TrainerConfig & { gradScaler: Required<GradScalerConfig>; distributed: Required<DistributedConfig> };
+export type ResolvedConfig = TrainerConfig & { gradScaler: Required<GradScalerConfig>; ema: Required<EmaConfig>; distributed: Required<DistributedConfig> };
 
 /** Checks a partial config (every problem at once) and fills in the defaults, nested fields too. */
 export function resolveConfig(partial: Partial<TrainerConfig> = {}, origin = 'config'): ResolvedConfig {

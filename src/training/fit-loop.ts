@@ -8,7 +8,7 @@ import { Dataset } from '../data/dataset';
 import { StreamingDataset } from '../data/streaming-dataset';
 import type { RankCollectives } from '../distributed/rank-collectives';
 import { firebrandError } from '../errors';
-import { WEIGHTS_FILE } from '../inference/saved-model';
+import { EMA_WEIGHTS_FILE, WEIGHTS_FILE } from '../inference/saved-model';
 import type { NativeBatchQueue, NativeDataset, NativeEngine, NativeEpochResult, NativeEpochSegment, NativeFitOptions } from '../native';
 import { runtimeInfo } from '../runtime';
 import { LIBRARY_VERSION } from '../version';
@@ -147,8 +147,11 @@ export class FitLoop {
     if (this.control.stopReason !== undefined) history.stopReason = this.control.stopReason;
     history.wallTimeSeconds = wallTimeSeconds(run);
     history.samplesPerSecond = fitSamples.samples / Math.max(fitSamples.seconds, 1e-9);
+    // With config.ema the model ends on the averaged weights (the best checkpoint's, with loadBestModelAtEnd).
     if (this.config.loadBestModelAtEnd && history.best?.checkpoint !== undefined) {
-      await this.engine.initWeightsFrom(path.join(history.best.checkpoint, WEIGHTS_FILE), true);
+      await this.engine.initWeightsFrom(path.join(history.best.checkpoint, this.config.ema.enabled ? EMA_WEIGHTS_FILE : WEIGHTS_FILE), true);
+    } else if (this.config.ema.enabled) {
+      await this.engine.copyAverageToModel();
     }
     await this.hooks.run('postFit', history, this.trainer);
     await this.hooks.run('onTrainEnd', numericLogs(history.epochs.at(-1)));

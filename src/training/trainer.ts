@@ -135,6 +135,7 @@ export class Trainer {
       metrics: [...this.config.metrics],
       mixedPrecision: this.config.mixedPrecision,
       gradScaler: { ...this.config.gradScaler },
+      ema: { ...this.config.ema },
       checkFiniteInputs: this.config.checkFiniteInputs,
       lossOutput: this.config.lossOutput,
       freeze: this.config.freeze === undefined ? undefined : [this.config.freeze].flat(),

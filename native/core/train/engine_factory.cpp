@@ -22,6 +22,7 @@ std::shared_ptr<TrainingEngine> makeEngine(const EngineSpec& spec) {
   auto engine = std::make_shared<TrainingEngine>(std::move(model), std::move(loss), spec.optimizers, spec.scheduler,
                                                  spec.metrics, precision, device);
   engine->checkFiniteInputs(spec.checkFiniteInputs);
+  if (spec.ema) engine->averageWeights(*spec.ema);
   return engine;
 }
 

@@ -28,6 +28,8 @@ struct EngineSpec {
   bool checkFiniteInputs = false;
   // Patterns of the parameters to freeze before the optimizers are made (name_patterns.h).
   std::vector<std::string> freeze;
+  // config.ema: an average of the weights, when enabled.
+  std::optional<WeightAverageOptions> ema;
   // Seeds libtorch's generators before the weights are initialised.
   std::optional<uint64_t> seed;
 };

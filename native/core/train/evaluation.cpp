@@ -26,8 +26,29 @@ EvalResult TrainingEngine::evaluate(std::shared_ptr<const TensorDataset> dataset
   return evaluate(loader, callbacks);
 }
 
+namespace {
+
+// The averaged weights in the model for as long as it lives (an evaluation), however it ends.
+class AverageInModel {
+ public:
+  explicit AverageInModel(WeightAverage* average) : average_(average) {
+    if (average_) average_->swapWithModel();
+  }
+  ~AverageInModel() {
+    if (average_) average_->swapWithModel();
+  }
+  AverageInModel(const AverageInModel&) = delete;
+  AverageInModel& operator=(const AverageInModel&) = delete;
+
+ private:
+  WeightAverage* average_;
+};
+
+}  // namespace
+
 EvalResult TrainingEngine::evaluate(BatchStream& stream, const EvalCallbacks& callbacks) {
   const StreamCloser closer(stream);
+  const AverageInModel averaged(average_ && average_->options().evaluate ? average_.get() : nullptr);
   useRequestedThreads();
   const auto started = std::chrono::steady_clock::now();
   const auto accumulator = at::TensorOptions().dtype(at::kDouble).device(device_);

@@ -30,6 +30,7 @@
 #include "core/train/loss_function.h"
 #include "core/optim/lr_scheduler.h"
 #include "core/optim/optimizer_unit.h"
+#include "core/train/weight_average.h"
 #include "core/train/step_report.h"
 
 namespace firebrand {
@@ -147,6 +148,12 @@ class TrainingEngine {
   // Writes the model as a TorchScript module, in eval mode, for inference anywhere.
   void exportTorchScript(const std::string& path);
 
+  // Keeps an exponential moving average of the weights from here on (config.ema), updated after
+  // each optimizer step, evaluated on (unless options.evaluate is off) and checkpointed.
+  void averageWeights(const WeightAverageOptions& options);
+  // The end of a fit with an average: the model takes the averaged weights.
+  void copyAverageToModel();
+
   // Fine-tuning (fine_tuning.cpp). Freezes the parameters that `patterns` take (name_patterns.h):
   // autograd computes no gradient for them and modules left with no trainable parameter run in
   // eval mode. Returns their names. A pattern that takes nothing, or a freeze that would leave
@@ -231,6 +238,7 @@ class TrainingEngine {
     double lr;
   };
   std::vector<AddedGroup> addedGroups_;
+  std::unique_ptr<WeightAverage> average_;
   void addGroup(const AddedGroup& group);
   // The fine-tuning state as checkpoint metadata, and its restoration (before the optimizers' state).
   std::map<std::string, std::string> fineTuningState() const;

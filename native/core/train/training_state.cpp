@@ -19,6 +19,7 @@ namespace {
 
 constexpr const char* kModelFile = "model.safetensors";
 constexpr const char* kStateFile = "training_state.safetensors";
+constexpr const char* kAverageFile = "ema.safetensors";  // config.ema's averages, by state-dict name
 
 std::string optimizerFile(const OptimizerUnit& unit) {
   return unit.name().empty() ? "optimizer.pt" : "optimizer-" + unit.name() + ".pt";
@@ -81,9 +82,19 @@ void TrainingEngine::saveState(const std::string& folder) const {
     std::lock_guard<std::mutex> lock(generator.mutex());
     state[key] = generator.get_state();
   }
+  if (average_) writeSafetensors(folder + "/" + kAverageFile, average_->state(), {{"format", "pt"}});
   auto metadata = fineTuningState();
   metadata["format"] = "firebrand";
   writeSafetensors(folder + "/" + kStateFile, state, metadata);
+}
+
+void TrainingEngine::averageWeights(const WeightAverageOptions& options) {
+  average_ = std::make_unique<WeightAverage>(*model_, options);
+}
+
+void TrainingEngine::copyAverageToModel() {
+  if (!average_) throw InvalidState("copyAverageToModel: the trainer keeps no average of its weights (config.ema)");
+  average_->copyToModel();
 }
 
 void TrainingEngine::saveWeights(const std::string& path) const {
@@ -104,6 +115,12 @@ void TrainingEngine::loadState(const std::string& folder) {
   // Frozen parameters and unfrozen groups first: the optimizers' saved groups must find theirs.
   restoreFineTuning(stateFile.metadata, statePath);
   for (auto& unit : units_) unit.loadOptimizer(existingFile(folder, optimizerFile(unit)));
+  if (average_) {
+    const std::string averagePath = folder + "/" + kAverageFile;
+    std::ifstream probe(averagePath);
+    if (!probe) throw FileError(averagePath + ": missing; the checkpoint was saved without config.ema, which this trainer has");
+    average_->restore(readSafetensors(averagePath).tensors, averagePath);
+  }
   const TensorDict& state = stateFile.tensors;
   globalStep_ = entry(state, "global_step", statePath).item<int64_t>();
   for (auto& unit : units_) unit.restoreSchedule(entry(state, scheduleKey(unit), statePath));
