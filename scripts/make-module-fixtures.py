@@ -366,6 +366,22 @@ def write_functional():
     print(f"wrote {out}")
 
 
+def with_lora(model, targets, r, alpha):
+    """A hand-written LoRA, as PEFT's LoraLayer puts it on nn.Linear: lora_A and lora_B made as nn.Linear
+    (in that order), then A drawn kaiming-uniform (a=sqrt(5)) again and B zeroed; the output is
+    base(x) + lora_B(lora_A(x)) * alpha / r, and every other parameter is frozen."""
+    for parameter in model.parameters():
+        parameter.requires_grad_(False)
+    layers = [m for n, m in model.named_modules() if isinstance(m, nn.Linear) and any(n == t or n.endswith("." + t) for t in targets)]
+    for layer in layers:
+        layer.lora_A = nn.Linear(layer.in_features, r, bias=False)
+        layer.lora_B = nn.Linear(r, layer.out_features, bias=False)
+        nn.init.kaiming_uniform_(layer.lora_A.weight, a=math.sqrt(5))
+        nn.init.zeros_(layer.lora_B.weight)
+        layer.forward = (lambda m: lambda x: F.linear(x, m.weight, m.bias) + m.lora_B(m.lora_A(x)) * (alpha / r))(layer)
+    return model
+
+
 def fixtures_folder():
     base = HERE.parent / "test" / "fixtures"
     if "--version-dependent" in sys.argv:
@@ -387,10 +403,10 @@ def record(name, make_model, input_shape, classes, target_shape=None, token_inpu
     model.train()
     loss = F.cross_entropy(model(inputs), targets)
     loss.backward()
-    grads = {n: p.grad.clone() for n, p in model.named_parameters()}
+    grads = {n: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None}  # frozen: none
     model.load_state_dict(initial)
     model.zero_grad(set_to_none=True)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3, eps=adamw_eps)
+    optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-3, eps=adamw_eps)
     losses = []
     for _ in range(3):
         optimizer.zero_grad(set_to_none=True)
@@ -490,6 +506,8 @@ def main():
     record("lstm-classifier", LSTMClassifier, (4, 7), 3, token_inputs=True, vocabulary=12)
     record("gru-regressor", GRURegressor, (4, 6, 5), 3)
     record("gpt-mini", GPTMini, (4, 8), 16, (4, 8), token_inputs=True)
+    # LoRA (r 4, alpha 8) on every c_attn and c_proj of the GPT-mini, the rest frozen.
+    record("lora-gpt", lambda: with_lora(GPTMini(), ["c_attn", "c_proj"], 4, 8), (4, 8), 16, (4, 8), token_inputs=True)
     record("attention-classifier", AttentionClassifier, (4, 6), 3, token_inputs=True, vocabulary=12)
     # Attention's key bias has an exact gradient of zero (it shifts every score of a query alike), so
     # its computed gradient is rounding noise, which Adam's default eps (1e-8) would turn into steps of

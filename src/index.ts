@@ -64,6 +64,7 @@ export type {
 } from './training/objectives';
 export { Trainer } from './training/trainer';
 export type { WeightNameMap } from './training/weight-renames';
+export type { LoraConfig } from './training/lora';
 export type {
   DataloaderConfiguration,
   FitOptions,

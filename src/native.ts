@@ -228,6 +228,7 @@ export interface NativeEngineSpec {
   checkFiniteInputs?: boolean;
   lossOutput?: string;
   freeze?: string[];
+  lora?: { r: number; alpha: number; dropout: number; targetModules: string[] };
   device?: string;
   seed?: number;
 }
@@ -307,6 +308,10 @@ export interface NativeEngine {
   predict(inputs: NumericArray, shape: number[], batchSize: number): Promise<Prediction>;
   startGeneration(prompt: NumericArray, options: GenerateOptions): GenerationHandle;
   generateNext(generation: GenerationHandle): Promise<number | null>;
+  /** LoRA adapters: written or read under PEFT's names (.safetensors), or merged into the weights. */
+  saveAdapter(path: string): Promise<void>;
+  loadAdapter(path: string): Promise<void>;
+  mergeAdapters(): Promise<void>;
   /** The model takes config.ema's averaged weights (the end of a fit). */
   copyAverageToModel(): Promise<void>;
   /** Fine-tuning, between two steps during a fit: the parameters frozen or unfrozen, by name. */

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-import { Dataset, loadSafetensors, Module, NumericArray, runtimeInfo, saveSafetensors, TensorData, Trainer } from '../src';
+import { Dataset, loadSafetensors, LoraConfig, Module, NumericArray, runtimeInfo, saveSafetensors, TensorData, Trainer } from '../src';
 import { ResNet18 } from '../examples/models/resnet';
 import { Functional } from './models/functional';
 import { pythonJson } from './helpers';
@@ -67,13 +67,15 @@ const models = [
   { name: 'packed-recurrent', build: (): Module => new PackedRecurrent(), batchSize: 4 },
   // nanoGPT at toy size: causal scaled dot-product attention, learned positions, tied head, nanoGPT's init.
   { name: 'gpt-mini', build: (): Module => new GPTMini(), batchSize: 4 },
+  // LoRA (PEFT's layers, by hand in PyTorch) on every c_attn and c_proj, everything else frozen.
+  { name: 'lora-gpt', build: (): Module => new GPTMini(), batchSize: 4, lora: { r: 4, alpha: 8, targetModules: ['c_attn', 'c_proj'] } },
   // nn.MultiheadAttention: packed in-projection, key padding and causal masks, batch-first and sequence-first, weights.
   { name: 'attention-classifier', build: (): Module => new AttentionClassifier(), batchSize: 4 },
   // nn.TransformerEncoder (its layers deep copies of one) and a pre-norm TransformerDecoderLayer.
   { name: 'transformer', build: (): Module => new TransformerModel(), batchSize: 4 },
 ];
 
-for (const { name, build, batchSize } of models) {
+for (const { name, build, batchSize, lora } of models as { name: string; build: () => Module; batchSize: number; lora?: LoraConfig }[]) {
   const quiet = { progressBar: false, numThreads: 2, seed: 0, batchSize, shuffle: false } as const;
   describe(`${name} written as TypeScript modules, against PyTorch`, function () {
     this.timeout(60_000);
@@ -95,19 +97,19 @@ for (const { name, build, batchSize } of models) {
     after(() => fs.rmSync(folder, { recursive: true, force: true }));
 
     it("draws PyTorch's weights from the same seed, with PyTorch's state-dict names and order", async () => {
-      const trainer = new Trainer({ model: build(), loss: 'cross_entropy', optimizer: 'adamw', config: quiet });
+      const trainer = new Trainer({ model: build(), lora, loss: 'cross_entropy', optimizer: 'adamw', config: quiet });
       expectStateClose(await trainer.stateDict(), withPrefix(golden, 'initial.'), 'seeded state');
     });
 
     it('gives the same eval-mode outputs', async () => {
-      const trainer = new Trainer({ model: build(), loss: 'cross_entropy', optimizer: 'adamw', config: quiet });
+      const trainer = new Trainer({ model: build(), lora, loss: 'cross_entropy', optimizer: 'adamw', config: quiet });
       await trainer.initWeightsFrom(initialFile);
       const input = golden.input;
       expectClose(await trainer.predict(input.data, input.shape), golden.eval_output, 'eval output');
     });
 
     it('computes the same gradients (one SGD step of lr 1 moves each parameter by its gradient)', async () => {
-      const trainer = new Trainer({ model: build(), loss: 'cross_entropy', optimizer: { name: 'sgd', lr: 1 }, config: { ...quiet, numEpochs: 1 } });
+      const trainer = new Trainer({ model: build(), lora, loss: 'cross_entropy', optimizer: { name: 'sgd', lr: 1 }, config: { ...quiet, numEpochs: 1 } });
       await trainer.initWeightsFrom(initialFile);
       await trainer.fit(data);
       const after = await trainer.stateDict();
@@ -120,7 +122,7 @@ for (const { name, build, batchSize } of models) {
 
     it('takes the same three AdamW steps, buffers (BatchNorm running statistics) included', async () => {
       const eps = Number(metadata.adamw_eps ?? 1e-8);
-      const trainer = new Trainer({ model: build(), loss: 'cross_entropy', optimizer: { name: 'adamw', lr: 1e-3, eps }, config: { ...quiet, numEpochs: 3 } });
+      const trainer = new Trainer({ model: build(), lora, loss: 'cross_entropy', optimizer: { name: 'adamw', lr: 1e-3, eps }, config: { ...quiet, numEpochs: 3 } });
       await trainer.initWeightsFrom(initialFile);
       const history = await trainer.fit(data);
       const losses = JSON.parse(metadata.adamw3_losses) as number[];

@@ -102,6 +102,11 @@ EngineSpec toEngineSpec(const Napi::Value& value) {
                                       toBoolean(ema.Get("evaluate"), "config.ema.evaluate")};
     }
   }
+  if (!object.Get("lora").IsUndefined()) {
+    const Napi::Object lora = toObject(object.Get("lora"), "lora");
+    spec.lora = LoraOptions{toInteger(lora.Get("r"), "lora.r", 1), toNumber(lora.Get("alpha"), "lora.alpha"),
+                            toNumber(lora.Get("dropout"), "lora.dropout"), toStrings(lora.Get("targetModules"), "lora.targetModules")};
+  }
   if (!object.Get("freeze").IsUndefined()) spec.freeze = toStrings(object.Get("freeze"), "config.freeze");
   if (!object.Get("seed").IsUndefined()) spec.seed = static_cast<uint64_t>(toInteger(object.Get("seed"), "config.seed", 0));
   return spec;
@@ -117,6 +122,9 @@ void EngineWrap::Export(Napi::Env env, Napi::Object exports) {
                                     InstanceMethod<&EngineWrap::StartGeneration>("startGeneration"),
                                     InstanceMethod<&EngineWrap::GenerateNext>("generateNext"),
                                     InstanceMethod<&EngineWrap::Freeze>("freeze"),
+                                    InstanceMethod<&EngineWrap::SaveAdapter>("saveAdapter"),
+                                    InstanceMethod<&EngineWrap::LoadAdapter>("loadAdapter"),
+                                    InstanceMethod<&EngineWrap::MergeAdapters>("mergeAdapters"),
                                     InstanceMethod<&EngineWrap::CopyAverageToModel>("copyAverageToModel"),
                                     InstanceMethod<&EngineWrap::Unfreeze>("unfreeze"),
                                     InstanceMethod<&EngineWrap::BeginFit>("beginFit"),
@@ -258,6 +266,28 @@ Napi::Value EngineWrap::StartGeneration(const Napi::CallbackInfo& info) {
 // Tokens come between two training steps when a fit runs, as predictions do.
 Napi::Value EngineWrap::GenerateNext(const Napi::CallbackInfo& info) {
   return nextToken(info, thread_, OperationLock::keepAlive(Value()), /*betweenSteps=*/true);
+}
+
+Napi::Value EngineWrap::SaveAdapter(const Napi::CallbackInfo& info) {
+  return pathTask(info, "path", "saveAdapter", [](TrainingEngine& engine, const std::string& path) { engine.saveAdapter(path); });
+}
+
+Napi::Value EngineWrap::LoadAdapter(const Napi::CallbackInfo& info) {
+  return pathTask(info, "path", "loadAdapter", [](TrainingEngine& engine, const std::string& path) { engine.loadAdapter(path); });
+}
+
+Napi::Value EngineWrap::MergeAdapters(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  return guard(env, [&]() -> Napi::Value {
+    auto engine = engine_;
+    return startTask(
+        env,
+        [engine]() -> PromiseWorker::Finish {
+          engine->mergeAdapters();
+          return [](Napi::Env env) -> Napi::Value { return env.Undefined(); };
+        },
+        "mergeAdapter");
+  });
 }
 
 Napi::Value EngineWrap::CopyAverageToModel(const Napi::CallbackInfo& info) {

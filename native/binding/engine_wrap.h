@@ -30,6 +30,10 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
   Napi::Value Freeze(const Napi::CallbackInfo& info);
   // () -> Promise<void>: the model takes config.ema's averaged weights (the end of a fit).
   Napi::Value CopyAverageToModel(const Napi::CallbackInfo& info);
+  // LoRA adapters: (path) -> Promise<void> to write or read them (PEFT's names), () -> Promise<void> to merge.
+  Napi::Value SaveAdapter(const Napi::CallbackInfo& info);
+  Napi::Value LoadAdapter(const Napi::CallbackInfo& info);
+  Napi::Value MergeAdapters(const Napi::CallbackInfo& info);
   Napi::Value Unfreeze(const Napi::CallbackInfo& info);
   Napi::Value BeginFit(const Napi::CallbackInfo& info);
   Napi::Value ExportTorchScript(const Napi::CallbackInfo& info);

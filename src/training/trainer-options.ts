@@ -4,6 +4,7 @@ import type { Dataset } from '../data/dataset';
 import type { StreamingDataset } from '../data/streaming-dataset';
 import type { Logger } from '../logging/logger';
 import type { ModelLike } from '../nn/layers';
+import type { LoraConfig } from './lora';
 import type { Callback } from './callbacks';
 import type { TrainerConfig } from './config';
 import type { LossName, LossSpec, NamedOptimizer, OptimizerName, OptimizerSpec, SchedulerName, SchedulerSpec } from './objectives';
@@ -20,6 +21,11 @@ export interface TrainerOptions {
   /** Default: constant learning rate (applied to every optimizer). */
   lrScheduler?: SchedulerSpec | SchedulerName;
   config?: Partial<TrainerConfig>;
+  /**
+   * LoRA adapters (PEFT's LoraConfig) on the targeted linear layers; every other parameter is frozen.
+   * saveAdapter/loadAdapter keep them alone in PEFT's layout; mergeAdapter folds them in for export.
+   */
+  lora?: LoraConfig;
   /** Callbacks (objects with some hook methods), or one, TensorFlow.js-style. */
   callbacks?: Callback | Callback[];
   /** Loggers of your own (a W&B or Neptune client), fed alongside config.loggers. */

@@ -2,6 +2,7 @@
 // of steps run in C++ on a worker thread; this class sequences the lifecycle
 // (configure, setup, epochs, evaluation, checkpoints), runs the hooks, and
 // keeps one operation running at a time.
+import fs from 'node:fs';
 import path from 'node:path';
 
 import { DistributedPlace, deviceForRank, torchrunEnvironment } from '../distributed/torchrun-environment';
@@ -22,6 +23,7 @@ import { Timer } from '../callbacks/timer';
 import type { Callback } from './callbacks';
 import { checkOutputDir } from './checkpoints';
 import { weightRenames, type WeightNameMap } from './weight-renames';
+import { ADAPTER_WEIGHTS_FILE, checkAdapterConfig, resolveLora, type ResolvedLora, writeAdapterConfig } from './lora';
 import { ResolvedConfig, resolveConfig } from './config';
 import { FitControl } from './fit-control';
 import { evaluateOn, FitLoop } from './fit-loop';
@@ -49,6 +51,8 @@ export class Trainer {
   /** Every logger metrics go to: config.loggers' and yours. */
   readonly loggers: readonly Logger[];
   private readonly options: TrainerOptions;
+  private readonly lora?: ResolvedLora;
+  private adaptersMerged = false;
   private readonly hooks: HookRunner;
   private nativeEngine: NativeEngine | undefined;
   private settingUp: Promise<void> | undefined;
@@ -66,6 +70,7 @@ export class Trainer {
   constructor(options: TrainerOptions = {}) {
     this.options = options;
     this.config = resolveConfig(options.config);
+    this.lora = options.lora === undefined ? undefined : resolveLora(options.lora);
     this.place = torchrunEnvironment();
     this.ranks = new RankCollectives(this.place, () => this.engine);
     // Only rank 0 writes logs.
@@ -139,6 +144,7 @@ export class Trainer {
       checkFiniteInputs: this.config.checkFiniteInputs,
       lossOutput: this.config.lossOutput,
       freeze: this.config.freeze === undefined ? undefined : [this.config.freeze].flat(),
+      lora: this.lora,
     });
     // Blocks (off the event loop) until every rank has joined; rank 0's weights win.
     if (this.place !== undefined) {
@@ -212,6 +218,48 @@ export class Trainer {
    * the one named: its first parameter group's becomes `lr`, the others' follow in proportion. During fit
    * it applies from the next optimizer step; it is kept in checkpoints and by later fits.
    */
+  /**
+   * Writes the LoRA adapters alone, as PEFT's save_pretrained does: `folder`/adapter_model.safetensors
+   * ("base_model.model.<path>.lora_A.weight", ...) and adapter_config.json. PEFT and this trainer's
+   * loadAdapter read them back.
+   */
+  async saveAdapter(folder: string): Promise<void> {
+    return this.exclusive('saveAdapter', async () => {
+      const lora = this.adapterOptions('saveAdapter');
+      await this.setup();
+      fs.mkdirSync(folder, { recursive: true });
+      await this.engine.saveAdapter(path.join(folder, ADAPTER_WEIGHTS_FILE));
+      writeAdapterConfig(folder, lora);
+    });
+  }
+
+  /** Loads adapters saveAdapter (or PEFT) wrote for this model; another model's, or another r, is an error naming it. */
+  async loadAdapter(folder: string): Promise<void> {
+    return this.exclusive('loadAdapter', async () => {
+      checkAdapterConfig(folder, this.adapterOptions('loadAdapter'));
+      await this.setup();
+      await this.engine.loadAdapter(path.join(folder, ADAPTER_WEIGHTS_FILE));
+    });
+  }
+
+  /**
+   * Folds the adapters into the weights they adapt (W + B·A·alpha/r, PEFT's merge_and_unload) and removes
+   * them: the model is the base model again, for save and exportTorchScript. The trainer fits no more.
+   */
+  async mergeAdapter(): Promise<void> {
+    return this.exclusive('mergeAdapter', async () => {
+      this.adapterOptions('mergeAdapter');
+      await this.setup();
+      await this.engine.mergeAdapters();
+      this.adaptersMerged = true;
+    });
+  }
+
+  private adapterOptions(operation: string): ResolvedLora {
+    if (this.lora === undefined) throw firebrandError('ERR_FIREBRAND_INVALID_STATE', `${operation}: the trainer has no LoRA adapters (give it options.lora)`);
+    return this.lora;
+  }
+
   /**
    * Fine-tuning: stops training the parameters under these module paths or with these names (as
    * config.freeze; * within a name part, ** across parts), from the next step when called during
@@ -364,6 +412,12 @@ export class Trainer {
   }
 
   private writeModelFiles(folder: string): Promise<void> {
+    if (this.lora !== undefined && !this.adaptersMerged) {
+      throw firebrandError(
+        'ERR_FIREBRAND_INVALID_STATE',
+        `save(${folder}): the model has LoRA adapters, which a saved model does not rebuild; merge them first (mergeAdapter) or save them alone (saveAdapter)`,
+      );
+    }
     const spec = this.modelSpec as ModelSpec;
     return writeSavedModel(folder, spec, async (temporary) => {
       await this.engine.saveWeights(path.join(temporary, WEIGHTS_FILE));

@@ -103,4 +103,13 @@ std::vector<std::string> GraphModel::modulePaths() const { return submodulePaths
 
 void GraphModel::setModuleTraining(const std::string& path, bool training) { setSubmoduleTraining(*tree_.root, path, training); }
 
+std::vector<std::pair<std::string, BuiltLayer*>> GraphModel::builtLayers() {
+  std::vector<std::pair<std::string, BuiltLayer*>> layers;
+  for (const auto& path : submodulePaths(*tree_.root)) {
+    const auto it = tree_.layers.find(path);
+    if (it != tree_.layers.end()) layers.emplace_back(path, &it->second.built);
+  }
+  return layers;
+}
+
 }  // namespace firebrand

@@ -28,6 +28,7 @@ class GraphModel : public Model {
   std::vector<std::pair<std::string, std::string>> tiedNames() const override { return tiedNames_; }
   bool isTraining() const override { return tree_.root->is_training(); }
   void moveTo(const c10::Device& device) override;
+  std::vector<std::pair<std::string, BuiltLayer*>> builtLayers() override;
   void saveTorchScript(const std::string& path) const override;
 
   // Each graph node's output shape for `input` (nullopt for values that are not one tensor), in

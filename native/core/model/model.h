@@ -12,6 +12,7 @@
 
 #include "core/data/batch.h"
 #include "core/nn/decode_cache.h"
+#include "core/nn/layer_factory.h"
 #include "core/output_layout.h"
 #include "core/tensor_dict.h"
 
@@ -53,6 +54,8 @@ class Model {
   void setFrozen(const std::vector<std::string>& names, bool frozen);
   // The frozen parameters' names, in namedParameters() order.
   std::vector<std::string> frozenParameters() const;
+  // The built-in layers by module path, in module order (LoRA adapts them); none for TorchScript.
+  virtual std::vector<std::pair<std::string, BuiltLayer*>> builtLayers() { return {}; }
   virtual void moveTo(const c10::Device& device) = 0;
   // Writes a TorchScript module that torch.jit.load (Python or C++) can run.
   virtual void saveTorchScript(const std::string& path) const = 0;

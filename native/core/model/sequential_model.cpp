@@ -41,4 +41,10 @@ std::vector<std::string> SequentialModel::modulePaths() const { return submodule
 
 void SequentialModel::setModuleTraining(const std::string& path, bool training) { setSubmoduleTraining(*module_, path, training); }
 
+std::vector<std::pair<std::string, BuiltLayer*>> SequentialModel::builtLayers() {
+  std::vector<std::pair<std::string, BuiltLayer*>> layers;
+  for (size_t i = 0; i < layers_.size(); ++i) layers.emplace_back(std::to_string(i), &layers_[i].built);
+  return layers;
+}
+
 }  // namespace firebrand

@@ -25,6 +25,7 @@ class SequentialModel : public Model {
   bool isTraining() const override { return module_->is_training(); }
   void moveTo(const c10::Device& device) override { module_->to(device); }
   void saveTorchScript(const std::string& path) const override;
+  std::vector<std::pair<std::string, BuiltLayer*>> builtLayers() override;
 
   const ModelSpec& spec() const { return spec_; }
   const torch::nn::Module& module() const { return *module_; }

@@ -7,6 +7,7 @@
 #include <map>
 
 #include "core/errors.h"
+#include "core/nn/lora.h"
 #include "core/nn/attention_layer.h"
 #include "core/nn/recurrent_layers.h"
 #include "core/options/resolved_options.h"
@@ -381,6 +382,7 @@ BuiltLayer buildLayer(const LayerSpec& spec, const std::string& owner) {
 
 at::Tensor runLayer(BuiltLayer& layer, const at::Tensor& input, const std::string& owner) {
   try {
+    if (layer.lora) return layer.module.forward(input) + loraDelta(*layer.lora, input, layer.module.ptr()->is_training());
     return layer.module.forward(input);
   } catch (const Error&) {
     throw;

@@ -3,6 +3,7 @@
 #pragma once
 #include <torch/nn/modules/container/any.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -10,10 +11,14 @@
 
 namespace firebrand {
 
+struct LoraAdapter;
+
 struct BuiltLayer {
   torch::nn::AnyModule module;
   // What the layer accepts, for shape errors: "[*, 784] (inFeatures=784)".
   std::string expectedInput;
+  // A LoRA adapter whose output runLayer adds (lora.h), or null.
+  std::shared_ptr<LoraAdapter> lora;
 };
 
 // `owner` names the layer in errors, e.g. "layers[2] (conv2d)".

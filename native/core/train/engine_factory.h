@@ -5,6 +5,7 @@
 #include <string>
 
 #include "core/model/model_source.h"
+#include "core/nn/lora.h"
 #include "core/optim/optimizer_unit.h"
 #include "core/train/training_engine.h"
 
@@ -28,6 +29,8 @@ struct EngineSpec {
   bool checkFiniteInputs = false;
   // Patterns of the parameters to freeze before the optimizers are made (name_patterns.h).
   std::vector<std::string> freeze;
+  // LoRA adapters on the targeted linear layers, everything else frozen.
+  std::optional<LoraOptions> lora;
   // config.ema: an average of the weights, when enabled.
   std::optional<WeightAverageOptions> ema;
   // Seeds libtorch's generators before the weights are initialised.

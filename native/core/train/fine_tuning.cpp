@@ -7,7 +7,10 @@
 #include <sstream>
 
 #include "core/errors.h"
+#include "core/io/safetensors_reader.h"
+#include "core/io/safetensors_writer.h"
 #include "core/model/freezing.h"
+#include "core/model/lora_adapters.h"
 #include "core/train/training_engine.h"
 
 namespace firebrand {
@@ -119,6 +122,18 @@ void TrainingEngine::restoreFineTuning(const std::map<std::string, std::string>&
     const std::string key = "added_group." + std::to_string(i) + ".";
     addGroup({std::stoul(field(key + "unit")), lines(field(key + "parameters")), std::stod(field(key + "lr"))});
   }
+}
+
+void TrainingEngine::saveAdapter(const std::string& path) const {
+  writeSafetensors(path, adapterWeights(*model_), {{"format", "pt"}});
+}
+
+void TrainingEngine::loadAdapter(const std::string& path) { loadAdapterWeights(*model_, readSafetensors(path).tensors, path); }
+
+void TrainingEngine::mergeAdapters() {
+  if (!hasLora(*model_)) throw InvalidState("mergeAdapter: the model has no LoRA adapters to merge");
+  mergeLoraAdapters(*model_);
+  adaptersMerged_ = true;
 }
 
 }  // namespace firebrand

@@ -85,6 +85,9 @@ TrainingEngine::FitPlan TrainingEngine::beginFit(std::optional<int64_t> batchesP
   if (parameters_.empty()) {
     throw InvalidArgument("fit: the model has no parameters to train (it can still evaluate and predict)");
   }
+  if (adaptersMerged_) {
+    throw InvalidState("fit: the LoRA adapters were merged into the weights (mergeAdapter, for export); make a new trainer to train again");
+  }
   FitPlan plan;
   plan.batchesPerEpoch = batchesPerEpoch;
   if (batchesPerEpoch) {

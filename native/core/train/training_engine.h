@@ -154,6 +154,12 @@ class TrainingEngine {
   // The end of a fit with an average: the model takes the averaged weights.
   void copyAverageToModel();
 
+  // LoRA adapters (config lora): saved alone under PEFT's names (.safetensors), loaded back, and
+  // merged into the weights for export, after which this trainer no longer fits.
+  void saveAdapter(const std::string& path) const;
+  void loadAdapter(const std::string& path);
+  void mergeAdapters();
+
   // Fine-tuning (fine_tuning.cpp). Freezes the parameters that `patterns` take (name_patterns.h):
   // autograd computes no gradient for them and modules left with no trainable parameter run in
   // eval mode. Returns their names. A pattern that takes nothing, or a freeze that would leave
@@ -239,6 +245,7 @@ class TrainingEngine {
   };
   std::vector<AddedGroup> addedGroups_;
   std::unique_ptr<WeightAverage> average_;
+  bool adaptersMerged_ = false;
   void addGroup(const AddedGroup& group);
   // The fine-tuning state as checkpoint metadata, and its restoration (before the optimizers' state).
   std::map<std::string, std::string> fineTuningState() const;

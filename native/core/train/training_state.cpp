@@ -11,6 +11,7 @@
 #include "core/io/safetensors_reader.h"
 #include "core/io/safetensors_writer.h"
 #include "core/model/eval_mode_scope.h"
+#include "core/model/lora_adapters.h"
 #include "core/model/weights.h"
 #include "core/train/training_engine.h"
 
@@ -61,6 +62,10 @@ TensorDict TrainingEngine::stateDict() const {
 }
 
 void TrainingEngine::exportTorchScript(const std::string& path) {
+  if (hasLora(*model_)) {
+    throw InvalidState("exportTorchScript: the model has LoRA adapters; merge them into the weights first (mergeAdapter), "
+                       "or save them alone (saveAdapter)");
+  }
   EvalModeScope evalMode(*model_);
   model_->saveTorchScript(path);
 }

@@ -1,0 +1,114 @@
+#include "core/model/lora_adapters.h"
+
+#include <torch/utils.h>
+
+#include "core/errors.h"
+#include "core/nn/layer_factory.h"
+#include "core/shape_text.h"
+
+namespace firebrand {
+namespace {
+
+constexpr const char* kPeftPrefix = "base_model.model.";
+
+bool targets(const std::string& path, const std::string& target) {
+  return path == target || (path.size() > target.size() && path.compare(path.size() - target.size() - 1, std::string::npos, "." + target) == 0);
+}
+
+std::string joined(const std::vector<std::string>& names) {
+  std::string text;
+  for (size_t i = 0; i < names.size() && i < 6; ++i) text += (i ? ", '" : "'") + names[i] + "'";
+  return text + (names.size() > 6 ? ", ..." : "");
+}
+
+}  // namespace
+
+std::vector<std::string> applyLora(Model& model, const LoraOptions& options) {
+  auto layers = model.builtLayers();
+  if (layers.empty()) {
+    throw InvalidArgument("lora: adapters go on built-in linear layers, of models written as TypeScript modules or layer stacks; "
+                          "this model has none (a TorchScript model's layers are its own code)");
+  }
+  if (options.targetModules.empty()) throw InvalidArgument("lora.targetModules: name at least one module (PEFT's target_modules)");
+  std::vector<std::string> paths;
+  for (const auto& target : options.targetModules) {
+    bool any = false;
+    for (const auto& [path, layer] : layers) any = any || targets(path, target);
+    if (!any) {
+      std::vector<std::string> names;
+      for (const auto& item : layers) names.push_back(item.first);
+      throw InvalidArgument("lora.targetModules: '" + target + "' matches no layer (a layer path equal to it or ending with '." + target +
+                            "'); the layers are " + joined(names));
+    }
+  }
+  for (auto& [path, layer] : layers) {
+    const bool targeted = std::any_of(options.targetModules.begin(), options.targetModules.end(),
+                                      [&](const std::string& target) { return targets(path, target); });
+    if (!targeted) continue;
+    attachLora(*layer, options, "'" + path + "'");
+    paths.push_back(path);
+  }
+  std::vector<std::string> frozen;
+  for (const auto& item : model.namedParameters()) {
+    const std::string& name = item.key();
+    const bool adapter = name.find(".lora_A.") != std::string::npos || name.find(".lora_B.") != std::string::npos ||
+                         name.rfind("lora_A.", 0) == 0 || name.rfind("lora_B.", 0) == 0;
+    if (!adapter) frozen.push_back(name);
+  }
+  model.setFrozen(frozen, true);
+  return paths;
+}
+
+bool hasLora(Model& model) {
+  for (const auto& [path, layer] : model.builtLayers()) {
+    if (layer->lora) return true;
+  }
+  return false;
+}
+
+TensorDict adapterWeights(Model& model) {
+  TensorDict weights;
+  for (const auto& [path, layer] : model.builtLayers()) {
+    if (!layer->lora) continue;
+    const std::string prefix = kPeftPrefix + (path.empty() ? "" : path + ".");
+    weights[prefix + "lora_A.weight"] = layer->lora->a->weight.detach().to(at::kCPU).clone();
+    weights[prefix + "lora_B.weight"] = layer->lora->b->weight.detach().to(at::kCPU).clone();
+  }
+  if (weights.empty()) throw InvalidState("saveAdapter: the model has no LoRA adapters (give the trainer a lora config)");
+  return weights;
+}
+
+void loadAdapterWeights(Model& model, const TensorDict& weights, const std::string& origin) {
+  TensorDict expected = adapterWeights(model);
+  std::vector<std::string> missing, unexpected;
+  for (const auto& [name, value] : expected) {
+    if (!weights.count(name)) missing.push_back(name);
+  }
+  for (const auto& [name, value] : weights) {
+    if (!expected.count(name)) unexpected.push_back(name);
+  }
+  if (!missing.empty() || !unexpected.empty()) {
+    throw InvalidArgument(origin + ": the adapter is for another model" + (missing.empty() ? "" : "; missing: " + joined(missing)) +
+                          (unexpected.empty() ? "" : "; unexpected: " + joined(unexpected)));
+  }
+  torch::NoGradGuard noGrad;
+  for (const auto& [path, layer] : model.builtLayers()) {
+    if (!layer->lora) continue;
+    const std::string prefix = kPeftPrefix + (path.empty() ? "" : path + ".");
+    for (auto* target : {&layer->lora->a->weight, &layer->lora->b->weight}) {
+      const std::string name = prefix + (target == &layer->lora->a->weight ? "lora_A.weight" : "lora_B.weight");
+      const at::Tensor& value = weights.at(name);
+      if (!value.sizes().equals(target->sizes())) {
+        throw ShapeMismatch(origin + ": adapter weight '" + name + "' has shape " + shapeText(value) + " but this model's is " +
+                            shapeText(*target) + " (another r or layer size)");
+      }
+      target->copy_(value);
+    }
+  }
+}
+
+void mergeLoraAdapters(Model& model) {
+  for (auto& [path, layer] : model.builtLayers()) mergeLora(*layer);
+}
+
+}  // namespace firebrand

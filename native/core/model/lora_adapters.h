@@ -1,0 +1,26 @@
+// LoRA on a whole model, as PEFT's get_peft_model(model, LoraConfig(...)) does it:
+// adapters on the linear layers that target_modules names, everything else
+// frozen; the adapters alone saved and loaded under PEFT's names
+// ("base_model.model.<path>.lora_A.weight"), and merged into the weights for export.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "core/model/model.h"
+#include "core/nn/lora.h"
+#include "core/tensor_dict.h"
+
+namespace firebrand {
+
+// Adapts the targeted layers and freezes every other parameter; returns the adapted paths. A target
+// that matches no layer, a layer that is not linear, or a model without built-in layers is an error.
+std::vector<std::string> applyLora(Model& model, const LoraOptions& options);
+bool hasLora(Model& model);
+// The adapters' weights under PEFT's names.
+TensorDict adapterWeights(Model& model);
+// Loads them; names or shapes that do not fit this model's adapters are an error naming them.
+void loadAdapterWeights(Model& model, const TensorDict& weights, const std::string& origin);
+// Folds every adapter into its layer's weight and removes it.
+void mergeLoraAdapters(Model& model);
+
+}  // namespace firebrand

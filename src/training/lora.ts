@@ -1,0 +1,82 @@
+// LoRA as PEFT configures and stores it: the trainer's `lora` option
+// (LoraConfig's r, lora_alpha, lora_dropout, target_modules), and the adapter
+// folder PEFT's save_pretrained writes (adapter_model.safetensors, whose names
+// C++ writes, and adapter_config.json, written and checked here).
+import fs from 'node:fs';
+import path from 'node:path';
+
+import { firebrandError } from '../errors';
+import { resolveOptions } from '../data/data-schemas';
+import { field, integer, listOf, number, Schema } from '../options/schema';
+
+/** PEFT's LoraConfig, in camelCase. */
+export interface LoraConfig {
+  /** The adapters' rank. Default 8 (PEFT's). */
+  r?: number;
+  /** Scales the adapters' output by alpha / r. Default 8 (PEFT's lora_alpha). */
+  alpha?: number;
+  /** Dropout on each adapter's input while training. Default 0. */
+  dropout?: number;
+  /** Linear layers to adapt: a module path, or its last parts ('c_attn' adapts every '….c_attn'), as PEFT's target_modules. */
+  targetModules: string[];
+}
+
+const loraSchema: Schema = {
+  r: field(integer(1), 8, [1, 16]),
+  alpha: field(number(0, Infinity, true), 8, [1, 32]),
+  dropout: field(number(0, 1), 0, [0, 0.1]),
+  targetModules: field(listOf(), undefined, [['c_attn']]),
+};
+
+export const ADAPTER_WEIGHTS_FILE = 'adapter_model.safetensors';
+export const ADAPTER_CONFIG_FILE = 'adapter_config.json';
+
+export type ResolvedLora = Required<LoraConfig>;
+
+export function resolveLora(lora: LoraConfig): ResolvedLora {
+  const resolved = resolveOptions(lora, loraSchema, 'lora') as unknown as ResolvedLora;
+  if (resolved.targetModules === undefined || resolved.targetModules.length === 0) {
+    throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', "lora.targetModules: name the linear layers to adapt (PEFT's target_modules), e.g. ['c_attn']");
+  }
+  return resolved;
+}
+
+/** adapter_config.json as PEFT writes it for these options. */
+export function writeAdapterConfig(folder: string, lora: ResolvedLora): void {
+  const config = {
+    peft_type: 'LORA',
+    task_type: null,
+    base_model_name_or_path: null,
+    inference_mode: true,
+    r: lora.r,
+    lora_alpha: lora.alpha,
+    lora_dropout: lora.dropout,
+    target_modules: lora.targetModules,
+    bias: 'none',
+    fan_in_fan_out: false,
+    init_lora_weights: true,
+    use_rslora: false,
+    modules_to_save: null,
+    library: 'firebrand',
+  };
+  fs.writeFileSync(path.join(folder, ADAPTER_CONFIG_FILE), `${JSON.stringify(config, null, 2)}\n`);
+}
+
+/** Checks a folder's adapter_config.json against the trainer's lora options: what differs is named. */
+export function checkAdapterConfig(folder: string, lora: ResolvedLora): void {
+  const file = path.join(folder, ADAPTER_CONFIG_FILE);
+  let config: Record<string, unknown>;
+  try {
+    config = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
+  } catch (error) {
+    throw firebrandError('ERR_FIREBRAND_FILE', `loadAdapter: cannot read ${file}: ${(error as Error).message}`);
+  }
+  if (config.peft_type !== 'LORA') {
+    throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', `loadAdapter: ${file} holds a ${String(config.peft_type)} adapter; only LoRA adapters load`);
+  }
+  for (const [key, ours] of [['r', lora.r], ['lora_alpha', lora.alpha]] as const) {
+    if (config[key] !== ours) {
+      throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', `loadAdapter: ${file} has ${key} ${String(config[key])}, but this trainer's lora has ${ours}`);
+    }
+  }
+}

@@ -1,0 +1,123 @@
+// LoRA adapters beyond their golden parity (modules-golden.test.ts, lora-gpt):
+// saved alone in PEFT's layout and loaded back, merged into the weights for
+// save and TorchScript export, and errors that name the target, the layer, the
+// file or the field at fault.
+import { expect } from 'chai';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+import { Dataset, loadSafetensors, LoraConfig, Module, nn, TensorData, Trainer } from '../src';
+import { errorOf, rejectionOf } from './helpers';
+import { GPTMini } from '../examples/models/gpt';
+
+const lora: LoraConfig = { r: 4, alpha: 8, targetModules: ['c_attn', 'c_proj'] };
+const tokens = Dataset.fromTokens(Int32Array.from({ length: 200 }, (_, i) => (i * 7) % 16), { contextLength: 8 });
+const prompt = { data: BigInt64Array.from([1n, 5n, 2n, 7n, 3n, 3n, 9n, 0n]), shape: [1, 8] };
+const trainerOf = (options: { lora?: LoraConfig; model?: Module } = { lora }) =>
+  new Trainer({
+    model: options.model ?? new GPTMini(),
+    lora: options.lora,
+    loss: 'cross_entropy',
+    optimizer: { name: 'adamw', lr: 1e-2 },
+    config: { progressBar: false, numThreads: 1, seed: 3, batchSize: 8, numEpochs: 2 },
+  });
+
+function expectClose(actual: TensorData, expected: TensorData, tolerance: number): void {
+  expect(actual.shape).to.deep.equal(expected.shape);
+  actual.data.forEach((value, i) => expect(value).to.be.closeTo(expected.data[i], tolerance));
+}
+
+describe('LoRA adapters', function () {
+  this.timeout(120_000);
+  let folder: string;
+  beforeEach(() => {
+    folder = fs.mkdtempSync(path.join(os.tmpdir(), 'firebrand-lora-'));
+  });
+  afterEach(() => fs.rmSync(folder, { recursive: true, force: true }));
+
+  it("trains only the adapters, saves them alone in PEFT's layout and loads them back", async () => {
+    const trainer = trainerOf();
+    await trainer.setup();
+    const before = await trainer.stateDict();
+    await trainer.fit(tokens);
+    const after = await trainer.stateDict();
+    const adapters = Object.keys(before).filter((name) => name.includes('.lora_'));
+    expect(adapters).to.have.length(2 * 3 * 2); // 2 blocks x (attn.c_attn, attn.c_proj, mlp.c_proj) x (A, B)
+    for (const name of Object.keys(before)) {
+      const moved = Array.from(before[name].data as Float32Array).some((value, i) => value !== after[name].data[i]);
+      expect(moved, name).to.equal(name.includes('.lora_'));
+    }
+
+    await trainer.saveAdapter(folder);
+    expect(fs.readdirSync(folder).sort()).to.deep.equal(['adapter_config.json', 'adapter_model.safetensors']);
+    const config = JSON.parse(fs.readFileSync(path.join(folder, 'adapter_config.json'), 'utf8')) as Record<string, unknown>;
+    expect(config).to.include({ peft_type: 'LORA', r: 4, lora_alpha: 8, lora_dropout: 0, bias: 'none' });
+    expect(config.target_modules).to.deep.equal(['c_attn', 'c_proj']);
+    const saved = await loadSafetensors(path.join(folder, 'adapter_model.safetensors'));
+    expect(Object.keys(saved.tensors).sort()).to.deep.equal(adapters.map((name) => `base_model.model.${name}`).sort());
+
+    const fresh = trainerOf();
+    const base = await fresh.predict(prompt.data, prompt.shape);
+    await fresh.loadAdapter(folder);
+    const loaded = await fresh.predict(prompt.data, prompt.shape);
+    expectClose(loaded, await trainer.predict(prompt.data, prompt.shape), 0);
+    expect(Array.from(loaded.data).some((value, i) => value !== base.data[i])).to.equal(true);
+  });
+
+  it('merges the adapters into the weights for save and TorchScript export, with the same predictions', async () => {
+    const trainer = trainerOf();
+    await trainer.fit(tokens);
+    const adapted = await trainer.predict(prompt.data, prompt.shape);
+    const unmerged = await rejectionOf(trainer.exportTorchScript(path.join(folder, 'model.pt')));
+    expect(unmerged.message).to.contain('exportTorchScript: the model has LoRA adapters; merge them into the weights first (mergeAdapter)');
+    expect((await rejectionOf(trainer.save(path.join(folder, 'saved')))).message).to.contain('merge them first (mergeAdapter) or save them alone (saveAdapter)');
+
+    await trainer.mergeAdapter();
+    expectClose(await trainer.predict(prompt.data, prompt.shape), adapted, 1e-5);
+    const state = await trainer.stateDict();
+    expect(Object.keys(state).filter((name) => name.includes('lora'))).to.deep.equal([]);
+    await trainer.exportTorchScript(path.join(folder, 'model.pt'));
+    const scripted = new Trainer({ model: nn.torchScript(path.join(folder, 'model.pt')), loss: 'cross_entropy', optimizer: 'adamw', config: { progressBar: false } });
+    expectClose(await scripted.predict(prompt.data, prompt.shape), adapted, 1e-5);
+    await trainer.save(path.join(folder, 'saved'));
+    expect((await rejectionOf(trainer.fit(tokens))).message).to.contain('fit: the LoRA adapters were merged into the weights');
+  });
+
+  it('names a target that matches nothing, a layer that is not linear, a TorchScript model and bad options', async () => {
+    const cases: [LoraConfig, string][] = [
+      [{ targetModules: ['q_proj'] }, "lora.targetModules: 'q_proj' matches no layer (a layer path equal to it or ending with '.q_proj'); the layers are 'transformer.wte'"],
+      [{ targetModules: ['wte'] }, "lora: 'transformer.wte' is not a linear layer; LoRA adapters go on linear layers"],
+    ];
+    for (const [options, message] of cases) {
+      const error = await rejectionOf(trainerOf({ lora: options }).setup());
+      expect(error.code).to.equal('ERR_FIREBRAND_INVALID_ARGUMENT');
+      expect(error.message).to.contain(message);
+    }
+    const scripted = new Trainer({
+      model: nn.torchScript(path.join(__dirname, '..', '..', 'test', 'fixtures', 'scripted', 'classifier.pt')),
+      lora: { targetModules: ['hidden'] },
+      loss: 'cross_entropy',
+      optimizer: 'adamw',
+    });
+    expect((await rejectionOf(scripted.setup())).message).to.contain('lora: adapters go on built-in linear layers');
+    expect(errorOf(() => trainerOf({ lora: { r: 0, targetModules: ['c_attn'] } })).message).to.contain('lora.r: got 0, expected an integer >= 1');
+    expect(errorOf(() => trainerOf({ lora: { targetModules: [] } })).message).to.contain('lora.targetModules: name the linear layers to adapt');
+    expect((await rejectionOf(trainerOf({}).saveAdapter(folder))).message).to.equal('saveAdapter: the trainer has no LoRA adapters (give it options.lora)');
+  });
+
+  it('refuses an adapter for another model or of another rank, naming what differs', async () => {
+    const small = trainerOf({ lora: { r: 4, alpha: 8, targetModules: ['c_attn'] } });
+    await small.saveAdapter(folder);
+    const other = await rejectionOf(trainerOf().loadAdapter(folder));
+    expect(other.code).to.equal('ERR_FIREBRAND_INVALID_ARGUMENT');
+    expect(other.message).to.contain('adapter_model.safetensors: the adapter is for another model; missing: ');
+    expect(other.message).to.contain('base_model.model.transformer.h.0.attn.c_proj.lora_A.weight');
+    const rank = await rejectionOf(trainerOf({ lora: { ...lora, r: 8 } }).loadAdapter(folder));
+    expect(rank.message).to.contain('adapter_config.json has r 4, but this trainer\'s lora has 8');
+    const wider = trainerOf({ lora: { r: 4, alpha: 8, targetModules: ['c_attn'] }, model: new GPTMini({ dim: 32 }) });
+    const shape = await rejectionOf(wider.loadAdapter(folder));
+    expect(shape.code).to.equal('ERR_FIREBRAND_SHAPE_MISMATCH');
+    expect(shape.message).to.contain("adapter weight 'base_model.model.transformer.h.0.attn.c_attn.lora_A.weight' has shape [4, 16] but this model's is [4, 32]");
+  });
+});
