@@ -53,6 +53,15 @@ describe('examples', () => {
     expect(Number(/validation accuracy (\d\.\d+)/.exec(output)?.[1])).to.be.above(0.9);
   });
 
+  it('lora-gpt adapts a pretrained GPT-mini to another text with LoRA, saves the adapter alone and merges it', () => {
+    const output = runExample('lora-gpt', ['2', '2']);
+    const before = Number(/validation loss (\d\.\d+)\n/.exec(output)?.[1]);
+    const after = Number(/after LoRA: validation loss (\d\.\d+)/.exec(output)?.[1]);
+    expect(after, output).to.be.below(before);
+    expect(output).to.match(/LoRA adapters: 12 tensors, 11264 of \d+ parameters train/);
+    expect(output).to.contain('adapter: adapter_config.json, adapter_model.safetensors');
+  });
+
   function needFashionMnist(context: Mocha.Context): void {
     const dataDir = process.env.FASHION_MNIST_DIR ?? '/usr/share/datasets/fashion-mnist';
     if (!fs.existsSync(path.join(dataDir, 'train-images-idx3-ubyte.gz'))) {
@@ -65,6 +74,15 @@ describe('examples', () => {
     needFashionMnist(this);
     const output = runExample('fashion-mnist', ['1']);
     expect(Number(/test accuracy (\d\.\d+)/.exec(output)?.[1])).to.be.above(0.8);
+  });
+
+  it('finetune-resnet trains the head of a PyTorch-scripted ResNet-18, its backbone bit-identical, then unfreezes layer4', function () {
+    needFashionMnist(this);
+    const output = runExample('finetune-resnet', ['3', '6000']);
+    expect(output).to.contain('unfrozen: 15 parameters of layer4');
+    expect(output).to.contain('layers 1-3 and the stem (90 parameters and buffers) unchanged: true');
+    expect(output).to.contain('learning rates: adamw/pg0 0.01, adamw/pg1 0.0001');
+    expect(Number(/test accuracy (\d\.\d+)/.exec(output)?.[1])).to.be.above(0.5);
   });
 
   it('resnet-fashion-mnist trains the TypeScript ResNet-18 for 2 epochs of 3,000 images past 75% test accuracy', function () {

@@ -1,0 +1,51 @@
+// Fine-tuning a ResNet-18 exported from PyTorch (torch.jit.script; random weights
+// stand in for pretrained ones: scripts/make-example-models.py) on Fashion-MNIST
+// with its backbone frozen: only the head trains, the backbone's BatchNorm stays
+// in eval mode, and every backbone weight and buffer ends as it began. Then the
+// last stage is unfrozen for one more epoch at a lower learning rate.
+//   npm run build:ts && node dist/examples/finetune-resnet.js [epochs] [trainSamples]
+//   (apt-get install dataset-fashion-mnist)
+// In your project, import from 'firebrand' instead of '../src'.
+import path from 'node:path';
+
+import { Callback, Dataset, nn, Trainer } from '../src';
+
+const dataDir = process.env.FASHION_MNIST_DIR ?? '/usr/share/datasets/fashion-mnist';
+const file = (name: string) => path.join(dataDir, name);
+
+async function main(): Promise<void> {
+  const epochs = Number(process.argv[2] ?? 3);
+  const trainSamples = Number(process.argv[3] ?? 60000);
+  const images = { sampleShape: [1, 28, 28], mean: 0.286, std: 0.353 };
+  const train = (await Dataset.fromIdx(file('train-images-idx3-ubyte.gz'), file('train-labels-idx1-ubyte.gz'), images)).slice(0, trainSamples);
+  const test = (await Dataset.fromIdx(file('t10k-images-idx3-ubyte.gz'), file('t10k-labels-idx1-ubyte.gz'), images)).slice(0, 2000);
+
+  // Lightning's BaseFinetuning: the last stage joins at the last epoch, as its own parameter group.
+  const unfreezeLastStage: Callback = {
+    async postEpoch(epoch, _logs, trainer) {
+      if (epoch === epochs - 2) console.log(`unfrozen: ${(await trainer.unfreeze('layer4', { lr: 1e-4 })).length} parameters of layer4`);
+    },
+  };
+  const trainer = new Trainer({
+    model: nn.torchScript(path.join(__dirname, '..', '..', 'examples', 'data', 'resnet18-gray.pt')),
+    loss: 'cross_entropy',
+    optimizer: { name: 'adamw', lr: 1e-2 },
+    config: { numEpochs: epochs, batchSize: 64, logEvery: 50, freeze: ['conv1', 'bn1', 'layer*'] },
+    callbacks: [unfreezeLastStage],
+  });
+  await trainer.setup();
+  const before = await trainer.stateDict();
+  const history = await trainer.fit(train, { evalData: test });
+  const after = await trainer.stateDict();
+  const backbone = Object.keys(before).filter((name) => /^(conv1|bn1|layer[123])\./.test(name));
+  const unchanged = backbone.every((name) => Buffer.from(before[name].data.buffer).equals(Buffer.from(after[name].data.buffer)));
+  console.log(`layers 1-3 and the stem (${backbone.length} parameters and buffers) unchanged: ${unchanged}`);
+  console.log(`learning rates: ${trainer.learningRateNames.map((name, i) => `${name} ${trainer.learningRates[i]}`).join(', ')}`);
+  const last = history.epochs[history.epochs.length - 1];
+  console.log(`test accuracy ${last.valAccuracy?.toFixed(4)}, ${history.samplesPerSecond.toFixed(0)} samples/s`);
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exitCode = 1;
+});
