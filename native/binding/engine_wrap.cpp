@@ -277,59 +277,37 @@ Napi::Value EngineWrap::LoadAdapter(const Napi::CallbackInfo& info) {
 }
 
 Napi::Value EngineWrap::MergeAdapters(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  return guard(env, [&]() -> Napi::Value {
-    auto engine = engine_;
-    return startTask(
-        env,
-        [engine]() -> PromiseWorker::Finish {
-          engine->mergeAdapters();
-          return [](Napi::Env env) -> Napi::Value { return env.Undefined(); };
-        },
-        "mergeAdapter");
-  });
+  return engineTask(info, "mergeAdapter", [](TrainingEngine& engine) { engine.mergeAdapters(); });
 }
 
 Napi::Value EngineWrap::CopyAverageToModel(const Napi::CallbackInfo& info) {
+  return engineTask(info, "copyAverageToModel", [](TrainingEngine& engine) { engine.copyAverageToModel(); });
+}
+
+// Between steps during a fit (a callback's request), at once otherwise: the names `run` returns.
+Napi::Value EngineWrap::namesBetweenSteps(const Napi::CallbackInfo& info, std::function<std::vector<std::string>(TrainingEngine&)> run) {
   Napi::Env env = info.Env();
-  return guard(env, [&]() -> Napi::Value {
-    auto engine = engine_;
-    return startTask(
-        env,
-        [engine]() -> PromiseWorker::Finish {
-          engine->copyAverageToModel();
-          return [](Napi::Env env) -> Napi::Value { return env.Undefined(); };
-        },
-        "copyAverageToModel");
-  });
+  auto engine = engine_;
+  return startOnThread(
+      env, thread_, [engine, run]() -> PromiseWorker::Finish {
+        const auto names = run(*engine);
+        return [names](Napi::Env env) -> Napi::Value { return toJs(env, names); };
+      },
+      OperationLock::keepAlive(Value()), /*betweenSteps=*/true);
 }
 
 Napi::Value EngineWrap::Freeze(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  return guard(env, [&]() -> Napi::Value {
+  return guard(info.Env(), [&]() -> Napi::Value {
     const std::vector<std::string> patterns = toStrings(info[0], "freeze: patterns");
-    auto engine = engine_;
-    return startOnThread(
-        env, thread_, [engine, patterns]() -> PromiseWorker::Finish {
-          const auto names = engine->freeze(patterns);
-          return [names](Napi::Env env) -> Napi::Value { return toJs(env, names); };
-        },
-        OperationLock::keepAlive(Value()), /*betweenSteps=*/true);
+    return namesBetweenSteps(info, [patterns](TrainingEngine& engine) { return engine.freeze(patterns); });
   });
 }
 
 Napi::Value EngineWrap::Unfreeze(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  return guard(env, [&]() -> Napi::Value {
+  return guard(info.Env(), [&]() -> Napi::Value {
     const std::vector<std::string> patterns = toStrings(info[0], "unfreeze: patterns");
     const std::optional<double> lr = info[1].IsUndefined() ? std::nullopt : std::optional<double>(toNumber(info[1], "unfreeze.lr"));
-    auto engine = engine_;
-    return startOnThread(
-        env, thread_, [engine, patterns, lr]() -> PromiseWorker::Finish {
-          const auto names = engine->unfreeze(patterns, lr);
-          return [names](Napi::Env env) -> Napi::Value { return toJs(env, names); };
-        },
-        OperationLock::keepAlive(Value()), /*betweenSteps=*/true);
+    return namesBetweenSteps(info, [patterns, lr](TrainingEngine& engine) { return engine.unfreeze(patterns, lr); });
   });
 }
 
@@ -351,6 +329,20 @@ Napi::Value EngineWrap::BeginFit(const Napi::CallbackInfo& info) {
     if (!info[3].IsUndefined()) maxSteps = toInteger(info[3], "maxSteps", 1);
     const auto plan = engine_->beginFit(batchesPerEpoch, options, numEpochs, maxSteps);
     return toJs(env, plan);
+  });
+}
+
+Napi::Value EngineWrap::engineTask(const Napi::CallbackInfo& info, const char* operation, void (*run)(TrainingEngine&)) {
+  Napi::Env env = info.Env();
+  return guard(env, [&]() -> Napi::Value {
+    auto engine = engine_;
+    return startTask(
+        env,
+        [engine, run]() -> PromiseWorker::Finish {
+          run(*engine);
+          return [](Napi::Env env) -> Napi::Value { return env.Undefined(); };
+        },
+        operation);
   });
 }
 

@@ -4,6 +4,8 @@
 #pragma once
 #include <napi.h>
 
+#include <functional>
+
 #include <memory>
 
 #include "binding/operation_lock.h"
@@ -59,6 +61,9 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
   std::function<void()> claim(const char* operation);
   // Starts `task` on this trainer's thread once `operation` can claim the engine; its result settles the promise.
   Napi::Value startTask(Napi::Env env, PromiseWorker::Task task, const char* operation);
+  // A task that only runs `run` on the engine, claiming `operation`.
+  Napi::Value engineTask(const Napi::CallbackInfo& info, const char* operation, void (*run)(TrainingEngine&));
+  Napi::Value namesBetweenSteps(const Napi::CallbackInfo& info, std::function<std::vector<std::string>(TrainingEngine&)> run);
   // Runs `run(engine, path)` on this trainer's thread, path read from the first argument as `field`.
   Napi::Value pathTask(const Napi::CallbackInfo& info, const char* field, const char* operation,
                        void (*run)(TrainingEngine&, const std::string&));

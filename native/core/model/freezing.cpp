@@ -6,15 +6,11 @@
 #include "core/model/name_patterns.h"
 
 namespace firebrand {
-namespace {
-
 std::vector<std::string> parameterNames(const Model& model) {
   std::vector<std::string> names;
   for (const auto& item : model.namedParameters()) names.push_back(item.key());
   return names;
 }
-
-}  // namespace
 
 std::vector<std::string> freezeMatching(Model& model, const std::vector<std::string>& patterns, const std::string& owner) {
   const std::vector<std::string> names = namesMatching(patterns, parameterNames(model), owner);

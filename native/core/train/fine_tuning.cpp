@@ -16,12 +16,6 @@
 namespace firebrand {
 namespace {
 
-std::vector<std::string> parameterNames(const Model& model) {
-  std::vector<std::string> names;
-  for (const auto& item : model.namedParameters()) names.push_back(item.key());
-  return names;
-}
-
 std::string joined(const std::vector<std::string>& names) {
   std::string text;
   for (const auto& name : names) text += (text.empty() ? "" : "\n") + name;
