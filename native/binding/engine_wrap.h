@@ -5,7 +5,6 @@
 #include <napi.h>
 
 #include <functional>
-
 #include <memory>
 
 #include "binding/operation_lock.h"
