@@ -228,6 +228,7 @@ export interface NativeEngineSpec {
   checkFiniteInputs?: boolean;
   lossOutput?: string;
   freeze?: string[];
+  activationCheckpointing?: string[];
   lora?: { r: number; alpha: number; dropout: number; targetModules: string[] };
   device?: string;
   seed?: number;

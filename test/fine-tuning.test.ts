@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-import { Callback, loadSafetensors, Module, ModelLike, nn, NumericArray, saveSafetensors, Tensor, TensorData, Trainer, TrainerConfig } from '../src';
+import { Callback, F, loadSafetensors, Module, ModelLike, nn, NumericArray, saveSafetensors, Tensor, TensorData, Trainer, TrainerConfig } from '../src';
 import { blobDataset, errorOf, rejectionOf } from './helpers';
 
 /** A backbone with BatchNorm and dropout (whose statistics and masks must not move when frozen) and a head. */
@@ -159,6 +159,54 @@ describe('fine-tuning', function () {
       } finally {
         fs.rmSync(root, { recursive: true, force: true });
       }
+    });
+  });
+
+  describe('activation checkpointing (config.activationCheckpointing)', () => {
+    /** Residual blocks with dropout and BatchNorm: the recomputation must draw the same masks and not move the statistics twice. */
+    class Block extends Module {
+      linear = nn.linear(16, 16);
+      norm = nn.batchNorm1d(16);
+      dropout = nn.dropout(0.3);
+      forward(x: Tensor): Tensor {
+        return x.add(this.dropout.forward(F.relu(this.norm.forward(this.linear.forward(x)))));
+      }
+    }
+    class Deep extends Module {
+      stem = nn.linear(4, 16);
+      blocks = nn.moduleList([new Block(), new Block(), new Block()]);
+      head = nn.linear(16, 2);
+      forward(x: Tensor): Tensor {
+        let h = this.stem.forward(x);
+        for (const block of this.blocks as unknown as Iterable<Block>) h = block.forward(h);
+        return this.head.forward(h);
+      }
+    }
+
+    it('gives the same losses, weights and BatchNorm statistics bit for bit (dropout on)', async () => {
+      const run = async (activationCheckpointing?: string) => {
+        const trainer = trainerOf(new Deep(), { activationCheckpointing, gradientAccumulationSteps: 2 });
+        const history = await trainer.fit(blobDataset(96));
+        return { losses: history.epochs.map((epoch) => epoch.loss), state: await trainer.stateDict() };
+      };
+      const plain = await run();
+      for (const pattern of ['blocks.*', 'blocks', 'blocks.1']) {
+        const checkpointed = await run(pattern);
+        expect(checkpointed.losses, pattern).to.deep.equal(plain.losses);
+        for (const name of Object.keys(plain.state)) expect(same(checkpointed.state[name], plain.state[name]), `${pattern}: ${name}`).to.equal(true);
+      }
+    });
+
+    it('names a pattern that matches no module, a module that runs nothing, and a model that cannot', async () => {
+      const nothing = await rejectionOf(trainerOf(new Deep(), { activationCheckpointing: 'trunk' }).setup());
+      expect(nothing.message).to.contain("config.activationCheckpointing: 'trunk' matches no parameter or module");
+      class Unused extends Deep {
+        spare = nn.linear(2, 2);
+      }
+      const unused = await rejectionOf(trainerOf(new Unused(), { activationCheckpointing: 'spare' }).setup());
+      expect(unused.message).to.contain("config.activationCheckpointing: module 'spare' runs no op in forward");
+      const stack = await rejectionOf(trainerOf(nn.sequential(nn.linear(4, 2)), { activationCheckpointing: '0' }).setup());
+      expect(stack.message).to.contain('config.activationCheckpointing: only models written as TypeScript modules recompute activations');
     });
   });
 

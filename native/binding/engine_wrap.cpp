@@ -107,6 +107,9 @@ EngineSpec toEngineSpec(const Napi::Value& value) {
     spec.lora = LoraOptions{toInteger(lora.Get("r"), "lora.r", 1), toNumber(lora.Get("alpha"), "lora.alpha"),
                             toNumber(lora.Get("dropout"), "lora.dropout"), toStrings(lora.Get("targetModules"), "lora.targetModules")};
   }
+  if (!object.Get("activationCheckpointing").IsUndefined()) {
+    spec.activationCheckpointing = toStrings(object.Get("activationCheckpointing"), "config.activationCheckpointing");
+  }
   if (!object.Get("freeze").IsUndefined()) spec.freeze = toStrings(object.Get("freeze"), "config.freeze");
   if (!object.Get("seed").IsUndefined()) spec.seed = static_cast<uint64_t>(toInteger(object.Get("seed"), "config.seed", 0));
   return spec;

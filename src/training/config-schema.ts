@@ -62,5 +62,6 @@ export const configSchema: Schema = {
   loadBestModelAtEnd: field(boolean, false, [false]),
   initWeightsFrom: field(text, undefined),
   freeze: field(either(text, listOf()), undefined, ['0', ['0.*', '2.bias']], 'none'),
+  activationCheckpointing: field(either(text, listOf()), undefined, [], 'none'),
 };
 

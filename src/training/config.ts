@@ -100,6 +100,12 @@ export interface TrainerConfig {
    * statistics and dropout too). trainer.unfreeze() brings them back. Default: none.
    */
   freeze?: string | string[];
+  /**
+   * Modules (paths or patterns, as freeze) whose activations are not kept for backward but recomputed
+   * there (torch.utils.checkpoint): less memory, one more forward of them per step; the same losses and
+   * weights. Models written as TypeScript modules. Default: none.
+   */
+  activationCheckpointing?: string | string[];
 }
 
 /**

@@ -145,6 +145,7 @@ export class Trainer {
       lossOutput: this.config.lossOutput,
       freeze: this.config.freeze === undefined ? undefined : [this.config.freeze].flat(),
       lora: this.lora,
+      activationCheckpointing: this.config.activationCheckpointing === undefined ? undefined : [this.config.activationCheckpointing].flat(),
     });
     // Blocks (off the event loop) until every rank has joined; rank 0's weights win.
     if (this.place !== undefined) {

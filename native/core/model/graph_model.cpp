@@ -2,7 +2,10 @@
 
 #include <ATen/core/grad_mode.h>
 
+#include <algorithm>
+
 #include "core/errors.h"
+#include "core/model/name_patterns.h"
 #include "core/model/submodule_modes.h"
 #include "core/shape_text.h"
 #include "core/model/eval_mode_scope.h"
@@ -110,6 +113,24 @@ std::vector<std::pair<std::string, BuiltLayer*>> GraphModel::builtLayers() {
     if (it != tree_.layers.end()) layers.emplace_back(path, &it->second.built);
   }
   return layers;
+}
+
+std::vector<std::string> GraphModel::checkpointActivations(const std::vector<std::string>& patterns) {
+  const std::vector<std::string> matched = namesMatching(patterns, submodulePaths(*tree_.root), "config.activationCheckpointing");
+  // The outermost: a module's segment holds its children's ops.
+  std::vector<std::string> outermost;
+  for (const auto& path : matched) {
+    const bool inner = std::any_of(matched.begin(), matched.end(),
+                                   [&](const std::string& outer) { return path.compare(0, outer.size() + 1, outer + ".") == 0; });
+    if (!inner) outermost.push_back(path);
+  }
+  const std::vector<std::string> used = program_->checkpoint(outermost, tree_);
+  for (const auto& path : outermost) {
+    if (std::find(used.begin(), used.end(), path) == used.end()) {
+      throw InvalidArgument("config.activationCheckpointing: module '" + path + "' runs no op in forward, so there is nothing to recompute");
+    }
+  }
+  return used;
 }
 
 }  // namespace firebrand

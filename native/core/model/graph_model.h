@@ -29,6 +29,7 @@ class GraphModel : public Model {
   bool isTraining() const override { return tree_.root->is_training(); }
   void moveTo(const c10::Device& device) override;
   std::vector<std::pair<std::string, BuiltLayer*>> builtLayers() override;
+  std::vector<std::string> checkpointActivations(const std::vector<std::string>& patterns) override;
   void saveTorchScript(const std::string& path) const override;
 
   // Each graph node's output shape for `input` (nullopt for values that are not one tensor), in

@@ -54,6 +54,10 @@ class Model {
   void setFrozen(const std::vector<std::string>& names, bool frozen);
   // The frozen parameters' names, in namedParameters() order.
   std::vector<std::string> frozenParameters() const;
+  // Activation checkpointing: the modules `patterns` take (name_patterns.h; the outermost of them)
+  // recompute their activations in backward instead of keeping them; returns their paths. Only
+  // models written as TypeScript modules can (the default is an error saying so).
+  virtual std::vector<std::string> checkpointActivations(const std::vector<std::string>& patterns);
   // The built-in layers by module path, in module order (LoRA adapts them); none for TorchScript.
   virtual std::vector<std::pair<std::string, BuiltLayer*>> builtLayers() { return {}; }
   virtual void moveTo(const c10::Device& device) = 0;

@@ -1,5 +1,9 @@
 #include "core/nn/graph_program.h"
 
+#include <ATen/core/grad_mode.h>
+
+#include <algorithm>
+
 #include "core/errors.h"
 #include "core/nn/layer_calls.h"
 #include "core/shape_text.h"
@@ -84,7 +88,22 @@ GraphFrame GraphProgram::runFrame(const std::vector<at::Tensor>& inputs, bool tr
   frame.device = device;
   frame.cache = cache;
   for (size_t i = 0; i < inputSlots_.size(); ++i) frame.values[inputSlots_[i]] = inputs.at(i);
-  for (size_t index = 0; index < steps_.size(); ++index) {
+  const bool checkpointing = training && at::GradMode::is_enabled() && !segments_.empty();
+  for (size_t index = 0; index < steps_.size();) {
+    const int64_t segment = checkpointing && !segmentAt_.empty() ? segmentAt_[index] : -1;
+    if (segment >= 0) {
+      runCheckpointed(*this, static_cast<size_t>(segment), frame);
+      index = segments_[segment].end;
+    } else {
+      runSteps(index, index + 1, frame);
+      ++index;
+    }
+  }
+  return frame;
+}
+
+void GraphProgram::runSteps(size_t begin, size_t end, GraphFrame& frame) const {
+  for (size_t index = begin; index < end; ++index) {
     if (!steps_[index]) continue;
     try {
       frame.values[index] = steps_[index](frame);
@@ -101,7 +120,67 @@ GraphFrame GraphProgram::runFrame(const std::vector<at::Tensor>& inputs, bool tr
       fail(index, frame, error, false);
     }
   }
-  return frame;
+}
+
+std::vector<std::string> GraphProgram::checkpoint(const std::vector<std::string>& modulePaths, ModuleTree& tree) {
+  const auto under = [](const std::string& scope, const std::string& path) {
+    return scope == path || scope.compare(0, path.size() + 1, path + ".") == 0;
+  };
+  const auto keyOf = [&](const GraphNode& node) -> std::string {
+    for (const auto& path : modulePaths) {
+      if (under(node.scope, path)) return path;
+    }
+    return "";
+  };
+  const auto named = tree.root->named_parameters();
+  const auto buffers = tree.root->named_buffers();
+  segments_.clear();
+  segmentAt_.assign(graph_.nodes.size(), -1);
+  std::vector<std::string> used;
+  for (size_t index = 0; index < graph_.nodes.size();) {
+    const std::string key = keyOf(graph_.nodes[index]);
+    if (key.empty() || graph_.nodes[index].op == "input") {
+      ++index;
+      continue;
+    }
+    CheckpointSegment segment;
+    segment.begin = index;
+    while (index < graph_.nodes.size() && keyOf(graph_.nodes[index]) == key) ++index;
+    segment.end = index;
+    segment.path = key;
+    for (size_t node = segment.begin; node < segment.end; ++node) {
+      for (const int64_t read : reads_[node]) {
+        if (static_cast<size_t>(read) < segment.begin && std::find(segment.reads.begin(), segment.reads.end(), read) == segment.reads.end()) {
+          segment.reads.push_back(read);
+        }
+      }
+    }
+    for (size_t node = segment.end; node < graph_.nodes.size(); ++node) {
+      for (const int64_t read : reads_[node]) {
+        if (static_cast<size_t>(read) >= segment.begin && static_cast<size_t>(read) < segment.end &&
+            std::find(segment.escapes.begin(), segment.escapes.end(), read) == segment.escapes.end()) {
+          segment.escapes.push_back(read);
+        }
+      }
+    }
+    for (const int64_t output : graph_.outputs) {
+      if (static_cast<size_t>(output) >= segment.begin && static_cast<size_t>(output) < segment.end &&
+          std::find(segment.escapes.begin(), segment.escapes.end(), output) == segment.escapes.end()) {
+        segment.escapes.push_back(output);
+      }
+    }
+    std::sort(segment.escapes.begin(), segment.escapes.end());
+    for (const auto& item : named) {
+      if (under(item.key(), key)) segment.parameters.push_back(item.value());
+    }
+    for (const auto& item : buffers) {
+      if (under(item.key(), key)) segment.buffers.push_back(item.value());
+    }
+    segmentAt_[segment.begin] = static_cast<int64_t>(segments_.size());
+    segments_.push_back(std::move(segment));
+    if (std::find(used.begin(), used.end(), key) == used.end()) used.push_back(key);
+  }
+  return used;
 }
 
 void GraphProgram::fail(size_t index, const GraphFrame& frame, const std::exception& error, bool wrongType) const {

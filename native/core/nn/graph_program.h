@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/nn/activation_checkpoint.h"
 #include "core/nn/graph_ops.h"
 #include "core/nn/module_tree.h"
 
@@ -27,6 +28,13 @@ class GraphProgram {
   const std::vector<std::string>& inputs() const { return graph_.inputs; }
   const GraphSpec& graph() const { return graph_; }
 
+  // Activation checkpointing: every call of these modules (paths in `tree`) recomputes its
+  // activations in backward while training. Returns the paths that run in the forward.
+  std::vector<std::string> checkpoint(const std::vector<std::string>& modulePaths, ModuleTree& tree);
+  const CheckpointSegment& segment(size_t index) const { return segments_.at(index); }
+  // Runs nodes [begin, end) on `frame`; a failing op is named as in run().
+  void runSteps(size_t begin, size_t end, GraphFrame& frame) const;
+
  private:
   OpRun compileNode(size_t index, ModuleTree& tree);
   GraphFrame runFrame(const std::vector<at::Tensor>& inputs, bool training, c10::Device device, DecodeCache* cache) const;
@@ -36,6 +44,8 @@ class GraphProgram {
   std::vector<OpRun> steps_;                 // by node; empty for inputs
   std::vector<int64_t> inputSlots_;          // the node of each graph input
   std::vector<std::vector<int64_t>> reads_;  // the nodes each node reads, for errors
+  std::vector<CheckpointSegment> segments_;
+  std::vector<int64_t> segmentAt_;           // by node: the segment that begins there, or -1
 };
 
 }  // namespace firebrand

@@ -21,6 +21,7 @@ std::shared_ptr<TrainingEngine> makeEngine(const EngineSpec& spec) {
   if (!spec.lossOutput.empty()) model->selectOutput(spec.lossOutput);
   if (!spec.freeze.empty()) freezeMatching(*model, spec.freeze, "config.freeze");
   if (spec.lora) applyLora(*model, *spec.lora);
+  if (!spec.activationCheckpointing.empty()) model->checkpointActivations(spec.activationCheckpointing);
   auto engine = std::make_shared<TrainingEngine>(std::move(model), std::move(loss), spec.optimizers, spec.scheduler,
                                                  spec.metrics, precision, device);
   engine->checkFiniteInputs(spec.checkFiniteInputs);

@@ -29,6 +29,8 @@ struct EngineSpec {
   bool checkFiniteInputs = false;
   // Patterns of the parameters to freeze before the optimizers are made (name_patterns.h).
   std::vector<std::string> freeze;
+  // Modules whose activations are recomputed in backward (config.activationCheckpointing).
+  std::vector<std::string> activationCheckpointing;
   // LoRA adapters on the targeted linear layers, everything else frozen.
   std::optional<LoraOptions> lora;
   // config.ema: an average of the weights, when enabled.
