@@ -372,13 +372,19 @@ def with_lora(model, targets, r, alpha):
     base(x) + lora_B(lora_A(x)) * alpha / r, and every other parameter is frozen."""
     for parameter in model.parameters():
         parameter.requires_grad_(False)
-    layers = [m for n, m in model.named_modules() if isinstance(m, nn.Linear) and any(n == t or n.endswith("." + t) for t in targets)]
+    layers = [m for n, m in model.named_modules()
+              if isinstance(m, (nn.Linear, nn.Conv2d)) and any(n == t or n.endswith("." + t) for t in targets)]
     for layer in layers:
-        layer.lora_A = nn.Linear(layer.in_features, r, bias=False)
-        layer.lora_B = nn.Linear(r, layer.out_features, bias=False)
+        if isinstance(layer, nn.Linear):
+            layer.lora_A = nn.Linear(layer.in_features, r, bias=False)
+            layer.lora_B = nn.Linear(r, layer.out_features, bias=False)
+        else:  # PEFT's Conv2d: A with the layer's kernel, stride and padding; B 1x1
+            layer.lora_A = nn.Conv2d(layer.in_channels, r, layer.kernel_size, layer.stride, layer.padding, bias=False)
+            layer.lora_B = nn.Conv2d(r, layer.out_channels, 1, 1, bias=False)
         nn.init.kaiming_uniform_(layer.lora_A.weight, a=math.sqrt(5))
         nn.init.zeros_(layer.lora_B.weight)
-        layer.forward = (lambda m: lambda x: F.linear(x, m.weight, m.bias) + m.lora_B(m.lora_A(x)) * (alpha / r))(layer)
+        base = layer.forward
+        layer.forward = (lambda m, f: lambda x: f(x) + m.lora_B(m.lora_A(x)) * (alpha / r))(layer, base)
     return model
 
 
@@ -508,6 +514,8 @@ def main():
     record("gpt-mini", GPTMini, (4, 8), 16, (4, 8), token_inputs=True)
     # LoRA (r 4, alpha 8) on every c_attn and c_proj of the GPT-mini, the rest frozen.
     record("lora-gpt", lambda: with_lora(GPTMini(), ["c_attn", "c_proj"], 4, 8), (4, 8), 16, (4, 8), token_inputs=True)
+    # LoRA on every convolution named conv1/conv2 and the head of a ResNet-18; BatchNorm keeps training, as in PEFT.
+    record("lora-resnet", lambda: with_lora(ResNet18(width=8, num_classes=10), ["conv1", "conv2", "fc"], 2, 4), (4, 3, 16, 16), 10)
     record("attention-classifier", AttentionClassifier, (4, 6), 3, token_inputs=True, vocabulary=12)
     # Attention's key bias has an exact gradient of zero (it shifts every score of a query alike), so
     # its computed gradient is rounding noise, which Adam's default eps (1e-8) would turn into steps of

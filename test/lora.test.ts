@@ -10,6 +10,7 @@ import path from 'node:path';
 import { Dataset, loadSafetensors, LoraConfig, Module, nn, TensorData, Trainer } from '../src';
 import { errorOf, rejectionOf } from './helpers';
 import { GPTMini } from '../examples/models/gpt';
+import { ResNet18 } from '../examples/models/resnet';
 
 const lora: LoraConfig = { r: 4, alpha: 8, targetModules: ['c_attn', 'c_proj'] };
 const tokens = Dataset.fromTokens(Int32Array.from({ length: 200 }, (_, i) => (i * 7) % 16), { contextLength: 8 });
@@ -84,10 +85,26 @@ describe('LoRA adapters', function () {
     expect((await rejectionOf(trainer.fit(tokens))).message).to.contain('fit: the LoRA adapters were merged into the weights');
   });
 
+  it("merges conv2d adapters (PEFT's Conv2d) into the kernels with the same predictions", async () => {
+    const images = { data: Float32Array.from({ length: 8 * 3 * 16 * 16 }, (_, i) => Math.sin(i * 0.7)), shape: [8, 3, 16, 16] };
+    const trainer = new Trainer({
+      model: new ResNet18({ width: 8, numClasses: 10 }),
+      lora: { r: 2, alpha: 4, targetModules: ['conv1', 'conv2'] },
+      loss: 'cross_entropy',
+      optimizer: { name: 'adamw', lr: 1e-2 },
+      config: { progressBar: false, numThreads: 1, seed: 3, batchSize: 4, numEpochs: 2 },
+    });
+    await trainer.fit(Dataset.fromArrays({ inputs: images.data, inputShape: images.shape, targets: Int32Array.from({ length: 8 }, (_, i) => i % 10) }));
+    const adapted = await trainer.predict(images.data, images.shape);
+    await trainer.mergeAdapter();
+    expectClose(await trainer.predict(images.data, images.shape), adapted, 1e-5);
+    expect(Object.keys(await trainer.stateDict()).filter((name) => name.includes('lora'))).to.deep.equal([]);
+  });
+
   it('names a target that matches nothing, a layer that is not linear, a TorchScript model and bad options', async () => {
     const cases: [LoraConfig, string][] = [
       [{ targetModules: ['q_proj'] }, "lora.targetModules: 'q_proj' matches no layer (a layer path equal to it or ending with '.q_proj'); the layers are 'transformer.wte'"],
-      [{ targetModules: ['wte'] }, "lora: 'transformer.wte' is not a linear layer; LoRA adapters go on linear layers"],
+      [{ targetModules: ['wte'] }, "lora: 'transformer.wte' is not a linear or conv2d layer; LoRA adapters go on linear and conv2d layers"],
     ];
     for (const [options, message] of cases) {
       const error = await rejectionOf(trainerOf({ lora: options }).setup());
@@ -100,7 +117,7 @@ describe('LoRA adapters', function () {
       loss: 'cross_entropy',
       optimizer: 'adamw',
     });
-    expect((await rejectionOf(scripted.setup())).message).to.contain('lora: adapters go on built-in linear layers');
+    expect((await rejectionOf(scripted.setup())).message).to.contain('lora: adapters go on built-in linear and conv2d layers');
     expect(errorOf(() => trainerOf({ lora: { r: 0, targetModules: ['c_attn'] } })).message).to.contain('lora.r: got 0, expected an integer >= 1');
     expect(errorOf(() => trainerOf({ lora: { targetModules: [] } })).message).to.contain('lora.targetModules: name the linear layers to adapt');
     expect((await rejectionOf(trainerOf({}).saveAdapter(folder))).message).to.equal('saveAdapter: the trainer has no LoRA adapters (give it options.lora)');

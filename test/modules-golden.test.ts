@@ -69,6 +69,8 @@ const models = [
   { name: 'gpt-mini', build: (): Module => new GPTMini(), batchSize: 4 },
   // LoRA (PEFT's layers, by hand in PyTorch) on every c_attn and c_proj, everything else frozen.
   { name: 'lora-gpt', build: (): Module => new GPTMini(), batchSize: 4, lora: { r: 4, alpha: 8, targetModules: ['c_attn', 'c_proj'] } },
+  // LoRA on convolutions (PEFT's Conv2d: A with the kernel, B 1x1) and the head; BatchNorm trains on, as in PEFT.
+  { name: 'lora-resnet', build: (): Module => new ResNet18({ width: 8, numClasses: 10 }), batchSize: 4, lora: { r: 2, alpha: 4, targetModules: ['conv1', 'conv2', 'fc'] } },
   // nn.MultiheadAttention: packed in-projection, key padding and causal masks, batch-first and sequence-first, weights.
   { name: 'attention-classifier', build: (): Module => new AttentionClassifier(), batchSize: 4 },
   // nn.TransformerEncoder (its layers deep copies of one) and a pre-norm TransformerDecoderLayer.

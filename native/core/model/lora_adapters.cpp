@@ -26,7 +26,7 @@ std::string joined(const std::vector<std::string>& names) {
 std::vector<std::string> applyLora(Model& model, const LoraOptions& options) {
   auto layers = model.builtLayers();
   if (layers.empty()) {
-    throw InvalidArgument("lora: adapters go on built-in linear layers, of models written as TypeScript modules or layer stacks; "
+    throw InvalidArgument("lora: adapters go on built-in linear and conv2d layers, of models written as TypeScript modules or layer stacks; "
                           "this model has none (a TorchScript model's layers are its own code)");
   }
   if (options.targetModules.empty()) throw InvalidArgument("lora.targetModules: name at least one module (PEFT's target_modules)");
@@ -55,6 +55,7 @@ std::vector<std::string> applyLora(Model& model, const LoraOptions& options) {
                          name.rfind("lora_A.", 0) == 0 || name.rfind("lora_B.", 0) == 0;
     if (!adapter) frozen.push_back(name);
   }
+  model.setEvalFrozenModules(false);
   model.setFrozen(frozen, true);
   return paths;
 }
@@ -71,8 +72,8 @@ TensorDict adapterWeights(Model& model) {
   for (const auto& [path, layer] : model.builtLayers()) {
     if (!layer->lora) continue;
     const std::string prefix = kPeftPrefix + (path.empty() ? "" : path + ".");
-    weights[prefix + "lora_A.weight"] = layer->lora->a->weight.detach().to(at::kCPU).clone();
-    weights[prefix + "lora_B.weight"] = layer->lora->b->weight.detach().to(at::kCPU).clone();
+    weights[prefix + "lora_A.weight"] = layer->lora->aWeight.detach().to(at::kCPU).clone();
+    weights[prefix + "lora_B.weight"] = layer->lora->bWeight.detach().to(at::kCPU).clone();
   }
   if (weights.empty()) throw InvalidState("saveAdapter: the model has no LoRA adapters (give the trainer a lora config)");
   return weights;
@@ -95,8 +96,8 @@ void loadAdapterWeights(Model& model, const TensorDict& weights, const std::stri
   for (const auto& [path, layer] : model.builtLayers()) {
     if (!layer->lora) continue;
     const std::string prefix = kPeftPrefix + (path.empty() ? "" : path + ".");
-    for (auto* target : {&layer->lora->a->weight, &layer->lora->b->weight}) {
-      const std::string name = prefix + (target == &layer->lora->a->weight ? "lora_A.weight" : "lora_B.weight");
+    for (auto* target : {&layer->lora->aWeight, &layer->lora->bWeight}) {
+      const std::string name = prefix + (target == &layer->lora->aWeight ? "lora_A.weight" : "lora_B.weight");
       const at::Tensor& value = weights.at(name);
       if (!value.sizes().equals(target->sizes())) {
         throw ShapeMismatch(origin + ": adapter weight '" + name + "' has shape " + shapeText(value) + " but this model's is " +

@@ -34,7 +34,7 @@ void Model::setFrozen(const std::vector<std::string>& names, bool frozen) {
   }
   // Modules under which every parameter is frozen (the outermost such: eval mode reaches their children).
   frozenModules_.clear();
-  for (const std::string& path : modulePaths()) {
+  for (const std::string& path : evalFrozenModules_ ? modulePaths() : std::vector<std::string>()) {
     const bool inside = std::any_of(frozenModules_.begin(), frozenModules_.end(),
                                     [&](const std::string& outer) { return path.compare(0, outer.size() + 1, outer + ".") == 0; });
     if (inside) continue;

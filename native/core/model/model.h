@@ -52,6 +52,9 @@ class Model {
   // requires_grad off, so autograd computes no gradient for it; a module whose parameters are all
   // frozen runs in eval mode while the model trains (BatchNorm keeps its statistics, dropout is off).
   void setFrozen(const std::vector<std::string>& names, bool frozen);
+  // Whether modules left with nothing to train run in eval mode (true; LoRA turns it off, as PEFT
+  // leaves every module's mode alone).
+  void setEvalFrozenModules(bool on) { evalFrozenModules_ = on; }
   // The frozen parameters' names, in namedParameters() order.
   std::vector<std::string> frozenParameters() const;
   // Activation checkpointing: the modules `patterns` take (name_patterns.h; the outermost of them)
@@ -83,6 +86,7 @@ class Model {
 
  private:
   std::vector<std::string> frozenModules_;  // paths kept in eval mode while the model trains
+  bool evalFrozenModules_ = true;
 };
 
 }  // namespace firebrand

@@ -6,49 +6,85 @@
 
 #include <cmath>
 
+#include <torch/nn/modules/conv.h>
+#include <torch/nn/modules/linear.h>
+
+#include "core/compat/torch_compat.h"
 #include "core/errors.h"
 #include "core/nn/layer_factory.h"
 
 namespace firebrand {
 
+namespace {
+
+template <typename Module, typename Options>
+torch::nn::AnyModule adapterPart(Options options, at::Tensor& weight) {
+  Module module(options);
+  weight = module->weight;
+  return torch::nn::AnyModule(module);
+}
+
+}  // namespace
+
 void attachLora(BuiltLayer& layer, const LoraOptions& options, const std::string& owner) {
-  auto* linear = dynamic_cast<torch::nn::LinearImpl*>(layer.module.ptr().get());
-  if (!linear) throw InvalidArgument("lora: " + owner + " is not a linear layer; LoRA adapters go on linear layers");
   if (layer.lora) throw InvalidState("lora: " + owner + " has an adapter already");
-  const int64_t in = linear->options.in_features(), out = linear->options.out_features();
+  torch::nn::Module& base = *layer.module.ptr();
   auto adapter = std::make_shared<LoraAdapter>();
-  const auto device = linear->weight.device();
-  const auto dtype = linear->weight.scalar_type();
-  adapter->a = torch::nn::Linear(torch::nn::LinearOptions(in, options.r).bias(false));
-  adapter->b = torch::nn::Linear(torch::nn::LinearOptions(options.r, out).bias(false));
+  at::Tensor baseWeight;
+  if (auto* linear = dynamic_cast<torch::nn::LinearImpl*>(&base)) {
+    baseWeight = linear->weight;
+    const int64_t in = linear->options.in_features(), out = linear->options.out_features();
+    adapter->a = adapterPart<torch::nn::Linear>(torch::nn::LinearOptions(in, options.r).bias(false), adapter->aWeight);
+    adapter->b = adapterPart<torch::nn::Linear>(torch::nn::LinearOptions(options.r, out).bias(false), adapter->bWeight);
+  } else if (auto* conv = dynamic_cast<torch::nn::Conv2dImpl*>(&base)) {
+    baseWeight = conv->weight;
+    const auto& o = conv->options;
+    if (o.groups() != 1) throw InvalidArgument("lora: " + owner + " is a grouped convolution (groups " + std::to_string(o.groups()) + "), which LoRA does not adapt");
+    const auto* padding = compat::variantAlternative<torch::ExpandingArray<2>>(o.padding());
+    if (!padding) throw InvalidArgument("lora: " + owner + " pads by name ('same'), which LoRA does not adapt");
+    adapter->a = adapterPart<torch::nn::Conv2d>(torch::nn::Conv2dOptions(o.in_channels(), options.r, o.kernel_size())
+                                                   .stride(o.stride()).padding(*padding)
+                                                   .dilation(o.dilation()).bias(false), adapter->aWeight);
+    adapter->b = adapterPart<torch::nn::Conv2d>(torch::nn::Conv2dOptions(options.r, o.out_channels(), 1).bias(false), adapter->bWeight);
+  } else {
+    throw InvalidArgument("lora: " + owner + " is not a linear or conv2d layer; LoRA adapters go on linear and conv2d layers");
+  }
   {
     torch::NoGradGuard noGrad;
-    torch::nn::init::kaiming_uniform_(adapter->a->weight, std::sqrt(5.0));
-    adapter->b->weight.zero_();
+    torch::nn::init::kaiming_uniform_(adapter->aWeight, std::sqrt(5.0));
+    adapter->bWeight.zero_();
   }
-  adapter->a->to(device, dtype);
-  adapter->b->to(device, dtype);
-  linear->register_module("lora_A", adapter->a);
-  linear->register_module("lora_B", adapter->b);
+  adapter->a.ptr()->to(baseWeight.device(), baseWeight.scalar_type());
+  adapter->b.ptr()->to(baseWeight.device(), baseWeight.scalar_type());
+  base.register_module("lora_A", adapter->a.ptr());
+  base.register_module("lora_B", adapter->b.ptr());
   adapter->scaling = options.alpha / static_cast<double>(options.r);
   adapter->dropout = options.dropout;
   layer.lora = std::move(adapter);
 }
 
-at::Tensor loraDelta(const LoraAdapter& adapter, const at::Tensor& input, bool training) {
+at::Tensor loraDelta(LoraAdapter& adapter, const at::Tensor& input, bool training) {
   const at::Tensor x = adapter.dropout > 0 ? at::dropout(input, adapter.dropout, training) : input;
-  return at::linear(at::linear(x, adapter.a->weight), adapter.b->weight) * adapter.scaling;
+  return adapter.b.forward(adapter.a.forward(x)) * adapter.scaling;
 }
 
 void mergeLora(BuiltLayer& layer) {
   if (!layer.lora) return;
-  auto* linear = dynamic_cast<torch::nn::LinearImpl*>(layer.module.ptr().get());
+  torch::nn::Module& base = *layer.module.ptr();
+  const at::Tensor& a = layer.lora->aWeight;
+  const at::Tensor& b = layer.lora->bWeight;
   {
     torch::NoGradGuard noGrad;
-    linear->weight.add_(at::matmul(layer.lora->b->weight, layer.lora->a->weight) * layer.lora->scaling);
+    if (auto* linear = dynamic_cast<torch::nn::LinearImpl*>(&base)) {
+      linear->weight.add_(at::matmul(b, a) * layer.lora->scaling);
+    } else {
+      // PEFT's Conv2d.get_delta_weight: B (1x1) composed with A's kernel.
+      auto* conv = dynamic_cast<torch::nn::Conv2dImpl*>(&base);
+      conv->weight.add_(at::conv2d(a.permute({1, 0, 2, 3}), b).permute({1, 0, 2, 3}) * layer.lora->scaling);
+    }
   }
-  linear->unregister_module("lora_A");
-  linear->unregister_module("lora_B");
+  base.unregister_module("lora_A");
+  base.unregister_module("lora_B");
   layer.lora.reset();
 }
 

@@ -1,11 +1,10 @@
-// LoRA adapters as PEFT's LoraLayer puts them on an nn.Linear: lora_A [r, in]
-// and lora_B [out, r] (registered on the layer, so its parameters are
+// LoRA adapters as PEFT's LoraLayer puts them on an nn.Linear or nn.Conv2d:
+// lora_A and lora_B registered on the layer (its parameters are
 // "<path>.lora_A.weight", "<path>.lora_B.weight"), A drawn kaiming-uniform and
 // B zeros, and the output base(x) + lora_B(lora_A(dropout(x))) * alpha / r.
 #pragma once
 #include <ATen/core/Tensor.h>
-#include <torch/nn/modules/dropout.h>
-#include <torch/nn/modules/linear.h>
+#include <torch/nn/modules/container/any.h>
 
 #include <string>
 #include <vector>
@@ -22,18 +21,22 @@ struct LoraOptions {
   std::vector<std::string> targetModules;
 };
 
+// lora_A and lora_B: linear layers on a linear layer; on a conv2d (PEFT's Conv2d), A a convolution
+// with the layer's kernel, stride, padding and dilation to r channels, B a 1x1 convolution.
 struct LoraAdapter {
-  torch::nn::Linear a{nullptr};
-  torch::nn::Linear b{nullptr};
+  torch::nn::AnyModule a;
+  torch::nn::AnyModule b;
+  at::Tensor aWeight;
+  at::Tensor bWeight;
   double scaling = 1;  // alpha / r
   double dropout = 0;
 };
 
-// Puts an adapter on `layer` (a linear layer; another kind is an error naming `owner`), drawing A
+// Puts an adapter on `layer` (linear or conv2d; another kind is an error naming `owner`), drawing A
 // and B as PEFT does: both constructed, then A kaiming-uniform (a = sqrt(5)) again and B zeroed.
 void attachLora(BuiltLayer& layer, const LoraOptions& options, const std::string& owner);
 // What the adapter adds to the layer's output for `input`.
-at::Tensor loraDelta(const LoraAdapter& adapter, const at::Tensor& input, bool training);
+at::Tensor loraDelta(LoraAdapter& adapter, const at::Tensor& input, bool training);
 // Folds the adapter into the layer's weight (W += B A * scaling) and removes it.
 void mergeLora(BuiltLayer& layer);
 
