@@ -8,17 +8,13 @@
 // In your project, import from 'firebrand' instead of '../src'.
 import path from 'node:path';
 
-import { Callback, Dataset, nn, Trainer } from '../src';
-
-const dataDir = process.env.FASHION_MNIST_DIR ?? '/usr/share/datasets/fashion-mnist';
-const file = (name: string) => path.join(dataDir, name);
+import { Callback, nn, Trainer } from '../src';
+import { fashionMnistImages } from './shared/fashion-mnist-images';
 
 async function main(): Promise<void> {
   const epochs = Number(process.argv[2] ?? 3);
   const trainSamples = Number(process.argv[3] ?? 60000);
-  const images = { sampleShape: [1, 28, 28], mean: 0.286, std: 0.353 };
-  const train = (await Dataset.fromIdx(file('train-images-idx3-ubyte.gz'), file('train-labels-idx1-ubyte.gz'), images)).slice(0, trainSamples);
-  const test = (await Dataset.fromIdx(file('t10k-images-idx3-ubyte.gz'), file('t10k-labels-idx1-ubyte.gz'), images)).slice(0, 2000);
+  const { train, test } = await fashionMnistImages(trainSamples, 2000);
 
   // Lightning's BaseFinetuning: the last stage joins at the last epoch, as its own parameter group.
   const unfreezeLastStage: Callback = {

@@ -3,21 +3,14 @@
 //   npm run build:ts && node dist/examples/resnet-fashion-mnist.js [epochs] [trainSamples]
 //   (apt-get install dataset-fashion-mnist)
 // In your project, import from 'firebrand' instead of '../src'.
-import path from 'node:path';
-
-import { Dataset, Trainer } from '../src';
+import { Trainer } from '../src';
 import { ResNet18 } from './models/resnet';
-
-const dataDir = process.env.FASHION_MNIST_DIR ?? '/usr/share/datasets/fashion-mnist';
-const file = (name: string) => path.join(dataDir, name);
+import { fashionMnistImages } from './shared/fashion-mnist-images';
 
 async function main(): Promise<void> {
   const epochs = Number(process.argv[2] ?? 3);
   const trainSamples = Number(process.argv[3] ?? 60000);
-  // [1, 28, 28] images (the channel axis a conv2d takes), normalised.
-  const images = { sampleShape: [1, 28, 28], mean: 0.286, std: 0.353 };
-  const train = (await Dataset.fromIdx(file('train-images-idx3-ubyte.gz'), file('train-labels-idx1-ubyte.gz'), images)).slice(0, trainSamples);
-  const test = (await Dataset.fromIdx(file('t10k-images-idx3-ubyte.gz'), file('t10k-labels-idx1-ubyte.gz'), images)).slice(0, Math.min(10000, trainSamples));
+  const { train, test } = await fashionMnistImages(trainSamples, Math.min(10000, trainSamples));
 
   const model = new ResNet18({ inChannels: 1, width: 16, numClasses: 10 });
   console.log(model.summary([1, 1, 28, 28]).split('\n').slice(-6).join('\n'));
