@@ -37,6 +37,8 @@ for fs in proc sys dev dev/pts; do
 done
 cp /etc/resolv.conf "$root/etc/resolv.conf"
 # npm there trusts what npm trusts here (a proxy's CA included) and uses the same registry.
+# A minbase chroot has no /etc/ssl until ca-certificates is installed there.
+mkdir -p "$root/etc/ssl"
 cp "${NODE_EXTRA_CA_CERTS:-/etc/ssl/certs/ca-certificates.crt}" "$root/etc/ssl/host-ca.crt"
 registry=$(npm config get registry 2>/dev/null || echo https://registry.npmjs.org/)
 

@@ -160,6 +160,7 @@ EngineWrap::EngineWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Engine
 std::function<void()> EngineWrap::claim(const char* operation) { return lock_.claim(Value(), operation, "trainer"); }
 
 Napi::Value EngineWrap::startTask(Napi::Env env, PromiseWorker::Task task, const char* operation) {
+  if (operation == kBetweenSteps) return startOnThread(env, thread_, std::move(task), OperationLock::keepAlive(Value()), true);
   return startOnThread(env, thread_, std::move(task), claim(operation));
 }
 
@@ -170,7 +171,7 @@ Napi::Value EngineWrap::TrainEpoch(const Napi::CallbackInfo& info) {
     using Worker = ThreadTask<EpochResult, StepReport>;
     const EpochSegment segment = toEpochSegment(info[1]);
     if (!info[2].IsFunction()) throw InvalidArgument("trainEpoch: onReport must be a function");
-    const BatchHook batchHook = makeBatchHook(env, info[3]);
+    const BatchHook batchHook = makeBatchHook(env, info[3], thread_);
     auto engine = engine_;
     Worker::Run run;
     if (auto queue = BatchQueueWrap::From(info[0])) {
@@ -195,7 +196,7 @@ Napi::Value EngineWrap::Evaluate(const Napi::CallbackInfo& info) {
     using Worker = ThreadTask<EvalResult, EvalReport>;
     const Napi::Object options = info[2].IsObject() ? info[2].As<Napi::Object>() : Napi::Object::New(env);
     EvalCallbacks callbacks;
-    callbacks.batchHook = makeBatchHook(env, options.Get("onBatch"));
+    callbacks.batchHook = makeBatchHook(env, options.Get("onBatch"), thread_);
     if (!options.Get("epoch").IsUndefined()) callbacks.epoch = toInteger(options.Get("epoch"), "epoch", 0);
     const Napi::Value onReport = options.Get("onReport");
     const Napi::Function reportTo =
@@ -221,12 +222,17 @@ Napi::Value EngineWrap::Evaluate(const Napi::CallbackInfo& info) {
   });
 }
 
-// (lr, optimizerName?): applied now when idle, else at the running fit's next step.
+// (lr, optimizerName?): applied now when idle or when the running fit waits for a per-batch hook
+// (which may read learningRates next), else at the fit's next step.
 void EngineWrap::SetLearningRate(const Napi::CallbackInfo& info) {
   guard(info.Env(), [&] {
     const std::string name = info[1].IsUndefined() ? "" : toString(info[1], "optimizer");
     engine_->setLearningRate(toNumber(info[0], "lr"), name);
-    if (!lock_.busy()) engine_->applyRequestedLearningRates();
+    if (!lock_.busy()) {
+      engine_->applyRequestedLearningRates();
+    } else {
+      thread_.runWhileParked([this] { engine_->applyRequestedLearningRates(); });
+    }
   });
 }
 
@@ -249,16 +255,15 @@ Napi::Value EngineWrap::Predict(const Napi::CallbackInfo& info) {
     at::Tensor inputs = toTensor(info[0], toShape(info[1], "inputShape"), "inputs");
     const int64_t batchSize = toInteger(info[2], "batchSize", 1);
     auto engine = engine_;
-    // Predictions queue in order; during a fit they run between two of its steps.
-    return startOnThread(
-        env, thread_,
+    return startTask(
+        env,
         [engine, inputs, batchSize]() -> PromiseWorker::Finish {
           std::vector<at::Tensor> outputs = engine->predict(inputs, batchSize);
           return [outputs, layout = engine->model().outputLayout()](Napi::Env env) -> Napi::Value {
             return fromOutputs(env, layout, outputs);
           };
         },
-        OperationLock::keepAlive(Value()), /*betweenSteps=*/true);
+        kBetweenSteps);
   });
 }
 
@@ -272,11 +277,11 @@ Napi::Value EngineWrap::GenerateNext(const Napi::CallbackInfo& info) {
 }
 
 Napi::Value EngineWrap::SaveAdapter(const Napi::CallbackInfo& info) {
-  return pathTask(info, "path", "saveAdapter", [](TrainingEngine& engine, const std::string& path) { engine.saveAdapter(path); });
+  return pathTask(info, "path", kBetweenSteps, [](TrainingEngine& engine, const std::string& path) { engine.saveAdapter(path); });
 }
 
 Napi::Value EngineWrap::LoadAdapter(const Napi::CallbackInfo& info) {
-  return pathTask(info, "path", "loadAdapter", [](TrainingEngine& engine, const std::string& path) { engine.loadAdapter(path); });
+  return pathTask(info, "path", kBetweenSteps, [](TrainingEngine& engine, const std::string& path) { engine.loadAdapter(path); });
 }
 
 Napi::Value EngineWrap::MergeAdapters(const Napi::CallbackInfo& info) {
@@ -289,14 +294,13 @@ Napi::Value EngineWrap::CopyAverageToModel(const Napi::CallbackInfo& info) {
 
 // Between steps during a fit (a callback's request), at once otherwise: the names `run` returns.
 Napi::Value EngineWrap::namesBetweenSteps(const Napi::CallbackInfo& info, std::function<std::vector<std::string>(TrainingEngine&)> run) {
-  Napi::Env env = info.Env();
   auto engine = engine_;
-  return startOnThread(
-      env, thread_, [engine, run]() -> PromiseWorker::Finish {
+  return startTask(
+      info.Env(), [engine, run]() -> PromiseWorker::Finish {
         const auto names = run(*engine);
         return [names](Napi::Env env) -> Napi::Value { return toJs(env, names); };
       },
-      OperationLock::keepAlive(Value()), /*betweenSteps=*/true);
+      kBetweenSteps);
 }
 
 Napi::Value EngineWrap::Freeze(const Napi::CallbackInfo& info) {
@@ -366,7 +370,7 @@ Napi::Value EngineWrap::pathTask(const Napi::CallbackInfo& info, const char* fie
 }
 
 Napi::Value EngineWrap::ExportTorchScript(const Napi::CallbackInfo& info) {
-  return pathTask(info, "path", "exportTorchScript",
+  return pathTask(info, "path", kBetweenSteps,
                   [](TrainingEngine& engine, const std::string& path) { engine.exportTorchScript(path); });
 }
 
@@ -384,7 +388,7 @@ Napi::Value EngineWrap::StateDict(const Napi::CallbackInfo& info) {
             return object;
           };
         },
-        "stateDict");
+        kBetweenSteps);
   });
 }
 
@@ -394,7 +398,7 @@ Napi::Value EngineWrap::SaveState(const Napi::CallbackInfo& info) {
 }
 
 Napi::Value EngineWrap::SaveWeights(const Napi::CallbackInfo& info) {
-  return pathTask(info, "path", "save",
+  return pathTask(info, "path", kBetweenSteps,
                   [](TrainingEngine& engine, const std::string& path) { engine.saveWeights(path); });
 }
 
@@ -427,7 +431,7 @@ Napi::Value EngineWrap::InitWeightsFrom(const Napi::CallbackInfo& info) {
           const WeightsReport report = engine->initWeightsFrom(path, strict, renames);
           return [report](Napi::Env env) -> Napi::Value { return toJs(env, report); };
         },
-        "initWeightsFrom");
+        kBetweenSteps);
   });
 }
 

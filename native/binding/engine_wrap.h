@@ -58,12 +58,17 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
 
   // Marks the engine busy until the returned hook runs; throws if it already is.
   std::function<void()> claim(const char* operation);
-  // Starts `task` on this trainer's thread once `operation` can claim the engine; its result settles the promise.
+  // The operation of a task that claims nothing: it may come while another runs (a fit), and then
+  // runs between two of its steps, or while it waits for a per-batch hook (which may await it).
+  // Reads of the model, and changes that the engine checks are made at a step boundary.
+  static constexpr const char* kBetweenSteps = nullptr;
+  // Starts `task` on this trainer's thread once `operation` can claim the engine (or between steps);
+  // its result settles the promise.
   Napi::Value startTask(Napi::Env env, PromiseWorker::Task task, const char* operation);
   // A task that only runs `run` on the engine, claiming `operation`.
   Napi::Value engineTask(const Napi::CallbackInfo& info, const char* operation, void (*run)(TrainingEngine&));
   Napi::Value namesBetweenSteps(const Napi::CallbackInfo& info, std::function<std::vector<std::string>(TrainingEngine&)> run);
-  // Runs `run(engine, path)` on this trainer's thread, path read from the first argument as `field`.
+  // Runs `run(engine, path)` on this trainer's thread as startTask does, path read from the first argument as `field`.
   Napi::Value pathTask(const Napi::CallbackInfo& info, const char* field, const char* operation,
                        void (*run)(TrainingEngine&, const std::string&));
 

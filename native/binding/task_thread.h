@@ -6,7 +6,9 @@
 //
 // Short tasks may be posted as "between steps" (a prediction during a fit):
 // a long task (an epoch) that calls the function stepBoundary() returns runs
-// them at its step boundaries instead of making them wait for its end.
+// them at its step boundaries instead of making them wait for its end. While
+// the running task waits for JavaScript (a per-batch hook, HookWait), it runs
+// them too: the hook may be awaiting one, which must not wait for the hook.
 #pragma once
 #include <atomic>
 #include <condition_variable>
@@ -14,11 +16,14 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 namespace firebrand::binding {
 
 class TaskThread {
+  struct Queue;
+
  public:
   TaskThread() = default;
   TaskThread(const TaskThread&) = delete;
@@ -35,6 +40,29 @@ class TaskThread {
   // tasks at the front of the queue (in order; an atomic load when there are none).
   std::function<void()> stepBoundary() const;
 
+  // The running task's wait for the JS thread (a per-batch hook to settle).
+  class HookWait {
+   public:
+    // Any thread; the first call decides what wait() returns.
+    void finish(bool ok);
+    // The running task: until finish(), runs the between-steps tasks posted meanwhile, in order.
+    bool wait();
+
+   private:
+    friend class TaskThread;
+    explicit HookWait(std::shared_ptr<Queue> queue) : queue_(std::move(queue)) {}
+    std::shared_ptr<Queue> queue_;
+    std::optional<bool> ok_;       // guarded by the queue's mutex
+  };
+  // Makes HookWaits, the running task parked from then until wait() returns (call it even when the
+  // hand-off to JS fails); it may outlive this object, as the thread may.
+  std::function<std::shared_ptr<HookWait>()> hookWaits() const;
+
+  // Runs `work` now, on the calling thread, if the running task is parked in
+  // a HookWait (once a between-steps task it runs returns): it cannot resume
+  // until `work` returns. Returns whether it ran. For state the task reads at its next step.
+  bool runWhileParked(const std::function<void()>& work);
+
  private:
   struct Task {
     std::function<void()> run;
@@ -47,12 +75,16 @@ class TaskThread {
     std::deque<Task> tasks;
     std::atomic<int> betweenSteps{0};  // between-steps tasks queued
     bool running = false;  // a task is running
+    bool hookWaiting = false;  // the running task waits in a HookWait
+    bool parked = false;       // ... and runs nothing meanwhile
     bool stopping = false;
   };
 
   void push(Task task);
   static void runTasks(const std::shared_ptr<Queue>& queue);
   static void runBetweenSteps(Queue& queue);
+  // With the lock held: runs the between-steps task at the front, if any (unlocking meanwhile).
+  static bool runFrontBetweenSteps(Queue& queue, std::unique_lock<std::mutex>& lock);
 
   std::shared_ptr<Queue> queue_ = std::make_shared<Queue>();
   std::thread thread_;  // started by the first task

@@ -2,6 +2,8 @@
 // callback, in order, awaiting each; an error names the hook. Per-batch hooks
 // are handed to C++ as one function the loop waits on, only when some target
 // defines one.
+import { AsyncLocalStorage } from 'node:async_hooks';
+
 import { firebrandError } from '../errors';
 import type { NativeBatchEvent, NativeBatchHook } from '../native';
 import type { Callback } from './callbacks';
@@ -17,6 +19,15 @@ interface PendingHook {
   timer?: NodeJS.Timeout;
 }
 type HookArgs<Name extends HookName> = Parameters<NonNullable<Callback[Name]>>;
+
+/** The hook (and whose) that a trainer method is called from, followed through the hook's awaits. */
+const runningHook = new AsyncLocalStorage<{ name: HookName; trainer: Trainer }>();
+
+/** The hook of `trainer` whose code (or awaited continuation) is calling, or undefined outside its hooks. */
+export function callingHook(trainer: Trainer): HookName | undefined {
+  const hook = runningHook.getStore();
+  return hook?.trainer === trainer ? hook.name : undefined;
+}
 
 /** A callback's error, named by its hook; the original is the `cause`. */
 export function callbackError(hook: string, error: unknown): Error {
@@ -69,7 +80,7 @@ export class HookRunner {
             throw callbackError(name, error);
           };
           try {
-            const result = hook.apply(target, args);
+            const result = runningHook.run({ name, trainer: this.trainer }, () => hook.apply(target, args));
             return result instanceof Promise ? this.abandonable(name, result).catch(named) : result;
           } catch (error) {
             return named(error);

@@ -20,14 +20,14 @@ import { Module } from '../nn/module/module';
 import { ProgressBar } from '../progress/progress-bar';
 import { runtimeInfo, setNumThreads, useDeterministicAlgorithms, warnIfSlowBlas } from '../runtime';
 import { Timer } from '../callbacks/timer';
-import type { Callback } from './callbacks';
+import { TRAIN_BATCH_HOOKS, VAL_BATCH_HOOKS, type Callback } from './callbacks';
 import { checkOutputDir } from './checkpoints';
 import { weightRenames, type WeightNameMap } from './weight-renames';
 import { ADAPTER_WEIGHTS_FILE, checkAdapterConfig, resolveLora, type ResolvedLora, writeAdapterConfig } from './lora';
 import { ResolvedConfig, resolveConfig } from './config';
 import { FitControl } from './fit-control';
 import { evaluateOn, FitLoop } from './fit-loop';
-import { HookRunner } from './hook-runner';
+import { callingHook, HookRunner } from './hook-runner';
 import { watchInterruptions } from './interruptions';
 import type { EvalLogs, History } from './logs';
 import { checkMetrics } from './metrics';
@@ -56,6 +56,8 @@ export class Trainer {
   private readonly hooks: HookRunner;
   private nativeEngine: NativeEngine | undefined;
   private settingUp: Promise<void> | undefined;
+  /** runSetup is running: its hooks must not wait for it. */
+  private setupRunning = false;
   private modelSpec: ModelSpec | undefined;
   /** options.model's tensors, described before setup. */
   private describedModel: ModelDescription | undefined;
@@ -109,14 +111,40 @@ export class Trainer {
    * other operations call it first). Runs preLaunch, preConfigure, postConfigure, preSetup and postSetup.
    */
   setup(): Promise<void> {
+    return this.ready('setup').then(() => undefined);
+  }
+
+  /**
+   * The engine, set up first. A hook of setup itself (which setup awaits) never waits for setup:
+   * postSetup has the engine already; the hooks before it get an error saying so.
+   */
+  private async ready(operation: string): Promise<NativeEngine> {
+    const hook = callingHook(this);
+    if (this.setupRunning && hook !== undefined) {
+      if (this.nativeEngine !== undefined) return this.nativeEngine;
+      throw firebrandError(
+        'ERR_FIREBRAND_INVALID_STATE',
+        `${operation}: called from ${hook}, a hook of setup that runs before the model is built; call it from postSetup or a later hook`,
+      );
+    }
     this.settingUp ??= this.runSetup().catch((error: unknown) => {
       this.settingUp = undefined;
       throw error;
     });
-    return this.settingUp;
+    await this.settingUp;
+    return this.engine;
   }
 
   private async runSetup(): Promise<void> {
+    this.setupRunning = true;
+    try {
+      await this.buildEngine();
+    } finally {
+      this.setupRunning = false;
+    }
+  }
+
+  private async buildEngine(): Promise<void> {
     await this.hooks.run('preLaunch', this);
     await this.hooks.run('preConfigure', this);
     const configured = await this.configureModels();
@@ -158,6 +186,13 @@ export class Trainer {
   }
 
   private get engine(): NativeEngine {
+    const hook = callingHook(this);
+    if (this.nativeEngine === undefined && this.setupRunning && hook !== undefined) {
+      throw firebrandError(
+        'ERR_FIREBRAND_INVALID_STATE',
+        `the trainer is called from ${hook}, a hook of setup that runs before the model is built; call it from postSetup or a later hook`,
+      );
+    }
     if (this.nativeEngine === undefined) {
       throw firebrandError(
         'ERR_FIREBRAND_INVALID_STATE',
@@ -215,31 +250,24 @@ export class Trainer {
   }
 
   /**
-   * Sets the base learning rate (the optimizer's lr, which the schedule scales) of every optimizer, or of
-   * the one named: its first parameter group's becomes `lr`, the others' follow in proportion. During fit
-   * it applies from the next optimizer step; it is kept in checkpoints and by later fits.
-   */
-  /**
    * Writes the LoRA adapters alone, as PEFT's save_pretrained does: `folder`/adapter_model.safetensors
    * ("base_model.model.<path>.lora_A.weight", ...) and adapter_config.json. PEFT and this trainer's
    * loadAdapter read them back.
    */
   async saveAdapter(folder: string): Promise<void> {
-    return this.exclusive('saveAdapter', async () => {
-      const lora = this.adapterOptions('saveAdapter');
-      await this.setup();
-      fs.mkdirSync(folder, { recursive: true });
-      await this.engine.saveAdapter(path.join(folder, ADAPTER_WEIGHTS_FILE));
-      writeAdapterConfig(folder, lora);
-    });
+    const lora = this.adapterOptions('saveAdapter');
+    const engine = await this.ready('saveAdapter');
+    fs.mkdirSync(folder, { recursive: true });
+    await engine.saveAdapter(path.join(folder, ADAPTER_WEIGHTS_FILE));
+    writeAdapterConfig(folder, lora);
   }
 
   /** Loads adapters saveAdapter (or PEFT) wrote for this model; another model's, or another r, is an error naming it. */
   async loadAdapter(folder: string): Promise<void> {
-    return this.exclusive('loadAdapter', async () => {
+    return this.exclusive('loadAdapter', 'anyHook', async () => {
       checkAdapterConfig(folder, this.adapterOptions('loadAdapter'));
-      await this.setup();
-      await this.engine.loadAdapter(path.join(folder, ADAPTER_WEIGHTS_FILE));
+      const engine = await this.ready('loadAdapter');
+      await engine.loadAdapter(path.join(folder, ADAPTER_WEIGHTS_FILE));
     });
   }
 
@@ -248,10 +276,10 @@ export class Trainer {
    * them: the model is the base model again, for save and exportTorchScript. The trainer fits no more.
    */
   async mergeAdapter(): Promise<void> {
-    return this.exclusive('mergeAdapter', async () => {
+    return this.exclusive('mergeAdapter', 'afterTraining', async () => {
       this.adapterOptions('mergeAdapter');
-      await this.setup();
-      await this.engine.mergeAdapters();
+      const engine = await this.ready('mergeAdapter');
+      await engine.mergeAdapters();
       this.adaptersMerged = true;
     });
   }
@@ -267,8 +295,8 @@ export class Trainer {
    * fit. Modules left with nothing to train run in eval mode. Resolves with the parameters' names.
    */
   async freeze(patterns: string | string[]): Promise<string[]> {
-    await this.setup();
-    return this.engine.freeze([patterns].flat());
+    const engine = await this.ready('freeze');
+    return engine.freeze([patterns].flat());
   }
 
   /**
@@ -277,10 +305,16 @@ export class Trainer {
    * learning rate `lr` (default: the first group's / 10, as Lightning's). Resolves with their names.
    */
   async unfreeze(patterns: string | string[], { lr }: { lr?: number } = {}): Promise<string[]> {
-    await this.setup();
-    return this.engine.unfreeze([patterns].flat(), lr);
+    const engine = await this.ready('unfreeze');
+    return engine.unfreeze([patterns].flat(), lr);
   }
 
+  /**
+   * Sets the base learning rate (the optimizer's lr, which the schedule scales) of every optimizer, or of
+   * the one named: its first parameter group's becomes `lr`, the others' follow in proportion. During fit
+   * it applies from the next optimizer step (learningRates shows it at once); it is kept in checkpoints
+   * and by later fits.
+   */
   setLearningRate(lr: number, optimizer?: string): void {
     this.engine.setLearningRate(lr, optimizer);
   }
@@ -354,11 +388,11 @@ export class Trainer {
    * saved run exactly where it stopped.
    */
   async fit(trainData?: TrainingData, options: FitOptions = {}): Promise<History> {
-    return this.exclusive('fit', async () => {
+    return this.exclusive('fit', 'noHook', async () => {
       let stopWatching = () => {};
       try {
         if (this.config.outputDir !== undefined) checkOutputDir(this.config.outputDir);
-        await this.setup();
+        await this.ready('fit');
         this.control.clearRequests();
         this.engine.clearStop();
         const graceMs = options.abortGraceMs ?? 5000;
@@ -398,10 +432,8 @@ export class Trainer {
    */
   async save(folder: string): Promise<void> {
     // Not a collective: in a distributed run, the rank that calls it writes (`if (trainer.globalRank === 0)`).
-    return this.exclusive('save', async () => {
-      await this.setup();
-      await this.writeModelFiles(folder);
-    });
+    await this.ready('save');
+    await this.writeModelFiles(folder);
   }
 
   /**
@@ -436,10 +468,8 @@ export class Trainer {
    * a sequential model becomes aten ops over its weights; a TorchScript model is saved as trained.
    */
   async exportTorchScript(file: string): Promise<void> {
-    return this.exclusive('exportTorchScript', async () => {
-      await this.setup();
-      await this.engine.exportTorchScript(file);
-    });
+    const engine = await this.ready('exportTorchScript');
+    await engine.exportTorchScript(file);
   }
 
   /**
@@ -451,30 +481,28 @@ export class Trainer {
    * Shapes must match. TorchScript files are code: load only files you trust.
    */
   async initWeightsFrom(file: string, options: { strict?: boolean; map?: WeightNameMap } = {}): Promise<{ missing: string[]; unexpected: string[] }> {
-    return this.exclusive('initWeightsFrom', async () => {
-      await this.setup();
+    return this.exclusive('initWeightsFrom', 'anyHook', async () => {
+      const engine = await this.ready('initWeightsFrom');
       const renames = options.map === undefined ? undefined : weightRenames(await native.weightNames(file), options.map);
-      return this.engine.initWeightsFrom(file, options.strict ?? true, renames);
+      return engine.initWeightsFrom(file, options.strict ?? true, renames);
     });
   }
 
   /** Copies of the model's parameters and buffers, by PyTorch state-dict name ('0.weight', 'hidden.bias'). */
   async stateDict(): Promise<Record<string, TensorData<NumericArray>>> {
-    return this.exclusive('stateDict', async () => {
-      await this.setup();
-      return this.engine.stateDict();
-    });
+    const engine = await this.ready('stateDict');
+    return engine.stateDict();
   }
 
   /** Loss and metrics (accuracy for class-index losses) over a dataset, in eval mode. Default data: configureDataloaders()'s eval. */
   async evaluate(data?: TrainingData, options: { batchSize?: number } = {}): Promise<EvalLogs> {
-    return this.exclusive('evaluate', async () => {
-      await this.setup();
+    return this.exclusive('evaluate', 'epochHooks', async () => {
+      const engine = await this.ready('evaluate');
       const evalData = data ?? this.dataloaders.eval;
       if (evalData === undefined) {
         throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', 'evaluate: give data, or return { eval } from configureDataloaders()');
       }
-      return evaluateOn(this, this.engine, this.hooks, evalData, 0, options.batchSize ?? this.config.evalBatchSize);
+      return evaluateOn(this, engine, this.hooks, evalData, 0, options.batchSize ?? this.config.evalBatchSize);
     });
   }
 
@@ -488,8 +516,8 @@ export class Trainer {
   async predict(inputs: NumericArray, shape: number[], options?: { batchSize?: number }): Promise<TensorData>;
   async predict<Output extends Prediction>(inputs: NumericArray, shape: number[], options?: { batchSize?: number }): Promise<Output>;
   async predict(inputs: NumericArray, shape: number[], options: { batchSize?: number } = {}): Promise<Prediction> {
-    await this.setup();
-    return this.engine.predict(inputs, shape, options.batchSize ?? this.config.evalBatchSize);
+    const engine = await this.ready('predict');
+    return engine.predict(inputs, shape, options.batchSize ?? this.config.evalBatchSize);
   }
 
   /**
@@ -499,16 +527,26 @@ export class Trainer {
    * fit, tokens come from the current weights between two optimizer steps.
    */
   async *generate(prompt: ArrayLike<number> | NumericArray, options: GenerateOptions): AsyncGenerator<number, void, undefined> {
-    await this.setup();
-    yield* generateTokens(this.engine, prompt, options);
+    yield* generateTokens(await this.ready('generate'), prompt, options);
   }
 
-  private async exclusive<Result>(operation: string, body: () => Promise<Result>): Promise<Result> {
+  /**
+   * Runs `body` as the trainer's one operation. While another runs, a call from outside its hooks is
+   * refused; a call from one of its hooks runs at that boundary, as far as `inHooks` allows, or is
+   * refused at once saying why (never a wait on the operation that awaits the hook).
+   */
+  private async exclusive<Result>(operation: string, inHooks: HookPolicy, body: () => Promise<Result>): Promise<Result> {
     if (this.runningOperation) {
-      throw firebrandError(
-        'ERR_FIREBRAND_INVALID_STATE',
-        `cannot start ${operation}: this trainer is already running ${this.runningOperation}; await it before starting another`,
-      );
+      const hook = callingHook(this);
+      if (hook === undefined) {
+        throw firebrandError(
+          'ERR_FIREBRAND_INVALID_STATE',
+          `cannot start ${operation}: this trainer is already running ${this.runningOperation}; await it before starting another`,
+        );
+      }
+      const refusal = refusalInHook(operation, inHooks, hook, this.runningOperation);
+      if (refusal !== undefined) throw firebrandError('ERR_FIREBRAND_INVALID_STATE', refusal);
+      return body();
     }
     this.runningOperation = operation;
     try {
@@ -516,5 +554,35 @@ export class Trainer {
     } finally {
       this.runningOperation = undefined;
     }
+  }
+}
+
+/**
+ * What an exclusive operation may do when called from a hook of the running one: 'noHook' never,
+ * 'epochHooks' from hooks between batches (not per-batch hooks, which a batch waits for),
+ * 'afterTraining' from postFit, onTrainEnd and onException, 'anyHook' from any (the engine checks the step boundary).
+ */
+type HookPolicy = 'noHook' | 'epochHooks' | 'afterTraining' | 'anyHook';
+
+const PER_BATCH_HOOKS: readonly string[] = [...TRAIN_BATCH_HOOKS, ...VAL_BATCH_HOOKS];
+const AFTER_TRAINING_HOOKS: readonly string[] = ['postFit', 'onTrainEnd', 'onException'];
+
+/** Why `operation` cannot run from `hook` of the running operation, or undefined when it can. */
+function refusalInHook(operation: string, policy: HookPolicy, hook: string, running: string): string | undefined {
+  const from = `${operation}: called from ${hook}, a hook of the running ${running}`;
+  switch (policy) {
+    case 'noHook':
+      return `${from}; a trainer runs one ${operation} at a time: start it after ${running} resolves`;
+    case 'epochHooks':
+      return PER_BATCH_HOOKS.includes(hook)
+        ? `${from}, which waits for that hook at every batch while ${operation} would run batches of its own; ` +
+            'call it from an epoch hook (preEpoch, postEpoch, postValidation) or use config.evalEvery'
+        : undefined;
+    case 'afterTraining':
+      return running === 'fit' && !AFTER_TRAINING_HOOKS.includes(hook)
+        ? `${from}, after which the trainer could not train on; call it from postFit, or after fit resolves`
+        : undefined;
+    case 'anyHook':
+      return undefined;
   }
 }

@@ -42,12 +42,14 @@ std::vector<std::string> lines(const std::string& text) {
 
 std::vector<std::string> TrainingEngine::freeze(const std::vector<std::string>& patterns) {
   if (distributed_) throw InvalidState("freeze: the trainer is one rank of a distributed run; freeze with config.freeze before it starts");
+  requireStepBoundary("freeze");
   return freezeMatching(*model_, patterns, "freeze");
 }
 
 std::vector<std::string> TrainingEngine::unfreeze(const std::vector<std::string>& patterns, std::optional<double> lr) {
   if (distributed_) throw InvalidState("unfreeze: the trainer is one rank of a distributed run, whose gradient buckets are fixed");
   if (lr && !(std::isfinite(*lr) && *lr >= 0)) throw InvalidArgument("unfreeze.lr: got " + std::to_string(*lr) + ", expected a number >= 0");
+  requireStepBoundary("unfreeze");
   const std::vector<std::string> names = unfreezeMatching(*model_, patterns, "unfreeze");
   const auto named = model_->namedParameters();
   // Those no optimizer holds yet form one new group per optimizer that owns them.
@@ -71,6 +73,8 @@ std::vector<std::string> TrainingEngine::unfreeze(const std::vector<std::string>
     groups[i].lr = lr.value_or(units_[i].firstBaseLearningRate() / 10.0);
     addGroup(groups[i]);
   }
+  // A hook reading learningRates/learningRateNames next sees the new groups.
+  publishLearningRates(learningRates());
   return names;
 }
 
@@ -122,7 +126,10 @@ void TrainingEngine::saveAdapter(const std::string& path) const {
   writeSafetensors(path, adapterWeights(*model_), {{"format", "pt"}});
 }
 
-void TrainingEngine::loadAdapter(const std::string& path) { loadAdapterWeights(*model_, readSafetensors(path).tensors, path); }
+void TrainingEngine::loadAdapter(const std::string& path) {
+  requireStepBoundary("loadAdapter");
+  loadAdapterWeights(*model_, readSafetensors(path).tensors, path);
+}
 
 void TrainingEngine::mergeAdapters() {
   if (!hasLora(*model_)) throw InvalidState("mergeAdapter: the model has no LoRA adapters to merge");

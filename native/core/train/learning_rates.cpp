@@ -34,6 +34,7 @@ void TrainingEngine::applyRequestedLearningRates() {
       if (name.empty() || unit.name() == name) unit.setBaseLearningRate(lr);
     }
   }
+  publishLearningRates(learningRates());
 }
 
 std::vector<std::string> TrainingEngine::learningRateNames() const {

@@ -149,6 +149,7 @@ EpochResult TrainingEngine::trainEpoch(BatchStream& stream, const EpochSegment& 
       reportIfDue(outcome, /*lastOfSegment=*/!pending, cursor, report);
     } catch (...) {
       accumulating_ = false;
+      partialGroup_.reset();  // a hook that threw
       zeroGrads();
       rethrowWithContext(stepContext(segment.epoch, cursor.batch));
     }
@@ -212,7 +213,7 @@ GroupOutcome TrainingEngine::trainGroup(std::vector<Batch> group, EpochCursor& c
     const int64_t batchSize = group[i].size();
     event.batch = cursor.batch;
     event.size = batchSize;
-    if (batchHook) callHook(batchHook, event, BatchEvent::Phase::BeforeTrain);
+    if (batchHook) callHook(batchHook, event, BatchEvent::Phase::BeforeTrain, i, group.size());
     const Batch batch = prepareBatch(std::move(group[i]));
     ranks_->beforeMicroBatch(i == 0, !accumulating_);
     const double loss = trainMicroBatch(batch, static_cast<double>(batchSize) / static_cast<double>(local.samples));
@@ -230,17 +231,29 @@ GroupOutcome TrainingEngine::trainGroup(std::vector<Batch> group, EpochCursor& c
       applyRequestedLearningRates();
       outcome.stepped = optimizerStep(global.lossSum / static_cast<double>(global.samples), outcome.gradNorm);
     }
-    if (batchHook) callHook(batchHook, event, BatchEvent::Phase::AfterTrain);
+    if (batchHook) callHook(batchHook, event, BatchEvent::Phase::AfterTrain, accumulating_ ? i + 1 : 0, group.size());
   }
   return outcome;
 }
 
-void TrainingEngine::callHook(const BatchHook& batchHook, BatchEvent& event, BatchEvent::Phase phase) {
+void TrainingEngine::requireStepBoundary(const std::string& operation) const {
+  if (!partialGroup_) return;
+  throw InvalidState(operation + ": called from a per-batch hook inside a gradient-accumulation group (" +
+                     std::to_string(partialGroup_->withGradients) + " of its " + std::to_string(partialGroup_->size) +
+                     " micro-batches have gathered gradients; its optimizer step has not run). It changes what trains, "
+                     "so call it at a step boundary: preTrainBatch of a group's first micro-batch, postTrainBatch of its "
+                     "last, or an epoch hook");
+}
+
+void TrainingEngine::callHook(const BatchHook& batchHook, BatchEvent& event, BatchEvent::Phase phase, size_t withGradients,
+                              size_t groupSize) {
   event.phase = phase;
   event.globalStep = globalStep_;
   if (phase == BatchEvent::Phase::BeforeTrain) event.loss.reset();
   publishLearningRates(learningRates());
+  if (withGradients > 0) partialGroup_ = GroupPosition{static_cast<int64_t>(withGradients), static_cast<int64_t>(groupSize)};
   batchHook(event);
+  partialGroup_.reset();
 }
 
 void TrainingEngine::reportIfDue(const GroupOutcome& group, bool lastOfSegment, EpochCursor& cursor,

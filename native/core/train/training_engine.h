@@ -171,6 +171,9 @@ class TrainingEngine {
   // True between the micro-batches of an accumulation group (gradients are
   // gathered, no optimizer step follows this backward): DDP skips its all-reduce then.
   bool accumulating() const { return accumulating_; }
+  // Throws, naming `operation`, while a per-batch hook runs inside an accumulation group whose
+  // gradients are partly gathered: what trains (or the weights) must not change before its step.
+  void requireStepBoundary(const std::string& operation) const;
   Model& model() const { return *model_; }
   std::shared_ptr<Model> sharedModel() const { return model_; }
   const c10::Device& device() const { return device_; }
@@ -210,8 +213,9 @@ class TrainingEngine {
   // Returns its loss; its metrics and logged values go to the epoch's sums.
   double trainMicroBatch(const Batch& batch, double lossWeight);
   StepValues forwardBackward(const Batch& batch, double lossWeight);
-  // Calls `batchHook` at `phase` of a micro-batch, with the rates it may read.
-  void callHook(const BatchHook& batchHook, BatchEvent& event, BatchEvent::Phase phase);
+  // Calls `batchHook` at `phase` of a micro-batch, with the rates it may read; `withGradients` of the
+  // group's `groupSize` micro-batches have gathered gradients not yet stepped (0 at a step boundary).
+  void callHook(const BatchHook& batchHook, BatchEvent& event, BatchEvent::Phase phase, size_t withGradients, size_t groupSize);
   // Checks a CPU batch (labels in range) and moves it to the device, targets as the loss takes them.
   Batch prepareBatch(Batch batch) const;
   // The stream's first batch, checked against the model.
@@ -259,6 +263,12 @@ class TrainingEngine {
   std::atomic<bool> stopRequested_{false};
   std::atomic<int64_t> globalStep_{0};  // read from the JS thread while training
   bool accumulating_ = false;
+  // Set while a per-batch hook runs with part of its group's gradients gathered.
+  struct GroupPosition {
+    int64_t withGradients;  // micro-batches whose backward ran
+    int64_t size;
+  };
+  std::optional<GroupPosition> partialGroup_;
   EpochTotals epochTotals_;
   std::optional<int64_t> classCount_;  // the model's outputs, for label checks
   // setLearningRate's requests, by optimizer name ("" for all), not yet applied.

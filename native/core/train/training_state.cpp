@@ -108,6 +108,7 @@ void TrainingEngine::saveWeights(const std::string& path) const {
 
 WeightsReport TrainingEngine::initWeightsFrom(const std::string& path, bool strict,
                                               const std::map<std::string, std::optional<std::string>>& renames) {
+  requireStepBoundary("initWeightsFrom");
   return loadWeights(*model_, renamedWeights(readWeightsFile(path), renames, path), strict, path);
 }
 
