@@ -12,7 +12,7 @@ const STD = [49.3, 1.7, 23.9, 8.5];
 
 async function main(): Promise<void> {
   const table = await Dataset.fromCsv(path.resolve('examples', 'data', 'houses.csv'), { labelColumn: 'price_k', targets: 'value' });
-  const [train, test] = table.withTransforms(transforms.normalize({ mean: MEAN, std: STD })).split(0.2, 1);
+  const [train, test] = table.withTransforms(transforms.normalize({ mean: MEAN, std: STD })).split({ validation: 0.2, seed: 1 });
   const trainer = new Trainer({
     model: nn.sequential(nn.linear(4, 32), nn.relu(), nn.linear(32, 1)),
     loss: 'mse',

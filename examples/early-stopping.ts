@@ -7,10 +7,10 @@ import os from 'node:os';
 import path from 'node:path';
 
 import { Dataset, EarlyStopping, Model, ModelCheckpoint, nn, Trainer } from '../src';
+import { seededRandom } from './shared/seeded-random';
 
 function spirals(samples: number, seed: number): Dataset {
-  let state = seed;
-  const random = () => ((state = (state * 1103515245 + 12345) % 2147483648) / 2147483648);
+  const random = seededRandom(seed);
   const inputs = new Float32Array(samples * 2);
   const labels = new Int32Array(samples);
   for (let i = 0; i < samples; i++) {

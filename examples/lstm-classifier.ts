@@ -4,13 +4,13 @@
 //   npm run build:ts && node dist/examples/lstm-classifier.js [epochs]
 // In your project, import from 'firebrand' instead of '../src'.
 import { Dataset, nn, Tensor, torch, Trainer } from '../src';
+import { seededRandom } from './shared/seeded-random';
 
 const maxLength = 24;
 
 /** Token ids (1-3 the letters that count, 4-9 noise, 0 padding), each sequence's length, and the letter it holds most. */
 function sequences(count: number, seed: number): Dataset {
-  let state = seed;
-  const random = () => ((state = (state * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const random = seededRandom(seed);
   const input = new BigInt64Array(count * maxLength);
   const lengths = new BigInt64Array(count);
   const target = new Int32Array(count);
@@ -31,6 +31,13 @@ function sequences(count: number, seed: number): Dataset {
     lengths: { data: lengths, shape: [count] },
     target: { data: target, shape: [count] },
   });
+}
+
+/** Each sequence's tokens as text, to count repeats. */
+function sequenceKeys(data: Dataset): string[] {
+  const { input, lengths } = data.fields();
+  const tokens = input.data as BigInt64Array;
+  return Array.from(lengths.data as BigInt64Array, (length, n) => tokens.subarray(n * maxLength, n * maxLength + Number(length)).join(','));
 }
 
 class Classifier extends nn.Module {
@@ -57,7 +64,11 @@ async function main(): Promise<void> {
     optimizer: { name: 'adamw', lr: 1e-2 },
     config: { numEpochs: epochs, batchSize: 64, logEvery: 20 },
   });
-  const history = await trainer.fit(sequences(3000, 1), { evalData: sequences(500, 2) });
+  const [train, validation] = [sequences(3000, 1), sequences(500, 2)];
+  const trainKeys = new Set(sequenceKeys(train));
+  const seen = sequenceKeys(validation).filter((key) => trainKeys.has(key)).length;
+  console.log(`${trainKeys.size} of ${train.length} training sequences distinct; ${seen} of ${validation.length} validation sequences also train`);
+  const history = await trainer.fit(train, { evalData: validation });
   const last = history.epochs[history.epochs.length - 1];
   console.log(`validation accuracy ${last.valAccuracy?.toFixed(4)}`);
 }

@@ -11,6 +11,7 @@ import {
   Trainer,
   ValidationLogs,
 } from '../src';
+import { seededRandom } from './shared/seeded-random';
 
 // y = sin(3x) + noise: a small network with a Huber-loss training_step.
 const SOURCE = `
@@ -30,8 +31,7 @@ def validation_step(self, batch: Dict[str, Tensor]) -> Dict[str, Tensor]:
 `;
 
 function sineData(samples: number, seed: number): Dataset {
-  let state = seed;
-  const random = () => ((state = (state * 1103515245 + 12345) % 2147483648) / 2147483648);
+  const random = seededRandom(seed);
   const x = new Float32Array(samples).map(() => random() * 2 - 1);
   const y = x.map((value) => Math.sin(3 * value) + (random() - 0.5) * 0.1);
   return Dataset.fromArrays({ inputs: x, inputShape: [samples], targets: y });

@@ -1,5 +1,5 @@
 // firebrand: train PyTorch models from Node.js; the loop runs in libtorch C++.
-export { Dataset } from './data/dataset';
+export { Dataset, type SplitFractions } from './data/dataset';
 export type { ArrayDatasetSource, ArrayDtype, BatchOrderOptions, CsvOptions, DatasetFields, IdxOptions } from './data/dataset';
 export { transforms } from './data/transforms';
 export { BatchLoader } from './data/batch-loader';

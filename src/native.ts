@@ -175,7 +175,8 @@ export interface NativeDataset {
   slice(start: number, end: number): NativeDataset;
   fields(): Record<string, TensorData<NumericArray>>;
   batchOrder(options: NativeLoaderRequest): number[][];
-  split(fraction: number, seed: number): [NativeDataset, NativeDataset];
+  /** [train, validation] parts of the given fractions (summing to 1), as random_split. */
+  split(train: number, validation: number, seed: number): [NativeDataset, NativeDataset];
   withTransforms(transforms: (OptionFields & { name: string })[]): NativeDataset;
   loader(options: NativeLoaderRequest): NativeLoader;
 }

@@ -288,9 +288,10 @@ Napi::Value DatasetWrap::BatchOrder(const Napi::CallbackInfo& info) {
 Napi::Value DatasetWrap::Split(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   return guard(env, [&]() -> Napi::Value {
-    const double fraction = toNumber(info[0], "fraction");
-    const auto seed = static_cast<uint64_t>(toInteger(info[1], "seed", 0));
-    auto [train, validation] = dataset_.data->randomSplit(fraction, seed);
+    const double trainFraction = toNumber(info[0], "split.train");
+    const double validationFraction = toNumber(info[1], "split.validation");
+    const auto seed = static_cast<uint64_t>(toInteger(info[2], "split.seed", 0));
+    auto [train, validation] = dataset_.data->randomSplit({trainFraction, validationFraction}, seed);
     auto parts = Napi::Array::New(env, 2);
     parts.Set(0u, NewInstance(env, {std::make_shared<const TensorDataset>(std::move(train)), dataset_.transforms}));
     parts.Set(1u, NewInstance(env, {std::make_shared<const TensorDataset>(std::move(validation)), dataset_.transforms}));

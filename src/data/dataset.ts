@@ -1,4 +1,5 @@
 // Datasets live in C++ as tensors; this class is their handle in TypeScript.
+import { firebrandError } from '../errors';
 import { native, NativeDataset, NumericArray, OptionFields, TensorData, TokenFileOptions, TokenWindowOptions } from '../native';
 import { BatchLoader, LoaderOptions } from './batch-loader';
 import { csvOptionsSchema, idxOptionsSchema, resolveOptions, transformSchemas } from './data-schemas';
@@ -188,13 +189,15 @@ export class Dataset {
   }
 
   /**
-   * Random [train, validation] parts, `fraction` of the samples going to validation: the same samples
-   * in the same order as torch.utils.data.random_split(dataset, [1 - fraction, fraction]) with a
-   * generator seeded `seed`. The parts are copies.
+   * Random [train, validation] parts, the fraction named going to that part: `split({ validation: 0.2 })`
+   * or `split({ train: 0.8 })`. The same samples in the same order as
+   * torch.utils.data.random_split(dataset, [train, validation]) with a generator seeded `seed`
+   * (default 42). The parts are copies.
    */
-  split(fraction: number, seed = 42): [Dataset, Dataset] {
-    const [train, validation] = this.native.split(fraction, seed);
-    return [new Dataset(train), new Dataset(validation)];
+  split(parts: SplitFractions): [Dataset, Dataset] {
+    const [train, validation] = splitFractions(parts);
+    const [trainPart, validationPart] = this.native.split(train, validation, parts.seed ?? 42);
+    return [new Dataset(trainPart), new Dataset(validationPart)];
   }
 
   /**
@@ -209,4 +212,25 @@ export class Dataset {
   slice(start: number, end: number = this.length): Dataset {
     return new Dataset(this.native.slice(start, end));
   }
+}
+
+/** Which fraction of the samples goes to which part of Dataset.split: give one of train and validation. */
+export type SplitFractions = ({ train: number; validation?: undefined } | { validation: number; train?: undefined }) & { seed?: number };
+
+/** [train, validation] fractions; the one not given is its complement as written in decimals (0.2 for 0.8). */
+function splitFractions(parts: SplitFractions | number): [number, number] {
+  if (typeof parts === 'number') {
+    // The old form gave the bare number to validation, which read as the training share (split(0.8)).
+    throw firebrandError(
+      'ERR_FIREBRAND_INVALID_ARGUMENT',
+      `split(${parts}): say which part the fraction is for: split({ train: ${parts} }) or split({ validation: ${parts} }) ` +
+        '(a bare number went to validation before)',
+    );
+  }
+  const { train, validation } = parts ?? {};
+  if ((train === undefined) === (validation === undefined)) {
+    throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', 'split: give exactly one of { train } and { validation }, a fraction between 0 and 1');
+  }
+  const complement = (fraction: number) => Number((1 - fraction).toFixed(12));
+  return validation === undefined ? [train as number, complement(train as number)] : [complement(validation), validation];
 }

@@ -64,16 +64,18 @@ TensorDataset TensorDataset::slice(int64_t start, int64_t end) const {
   return TensorDataset(std::move(part));
 }
 
-std::pair<TensorDataset, TensorDataset> TensorDataset::randomSplit(double fraction, uint64_t seed) const {
-  if (!(fraction > 0 && fraction < 1)) {
-    throw InvalidArgument("dataset.split: fraction must be between 0 and 1 (exclusive), got " + std::to_string(fraction));
+std::pair<TensorDataset, TensorDataset> TensorDataset::randomSplit(std::array<double, 2> fractions, uint64_t seed) const {
+  for (const double fraction : fractions) {
+    if (!(fraction > 0 && fraction < 1)) {
+      throw InvalidArgument("dataset.split: fraction must be between 0 and 1 (exclusive), got " + std::to_string(fraction));
+    }
   }
   // random_split's lengths: floor of each share, the remainder handed out from the first part on.
-  int64_t lengths[2] = {static_cast<int64_t>(std::floor(size() * (1 - fraction))),
-                        static_cast<int64_t>(std::floor(size() * fraction))};
+  int64_t lengths[2] = {static_cast<int64_t>(std::floor(size() * fractions[0])),
+                        static_cast<int64_t>(std::floor(size() * fractions[1]))};
   for (int64_t i = 0, rest = size() - lengths[0] - lengths[1]; i < rest; ++i) ++lengths[i % 2];
   if (lengths[0] == 0 || lengths[1] == 0) {
-    throw InvalidArgument("dataset.split: a fraction of " + std::to_string(fraction) + " of " +
+    throw InvalidArgument("dataset.split: a validation fraction of " + std::to_string(fractions[1]) + " of " +
                           std::to_string(size()) + " samples leaves one part empty");
   }
   at::Generator generator = at::detail::createCPUGenerator(seed);

@@ -4,6 +4,7 @@
 #pragma once
 #include <c10/util/ArrayRef.h>
 
+#include <array>
 #include <cstdint>
 #include <utility>
 #include <vector>
@@ -34,7 +35,7 @@ class TensorDataset {
   // Random (train, validation) parts, as torch.utils.data.random_split(dataset,
   // [1 - fraction, fraction], generator seeded `seed`): the same samples in
   // the same order. The parts are copies.
-  std::pair<TensorDataset, TensorDataset> randomSplit(double fraction, uint64_t seed) const;
+  std::pair<TensorDataset, TensorDataset> randomSplit(std::array<double, 2> fractions, uint64_t seed) const;
   // The samples `indices`, in that order (copies), written into `reuse`'s
   // tensors (held exclusively by the caller) where their dtype and shape fit.
   Batch batch(c10::ArrayRef<int64_t> indices, const Batch* reuse = nullptr) const;
