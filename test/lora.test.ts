@@ -54,6 +54,10 @@ describe('LoRA adapters', function () {
     expect(fs.readdirSync(folder).sort()).to.deep.equal(['adapter_config.json', 'adapter_model.safetensors']);
     const config = JSON.parse(fs.readFileSync(path.join(folder, 'adapter_config.json'), 'utf8')) as Record<string, unknown>;
     expect(config).to.include({ peft_type: 'LORA', r: 4, lora_alpha: 8, lora_dropout: 0, bias: 'none' });
+    // PEFT's LoraConfig fields only: older PEFT raises on a key it lacks (a 'library' key did).
+    const loraConfigFields = ['peft_type', 'task_type', 'base_model_name_or_path', 'inference_mode', 'r', 'lora_alpha', 'lora_dropout',
+      'target_modules', 'bias', 'fan_in_fan_out', 'init_lora_weights', 'use_rslora', 'modules_to_save'];
+    expect(Object.keys(config).filter((key) => !loraConfigFields.includes(key))).to.deep.equal([]);
     expect(config.target_modules).to.deep.equal(['c_attn', 'c_proj']);
     const saved = await loadSafetensors(path.join(folder, 'adapter_model.safetensors'));
     expect(Object.keys(saved.tensors).sort()).to.deep.equal(adapters.map((name) => `base_model.model.${name}`).sort());

@@ -37,6 +37,15 @@ describe('text data', () => {
       expect(sliding.fieldShapes).to.deep.equal({ input: [4], target: [4] });
     });
 
+    it('takes plain arrays of whole numbers (as generate does), one or several documents, naming a fractional id', () => {
+      const plain = Array.from(tokens);
+      expect(rows(Dataset.fromTokens(plain, { contextLength: 4 }), 'input')).to.deep.equal(rows(Dataset.fromTokens(tokens, { contextLength: 4 }), 'input'));
+      expect(Dataset.fromTokens([plain, plain], { contextLength: 4, stride: 4 }).length).to.equal(Dataset.fromTokens([tokens, tokens], { contextLength: 4, stride: 4 }).length);
+      const fractional = errorOf(() => Dataset.fromTokens([1, 2, 2.5, 3, 4], { contextLength: 2 }));
+      expect(fractional.code).to.equal('ERR_FIREBRAND_INVALID_ARGUMENT');
+      expect(fractional.message).to.contain('tokens[2] is 2.5');
+    });
+
     it('packs documents into one stream with a separator, or windows each alone with padding the loss skips', () => {
       const documents = [Int32Array.of(1, 2, 3), BigInt64Array.of(4n, 5n, 6n, 7n, 8n)];
       const packed = Dataset.fromTokens(documents, { contextLength: 3, separator: 0 });

@@ -107,14 +107,18 @@ export class Dataset {
   }
 
   /**
-   * Next-token training windows over token ids (Int32Array, BigInt64Array, Uint16Array, ...), or over
+   * Next-token training windows over token ids (Int32Array, BigInt64Array, Uint16Array, ..., or a plain
+   * array of whole numbers), or over
    * documents (an array of them): `input` is each window of contextLength tokens, `target` the same
    * window one token later. Packed (the default), documents form one stream whose windows are views of
    * it, so a stride of 1 costs no copy per window. A tokenizer gives the ids: `Dataset.fromTokens(new
    * ByteTokenizer().encode(text), { contextLength: 64 })`.
    */
-  static fromTokens(tokens: NumericArray | NumericArray[], options: TokenWindowOptions): Dataset {
-    return new Dataset(native.NativeDataset.fromTokens(Array.isArray(tokens) ? tokens : [tokens], options));
+  static fromTokens(tokens: NumericArray | number[] | (NumericArray | number[])[], options: TokenWindowOptions): Dataset {
+    const single = Array.isArray(tokens) && tokens.every((token) => typeof token === 'number');
+    const documents = (single ? [tokens] : [tokens].flat(1)) as (NumericArray | number[])[];
+    const typed = documents.map((document, index) => (Array.isArray(document) ? tokenIds(document, single ? 'tokens' : `tokens[${index}]`) : document));
+    return new Dataset(native.NativeDataset.fromTokens(typed, options));
   }
 
   /**
@@ -212,6 +216,19 @@ export class Dataset {
   slice(start: number, end: number = this.length): Dataset {
     return new Dataset(this.native.slice(start, end));
   }
+}
+
+/** A plain array of token ids as int32 (int64 past its range); a fractional or unsafe id is named. */
+function tokenIds(values: number[], field: string): Int32Array | BigInt64Array {
+  const wide = values.some((value) => value >= 2 ** 31 || value < -(2 ** 31));
+  const ids = wide ? new BigInt64Array(values.length) : new Int32Array(values.length);
+  values.forEach((value, i) => {
+    if (!Number.isSafeInteger(value)) {
+      throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', `fromTokens: ${field}[${i}] is ${value}; token ids are whole numbers`);
+    }
+    ids[i] = (wide ? BigInt(value) : value) as never;
+  });
+  return ids;
 }
 
 /** Which fraction of the samples goes to which part of Dataset.split: give one of train and validation. */

@@ -57,7 +57,6 @@ export function writeAdapterConfig(folder: string, lora: ResolvedLora): void {
     init_lora_weights: true,
     use_rslora: false,
     modules_to_save: null,
-    library: 'firebrand',
   };
   fs.writeFileSync(path.join(folder, ADAPTER_CONFIG_FILE), `${JSON.stringify(config, null, 2)}\n`);
 }
