@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-import { CharTokenizer, Dataset, GenerateOptions, Model, Trainer } from '../src';
+import { CharTokenizer, Dataset, GenerateOptions, Model, Tensor, Trainer } from '../src';
 import { errorOf, rejectionOf } from './helpers';
 import { GPTMini } from '../examples/models/gpt';
 
@@ -94,5 +94,39 @@ describe('generate', function () {
       );
     }
     expect(errorOf(() => tokenizer.encode('z')).code).to.equal('ERR_FIREBRAND_INVALID_ARGUMENT');
+  });
+});
+
+/** nanoGPT's own layout: logits [batch, time, vocabulary], the classes last. */
+class ClassesLastGPT extends GPTMini {
+  override forward(tokens: Tensor): Tensor {
+    return super.forward(tokens).transpose(1, 2);
+  }
+}
+
+describe('logits with their classes last ([batch, time, vocabulary])', function () {
+  this.timeout(60_000);
+  const make = (vocab: number, context: number) =>
+    new Trainer({
+      model: new ClassesLastGPT({ vocab, context }),
+      loss: 'cross_entropy',
+      optimizer: 'adamw',
+      config: { progressBar: false, numThreads: 1, batchSize: 4, numEpochs: 1 },
+    });
+
+  it('training names the layout and the fix, not the labels', async () => {
+    const ids = Int32Array.from({ length: 64 }, (_, i) => i % 12);
+    const error = await rejectionOf(make(12, 8).fit(Dataset.fromTokens(ids, { contextLength: 8 })));
+    expect(error.code).to.equal('ERR_FIREBRAND_SHAPE_MISMATCH');
+    expect(error.message).to.contain('holds its 12 classes last').and.contain('return logits.transpose(1, 2)');
+  });
+
+  it('generate names the layout and the fix, with the cache on, off or by default', async () => {
+    for (const kvCache of [undefined, true, false]) {
+      const trainer = make(12, 8);
+      const error = await rejectionOf(collect(trainer.generate([1, 2, 3], { maxNewTokens: 4, greedy: true, kvCache })));
+      expect(error.code, `kvCache ${kvCache}`).to.equal('ERR_FIREBRAND_SHAPE_MISMATCH');
+      expect(error.message, `kvCache ${kvCache}`).to.contain('vocabulary last').and.contain('return logits.transpose(1, 2)');
+    }
   });
 });

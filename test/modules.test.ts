@@ -243,8 +243,30 @@ print(json.dumps(m(x).flatten().tolist()))`;
         }
       }
       const error = await rejectionOf(trainerFor(new Branchy()).setup());
-      expect(error).to.be.instanceOf(TypeError);
+      expect(error.code).to.equal('ERR_FIREBRAND_TRACED_VALUE');
+      expect(error.message).to.match(/^test\/modules\.test\.ts:\d+:\d+: a traced tensor used as a number/);
       expect(error.message).to.contain("an 'if' or loop cannot depend on a tensor's values");
+    });
+
+    it("refuses a tensor used as a boolean (always true in JavaScript) by its unused result, naming the op's line", async () => {
+      class Truthy extends nn.Module {
+        fc = nn.linear(4, 2);
+        forward(x: Tensor): Tensor {
+          // A Tensor object is truthy: this branch was always taken, silently.
+          return x.min() ? this.fc.forward(x) : this.fc.forward(x.neg());
+        }
+      }
+      const error = await rejectionOf(trainerFor(new Truthy()).setup());
+      expect(error.code).to.equal('ERR_FIREBRAND_TRACED_VALUE');
+      expect(error.message).to.match(/^forward: minAll at test\/modules\.test\.ts:\d+:\d+ computes a tensor that nothing uses/);
+      expect(error.message).to.contain('`if (x.min())` is always true');
+      class Template extends nn.Module {
+        forward(x: Tensor): Tensor {
+          if (`${x.max()}` === '') return x.neg();
+          return x;
+        }
+      }
+      expect((await rejectionOf(trainerFor(new Template()).setup())).message).to.contain('a traced tensor used as a string');
     });
 
     it('refuses a plain array of modules, a module registered twice and a layer outside the model', () => {

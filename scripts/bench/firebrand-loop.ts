@@ -4,7 +4,7 @@
 // thread count. Prints one JSON line.
 // For the models written as TypeScript modules (cnn-module, resnet, gpt) it also
 // reports the trace and the whole set-up (trace, build, first-batch check).
-//   node dist/scripts/bench/firebrand-loop.js <tiny|mlp|cnn|cnn-module|resnet|resnet-head|transformer|gpt> <steps> <threads> [transformer.pt]
+//   node dist/scripts/bench/firebrand-loop.js <tiny|mlp|cnn|cnn-module|resnet|resnet-head|transformer|gpt> <steps> <threads|default> [transformer.pt]
 //   node dist/scripts/bench/firebrand-loop.js generate-gpt <tokens> <threads> [no-cache]   (tokens/s of generate())
 import { performance } from 'node:perf_hooks';
 
@@ -143,7 +143,9 @@ async function main(): Promise<void> {
   // A module model is traced (nn.sequential of layers is not: C++ runs its layers in order).
   const traced = performance.now();
   const traceSeconds = resolveModelSpec(model).type === 'graph' ? (performance.now() - traced) / 1000 : undefined;
-  const trainer = new Trainer({ model, loss, optimizer, config: { batchSize, numThreads: Number(threadsText), seed: 0, freeze } });
+  // 'default': the thread count the trainer chooses itself (bench:contention).
+  const numThreads = threadsText === 'default' ? undefined : Number(threadsText);
+  const trainer = new Trainer({ model, loss, optimizer, config: { batchSize, numThreads, seed: 0, freeze } });
   const settingUp = performance.now();
   await trainer.setup();
   const setupSeconds = (performance.now() - settingUp) / 1000;

@@ -66,6 +66,12 @@ at::Tensor TokenGenerator::lastLogits(const at::Tensor& context, Forward forward
                        " tokens; contextLength crops them to its position table)");
   }
   // Language models give [1, vocabulary, time] (cross_entropy's layout) or [1, vocabulary].
+  const int64_t time = context.size(1);
+  if (output.dim() == 3 && output.size(0) == 1 && output.size(2) != time && output.size(1) == time) {
+    throw ShapeMismatch("generate: the model's output for " + shapeText(context) + " tokens is " + shapeText(output) +
+                        ", its vocabulary last; a language model's classes go on dim 1 ([1, vocabulary, time], as "
+                        "cross_entropy takes them): return logits.transpose(1, 2) from forward");
+  }
   if (output.dim() == 3 && output.size(0) == 1) return output.select(0, 0).select(1, -1).to(at::kCPU, at::kFloat);
   if (output.dim() == 2 && output.size(0) == 1) return output.select(0, 0).to(at::kCPU, at::kFloat);
   throw ShapeMismatch("generate: the model's output for " + shapeText(context) + " tokens is " + shapeText(output) +

@@ -70,6 +70,7 @@ void TrainingEngine::checkBatchFits(const Batch& batch) {
     throw ShapeMismatch("dataset " + model_->describeInputs(batch) + " do not fit the model: " + error.what());
   }
   if (loss_->takesClassIndices() && output.dim() >= 2) {
+    loss_->checkClassDimension(output, sample.targets());
     classCount_ = output.size(1);
     loss_->checkLabelRange(sample.targets().cpu(), *classCount_,
                            batch.sampleIndices.empty() ? batch.sampleIndices : batch.sampleIndices.slice(0, 1));

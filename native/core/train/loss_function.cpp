@@ -91,6 +91,17 @@ void LossFunction::checkLabelRange(const at::Tensor& targets, int64_t classes,
                         std::to_string(classes - 1) + "])");
 }
 
+void LossFunction::checkClassDimension(const at::Tensor& output, const at::Tensor& targets) const {
+  if (!takesClassIndices_ || output.dim() < 3 || targets.dim() != output.dim() - 1) return;
+  const bool classesOnDim1 = targets.sizes().slice(1) == output.sizes().slice(2);
+  const bool classesLast = targets.sizes().slice(1) == output.sizes().slice(1, output.dim() - 2);
+  if (classesOnDim1 || !classesLast) return;
+  throw ShapeMismatch("loss (" + name_ + "): model output " + shapeText(output) + " holds its " +
+                      std::to_string(output.size(-1)) + " classes last, against targets " + shapeText(targets) +
+                      "; classes go on dim 1 ([N, C, d...], as PyTorch's cross_entropy takes them): return "
+                      "logits.transpose(1, 2) from forward");
+}
+
 void LossFunction::checkShapes(const at::Tensor& output, const at::Tensor& targets) const {
   if (takesClassIndices_) {
     const bool fits = output.dim() >= 2 && targets.dim() == output.dim() - 1 &&

@@ -28,9 +28,12 @@ class LossFunction {
   // Throws naming the first label outside [0, classes) (ignoreIndex excepted).
   // `sampleIndices` (when known) names a bad label's sample by its dataset index.
   void checkLabelRange(const at::Tensor& targets, int64_t classes, c10::ArrayRef<int64_t> sampleIndices = {}) const;
+  // Class-index losses: throws when `output` holds its classes last ([N, d, C], nanoGPT's logits)
+  // against targets [N, d], where PyTorch's layout is [N, C, d]; once per dataset, before
+  // checkLabelRange, which would blame the labels.
+  void checkClassDimension(const at::Tensor& output, const at::Tensor& targets) const;
   const std::string& name() const { return name_; }
   int64_t ignoreIndex() const { return ignoreIndex_; }
-
 
  private:
   enum class Kind { CrossEntropy, Nll, Mse, L1, SmoothL1, Huber, BceWithLogits, KlDiv };

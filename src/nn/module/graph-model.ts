@@ -199,7 +199,9 @@ export function traceModule(root: Module): GraphModelSpec {
     const graph = recording(trace, (): GraphSpec => {
       const inputs = root.inputFields();
       const output = root.forward(...inputs.map((name) => new Tensor({ trace, id: trace.record('input', [name]) })));
-      return { inputs, nodes: trace.nodes, calls: trace.calls, ...returned(output, root.className, trace) };
+      const outputs = returned(output, root.className, trace);
+      trace.checkEveryResultUsed(outputs.outputs);
+      return { inputs, nodes: trace.nodes, calls: trace.calls, ...outputs };
     });
     return { type: 'graph', modules, construction: walk.construction(), graph };
   } finally {

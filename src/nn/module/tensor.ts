@@ -2,7 +2,7 @@
 // record each operation into the trace (as torch.fx's Proxy does). No data
 // flows here; C++ runs the recorded graph at every step.
 import { firebrandError } from '../../errors';
-import { activeTrace, GraphArg, Trace } from './trace';
+import { activeTrace, callerLine, GraphArg, Trace } from './trace';
 
 /** A dimension index; negative counts from the end, as in PyTorch. */
 export type Dim = number;
@@ -74,8 +74,9 @@ export class SymInt {
   floorDiv(other: SizeArg): SymInt { return this.arith('intFloorDiv', other); }
 
   [Symbol.toPrimitive](): never {
-    throw new TypeError(
-      'a traced size (x.size(d)) is known only when the model runs: pass it to an op, or use its add/sub/mul/floorDiv methods',
+    throw firebrandError(
+      'ERR_FIREBRAND_TRACED_VALUE',
+      `${callerLine() ?? 'forward'}: a traced size (x.size(d)) is known only when the model runs: pass it to an op, or use its add/sub/mul/floorDiv methods`,
     );
   }
 }
@@ -93,9 +94,12 @@ export class Tensor {
     return this.origin ? valueIn(this.origin, trace) : trace.stateNode(this);
   }
 
-  [Symbol.toPrimitive](): never {
-    throw new TypeError(
-      "a traced tensor has no value in JavaScript: forward is recorded once and runs in C++, so an 'if' or loop cannot depend on a tensor's values (use where(), maskedFill() or clamp())",
+  [Symbol.toPrimitive](hint: string): never {
+    const use = hint === 'string' ? 'as a string' : 'as a number (a comparison or arithmetic)';
+    throw firebrandError(
+      'ERR_FIREBRAND_TRACED_VALUE',
+      `${callerLine() ?? 'forward'}: a traced tensor used ${use} has no value in JavaScript: forward is recorded once and runs in C++, ` +
+        "so an 'if' or loop cannot depend on a tensor's values (use torch.where(), maskedFill() or clamp(), and tensor methods: x.gt(0))",
     );
   }
 

@@ -45,7 +45,7 @@ const NN_FOLDER = path.resolve(__dirname, '..');
 const INTERNAL = [NN_FOLDER, NN_FOLDER.replace(`${path.sep}dist${path.sep}src${path.sep}`, `${path.sep}src${path.sep}`)];
 
 /** The first stack frame outside firebrand's nn code: the user's line. */
-function callerLine(): string | undefined {
+export function callerLine(): string | undefined {
   const frames = (new Error().stack ?? '').split('\n').slice(1);
   for (const frame of frames) {
     const match = /\(?([^()\s]+):(\d+):(\d+)\)?$/.exec(frame.trim());
@@ -85,6 +85,29 @@ export class Trace {
     return this.nodes.length - 1;
   }
 
+  /**
+   * Throws for the first op whose result nothing used (neither a later op nor forward's return). A
+   * traced tensor has no value in JavaScript, so `if (x.min())` is always true and leaves x.min()
+   * unused: that is how such a test shows. Reads of parameters, sizes and list items may go unused.
+   */
+  checkEveryResultUsed(outputs: readonly number[]): void {
+    const used = new Set(outputs);
+    const mark = (arg: GraphArg): void => {
+      if (Array.isArray(arg)) arg.forEach(mark);
+      else if (arg !== null && typeof arg === 'object') used.add(arg.v);
+    };
+    for (const node of this.nodes) node.args.forEach(mark);
+    const unused = this.nodes.findIndex((node, index) => !used.has(index) && !MAY_GO_UNUSED.has(node.op) && !node.op.startsWith('int'));
+    if (unused < 0) return;
+    const node = this.nodes[unused];
+    throw firebrandError(
+      'ERR_FIREBRAND_TRACED_VALUE',
+      `${node.scope || 'forward'}: ${node.op} at ${node.at ?? 'an unknown line'} computes a tensor that nothing uses. A traced tensor ` +
+        "has no value in JavaScript (forward is recorded once and runs in C++): `if (x.min())` is always true, and `x.relu()` " +
+        'alone changes nothing. Use torch.where(), maskedFill() or clamp() for choices that depend on values, or remove the op',
+    );
+  }
+
   get scope(): string {
     return this.scopes[this.scopes.length - 1] ?? '';
   }
@@ -122,6 +145,9 @@ export class Trace {
     return node;
   }
 }
+
+/** Ops whose result may go unused: reads of inputs and parameters, sizes, and items of a returned list. */
+const MAY_GO_UNUSED = new Set(['input', 'state', 'size', 'listItem']);
 
 let running: Trace | undefined;
 
