@@ -142,7 +142,9 @@ describe('checkpoints and exact resume', function () {
     });
     const shape = await rejectionOf(wider.fit(resumeData()));
     expect(shape.message).to.equal(
-      `${path.join(outputDir, 'checkpoints', 'step-13', 'model.safetensors')}: weight '0.bias' has shape [16] but the model's is [32]`,
+      `${path.join(outputDir, 'checkpoints', 'step-13', 'model.safetensors')}: 3 weights do not fit the model: ` +
+        "'0.bias' has shape [16] but the model's is [32], '0.weight' has shape [16, 4] but the model's is [32, 4], " +
+        "'3.weight' has shape [2, 16] but the model's is [2, 32]",
     );
     fs.rmSync(outputDir, { recursive: true });
   });
@@ -190,7 +192,8 @@ describe('checkpoints and exact resume', function () {
     expect(report.unexpected.length).to.be.above(0);
     const wrongShape = new Trainer({ model: nn.sequential(nn.linear(4, 8), nn.relu(), nn.linear(8, 2)), loss: 'mse', optimizer: 'sgd', config: { progressBar: false } });
     expect((await rejectionOf(wrongShape.initWeightsFrom(path.join(fixtures, 'pretrained-mlp.safetensors')))).message).to.equal(
-      `${path.join(fixtures, 'pretrained-mlp.safetensors')}: weight '0.bias' has shape [16] but the model's is [8]`,
+      `${path.join(fixtures, 'pretrained-mlp.safetensors')}: 3 weights do not fit the model: '0.bias' has shape [16] but the model's is [8], ` +
+        "'0.weight' has shape [16, 4] but the model's is [8, 4], '2.weight' has shape [2, 16] but the model's is [2, 8]",
     );
   });
 });

@@ -105,6 +105,15 @@ describe('weight tying between modules', () => {
       await fresh.initWeightsFrom(path.join(folder, 'first-names.safetensors'));
       expect((await fresh.predict(probe, [2, 5])).data).to.deep.equal(expected.data);
 
+      // Both names holding different values: PyTorch would keep one silently; this names them.
+      const differing = { ...state, 'head.weight': { ...state['head.weight'], data: (state['head.weight'].data as Float32Array).map((value) => value + 1) } };
+      await saveSafetensors(path.join(folder, 'differing.safetensors'), differing);
+      for (const strict of [true, false]) {
+        const refusal = await rejectionOf(trainerFor(new TiedHead()).initWeightsFrom(path.join(folder, 'differing.safetensors'), { strict }));
+        expect(refusal.code).to.equal('ERR_FIREBRAND_INVALID_ARGUMENT');
+        expect(refusal.message).to.contain("weights 'embed.weight' and 'head.weight' are one tied tensor in the model, but the file holds different values");
+      }
+
       await trainer.exportTorchScript(path.join(folder, 'model.pt'));
       const scripted = trainerFor(nn.torchScript(path.join(folder, 'model.pt')));
       expect(scripted.parameterCount, 'the tied tensor is one attribute').to.equal(trainer.parameterCount);

@@ -28,14 +28,31 @@ WeightsReport loadWeights(Model& model, const TensorDict& weights, bool strict, 
   std::map<std::string, std::string> tiedTo;
   for (const auto& [alias, name] : model.tiedNames()) tiedTo.emplace(alias, name);
   WeightsReport report;
+  std::vector<std::string> misshapen;
   for (const auto& [name, target] : targets) {
     const auto it = weights.find(name);
     const auto tied = tiedTo.find(name);
     if (it == weights.end()) {
       if (tied == tiedTo.end() || !weights.count(tied->second)) report.missing.push_back(name);
     } else if (!it->second.sizes().equals(target.sizes())) {
-      throw ShapeMismatch(origin + ": weight '" + name + "' has shape " + shapeText(it->second) +
-                          " but the model's is " + shapeText(target));
+      misshapen.push_back("'" + name + "' has shape " + shapeText(it->second) + " but the model's is " + shapeText(target));
+    }
+  }
+  if (!misshapen.empty()) {
+    throw ShapeMismatch(origin + ": " + std::to_string(misshapen.size()) + " weight" + (misshapen.size() == 1 ? "" : "s") +
+                        " do not fit the model: " + joined(misshapen));
+  }
+  // One tensor in the model under two names: the file must agree with itself (PyTorch's
+  // load_state_dict would keep whichever name it copies last, silently).
+  for (const auto& [alias, name] : tiedTo) {
+    const auto first = weights.find(name);
+    const auto second = weights.find(alias);
+    if (first == weights.end() || second == weights.end()) continue;
+    if (!at::equal(first->second.to(at::kDouble), second->second.to(at::kDouble))) {
+      const double difference = (first->second.to(at::kDouble) - second->second.to(at::kDouble)).abs().max().item<double>();
+      throw InvalidArgument(origin + ": weights '" + name + "' and '" + alias + "' are one tied tensor in the model, but the file " +
+                            "holds different values for them (they differ by up to " + std::to_string(difference) +
+                            "); keep one of them (initWeightsFrom's map can leave the other out with null)");
     }
   }
   for (const auto& [name, value] : weights) {
