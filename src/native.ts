@@ -162,7 +162,9 @@ export interface RuntimeInfo {
   cudaAvailable: boolean;
   cudnnAvailable: boolean;
   cudaDeviceCount: number;
+  /** Intra-op threads training uses; with threadsAdaptive, at most this many, chosen while training. */
   numThreads: number;
+  threadsAdaptive: boolean;
   blas: { vendor: string; library: string };
   build: BuildInfo;
   /** Optimizers whose fused one-pass step (option `fused`, default true) runs for float32 CPU parameters in this process. */
@@ -373,7 +375,7 @@ export interface NativeBinding {
   weightNames(path: string): Promise<string[]>;
   loadSafetensors(path: string): Promise<{ tensors: Record<string, TensorData<NumericArray>>; metadata: Record<string, string> }>;
   saveSafetensors(path: string, tensors: Record<string, TensorData<NumericArray>>, metadata?: Record<string, string>): Promise<void>;
-  setNumThreads(threads: number): void;
+  setNumThreads(threads: number, adaptive?: boolean): void;
   manualSeed(seed: number): void;
   useDeterministicAlgorithms(on: boolean): void;
 }

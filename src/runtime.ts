@@ -1,4 +1,6 @@
 // Process-wide facts and settings of the libtorch runtime.
+import os from 'node:os';
+
 import { native, RuntimeInfo } from './native';
 
 export type { RuntimeInfo };
@@ -15,10 +17,13 @@ export function manualSeed(seed: number): void {
 
 /**
  * Threads for libtorch's CPU kernels, process-wide (OpenMP and OpenBLAS share
- * them, as torch.set_num_threads does in Python).
+ * them, as torch.set_num_threads does in Python). 'auto': every CPU or one, whichever
+ * steps faster while training, measured again from time to time (busy cores make
+ * many threads wait on each other).
  */
-export function setNumThreads(threads: number): void {
-  native.setNumThreads(threads);
+export function setNumThreads(threads: number | 'auto'): void {
+  if (threads === 'auto') native.setNumThreads(os.availableParallelism(), true);
+  else native.setNumThreads(threads);
 }
 
 /** Deterministic kernels only, process-wide, like torch.use_deterministic_algorithms (ops without one then throw). */

@@ -95,6 +95,8 @@ module.exports = { Net };
     expect(result.stdout).to.match(/\nlibtorch: +\d+\.\d+/);
     expect(result.stdout).to.match(/\noptimizers: +fused one-pass steps for float32 CPU parameters: sgd, adam, adamw\n/);
     expect(result.stdout).to.match(/\nsmoke test: +ok/);
+    // The count a default trainer trains with (it once printed the JS thread's own 1).
+    expect(result.stdout).to.contain(`\nthreads:      auto: ${os.availableParallelism()} or 1, whichever steps faster while training`);
   });
 
   it('ends quietly when its reader closes the pipe early (doctor | head -1)', () => {

@@ -96,7 +96,7 @@ describe('errors from bad input', () => {
         expect(auto.device).to.equal('cpu');
       }
       expect((await setupError(() => blobTrainer({ device: 'mps' }))).message).to.contain("device 'mps': this libtorch has no MPS backend");
-      expect((await setupError(() => blobTrainer({ numThreads: 0 }))).message).to.equal('config.numThreads: got 0, expected an integer >= 1');
+      expect((await setupError(() => blobTrainer({ numThreads: 0 }))).message).to.equal("config.numThreads: got 0, expected an integer >= 1 or 'auto'");
       // The loader's options have the config's rules, and only their own fields.
       const batch = errorOf(() => blobDataset(32).batches({ batchSize: 0 }));
       expect(batch.message).to.equal('loader options.batchSize: got 0, expected an integer >= 1');

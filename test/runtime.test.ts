@@ -2,9 +2,10 @@
 import { expect } from 'chai';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 
-import { nn, runtimeInfo, Trainer } from '../src';
+import { nn, runtimeInfo, setNumThreads, Trainer } from '../src';
 import { setupError } from './helpers';
 
 const referenceBlasDir = '/usr/lib/x86_64-linux-gnu/blas';
@@ -16,6 +17,15 @@ describe('runtime', () => {
     expect(info.numThreads).to.be.at.least(1);
     expect(info.cudaDeviceCount).to.be.at.least(0);
     expect(['openblas', 'mkl', 'blis', 'atlas', 'reference', 'unknown']).to.include(info.blas.vendor);
+  });
+
+  it('reports the threads training uses: a fixed count, or auto with its most', () => {
+    setNumThreads(3);
+    expect(runtimeInfo()).to.include({ numThreads: 3, threadsAdaptive: false });
+    setNumThreads('auto');
+    expect(runtimeInfo()).to.include({ numThreads: os.availableParallelism(), threadsAdaptive: true });
+    setNumThreads(1);
+    expect(runtimeInfo()).to.include({ numThreads: 1, threadsAdaptive: false });
   });
 
   it('detects the reference BLAS and warns once that training will be slow', function () {

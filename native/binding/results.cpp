@@ -130,6 +130,7 @@ Napi::Object toJs(Napi::Env env, const RuntimeInfo& info) {
   object.Set("cudnnAvailable", Napi::Boolean::New(env, info.cudnnAvailable));
   object.Set("cudaDeviceCount", number(env, static_cast<double>(info.cudaDeviceCount)));
   object.Set("numThreads", number(env, static_cast<double>(info.numThreads)));
+  object.Set("threadsAdaptive", Napi::Boolean::New(env, info.threadsAdaptive));
   object.Set("blas", blas);
   auto build = Napi::Object::New(env);
   build.Set("torchVersion", info.build.torchVersion);

@@ -18,7 +18,7 @@ Napi::Value RuntimeInfoValue(const Napi::CallbackInfo& info) {
 }
 
 void SetNumThreads(const Napi::CallbackInfo& info) {
-  guard(info.Env(), [&] { setNumThreads(toInteger(info[0], "numThreads", 1)); });
+  guard(info.Env(), [&] { setNumThreads(toInteger(info[0], "numThreads", 1), !info[1].IsUndefined() && toBoolean(info[1], "adaptive")); });
 }
 
 void ManualSeed(const Napi::CallbackInfo& info) {

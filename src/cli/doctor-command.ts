@@ -7,6 +7,8 @@ import fs from 'node:fs';
 import { Dataset } from '../data/dataset';
 import { native, nativeBinary } from '../native';
 import { nn } from '../nn/layers';
+import { setNumThreads } from '../runtime';
+import { resolveConfig } from '../training/config';
 import { Trainer } from '../training/trainer';
 import { LIBRARY_VERSION } from '../version';
 
@@ -53,6 +55,8 @@ export async function runDoctor(write: (text: string) => void): Promise<number> 
     if ((error as { code?: string }).code !== 'ERR_FIREBRAND_NATIVE_LOAD') throw error;
     return cannotLoad(error as Error, write);
   }
+  // What a trainer with the default config runs with.
+  setNumThreads(resolveConfig({}).numThreads);
   const info = native.runtimeInfo();
   const { build } = info;
   const yesNo = (flag: boolean) => (flag ? 'yes' : 'no');
@@ -76,7 +80,12 @@ export async function runDoctor(write: (text: string) => void): Promise<number> 
     ],
     ['distributed', `gloo ${yesNo(build.gloo)}, nccl ${yesNo(build.nccl)}`],
     ['BLAS', `${info.blas.vendor} (${info.blas.library || 'library not found'})`],
-    ['threads', `${info.numThreads} (libtorch intra-op; config.numThreads sets them)`],
+    [
+      'threads',
+      info.threadsAdaptive
+        ? `auto: ${info.numThreads} or 1, whichever steps faster while training (libtorch intra-op; config.numThreads fixes them)`
+        : `${info.numThreads} (libtorch intra-op; config.numThreads sets them)`,
+    ],
     ['optimizers', `fused one-pass steps for float32 CPU parameters: ${info.fusedOptimizers.join(', ') || 'none'}`],
   ];
   const warnings: string[] = [];

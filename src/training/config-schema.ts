@@ -1,7 +1,6 @@
 // Every TrainerConfig field: what it accepts and its default (the one owner of
 // both; TypeScript types and docs are in config.ts). --help and the README's
 // config table are made from these entries, and a test checks the README.
-import os from 'node:os';
 
 import { batchingFields } from '../data/loader-options';
 import { atLeastOne, boolean, either, field, fraction, integer, listOf, number, oneOf, positive, Resolved, Schema, text } from '../options/schema';
@@ -38,7 +37,7 @@ export const configSchema: Schema = {
   checkFiniteInputs: field(boolean, false, [true]),
   lossOutput: field(text, undefined, [], "forward's first output"),
   device: field(text, 'auto', ['cpu']),
-  numThreads: field(integer(1), () => os.availableParallelism(), [1], 'the number of CPUs'),
+  numThreads: field(either(integer(1), oneOf('auto')), 'auto', [1, 'auto']),
   deterministic: field(boolean, false, [true]),
   gradientAccumulationSteps: field(integer(1), 1, [1, 3]),
   maxGradNorm: field(positive, undefined, [1e-12, 1e12]),

@@ -45,7 +45,7 @@ export interface TrainerConfig {
   /** 'auto' (CUDA, else MPS, else CPU), 'cpu', 'cuda', 'cuda:<index>' or 'mps'. Default 'auto'. */
   device: string;
   /** Threads for libtorch's CPU kernels, process-wide. Default: the number of CPUs. */
-  numThreads: number;
+  numThreads: number | 'auto';
   /** Use only deterministic kernels (torch.use_deterministic_algorithms), process-wide. Default false. */
   deterministic: boolean;
   /** Micro-batches per optimizer step. Default 1. See README: Gradient accumulation. */

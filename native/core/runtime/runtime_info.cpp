@@ -17,6 +17,7 @@ namespace firebrand {
 namespace {
 
 std::atomic<int> requestedThreads{0};
+std::atomic<bool> threadsAdaptive{false};
 
 std::string resolvedPath(const char* path) {
   char resolved[PATH_MAX];
@@ -65,21 +66,26 @@ RuntimeInfo runtimeInfo() {
   info.build.gloo = FIREBRAND_WITH_GLOO;
   info.build.nccl = FIREBRAND_WITH_NCCL;
   info.cudaDeviceCount = static_cast<int64_t>(torch::cuda::device_count());
-  info.numThreads = at::get_num_threads();
+  // The JS thread runs kernels on one thread (limitKernelThreadsOfThisThread): its own count is not training's.
+  info.numThreads = requestedThreads > 0 ? requestedThreads.load() : at::get_num_threads();
+  info.threadsAdaptive = threadsAdaptive;
   info.blas = detectBlas();
   return info;
 }
 
-void setNumThreads(int64_t threads) {
+void setNumThreads(int64_t threads, bool adaptive) {
   if (threads < 1) throw InvalidArgument("numThreads must be a positive integer, got " + std::to_string(threads));
   requestedThreads = static_cast<int>(threads);
-  at::set_num_threads(static_cast<int>(threads));
+  threadsAdaptive = adaptive;
+  if (!adaptive) at::set_num_threads(static_cast<int>(threads));
 }
 
 void useRequestedThreads() {
   const int threads = requestedThreads;
-  if (threads > 0 && at::get_num_threads() != threads) at::set_num_threads(threads);
+  if (!threadsAdaptive && threads > 0 && at::get_num_threads() != threads) at::set_num_threads(threads);
 }
+
+int adaptiveThreads() { return threadsAdaptive ? requestedThreads.load() : 0; }
 
 void limitKernelThreadsOfThisThread() {
   // ATen reads the OpenMP thread count per thread but sets it process-wide in

@@ -29,7 +29,10 @@ struct RuntimeInfo {
   bool cudaAvailable = false;
   bool cudnnAvailable = false;
   int64_t cudaDeviceCount = 0;
+  // Intra-op threads training uses (setNumThreads's count): fixed, or with threadsAdaptive at most
+  // this many, chosen while training (ThreadTuner).
   int64_t numThreads = 0;
+  bool threadsAdaptive = false;
   BlasInfo blas;
   BuildInfo build;
   // Optimizers whose fused one-pass step runs for float32 CPU parameters here
@@ -42,11 +45,15 @@ BlasInfo detectBlas();
 
 // Intra-op threads for libtorch's CPU kernels (OpenMP and OpenBLAS share them).
 // OpenMP keeps the count per thread, so it is also remembered for the
-// threads that run training later (see useRequestedThreads).
-void setNumThreads(int64_t threads);
+// threads that run training later (see useRequestedThreads). `adaptive`: at
+// most `threads`, chosen while training by measured step time (ThreadTuner).
+void setNumThreads(int64_t threads, bool adaptive = false);
 // Applies the count from setNumThreads to the calling thread; a thread that
 // ran libtorch code before the count was set would otherwise keep the old one.
+// With adaptive threads it leaves the count the tuner chose.
 void useRequestedThreads();
+// The adaptive maximum, or 0 when setNumThreads fixed the count.
+int adaptiveThreads();
 // One kernel thread for libtorch ops called from the calling thread (a data
 // loader's), leaving the others' thread counts as they are.
 void limitKernelThreadsOfThisThread();

@@ -140,6 +140,7 @@ EpochResult TrainingEngine::trainEpoch(BatchStream& stream, const EpochSegment& 
       std::vector<Batch> group = gatherGroup(std::move(*pending), stream, cursor);
       const GroupOutcome outcome = trainGroup(std::move(group), cursor, batchHook);
       epochTotals_.add(outcome);
+      if (threadTuner_) threadTuner_->afterStep();
       if (stepBoundary_) stepBoundary_();
       stop = ranks_->stopNow(outcome.stopAgreed, stopRequested_);
       // Fetched before the report, which must know whether this was the epoch's last step.
@@ -159,7 +160,7 @@ EpochResult TrainingEngine::trainEpoch(BatchStream& stream, const EpochSegment& 
 
 TrainingEngine::EpochCursor TrainingEngine::beginEpoch(const BatchStream& stream, const EpochSegment& segment) {
   if (!fit_) throw InvalidState("trainEpoch: call beginFit first, to plan the learning-rate schedule");
-  useRequestedThreads();
+  useThreads();
   const int64_t groupSize = fit_->step.gradientAccumulationSteps;
   if (stream.firstBatch() % groupSize != 0) {
     throw InvalidArgument("startBatch " + std::to_string(stream.firstBatch()) +
@@ -234,6 +235,17 @@ GroupOutcome TrainingEngine::trainGroup(std::vector<Batch> group, EpochCursor& c
     if (batchHook) callHook(batchHook, event, BatchEvent::Phase::AfterTrain, accumulating_ ? i + 1 : 0, group.size());
   }
   return outcome;
+}
+
+void TrainingEngine::useThreads() {
+  const int adaptive = adaptiveThreads();
+  if (adaptive == 0) {
+    threadTuner_.reset();
+    useRequestedThreads();
+    return;
+  }
+  if (!threadTuner_ || threadTuner_->maxThreads() != adaptive) threadTuner_.emplace(adaptive);
+  threadTuner_->begin();
 }
 
 void TrainingEngine::requireStepBoundary(const std::string& operation) const {

@@ -30,6 +30,7 @@
 #include "core/train/loss_function.h"
 #include "core/optim/lr_scheduler.h"
 #include "core/optim/optimizer_unit.h"
+#include "core/runtime/thread_tuner.h"
 #include "core/train/weight_average.h"
 #include "core/train/step_report.h"
 
@@ -269,6 +270,9 @@ class TrainingEngine {
     int64_t size;
   };
   std::optional<GroupPosition> partialGroup_;
+  // With adaptive threads (config.numThreads 'auto'): the count training steps fastest with now.
+  std::optional<ThreadTuner> threadTuner_;
+  void useThreads();
   EpochTotals epochTotals_;
   std::optional<int64_t> classCount_;  // the model's outputs, for label checks
   // setLearningRate's requests, by optimizer name ("" for all), not yet applied.
