@@ -223,12 +223,13 @@ describe('errors from bad input', () => {
           ],
         },
       );
-      // 256 steps per epoch: the stop, asked from the JS thread, lands long before the epoch's end.
+      // 256 steps per epoch: the stop, asked from the JS thread once it has run the report, ends the
+      // fit before its 3 epochs (how many steps run meanwhile depends on how busy the machine is).
       const error = await rejectionOf(trainer.fit(blobDataset(4096)));
       expect(error.message).to.equal('callback onLog threw: callback failed at step 4');
       expect(error.code).to.equal('ERR_FIREBRAND_CALLBACK');
       expect((error.cause as Error).message).to.equal('callback failed at step 4');
-      expect(trainer.globalStep).to.be.at.least(4).and.below(256);
+      expect(trainer.globalStep).to.be.at.least(4).and.below(3 * 256);
       expect((await trainer.evaluate(blobDataset(32))).samples).to.equal(32);
     });
   });
