@@ -220,8 +220,19 @@ def training_step(self, batch: Dict[str, Tensor]) -> Dict[str, Tensor]:
     const error = await rejectionOf(blobTrainer({ checkFiniteInputs: true, shuffle: false, batchSize: 8 }).fit(data));
     expect(error.code).to.equal('ERR_FIREBRAND_NON_FINITE');
     expect(error.message).to.equal("epoch 1, step 3: field 'input' holds NaN or Inf in dataset sample 20 (checkFiniteInputs)");
-    // Unchecked, the NaN reaches the loss and the non-finite loss policy stops training.
-    expect((await rejectionOf(blobTrainer({ shuffle: false, batchSize: 8 }).fit(data))).message).to.contain('non-finite loss');
+    // Unchecked, the NaN reaches the loss and the non-finite loss policy stops training, pointing here.
+    const unchecked = await rejectionOf(blobTrainer({ shuffle: false, batchSize: 8 }).fit(data));
+    expect(unchecked.message).to.contain('non-finite loss').and.contain('set checkFiniteInputs: true to name the sample');
+  });
+
+  it("names the first batch's first sample by its dataset index, as any other", async () => {
+    const { input, target } = blobDataset(32).fields();
+    const data = Dataset.fromFields({ input, target });
+    const first = data.batchOrder({ batchSize: 8, seed: 5 })[0][0];
+    (input.data as Float32Array)[4 * first] = Infinity;
+    const poisoned = Dataset.fromFields({ input, target });
+    const error = await rejectionOf(blobTrainer({ checkFiniteInputs: true, batchSize: 8, seed: 5 }).fit(poisoned));
+    expect(error.message).to.equal(`epoch 1, step 1: field 'input' holds NaN or Inf in dataset sample ${first} (checkFiniteInputs)`);
   });
 
   it('allocates fields that JavaScript fills in place, shared with C++ without a copy', async () => {

@@ -91,6 +91,33 @@ describe('models written as TypeScript modules', () => {
     }
   });
 
+  it('keeps a non-persistent buffer out of the state dict, saved weights and strict loads, as register_buffer(persistent=False)', async () => {
+    class Offset extends nn.Module {
+      head = nn.linear(4, 2);
+      running = new nn.Buffer([4], { fill: 1 });
+      offset = new nn.Buffer([4], { data: [0.5, -0.5, 0.25, 0], persistent: false });
+      forward(x: Tensor): Tensor {
+        return this.head.forward(x.add(this.offset).mul(this.running));
+      }
+    }
+    const trainer = trainerFor(new Offset());
+    expect(trainer.namedBuffers.map(({ name }) => name)).to.deep.equal(['running', 'offset']);
+    await trainer.fit(blobDataset(32));
+    expect(Object.keys(await trainer.stateDict()).sort()).to.deep.equal(['head.bias', 'head.weight', 'running']);
+    const folder = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'firebrand-module-')), 'model');
+    try {
+      await trainer.save(folder);
+      const probe = makeBlobs(3).inputs;
+      const expected = await trainer.predict(probe, [3, 4]);
+      expect(Array.from((await (await Model.load(folder)).predict(probe, [3, 4])).data)).to.deep.equal(Array.from(expected.data));
+      const fresh = trainerFor(new Offset());
+      expect(await fresh.initWeightsFrom(path.join(folder, 'model.safetensors'))).to.deep.equal({ missing: [], unexpected: [] });
+      expect(Array.from((await fresh.predict(probe, [3, 4])).data)).to.deep.equal(Array.from(expected.data));
+    } finally {
+      fs.rmSync(path.dirname(folder), { recursive: true, force: true });
+    }
+  });
+
   it('unrolls loops and ifs on constants, and reads sizes at every step (a smaller last batch)', async () => {
     class Reshaping extends nn.Module {
       fc = nn.linear(4, 2);

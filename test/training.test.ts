@@ -137,7 +137,8 @@ describe('training through the public API', () => {
       const error = await rejectionOf(trainer.fit(dataWithNaNs()));
       expect(error.code).to.equal('ERR_FIREBRAND_NON_FINITE');
       expect(error.message).to.equal(
-        "epoch 1, step 3: non-finite loss (nan) at global step 3; the weights were not updated. Set nonFiniteLoss: 'skip' to drop such steps",
+        'epoch 1, step 3: non-finite loss (nan) at global step 3; the weights were not updated. If the data may hold NaN or Inf, ' +
+          "set checkFiniteInputs: true to name the sample. To drop such steps and train on, set nonFiniteLoss: 'skip'",
       );
       expect(trainer.globalStep).to.equal(2);
       const output = await trainer.predict(probe, [2, 4]);

@@ -30,11 +30,23 @@ torch::OrderedDict<std::string, at::Tensor> distinct(const torch::OrderedDict<st
   return first;
 }
 
+std::vector<std::string> nonPersistentBufferNames(const ModuleSpec& module, const std::string& path) {
+  std::vector<std::string> names;
+  for (const auto& buffer : module.buffers) {
+    if (!buffer.persistent) names.push_back(path.empty() ? buffer.name : path + "." + buffer.name);
+  }
+  for (const auto& [name, child] : module.children) {
+    for (auto& nested : nonPersistentBufferNames(child, path.empty() ? name : path + "." + name)) names.push_back(std::move(nested));
+  }
+  return names;
+}
+
 }  // namespace
 
 GraphModel::GraphModel(GraphModelSpec spec)
     : tree_(buildModuleTree(spec.modules, spec.construction)),
-      program_(std::make_unique<GraphProgram>(std::move(spec.graph), tree_)) {
+      program_(std::make_unique<GraphProgram>(std::move(spec.graph), tree_)),
+      nonPersistentBuffers_(nonPersistentBufferNames(spec.modules, "")) {
   distinct(tree_.root->named_parameters(), &tiedNames_);
   distinct(tree_.root->named_buffers(), &tiedNames_);
 }

@@ -26,6 +26,7 @@ class GraphModel : public Model {
   torch::OrderedDict<std::string, at::Tensor> namedParameters() const override;
   torch::OrderedDict<std::string, at::Tensor> namedBuffers() const override;
   std::vector<std::pair<std::string, std::string>> tiedNames() const override { return tiedNames_; }
+  std::vector<std::string> nonPersistentBuffers() const override { return nonPersistentBuffers_; }
   bool isTraining() const override { return tree_.root->is_training(); }
   void moveTo(const c10::Device& device) override;
   std::vector<std::pair<std::string, BuiltLayer*>> builtLayers() override;
@@ -52,6 +53,7 @@ class GraphModel : public Model {
   ModuleTree tree_;
   std::unique_ptr<GraphProgram> program_;
   std::vector<std::pair<std::string, std::string>> tiedNames_;
+  std::vector<std::string> nonPersistentBuffers_;
   c10::Device device_ = c10::kCPU;
 };
 

@@ -92,6 +92,7 @@ TensorDict Model::stateTensors() const {
     for (const auto& item : named) state.emplace(item.key(), item.value());
   }
   for (const auto& [alias, name] : tiedNames()) state.emplace(alias, state.at(name));
+  for (const auto& name : nonPersistentBuffers()) state.erase(name);
   return state;
 }
 

@@ -43,6 +43,8 @@ class Model {
   // Names under which the model holds a tensor a second time (weight tying), each with the name
   // namedParameters()/namedBuffers() give it: {alias, name}.
   virtual std::vector<std::pair<std::string, std::string>> tiedNames() const { return {}; }
+  // Buffers kept out of the state dict (register_buffer(..., persistent=False)), by name.
+  virtual std::vector<std::string> nonPersistentBuffers() const { return {}; }
   // The state dict: parameters, buffers, and tied tensors under each name (as PyTorch's state_dict).
   TensorDict stateTensors() const;
   // Train or eval mode; while training, a module whose parameters are all frozen stays in eval mode.

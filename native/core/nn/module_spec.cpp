@@ -82,6 +82,11 @@ StateTensorSpec stateTensor(const JsonValue& value, const std::string& where, bo
     if (const auto it = object.find("data"); it != object.end()) {
       for (const auto& item : arrayOf(it->second, where + ".data")) spec.data.push_back(numberOf(item, where + ".data"));
     }
+    if (const auto it = object.find("persistent"); it != object.end()) {
+      const auto* flag = std::get_if<bool>(&it->second.value);
+      if (!flag) malformed(where + ".persistent", "a boolean");
+      spec.persistent = *flag;
+    }
   }
   return spec;
 }

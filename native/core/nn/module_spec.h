@@ -21,6 +21,7 @@ struct StateTensorSpec {
   bool requiresGrad = true;   // parameters
   double fill = 0;            // buffers: every element, unless data is given
   std::vector<double> data;   // buffers: values in row-major order
+  bool persistent = true;     // buffers: false keeps it out of the state dict (register_buffer's persistent)
 };
 
 // A field that holds a tensor of another module (weight tying): `source` is that tensor's state-dict name.

@@ -62,6 +62,8 @@ void TrainingEngine::checkBatchFits(const Batch& batch) {
   EvalModeScope evalMode(*model_);
   Batch sample;
   for (const auto& [name, tensor] : batch.fields) sample.fields.emplace(name, tensor.narrow(0, 0, 1));
+  // Errors name the sample by its dataset index, not its place in this one-sample batch.
+  if (!batch.sampleIndices.empty()) sample.sampleIndices = batch.sampleIndices.slice(0, 1);
   sample = prepareBatch(std::move(sample));
   at::Tensor output;
   try {

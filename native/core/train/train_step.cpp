@@ -116,8 +116,11 @@ bool TrainingEngine::optimizerStep(double groupLoss, std::optional<double>& grad
                                         : "non-finite loss (" + std::to_string(groupLoss) + ")";
     zeroGrads();
     if (policy.nonFiniteLoss == NonFiniteLossPolicy::Error) {
-      throw NonFiniteValue(what + " at global step " + std::to_string(globalStep_ + 1) +
-                           "; the weights were not updated. Set nonFiniteLoss: 'skip' to drop such steps");
+      // NaN or Inf in the data is the usual cause: checkFiniteInputs names the sample.
+      const std::string dataHint = checkFiniteInputs_ ? "The inputs of the step were finite (checkFiniteInputs). "
+                                                      : "If the data may hold NaN or Inf, set checkFiniteInputs: true to name the sample. ";
+      throw NonFiniteValue(what + " at global step " + std::to_string(globalStep_ + 1) + "; the weights were not updated. " +
+                           dataHint + "To drop such steps and train on, set nonFiniteLoss: 'skip'");
     }
     return false;
   }

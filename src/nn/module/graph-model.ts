@@ -13,7 +13,7 @@ export interface ModuleNode {
   /** A built-in layer's resolved spec (its tensors are the torch::nn module's). */
   layer?: Record<string, unknown>;
   parameters: { name: string; shape: number[]; dtype: string; requiresGrad: boolean }[];
-  buffers: { name: string; shape: number[]; dtype: string; fill: number; data?: number[] }[];
+  buffers: { name: string; shape: number[]; dtype: string; fill: number; data?: number[]; persistent?: false }[];
   /** Fields holding a tensor of another module (weight tying), by the state-dict name of that tensor. */
   ties?: { name: string; source: string; buffer?: true }[];
   children: { name: string; module: ModuleNode }[];
@@ -108,7 +108,14 @@ class TreeWalk {
         node.parameters.push({ name, shape: [...value.shape], dtype: value.dtype, requiresGrad: value.requiresGrad });
       } else if (value instanceof Buffer) {
         this.made(value, fieldPath);
-        node.buffers.push({ name, shape: [...value.shape], dtype: value.dtype, fill: value.fill, ...(value.data ? { data: [...value.data] } : {}) });
+        node.buffers.push({
+          name,
+          shape: [...value.shape],
+          dtype: value.dtype,
+          fill: value.fill,
+          ...(value.data ? { data: [...value.data] } : {}),
+          ...(value.persistent ? {} : { persistent: false as const }),
+        });
       } else if (value instanceof Module) {
         node.children.push({ name, module: this.module(value, fieldPath) });
       } else {

@@ -67,6 +67,11 @@ export interface BufferOptions {
   fill?: number;
   /** Values in row-major order (instead of fill). */
   data?: readonly number[];
+  /**
+   * false: kept out of the state dict (saved weights, checkpoints, what initWeightsFrom expects), as
+   * register_buffer(..., persistent=False); the model makes it anew from fill or data. Default true.
+   */
+  persistent?: boolean;
 }
 
 /** Module state that is saved but not trained (register_buffer): running statistics, masks, tables. */
@@ -74,6 +79,7 @@ export class Buffer extends Tensor {
   readonly dtype: DtypeName;
   readonly fill: number;
   readonly data?: readonly number[];
+  readonly persistent: boolean;
 
   constructor(
     readonly shape: readonly number[],
@@ -83,6 +89,7 @@ export class Buffer extends Tensor {
     this.dtype = options.dtype ?? 'float32';
     this.fill = options.fill ?? 0;
     this.data = options.data;
+    this.persistent = options.persistent ?? true;
     constructed.set(this, nextConstruction());
   }
 }
