@@ -116,6 +116,9 @@ describe('fine-tuning', function () {
     const trainer = trainerOf(new Finetuned(), { freeze: 'backbone' });
     expect((await rejectionOf(trainer.freeze('head'))).message).to.contain('freeze: that freezes every parameter of the model');
     expect((await rejectionOf(trainer.unfreeze('head.7'))).message).to.contain("unfreeze: 'head.7' matches no parameter or module");
+    // A module that exists but holds no parameters is named as such.
+    const relu = await rejectionOf(trainer.freeze('head.2'));
+    expect(relu.message).to.equal("freeze: 'head.2' takes module 'head.2', which has no parameters (an activation, pooling or dropout layer has none), so it takes nothing");
     expect((await rejectionOf(trainer.unfreeze('backbone', { lr: -1 }))).message).to.equal('unfreeze.lr: got -1.000000, expected a number >= 0');
     expect(errorOf(() => trainerOf(new Finetuned(), { freeze: 3 as unknown as string })).message).to.contain('config.freeze: got 3, expected a non-empty string or a list of strings');
   });

@@ -12,8 +12,20 @@ std::vector<std::string> parameterNames(const Model& model) {
   return names;
 }
 
+// Submodules holding no parameter, for an error that names one a pattern took.
+std::vector<std::string> modulesWithoutParameters(const Model& model, const std::vector<std::string>& names) {
+  std::vector<std::string> empty;
+  for (const std::string& path : model.modulePaths()) {
+    const std::string prefix = path + ".";
+    const bool holds = std::any_of(names.begin(), names.end(), [&](const std::string& name) { return name.rfind(prefix, 0) == 0; });
+    if (!holds) empty.push_back(path);
+  }
+  return empty;
+}
+
 std::vector<std::string> freezeMatching(Model& model, const std::vector<std::string>& patterns, const std::string& owner) {
-  const std::vector<std::string> names = namesMatching(patterns, parameterNames(model), owner);
+  const std::vector<std::string> all = parameterNames(model);
+  const std::vector<std::string> names = namesMatching(patterns, all, owner, modulesWithoutParameters(model, all));
   const auto named = model.namedParameters();
   const bool nothingLeft = std::all_of(named.begin(), named.end(), [&](const auto& item) {
     return !item.value().requires_grad() || std::find(names.begin(), names.end(), item.key()) != names.end();
@@ -27,7 +39,8 @@ std::vector<std::string> freezeMatching(Model& model, const std::vector<std::str
 }
 
 std::vector<std::string> unfreezeMatching(Model& model, const std::vector<std::string>& patterns, const std::string& owner) {
-  const std::vector<std::string> names = namesMatching(patterns, parameterNames(model), owner);
+  const std::vector<std::string> all = parameterNames(model);
+  const std::vector<std::string> names = namesMatching(patterns, all, owner, modulesWithoutParameters(model, all));
   model.setFrozen(names, false);
   return names;
 }

@@ -76,12 +76,13 @@ class Model {
 
   std::vector<at::Tensor> parameters() const;
   int64_t parameterCount() const;
+  // Every submodule's path ("layer1", "layer1.0", ...).
+  virtual std::vector<std::string> modulePaths() const = 0;
 
  protected:
   // The whole module tree's mode.
   virtual void setModelTraining(bool training) = 0;
-  // Every submodule's path ("layer1", "layer1.0", ...), and one submodule's mode (with its own).
-  virtual std::vector<std::string> modulePaths() const = 0;
+  // One submodule's mode (with its own).
   virtual void setModuleTraining(const std::string& path, bool training) = 0;
 
   size_t selectedOutput_ = 0;  // into outputLayout().names

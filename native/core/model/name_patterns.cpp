@@ -1,5 +1,6 @@
 #include "core/model/name_patterns.h"
 
+#include <algorithm>
 #include <regex>
 
 #include "core/errors.h"
@@ -43,7 +44,7 @@ std::string someNames(const std::vector<std::string>& names) {
 }  // namespace
 
 std::vector<std::string> namesMatching(const std::vector<std::string>& patterns, const std::vector<std::string>& names,
-                                       const std::string& owner) {
+                                       const std::string& owner, const std::vector<std::string>& emptyModules) {
   if (patterns.empty()) throw InvalidArgument(owner + ": no pattern given; give module paths or parameter names");
   std::vector<bool> taken(names.size(), false);
   for (const std::string& pattern : patterns) {
@@ -53,6 +54,11 @@ std::vector<std::string> namesMatching(const std::vector<std::string>& patterns,
       if (!takes(regex, names[i])) continue;
       taken[i] = true;
       any = true;
+    }
+    const auto empty = std::find_if(emptyModules.begin(), emptyModules.end(), [&](const std::string& path) { return std::regex_match(path, regex); });
+    if (!any && empty != emptyModules.end()) {
+      throw InvalidArgument(owner + ": '" + pattern + "' takes module '" + *empty + "', which has no parameters (an activation, " +
+                            "pooling or dropout layer has none), so it takes nothing");
     }
     if (!any) {
       throw InvalidArgument(owner + ": '" + pattern + "' matches no parameter or module; parameter names look like " + someNames(names) +

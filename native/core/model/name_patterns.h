@@ -11,8 +11,9 @@
 namespace firebrand {
 
 // The `names` (in their order) that some pattern takes. A pattern that takes none is an error
-// naming it, `owner` ("freeze") and some of the names there are.
+// naming it, `owner` ("freeze") and some of the names there are; one that takes a path of
+// `emptyModules` (modules holding none of the names) says so.
 std::vector<std::string> namesMatching(const std::vector<std::string>& patterns, const std::vector<std::string>& names,
-                                       const std::string& owner);
+                                       const std::string& owner, const std::vector<std::string>& emptyModules = {});
 
 }  // namespace firebrand
