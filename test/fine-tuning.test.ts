@@ -116,6 +116,16 @@ describe('fine-tuning', function () {
     const trainer = trainerOf(new Finetuned(), { freeze: 'backbone' });
     expect((await rejectionOf(trainer.freeze('head'))).message).to.contain('freeze: that freezes every parameter of the model');
     expect((await rejectionOf(trainer.unfreeze('head.7'))).message).to.contain("unfreeze: 'head.7' matches no parameter or module");
+    // A parameter group for a frozen module says so.
+    const grouped = new Trainer({
+      model: new Finetuned(),
+      loss: 'cross_entropy',
+      optimizer: { name: 'adamw', lr: 1e-2, paramGroups: [{ params: ['backbone.'], lr: 1e-4 }] },
+      config: { ...config, freeze: 'backbone' },
+    });
+    expect((await rejectionOf(grouped.setup())).message).to.contain(
+      "optimizer.paramGroups[0]: 'backbone.' takes only frozen parameters (config.freeze), which no optimizer holds until they are unfrozen",
+    );
     // A module that exists but holds no parameters is named as such.
     const relu = await rejectionOf(trainer.freeze('head.2'));
     expect(relu.message).to.equal("freeze: 'head.2' takes module 'head.2', which has no parameters (an activation, pooling or dropout layer has none), so it takes nothing");

@@ -58,9 +58,15 @@ TrainingEngine::TrainingEngine(std::shared_ptr<Model> model, std::optional<LossF
   parameterDtype_ = parameters_.empty() ? at::kFloat : parameters_.front().scalar_type();
   // Parameters frozen before training (config.freeze) stay out of the optimizers until unfrozen.
   torch::OrderedDict<std::string, at::Tensor> trainable;
+  std::vector<std::string> frozen;
   for (const auto& item : model_->namedParameters()) {
-    if (item.value().requires_grad()) trainable.insert(item.key(), item.value());
+    if (item.value().requires_grad()) {
+      trainable.insert(item.key(), item.value());
+    } else {
+      frozen.push_back(item.key());
+    }
   }
+  refuseGroupsOfFrozenOnly(optimizers, trainable, frozen);
   units_ = makeOptimizerUnits(optimizers, trainable, scheduler);
   if (units_.size() > 1 && !model_->hasTrainingStep()) {
     throw InvalidArgument("optimizers: several optimizers need a model whose training_step returns their losses");

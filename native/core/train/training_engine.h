@@ -254,6 +254,10 @@ class TrainingEngine {
   void addGroup(const AddedGroup& group);
   // The fine-tuning state as checkpoint metadata, and its restoration (before the optimizers' state).
   std::map<std::string, std::string> fineTuningState() const;
+  // A paramGroups prefix that takes only frozen parameters is an error saying so (rather than
+  // "the prefix of no parameter"): frozen ones join the optimizer when unfrozen, with unfreeze's lr.
+  static void refuseGroupsOfFrozenOnly(const std::vector<OptimizerUnitSpec>& optimizers,
+                                       const torch::OrderedDict<std::string, at::Tensor>& trainable, const std::vector<std::string>& frozen);
   void restoreFineTuning(const std::map<std::string, std::string>& state, const std::string& path);
   MetricSet metrics_;
   std::optional<at::ScalarType> autocastDtype_;
