@@ -37,6 +37,29 @@ describe('LoRA adapters', function () {
   });
   afterEach(() => fs.rmSync(folder, { recursive: true, force: true }));
 
+  it('loads its base checkpoint strictly, by initWeightsFrom or config.initWeightsFrom (which lacks the adapters)', async () => {
+    const base = trainerOf({});
+    await base.fit(tokens);
+    await base.save(path.join(folder, 'base'));
+    const baseWeights = await base.stateDict();
+    const weightsFile = path.join(folder, 'base', 'model.safetensors');
+    const adapted = trainerOf();
+    expect(await adapted.initWeightsFrom(weightsFile)).to.deep.equal({ missing: [], unexpected: [] });
+    const loaded = await adapted.stateDict();
+    for (const name of Object.keys(baseWeights)) expect(loaded[name].data, name).to.deep.equal(baseWeights[name].data);
+    const configured = new Trainer({
+      model: new GPTMini(),
+      lora,
+      loss: 'cross_entropy',
+      optimizer: { name: 'adamw', lr: 1e-2 },
+      config: { progressBar: false, numThreads: 1, seed: 3, batchSize: 8, numEpochs: 1, initWeightsFrom: weightsFile },
+    });
+    await configured.fit(tokens);
+    const trained = await configured.stateDict();
+    // The base weights came from the file and stayed frozen; only the adapters trained.
+    expect(trained['lm_head.weight'].data).to.deep.equal(baseWeights['lm_head.weight'].data);
+  });
+
   it("trains only the adapters, saves them alone in PEFT's layout and loads them back", async () => {
     const trainer = trainerOf();
     await trainer.setup();

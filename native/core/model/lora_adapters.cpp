@@ -79,6 +79,16 @@ TensorDict adapterWeights(Model& model) {
   return weights;
 }
 
+std::set<std::string> adapterStateNames(Model& model) {
+  std::set<std::string> names;
+  for (const auto& [path, layer] : model.builtLayers()) {
+    if (!layer->lora) continue;
+    const std::string prefix = path.empty() ? "" : path + ".";
+    names.insert({prefix + "lora_A.weight", prefix + "lora_B.weight"});
+  }
+  return names;
+}
+
 void loadAdapterWeights(Model& model, const TensorDict& weights, const std::string& origin) {
   TensorDict expected = adapterWeights(model);
   std::vector<std::string> missing, unexpected;

@@ -3,6 +3,7 @@
 // frozen; the adapters alone saved and loaded under PEFT's names
 // ("base_model.model.<path>.lora_A.weight"), and merged into the weights for export.
 #pragma once
+#include <set>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,9 @@ std::vector<std::string> applyLora(Model& model, const LoraOptions& options);
 bool hasLora(Model& model);
 // The adapters' weights under PEFT's names.
 TensorDict adapterWeights(Model& model);
+// The adapters' names in the model's state dict ("<path>.lora_A.weight", ...): a base model's
+// checkpoint lacks them, as PEFT loads the base before adding adapters.
+std::set<std::string> adapterStateNames(Model& model);
 // Loads them; names or shapes that do not fit this model's adapters are an error naming them.
 void loadAdapterWeights(Model& model, const TensorDict& weights, const std::string& origin);
 // Folds every adapter into its layer's weight and removes it.

@@ -9,6 +9,7 @@
 #include "core/errors.h"
 #include "core/io/input_file.h"
 #include "core/io/safetensors_reader.h"
+#include "core/model/lora_adapters.h"
 #include "core/shape_text.h"
 
 namespace firebrand {
@@ -27,13 +28,15 @@ WeightsReport loadWeights(Model& model, const TensorDict& weights, bool strict, 
   // A tied name may be left out when the tensor comes under its first name (as safetensors' save_model does).
   std::map<std::string, std::string> tiedTo;
   for (const auto& [alias, name] : model.tiedNames()) tiedTo.emplace(alias, name);
+  const std::set<std::string> adapters = adapterStateNames(model);
   WeightsReport report;
   std::vector<std::string> misshapen;
   for (const auto& [name, target] : targets) {
     const auto it = weights.find(name);
     const auto tied = tiedTo.find(name);
     if (it == weights.end()) {
-      if (tied == tiedTo.end() || !weights.count(tied->second)) report.missing.push_back(name);
+      const bool elsewhere = (tied != tiedTo.end() && weights.count(tied->second)) || adapters.count(name);
+      if (!elsewhere) report.missing.push_back(name);
     } else if (!it->second.sizes().equals(target.sizes())) {
       misshapen.push_back("'" + name + "' has shape " + shapeText(it->second) + " but the model's is " + shapeText(target));
     }
