@@ -313,7 +313,8 @@ export interface NativeEngine {
   startGeneration(prompt: NumericArray, options: GenerateOptions): GenerationHandle;
   generateNext(generation: GenerationHandle): Promise<number | null>;
   /** LoRA adapters: written or read under PEFT's names (.safetensors), or merged into the weights. */
-  saveAdapter(path: string): Promise<void>;
+  /** Resolves with the modules saved whole beside the adapters (PEFT's modules_to_save). */
+  saveAdapter(path: string): Promise<string[]>;
   loadAdapter(path: string): Promise<void>;
   mergeAdapters(): Promise<void>;
   /** The model takes config.ema's averaged weights (the end of a fit). */

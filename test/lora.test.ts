@@ -37,6 +37,24 @@ describe('LoRA adapters', function () {
   });
   afterEach(() => fs.rmSync(folder, { recursive: true, force: true }));
 
+  it("saves a module unfrozen beside the adapters whole, as PEFT's modules_to_save, and loads it back", async () => {
+    const trainer = trainerOf();
+    await trainer.setup();
+    expect(await trainer.unfreeze('transformer.ln_f')).to.deep.equal(['transformer.ln_f.weight', 'transformer.ln_f.bias']);
+    await trainer.fit(tokens);
+    await trainer.saveAdapter(folder);
+    const config = JSON.parse(fs.readFileSync(path.join(folder, 'adapter_config.json'), 'utf8')) as Record<string, unknown>;
+    expect(config.modules_to_save).to.deep.equal(['transformer.ln_f']);
+    const { tensors: saved } = await loadSafetensors(path.join(folder, 'adapter_model.safetensors'));
+    const trained = await trainer.stateDict();
+    expect(saved['base_model.model.transformer.ln_f.weight'].data).to.deep.equal(trained['transformer.ln_f.weight'].data);
+    expect(saved['base_model.model.transformer.ln_f.bias'].data).to.deep.equal(trained['transformer.ln_f.bias'].data);
+    const fresh = trainerOf();
+    await fresh.loadAdapter(folder);
+    const probe = await trainer.predict(prompt.data, prompt.shape);
+    expect((await fresh.predict(prompt.data, prompt.shape)).data).to.deep.equal(probe.data);
+  });
+
   it('loads its base checkpoint strictly, by initWeightsFrom or config.initWeightsFrom (which lacks the adapters)', async () => {
     const base = trainerOf({});
     await base.fit(tokens);

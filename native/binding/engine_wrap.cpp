@@ -277,7 +277,10 @@ Napi::Value EngineWrap::GenerateNext(const Napi::CallbackInfo& info) {
 }
 
 Napi::Value EngineWrap::SaveAdapter(const Napi::CallbackInfo& info) {
-  return pathTask(info, "path", kBetweenSteps, [](TrainingEngine& engine, const std::string& path) { engine.saveAdapter(path); });
+  return guard(info.Env(), [&]() -> Napi::Value {
+    const std::string path = toString(info[0], "path");
+    return namesBetweenSteps(info, [path](TrainingEngine& engine) { return engine.saveAdapter(path); });
+  });
 }
 
 Napi::Value EngineWrap::LoadAdapter(const Napi::CallbackInfo& info) {

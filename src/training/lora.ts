@@ -42,7 +42,7 @@ export function resolveLora(lora: LoraConfig): ResolvedLora {
 }
 
 /** adapter_config.json as PEFT writes it for these options. */
-export function writeAdapterConfig(folder: string, lora: ResolvedLora): void {
+export function writeAdapterConfig(folder: string, lora: ResolvedLora, modulesToSave: string[]): void {
   const config = {
     peft_type: 'LORA',
     task_type: null,
@@ -56,7 +56,7 @@ export function writeAdapterConfig(folder: string, lora: ResolvedLora): void {
     fan_in_fan_out: false,
     init_lora_weights: true,
     use_rslora: false,
-    modules_to_save: null,
+    modules_to_save: modulesToSave.length > 0 ? modulesToSave : null,
   };
   fs.writeFileSync(path.join(folder, ADAPTER_CONFIG_FILE), `${JSON.stringify(config, null, 2)}\n`);
 }

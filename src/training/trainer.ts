@@ -251,15 +251,16 @@ export class Trainer {
 
   /**
    * Writes the LoRA adapters alone, as PEFT's save_pretrained does: `folder`/adapter_model.safetensors
-   * ("base_model.model.<path>.lora_A.weight", ...) and adapter_config.json. PEFT and this trainer's
-   * loadAdapter read them back.
+   * ("base_model.model.<path>.lora_A.weight", ...) and adapter_config.json. Modules unfrozen to train
+   * beside the adapters (a new head) are saved whole, as PEFT's modules_to_save. PEFT and this
+   * trainer's loadAdapter read them back.
    */
   async saveAdapter(folder: string): Promise<void> {
     const lora = this.adapterOptions('saveAdapter');
     const engine = await this.ready('saveAdapter');
     fs.mkdirSync(folder, { recursive: true });
-    await engine.saveAdapter(path.join(folder, ADAPTER_WEIGHTS_FILE));
-    writeAdapterConfig(folder, lora);
+    const modulesToSave = await engine.saveAdapter(path.join(folder, ADAPTER_WEIGHTS_FILE));
+    writeAdapterConfig(folder, lora, modulesToSave);
   }
 
   /** Loads adapters saveAdapter (or PEFT) wrote for this model; another model's, or another r, is an error naming it. */

@@ -12,8 +12,9 @@ std::vector<std::string> parameterNames(const Model& model) {
   return names;
 }
 
-// Submodules holding no parameter, for an error that names one a pattern took.
-std::vector<std::string> modulesWithoutParameters(const Model& model, const std::vector<std::string>& names) {
+// Submodules holding no parameter (not even one tied to another's), for an error that names one a pattern took.
+std::vector<std::string> modulesWithoutParameters(const Model& model, std::vector<std::string> names) {
+  for (const auto& [alias, name] : model.tiedNames()) names.push_back(alias);
   std::vector<std::string> empty;
   for (const std::string& path : model.modulePaths()) {
     const std::string prefix = path + ".";

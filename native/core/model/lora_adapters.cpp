@@ -2,6 +2,8 @@
 
 #include <torch/utils.h>
 
+#include <algorithm>
+
 #include "core/errors.h"
 #include "core/nn/layer_factory.h"
 #include "core/shape_text.h"
@@ -67,6 +69,17 @@ bool hasLora(Model& model) {
   return false;
 }
 
+std::vector<std::string> modulesToSave(Model& model) {
+  const std::set<std::string> adapters = adapterStateNames(model);
+  std::vector<std::string> paths;
+  for (const auto& item : model.namedParameters()) {
+    if (!item.value().requires_grad() || adapters.count(item.key())) continue;
+    const std::string path = item.key().substr(0, item.key().rfind('.') == std::string::npos ? 0 : item.key().rfind('.'));
+    if (std::find(paths.begin(), paths.end(), path) == paths.end()) paths.push_back(path);
+  }
+  return paths;
+}
+
 TensorDict adapterWeights(Model& model) {
   TensorDict weights;
   for (const auto& [path, layer] : model.builtLayers()) {
@@ -76,6 +89,14 @@ TensorDict adapterWeights(Model& model) {
     weights[prefix + "lora_B.weight"] = layer->lora->bWeight.detach().to(at::kCPU).clone();
   }
   if (weights.empty()) throw InvalidState("saveAdapter: the model has no LoRA adapters (give the trainer a lora config)");
+  // Modules trained beside the adapters go whole, parameters and buffers, as PEFT saves modules_to_save.
+  const std::vector<std::string> saved = modulesToSave(model);
+  for (const auto& [name, tensor] : model.stateTensors()) {
+    const size_t dot = name.rfind('.');
+    const std::string owner = dot == std::string::npos ? "" : name.substr(0, dot);
+    if (std::find(saved.begin(), saved.end(), owner) == saved.end() || adapterStateNames(model).count(name)) continue;
+    weights[kPeftPrefix + name] = tensor.detach().to(at::kCPU).clone();
+  }
   return weights;
 }
 
@@ -90,13 +111,25 @@ std::set<std::string> adapterStateNames(Model& model) {
 }
 
 void loadAdapterWeights(Model& model, const TensorDict& weights, const std::string& origin) {
-  TensorDict expected = adapterWeights(model);
+  const std::set<std::string> adapters = adapterStateNames(model);
+  TensorDict state = model.stateTensors();
   std::vector<std::string> missing, unexpected;
-  for (const auto& [name, value] : expected) {
-    if (!weights.count(name)) missing.push_back(name);
+  for (const auto& name : adapters) {
+    if (!weights.count(kPeftPrefix + name)) missing.push_back(kPeftPrefix + name);
   }
+  // Beside the adapters, whole modules (PEFT's modules_to_save) under the model's own names.
+  TensorDict modules;
   for (const auto& [name, value] : weights) {
-    if (!expected.count(name)) unexpected.push_back(name);
+    const std::string local = name.rfind(kPeftPrefix, 0) == 0 ? name.substr(std::string(kPeftPrefix).size()) : name;
+    if (adapters.count(local)) continue;
+    if (!state.count(local)) {
+      unexpected.push_back(name);
+    } else if (!value.sizes().equals(state.at(local).sizes())) {
+      throw ShapeMismatch(origin + ": module weight '" + name + "' has shape " + shapeText(value) + " but this model's is " +
+                          shapeText(state.at(local)));
+    } else {
+      modules[local] = value;
+    }
   }
   if (!missing.empty() || !unexpected.empty()) {
     throw InvalidArgument(origin + ": the adapter is for another model" + (missing.empty() ? "" : "; missing: " + joined(missing)) +
@@ -116,6 +149,7 @@ void loadAdapterWeights(Model& model, const TensorDict& weights, const std::stri
       target->copy_(value);
     }
   }
+  for (const auto& [name, value] : modules) state.at(name).copy_(value);
 }
 
 void mergeLoraAdapters(Model& model) {

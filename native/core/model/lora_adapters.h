@@ -17,7 +17,10 @@ namespace firebrand {
 // that matches no layer, a layer that is not linear, or a model without built-in layers is an error.
 std::vector<std::string> applyLora(Model& model, const LoraOptions& options);
 bool hasLora(Model& model);
-// The adapters' weights under PEFT's names.
+// The paths of modules trained beside the adapters (parameters unfrozen that no adapter holds):
+// PEFT's modules_to_save.
+std::vector<std::string> modulesToSave(Model& model);
+// The adapters' weights under PEFT's names, and those modules' parameters and buffers whole.
 TensorDict adapterWeights(Model& model);
 // The adapters' names in the model's state dict ("<path>.lora_A.weight", ...): a base model's
 // checkpoint lacks them, as PEFT loads the base before adding adapters.

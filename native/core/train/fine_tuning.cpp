@@ -139,8 +139,9 @@ void TrainingEngine::restoreFineTuning(const std::map<std::string, std::string>&
   }
 }
 
-void TrainingEngine::saveAdapter(const std::string& path) const {
+std::vector<std::string> TrainingEngine::saveAdapter(const std::string& path) const {
   writeSafetensors(path, adapterWeights(*model_), {{"format", "pt"}});
+  return modulesToSave(*model_);
 }
 
 void TrainingEngine::loadAdapter(const std::string& path) {

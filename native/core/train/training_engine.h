@@ -157,7 +157,8 @@ class TrainingEngine {
 
   // LoRA adapters (config lora): saved alone under PEFT's names (.safetensors), loaded back, and
   // merged into the weights for export, after which this trainer no longer fits.
-  void saveAdapter(const std::string& path) const;
+  // Returns the paths of the modules saved whole beside the adapters (PEFT's modules_to_save).
+  std::vector<std::string> saveAdapter(const std::string& path) const;
   void loadAdapter(const std::string& path);
   void mergeAdapters();
 
