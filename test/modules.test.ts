@@ -67,6 +67,28 @@ describe('models written as TypeScript modules', () => {
     expect(trainer.namedBuffers.map(({ name }) => name)).to.deep.equal(['scale']);
   });
 
+  it("orders the state dict as PyTorch's state_dict(): module by module, parameters then buffers", async () => {
+    const bn = new Trainer({
+      model: nn.sequential(nn.linear(4, 8), nn.batchNorm1d(8), nn.relu(), nn.linear(8, 2)),
+      loss: 'cross_entropy',
+      optimizer: 'sgd',
+      config,
+    });
+    expect(Object.keys(await bn.stateDict())).to.deep.equal([
+      '0.weight', '0.bias', '1.weight', '1.bias', '1.running_mean', '1.running_var', '1.num_batches_tracked', '3.weight', '3.bias',
+    ]);
+    // torchvision's resnet18().state_dict() begins so, and its buffers sit with their BatchNorm.
+    const resnet = trainerFor(new ResNet18({ inChannels: 1, numClasses: 10 }));
+    const keys = Object.keys(await resnet.stateDict());
+    expect(keys.slice(0, 13)).to.deep.equal([
+      'conv1.weight', 'bn1.weight', 'bn1.bias', 'bn1.running_mean', 'bn1.running_var', 'bn1.num_batches_tracked',
+      'layer1.0.conv1.weight', 'layer1.0.bn1.weight', 'layer1.0.bn1.bias', 'layer1.0.bn1.running_mean', 'layer1.0.bn1.running_var',
+      'layer1.0.bn1.num_batches_tracked', 'layer1.0.conv2.weight',
+    ]);
+    expect(keys.slice(-2)).to.deep.equal(['fc.weight', 'fc.bias']);
+    expect(keys).to.have.length(122);
+  });
+
   it('trains: a module applied twice shares its weights, and the loss falls', async () => {
     const twice = trainerFor(new ResidualMlp(2));
     const once = trainerFor(new ResidualMlp(1));

@@ -384,7 +384,7 @@ Napi::Value EngineWrap::StateDict(const Napi::CallbackInfo& info) {
     return startTask(
         env,
         [engine]() -> PromiseWorker::Finish {
-          TensorDict state = engine->stateDict();
+          auto state = engine->stateDict();
           return [state](Napi::Env env) -> Napi::Value {
             auto object = Napi::Object::New(env);
             for (const auto& [name, tensor] : state) object.Set(name, fromTensor(env, tensor));

@@ -1,6 +1,7 @@
 #include "core/model/model.h"
 
 #include <algorithm>
+#include <map>
 
 #include "core/errors.h"
 #include "core/shape_text.h"
@@ -94,6 +95,44 @@ TensorDict Model::stateTensors() const {
   for (const auto& [alias, name] : tiedNames()) state.emplace(alias, state.at(name));
   for (const auto& name : nonPersistentBuffers()) state.erase(name);
   return state;
+}
+
+std::vector<std::pair<std::string, at::Tensor>> Model::orderedStateTensors() const {
+  const TensorDict state = stateTensors();
+  const auto ownerOf = [](const std::string& name) {
+    const size_t dot = name.rfind('.');
+    return dot == std::string::npos ? std::string() : name.substr(0, dot);
+  };
+  // Each module's state names in the order PyTorch registers them: parameters, then buffers.
+  const auto parameters = namedParameters();
+  const auto tied = tiedNames();
+  std::map<std::string, std::vector<std::string>> byModule;
+  std::vector<std::string> names;
+  for (const auto& item : parameters) names.push_back(item.key());
+  for (const auto& [alias, name] : tied) {
+    if (parameters.contains(name)) names.push_back(alias);
+  }
+  for (const auto& item : namedBuffers()) names.push_back(item.key());
+  for (const auto& [alias, name] : tied) {
+    if (!parameters.contains(name)) names.push_back(alias);
+  }
+  for (const auto& name : names) {
+    if (state.count(name)) byModule[ownerOf(name)].push_back(name);
+  }
+  std::vector<std::string> modules{""};
+  for (const auto& path : modulePaths()) modules.push_back(path);
+  std::vector<std::pair<std::string, at::Tensor>> ordered;
+  for (const auto& path : modules) {
+    const auto it = byModule.find(path);
+    if (it == byModule.end()) continue;
+    for (const auto& name : it->second) ordered.emplace_back(name, state.at(name));
+    byModule.erase(it);
+  }
+  // Anything a module list did not reach keeps its place after them (never dropped).
+  for (const auto& name : names) {
+    if (byModule.count(ownerOf(name))) ordered.emplace_back(name, state.at(name));
+  }
+  return ordered;
 }
 
 std::vector<at::Tensor> Model::parameters() const { return namedParameters().values(); }

@@ -47,6 +47,9 @@ class Model {
   virtual std::vector<std::string> nonPersistentBuffers() const { return {}; }
   // The state dict: parameters, buffers, and tied tensors under each name (as PyTorch's state_dict).
   TensorDict stateTensors() const;
+  // The same in PyTorch's state_dict() order: module by module (pre-order), each one's parameters
+  // then its buffers.
+  std::vector<std::pair<std::string, at::Tensor>> orderedStateTensors() const;
   // Train or eval mode; while training, a module whose parameters are all frozen stays in eval mode.
   void setTraining(bool training);
   virtual bool isTraining() const = 0;

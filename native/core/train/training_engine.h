@@ -130,7 +130,7 @@ class TrainingEngine {
 
   int64_t globalStep() const { return globalStep_; }
   // Copies of the parameters and buffers on the CPU, by PyTorch state-dict name.
-  TensorDict stateDict() const;
+  std::vector<std::pair<std::string, at::Tensor>> stateDict() const;
   // The state dict as a .safetensors file (atomically).
   void saveWeights(const std::string& path) const;
   // Writes everything training needs to continue exactly into `folder` (which

@@ -55,8 +55,8 @@ std::string existingFile(const std::string& folder, const std::string& name) {
 
 }  // namespace
 
-TensorDict TrainingEngine::stateDict() const {
-  TensorDict state = model_->stateTensors();
+std::vector<std::pair<std::string, at::Tensor>> TrainingEngine::stateDict() const {
+  auto state = model_->orderedStateTensors();
   for (auto& [name, tensor] : state) tensor = tensor.detach().to(at::kCPU, false, /*copy=*/true);
   return state;
 }
@@ -103,7 +103,8 @@ void TrainingEngine::copyAverageToModel() {
 }
 
 void TrainingEngine::saveWeights(const std::string& path) const {
-  writeSafetensors(path, stateDict(), {{"format", "pt"}});
+  const auto state = stateDict();
+  writeSafetensors(path, TensorDict(state.begin(), state.end()), {{"format", "pt"}});
 }
 
 WeightsReport TrainingEngine::initWeightsFrom(const std::string& path, bool strict,
