@@ -503,8 +503,42 @@ def write_layers():
     print(f"wrote {out}")
 
 
+# nn.init schemes, seeded and applied in this order to fresh tensors, as test/init-golden.test.ts
+# replays them: (name, shape, call). trunc_normal_ draws differently from PyTorch 2.12 on, so the file
+# is kept per version.
+INIT_CASES = [
+    ("uniform", (4, 5), lambda t: nn.init.uniform_(t, -0.5, 2.0)),
+    ("normal", (4, 5), lambda t: nn.init.normal_(t, 1.0, 0.3)),
+    ("trunc_normal_default", (6, 7), lambda t: nn.init.trunc_normal_(t)),
+    ("trunc_normal_vit", (1, 17, 32), lambda t: nn.init.trunc_normal_(t, std=0.02)),
+    ("trunc_normal_narrow", (64,), lambda t: nn.init.trunc_normal_(t, mean=0.0, std=1.0, a=1.5, b=2.5)),
+    ("trunc_normal_shifted", (40,), lambda t: nn.init.trunc_normal_(t, mean=1.0, std=0.5, a=-0.25, b=0.5)),
+    ("xavier_uniform", (8, 3), lambda t: nn.init.xavier_uniform_(t, gain=1.5)),
+    ("xavier_normal", (8, 3, 2), lambda t: nn.init.xavier_normal_(t)),
+    ("kaiming_uniform", (6, 4, 3, 3), lambda t: nn.init.kaiming_uniform_(t, a=math.sqrt(5))),
+    ("kaiming_normal", (6, 4), lambda t: nn.init.kaiming_normal_(t, mode="fan_out", nonlinearity="relu")),
+    ("orthogonal", (5, 3), lambda t: nn.init.orthogonal_(t, gain=2.0)),
+]
+
+
+def write_init_schemes():
+    torch.manual_seed(0)
+    tensors = {}
+    for name, shape, call in INIT_CASES:
+        tensor = torch.empty(shape)
+        with torch.no_grad():
+            call(tensor)
+        tensors[name] = tensor
+    out = fixtures_folder() / "init-schemes.safetensors"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    golden.write_safetensors(out, tensors, {"generatedBy": "scripts/make-module-fixtures.py", "torchVersion": torch.__version__,
+                                             "seed": "0", "cases": json.dumps([name for name, _, _ in INIT_CASES])})
+    print(f"wrote {out}")
+
+
 def main():
     record("unet", lambda: UNet(3, 2, width=8), (2, 3, 16, 16), 2, (2, 16, 16))
+    write_init_schemes()
     if "--version-dependent" in sys.argv:
         return
     record("resnet18", lambda: ResNet18(width=8, num_classes=10), (4, 3, 16, 16), 10)

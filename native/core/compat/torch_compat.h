@@ -1,5 +1,7 @@
 // Every difference between the libtorch versions firebrand builds against
-// (Debian's 1.13 and 2.x wheels) lives here, keyed on TORCH_VERSION_MAJOR/MINOR.
+// (Debian's 1.13 and 2.x wheels) lives here, keyed on TORCH_VERSION_MAJOR/MINOR;
+// where PyTorch's own algorithm changed (trunc_normal_ in 2.12), the file that
+// holds it keys on FIREBRAND_TORCH_AT_LEAST (nn/trunc_normal.cpp).
 #pragma once
 #include <ATen/autocast_mode.h>
 #include <torch/optim/optimizer.h>

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "core/errors.h"
+#include "core/nn/trunc_normal.h"
 #include "core/options/resolved_options.h"
 #include "core/shape_text.h"
 
@@ -57,19 +58,10 @@ void applyInit(at::Tensor& tensor, const std::string& scheme, const OptionMap& v
     const double mean = options.number("mean");
     tensor.normal_(mean, options.number("std"));
   } else if (scheme == "truncNormal") {
-    // torch.nn.init.trunc_normal_: inverse CDF of a uniform draw between the bounds' CDFs.
     const double mean = options.number("mean");
     const double std = options.number("std");
     const double a = options.number("a");
-    const double b = options.number("b");
-    const auto cdf = [](double x) { return (1.0 + std::erf(x / std::sqrt(2.0))) / 2.0; };
-    const double low = cdf((a - mean) / std);
-    const double high = cdf((b - mean) / std);
-    tensor.uniform_(2 * low - 1, 2 * high - 1);
-    tensor.erfinv_();
-    tensor.mul_(std * std::sqrt(2.0));
-    tensor.add_(mean);
-    tensor.clamp_(a, b);
+    truncNormal(tensor, mean, std, a, options.number("b"));
   } else if (scheme == "constant") {
     tensor.fill_(options.number("val"));
   } else if (scheme == "xavierUniform") {
