@@ -140,6 +140,41 @@ describe('models written as TypeScript modules', () => {
     }
   });
 
+  it('splits by an int size as torch.split does, destructured, checking the count at every step', async () => {
+    class Qkv extends nn.Module {
+      proj = nn.linear(4, 12);
+      constructor(private readonly bySize: boolean) {
+        super();
+      }
+      forward(x: Tensor): Tensor {
+        const qkv = this.proj.forward(x);
+        const [q, k, v] = this.bySize ? qkv.split(4, 1) : qkv.split([4, 4, 4], 1);
+        return q.add(k.mul(2)).add(v.mul(3));
+      }
+    }
+    const probe = makeBlobs(5).inputs;
+    const [bySize, bySizes] = [new Qkv(true), new Qkv(false)].map((model) => new Trainer({ model, loss: 'mse', optimizer: 'sgd', config: { ...config, seed: 4 } }));
+    expect((await bySize.predict(probe, [5, 4])).data).to.deep.equal((await bySizes.predict(probe, [5, 4])).data);
+    class Destructured extends nn.Module {
+      proj = nn.linear(4, 12);
+      forward(x: Tensor): Tensor {
+        const [q, k] = this.proj.forward(x).split(4, 1);
+        return q.add(k);
+      }
+    }
+    const fewer = await rejectionOf(new Trainer({ model: new Destructured(), loss: 'mse', optimizer: 'sgd', config }).predict(probe, [5, 4]));
+    expect(fewer.code).to.equal('ERR_FIREBRAND_SHAPE_MISMATCH');
+    expect(fewer.message).to.match(/splitSize\(\[5, 12\] float32\) failed at test\/modules\.test\.ts:\d+:\d+: split\(4, 1\) of \[5, 12\] gives 3 pieces, but forward took 2/);
+    class Looped extends nn.Module {
+      forward(x: Tensor): Tensor {
+        return [...x.split(1, 1)].reduce((sum, piece) => sum.add(piece));
+      }
+    }
+    const looped = await rejectionOf(new Trainer({ model: new Looped(), loss: 'mse', optimizer: 'sgd', config }).setup());
+    expect(looped.code).to.equal('ERR_FIREBRAND_TRACED_VALUE');
+    expect(looped.message).to.contain('destructure the pieces forward expects');
+  });
+
   it('unrolls loops and ifs on constants, and reads sizes at every step (a smaller last batch)', async () => {
     class Reshaping extends nn.Module {
       fc = nn.linear(4, 2);

@@ -127,6 +127,7 @@ const std::unordered_map<std::string, Renderer>& renderers() {
       {"contiguous", [](const GraphNode&, const Args& a) { return a[0] + ".contiguous()"; }},
       {"splitWithSizes", function("torch.split_with_sizes")},
       {"chunk", function("torch.chunk")},
+      {"splitSize", [](const GraphNode&, const Args& a) { return "torch.split(" + a[0] + ", " + a[1] + ", " + a[2] + ")"; }},
       {"narrow", function("torch.narrow")},
       {"slice", function("torch.ops.aten.slice")},
       {"select", function("torch.select")},

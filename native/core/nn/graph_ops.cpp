@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "core/errors.h"
+#include "core/shape_text.h"
 #include "core/nn/attention.h"
 
 namespace firebrand {
@@ -340,6 +341,22 @@ const std::unordered_map<std::string, Builder>& table() {
          const auto sizes = a.integers(1);
          const int64_t dim = a.integer(2).value;
          return [=](GraphFrame& f) -> c10::IValue { return c10::List<at::Tensor>(T(f, x).split_with_sizes(intValues(sizes, f), dim)); };
+       }},
+      // torch.split with an int size: forward destructured `count` pieces, which must be all there are.
+      {"splitSize", [](const NodeArgs& a) -> OpRun {
+         a.expectCount(4);
+         const int64_t x = a.tensor(0);
+         const int64_t size = a.integer(1).value;
+         const int64_t dim = a.integer(2).value;
+         const int64_t count = a.integer(3).value;
+         return [=](GraphFrame& f) -> c10::IValue {
+           auto pieces = T(f, x).split(size, dim);
+           if (static_cast<int64_t>(pieces.size()) != count) {
+             throw ShapeMismatch("split(" + std::to_string(size) + ", " + std::to_string(dim) + ") of " + shapeText(T(f, x)) + " gives " +
+                                 std::to_string(pieces.size()) + " pieces, but forward took " + std::to_string(count));
+           }
+           return c10::List<at::Tensor>(pieces);
+         };
        }},
       {"chunk", [](const NodeArgs& a) -> OpRun {
          a.expectCount(3);

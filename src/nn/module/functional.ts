@@ -1,7 +1,7 @@
 // F (torch.nn.functional) and the tensor-building functions of torch, for use
 // inside a traced forward. Names are PyTorch's in camelCase; so are defaults.
 import type { Size2d } from '../layers';
-import { op, tensorsOp, type Dim, type DtypeName, type SizeArg, type Tensor } from './tensor';
+import { op, splitPieces, tensorsOp, type Dim, type DtypeName, type SizeArg, type Tensor } from './tensor';
 
 type Optional<T> = T | null;
 const pair = (size: Size2d): [number, number] => (Array.isArray(size) ? size : [size, size]);
@@ -97,5 +97,9 @@ export const torch = {
   fullLike: (x: Tensor, value: number) => op('fullLike', x, value),
   /** A tensor of `value` on the model's device. */
   full: (size: SizeArg[], value: number, dtype: DtypeName = 'float32') => op('full', size, value, dtype),
-  split: (x: Tensor, sizes: number[], dim: Dim = 0) => tensorsOp('splitWithSizes', sizes.length, x, sizes, dim),
+  split: ((x: Tensor, sizes: number | number[], dim: Dim = 0) =>
+    typeof sizes === 'number' ? splitPieces(x, sizes, dim) : tensorsOp('splitWithSizes', sizes.length, x, sizes, dim)) as {
+    (x: Tensor, sizes: number[], dim?: Dim): Tensor[];
+    (x: Tensor, size: number, dim?: Dim): Iterable<Tensor>;
+  },
 };

@@ -28,6 +28,42 @@ export function recordOp(op: string, args: readonly OpArg[]): { trace: Trace; id
 
 const tensorOp = (op: string, ...args: OpArg[]): Tensor => new Tensor(recordOp(op, args));
 
+/** Pieces taken from a list beyond this are refused: a loop over split(int)'s pieces could not end. */
+const MOST_PIECES = 4096;
+
+/**
+ * The pieces of torch.split with an int size, whose number is known only when the model runs:
+ * destructure those forward expects (`const [q, k, v] = x.split(16, 2)`); the model then checks at
+ * every step that there are that many, as Python's unpacking does.
+ */
+export function splitPieces(x: Tensor, size: number, dim: Dim): Iterable<Tensor> {
+  const { trace, id } = recordOp('splitSize', [x, size, dim, null]);
+  const list = new Tensor({ trace, id });
+  return {
+    [Symbol.iterator]: () => {
+      let taken = 0;
+      const settle = () => {
+        trace.nodes[id].args[3] = taken;
+        return { done: true as const, value: undefined };
+      };
+      return {
+        next: () => {
+          if (taken >= MOST_PIECES) {
+            throw firebrandError(
+              'ERR_FIREBRAND_TRACED_VALUE',
+              `${callerLine() ?? 'forward'}: split(${size}, ${dim}) has as many pieces as the tensor's size gives, known only when the ` +
+                'model runs: destructure the pieces forward expects (const [a, b] = x.split(size, dim)), or pass the sizes as a list',
+            );
+          }
+          trace.nodes[id].args[3] = taken + 1;
+          return { done: false, value: tensorOp('listItem', list, taken++) };
+        },
+        return: settle,
+      };
+    },
+  };
+}
+
 /** `count` tensors out of an op that returns a list (split, chunk, max over a dim). */
 export function tensorsOp(op: string, count: number, ...args: OpArg[]): Tensor[] {
   const list = new Tensor(recordOp(op, args));
@@ -161,8 +197,15 @@ export class Tensor {
   expandAs(other: Tensor): Tensor { return tensorOp('expandAs', this, other); }
   repeat(...repeats: SizeArg[]): Tensor { return tensorOp('repeat', this, repeats); }
   contiguous(): Tensor { return tensorOp('contiguous', this); }
-  /** Pieces of the given sizes along dim (torch.split with a list of sizes). */
-  split(sizes: number[], dim: Dim = 0): Tensor[] { return tensorsOp('splitWithSizes', sizes.length, this, sizes, dim); }
+  /**
+   * Pieces along dim, as torch.split: of the given sizes (a list), or each `size` long (the last may be
+   * shorter), destructured: `const [q, k, v] = x.split(this.nEmbd, 2)`.
+   */
+  split(sizes: number[], dim?: Dim): Tensor[];
+  split(size: number, dim?: Dim): Iterable<Tensor>;
+  split(sizes: number | number[], dim: Dim = 0): Tensor[] | Iterable<Tensor> {
+    return typeof sizes === 'number' ? splitPieces(this, sizes, dim) : tensorsOp('splitWithSizes', sizes.length, this, sizes, dim);
+  }
   chunk(chunks: number, dim: Dim = 0): Tensor[] { return tensorsOp('chunk', chunks, this, chunks, dim); }
   narrow(dim: Dim, start: SizeArg, length: SizeArg): Tensor { return tensorOp('narrow', this, dim, start, length); }
   /** x[..., start:end:step] along dim; end null runs to the end. */
