@@ -54,6 +54,17 @@ function repacked(work: string, tarball: string, name: string, edit: (packageFol
   return file;
 }
 
+/** The README's `package.json` and `tsconfig.json` blocks (its TypeScript project set-up). */
+function readmeProjectFiles(): { packageJson: Record<string, unknown>; tsconfig: Record<string, unknown> } {
+  const readme = fs.readFileSync(path.join(repo, 'README.md'), 'utf8');
+  const block = (file: string) => {
+    const match = new RegExp('`' + file.replace('.', '\\.') + '`[^\\n]*:\\n\\n```json\\n([\\s\\S]*?)\\n```').exec(readme);
+    if (match === null) throw new Error(`README.md has no json block after \`${file}\``);
+    return JSON.parse(match[1]) as Record<string, unknown>;
+  };
+  return { packageJson: block('package.json'), tsconfig: block('tsconfig.json') };
+}
+
 /** Type-checks and runs the consumer's TypeScript file and its ES module; returns their last losses. */
 function trainInConsumer(project: string): number[] {
   const tsc = path.join(repo, 'node_modules', 'typescript', 'bin', 'tsc');
@@ -127,6 +138,22 @@ describe('the npm package', function () {
     const doctor = run(process.execPath, [path.join(project, 'node_modules', 'firebrand', 'dist', 'src', 'cli', 'main.js'), 'doctor'], project);
     expect(doctor).to.match(new RegExp(`binary: +prebuild \\S*${ownPrebuild}/firebrand\\.napi\\.node \\(built against libtorch ${torchVersion}`));
     expect(doctor).to.match(/smoke test: +ok/);
+  });
+
+  it("sets up a TypeScript project as the README's package.json and tsconfig.json do: ESM, top-level await, nodenext", () => {
+    const project = path.join(work, 'readme-project');
+    fs.mkdirSync(project, { recursive: true });
+    const { packageJson, tsconfig } = readmeProjectFiles();
+    const allowScripts = { ...(packageJson.allowScripts as Record<string, boolean>), [`file:${tarball}`]: true };
+    const consumer = { name: 'readme-project', version: '1.0.0', private: true, ...packageJson, allowScripts };
+    fs.writeFileSync(path.join(project, 'package.json'), JSON.stringify(consumer));
+    fs.writeFileSync(path.join(project, 'tsconfig.json'), JSON.stringify(tsconfig));
+    fs.copyFileSync(path.join(fixture, 'top-level.ts'), path.join(project, 'train.ts'));
+    run(npm, ['install', '--no-audit', '--no-fund', tarball], project);
+    const tsc = path.join(repo, 'node_modules', 'typescript', 'bin', 'tsc');
+    run(process.execPath, [tsc, '-p', 'tsconfig.json', '--typeRoots', path.join(repo, 'node_modules', '@types')], project);
+    const { loss } = JSON.parse(run(process.execPath, ['dist/train.js'], project).trim().split('\n')[0]) as { loss: number };
+    expect(loss).to.be.a('number').and.satisfy(Number.isFinite);
   });
 
   it("picks this machine's libtorch among prebuilds for several, naming the ones it skips", () => {
