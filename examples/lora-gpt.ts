@@ -41,11 +41,11 @@ async function main(): Promise<void> {
     optimizer: { name: 'adamw', lr: 3e-3 },
     config: { numEpochs: loraEpochs, batchSize: 32, progressBar: false },
   });
-  // The base weights, by name; the adapters (not in the file) keep their PEFT initialisation.
-  const { missing } = await tuning.initWeightsFrom(path.join(work, 'base', 'model.safetensors'), { strict: false });
-  const state = await tuning.stateDict();
-  const adapterSize = missing.reduce((sum, name) => sum + state[name].data.length, 0);
-  console.log(`LoRA adapters: ${missing.length} tensors, ${adapterSize} of ${tuning.parameterCount} parameters train`);
+  // The base weights, by name (strictly: a base checkpoint has no adapters, which keep their PEFT initialisation).
+  await tuning.initWeightsFrom(path.join(work, 'base', 'model.safetensors'));
+  const adapters = Object.entries(await tuning.stateDict()).filter(([name]) => name.includes('.lora_'));
+  const adapterSize = adapters.reduce((sum, [, tensor]) => sum + tensor.data.length, 0);
+  console.log(`LoRA adapters: ${adapters.length} tensors, ${adapterSize} of ${tuning.parameterCount} parameters train`);
   const history = await tuning.fit(targetTrain, { evalData: targetValid });
   console.log(`after LoRA: validation loss ${history.epochs[history.epochs.length - 1].valLoss?.toFixed(3)}`);
 

@@ -476,6 +476,9 @@ LAYER_CASES = {
     "softplus": (lambda: nn.Softplus(2, 10), (2, 7)),
     "hardswish": (lambda: nn.Hardswish(), (2, 7)),
     "prelu": (lambda: nn.PReLU(3), (2, 3, 4)),
+    "relu6": (lambda: nn.ReLU6(), (2, 7)),
+    "hardsigmoid": (lambda: nn.Hardsigmoid(), (2, 7)),
+    "hardtanh": (lambda: nn.Hardtanh(-0.5, 0.5), (2, 7)),
 }
 
 

@@ -51,7 +51,8 @@ function expectClose(actual: TensorData<NumericArray>, expected: TensorData<Nume
 }
 
 function expectStateClose(actual: Tensors, expected: Tensors, what: string): void {
-  expect(Object.keys(actual), `${what}: state-dict keys in order`).to.deep.equal(Object.keys(expected));
+  // The file's keys are sorted (safetensors); the state dict's order is PyTorch's (modules.test.ts).
+  expect(Object.keys(actual).sort(), `${what}: state-dict keys`).to.deep.equal(Object.keys(expected).sort());
   for (const name of Object.keys(expected)) expectClose(actual[name], expected[name], `${what} ${name}`);
 }
 
@@ -98,7 +99,7 @@ for (const { name, build, batchSize, lora } of models as { name: string; build: 
     });
     after(() => fs.rmSync(folder, { recursive: true, force: true }));
 
-    it("draws PyTorch's weights from the same seed, with PyTorch's state-dict names and order", async () => {
+    it("draws PyTorch's weights from the same seed, with PyTorch's state-dict names", async () => {
       const trainer = new Trainer({ model: build(), lora, loss: 'cross_entropy', optimizer: 'adamw', config: quiet });
       expectStateClose(await trainer.stateDict(), withPrefix(golden, 'initial.'), 'seeded state');
     });

@@ -140,6 +140,24 @@ describe('models written as TypeScript modules', () => {
     }
   });
 
+  it('F.relu6, F.hardtanh and F.hardsigmoid compute torch.nn.functional\'s definitions', async () => {
+    class Activations extends nn.Module {
+      forward(x: Tensor): Tensor {
+        return torch.stack([F.relu6(x), F.hardtanh(x), F.hardtanh(x, -0.5, 2), F.hardsigmoid(x)], 0);
+      }
+    }
+    const inputs = Float32Array.from({ length: 10 }, (_, i) => (i - 4.5) * 1.7);
+    const { data } = await new Trainer({ model: new Activations(), loss: 'mse', optimizer: 'sgd', config }).predict(inputs, [10]);
+    const clamp = (x: number, low: number, high: number) => Math.min(Math.max(x, low), high);
+    const expected = [
+      ...Array.from(inputs, (x) => clamp(x, 0, 6)),
+      ...Array.from(inputs, (x) => clamp(x, -1, 1)),
+      ...Array.from(inputs, (x) => clamp(x, -0.5, 2)),
+      ...Array.from(inputs, (x) => clamp(x + 3, 0, 6) / 6),
+    ];
+    Array.from(data as Float32Array).forEach((value, i) => expect(value).to.be.closeTo(expected[i], 1e-6));
+  });
+
   it('splits by an int size as torch.split does, destructured, checking the count at every step', async () => {
     class Qkv extends nn.Module {
       proj = nn.linear(4, 12);

@@ -111,11 +111,12 @@ export interface UpsampleSpec { type: 'upsample'; size?: Size2d; scaleFactor?: n
 export interface PixelShuffleSpec { type: 'pixelShuffle'; upscaleFactor: number }
 /** nn.unflatten (torch.nn.Unflatten): dimension dim into unflattenedSize. */
 export interface UnflattenSpec { type: 'unflatten'; dim: number; unflattenedSize: number[] }
-/** nn.leakyRelu, nn.elu, nn.softplus with their parameters; nn.silu, nn.mish, nn.hardswish without. */
+/** nn.leakyRelu, nn.elu, nn.softplus, nn.hardtanh with their parameters; nn.silu, nn.mish, nn.hardswish, nn.relu6, nn.hardsigmoid without. */
 export interface LeakyReluSpec { type: 'leakyRelu'; negativeSlope?: number }
+export interface HardtanhSpec { type: 'hardtanh'; minVal?: number; maxVal?: number }
 export interface EluSpec { type: 'elu'; alpha?: number }
 export interface SoftplusSpec { type: 'softplus'; beta?: number; threshold?: number }
-export interface PlainActivationSpec { type: 'silu' | 'mish' | 'hardswish' }
+export interface PlainActivationSpec { type: 'silu' | 'mish' | 'hardswish' | 'relu6' | 'hardsigmoid' }
 /** nn.prelu (torch.nn.PReLU): a learned slope, one or one per channel. */
 export interface PreluSpec { type: 'prelu'; numParameters?: number; init?: number }
 
@@ -182,6 +183,7 @@ export type LayerSpec =
   | PixelShuffleSpec
   | UnflattenSpec
   | LeakyReluSpec
+  | HardtanhSpec
   | EluSpec
   | SoftplusSpec
   | PlainActivationSpec
@@ -333,5 +335,9 @@ export const nn = {
   mish: (): Layer<PlainActivationSpec> => layer({ type: 'mish' }),
   softplus: (beta = 1, threshold = 20): Layer<SoftplusSpec> => layer({ type: 'softplus', beta, threshold }),
   hardswish: (): Layer<PlainActivationSpec> => layer({ type: 'hardswish' }),
+  /** torch.nn.ReLU6: min(max(x, 0), 6). */
+  relu6: (): Layer<PlainActivationSpec> => layer({ type: 'relu6' }),
+  hardsigmoid: (): Layer<PlainActivationSpec> => layer({ type: 'hardsigmoid' }),
+  hardtanh: (minVal = -1, maxVal = 1): Layer<HardtanhSpec> => layer({ type: 'hardtanh', minVal, maxVal }),
   prelu: (numParameters = 1, init = 0.25): Layer<PreluSpec> => layer({ type: 'prelu', numParameters, init }),
 };

@@ -146,6 +146,8 @@ const std::unordered_map<std::string, Renderer>& renderers() {
       {"silu", function("torch.silu")},
       {"mish", function("torch.mish")},
       {"hardswish", function("torch.hardswish")},
+      {"hardsigmoid", function("torch.hardsigmoid")},
+      {"hardtanh", [](const GraphNode& n, const Args& a) { return "torch.hardtanh(" + a[0] + ", " + real(n.args[1]) + ", " + real(n.args[2]) + ")"; }},
       {"logicalNot", function("torch.logical_not")},
       {"detach", [](const GraphNode&, const Args& a) { return a[0] + ".detach()"; }},
       {"clamp", [](const GraphNode& n, const Args& a) { return "torch.clamp(" + a[0] + ", " + (isNull(n, 1) ? a[1] : real(n.args[1])) + ", " + (isNull(n, 2) ? a[2] : real(n.args[2])) + ")"; }},

@@ -121,6 +121,9 @@ std::string newLayer(const LayerSpec& spec, const TensorName& tensor) {
     return "torch.softplus(x, " + numberText(o.number("beta")) + ", " + numberText(o.number("threshold")) + ")";
   }
   if (type == "silu" || type == "mish" || type == "hardswish") return "torch." + type + "(x)";
+  if (type == "relu6") return "torch.hardtanh(x, 0.0, 6.0)";
+  if (type == "hardsigmoid") return "torch.hardsigmoid(x)";
+  if (type == "hardtanh") return "torch.hardtanh(x, " + numberText(o.number("minVal")) + ", " + numberText(o.number("maxVal")) + ")";
   if (type == "prelu") return "torch.prelu(x, " + tensor("weight") + ")";
   throw InvalidState("exportTorchScript: no TorchScript form for layer type '" + type + "'");
 }

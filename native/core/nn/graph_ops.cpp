@@ -420,6 +420,7 @@ const std::unordered_map<std::string, Builder>& table() {
       UNARY("silu", at::silu(x)),
       UNARY("mish", at::mish(x)),
       UNARY("hardswish", at::hardswish(x)),
+      UNARY("hardsigmoid", at::hardsigmoid(x)),
       UNARY("logicalNot", at::logical_not(x)),
       UNARY("detach", x.detach()),
       {"clamp", [](const NodeArgs& a) -> OpRun {
@@ -443,6 +444,7 @@ const std::unordered_map<std::string, Builder>& table() {
       {"gelu", [](const NodeArgs& a) -> OpRun { a.expectCount(2); const int64_t x = a.tensor(0); const std::string how = a.text(1); return [=](GraphFrame& f) -> c10::IValue { return at::gelu(T(f, x), how); }; }},
       {"leakyRelu", [](const NodeArgs& a) -> OpRun { a.expectCount(2); const int64_t x = a.tensor(0); const double s = a.number(1); return [=](GraphFrame& f) -> c10::IValue { return at::leaky_relu(T(f, x), s); }; }},
       {"elu", [](const NodeArgs& a) -> OpRun { a.expectCount(2); const int64_t x = a.tensor(0); const double alpha = a.number(1); return [=](GraphFrame& f) -> c10::IValue { return at::elu(T(f, x), alpha); }; }},
+      {"hardtanh", [](const NodeArgs& a) -> OpRun { a.expectCount(3); const int64_t x = a.tensor(0); const double low = a.number(1), high = a.number(2); return [=](GraphFrame& f) -> c10::IValue { return at::hardtanh(T(f, x), low, high); }; }},
       {"softplus", [](const NodeArgs& a) -> OpRun { a.expectCount(3); const int64_t x = a.tensor(0); const double beta = a.number(1), threshold = a.number(2); return [=](GraphFrame& f) -> c10::IValue { return at::softplus(T(f, x), beta, threshold); }; }},
       // Comparisons.
       {"eq", [](const NodeArgs& a) { return compare(a, [](const at::Tensor& x, const at::Tensor& y) { return at::eq(x, y); }, [](const at::Tensor& x, const at::Scalar& y) { return at::eq(x, y); }); }},

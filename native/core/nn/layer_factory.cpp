@@ -301,6 +301,12 @@ BuiltLayer softplus(ResolvedOptions& options) {
   return layer(torch::nn::Softplus(torch::nn::SoftplusOptions().beta(beta).threshold(threshold)), "any shape");
 }
 
+BuiltLayer hardtanh(ResolvedOptions& options) {
+  const double low = options.number("minVal");
+  const double high = options.number("maxVal");
+  return layer(torch::nn::Hardtanh(torch::nn::HardtanhOptions().min_val(low).max_val(high)), "any shape");
+}
+
 BuiltLayer prelu(ResolvedOptions& options) {
   const int64_t parameters = options.integer("numParameters");
   const double init = options.number("init");
@@ -359,6 +365,9 @@ const std::map<std::string, Builder>& builders() {
       {"mish", elementwise<torch::nn::Mish>},
       {"softplus", softplus},
       {"hardswish", [](ResolvedOptions&) { return layer(torch::nn::Functional([](const at::Tensor& x) { return at::hardswish(x); }), "any shape"); }},
+      {"relu6", elementwise<torch::nn::ReLU6>},
+      {"hardsigmoid", [](ResolvedOptions&) { return layer(torch::nn::Functional([](const at::Tensor& x) { return at::hardsigmoid(x); }), "any shape"); }},
+      {"hardtanh", hardtanh},
       {"prelu", prelu},
       {"lstm", buildLstm},
       {"gru", buildGru},

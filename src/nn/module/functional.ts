@@ -39,6 +39,10 @@ export const F = {
   elu: (x: Tensor, alpha = 1) => op('elu', x, alpha),
   softplus: (x: Tensor, beta = 1, threshold = 20) => op('softplus', x, beta, threshold),
   hardswish: (x: Tensor) => op('hardswish', x),
+  /** F.relu6 is hardtanh(x, 0, 6), as in PyTorch. */
+  relu6: (x: Tensor) => op('hardtanh', x, 0, 6),
+  hardtanh: (x: Tensor, minVal = -1, maxVal = 1) => op('hardtanh', x, minVal, maxVal),
+  hardsigmoid: (x: Tensor) => op('hardsigmoid', x),
   sigmoid: (x: Tensor) => op('sigmoid', x),
   tanh: (x: Tensor) => op('tanh', x),
   softmax: (x: Tensor, dim: Dim) => op('softmax', x, dim),
