@@ -3,10 +3,15 @@
 // prebuild for the libtorch this machine has. A package may hold one prebuild
 // per libtorch (prebuilds/<platform>-<arch>/libtorch-<major>.<minor>/); each is
 // linked against its libtorch's versioned libraries (libtorch_cpu.so.2.14), so
-// only the matching one loads, and they are tried newest first. Failures become
-// errors that say what to do: never a raw dlopen message.
+// only the matching one loads, and they are tried newest first. node-gyp-build
+// resolves both, as in any addon: the local build (its build/Release then
+// build/Debug preference, FIREBRAND_PREBUILD, PREBUILDS_ONLY), and within each
+// libtorch's folder the file whose tags fit (napi, glibc or musl). Failures
+// become errors that say what to do: never a raw dlopen message.
 import fs from 'node:fs';
 import path from 'node:path';
+
+import nodeGypBuild from 'node-gyp-build';
 
 import { firebrandError } from './errors';
 
@@ -69,6 +74,13 @@ function newerFirst(a: number[], b: number[]): number {
   return 0;
 }
 
+/** The binary in one libtorch's folder whose tags fit this Node (node-gyp-build's matching), if any. */
+function binaryIn(folder: string): string | undefined {
+  const tagged = fs.readdirSync(folder).map((file) => nodeGypBuild.parseTags(file));
+  const fitting = tagged.filter(nodeGypBuild.matchTags('node', process.versions.modules)).sort(nodeGypBuild.compareTags('node'));
+  return fitting[0] === undefined ? undefined : path.join(folder, fitting[0].file);
+}
+
 /** The package's prebuilds for this platform, newest libtorch first. */
 export function listPrebuilds(packageRoot: string): { file: string; manifest?: PrebuildManifest }[] {
   const folder = prebuildsFolder(packageRoot);
@@ -79,13 +91,22 @@ export function listPrebuilds(packageRoot: string): { file: string; manifest?: P
     return [];
   }
   return entries
-    .filter((entry) => entry.isDirectory() && fs.existsSync(path.join(folder, entry.name, PREBUILD_BINARY)))
-    .map((entry) => ({ file: path.join(folder, entry.name, PREBUILD_BINARY), manifest: readManifest(path.join(folder, entry.name)) }))
+    .filter((entry) => entry.isDirectory())
+    .map((entry) => ({ file: binaryIn(path.join(folder, entry.name)), manifest: readManifest(path.join(folder, entry.name)) }))
+    .filter((prebuild): prebuild is { file: string; manifest: PrebuildManifest | undefined } => prebuild.file !== undefined)
     .sort((a, b) => newerFirst(versionKey(a.manifest), versionKey(b.manifest)));
 }
 
+/**
+ * A local build, as node-gyp-build resolves one: build/Release, then build/Debug (or FIREBRAND_PREBUILD).
+ * The package's own prebuilds sit one folder deeper (per libtorch), where its flat lookup finds none.
+ */
 function localBuild(packageRoot: string): string | undefined {
-  return ['Release', 'Debug'].map((type) => path.join(packageRoot, 'build', type, 'firebrand.node')).find((file) => fs.existsSync(file));
+  try {
+    return nodeGypBuild.resolve(packageRoot);
+  } catch {
+    return undefined;
+  }
 }
 
 function builtAgainst(manifest: PrebuildManifest | undefined): string {

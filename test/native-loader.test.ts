@@ -41,7 +41,7 @@ describe('loading the native binary', () => {
   }
 
   /** A stand-in prebuild for libtorch `torchVersion` that loads: a Node-API module exporting { torchVersion }. */
-  function loadablePrebuild(torchVersion: string): void {
+  function loadablePrebuild(torchVersion: string, file = PREBUILD_BINARY): void {
     const folder = path.join(prebuilds, `libtorch-${torchVersion}`);
     fs.mkdirSync(folder, { recursive: true });
     const source = path.join(root, 'module.c');
@@ -57,9 +57,18 @@ NAPI_MODULE_INIT() {
 `,
     );
     const headers = path.join(repo, 'node_modules', 'node-api-headers', 'include');
-    execFileSync('g++', ['-x', 'c', '-shared', '-fPIC', `-I${headers}`, '-o', path.join(folder, PREBUILD_BINARY), source]);
+    execFileSync('g++', ['-x', 'c', '-shared', '-fPIC', `-I${headers}`, '-o', path.join(folder, file), source]);
     manifestIn(folder, torchVersion);
   }
+
+  it("takes the file whose tags fit within a libtorch's folder, as node-gyp-build matches prebuilds (libc, napi)", () => {
+    loadablePrebuild('2.14', 'firebrand.napi.glibc.node');
+    // A musl build beside it would not load on glibc: node-gyp-build's tags leave it out.
+    fs.writeFileSync(path.join(prebuilds, 'libtorch-2.14', 'firebrand.napi.musl.node'), 'not a library');
+    const loaded = loadNativeBinding<{ torchVersion: string }>(root);
+    expect(loaded.file).to.equal(path.join(prebuilds, 'libtorch-2.14', 'firebrand.napi.glibc.node'));
+    expect(loaded.skipped).to.deep.equal([]);
+  });
 
   it('picks the prebuild whose libtorch is here, newest first, and names the ones skipped with the reason', () => {
     const missing = unloadablePrebuild('9.9');
