@@ -6,18 +6,11 @@ import path from 'node:path';
 
 import { Dataset, nn, Trainer, TrainerConfig, TrainerOptions } from '../src';
 import { PREBUILD_BINARY, PREBUILD_MANIFEST } from '../src/native-loader';
+import { seededRandom } from '../examples/shared/seeded-random';
 
-/** Deterministic pseudo-random numbers in [0, 1) (mulberry32). */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+
+/** Deterministic pseudo-random numbers in [0, 1) (mulberry32), as the examples draw them. */
+export { seededRandom };
 
 /** Two well-separated Gaussian-ish blobs in `features` dimensions, labels 0/1. */
 export function makeBlobs(samples: number, features = 4, seed = 1): { inputs: Float32Array; labels: Int32Array } {
