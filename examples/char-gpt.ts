@@ -1,15 +1,16 @@
 // A character-level GPT (examples/models/gpt.ts: nanoGPT's model as TypeScript
 // modules) trained on a text file, then sampled; training and sampling run in C++.
-//   npm run build:ts && node dist/examples/char-gpt.js [textFile] [epochs]
+//   npm run build:ts && node dist/examples/char-gpt.js [textFile]   (EXAMPLE_EPOCHS, default 3)
 // In your project, import from 'firebrand' instead of '../src'.
 import fs from 'node:fs';
 
 import { CharTokenizer, Dataset, Trainer } from '../src';
+import { exampleSize } from './shared/example-size';
 import { GPTMini } from './models/gpt';
 
 async function main(): Promise<void> {
   const file = process.argv[2] ?? 'README.md';
-  const epochs = Number(process.argv[3] ?? 3);
+  const epochs = exampleSize('EXAMPLE_EPOCHS', 3);
   const text = fs.readFileSync(file, 'utf8');
   const tokenizer = CharTokenizer.fromText(text);
   const context = 64;

@@ -1,10 +1,11 @@
 // Regression from a CSV file: house prices from four numeric columns.
-//   npm run build:ts && node dist/examples/csv-regression.js [epochs]       (from the repository root)
+//   npm run build:ts && node dist/examples/csv-regression.js   (from the repository root; EXAMPLE_EPOCHS, default 60)
 // The same run as one JSON file: npx firebrand train examples/csv-regression.run.json
 // In your project, import from 'firebrand' instead of '../src'.
 import path from 'node:path';
 
 import { Dataset, nn, transforms, Trainer } from '../src';
+import { exampleSize } from './shared/example-size';
 
 // Column means and standard deviations of data/houses.csv's inputs: area, rooms, age, distance.
 const MEAN = [116.3, 3.4, 40.0, 15.0];
@@ -17,7 +18,7 @@ async function main(): Promise<void> {
     model: nn.sequential(nn.linear(4, 32), nn.relu(), nn.linear(32, 1)),
     loss: 'mse',
     optimizer: { name: 'adam', lr: 0.05 },
-    config: { numEpochs: Number(process.argv[2] ?? 60), batchSize: 32, metrics: ['mae', 'r2'], progressBar: false },
+    config: { numEpochs: exampleSize('EXAMPLE_EPOCHS', 60), batchSize: 32, metrics: ['mae', 'r2'], progressBar: false },
   });
   const history = await trainer.fit(train, { evalData: test });
   const last = history.epochs[history.epochs.length - 1];

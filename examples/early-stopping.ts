@@ -1,12 +1,13 @@
 // Early stopping with the best checkpoint: train until the validation loss
 // stops improving, keep the best two models on disk, and end with the best
 // weights loaded. Data: two interleaved spirals, made here.
-//   npm run build:ts && node dist/examples/early-stopping.js [maxEpochs]
+//   npm run build:ts && node dist/examples/early-stopping.js   (EXAMPLE_EPOCHS: the most epochs, default 200)
 // In your project, import from 'firebrand' instead of '../src'.
 import os from 'node:os';
 import path from 'node:path';
 
 import { Dataset, EarlyStopping, Model, ModelCheckpoint, nn, Trainer } from '../src';
+import { exampleSize } from './shared/example-size';
 import { seededRandom } from './shared/seeded-random';
 
 function spirals(samples: number, seed: number): Dataset {
@@ -33,7 +34,7 @@ async function main(): Promise<void> {
     model: nn.sequential(nn.linear(2, 64), nn.tanh(), nn.linear(64, 64), nn.tanh(), nn.linear(64, 2)),
     loss: 'cross_entropy',
     optimizer: { name: 'adam', lr: 0.01 },
-    config: { numEpochs: Number(process.argv[2] ?? 200), batchSize: 64, progressBar: false },
+    config: { numEpochs: exampleSize('EXAMPLE_EPOCHS', 200), batchSize: 64, progressBar: false },
     callbacks: [stopping, best],
   });
   const history = await trainer.fit(spirals(2000, 1), { evalData: spirals(500, 2) });

@@ -1,15 +1,16 @@
 // Functional style: an MLP on Fashion-MNIST, evaluated every epoch, saved for inference.
-//   npm run build:ts && node dist/examples/fashion-mnist.js [epochs]     (apt-get install dataset-fashion-mnist)
+//   npm run build:ts && node dist/examples/fashion-mnist.js   (apt-get install dataset-fashion-mnist; EXAMPLE_EPOCHS, default 3)
 // In your project, import from 'firebrand' instead of '../src'.
 import path from 'node:path';
 
 import { Dataset, Model, nn, transforms, Trainer } from '../src';
+import { exampleSize } from './shared/example-size';
 
 const dataDir = process.env.FASHION_MNIST_DIR ?? '/usr/share/datasets/fashion-mnist';
 const file = (name: string) => path.join(dataDir, name);
 
 async function main(): Promise<void> {
-  const epochs = Number(process.argv[2] ?? 3);
+  const epochs = exampleSize('EXAMPLE_EPOCHS', 3);
   const normalize = transforms.normalize({ mean: 0.286, std: 0.353 });
   const train = (await Dataset.fromIdx(file('train-images-idx3-ubyte.gz'), file('train-labels-idx1-ubyte.gz'))).withTransforms(normalize);
   const test = (await Dataset.fromIdx(file('t10k-images-idx3-ubyte.gz'), file('t10k-labels-idx1-ubyte.gz'))).withTransforms(normalize);

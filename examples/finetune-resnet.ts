@@ -3,17 +3,18 @@
 // with its backbone frozen: only the head trains, the backbone's BatchNorm stays
 // in eval mode, and every backbone weight and buffer ends as it began. Then the
 // last stage is unfrozen for one more epoch at a lower learning rate.
-//   npm run build:ts && node dist/examples/finetune-resnet.js [epochs] [trainSamples]
+//   npm run build:ts && node dist/examples/finetune-resnet.js   (EXAMPLE_EPOCHS, default 3; EXAMPLE_TRAIN_SAMPLES, default 60000)
 //   (apt-get install dataset-fashion-mnist)
 // In your project, import from 'firebrand' instead of '../src'.
 import path from 'node:path';
 
 import { Callback, nn, Trainer } from '../src';
+import { exampleSize } from './shared/example-size';
 import { fashionMnistImages } from './shared/fashion-mnist-images';
 
 async function main(): Promise<void> {
-  const epochs = Number(process.argv[2] ?? 3);
-  const trainSamples = Number(process.argv[3] ?? 60000);
+  const epochs = exampleSize('EXAMPLE_EPOCHS', 3);
+  const trainSamples = exampleSize('EXAMPLE_TRAIN_SAMPLES', 60000);
   const { train, test } = await fashionMnistImages(trainSamples, 2000);
 
   // Lightning's BaseFinetuning: the last stage joins at the last epoch, as its own parameter group.

@@ -2,20 +2,22 @@
 // on one text (the README), then adapted to another (firebrand's trainer source)
 // with LoRA adapters on its attention and MLP projections while its own weights
 // stay frozen; the adapters are saved alone in PEFT's layout, then merged for export.
-//   npm run build:ts && node dist/examples/lora-gpt.js [baseEpochs] [loraEpochs]
+//   npm run build:ts && node dist/examples/lora-gpt.js   (EXAMPLE_EPOCHS for each part, default 3)
 // In your project, import from 'firebrand' instead of '../src'.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
 import { CharTokenizer, Dataset, Trainer } from '../src';
+import { exampleSize } from './shared/example-size';
 import { GPTMini } from './models/gpt';
 
 const context = 64;
 const gpt = (vocab: number) => new GPTMini({ vocab, context, dim: 64, heads: 4, layers: 2 });
 
 async function main(): Promise<void> {
-  const [baseEpochs, loraEpochs] = [Number(process.argv[2] ?? 3), Number(process.argv[3] ?? 3)];
+  // Pretraining and the LoRA fine-tuning each run this many epochs.
+  const [baseEpochs, loraEpochs] = [exampleSize('EXAMPLE_EPOCHS', 3), exampleSize('EXAMPLE_EPOCHS', 3)];
   const base = fs.readFileSync('README.md', 'utf8');
   const target = fs.readFileSync(path.join('src', 'training', 'trainer.ts'), 'utf8');
   const tokenizer = CharTokenizer.fromText(base + target);

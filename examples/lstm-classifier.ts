@@ -1,9 +1,10 @@
 // A bidirectional LSTM classifying token sequences of different lengths: which
 // of three letters each sequence holds most often. The padding after each
 // sequence is skipped, as PyTorch's pack_padded_sequence skips it.
-//   npm run build:ts && node dist/examples/lstm-classifier.js [epochs]
+//   npm run build:ts && node dist/examples/lstm-classifier.js   (EXAMPLE_EPOCHS, default 8)
 // In your project, import from 'firebrand' instead of '../src'.
 import { Dataset, nn, Tensor, torch, Trainer } from '../src';
+import { exampleSize } from './shared/example-size';
 import { seededRandom } from './shared/seeded-random';
 
 const maxLength = 24;
@@ -57,7 +58,7 @@ class Classifier extends nn.Module {
 }
 
 async function main(): Promise<void> {
-  const epochs = Number(process.argv[2] ?? 8);
+  const epochs = exampleSize('EXAMPLE_EPOCHS', 8);
   const trainer = new Trainer({
     model: new Classifier(),
     loss: 'cross_entropy',

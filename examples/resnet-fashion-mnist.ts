@@ -1,15 +1,16 @@
 // Module style: a ResNet-18 written as TypeScript modules (examples/models/resnet.ts,
 // PyTorch's names and init), trained on Fashion-MNIST; its forward runs in C++.
-//   npm run build:ts && node dist/examples/resnet-fashion-mnist.js [epochs] [trainSamples]
+//   npm run build:ts && node dist/examples/resnet-fashion-mnist.js   (EXAMPLE_EPOCHS, default 3; EXAMPLE_TRAIN_SAMPLES, default 60000)
 //   (apt-get install dataset-fashion-mnist)
 // In your project, import from 'firebrand' instead of '../src'.
 import { Trainer } from '../src';
+import { exampleSize } from './shared/example-size';
 import { ResNet18 } from './models/resnet';
 import { fashionMnistImages } from './shared/fashion-mnist-images';
 
 async function main(): Promise<void> {
-  const epochs = Number(process.argv[2] ?? 3);
-  const trainSamples = Number(process.argv[3] ?? 60000);
+  const epochs = exampleSize('EXAMPLE_EPOCHS', 3);
+  const trainSamples = exampleSize('EXAMPLE_TRAIN_SAMPLES', 60000);
   const { train, test } = await fashionMnistImages(trainSamples, Math.min(10000, trainSamples));
 
   const model = new ResNet18({ inChannels: 1, width: 16, numClasses: 10 });

@@ -1,6 +1,6 @@
 // Subclass style: the trainer configures its own model, optimizer and data, and
 // the model is TorchScript with its own training_step and validation_step.
-//   npm run build:ts && node dist/examples/subclass-torchscript.js [epochs]
+//   npm run build:ts && node dist/examples/subclass-torchscript.js   (EXAMPLE_EPOCHS, default 20)
 // In your project, import from 'firebrand' instead of '../src'.
 import {
   DataloaderConfiguration,
@@ -11,6 +11,7 @@ import {
   Trainer,
   ValidationLogs,
 } from '../src';
+import { exampleSize } from './shared/example-size';
 import { seededRandom } from './shared/seeded-random';
 
 // y = sin(3x) + noise: a small network with a Huber-loss training_step.
@@ -68,7 +69,7 @@ class SineTrainer extends Trainer {
 }
 
 async function main(): Promise<void> {
-  const trainer = new SineTrainer({ config: { numEpochs: Number(process.argv[2] ?? 20), batchSize: 64, progressBar: false } });
+  const trainer = new SineTrainer({ config: { numEpochs: exampleSize('EXAMPLE_EPOCHS', 20), batchSize: 64, progressBar: false } });
   const history = await trainer.fit();
   console.log(`best validation mse ${history.best?.value.toFixed(5)} at epoch ${(history.best?.epoch ?? 0) + 1}`);
 }

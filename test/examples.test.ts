@@ -7,24 +7,26 @@ import path from 'node:path';
 const root = path.join(__dirname, '..', '..');
 const compiled = path.join(__dirname, '..', 'examples');
 
-function runExample(name: string, args: string[]): string {
-  const result = spawnSync(process.execPath, [path.join(compiled, `${name}.js`), ...args], { cwd: root, encoding: 'utf8' });
+/** Runs an example sized by the environment (EXAMPLE_EPOCHS, EXAMPLE_TRAIN_SAMPLES), as the demo is. */
+function runExample(name: string, size: { epochs: number; trainSamples?: number }, args: string[] = []): string {
+  const env = { ...process.env, EXAMPLE_EPOCHS: String(size.epochs), ...(size.trainSamples ? { EXAMPLE_TRAIN_SAMPLES: String(size.trainSamples) } : {}) };
+  const result = spawnSync(process.execPath, [path.join(compiled, `${name}.js`), ...args], { cwd: root, encoding: 'utf8', env });
   expect(result.status, `${name}: ${result.stderr}`).to.equal(0);
   return result.stdout;
 }
 
 describe('examples', function () {
-  // A safety net, not a verdict: each example is sized by its arguments to take seconds on an idle
+  // A safety net, not a verdict: each example is sized by the environment to take seconds on an idle
   // machine, and may take many times that on a busy one.
   this.timeout(900_000);
   it('subclass-torchscript fits the sine with its own training_step', () => {
-    const output = runExample('subclass-torchscript', ['8']);
+    const output = runExample('subclass-torchscript', { epochs: 8 });
     const mse = Number(/best validation mse (\d+\.\d+)/.exec(output)?.[1]);
     expect(mse).to.be.below(0.1);
   });
 
   it('csv-regression predicts house prices (r2 > 0.9)', () => {
-    const output = runExample('csv-regression', ['30']);
+    const output = runExample('csv-regression', { epochs: 30 });
     expect(Number(/r2 (\d\.\d+)/.exec(output)?.[1])).to.be.above(0.9);
   });
 
@@ -39,27 +41,27 @@ describe('examples', function () {
   });
 
   it('early-stopping stops, keeps the best checkpoints and restores the best weights', () => {
-    const output = runExample('early-stopping', ['200']);
+    const output = runExample('early-stopping', { epochs: 200 });
     expect(output).to.match(/stopped after \d+ epochs \(best epoch \d+\); best checkpoint .*epoch=\d+-acc=0\.\d{3} with validation accuracy 0\.9\d\d/);
     expect(output).to.match(/best checkpoint loads with 4482 parameters/);
   });
 
   it('char-gpt trains a character-level GPT on the README and samples it', () => {
-    const output = runExample('char-gpt', ['README.md', '3']);
+    const output = runExample('char-gpt', { epochs: 3 }, ['README.md']);
     const [, loss, uniform] = /validation loss (\d\.\d+) \(uniform guessing: (\d\.\d+)\)/.exec(output) ?? [];
     expect(Number(loss)).to.be.below(0.7 * Number(uniform));
     expect(output).to.match(/sample \(\d+ tokens\/s\):\nThe .{200}/s);
   });
 
   it('lstm-classifier learns which letter variable-length sequences hold most (validation accuracy > 0.9)', () => {
-    const output = runExample('lstm-classifier', ['4']);
+    const output = runExample('lstm-classifier', { epochs: 4 });
     // Its generator once repeated after ~10k draws: 763 distinct training sequences, 73 validation ones seen in training.
     expect(output).to.match(/3000 of 3000 training sequences distinct; [0-4] of 500 validation sequences also train/);
     expect(Number(/validation accuracy (\d\.\d+)/.exec(output)?.[1])).to.be.above(0.9);
   });
 
   it('lora-gpt adapts a pretrained GPT-mini to another text with LoRA, saves the adapter alone and merges it', () => {
-    const output = runExample('lora-gpt', ['2', '2']);
+    const output = runExample('lora-gpt', { epochs: 2 });
     const before = Number(/validation loss (\d\.\d+)\n/.exec(output)?.[1]);
     const after = Number(/after LoRA: validation loss (\d\.\d+)/.exec(output)?.[1]);
     expect(after, output).to.be.below(before);
@@ -77,13 +79,13 @@ describe('examples', function () {
 
   it('fashion-mnist trains one epoch of the MLP past 80% test accuracy', function () {
     needFashionMnist(this);
-    const output = runExample('fashion-mnist', ['1']);
+    const output = runExample('fashion-mnist', { epochs: 1 });
     expect(Number(/test accuracy (\d\.\d+)/.exec(output)?.[1])).to.be.above(0.8);
   });
 
   it('finetune-resnet trains the head of a PyTorch-scripted ResNet-18, its backbone bit-identical, then unfreezes layer4', function () {
     needFashionMnist(this);
-    const output = runExample('finetune-resnet', ['3', '6000']);
+    const output = runExample('finetune-resnet', { epochs: 3, trainSamples: 6000 });
     expect(output).to.contain('unfrozen: 15 parameters of layer4');
     expect(output).to.contain('layers 1-3 and the stem (90 parameters and buffers) unchanged: true');
     expect(output).to.contain('learning rates: adamw/pg0 0.01, adamw/pg1 0.0001');
@@ -92,7 +94,7 @@ describe('examples', function () {
 
   it('resnet-fashion-mnist trains the TypeScript ResNet-18 for 2 epochs of 3,000 images past 75% test accuracy', function () {
     needFashionMnist(this);
-    const output = runExample('resnet-fashion-mnist', ['2', '3000']);
+    const output = runExample('resnet-fashion-mnist', { epochs: 2, trainSamples: 3000 });
     expect(output).to.contain('Total params: 701,178');
     expect(Number(/test accuracy (\d\.\d+)/.exec(output)?.[1])).to.be.above(0.75);
   });
