@@ -91,10 +91,11 @@ TensorDict adapterWeights(Model& model) {
   if (weights.empty()) throw InvalidState("saveAdapter: the model has no LoRA adapters (give the trainer a lora config)");
   // Modules trained beside the adapters go whole, parameters and buffers, as PEFT saves modules_to_save.
   const std::vector<std::string> saved = modulesToSave(model);
+  const std::set<std::string> adapters = adapterStateNames(model);
   for (const auto& [name, tensor] : model.stateTensors()) {
     const size_t dot = name.rfind('.');
     const std::string owner = dot == std::string::npos ? "" : name.substr(0, dot);
-    if (std::find(saved.begin(), saved.end(), owner) == saved.end() || adapterStateNames(model).count(name)) continue;
+    if (std::find(saved.begin(), saved.end(), owner) == saved.end() || adapters.count(name)) continue;
     weights[kPeftPrefix + name] = tensor.detach().to(at::kCPU).clone();
   }
   return weights;
