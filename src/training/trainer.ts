@@ -119,14 +119,7 @@ export class Trainer {
    * postSetup has the engine already; the hooks before it get an error saying so.
    */
   private async ready(operation: string): Promise<NativeEngine> {
-    const hook = callingHook(this);
-    if (this.setupRunning && hook !== undefined) {
-      if (this.nativeEngine !== undefined) return this.nativeEngine;
-      throw firebrandError(
-        'ERR_FIREBRAND_INVALID_STATE',
-        `${operation}: called from ${hook}, a hook of setup that runs before the model is built; call it from postSetup or a later hook`,
-      );
-    }
+    if (this.setupRunning && callingHook(this) !== undefined) return this.engineFor(`${operation}: called`);
     this.settingUp ??= this.runSetup().catch((error: unknown) => {
       this.settingUp = undefined;
       throw error;
@@ -186,11 +179,16 @@ export class Trainer {
   }
 
   private get engine(): NativeEngine {
+    return this.engineFor('the trainer is called');
+  }
+
+  /** The engine, or an error saying why there is none yet (`what` opens it when a hook of setup asked). */
+  private engineFor(what: string): NativeEngine {
     const hook = callingHook(this);
     if (this.nativeEngine === undefined && this.setupRunning && hook !== undefined) {
       throw firebrandError(
         'ERR_FIREBRAND_INVALID_STATE',
-        `the trainer is called from ${hook}, a hook of setup that runs before the model is built; call it from postSetup or a later hook`,
+        `${what} from ${hook}, a hook of setup that runs before the model is built; call it from postSetup or a later hook`,
       );
     }
     if (this.nativeEngine === undefined) {
