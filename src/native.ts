@@ -377,6 +377,8 @@ export interface NativeBinding {
   loadSafetensors(path: string): Promise<{ tensors: Record<string, TensorData<NumericArray>>; metadata: Record<string, string> }>;
   saveSafetensors(path: string, tensors: Record<string, TensorData<NumericArray>>, metadata?: Record<string, string>): Promise<void>;
   setNumThreads(threads: number, adaptive?: boolean): void;
+  /** Every op row of the graph runtime and the forms it has ('run', 'torchScript'). */
+  graphOps(): { name: string; forms: string[] }[];
   manualSeed(seed: number): void;
   useDeterministicAlgorithms(on: boolean): void;
 }

@@ -11,6 +11,7 @@ const layers: string[][] = [
   ['compat', 'io', 'options'],
   ['runtime', 'metrics'],
   ['data', 'nn'],
+  ['graph'],
   ['model'],
   ['optim', 'distributed', 'inference'],
   ['train'],

@@ -3,6 +3,7 @@
 #include "binding/convert.h"
 #include "binding/js_errors.h"
 #include "binding/results.h"
+#include "core/graph/op_row.h"
 #include "core/runtime/runtime_info.h"
 #include "core/optim/optimizer_factory.h"
 
@@ -29,12 +30,31 @@ void UseDeterministicAlgorithms(const Napi::CallbackInfo& info) {
   guard(info.Env(), [&] { useDeterministicAlgorithms(toBoolean(info[0], "deterministic")); });
 }
 
+// Every op row and the forms it has, for the test that keeps TypeScript's ops and C++'s rows equal.
+Napi::Value GraphOps(const Napi::CallbackInfo& info) {
+  return guard(info.Env(), [&]() -> Napi::Value {
+    Napi::Env env = info.Env();
+    Napi::Array rows = Napi::Array::New(env);
+    for (const OpRow* row : allOps()) {
+      Napi::Array forms = Napi::Array::New(env);
+      if (row->compile) forms.Set(forms.Length(), "run");
+      if (row->torchScript) forms.Set(forms.Length(), "torchScript");
+      Napi::Object item = Napi::Object::New(env);
+      item.Set("name", row->name);
+      item.Set("forms", forms);
+      rows.Set(rows.Length(), item);
+    }
+    return rows;
+  });
+}
+
 }  // namespace
 
 void exportRuntime(Napi::Env env, Napi::Object exports) {
   exports.Set("runtimeInfo", Napi::Function::New<RuntimeInfoValue>(env, "runtimeInfo"));
   exports.Set("setNumThreads", Napi::Function::New<SetNumThreads>(env, "setNumThreads"));
   exports.Set("manualSeed", Napi::Function::New<ManualSeed>(env, "manualSeed"));
+  exports.Set("graphOps", Napi::Function::New<GraphOps>(env, "graphOps"));
   exports.Set("useDeterministicAlgorithms", Napi::Function::New<UseDeterministicAlgorithms>(env, "useDeterministicAlgorithms"));
 }
 

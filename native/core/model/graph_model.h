@@ -5,8 +5,8 @@
 #include <string>
 
 #include "core/model/model.h"
-#include "core/nn/graph_program.h"
-#include "core/nn/module_tree.h"
+#include "core/graph/graph_program.h"
+#include "core/graph/module_tree.h"
 
 namespace firebrand {
 

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "core/data/batch.h"
-#include "core/nn/decode_cache.h"
+#include "core/graph/decode_cache.h"
 #include "core/nn/layer_factory.h"
 #include "core/output_layout.h"
 #include "core/tensor_dict.h"

@@ -1,9 +1,9 @@
 #include "core/model/torchscript_export.h"
 
 #include "core/model/graph_model.h"
-#include "core/model/graph_script.h"
+#include "core/graph/graph_script.h"
 #include "core/model/sequential_model.h"
-#include "core/model/torchscript_writer.h"
+#include "core/graph/script_writer.h"
 
 namespace firebrand {
 

@@ -1,4 +1,4 @@
-#include "core/nn/module_spec.h"
+#include "core/graph/module_spec.h"
 
 #include <algorithm>
 #include <iterator>

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "core/nn/activation_checkpoint.h"
-#include "core/nn/graph_ops.h"
-#include "core/nn/module_tree.h"
+#include "core/graph/activation_checkpoint.h"
+#include "core/graph/node_args.h"
+#include "core/graph/module_tree.h"
 
 namespace firebrand {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "core/nn/graph_ops.h"
+#include "core/graph/node_args.h"
 
 namespace firebrand {
 

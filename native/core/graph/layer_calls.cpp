@@ -1,4 +1,4 @@
-#include "core/nn/layer_calls.h"
+#include "core/graph/layer_calls.h"
 
 #include "core/errors.h"
 #include "core/nn/attention_layer.h"

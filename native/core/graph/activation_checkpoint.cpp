@@ -1,4 +1,4 @@
-#include "core/nn/activation_checkpoint.h"
+#include "core/graph/activation_checkpoint.h"
 
 #include <ATen/ATen.h>
 #include <ATen/core/grad_mode.h>
@@ -9,7 +9,7 @@
 
 #include "core/compat/torch_compat.h"
 #include "core/errors.h"
-#include "core/nn/graph_program.h"
+#include "core/graph/graph_program.h"
 #include "core/runtime/mixed_precision.h"
 
 namespace firebrand {

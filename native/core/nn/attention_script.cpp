@@ -1,4 +1,4 @@
-#include "core/model/attention_script.h"
+#include "core/nn/attention_script.h"
 
 #include <cmath>
 
@@ -79,15 +79,14 @@ def _multihead_attention(self, query: Tensor, key: Tensor, value: Tensor, in_w: 
     return [output, shown]
 )";
 
-std::string multiheadAttentionCall(const ScriptWriter& writer, const LayerSpec& spec, const std::string& path,
-                                   const std::vector<std::string>& args) {
+std::string multiheadAttentionCall(const LayerSpec& spec, const ScriptTensor& tensor, const std::vector<std::string>& args) {
   ResolvedOptions o("exportTorchScript: " + spec.type, spec.options);
   const int64_t heads = o.integer("numHeads");
   // The scale as C++ computes it, so both round alike.
   const double scale = std::sqrt(1.0 / static_cast<double>(o.integer("embedDim") / heads));
-  return "self._multihead_attention(" + args.at(0) + ", " + args.at(1) + ", " + args.at(2) + ", " + writer.tensor(path + ".in_proj_weight") +
-         ", " + writer.tensor(path + ".in_proj_bias") + ", " + writer.tensor(path + ".out_proj.weight") + ", " +
-         writer.tensor(path + ".out_proj.bias") + ", " + std::to_string(heads) + ", " + scriptBool(o.flag("batchFirst")) + ", " +
+  return "self._multihead_attention(" + args.at(0) + ", " + args.at(1) + ", " + args.at(2) + ", " + tensor("in_proj_weight") +
+         ", " + tensor("in_proj_bias") + ", " + tensor("out_proj.weight") + ", " +
+         tensor("out_proj.bias") + ", " + std::to_string(heads) + ", " + scriptBool(o.flag("batchFirst")) + ", " +
          scriptNumber(o.number("dropout")) + ", " + scriptNumber(scale) + ", " + args.at(3) + ", " + args.at(4) + ", " + args.at(5) +
          ", " + args.at(6) + ", " + args.at(7) + ")";
 }

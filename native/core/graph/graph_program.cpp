@@ -1,11 +1,12 @@
-#include "core/nn/graph_program.h"
+#include "core/graph/graph_program.h"
 
 #include <ATen/core/grad_mode.h>
 
 #include <algorithm>
 
 #include "core/errors.h"
-#include "core/nn/layer_calls.h"
+#include "core/graph/layer_calls.h"
+#include "core/graph/op_row.h"
 #include "core/shape_text.h"
 
 namespace firebrand {
@@ -63,9 +64,9 @@ OpRun GraphProgram::compileNode(size_t index, ModuleTree& tree) {
     return [tensor](GraphFrame&) -> c10::IValue { return tensor; };
   }
   if (OpRun call = compileLayerCall(args, tree)) return call;
-  OpRun run = compileOp(args);
-  if (!run) throw InvalidState("firebrand bug: op '" + node.op + "' is not one C++ runs");
-  return run;
+  const OpRow* row = findOp(node.op);
+  if (!row) throw InvalidState("firebrand bug: op '" + node.op + "' is not one C++ runs");
+  return row->compile(args);
 }
 
 std::vector<at::Tensor> GraphProgram::run(const std::vector<at::Tensor>& inputs, bool training, c10::Device device,

@@ -4,8 +4,8 @@
 #pragma once
 #include <string>
 
-#include "core/nn/graph_ops.h"
-#include "core/nn/module_tree.h"
+#include "core/graph/node_args.h"
+#include "core/graph/module_tree.h"
 
 namespace firebrand {
 

@@ -1,7 +1,7 @@
-// The ops a traced forward may record (src/nn/module/tensor.ts and
-// functional.ts write them), each compiled once into a function that runs
-// it on the values of earlier nodes. TypeScript owns the signatures and
-// defaults; a node here carries every argument.
+// What a graph node compiles against: the frame of values one forward fills,
+// the function a node compiles to, and its arguments read by position and
+// kind. TypeScript owns the ops' signatures and defaults; a node here carries
+// every argument.
 #pragma once
 #include <ATen/core/ivalue.h>
 #include <c10/core/Device.h>
@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "core/nn/decode_cache.h"
-#include "core/nn/module_spec.h"
+#include "core/graph/decode_cache.h"
+#include "core/graph/module_spec.h"
 
 namespace firebrand {
 
@@ -65,9 +65,6 @@ class NodeArgs {
   const GraphNode& node_;
   size_t index_;
 };
-
-// The op's compiled function, or nullptr for an op this table does not hold.
-OpRun compileOp(const NodeArgs& args);
 
 std::vector<int64_t> intValues(const std::vector<IntArg>& args, const GraphFrame& frame);
 

@@ -5,17 +5,16 @@
 #include <string>
 #include <vector>
 
-#include "core/model/torchscript_writer.h"
 #include "core/nn/layer_spec.h"
+#include "core/nn/script_text.h"
 
 namespace firebrand {
 
 // The method's source, added once to a module that calls it.
 extern const char* const kMultiheadAttentionMethod;
 
-// The call for the layer at `path`; `args` are the node's operands as TorchScript expressions
+// The call of the layer whose tensors `tensor` names; `args` are the node's operands as TorchScript expressions
 // (query, key, value, keyPaddingMask, attnMask, needWeights, averageAttnWeights, isCausal).
-std::string multiheadAttentionCall(const ScriptWriter& writer, const LayerSpec& spec, const std::string& path,
-                                   const std::vector<std::string>& args);
+std::string multiheadAttentionCall(const LayerSpec& spec, const ScriptTensor& tensor, const std::vector<std::string>& args);
 
 }  // namespace firebrand

@@ -10,7 +10,7 @@
 #include <string>
 
 #include "core/nn/layer_factory.h"
-#include "core/nn/module_spec.h"
+#include "core/graph/module_spec.h"
 
 namespace firebrand {
 

@@ -1,4 +1,4 @@
-#include "core/model/torchscript_writer.h"
+#include "core/graph/script_writer.h"
 
 #include <torch/nn/modules.h>
 #include <torch/script.h>
@@ -33,14 +33,6 @@ std::string list(const std::vector<int64_t>& values) {
   std::string out = "[";
   for (size_t i = 0; i < values.size(); ++i) out += (i ? ", " : "") + std::to_string(values[i]);
   return out + "]";
-}
-
-std::string numberText(double value) {
-  std::ostringstream out;
-  out.precision(17);
-  out << value;
-  std::string text = out.str();
-  return text.find_first_of(".e") == std::string::npos ? text + ".0" : text;
 }
 
 // The concrete module behind an AnyModule (AnyModule::get fails for BatchNorm, whose forward is in a base).
@@ -84,64 +76,51 @@ std::string newLayer(const LayerSpec& spec, const TensorName& tensor) {
   if (type == "batchNorm3d") {
     return "torch.batch_norm(x, " + tensor("weight") + ", " + tensor("bias") + ", " + tensor("running_mean") + ", " +
            tensor("running_var") + ", " + (o.flag("trackRunningStats") ? "self.training" : "True") + ", " +
-           numberText(o.number("momentum")) + ", " + numberText(o.number("eps")) + ", False)";
+           scriptNumber(o.number("momentum")) + ", " + scriptNumber(o.number("eps")) + ", False)";
   }
   if (type == "groupNorm") {
     return "torch.group_norm(x, " + std::to_string(o.integer("numGroups")) + ", " + tensor("weight") + ", " + tensor("bias") + ", " +
-           numberText(o.number("eps")) + ")";
+           scriptNumber(o.number("eps")) + ")";
   }
   if (type == "instanceNorm2d") {
     const bool tracked = o.flag("trackRunningStats");
     return "torch.instance_norm(x, " + tensor("weight") + ", " + tensor("bias") + ", " + tensor("running_mean") + ", " +
-           tensor("running_var") + ", " + (tracked ? "self.training" : "True") + ", " + numberText(o.number("momentum")) + ", " +
-           numberText(o.number("eps")) + ", False)";
+           tensor("running_var") + ", " + (tracked ? "self.training" : "True") + ", " + scriptNumber(o.number("momentum")) + ", " +
+           scriptNumber(o.number("eps")) + ", False)";
   }
   if (type == "rmsNorm") {
     const auto shape = o.integers("normalizedShape");
     std::vector<int64_t> dims;
     for (size_t i = 0; i < shape.size(); ++i) dims.push_back(-1 - static_cast<int64_t>(i));
     // Unset: float32's machine epsilon (exports are float32).
-    const std::string eps = numberText(o.has("eps") ? o.number("eps") : std::numeric_limits<float>::epsilon());
+    const std::string eps = scriptNumber(o.has("eps") ? o.number("eps") : std::numeric_limits<float>::epsilon());
     const std::string scaled = "x * torch.rsqrt(x.pow(2).mean(" + list(dims) + ", keepdim=True) + " + eps + ")";
     return o.flag("elementwiseAffine") ? scaled + " * " + tensor("weight") : scaled;
   }
-  if (type == "dropout2d") return "torch.feature_dropout(x, " + numberText(o.number("p")) + ", self.training)";
+  if (type == "dropout2d") return "torch.feature_dropout(x, " + scriptNumber(o.number("p")) + ", self.training)";
   if (type == "identity") return "x";
   if (type == "upsample") {
     const bool nearest = o.text("mode") == "nearest";
     const std::string size = o.has("size") ? ints(o, "size", 2) : "None";
-    const std::string scale = o.has("scaleFactor") ? numberText(o.number("scaleFactor")) : "None";
+    const std::string scale = o.has("scaleFactor") ? scriptNumber(o.number("scaleFactor")) : "None";
     return scriptInterpolate("x", size, scale, nearest, scriptBool(o.flag("alignCorners")));
   }
   if (type == "pixelShuffle") return "torch.pixel_shuffle(x, " + std::to_string(o.integer("upscaleFactor")) + ")";
   if (type == "unflatten") return "x.unflatten(" + std::to_string(o.integer("dim")) + ", " + ints(o, "unflattenedSize", 0) + ")";
-  if (type == "leakyRelu") return "torch.leaky_relu(x, " + numberText(o.number("negativeSlope")) + ")";
-  if (type == "elu") return "torch.elu(x, " + numberText(o.number("alpha")) + ")";
+  if (type == "leakyRelu") return "torch.leaky_relu(x, " + scriptNumber(o.number("negativeSlope")) + ")";
+  if (type == "elu") return "torch.elu(x, " + scriptNumber(o.number("alpha")) + ")";
   if (type == "softplus") {
-    return "torch.softplus(x, " + numberText(o.number("beta")) + ", " + numberText(o.number("threshold")) + ")";
+    return "torch.softplus(x, " + scriptNumber(o.number("beta")) + ", " + scriptNumber(o.number("threshold")) + ")";
   }
   if (type == "silu" || type == "mish" || type == "hardswish") return "torch." + type + "(x)";
   if (type == "relu6") return "torch.hardtanh(x, 0.0, 6.0)";
   if (type == "hardsigmoid") return "torch.hardsigmoid(x)";
-  if (type == "hardtanh") return "torch.hardtanh(x, " + numberText(o.number("minVal")) + ", " + numberText(o.number("maxVal")) + ")";
+  if (type == "hardtanh") return "torch.hardtanh(x, " + scriptNumber(o.number("minVal")) + ", " + scriptNumber(o.number("maxVal")) + ")";
   if (type == "prelu") return "torch.prelu(x, " + tensor("weight") + ")";
   throw InvalidState("exportTorchScript: no TorchScript form for layer type '" + type + "'");
 }
 
 }  // namespace
-
-std::string scriptNumber(double value) { return numberText(value); }
-std::string scriptBool(bool value) { return value ? "True" : "False"; }
-std::string scriptList(const std::vector<int64_t>& values) { return list(values); }
-
-std::string scriptInterpolate(const std::string& input, const std::string& size, const std::string& scale, bool nearest,
-                              const std::string& alignCorners) {
-  const bool scaled = size == "None";
-  const std::string out = scaled ? "[int(" + input + ".size(-2) * " + scale + "), int(" + input + ".size(-1) * " + scale + ")]" : size;
-  const std::string scales = scaled ? scale + ", " + scale : "None, None";
-  return nearest ? "torch.upsample_nearest2d(" + input + ", " + out + ", " + scales + ")"
-                 : "torch.upsample_bilinear2d(" + input + ", " + out + ", " + alignCorners + ", " + scales + ")";
-}
 
 ScriptWriter::ScriptWriter(const torch::nn::Module& root, const std::string& className) : out_(className) {
   out_.register_attribute("training", c10::BoolType::get(), false);
@@ -185,7 +164,7 @@ std::string ScriptWriter::recurrent(const LayerSpec& spec, const torch::nn::AnyM
                                : spec.type == "gru" ? "gru"
                                : o.text("nonlinearity") == "relu" ? "rnn_relu"
                                                                   : "rnn_tanh";
-  const std::string flags = scriptBool(o.flag("bias")) + ", " + std::to_string(o.integer("numLayers")) + ", " + numberText(o.number("dropout"));
+  const std::string flags = scriptBool(o.flag("bias")) + ", " + std::to_string(o.integer("numLayers")) + ", " + scriptNumber(o.number("dropout"));
   if (lengths != "None") {
     return "self._packed_recurrent('" + function + "', " + x + ", " + (spec.type == "lstm" ? state : "[" + state + "]") + ", [" + weights +
            "], " + lengths + ", " + flags + ", " + scriptBool(o.flag("bidirectional")) + ", " + scriptBool(batchFirst) + ")";
@@ -231,16 +210,16 @@ std::string ScriptWriter::layer(const LayerSpec& spec, const torch::nn::AnyModul
                                                   : as<torch::nn::BatchNorm2dImpl>(module).options;
       return "torch.batch_norm(x, " + tensor("weight") + ", " + tensor("bias") + ", " + tensor("running_mean") +
              ", " + tensor("running_var") + ", " +
-             (options.track_running_stats() ? "self.training" : "True") + ", " + numberText(options.momentum().value_or(0.1)) +
-             ", " + numberText(options.eps()) + ", False)";
+             (options.track_running_stats() ? "self.training" : "True") + ", " + scriptNumber(options.momentum().value_or(0.1)) +
+             ", " + scriptNumber(options.eps()) + ", False)";
     }
     if (type == "layerNorm") {
       const auto& options = as<torch::nn::LayerNormImpl>(module).options;
       return "torch.layer_norm(x, " + list(options.normalized_shape()) + ", " + tensor("weight") + ", " +
-             tensor("bias") + ", " + numberText(options.eps()) + ")";
+             tensor("bias") + ", " + scriptNumber(options.eps()) + ")";
     }
     if (type == "dropout") {
-      return "torch.dropout(x, " + numberText(as<torch::nn::DropoutImpl>(module).options.p()) + ", self.training)";
+      return "torch.dropout(x, " + scriptNumber(as<torch::nn::DropoutImpl>(module).options.p()) + ", self.training)";
     }
     if (type == "flatten") {
       const auto& options = as<torch::nn::FlattenImpl>(module).options;

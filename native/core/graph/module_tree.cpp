@@ -1,4 +1,4 @@
-#include "core/nn/module_tree.h"
+#include "core/graph/module_tree.h"
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/Functions.h>

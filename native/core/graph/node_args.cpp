@@ -1,6 +1,7 @@
 // NodeArgs: a traced node's arguments by position and kind.
+#include "core/graph/node_args.h"
+
 #include "core/errors.h"
-#include "core/nn/graph_ops.h"
 
 namespace firebrand {
 

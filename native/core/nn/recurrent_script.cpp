@@ -1,4 +1,4 @@
-#include "core/model/recurrent_script.h"
+#include "core/nn/recurrent_script.h"
 
 namespace firebrand {
 

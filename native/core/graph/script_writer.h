@@ -12,16 +12,9 @@
 #include <vector>
 
 #include "core/nn/layer_spec.h"
+#include "core/nn/script_text.h"
 
 namespace firebrand {
-
-std::string scriptNumber(double value);
-std::string scriptBool(bool value);
-std::string scriptList(const std::vector<int64_t>& values);
-// F.interpolate of `input` ([N, C, H, W]) as aten ops: to `size` (a list expression) or by `scale`
-// (a float expression; the size is then floor(H * scale), floor(W * scale)).
-std::string scriptInterpolate(const std::string& input, const std::string& size, const std::string& scale, bool nearest,
-                              const std::string& alignCorners);
 
 class ScriptWriter {
  public:

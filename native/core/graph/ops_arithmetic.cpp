@@ -1,0 +1,101 @@
+// Arithmetic: on tensors (broadcasting, a number for either operand as PyTorch
+// allows) and on traced sizes (x.size(d) and what forward computes from it).
+#include <ATen/Functions.h>
+
+#include "core/errors.h"
+#include "core/graph/op_support.h"
+
+namespace firebrand {
+namespace {
+
+OpCompile addLike(bool subtract) {
+  return [subtract](const NodeArgs& a) -> OpRun {
+    a.expectCount(3);
+    const int64_t xs = a.tensor(0);
+    const Operand y = operand(a, 1);
+    const at::Scalar alpha = scalarAt(a, 2);
+    if (y.slot >= 0) {
+      const int64_t ys = y.slot;
+      return [=](GraphFrame& f) -> c10::IValue {
+        return subtract ? at::sub(T(f, xs), T(f, ys), alpha) : at::add(T(f, xs), T(f, ys), alpha);
+      };
+    }
+    const at::Scalar other = y.scalar;
+    return [=](GraphFrame& f) -> c10::IValue { return subtract ? at::sub(T(f, xs), other, alpha) : at::add(T(f, xs), other, alpha); };
+  };
+}
+
+template <typename Fn>
+OpCompile sizeArithmetic(Fn fn) {
+  return [fn](const NodeArgs& a) -> OpRun {
+    const IntArg x = a.integer(0), y = a.integer(1);
+    return [=](GraphFrame& f) -> c10::IValue { return fn(x.get(f), y.get(f)); };
+  };
+}
+
+// Python's //: rounds toward negative infinity.
+int64_t floorDivide(int64_t x, int64_t d) {
+  if (d == 0) throw InvalidArgument("integer division by zero");
+  const int64_t q = x / d;
+  return (x % d != 0 && ((x < 0) != (d < 0))) ? q - 1 : q;
+}
+
+OpScript infix(const char* symbol) {
+  return [symbol](const GraphNode&, const ScriptArgs& a) { return a[0] + " " + symbol + " " + a[1]; };
+}
+
+OpScript withAlpha(const char* function) {
+  return [function](const GraphNode&, const ScriptArgs& a) { return std::string(function) + "(" + a[0] + ", " + a[1] + ", alpha=" + a[2] + ")"; };
+}
+
+OpRun size(const NodeArgs& a) {
+  a.expectCount(2);
+  const int64_t x = a.tensor(0);
+  const int64_t dim = a.integer(1).value;
+  const size_t node = a.index();
+  return [=](GraphFrame& f) -> c10::IValue {
+    const int64_t size = T(f, x).size(dim);
+    if (f.cache) f.cache->noteSize(node, size);
+    return size;
+  };
+}
+
+OpRun divide(const NodeArgs& a) {
+  a.expectCount(3);
+  const int64_t x = a.tensor(0);
+  const Operand y = operand(a, 1);
+  const auto mode = a.optionalText(2);
+  return [=](GraphFrame& f) -> c10::IValue {
+    const c10::optional<c10::string_view> how = mode ? c10::optional<c10::string_view>(*mode) : c10::nullopt;
+    return y.slot >= 0 ? at::div(T(f, x), T(f, y.slot), how) : at::div(T(f, x), y.scalar, how);
+  };
+}
+
+template <at::Tensor (*Fn)(const at::Tensor&, const at::Tensor&)>
+OpRun tensorPair(const NodeArgs& a) {
+  a.expectCount(2);
+  const int64_t x = a.tensor(0), y = a.tensor(1);
+  return [=](GraphFrame& f) -> c10::IValue { return Fn(T(f, x), T(f, y)); };
+}
+
+}  // namespace
+
+OpRows arithmeticOps() {
+  return {
+      {"size", size, [](const GraphNode&, const ScriptArgs& a) { return a[0] + ".size(" + a[1] + ")"; }},
+      {"intAdd", sizeArithmetic([](int64_t x, int64_t y) { return x + y; }), infix("+")},
+      {"intSub", sizeArithmetic([](int64_t x, int64_t y) { return x - y; }), infix("-")},
+      {"intMul", sizeArithmetic([](int64_t x, int64_t y) { return x * y; }), infix("*")},
+      {"intFloorDiv", sizeArithmetic(floorDivide), infix("//")},
+      {"add", addLike(false), withAlpha("torch.add")},
+      {"sub", addLike(true), withAlpha("torch.sub")},
+      {"mul", binaryOp([](const auto& x, const auto& y) { return at::mul(x, y); }), scriptCall("torch.mul")},
+      {"pow", binaryOp([](const auto& x, const auto& y) { return at::pow(x, y); }), scriptCall("torch.pow")},
+      {"div", divide, [](const GraphNode&, const ScriptArgs& a) { return "torch.div(" + a[0] + ", " + a[1] + ", rounding_mode=" + a[2] + ")"; }},
+      {"neg", unaryOp([](const at::Tensor& x) { return x.neg(); }), scriptCall("torch.neg")},
+      {"matmul", tensorPair<at::matmul>, scriptCall("torch.matmul")},
+      {"bmm", tensorPair<at::bmm>, scriptCall("torch.bmm")},
+  };
+}
+
+}  // namespace firebrand

@@ -1,0 +1,44 @@
+// The ops TypeScript can record and the C++ rows that run and export them are
+// one set: an op without a row, a row without its TypeScript, or a row missing
+// a form fails here rather than in a user's forward or export.
+import { expect } from 'chai';
+import fs from 'node:fs';
+import path from 'node:path';
+
+import { native } from '../src/native';
+
+const moduleSources = path.join(__dirname, '..', '..', 'src', 'nn');
+/** Graph nodes the runtime and the exporter treat apart from op rows: inputs, state reads and layer calls. */
+const SPECIAL_NODES = ['input', 'state', 'layer', 'recurrent', 'multiheadAttention'];
+const FORMS = ['run', 'torchScript'];
+
+function sourceFiles(folder: string): string[] {
+  return fs.readdirSync(folder, { withFileTypes: true }).flatMap((entry) => {
+    const file = path.join(folder, entry.name);
+    return entry.isDirectory() ? sourceFiles(file) : file.endsWith('.ts') ? [file] : [];
+  });
+}
+
+/** Every op name a call of op/tensorOp/tensorsOp/recordOp/arith in src/nn can record (`conv${dims}d` for 1-3 dims). */
+function recordedOps(): Set<string> {
+  const names = new Set<string>();
+  for (const file of sourceFiles(moduleSources)) {
+    const text = fs.readFileSync(file, 'utf8');
+    for (const [, name] of text.matchAll(/\b(?:op|tensorOp|tensorsOp|recordOp|arith)\(\s*['"`]([^'"`]+)['"`]/g)) {
+      for (const dims of name.includes('${dims}') ? [1, 2, 3] : [0]) names.add(name.replace('${dims}', String(dims)));
+    }
+  }
+  for (const special of SPECIAL_NODES) names.delete(special);
+  return names;
+}
+
+describe('graph op rows', () => {
+  it('are the ops TypeScript records, each with every form', () => {
+    const rows = native.graphOps();
+    const recorded = [...recordedOps()].sort();
+    expect(recorded.length).to.be.greaterThan(90);
+    expect(rows.map((row) => row.name).sort()).to.deep.equal(recorded);
+    const missing = rows.filter((row) => FORMS.some((form) => !row.forms.includes(form))).map((row) => `${row.name}: ${row.forms.join(', ')}`);
+    expect(missing).to.deep.equal([]);
+  });
+});
