@@ -379,6 +379,8 @@ export interface NativeBinding {
   setNumThreads(threads: number, adaptive?: boolean): void;
   /** Every op row of the graph runtime and the forms it has ('run', 'torchScript'). */
   graphOps(): { name: string; forms: string[] }[];
+  /** Every built-in layer's row (the layers with parameters) and the forms it has. */
+  graphLayers(): { name: string; forms: string[] }[];
   manualSeed(seed: number): void;
   useDeterministicAlgorithms(on: boolean): void;
 }

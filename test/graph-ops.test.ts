@@ -6,6 +6,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 import { native } from '../src/native';
+import { layers } from '../src/nn/layer-schemas';
+import { isFunctionalLayerType } from '../src/nn/module/functional-layers';
 
 const moduleSources = path.join(__dirname, '..', '..', 'src', 'nn');
 /** Graph nodes the runtime and the exporter treat apart from op rows: inputs, state reads and layer calls. */
@@ -32,13 +34,23 @@ function recordedOps(): Set<string> {
   return names;
 }
 
-describe('graph op rows', () => {
+const missingForms = (rows: { name: string; forms: string[] }[]) =>
+  rows.filter((row) => FORMS.some((form) => !row.forms.includes(form))).map((row) => `${row.name}: ${row.forms.join(', ')}`);
+
+describe('graph op and layer rows', () => {
   it('are the ops TypeScript records, each with every form', () => {
     const rows = native.graphOps();
     const recorded = [...recordedOps()].sort();
     expect(recorded.length).to.be.greaterThan(90);
     expect(rows.map((row) => row.name).sort()).to.deep.equal(recorded);
-    const missing = rows.filter((row) => FORMS.some((form) => !row.forms.includes(form))).map((row) => `${row.name}: ${row.forms.join(', ')}`);
-    expect(missing).to.deep.equal([]);
+    expect(missingForms(rows)).to.deep.equal([]);
+  });
+
+  it('build every layer type that is not a module recording its F op, each with every form', () => {
+    const rows = native.graphLayers();
+    const builtIn = Object.keys(layers.variants).filter((type) => !isFunctionalLayerType(type)).sort();
+    expect(builtIn).to.include.members(['linear', 'conv2d', 'lstm', 'multiheadAttention', 'rmsNorm']);
+    expect(rows.map((row) => row.name).sort()).to.deep.equal(builtIn);
+    expect(missingForms(rows)).to.deep.equal([]);
   });
 });

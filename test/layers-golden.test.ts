@@ -4,12 +4,12 @@
 import { expect } from 'chai';
 import path from 'node:path';
 
-import { Dataset, Layer, loadSafetensors, nn, NumericArray, TensorData, Trainer } from '../src';
+import { Dataset, loadSafetensors, Module, nn, NumericArray, TensorData, Trainer } from '../src';
 
 const fixture = path.join(__dirname, '..', '..', 'test', 'fixtures', 'modules', 'layers.safetensors');
 
 // The same layers as LAYER_CASES in the script, in the same order (the seed is the index).
-const cases: Record<string, () => Layer> = {
+const cases: Record<string, () => Module> = {
   conv1d: () => nn.conv1d(3, 4, 3, { stride: 2, padding: 1 }),
   conv3d: () => nn.conv3d(2, 3, [1, 2, 2], { padding: [0, 1, 1] }),
   convTranspose1d: () => nn.convTranspose1d(3, 2, 3, { stride: 2, outputPadding: 1 }),

@@ -139,22 +139,6 @@ OptionMap toOptionMap(const Napi::Value& value, const std::string& owner, const 
   return options;
 }
 
-ModelSpec toModelSpec(const Napi::Value& value) {
-  if (!value.IsArray()) wrongType("model.layers", "an array of layers", value);
-  const auto array = value.As<Napi::Array>();
-  ModelSpec spec;
-  for (uint32_t i = 0; i < array.Length(); ++i) {
-    const std::string owner = "layers[" + std::to_string(i) + "]";
-    const Napi::Value layer = array.Get(i);
-    if (!layer.IsObject() || layer.IsArray()) wrongType(owner, "a layer object such as { type: 'linear', ... }", layer);
-    LayerSpec layerSpec;
-    layerSpec.type = toString(layer.As<Napi::Object>().Get("type"), owner + ".type");
-    layerSpec.options = toOptionMap(layer, owner + " (" + layerSpec.type + ")", {"type"});
-    spec.push_back(std::move(layerSpec));
-  }
-  return spec;
-}
-
 at::Tensor toTensor(const Napi::Value& value, const std::vector<int64_t>& shape, const std::string& field) {
   if (!value.IsTypedArray()) {
     wrongType(field, "a TypedArray (Float32Array, Float64Array, Int32Array, BigInt64Array, Uint8Array, ...)", value);
@@ -226,16 +210,14 @@ at::Tensor emptyTensor(const std::string& dtype, const std::vector<int64_t>& sha
   throw InvalidArgument(field + " must be one of float32, float64, int32, int64, int16, int8, uint8, got '" + dtype + "'");
 }
 
-// { type: 'sequential', layers } | { type: 'torchscript', path } |
-// { type: 'script', source, parameters: [{ name, data, shape }] }
+// { type: 'graph', ... } (src/nn/model-spec.ts traces modules and sequential models) |
+// { type: 'torchscript', path } | { type: 'script', source, parameters: [{ name, data, shape }] }
 ModelSource toModelSource(const Napi::Value& value) {
   if (!value.IsObject()) throw InvalidArgument("model must be nn.sequential(...), nn.torchScript(path) or nn.script(...)");
   const auto object = value.As<Napi::Object>();
   const std::string type = toString(object.Get("type"), "model.type");
   ModelSource source;
-  if (type == "sequential") {
-    source.layers = toModelSpec(object.Get("layers"));
-  } else if (type == "graph") {
+  if (type == "graph") {
     const auto stringify = value.Env().Global().Get("JSON").As<Napi::Object>().Get("stringify").As<Napi::Function>();
     source.graphDescription = stringify.Call({value}).As<Napi::String>().Utf8Value();
   } else if (type == "torchscript") {
@@ -254,7 +236,7 @@ ModelSource toModelSource(const Napi::Value& value) {
           {name, toTensor(parameter.Get("data"), toShape(parameter.Get("shape"), field + ".shape"), field + ".data")});
     }
   } else {
-    throw InvalidArgument("model.type must be 'sequential', 'torchscript', 'script' or 'graph', got '" + type + "'");
+    throw InvalidArgument("model.type must be 'graph', 'torchscript' or 'script', got '" + type + "'");
   }
   return source;
 }

@@ -22,7 +22,6 @@ OptionMap toOptionMap(const Napi::Value& value, const std::string& owner, const 
 std::vector<std::string> toStrings(const Napi::Value& value, const std::string& field);
 std::vector<double> toNumbers(const Napi::Value& value, const std::string& field);
 // [{ type: 'linear', inFeatures: 784, ... }, ...]
-ModelSpec toModelSpec(const Napi::Value& value);
 // { type: 'sequential', layers } | { type: 'torchscript', path } | { type: 'script', source, parameters }
 ModelSource toModelSource(const Napi::Value& value);
 

@@ -4,6 +4,7 @@
 #include "binding/js_errors.h"
 #include "binding/results.h"
 #include "core/graph/op_row.h"
+#include "core/nn/layer_row.h"
 #include "core/runtime/runtime_info.h"
 #include "core/optim/optimizer_factory.h"
 
@@ -48,6 +49,24 @@ Napi::Value GraphOps(const Napi::CallbackInfo& info) {
   });
 }
 
+// Every built-in layer's row and the forms it has, for the same test.
+Napi::Value GraphLayers(const Napi::CallbackInfo& info) {
+  return guard(info.Env(), [&]() -> Napi::Value {
+    Napi::Env env = info.Env();
+    Napi::Array rows = Napi::Array::New(env);
+    for (const LayerRow* row : allLayers()) {
+      Napi::Array forms = Napi::Array::New(env);
+      if (row->build) forms.Set(forms.Length(), "run");
+      if (row->torchScript) forms.Set(forms.Length(), "torchScript");
+      Napi::Object item = Napi::Object::New(env);
+      item.Set("name", row->type);
+      item.Set("forms", forms);
+      rows.Set(rows.Length(), item);
+    }
+    return rows;
+  });
+}
+
 }  // namespace
 
 void exportRuntime(Napi::Env env, Napi::Object exports) {
@@ -55,6 +74,7 @@ void exportRuntime(Napi::Env env, Napi::Object exports) {
   exports.Set("setNumThreads", Napi::Function::New<SetNumThreads>(env, "setNumThreads"));
   exports.Set("manualSeed", Napi::Function::New<ManualSeed>(env, "manualSeed"));
   exports.Set("graphOps", Napi::Function::New<GraphOps>(env, "graphOps"));
+  exports.Set("graphLayers", Napi::Function::New<GraphLayers>(env, "graphLayers"));
   exports.Set("useDeterministicAlgorithms", Napi::Function::New<UseDeterministicAlgorithms>(env, "useDeterministicAlgorithms"));
 }
 

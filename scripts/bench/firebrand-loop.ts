@@ -11,7 +11,7 @@ import { performance } from 'node:perf_hooks';
 import { GPTMini } from '../../examples/models/gpt';
 import { ResNet18 } from '../../examples/models/resnet';
 import { ArrayDtype, Dataset, LossName, ModelLike, nn, OptimizerSpec, Trainer } from '../../src';
-import { resolveModelSpec } from '../../src/nn/layer-schemas';
+import { resolveModelSpec } from '../../src/nn/model-spec';
 import { DemoCnn, demoCnn } from '../fashion-mnist';
 
 // Batches per epoch: the Python and C++ loops cycle 16 pre-cut batches and have no epochs; firebrand's

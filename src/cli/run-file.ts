@@ -11,7 +11,7 @@ import { Timer } from '../callbacks/timer';
 import { Dataset } from '../data/dataset';
 import type { TransformSpec } from '../data/transforms';
 import { firebrandError } from '../errors';
-import type { ModelLike, ModelSpec } from '../nn/layers';
+import type { ModelLike, ModelSpec } from '../nn/model-spec';
 import { Module } from '../nn/module/module';
 import type { Callback } from '../training/callbacks';
 import type { TrainerConfig } from '../training/config';

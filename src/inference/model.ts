@@ -4,7 +4,7 @@ import path from 'node:path';
 
 import { GenerateOptions, native, NativeModel, NumericArray, Prediction, TensorData } from '../native';
 import { generateTokens } from './generation';
-import { resolveModelSpec } from '../nn/layer-schemas';
+import { resolveModelSpec } from '../nn/model-spec';
 import { readSavedModel, WEIGHTS_FILE } from './saved-model';
 
 export interface ModelLoadOptions {

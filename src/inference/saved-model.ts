@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 import { firebrandError } from '../errors';
-import type { ModelSpec } from '../nn/layers';
+import type { ModelSpec } from '../nn/model-spec';
 import { runtimeInfo } from '../runtime';
 import { LIBRARY_VERSION } from '../version';
 

@@ -1,11 +1,7 @@
 // Every layer type of nn.sequential: the fields each takes, with PyTorch's
 // defaults (torch.nn's modules). The one owner of their rules and defaults:
 // C++ builds the torch::nn modules from the resolved values.
-import { firebrandError } from '../errors';
 import { anyInteger, boolean, field, integer, number, oneOf, REQUIRED, Resolved, Rule, Variants } from '../options/schema';
-import type { ModelLike, ModelSpec } from './layers';
-import { traceModule } from './module/graph-model';
-import { Layer, Module, Sequential } from './module/module';
 
 /** An integer >= min, or a list of `n` of them (one per spatial dimension: [height, width]). */
 const sizeN = (n: number, min: number): Rule => (value) =>
@@ -57,7 +53,7 @@ const recurrent = {
   bidirectional: field(boolean, false, [true]),
 };
 /** Layers that take or return several tensors (recurrent state, attention's query, key and value): modules' forwards call them, nn.sequential cannot. */
-const MULTI_TENSOR = ['lstm', 'gru', 'rnn', 'multiheadAttention'];
+export const MULTI_TENSOR = ['lstm', 'gru', 'rnn', 'multiheadAttention'];
 const anyNumber = number(-Infinity);
 const positions = (size: unknown): number[] => (Array.isArray(size) ? (size as number[]) : [size as number]);
 
@@ -205,27 +201,3 @@ export const layers = new Variants(
   'type',
 );
 
-/**
- * The model as C++ builds it: a sequential model's layers each checked and defaulted; a TypeScript
- * module traced (an nn.sequential of built-in layers stays the layer-by-layer model it always was).
- */
-export function resolveModelSpec(model: ModelLike): ModelSpec {
-  if (typeof model !== 'object' || model === null) {
-    throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', 'model must be an nn.Module, nn.sequential(...), nn.torchScript(path) or nn.script(...)');
-  }
-  const layersOnly = model instanceof Sequential && model.namedChildren().every(([, child]) => child instanceof Layer);
-  if (model instanceof Module && !layersOnly) return traceModule(model);
-  if (model.type !== 'sequential') return model;
-  if (!Array.isArray(model.layers)) {
-    throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', 'model.layers must be an array of layers (nn.linear(...), ...)');
-  }
-  const resolved = model.layers.map((layer, i) => layers.resolve(layer, `layers[${i}]`));
-  const multi = resolved.findIndex((layer) => MULTI_TENSOR.includes(layer.type as string));
-  if (multi >= 0) {
-    throw firebrandError(
-      'ERR_FIREBRAND_INVALID_ARGUMENT',
-      `layers[${multi}] (${resolved[multi].type}) takes or returns several tensors, which a sequential model cannot pass on; use it in a module's forward (const [out, h] = this.rnn.forward(x))`,
-    );
-  }
-  return { type: 'sequential', layers: resolved as never };
-}

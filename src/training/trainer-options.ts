@@ -3,7 +3,7 @@
 import type { Dataset } from '../data/dataset';
 import type { StreamingDataset } from '../data/streaming-dataset';
 import type { Logger } from '../logging/logger';
-import type { ModelLike } from '../nn/layers';
+import type { ModelLike } from '../nn/model-spec';
 import type { LoraConfig } from './lora';
 import type { Callback } from './callbacks';
 import type { TrainerConfig } from './config';

@@ -1,7 +1,7 @@
 // A two-level U-Net written as TypeScript modules, line for line the Python
 // class of scripts/make-module-fixtures.py: max-pool down, transposed
 // convolutions up, skips concatenated along channels, GroupNorm.
-import { Layer, nn, Sequential, Tensor, torch } from '../../src';
+import { FunctionalLayer, Layer, nn, Sequential, Tensor, torch } from '../../src';
 
 class DoubleConv extends nn.Module {
   block: Sequential;
@@ -23,7 +23,7 @@ export class UNet extends nn.Module {
   enc1: DoubleConv;
   enc2: DoubleConv;
   bottleneck: DoubleConv;
-  pool: Layer;
+  pool: FunctionalLayer;
   up2: Layer;
   dec2: DoubleConv;
   up1: Layer;

@@ -1,10 +1,12 @@
 #include "core/graph/graph_script.h"
 
+#include <set>
+
 #include "core/errors.h"
 #include "core/graph/op_support.h"
 #include "core/nn/script_text.h"
-#include "core/nn/attention_script.h"
-#include "core/nn/recurrent_script.h"
+#include "core/graph/layer_calls.h"
+#include "core/nn/layer_row.h"
 
 namespace firebrand {
 namespace {
@@ -26,42 +28,36 @@ std::string returned(const GraphSpec& graph) {
 
 std::string graphScript(const GraphSpec& graph, const ModuleTree& tree, const ScriptWriter& writer) {
   std::string source = "def forward(self, input):\n";
-  bool attention = false;  // whether forward calls _multihead_attention
-  bool packed = false;     // whether it calls _packed_recurrent
+  std::set<const char*> methods;  // helper methods the layer calls use, each defined once
   for (size_t index = 0; index < graph.nodes.size(); ++index) {
     const GraphNode& node = graph.nodes[index];
-    const std::string variable = "v" + std::to_string(index);
+    std::string expression;
     if (node.op == "input") {
-      source += "    " + variable + " = input\n";
+      expression = "input";
     } else if (node.op == "state") {
-      source += "    " + variable + " = " + writer.tensor(*node.args.at(0).string()) + "\n";
-    } else if (node.op == "multiheadAttention") {
-      ScriptArgs args;
-      for (size_t i = 1; i < node.args.size(); ++i) args.push_back(scriptLiteral(node.args[i]));
+      expression = writer.tensor(*node.args.at(0).string());
+    } else if (isLayerCall(node.op)) {
       const std::string& path = *node.args.at(0).string();
-      source += "    " + variable + " = " + multiheadAttentionCall(tree.layers.at(path).spec, [&](const std::string& name) { return writer.tensor(path + "." + name); }, args) + "\n";
-      attention = true;
-    } else if (node.op == "recurrent") {
-      const std::string& path = *node.args.at(0).string();
-      source += "    " + variable + " = " +
-                writer.recurrent(tree.layers.at(path).spec, tree.layers.at(path).built.module, path, scriptLiteral(node.args.at(1)),
-                                 scriptLiteral(node.args.at(2)), scriptLiteral(node.args.at(3)), scriptLiteral(node.args.at(4))) +
-                "\n";
-      packed = packed || !isNullArg(node, 4);
-    } else if (node.op == "layer") {
-      const std::string& path = *node.args.at(0).string();
-      source += "    x = " + scriptLiteral(node.args.at(1)) + "\n";
-      source += "    " + variable + " = " + writer.layer(tree.layers.at(path).spec, tree.layers.at(path).built.module, path) + "\n";
+      const TreeLayer& layer = tree.layers.at(path);
+      LayerScriptContext context;
+      context.tensor = [&](const std::string& name) { return writer.tensor(path.empty() ? name : path + "." + name); };
+      for (const auto& name : layer.built.module.ptr()->named_parameters(/*recurse=*/false).keys()) context.parameters.push_back(name);
+      for (size_t i = 1; i < node.args.size(); ++i) context.operands.push_back(scriptLiteral(node.args[i]));
+      const ScriptCall call = layerScript(layer.spec, context);
+      expression = call.expression;
+      if (call.method) methods.insert(call.method);
     } else {
       const OpRow* row = findOp(node.op);
       if (!row) throw InvalidState("exportTorchScript: no TorchScript form for op '" + node.op + "'");
       ScriptArgs args;
       for (const auto& arg : node.args) args.push_back(scriptLiteral(arg));
-      source += "    " + variable + " = " + row->torchScript(node, args) + "\n";
+      expression = row->torchScript(node, args);
     }
+    source += "    v" + std::to_string(index) + " = " + expression + "\n";
   }
-  return source + "    return " + returned(graph) + "\n" + (attention ? kMultiheadAttentionMethod : "") +
-         (packed ? kPackedRecurrentMethod : "");
+  source += "    return " + returned(graph) + "\n";
+  for (const char* method : methods) source += method;
+  return source;
 }
 
 }  // namespace firebrand

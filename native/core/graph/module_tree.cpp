@@ -16,13 +16,13 @@ std::string join(const std::string& prefix, const std::string& name) { return pr
 
 class TreeBuilder {
  public:
-  explicit TreeBuilder(const ModuleSpec& root) { index(root, ""); }
+  explicit TreeBuilder(const ModuleSpec& root) : sequentialRoot_(root.className == "Sequential") { index(root, ""); }
 
   void construct(const ConstructionStep& step) {
     if (!step.layerPath.empty()) {
       const auto it = specs_.find(step.layerPath);
       if (it == specs_.end() || !it->second->layer) throw InvalidState("firebrand bug: no layer at '" + step.layerPath + "'");
-      const std::string owner = (step.layerPath.empty() ? std::string("model") : step.layerPath) + " (" + it->second->layer->type + ")";
+      const std::string owner = layerName(step.layerPath) + " (" + it->second->layer->type + ")";
       try {
         // A copy's layer takes its values from the copy step: building it must not move the generator.
         at::Generator generator = at::detail::getDefaultCPUGenerator();
@@ -50,6 +50,13 @@ class TreeBuilder {
   }
 
  private:
+  // How errors name a layer: nn.sequential's users know its layers as layers[i].
+  std::string layerName(const std::string& path) const {
+    if (path.empty()) return "model";
+    return sequentialRoot_ && path.find('.') == std::string::npos ? "layers[" + path + "]" : path;
+  }
+
+  bool sequentialRoot_;
   // Every tensor made so far at or under the module `path`, by its name relative to it.
   std::map<std::string, at::Tensor> tensorsUnder(const std::string& path) {
     const std::string prefix = path + ".";

@@ -1,5 +1,5 @@
-// Convolution and pooling over 1, 2 or 3 spatial dimensions: sizes are lists
-// of constants, one per dimension.
+// Convolution and pooling over 1, 2 or 3 spatial dimensions (sizes are lists
+// of constants, one per dimension), and pixel shuffling.
 #include <ATen/Functions.h>
 
 #include "core/graph/op_support.h"
@@ -60,6 +60,21 @@ OpRun adaptiveAvgPool(const NodeArgs& a) {
   };
 }
 
+// The values of F.adaptive_max_pool2d (no indices).
+OpRun adaptiveMaxPool2d(const NodeArgs& a) {
+  a.expectCount(2);
+  const int64_t x = a.tensor(0);
+  const auto size = constants(a.integers(1));
+  return [=](GraphFrame& f) -> c10::IValue { return std::get<0>(at::adaptive_max_pool2d(T(f, x), size)); };
+}
+
+OpRun pixelShuffle(const NodeArgs& a) {
+  a.expectCount(2);
+  const int64_t x = a.tensor(0);
+  const int64_t factor = a.integer(1).value;
+  return [=](GraphFrame& f) -> c10::IValue { return at::pixel_shuffle(T(f, x), factor); };
+}
+
 }  // namespace
 
 OpRows convolutionOps() {
@@ -76,6 +91,9 @@ OpRows convolutionOps() {
       {"adaptiveAvgPool1d", adaptiveAvgPool<1>, scriptCall("torch.adaptive_avg_pool1d")},
       {"adaptiveAvgPool2d", adaptiveAvgPool<2>, scriptCall("torch.adaptive_avg_pool2d")},
       {"adaptiveAvgPool3d", adaptiveAvgPool<3>, scriptCall("torch.adaptive_avg_pool3d")},
+      {"adaptiveMaxPool2d", adaptiveMaxPool2d,
+       [](const GraphNode&, const ScriptArgs& a) { return "torch.adaptive_max_pool2d(" + a[0] + ", " + a[1] + ")[0]"; }},
+      {"pixelShuffle", pixelShuffle, scriptCall("torch.pixel_shuffle")},
   };
 }
 

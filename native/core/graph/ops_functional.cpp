@@ -58,6 +58,14 @@ OpRun dropout(const NodeArgs& a) {
   return [=](GraphFrame& f) -> c10::IValue { return at::dropout(T(f, x), p, f.training); };
 }
 
+// F.dropout2d: whole channels.
+OpRun featureDropout(const NodeArgs& a) {
+  a.expectCount(2);
+  const int64_t x = a.tensor(0);
+  const double p = a.number(1);
+  return [=](GraphFrame& f) -> c10::IValue { return at::feature_dropout(T(f, x), p, f.training); };
+}
+
 OpRun linear(const NodeArgs& a) {
   a.expectCount(3);
   const int64_t x = a.tensor(0), w = a.tensor(1);
@@ -124,6 +132,8 @@ OpRows functionalOps() {
       {"scaledDotProductAttention", attention, attentionScript},
       {"dropout", dropout,
        [](const GraphNode& n, const ScriptArgs& a) { return "torch.dropout(" + a[0] + ", " + scriptReal(n.args[1]) + ", self.training)"; }},
+      {"featureDropout", featureDropout,
+       [](const GraphNode& n, const ScriptArgs& a) { return "torch.feature_dropout(" + a[0] + ", " + scriptReal(n.args[1]) + ", self.training)"; }},
       {"linear", linear, scriptCall("torch.linear")},
       {"layerNorm", layerNorm,
        [](const GraphNode& n, const ScriptArgs& a) {

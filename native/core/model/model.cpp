@@ -60,11 +60,11 @@ std::vector<std::string> Model::frozenParameters() const {
 
 std::vector<std::string> Model::checkpointActivations(const std::vector<std::string>&) {
   throw InvalidArgument("config.activationCheckpointing: only models written as TypeScript modules recompute activations "
-                        "(a layer stack or TorchScript model keeps them)");
+                        "(a TorchScript model keeps them)");
 }
 
 at::Tensor Model::forwardIncremental(const at::Tensor&, DecodeCache&) {
-  throw NotIncremental("the model is a layer stack or TorchScript, whose forward runs on the whole sequence; "
+  throw NotIncremental("the model is TorchScript, whose forward runs on the whole sequence; "
                        "a model written as TypeScript modules decodes from a cache");
 }
 

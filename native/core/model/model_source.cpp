@@ -3,15 +3,13 @@
 #include <ATen/CPUGeneratorImpl.h>
 
 #include "core/model/graph_model.h"
-#include "core/model/sequential_model.h"
 
 namespace firebrand {
 
 std::shared_ptr<Model> buildModel(const ModelSource& source) {
   if (!source.torchScriptFile.empty()) return ScriptModel::load(source.torchScriptFile);
   if (!source.torchScriptSource.empty()) return ScriptModel::define(source.torchScriptSource, source.parameters);
-  if (!source.graphDescription.empty()) return std::make_shared<GraphModel>(source.graphDescription);
-  return std::make_shared<SequentialModel>(source.layers);
+  return std::make_shared<GraphModel>(source.graphDescription);
 }
 
 std::shared_ptr<Model> buildModelLeavingRng(const ModelSource& source) {

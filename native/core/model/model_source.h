@@ -1,19 +1,17 @@
-// A model as a caller describes it: layer specs, a TorchScript file, or
-// TorchScript source with named parameters.
+// A model as a caller describes it: a traced module's description, a
+// TorchScript file, or TorchScript source with named parameters.
 #pragma once
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "core/nn/layer_spec.h"
 #include "core/model/script_model.h"
 
 namespace firebrand {
 
-// Exactly one of: layers, a TorchScript file, TorchScript source (+ parameters),
-// a traced TypeScript module's description (JSON).
+// Exactly one of: a traced TypeScript module's description (JSON), a TorchScript
+// file, TorchScript source (+ parameters).
 struct ModelSource {
-  ModelSpec layers;
   std::string graphDescription;
   std::string torchScriptFile;
   std::string torchScriptSource;

@@ -6,10 +6,8 @@
 
 namespace firebrand {
 
-class SequentialModel;
 class GraphModel;
 
-void exportSequential(const SequentialModel& model, const std::string& path);
 // Each node of the traced forward becomes one statement.
 void exportGraph(const GraphModel& model, const std::string& path);
 

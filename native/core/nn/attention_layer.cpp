@@ -1,5 +1,8 @@
 #include "core/nn/attention_layer.h"
 
+#include "core/nn/attention_script.h"
+#include "core/nn/layer_row.h"
+
 #include <ATen/ATen.h>
 #include <torch/nn/modules/activation.h>
 
@@ -108,5 +111,7 @@ std::vector<at::Tensor> runMultiheadAttention(BuiltLayer& layer, bool batchFirst
                         torchReason(error));
   }
 }
+
+LayerRows attentionLayers() { return {{"multiheadAttention", buildMultiheadAttention, multiheadAttentionScript}}; }
 
 }  // namespace firebrand

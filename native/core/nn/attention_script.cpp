@@ -7,6 +7,8 @@
 namespace firebrand {
 
 // Bool tensors are dtype 11 (no torch.bool in TorchScript compiled without Python).
+namespace {
+
 const char* const kMultiheadAttentionMethod = R"(
 def _multihead_attention(self, query: Tensor, key: Tensor, value: Tensor, in_w: Tensor, in_b: Optional[Tensor], out_w: Tensor,
                          out_b: Optional[Tensor], heads: int, batch_first: bool, dropout: float, scale: float,
@@ -79,16 +81,18 @@ def _multihead_attention(self, query: Tensor, key: Tensor, value: Tensor, in_w: 
     return [output, shown]
 )";
 
-std::string multiheadAttentionCall(const LayerSpec& spec, const ScriptTensor& tensor, const std::vector<std::string>& args) {
-  ResolvedOptions o("exportTorchScript: " + spec.type, spec.options);
+}  // namespace
+
+ScriptCall multiheadAttentionScript(ResolvedOptions& o, const LayerScriptContext& c) {
   const int64_t heads = o.integer("numHeads");
   // The scale as C++ computes it, so both round alike.
   const double scale = std::sqrt(1.0 / static_cast<double>(o.integer("embedDim") / heads));
-  return "self._multihead_attention(" + args.at(0) + ", " + args.at(1) + ", " + args.at(2) + ", " + tensor("in_proj_weight") +
-         ", " + tensor("in_proj_bias") + ", " + tensor("out_proj.weight") + ", " +
-         tensor("out_proj.bias") + ", " + std::to_string(heads) + ", " + scriptBool(o.flag("batchFirst")) + ", " +
-         scriptNumber(o.number("dropout")) + ", " + scriptNumber(scale) + ", " + args.at(3) + ", " + args.at(4) + ", " + args.at(5) +
-         ", " + args.at(6) + ", " + args.at(7) + ")";
+  const auto& a = c.operands;
+  return {"self._multihead_attention(" + a.at(0) + ", " + a.at(1) + ", " + a.at(2) + ", " + c.tensor("in_proj_weight") + ", " +
+              c.tensor("in_proj_bias") + ", " + c.tensor("out_proj.weight") + ", " + c.tensor("out_proj.bias") + ", " + std::to_string(heads) +
+              ", " + scriptBool(o.flag("batchFirst")) + ", " + scriptNumber(o.number("dropout")) + ", " + scriptNumber(scale) + ", " + a.at(3) +
+              ", " + a.at(4) + ", " + a.at(5) + ", " + a.at(6) + ", " + a.at(7) + ")",
+          kMultiheadAttentionMethod};
 }
 
 }  // namespace firebrand

@@ -12,6 +12,5 @@ struct LayerSpec {
   OptionMap options;
 };
 
-using ModelSpec = std::vector<LayerSpec>;
 
 }  // namespace firebrand

@@ -1,5 +1,8 @@
 #include "core/nn/recurrent_layers.h"
 
+#include "core/nn/layer_row.h"
+#include "core/nn/recurrent_script.h"
+
 #include <torch/nn/modules/rnn.h>
 #include <torch/nn/utils/rnn.h>
 
@@ -120,6 +123,13 @@ std::vector<at::Tensor> runRecurrent(BuiltLayer& layer, const at::Tensor& input,
                         layer.expectedInput + ". libtorch: " + torchReason(error));
   }
   throw InvalidState("firebrand bug: " + owner + " is not a recurrent layer");
+}
+
+LayerRows recurrentLayers() {
+  const auto script = [](const std::string& type) {
+    return [type](ResolvedOptions& o, const LayerScriptContext& c) { return recurrentScript(type, o, c); };
+  };
+  return {{"lstm", buildLstm, script("lstm")}, {"gru", buildGru, script("gru")}, {"rnn", buildRnn, script("rnn")}};
 }
 
 }  // namespace firebrand

@@ -3,11 +3,16 @@
 // LSTM/GRU/RNN and pad_packed_sequence do (and nn/recurrent_layers.cpp runs),
 // in aten calls every PyTorch has.
 #pragma once
+#include <string>
+
+#include "core/nn/script_text.h"
+#include "core/options/resolved_options.h"
 
 namespace firebrand {
 
-// The method's source, added once to a module that calls it: _packed_recurrent(mode, x, hx,
-// params, lengths, has_biases, num_layers, dropout, bidirectional, batch_first) -> [output, h_n(, c_n)].
-extern const char* const kPackedRecurrentMethod;
+// The LSTM, GRU or RNN (`type`) applied to the context's operands x, h0 and c0 ("None": zeros) and
+// lengths ("None": every step; else a call of _packed_recurrent, the call's method). It returns
+// [output, h_n(, c_n)].
+ScriptCall recurrentScript(const std::string& type, ResolvedOptions& options, const LayerScriptContext& context);
 
 }  // namespace firebrand

@@ -1,7 +1,7 @@
 // torch.nn.MultiheadAttention as a built-in layer: PyTorch's parameters
 // (in_proj_weight, in_proj_bias, out_proj.weight, out_proj.bias) and init, and
 // its forward with PyTorch's mask conventions.
-import type { MultiheadAttentionSpec } from '../layers';
+import type { MultiheadAttentionSpec } from '../layer-specs';
 import { BuiltinLayer } from './module';
 import { tensorsOp, type Tensor } from './tensor';
 import { activeTrace } from './trace';

@@ -1,6 +1,6 @@
 // F (torch.nn.functional) and the tensor-building functions of torch, for use
 // inside a traced forward. Names are PyTorch's in camelCase; so are defaults.
-import type { Size2d } from '../layers';
+import type { Size2d } from '../layer-specs';
 import { op, splitPieces, tensorsOp, type Dim, type DtypeName, type SizeArg, type Tensor } from './tensor';
 
 type Optional<T> = T | null;
@@ -49,6 +49,8 @@ export const F = {
   logSoftmax: (x: Tensor, dim: Dim) => op('logSoftmax', x, dim),
   /** Zeroes elements with probability p while the model trains (in eval mode it passes x through). */
   dropout: (x: Tensor, p = 0.5) => op('dropout', x, p),
+  /** Zeroes whole channels of [N, C, H, W] with probability p while the model trains. */
+  dropout2d: (x: Tensor, p = 0.5) => op('featureDropout', x, p),
   linear: (x: Tensor, weight: Tensor, bias: Optional<Tensor> = null) => op('linear', x, weight, bias),
   layerNorm: (x: Tensor, normalizedShape: number[], weight: Optional<Tensor> = null, bias: Optional<Tensor> = null, eps = 1e-5) =>
     op('layerNorm', x, normalizedShape, weight, bias, eps),
@@ -66,6 +68,10 @@ export const F = {
   adaptiveAvgPool1d: adaptiveAvgPool(1),
   adaptiveAvgPool2d: adaptiveAvgPool(2),
   adaptiveAvgPool3d: adaptiveAvgPool(3),
+  /** The maximum over adaptive windows of [N, C, H, W] (the values; no indices). */
+  adaptiveMaxPool2d: (x: Tensor, outputSize: SizeNd) => op('adaptiveMaxPool2d', x, perDim(outputSize, 2)),
+  /** [N, C·r², H, W] to [N, C, H·r, W·r]. */
+  pixelShuffle: (x: Tensor, upscaleFactor: number) => op('pixelShuffle', x, upscaleFactor),
   /** Resizes [N, C, H, W] by size or scaleFactor ('nearest' or 'bilinear'). */
   interpolate: (
     x: Tensor,

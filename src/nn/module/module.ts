@@ -2,10 +2,8 @@
 // buffers, named by the field (so state-dict keys are PyTorch's), and a
 // forward written in TypeScript over traced tensors.
 import { firebrandError } from '../../errors';
-import type { LayerSpec } from '../layers';
+import type { LayerSpec } from '../layer-specs';
 import { op, Tensor, type DtypeName } from './tensor';
-import { traceModule } from './graph-model';
-import { summarize, type SummaryOptions } from './summary';
 import { activeTrace } from './trace';
 
 // Everything that draws random numbers at construction (a layer's default
@@ -137,14 +135,6 @@ export abstract class Module {
     return this.namedModules().map(([, module]) => module);
   }
 
-  /**
-   * A torchinfo-style table: each module call in forward, its output shape for an input of
-   * `inputShape` (batch first) and its parameter count, from one eval-mode forward in C++.
-   */
-  summary(inputShape: number[], options: SummaryOptions = {}): string {
-    return summarize(traceModule(this), inputShape, options);
-  }
-
   /** The class name PyTorch would show (BasicBlock, Sequential, Conv2d). */
   get className(): string {
     return this.constructor.name;
@@ -156,7 +146,8 @@ const classNames: Record<string, string> = {
   relu: 'ReLU', gelu: 'GELU', silu: 'SiLU', elu: 'ELU', leakyRelu: 'LeakyReLU', prelu: 'PReLU', rmsNorm: 'RMSNorm',
   lstm: 'LSTM', gru: 'GRU', rnn: 'RNN',
 };
-const capitalized = (type: string): string => classNames[type] ?? type[0].toUpperCase() + type.slice(1);
+/** @internal PyTorch's class name of a layer type (relu: ReLU, maxPool2d: MaxPool2d). */
+export const className = (type: string): string => classNames[type] ?? type[0].toUpperCase() + type.slice(1);
 
 /**
  * A module built in C++ as its torch::nn module (nn.linear, nn.lstm, ...), with PyTorch's
@@ -184,7 +175,7 @@ export abstract class BuiltinLayer<Spec extends { type: string } = { type: strin
   }
 
   override get className(): string {
-    return capitalized(this.spec.type);
+    return className(this.spec.type);
   }
 
   /** One of the layer's tensors by its PyTorch name, for nn.init (the tied one, once tied). */
@@ -277,13 +268,14 @@ export class Sequential extends ModuleList {
     Object.defineProperty(this, 'type', { value: 'sequential', enumerable: false });
   }
 
-  /** The layers' specs, when every module is a built-in layer (the model C++ runs layer by layer). */
+  /** The layers' specs, when every module is a built-in layer (nn.sequential's model as JSON). */
   get layers(): LayerSpec[] {
     return [...this].map((module) => {
-      if (!(module instanceof Layer)) {
+      const spec = (module as { spec?: LayerSpec }).spec;
+      if (!spec) {
         throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', `nn.sequential: ${module.className} is a module, not a layer; its spec is its trace`);
       }
-      return module.spec;
+      return spec;
     });
   }
 

@@ -1,7 +1,7 @@
 // Recurrent layers as PyTorch has them (torch.nn.LSTM, GRU, RNN): built in C++
 // with PyTorch's parameters (weight_ih_l0, weight_hh_l0_reverse, ...), and a
 // forward that returns the output and the final state, as PyTorch's does.
-import type { GRUSpec, LSTMSpec, RNNSpec } from '../layers';
+import type { GRUSpec, LSTMSpec, RNNSpec } from '../layer-specs';
 import { BuiltinLayer } from './module';
 import { tensorsOp, type Tensor } from './tensor';
 import { activeTrace } from './trace';

@@ -1,7 +1,8 @@
 // model.summary(): a torchinfo-style table of each module call, its output
 // shape and its parameter count, from one eval-mode forward of zeros in C++.
 import { native } from '../../native';
-import type { GraphModelSpec } from './graph-model';
+import { Module } from './module';
+import { type GraphModelSpec, traceModule } from './tracer';
 
 export interface SummaryOptions {
   /** The input's dtype (default 'float32'; 'int64' for token ids). */
@@ -50,3 +51,18 @@ export function summarize(spec: GraphModelSpec, inputShape: number[], options: S
     rule,
   ].join('\n');
 }
+
+declare module './module' {
+  interface Module {
+    /**
+     * A torchinfo-style table: each module call in forward, its output shape for an input of
+     * `inputShape` (batch first) and its parameter count, from one eval-mode forward in C++.
+     */
+    summary(inputShape: number[], options?: SummaryOptions): string;
+  }
+}
+
+// Defined here, beside the tracer it runs, so that module.ts does not import the tracer.
+Module.prototype.summary = function summary(this: Module, inputShape: number[], options: SummaryOptions = {}): string {
+  return summarize(traceModule(this), inputShape, options);
+};

@@ -7,6 +7,7 @@ import { firebrandError } from '../../errors';
 import { F } from './functional';
 import { cloneModule } from './clone';
 import { MultiheadAttention } from './attention';
+import { FunctionalLayer } from './functional-layers';
 import { Layer, Module, ModuleList } from './module';
 import type { Tensor } from './tensor';
 
@@ -30,7 +31,7 @@ const parts = {
   attention: (embedDim: number, numHeads: number, { dropout, batchFirst }: Required<TransformerLayerOptions>) =>
     new MultiheadAttention({ type: 'multiheadAttention', embedDim, numHeads, dropout, batchFirst }),
   linear: (inFeatures: number, outFeatures: number) => new Layer({ type: 'linear', inFeatures, outFeatures }),
-  dropout: (p: number) => new Layer({ type: 'dropout', p }),
+  dropout: (p: number) => new FunctionalLayer({ type: 'dropout', p }),
   layerNorm: (features: number, eps: number) => new Layer({ type: 'layerNorm', normalizedShape: features, eps }),
 };
 
@@ -64,12 +65,12 @@ export interface EncoderMasks {
 export class TransformerEncoderLayer extends Module {
   self_attn: MultiheadAttention;
   linear1: Layer;
-  dropout: Layer;
+  dropout: FunctionalLayer;
   linear2: Layer;
   norm1: Layer;
   norm2: Layer;
-  dropout1: Layer;
-  dropout2: Layer;
+  dropout1: FunctionalLayer;
+  dropout2: FunctionalLayer;
   declare private readonly settings: Required<TransformerLayerOptions>;
 
   constructor(dModel: number, nhead: number, options: TransformerLayerOptions = {}) {
@@ -114,14 +115,14 @@ export class TransformerDecoderLayer extends Module {
   self_attn: MultiheadAttention;
   multihead_attn: MultiheadAttention;
   linear1: Layer;
-  dropout: Layer;
+  dropout: FunctionalLayer;
   linear2: Layer;
   norm1: Layer;
   norm2: Layer;
   norm3: Layer;
-  dropout1: Layer;
-  dropout2: Layer;
-  dropout3: Layer;
+  dropout1: FunctionalLayer;
+  dropout2: FunctionalLayer;
+  dropout3: FunctionalLayer;
   declare private readonly settings: Required<TransformerLayerOptions>;
 
   constructor(dModel: number, nhead: number, options: TransformerLayerOptions = {}) {

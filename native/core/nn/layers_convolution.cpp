@@ -1,0 +1,75 @@
+// Convolutions over 1, 2 or 3 spatial dimensions and the transposed ones.
+#include <torch/nn/modules.h>
+
+#include "core/nn/layer_row.h"
+
+namespace firebrand {
+namespace {
+
+std::string count(int64_t value) { return std::to_string(value); }
+
+template <size_t N>
+torch::ExpandingArray<N> sizes(const std::vector<int64_t>& values) {
+  return torch::ExpandingArray<N>(c10::IntArrayRef(values));
+}
+
+template <size_t N, typename Conv, typename Options>
+BuiltLayer convolution(ResolvedOptions& o, const char* layout) {
+  const int64_t in = o.integer("inChannels");
+  auto options = Options(in, o.integer("outChannels"), sizes<N>(o.integers("kernelSize", N)))
+                     .stride(sizes<N>(o.integers("stride", N)))
+                     .padding(sizes<N>(o.integers("padding", N)))
+                     .dilation(sizes<N>(o.integers("dilation", N)))
+                     .groups(o.integer("groups"))
+                     .bias(o.flag("bias"));
+  return {torch::nn::AnyModule(Conv(options)), std::string(layout) + " with C=" + count(in) + " (inChannels=" + count(in) + ")"};
+}
+
+template <size_t N, typename Conv, typename Options>
+BuiltLayer transposed(ResolvedOptions& o, const char* layout) {
+  const int64_t in = o.integer("inChannels");
+  auto options = Options(in, o.integer("outChannels"), sizes<N>(o.integers("kernelSize", N)))
+                     .stride(sizes<N>(o.integers("stride", N)))
+                     .padding(sizes<N>(o.integers("padding", N)))
+                     .output_padding(sizes<N>(o.integers("outputPadding", N)))
+                     .groups(o.integer("groups"))
+                     .bias(o.flag("bias"))
+                     .dilation(sizes<N>(o.integers("dilation", N)));
+  return {torch::nn::AnyModule(Conv(options)), std::string(layout) + " with C=" + count(in) + " (inChannels=" + count(in) + ")"};
+}
+
+// torch.convNd(x, weight, bias, stride, padding, dilation, groups).
+std::function<ScriptCall(ResolvedOptions&, const LayerScriptContext&)> convolutionScript(size_t n) {
+  return [n](ResolvedOptions& o, const LayerScriptContext& c) -> ScriptCall {
+    return {"torch.conv" + std::to_string(n) + "d(" + c.operands.at(0) + ", " + c.tensor("weight") + ", " + c.tensor("bias") + ", " +
+            scriptList(o.integers("stride", n)) + ", " + scriptList(o.integers("padding", n)) + ", " +
+            scriptList(o.integers("dilation", n)) + ", " + count(o.integer("groups")) + ")"};
+  };
+}
+
+// torch.conv_transposeNd(x, weight, bias, stride, padding, output_padding, groups, dilation).
+std::function<ScriptCall(ResolvedOptions&, const LayerScriptContext&)> transposedScript(size_t n) {
+  return [n](ResolvedOptions& o, const LayerScriptContext& c) -> ScriptCall {
+    return {"torch.conv_transpose" + std::to_string(n) + "d(" + c.operands.at(0) + ", " + c.tensor("weight") + ", " + c.tensor("bias") +
+            ", " + scriptList(o.integers("stride", n)) + ", " + scriptList(o.integers("padding", n)) + ", " +
+            scriptList(o.integers("outputPadding", n)) + ", " + count(o.integer("groups")) + ", " + scriptList(o.integers("dilation", n)) +
+            ")"};
+  };
+}
+
+}  // namespace
+
+LayerRows convolutionLayers() {
+  using namespace torch::nn;
+  return {
+      {"conv1d", [](ResolvedOptions& o) { return convolution<1, Conv1d, Conv1dOptions>(o, "[N, C, L]"); }, convolutionScript(1)},
+      {"conv2d", [](ResolvedOptions& o) { return convolution<2, Conv2d, Conv2dOptions>(o, "[N, C, H, W]"); }, convolutionScript(2)},
+      {"conv3d", [](ResolvedOptions& o) { return convolution<3, Conv3d, Conv3dOptions>(o, "[N, C, D, H, W]"); }, convolutionScript(3)},
+      {"convTranspose1d", [](ResolvedOptions& o) { return transposed<1, ConvTranspose1d, ConvTranspose1dOptions>(o, "[N, C, L]"); },
+       transposedScript(1)},
+      {"convTranspose2d", [](ResolvedOptions& o) { return transposed<2, ConvTranspose2d, ConvTranspose2dOptions>(o, "[N, C, H, W]"); },
+       transposedScript(2)},
+  };
+}
+
+}  // namespace firebrand

@@ -1,0 +1,55 @@
+// Layers whose weight is a matrix or a table: linear, embedding, and PReLU's slopes.
+#include <torch/nn/modules.h>
+
+#include "core/nn/layer_row.h"
+
+namespace firebrand {
+namespace {
+
+std::string count(int64_t value) { return std::to_string(value); }
+
+BuiltLayer linear(ResolvedOptions& o) {
+  const int64_t in = o.integer("inFeatures"), out = o.integer("outFeatures");
+  return {torch::nn::AnyModule(torch::nn::Linear(torch::nn::LinearOptions(in, out).bias(o.flag("bias")))),
+          "[*, " + count(in) + "] (inFeatures=" + count(in) + ")"};
+}
+
+BuiltLayer embedding(ResolvedOptions& o) {
+  const int64_t rows = o.integer("numEmbeddings");
+  auto options = torch::nn::EmbeddingOptions(rows, o.integer("embeddingDim"));
+  if (const auto padding = o.optionalInteger("paddingIdx")) options.padding_idx(*padding);
+  return {torch::nn::AnyModule(torch::nn::Embedding(options)),
+          "integer indices in [0, " + count(rows - 1) + "] (numEmbeddings=" + count(rows) + ")"};
+}
+
+// torch.embedding's padding_idx: PyTorch's module keeps a negative one as rows + index.
+ScriptCall embeddingScript(ResolvedOptions& o, const LayerScriptContext& c) {
+  const int64_t rows = o.integer("numEmbeddings");
+  const auto padding = o.optionalInteger("paddingIdx");
+  const int64_t index = padding ? (*padding < 0 ? rows + *padding : *padding) : -1;
+  return {"torch.embedding(" + c.tensor("weight") + ", " + c.operands.at(0) + ", " + count(index) + ", False, False)"};
+}
+
+BuiltLayer prelu(ResolvedOptions& o) {
+  const int64_t parameters = o.integer("numParameters");
+  return {torch::nn::AnyModule(torch::nn::PReLU(torch::nn::PReLUOptions().num_parameters(parameters).init(o.number("init")))),
+          parameters == 1 ? "any shape" : "[N, C, *] with C=" + count(parameters) + " (numParameters)"};
+}
+
+}  // namespace
+
+LayerRows denseLayers() {
+  return {
+      {"linear", linear,
+       [](ResolvedOptions&, const LayerScriptContext& c) -> ScriptCall {
+         return {"torch.linear(" + c.operands.at(0) + ", " + c.tensor("weight") + ", " + c.tensor("bias") + ")"};
+       }},
+      {"embedding", embedding, embeddingScript},
+      {"prelu", prelu,
+       [](ResolvedOptions&, const LayerScriptContext& c) -> ScriptCall {
+         return {"torch.prelu(" + c.operands.at(0) + ", " + c.tensor("weight") + ")"};
+       }},
+  };
+}
+
+}  // namespace firebrand

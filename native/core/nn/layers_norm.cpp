@@ -1,0 +1,132 @@
+// Normalisation layers: batch (1d, 2d, 3d), layer, group, instance and RMS norms.
+#include <torch/nn/modules.h>
+
+#include <limits>
+
+#include "core/nn/layer_row.h"
+#include "core/shape_text.h"
+
+namespace firebrand {
+namespace {
+
+std::string count(int64_t value) { return std::to_string(value); }
+
+template <typename BatchNorm, typename Options>
+BuiltLayer batchNorm(ResolvedOptions& o, const char* layout) {
+  const int64_t features = o.integer("numFeatures");
+  auto options = Options(features).eps(o.number("eps")).momentum(o.number("momentum")).affine(o.flag("affine"));
+  options.track_running_stats(o.flag("trackRunningStats"));
+  return {torch::nn::AnyModule(BatchNorm(options)), std::string(layout) + " with C=" + count(features) + " (numFeatures=" + count(features) + ")"};
+}
+
+// torch.batch_norm / torch.instance_norm(x, weight, bias, running_mean, running_var, use_input_stats, momentum, eps, cudnn).
+std::function<ScriptCall(ResolvedOptions&, const LayerScriptContext&)> runningStatsScript(const char* function) {
+  return [function](ResolvedOptions& o, const LayerScriptContext& c) -> ScriptCall {
+    return {std::string(function) + "(" + c.operands.at(0) + ", " + c.tensor("weight") + ", " + c.tensor("bias") + ", " +
+            c.tensor("running_mean") + ", " + c.tensor("running_var") + ", " + (o.flag("trackRunningStats") ? "self.training" : "True") +
+            ", " + scriptNumber(o.number("momentum")) + ", " + scriptNumber(o.number("eps")) + ", False)"};
+  };
+}
+
+BuiltLayer layerNorm(ResolvedOptions& o) {
+  const auto shape = o.integers("normalizedShape");
+  return {torch::nn::AnyModule(torch::nn::LayerNorm(torch::nn::LayerNormOptions(shape).eps(o.number("eps")).elementwise_affine(o.flag("elementwiseAffine")))),
+          "trailing dimensions " + shapeText(shape) + " (normalizedShape)"};
+}
+
+BuiltLayer groupNorm(ResolvedOptions& o) {
+  const int64_t groups = o.integer("numGroups"), channels = o.integer("numChannels");
+  return {torch::nn::AnyModule(torch::nn::GroupNorm(torch::nn::GroupNormOptions(groups, channels).eps(o.number("eps")).affine(o.flag("affine")))),
+          "[N, C, *] with C=" + count(channels) + " (numChannels=" + count(channels) + ")"};
+}
+
+BuiltLayer instanceNorm2d(ResolvedOptions& o) {
+  const int64_t features = o.integer("numFeatures");
+  auto options = torch::nn::InstanceNorm2dOptions(features).eps(o.number("eps")).momentum(o.number("momentum")).affine(o.flag("affine"));
+  options.track_running_stats(o.flag("trackRunningStats"));
+  return {torch::nn::AnyModule(torch::nn::InstanceNorm2d(options)),
+          "[N, C, H, W] with C=" + count(features) + " (numFeatures=" + count(features) + ")"};
+}
+
+// torch.finfo(dtype).eps.
+double machineEpsilon(at::ScalarType dtype) {
+  switch (dtype) {
+    case at::kDouble: return std::numeric_limits<double>::epsilon();
+    case at::kHalf: return 0.0009765625;
+    case at::kBFloat16: return 0.0078125;
+    default: return std::numeric_limits<float>::epsilon();
+  }
+}
+
+std::vector<int64_t> trailingDims(size_t count) {
+  std::vector<int64_t> dims;
+  for (size_t i = 0; i < count; ++i) dims.push_back(-1 - static_cast<int64_t>(i));
+  return dims;
+}
+
+// torch.nn.RMSNorm (PyTorch 2.4): x / sqrt(mean(x², trailing dims) + eps) * weight; eps
+// unset means the input dtype's machine epsilon, as torch.finfo(dtype).eps.
+class RMSNormImpl : public torch::nn::Cloneable<RMSNormImpl> {
+ public:
+  RMSNormImpl(std::vector<int64_t> shape, std::optional<double> eps, bool affine) : shape_(std::move(shape)), eps_(eps), affine_(affine) {
+    reset();
+  }
+  void reset() override {
+    if (affine_) weight = register_parameter("weight", at::ones(shape_));
+  }
+  at::Tensor forward(const at::Tensor& input) {
+    const double eps = eps_ ? *eps_ : machineEpsilon(input.scalar_type());
+    at::Tensor out = input * at::rsqrt(input.pow(2).mean(trailingDims(shape_.size()), /*keepdim=*/true) + eps);
+    return affine_ ? out * weight : out;
+  }
+  at::Tensor weight;
+
+ private:
+  std::vector<int64_t> shape_;
+  std::optional<double> eps_;
+  bool affine_;
+};
+TORCH_MODULE(RMSNorm);
+
+BuiltLayer rmsNorm(ResolvedOptions& o) {
+  const auto shape = o.integers("normalizedShape");
+  return {torch::nn::AnyModule(RMSNorm(shape, o.optionalNumber("eps"), o.flag("elementwiseAffine"))),
+          "trailing dimensions " + shapeText(shape) + " (normalizedShape)"};
+}
+
+// Unset eps: float32's machine epsilon (exports are float32).
+ScriptCall rmsNormScript(ResolvedOptions& o, const LayerScriptContext& c) {
+  const std::string& x = c.operands.at(0);
+  const std::string eps = scriptNumber(o.optionalNumber("eps").value_or(std::numeric_limits<float>::epsilon()));
+  const std::string scaled =
+      x + " * torch.rsqrt(" + x + ".pow(2).mean(" + scriptList(trailingDims(o.integers("normalizedShape").size())) + ", keepdim=True) + " + eps + ")";
+  return {o.flag("elementwiseAffine") ? scaled + " * " + c.tensor("weight") : scaled};
+}
+
+}  // namespace
+
+LayerRows normLayers() {
+  using namespace torch::nn;
+  return {
+      {"batchNorm1d", [](ResolvedOptions& o) { return batchNorm<BatchNorm1d, BatchNorm1dOptions>(o, "[N, C] or [N, C, L]"); },
+       runningStatsScript("torch.batch_norm")},
+      {"batchNorm2d", [](ResolvedOptions& o) { return batchNorm<BatchNorm2d, BatchNorm2dOptions>(o, "[N, C, H, W]"); },
+       runningStatsScript("torch.batch_norm")},
+      {"batchNorm3d", [](ResolvedOptions& o) { return batchNorm<BatchNorm3d, BatchNorm3dOptions>(o, "[N, C, D, H, W]"); },
+       runningStatsScript("torch.batch_norm")},
+      {"instanceNorm2d", instanceNorm2d, runningStatsScript("torch.instance_norm")},
+      {"layerNorm", layerNorm,
+       [](ResolvedOptions& o, const LayerScriptContext& c) -> ScriptCall {
+         return {"torch.layer_norm(" + c.operands.at(0) + ", " + scriptList(o.integers("normalizedShape")) + ", " + c.tensor("weight") + ", " +
+                 c.tensor("bias") + ", " + scriptNumber(o.number("eps")) + ")"};
+       }},
+      {"groupNorm", groupNorm,
+       [](ResolvedOptions& o, const LayerScriptContext& c) -> ScriptCall {
+         return {"torch.group_norm(" + c.operands.at(0) + ", " + std::to_string(o.integer("numGroups")) + ", " + c.tensor("weight") + ", " +
+                 c.tensor("bias") + ", " + scriptNumber(o.number("eps")) + ")"};
+       }},
+      {"rmsNorm", rmsNorm, rmsNormScript},
+  };
+}
+
+}  // namespace firebrand
