@@ -31,40 +31,29 @@ void UseDeterministicAlgorithms(const Napi::CallbackInfo& info) {
   guard(info.Env(), [&] { useDeterministicAlgorithms(toBoolean(info[0], "deterministic")); });
 }
 
-// Every op row and the forms it has, for the test that keeps TypeScript's ops and C++'s rows equal.
-Napi::Value GraphOps(const Napi::CallbackInfo& info) {
-  return guard(info.Env(), [&]() -> Napi::Value {
-    Napi::Env env = info.Env();
-    Napi::Array rows = Napi::Array::New(env);
-    for (const OpRow* row : allOps()) {
-      Napi::Array forms = Napi::Array::New(env);
-      if (row->compile) forms.Set(forms.Length(), "run");
-      if (row->torchScript) forms.Set(forms.Length(), "torchScript");
-      Napi::Object item = Napi::Object::New(env);
-      item.Set("name", row->name);
-      item.Set("forms", forms);
-      rows.Set(rows.Length(), item);
-    }
-    return rows;
-  });
+// Rows and the forms each has ({ name, forms: ['run', 'torchScript'] }), for the test that keeps
+// TypeScript's ops and layers and C++'s rows equal.
+template <typename Row, typename Run>
+Napi::Value rowForms(Napi::Env env, const std::vector<const Row*>& rows, std::string Row::*name, Run Row::*run) {
+  Napi::Array out = Napi::Array::New(env);
+  for (const Row* row : rows) {
+    Napi::Array forms = Napi::Array::New(env);
+    if (row->*run) forms.Set(forms.Length(), "run");
+    if (row->torchScript) forms.Set(forms.Length(), "torchScript");
+    Napi::Object item = Napi::Object::New(env);
+    item.Set("name", row->*name);
+    item.Set("forms", forms);
+    out.Set(out.Length(), item);
+  }
+  return out;
 }
 
-// Every built-in layer's row and the forms it has, for the same test.
+Napi::Value GraphOps(const Napi::CallbackInfo& info) {
+  return guard(info.Env(), [&]() -> Napi::Value { return rowForms(info.Env(), allOps(), &OpRow::name, &OpRow::compile); });
+}
+
 Napi::Value GraphLayers(const Napi::CallbackInfo& info) {
-  return guard(info.Env(), [&]() -> Napi::Value {
-    Napi::Env env = info.Env();
-    Napi::Array rows = Napi::Array::New(env);
-    for (const LayerRow* row : allLayers()) {
-      Napi::Array forms = Napi::Array::New(env);
-      if (row->build) forms.Set(forms.Length(), "run");
-      if (row->torchScript) forms.Set(forms.Length(), "torchScript");
-      Napi::Object item = Napi::Object::New(env);
-      item.Set("name", row->type);
-      item.Set("forms", forms);
-      rows.Set(rows.Length(), item);
-    }
-    return rows;
-  });
+  return guard(info.Env(), [&]() -> Napi::Value { return rowForms(info.Env(), allLayers(), &LayerRow::type, &LayerRow::build); });
 }
 
 }  // namespace

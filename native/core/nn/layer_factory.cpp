@@ -7,37 +7,22 @@
 #include "core/errors.h"
 #include "core/nn/layer_row.h"
 #include "core/nn/lora.h"
+#include "core/row_table.h"
 #include "core/shape_text.h"
 
 namespace firebrand {
 namespace {
 
 const std::map<std::string, LayerRow>& table() {
-  static const std::map<std::string, LayerRow> rows = [] {
-    std::map<std::string, LayerRow> all;
-    for (LayerRows (*family)() : {denseLayers, convolutionLayers, normLayers, recurrentLayers, attentionLayers}) {
-      for (LayerRow& row : family()) {
-        const std::string type = row.type;
-        if (!all.emplace(type, std::move(row)).second) throw InvalidState("firebrand bug: layer '" + type + "' has two rows");
-      }
-    }
-    return all;
-  }();
+  static const auto rows = rowTable<LayerRow>({denseLayers, convolutionLayers, normLayers, recurrentLayers, attentionLayers}, &LayerRow::type);
   return rows;
 }
 
 }  // namespace
 
-const LayerRow* findLayer(const std::string& type) {
-  const auto it = table().find(type);
-  return it == table().end() ? nullptr : &it->second;
-}
+const LayerRow* findLayer(const std::string& type) { return rowNamed(table(), type); }
 
-std::vector<const LayerRow*> allLayers() {
-  std::vector<const LayerRow*> rows;
-  for (const auto& [type, row] : table()) rows.push_back(&row);
-  return rows;
-}
+std::vector<const LayerRow*> allLayers() { return rowsOf(table()); }
 
 ScriptCall layerScript(const LayerSpec& spec, const LayerScriptContext& context) {
   const LayerRow* row = findLayer(spec.type);
