@@ -1,4 +1,4 @@
-// Every layer beyond nn.sequential's first seventeen against PyTorch's own
+// Every layer against PyTorch's own
 // (scripts/make-module-fixtures.py, test/fixtures/modules/layers.safetensors):
 // the weights a seed draws, eval-mode outputs and train-mode gradients, within 1e-5.
 import { expect } from 'chai';

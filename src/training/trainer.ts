@@ -463,7 +463,7 @@ export class Trainer {
 
   /**
    * Writes the model as a TorchScript module (eval mode) that torch.jit.load runs in Python or C++:
-   * a sequential model becomes aten ops over its weights; a TorchScript model is saved as trained.
+   * a traced model (a module or nn.sequential) becomes aten ops over its weights; a TorchScript model is saved as trained.
    */
   async exportTorchScript(file: string): Promise<void> {
     const engine = await this.ready('exportTorchScript');

@@ -1,5 +1,5 @@
-// What the training engine trains: a sequential model built from layer specs
-// or a TorchScript module. A TorchScript module may define its own steps,
+// What the training engine trains: a traced TypeScript module (GraphModel; an
+// nn.sequential is one) or a TorchScript module (ScriptModel). A TorchScript module may define its own steps,
 // training_step(batch) / validation_step(batch) -> Dict[str, Tensor], with
 // the batch's fields as a Dict[str, Tensor] ({"input": ..., "target": ...}).
 #pragma once
