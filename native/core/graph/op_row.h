@@ -28,6 +28,7 @@ using OpRows = std::vector<OpRow>;
 OpRows arithmeticOps();
 OpRows reductionOps();
 OpRows shapeOps();
+OpRows pieceOps();
 OpRows elementwiseOps();
 OpRows activationOps();
 OpRows functionalOps();

@@ -26,6 +26,10 @@ c10::optional<at::Tensor> optionalT(const GraphFrame& frame, const std::optional
 
 std::vector<int64_t> constants(const std::vector<IntArg>& args) { return intValues(args, GraphFrame{}); }
 
+OpRow torchUnary(const char* name, at::Tensor (*fn)(const at::Tensor&)) {
+  return {name, unaryOp(fn), scriptCall(std::string("torch.") + name)};
+}
+
 namespace {
 
 std::string joined(const ScriptArgs& args, size_t from) {

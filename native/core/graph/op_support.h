@@ -38,6 +38,9 @@ OpCompile unaryOp(Fn fn) {
   };
 }
 
+// A unary op that is torch.<name> in both forms.
+OpRow torchUnary(const char* name, at::Tensor (*fn)(const at::Tensor&));
+
 // fn(x, y) where y is a tensor or a number: fn takes (Tensor, Tensor) and (Tensor, Scalar).
 template <typename Fn>
 OpCompile binaryOp(Fn fn) {

@@ -6,11 +6,6 @@
 namespace firebrand {
 namespace {
 
-// An activation without options: torch.<name>(x) in both forms.
-OpRow plain(const char* name, at::Tensor (*fn)(const at::Tensor&)) {
-  return {name, unaryOp(fn), scriptCall(std::string("torch.") + name)};
-}
-
 // An activation with constant options (x, a1, ...): fn(x, options...).
 template <typename Fn>
 OpCompile withNumbers(Fn fn) {
@@ -48,13 +43,13 @@ OpRun gelu(const NodeArgs& a) {
 
 OpRows activationOps() {
   return {
-      plain("relu", at::relu),
-      plain("sigmoid", at::sigmoid),
-      plain("tanh", at::tanh),
-      plain("silu", at::silu),
-      plain("mish", at::mish),
-      plain("hardswish", at::hardswish),
-      plain("hardsigmoid", at::hardsigmoid),
+      torchUnary("relu", at::relu),
+      torchUnary("sigmoid", at::sigmoid),
+      torchUnary("tanh", at::tanh),
+      torchUnary("silu", at::silu),
+      torchUnary("mish", at::mish),
+      torchUnary("hardswish", at::hardswish),
+      torchUnary("hardsigmoid", at::hardsigmoid),
       {"gelu", gelu, [](const GraphNode&, const ScriptArgs& a) { return "torch.gelu(" + a[0] + ", approximate=" + a[1] + ")"; }},
       {"leakyRelu", withNumbers([](const at::Tensor& x, double s) { return at::leaky_relu(x, s); }), realsScript("torch.leaky_relu")},
       {"elu", withNumbers([](const at::Tensor& x, double alpha) { return at::elu(x, alpha); }), realsScript("torch.elu")},

@@ -6,11 +6,6 @@
 namespace firebrand {
 namespace {
 
-// A unary op that is torch.<name> in both forms.
-OpRow math(const char* name, at::Tensor (*fn)(const at::Tensor&)) {
-  return {name, unaryOp(fn), scriptCall(std::string("torch.") + name)};
-}
-
 OpRow comparison(const char* name, at::Tensor (*withTensor)(const at::Tensor&, const at::Tensor&),
                  at::Tensor (*withScalar)(const at::Tensor&, const at::Scalar&)) {
   struct Both {
@@ -54,13 +49,13 @@ OpRun toDtype(const NodeArgs& a) {
 
 OpRows elementwiseOps() {
   return {
-      math("exp", at::exp),
-      math("log", at::log),
-      math("sqrt", at::sqrt),
-      math("rsqrt", at::rsqrt),
-      math("abs", at::abs),
-      math("sin", at::sin),
-      math("cos", at::cos),
+      torchUnary("exp", at::exp),
+      torchUnary("log", at::log),
+      torchUnary("sqrt", at::sqrt),
+      torchUnary("rsqrt", at::rsqrt),
+      torchUnary("abs", at::abs),
+      torchUnary("sin", at::sin),
+      torchUnary("cos", at::cos),
       {"logicalNot", unaryOp([](const at::Tensor& x) { return at::logical_not(x); }), scriptCall("torch.logical_not")},
       {"detach", unaryOp([](const at::Tensor& x) { return x.detach(); }), scriptMethod("detach")},
       {"clamp", clamp, clampScript},
