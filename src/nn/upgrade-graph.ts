@@ -33,24 +33,19 @@ export function upgradeGraph(spec: GraphModelSpec): GraphModelSpec {
   takeFunctionalLayers(modules, '', layers);
   if (layers.size === 0) return spec;
   const moved: number[] = [];  // by old node: its new index
-  const remap = (arg: GraphArg): GraphArg => {
-    if (Array.isArray(arg)) return arg.map(remap);
-    if (arg !== null && typeof arg === 'object') return { v: moved[arg.v] };
-    return arg;
-  };
   const nodes: GraphNode[] = [];
   for (const node of spec.graph.nodes) {
     const layer = node.op === 'layer' ? layers.get(node.args[0] as string) : undefined;
     if (!layer) {
       moved.push(nodes.length);
-      nodes.push({ ...node, args: node.args.map(remap) });
+      nodes.push({ ...node, args: node.args.map((arg) => renumbered(arg, (v) => moved[v])) });
       continue;
     }
     const input = moved[(node.args[1] as { v: number }).v];
     const ops = layerOps(layer, node.scope);
     const base = nodes.length - 1;  // the layer's node i (i >= 1) lands at base + i
     for (const op of ops.nodes.slice(1)) {
-      nodes.push({ ...op, ...(node.at ? { at: node.at } : {}), args: op.args.map((arg) => remapLayerArg(arg, input, base)) });
+      nodes.push({ ...op, ...(node.at ? { at: node.at } : {}), args: op.args.map((arg) => renumbered(arg, (v) => (v === 0 ? input : base + v))) });
     }
     moved.push(ops.output === 0 ? input : base + ops.output);
   }
@@ -64,9 +59,9 @@ export function upgradeGraph(spec: GraphModelSpec): GraphModelSpec {
   return { ...spec, modules, construction, graph };
 }
 
-/** An argument of a layer's own ops: node 0 is the layer's input, node i its op i. */
-function remapLayerArg(arg: GraphArg, input: number, base: number): GraphArg {
-  if (Array.isArray(arg)) return arg.map((item) => remapLayerArg(item, input, base));
-  if (arg !== null && typeof arg === 'object') return { v: arg.v === 0 ? input : base + arg.v };
+/** `arg` with each node it names ({ v }) given its new index. */
+function renumbered(arg: GraphArg, index: (v: number) => number): GraphArg {
+  if (Array.isArray(arg)) return arg.map((item) => renumbered(item, index));
+  if (arg !== null && typeof arg === 'object') return { v: index(arg.v) };
   return arg;
 }
