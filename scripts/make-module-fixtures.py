@@ -134,8 +134,51 @@ class TiedLM(nn.Module):
         return self.head(self.norm(x)).transpose(1, 2)
 
 
+def rms_norm(x, normalized_shape, weight=None, eps=None):
+    """F.rms_norm, which PyTorch has from 2.4; before it, its formula."""
+    if hasattr(F, "rms_norm"):
+        return F.rms_norm(x, normalized_shape, weight, eps)
+    eps = eps if eps is not None else torch.finfo(x.dtype).eps
+    dims = tuple(range(-len(normalized_shape), 0))
+    out = x * torch.rsqrt(x.pow(2).mean(dims, keepdim=True) + eps)
+    return out * weight if weight is not None else out
+
+
+class RotaryEmbedding(nn.Module):
+    """transformers' LlamaRotaryEmbedding with the default rope: cos and sin of positions x inv_freq."""
+
+    def __init__(self, dim, base=10000.0):
+        super().__init__()
+        inv_freq = 1.0 / (base ** (torch.arange(0, dim, 2, dtype=torch.int64).float() / dim))
+        self.register_buffer("inv_freq", inv_freq, persistent=False)
+        self.attention_scaling = 1.0
+
+    def forward(self, x, position_ids):
+        inv_freq_expanded = self.inv_freq[None, :, None].float().expand(position_ids.shape[0], -1, 1)
+        position_ids_expanded = position_ids[:, None, :].float()
+        freqs = (inv_freq_expanded.float() @ position_ids_expanded.float()).transpose(1, 2)
+        emb = torch.cat((freqs, freqs), dim=-1)
+        cos = emb.cos() * self.attention_scaling
+        sin = emb.sin() * self.attention_scaling
+        return cos.to(dtype=x.dtype), sin.to(dtype=x.dtype)
+
+
+def rotate_half(x):
+    """transformers' rotate_half."""
+    x1 = x[..., : x.shape[-1] // 2]
+    x2 = x[..., x.shape[-1] // 2 :]
+    return torch.cat((-x2, x1), dim=-1)
+
+
+def apply_rotary_pos_emb(q, k, cos, sin, unsqueeze_dim=1):
+    """transformers' apply_rotary_pos_emb."""
+    cos = cos.unsqueeze(unsqueeze_dim)
+    sin = sin.unsqueeze(unsqueeze_dim)
+    return (q * cos) + (rotate_half(q) * sin), (k * cos) + (rotate_half(k) * sin)
+
+
 class Functional(nn.Module):
-    """F's convolutions and poolings of every dimension, each an output (test/models/functional.ts)."""
+    """F's convolutions and poolings of every dimension, the norms and ops added since, each an output (test/models/functional.ts)."""
 
     def __init__(self):
         super().__init__()
@@ -143,13 +186,18 @@ class Functional(nn.Module):
         self.w2 = nn.Parameter(torch.empty(4, 2, 3, 3))
         self.w3 = nn.Parameter(torch.empty(2, 4, 3, 3, 3))
         self.b1 = nn.Parameter(torch.empty(6))
-        for weight in (self.w1, self.w2, self.w3, self.b1):
+        self.g = nn.Parameter(torch.empty(16))
+        for weight in (self.w1, self.w2, self.w3, self.b1, self.g):
             nn.init.normal_(weight)
+        self.rotary = RotaryEmbedding(4)
         self.register_buffer("keep", torch.ones(4, 4).tril().bool())
 
     def forward(self, x):  # [2, 4, 16]
         x2 = x.view(2, 4, 4, 4)
         x3 = x.view(2, 4, 2, 2, 4)
+        # x2 as [batch, heads, positions, head dim] for rotary embeddings.
+        cos, sin = self.rotary(x2, torch.arange(x2.size(2))[None])
+        q, k = apply_rotary_pos_emb(x2, x2.sin(), cos, sin)
         return {
             "conv1d": F.conv1d(x, self.w1, self.b1, stride=2, padding=1),
             "conv2d": F.conv2d(x2, self.w2, None, padding=(1, 0), dilation=(2, 1), groups=2),
@@ -167,6 +215,13 @@ class Functional(nn.Module):
             "attentionCausal": attention(x2, x2.sin(), x2.cos(), is_causal=True, scale=0.3),
             "attentionBoolMask": attention(x2, x2.sin(), x2.cos(), attn_mask=self.keep),
             "attentionFloatMask": attention(x2, x2.sin(), x2.cos(), attn_mask=x2.tanh()),
+            "cumsum": x.cumsum(-1),
+            "rmsNorm": rms_norm(x, [16], self.g, 1e-6),
+            "rmsNormNoWeight": rms_norm(x2, [4, 4]),
+            "rotaryCos": cos,
+            "rotarySin": sin,
+            "rotaryQ": q,
+            "rotaryK": k,
         }
 
 

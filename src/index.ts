@@ -23,6 +23,8 @@ export { GRU, LSTM, RNN } from './nn/module/recurrent';
 export type { RecurrentOptions } from './nn/module/recurrent';
 export { MultiheadAttention } from './nn/module/attention';
 export type { AttentionOptions } from './nn/module/attention';
+export { applyRotaryPosEmb, RotaryEmbedding, rotateHalf } from './nn/module/rotary';
+export type { RotaryEmbeddingOptions } from './nn/module/rotary';
 export { TransformerDecoderLayer, TransformerEncoder, TransformerEncoderLayer } from './nn/module/transformer';
 export type { DecoderMasks, EncoderMasks, TransformerLayerOptions } from './nn/module/transformer';
 export type { BufferOptions, ForwardOutput, ParameterOptions } from './nn/module/module';

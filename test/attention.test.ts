@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 
 import { Dataset, F, nn, NumericArray, Tensor, TensorData, torch, Trainer } from '../src';
-import { blobDataset, pythonJson, rejectionOf } from './helpers';
+import { blobDataset, pythonJson, rejectionOf } from './support/helpers';
 import { AttentionClassifier } from './models/attention';
 import { TransformerModel } from './models/transformer';
 import { GPTMini } from '../examples/models/gpt';

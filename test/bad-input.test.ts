@@ -8,7 +8,7 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 
 import { Dataset, loadSafetensors, nn, Trainer } from '../src';
-import { blobDataset, blobTrainer, idxFile, rejectionOf } from './helpers';
+import { blobDataset, blobTrainer, idxFile, rejectionOf } from './support/helpers';
 
 function temporaryFolder(): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), 'firebrand-bad-input-'));

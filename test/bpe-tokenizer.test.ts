@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 
 import { Dataset, HuggingFaceTokenizer, Trainer } from '../src';
-import { errorOf } from './helpers';
+import { errorOf } from './support/helpers';
 import { GPTMini } from '../examples/models/gpt';
 
 const fixtures = path.join(__dirname, '..', '..', 'test', 'fixtures', 'tokenizers');

@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 
 import { EarlyStopping, Model, ModelCheckpoint, Timer } from '../src';
-import { blobDataset, blobTrainer, rejectionOf } from './helpers';
+import { blobDataset, blobTrainer, rejectionOf } from './support/helpers';
 
 describe('built-in callbacks', () => {
   const evalData = blobDataset(48, 4, 7);

@@ -7,8 +7,8 @@ import os from 'node:os';
 import path from 'node:path';
 
 import { loadSafetensors, nn, saveSafetensors, Trainer, TrainerState } from '../src';
-import { blobDataset, rejectionOf } from './helpers';
-import { RESUME_EPOCHS, resumeData, resumeTrainer } from './resume-run';
+import { blobDataset, rejectionOf } from './support/helpers';
+import { RESUME_EPOCHS, resumeData, resumeTrainer } from './support/resume-run';
 
 const fixtures = path.join(__dirname, '..', '..', 'test', 'fixtures', 'data');
 
@@ -81,7 +81,7 @@ describe('checkpoints and exact resume', function () {
 
   it('continues after SIGKILL at a random step to the weights of an uninterrupted run', async () => {
     const outputDir = temporaryDir();
-    const child = path.join(__dirname, 'resume-child.js');
+    const child = path.join(__dirname, 'support', 'resume-child.js');
     const killAt = 9 + Math.floor(Math.random() * 25);
     const run = (kill: boolean) =>
       new Promise<{ code: number | null; signal: NodeJS.Signals | null; lines: string[] }>((resolve) => {

@@ -14,7 +14,7 @@ import { Field, fieldDescriptions, fieldsOf, REQUIRED, resolve } from '../src/op
 import { layers } from '../src/nn/layer-schemas';
 import { losses, optimizers, schedulers } from '../src/training/objective-schemas';
 import { configSchema } from '../src/training/config-schema';
-import { blobDataset, blobTrainer, freePort, idxFile } from './helpers';
+import { blobDataset, blobTrainer, freePort, idxFile } from './support/helpers';
 
 const root = path.join(__dirname, '..', '..');
 

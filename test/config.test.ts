@@ -7,7 +7,7 @@ import path from 'node:path';
 
 import { defaultConfig, loadConfig } from '../src';
 import { configSchema } from '../src/training/config-schema';
-import { blobDataset, blobTrainer, errorOf } from './helpers';
+import { blobDataset, blobTrainer, errorOf } from './support/helpers';
 
 describe('trainer config', () => {
   it('has a rule for every field and a default for every field', () => {

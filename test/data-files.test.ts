@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 
 import { Dataset, loadSafetensors } from '../src';
-import { blobTrainer, rejectionOf } from './helpers';
+import { blobTrainer, rejectionOf } from './support/helpers';
 
 const data = path.join(__dirname, '..', '..', 'test', 'fixtures', 'data');
 const file = (name: string) => path.join(data, name);

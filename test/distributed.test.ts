@@ -8,11 +8,11 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-import { distributedTrainer, evalData, trainData } from './distributed-child';
-import { freePort } from './helpers';
+import { distributedTrainer, evalData, trainData } from './support/distributed-child';
+import { freePort } from './support/helpers';
 
 const cli = path.join(__dirname, '..', 'src', 'cli', 'main.js');
-const child = path.join(__dirname, 'distributed-child.js');
+const child = path.join(__dirname, 'support', 'distributed-child.js');
 
 interface RankReport {
   rank: number;

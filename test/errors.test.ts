@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 
 import { Dataset, Layer, LayerSpec, nn, runtimeInfo, Trainer } from '../src';
-import { blobDataset, blobTrainer, errorOf, rejectionOf, setupError } from './helpers';
+import { blobDataset, blobTrainer, errorOf, rejectionOf, setupError } from './support/helpers';
 
 function trainerWith(layers: (LayerSpec | Layer)[]): Trainer {
   return new Trainer({

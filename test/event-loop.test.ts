@@ -2,7 +2,7 @@
 import { expect } from 'chai';
 
 import { Dataset, nn, Trainer } from '../src';
-import { seededRandom } from './helpers';
+import { seededRandom } from './support/helpers';
 
 describe('event loop while fit runs', () => {
   it('keeps firing a setInterval throughout training', async () => {

@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 
 import { Callback, F, loadSafetensors, Module, ModelLike, nn, NumericArray, saveSafetensors, Tensor, TensorData, Trainer, TrainerConfig } from '../src';
-import { blobDataset, errorOf, rejectionOf } from './helpers';
+import { blobDataset, errorOf, rejectionOf } from './support/helpers';
 
 /** A backbone with BatchNorm and dropout (whose statistics and masks must not move when frozen) and a head. */
 class Finetuned extends Module {
@@ -129,7 +129,7 @@ describe('fine-tuning', function () {
     // A module that exists but holds no parameters is named as such.
     const relu = await rejectionOf(trainer.freeze('head.2'));
     expect(relu.message).to.equal("freeze: 'head.2' takes module 'head.2', which has no parameters (an activation, pooling or dropout layer has none), so it takes nothing");
-    expect((await rejectionOf(trainer.unfreeze('backbone', { lr: -1 }))).message).to.equal('unfreeze.lr: got -1.000000, expected a number >= 0');
+    expect((await rejectionOf(trainer.unfreeze('backbone', { lr: -1 }))).message).to.equal('unfreeze.lr: got -1, expected a number >= 0');
     expect(errorOf(() => trainerOf(new Finetuned(), { freeze: 3 as unknown as string })).message).to.contain('config.freeze: got 3, expected a non-empty string or a list of strings');
   });
 

@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 
 import { nn, OptimizerSpec, runtimeInfo, SchedulerSpec } from '../src';
-import { bothSteps, firstDifference, mlp, trainedWeights } from './fused-optimizer-runs';
+import { bothSteps, firstDifference, mlp, trainedWeights } from './support/fused-optimizer-runs';
 
 const cases: { title: string; optimizer: OptimizerSpec; lrScheduler?: SchedulerSpec; numThreads?: number }[] = [
   { title: 'plain SGD', optimizer: { name: 'sgd', lr: 0.05 } },
@@ -68,7 +68,7 @@ describe('fused optimizer steps', () => {
   it("give libtorch's per-op bits with libtorch's default kernels (ATEN_CPU_CAPABILITY=default)", function () {
     this.timeout(60_000);
     // A fresh process: libtorch picks its kernels once, when it loads.
-    const child = spawnSync(process.execPath, [path.join(__dirname, 'fused-optimizers-child.js')], {
+    const child = spawnSync(process.execPath, [path.join(__dirname, 'support', 'fused-optimizers-child.js')], {
       encoding: 'utf8',
       env: { ...process.env, ATEN_CPU_CAPABILITY: 'default' },
     });

@@ -5,7 +5,7 @@
 import { expect } from 'chai';
 
 import { Dataset, F, GenerateOptions, Layer, Module, nn, Tensor, torch, Trainer } from '../src';
-import { rejectionOf } from './helpers';
+import { rejectionOf } from './support/helpers';
 import { GPTMini } from '../examples/models/gpt';
 
 const vocab = 12;

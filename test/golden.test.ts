@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 import { Dataset, LossSpec, nn, OptimizerSpec, runtimeInfo, SchedulerSpec, Trainer } from '../src';
+import { expectClose } from './support/expect-close';
 
 interface GoldenCase {
   title: string;
@@ -26,11 +27,6 @@ interface GoldenCase {
   gradNorms?: number[];
   predictions: number[];
   finalWeights: Record<string, number[]>;
-}
-
-/** Within 1e-5 relative (absolute near zero). */
-function expectClose(actual: number, expected: number, what: string): void {
-  expect(actual, what).to.be.closeTo(expected, 1e-5 * Math.max(1, Math.abs(expected)));
 }
 
 interface GoldenFixture {

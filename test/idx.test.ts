@@ -6,7 +6,7 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 
 import { Dataset } from '../src';
-import { idxFile } from './helpers';
+import { idxFile } from './support/helpers';
 
 
 describe('IDX datasets', () => {

@@ -6,12 +6,12 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-import { blobDataset, blobTrainer, rejectionOf } from './helpers';
+import { blobDataset, blobTrainer, rejectionOf } from './support/helpers';
 
 /** Runs the interrupt child, calling `onLine` for each JSON line it prints. */
 function runChild(args: string[], onLine: (line: Record<string, unknown>, child: ReturnType<typeof spawn>) => void) {
   return new Promise<{ code: number | null; lines: Record<string, unknown>[] }>((resolve) => {
-    const child = spawn(process.execPath, [path.join(__dirname, 'interrupt-child.js'), ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [path.join(__dirname, 'support', 'interrupt-child.js'), ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
     const lines: Record<string, unknown>[] = [];
     let buffered = '';
     child.stdout?.on('data', (chunk: Buffer) => {

@@ -5,7 +5,7 @@ import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 
 const cli = path.join(__dirname, '..', 'src', 'cli', 'main.js');
-const child = path.join(__dirname, 'launch-child.js');
+const child = path.join(__dirname, 'support', 'launch-child.js');
 
 function launch(args: string[]) {
   return spawnSync(process.execPath, [cli, 'launch', ...args], { encoding: 'utf8', timeout: 30_000 });

@@ -5,6 +5,7 @@ import { expect } from 'chai';
 import path from 'node:path';
 
 import { Dataset, loadSafetensors, Module, nn, NumericArray, TensorData, Trainer } from '../src';
+import { expectClose } from './support/expect-close';
 
 const fixture = path.join(__dirname, '..', '..', 'test', 'fixtures', 'modules', 'layers.safetensors');
 
@@ -42,14 +43,6 @@ const cases: Record<string, () => Module> = {
 };
 
 type Tensors = Record<string, TensorData<NumericArray>>;
-
-function expectClose(actual: TensorData<NumericArray>, expected: TensorData<NumericArray>, what: string): void {
-  expect(actual.shape, `${what} shape`).to.deep.equal(expected.shape);
-  expected.data.forEach((value, i) => {
-    const e = Number(value);
-    expect(Number(actual.data[i]), `${what}[${i}]`).to.be.closeTo(e, 1e-5 * Math.max(1, Math.abs(e)));
-  });
-}
 
 const withPrefix = (tensors: Tensors, prefix: string): Tensors =>
   Object.fromEntries(Object.entries(tensors).filter(([name]) => name.startsWith(prefix)).map(([name, t]) => [name.slice(prefix.length), t]));

@@ -19,7 +19,7 @@ import {
   Timer,
   Trainer,
 } from '../src';
-import { blobDataset, blobTrainer, rejectionOf } from './helpers';
+import { blobDataset, blobTrainer, rejectionOf } from './support/helpers';
 
 const LIFECYCLE_HOOKS = [
   'preLaunch',
@@ -230,7 +230,7 @@ describe('lifecycle', () => {
     rates.length = 0;
     await trainer.fit(blobDataset(16));
     expect(rates).to.deep.equal([0.5, 0.5]);
-    expect(() => trainer.setLearningRate(-1)).to.throw(/lr must be a finite number >= 0, got -1/);
+    expect(() => trainer.setLearningRate(-1)).to.throw('setLearningRate.lr: got -1, expected a number >= 0');
     expect(() => trainer.setLearningRate(0.1, 'generator')).to.throw(/no optimizer is named 'generator'/);
   });
 

@@ -3,7 +3,7 @@
 import { expect } from 'chai';
 
 import { Dataset, DatasetFields, nn, Trainer, transforms } from '../src';
-import { blobDataset, blobTrainer, errorOf, makeBlobs, rejectionOf } from './helpers';
+import { blobDataset, blobTrainer, errorOf, makeBlobs, rejectionOf } from './support/helpers';
 
 /** 12 images [1, 4, 5] whose pixel values are their flat index, labels 0..2. */
 function images(): Dataset {

@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 
 import type { Logger, ScalarMetrics } from '../src';
-import { blobDataset, blobTrainer, errorOf } from './helpers';
+import { blobDataset, blobTrainer, errorOf } from './support/helpers';
 
 /** Bitwise CRC-32C, written apart from the library's table-driven one. */
 function crc32c(bytes: Uint8Array): number {

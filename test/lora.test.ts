@@ -7,10 +7,11 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-import { Dataset, loadSafetensors, LoraConfig, Module, nn, TensorData, Trainer } from '../src';
-import { errorOf, rejectionOf } from './helpers';
+import { Dataset, loadSafetensors, LoraConfig, Module, nn, Trainer } from '../src';
+import { errorOf, rejectionOf } from './support/helpers';
 import { GPTMini } from '../examples/models/gpt';
 import { ResNet18 } from '../examples/models/resnet';
+import { expectClose } from './support/expect-close';
 
 const lora: LoraConfig = { r: 4, alpha: 8, targetModules: ['c_attn', 'c_proj'] };
 const tokens = Dataset.fromTokens(Int32Array.from({ length: 200 }, (_, i) => (i * 7) % 16), { contextLength: 8 });
@@ -23,11 +24,6 @@ const trainerOf = (options: { lora?: LoraConfig; model?: Module } = { lora }) =>
     optimizer: { name: 'adamw', lr: 1e-2 },
     config: { progressBar: false, numThreads: 1, seed: 3, batchSize: 8, numEpochs: 2 },
   });
-
-function expectClose(actual: TensorData, expected: TensorData, tolerance: number): void {
-  expect(actual.shape).to.deep.equal(expected.shape);
-  actual.data.forEach((value, i) => expect(value).to.be.closeTo(expected.data[i], tolerance));
-}
 
 describe('LoRA adapters', function () {
   this.timeout(120_000);
@@ -107,7 +103,7 @@ describe('LoRA adapters', function () {
     const base = await fresh.predict(prompt.data, prompt.shape);
     await fresh.loadAdapter(folder);
     const loaded = await fresh.predict(prompt.data, prompt.shape);
-    expectClose(loaded, await trainer.predict(prompt.data, prompt.shape), 0);
+    expectClose(loaded, await trainer.predict(prompt.data, prompt.shape), 'loaded adapters', { tolerance: 0, absolute: true });
     expect(Array.from(loaded.data).some((value, i) => value !== base.data[i])).to.equal(true);
   });
 
@@ -120,12 +116,12 @@ describe('LoRA adapters', function () {
     expect((await rejectionOf(trainer.save(path.join(folder, 'saved')))).message).to.contain('merge them first (mergeAdapter) or save them alone (saveAdapter)');
 
     await trainer.mergeAdapter();
-    expectClose(await trainer.predict(prompt.data, prompt.shape), adapted, 1e-5);
+    expectClose(await trainer.predict(prompt.data, prompt.shape), adapted, 'merged', { absolute: true });
     const state = await trainer.stateDict();
     expect(Object.keys(state).filter((name) => name.includes('lora'))).to.deep.equal([]);
     await trainer.exportTorchScript(path.join(folder, 'model.pt'));
     const scripted = new Trainer({ model: nn.torchScript(path.join(folder, 'model.pt')), loss: 'cross_entropy', optimizer: 'adamw', config: { progressBar: false } });
-    expectClose(await scripted.predict(prompt.data, prompt.shape), adapted, 1e-5);
+    expectClose(await scripted.predict(prompt.data, prompt.shape), adapted, 'exported', { absolute: true });
     await trainer.save(path.join(folder, 'saved'));
     expect((await rejectionOf(trainer.fit(tokens))).message).to.contain('fit: the LoRA adapters were merged into the weights');
   });
@@ -142,7 +138,7 @@ describe('LoRA adapters', function () {
     await trainer.fit(Dataset.fromArrays({ inputs: images.data, inputShape: images.shape, targets: Int32Array.from({ length: 8 }, (_, i) => i % 10) }));
     const adapted = await trainer.predict(images.data, images.shape);
     await trainer.mergeAdapter();
-    expectClose(await trainer.predict(images.data, images.shape), adapted, 1e-5);
+    expectClose(await trainer.predict(images.data, images.shape), adapted, 'merged', { absolute: true });
     expect(Object.keys(await trainer.stateDict()).filter((name) => name.includes('lora'))).to.deep.equal([]);
   });
 

@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 import { Dataset, MetricName, nn, Trainer } from '../src';
-import { blobDataset, blobTrainer, rejectionOf, setupError } from './helpers';
+import { blobDataset, blobTrainer, rejectionOf, setupError } from './support/helpers';
 
 const fixture = JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', 'test', 'fixtures', 'golden-metrics.json'), 'utf8'));
 

@@ -4,7 +4,7 @@
 import { expect } from 'chai';
 
 import { Dataset, nn, runtimeInfo, StepLogs, Trainer } from '../src';
-import { blobDataset, blobTrainer, makeBlobs, setupError } from './helpers';
+import { blobDataset, blobTrainer, makeBlobs, setupError } from './support/helpers';
 
 describe('mixed precision', () => {
   it("refuses fp16 without CUDA instead of training in fp32", async function () {

@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 
 import { Model, nn, Tensor, TensorData, Trainer, TrainerConfig } from '../src';
-import { blobDataset, errorOf, makeBlobs, pythonJson, rejectionOf } from './helpers';
+import { blobDataset, errorOf, makeBlobs, pythonJson, rejectionOf } from './support/helpers';
 
 type Returns = 'tensor' | 'object' | 'array';
 

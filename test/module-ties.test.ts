@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 
 import { Dataset, F, Model, ModelLike, nn, Parameter, saveSafetensors, Tensor, Trainer } from '../src';
-import { errorOf, rejectionOf } from './helpers';
+import { errorOf, rejectionOf } from './support/helpers';
 
 /** Tokens to next-token logits, the head tied to the embedding (GPT-2's direction). */
 class TiedHead extends nn.Module {

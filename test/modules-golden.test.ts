@@ -8,16 +8,17 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-import { Dataset, loadSafetensors, LoraConfig, Module, NumericArray, runtimeInfo, saveSafetensors, TensorData, Trainer } from '../src';
+import { Dataset, loadSafetensors, LoraConfig, Module, nn, NumericArray, runtimeInfo, saveSafetensors, TensorData, Trainer } from '../src';
 import { ResNet18 } from '../examples/models/resnet';
 import { Functional } from './models/functional';
-import { pythonJson } from './helpers';
+import { pythonJson } from './support/helpers';
 import { AttentionClassifier } from './models/attention';
 import { GPTMini } from '../examples/models/gpt';
 import { GRURegressor, LSTMClassifier, PackedRecurrent } from './models/recurrent';
 import { TiedLM } from './models/tied-lm';
 import { TransformerModel } from './models/transformer';
 import { UNet } from './models/unet';
+import { expectClose } from './support/expect-close';
 
 const fixtures = path.join(__dirname, '..', '..', 'test', 'fixtures');
 const running = runtimeInfo().torchVersion.split('.').slice(0, 2).join('.');
@@ -34,20 +35,6 @@ function withPrefix(tensors: Tensors, prefix: string): Tensors {
       .filter(([name]) => name.startsWith(prefix))
       .map(([name, tensor]) => [name.slice(prefix.length), tensor]),
   );
-}
-
-/** Every element within 1e-5 relative (absolute near zero). */
-function expectClose(actual: TensorData<NumericArray>, expected: TensorData<NumericArray>, what: string): void {
-  expect(actual.shape, `${what} shape`).to.deep.equal(expected.shape);
-  let worst = 0;
-  let at = -1;
-  for (let i = 0; i < expected.data.length; i += 1) {
-    const a = Number(actual.data[i]);
-    const e = Number(expected.data[i]);
-    const error = Math.abs(a - e) / Math.max(1, Math.abs(e));
-    if (error > worst) [worst, at] = [error, i];
-  }
-  expect(worst, `${what}: worst relative error at element ${at}`).to.be.at.most(1e-5);
 }
 
 function expectStateClose(actual: Tensors, expected: Tensors, what: string): void {
@@ -135,7 +122,7 @@ for (const { name, build, batchSize, lora } of models as { name: string; build: 
   });
 }
 
-describe("F's convolutions and poolings of every dimension, against PyTorch", function () {
+describe("F's convolutions, poolings of every dimension, norms and rotary embeddings, against PyTorch", function () {
   this.timeout(60_000);
   let golden: Tensors;
   let names: string[];
@@ -170,5 +157,32 @@ print(json.dumps({name: value.flatten().tolist() for name, value in m(x).items()
     } finally {
       fs.rmSync(folder, { recursive: true, force: true });
     }
+  });
+
+  it("gives PyTorch's own F.rms_norm and nn.RMSNorm (PyTorch 2.4 and later) for F.rmsNorm and nn.rmsNorm", async function () {
+    const norm = new Trainer({ model: nn.sequential(nn.rmsNorm(16)), loss: 'mse', optimizer: 'sgd', config: { progressBar: false, numThreads: 1 } });
+    const viaModule = await norm.predict(golden.input.data, golden.input.shape);
+    const g = (await trainer.stateDict()).g;
+    const script = `import json, sys, torch
+import torch.nn.functional as F
+if not hasattr(F, 'rms_norm'):
+    print(json.dumps({'missing': torch.__version__}))
+    sys.exit(0)
+x = torch.tensor(json.loads(sys.argv[1])).reshape(2, 4, 16)
+g = torch.tensor(json.loads(sys.argv[2]))
+print(json.dumps({
+    'rmsNorm': F.rms_norm(x, [16], g, 1e-6).flatten().tolist(),
+    'rmsNormNoWeight': F.rms_norm(x.view(2, 4, 4, 4), [4, 4]).flatten().tolist(),
+    'module': torch.nn.RMSNorm(16)(x).flatten().tolist(),
+}))`;
+    const reference = pythonJson(this, script, JSON.stringify(Array.from(golden.input.data as Float32Array)), JSON.stringify(Array.from(g.data as Float32Array))) as
+      Record<string, number[]> & { missing?: string };
+    if (reference.missing !== undefined) {
+      console.log(`      skipped: PyTorch ${reference.missing} has no F.rms_norm (added in 2.4); the fixture holds its formula`);
+      this.skip();
+    }
+    expectClose(outputs.rmsNorm.data, reference.rmsNorm, 'F.rmsNorm');
+    expectClose(outputs.rmsNormNoWeight.data, reference.rmsNormNoWeight, 'F.rmsNorm without a weight');
+    expectClose(viaModule.data as Float32Array, reference.module, 'nn.rmsNorm');
   });
 });

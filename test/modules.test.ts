@@ -8,7 +8,7 @@ import path from 'node:path';
 
 import { Callback, Dataset, F, Layer, Model, Module, nn, Parameter, Tensor, torch, Trainer } from '../src';
 import { ResNet18 } from '../examples/models/resnet';
-import { blobDataset, errorOf, makeBlobs, pythonJson, rejectionOf } from './helpers';
+import { blobDataset, errorOf, makeBlobs, pythonJson, rejectionOf } from './support/helpers';
 
 /** y = x Wᵀ + b with its own parameters, initialised as torch.nn.Linear does. */
 class MyLinear extends nn.Module {

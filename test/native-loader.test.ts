@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 
 import { loadNativeBinding, PREBUILD_BINARY, PREBUILD_MANIFEST } from '../src/native-loader';
-import { writeUnloadablePrebuild } from './helpers';
+import { writeUnloadablePrebuild } from './support/helpers';
 
 const repo = path.resolve(__dirname, '..', '..');
 

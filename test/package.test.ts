@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 
 import { native } from '../src/native';
-import { writeUnloadablePrebuild } from './helpers';
+import { writeUnloadablePrebuild } from './support/helpers';
 
 const repo = path.resolve(__dirname, '..', '..');
 const fixture = path.join(repo, 'test', 'fixtures', 'package-consumer');

@@ -4,7 +4,7 @@ import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 
 import { EarlyStopping, ProgressBar } from '../src';
-import { blobDataset, blobTrainer } from './helpers';
+import { blobDataset, blobTrainer } from './support/helpers';
 
 class MemoryStream {
   text = '';
@@ -47,7 +47,7 @@ describe('progress output', () => {
   for (const columns of [40, 60, 80, 120]) {
     it(`fits a ${columns}-column terminal: every redraw stays on its line (pseudo-terminal)`, () => {
       // script(1) runs the child on a pseudo-terminal of that width; Node reads it as stdout.columns.
-      const child = path.join(__dirname, 'progress-child.js');
+      const child = path.join(__dirname, 'support', 'progress-child.js');
       const result = spawnSync('script', ['-qec', `stty cols ${columns} rows 24; "${process.execPath}" "${child}"`, '/dev/null'], {
         encoding: 'utf8',
       });

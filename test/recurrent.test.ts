@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 
 import { Dataset, ModelLike, nn, Tensor, TensorData, torch, Trainer } from '../src';
-import { blobDataset, errorOf, pythonJson, rejectionOf } from './helpers';
+import { blobDataset, errorOf, pythonJson, rejectionOf } from './support/helpers';
 import { GRURegressor, LSTMClassifier, PackedRecurrent } from './models/recurrent';
 
 const config = { progressBar: false, numThreads: 1, batchSize: 4 };

@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 
 import { nn, runtimeInfo, setNumThreads, Trainer } from '../src';
-import { setupError } from './helpers';
+import { setupError } from './support/helpers';
 
 const referenceBlasDir = '/usr/lib/x86_64-linux-gnu/blas';
 

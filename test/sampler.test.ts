@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 import { Dataset } from '../src';
-import { blobDataset, errorOf } from './helpers';
+import { blobDataset, errorOf } from './support/helpers';
 
 const golden = JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', 'test', 'fixtures', 'golden-sampler.json'), 'utf8'));
 

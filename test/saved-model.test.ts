@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 
 import { Dataset, Model, nn, Trainer } from '../src';
-import { blobDataset, blobTrainer, makeBlobs, rejectionOf } from './helpers';
+import { blobDataset, blobTrainer, makeBlobs, rejectionOf } from './support/helpers';
 
 const scripted = path.join(__dirname, '..', '..', 'test', 'fixtures', 'scripted');
 

@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 import { SchedulerSpec } from '../src';
-import { blobDataset, blobTrainer, rejectionOf, setupError } from './helpers';
+import { blobDataset, blobTrainer, rejectionOf, setupError } from './support/helpers';
 
 interface ScheduleCase {
   lr: number;

@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 
 import { Model, nn, TensorData, Trainer } from '../src';
-import { blobDataset, blobTrainer, makeBlobs, rejectionOf } from './helpers';
+import { blobDataset, blobTrainer, makeBlobs, rejectionOf } from './support/helpers';
 
 const probe = makeBlobs(8).inputs;
 

@@ -3,7 +3,7 @@
 import { expect } from 'chai';
 
 import { DatasetFields, StreamingDataset, StepLogs } from '../src';
-import { blobDataset, blobTrainer, makeBlobs, rejectionOf } from './helpers';
+import { blobDataset, blobTrainer, makeBlobs, rejectionOf } from './support/helpers';
 
 const SAMPLES = 64;
 const BATCH = 8;

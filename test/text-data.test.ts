@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 
 import { ByteTokenizer, CharTokenizer, Dataset, Trainer } from '../src';
-import { errorOf, rejectionOf } from './helpers';
+import { errorOf, rejectionOf } from './support/helpers';
 import { GPTMini } from '../examples/models/gpt';
 
 const rows = (dataset: Dataset, field: 'input' | 'target'): number[][] => {

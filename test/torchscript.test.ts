@@ -6,7 +6,8 @@ import os from 'node:os';
 import path from 'node:path';
 
 import { Dataset, nn, StepLogs, Trainer } from '../src';
-import { blobDataset, rejectionOf, setupError, seededRandom } from './helpers';
+import { blobDataset, rejectionOf, setupError, seededRandom } from './support/helpers';
+import { expectClose } from './support/expect-close';
 
 const fixtures = path.join(__dirname, '..', '..', 'test', 'fixtures');
 const scripted = path.join(fixtures, 'scripted');
@@ -15,11 +16,6 @@ const training = JSON.parse(fs.readFileSync(path.join(fixtures, 'golden-training
 const inputs = new Float32Array(training.inputs.flat());
 const samples = training.inputs.length;
 const config = { numEpochs: 2, batchSize: 4, shuffle: false, logEvery: 1, progressBar: false, numThreads: 1 };
-
-function expectClose(actual: number[], expected: number[], what: string): void {
-  expect(actual).to.have.length(expected.length);
-  actual.forEach((value, i) => expect(value, `${what} ${i}`).to.be.closeTo(expected[i], 1e-5 * Math.max(1, Math.abs(expected[i]))));
-}
 
 describe('TorchScript models', () => {
   let dir: string;

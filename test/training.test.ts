@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 
 import { Dataset, nn, Trainer } from '../src';
-import { blobDataset, blobTrainer, makeBlobs, rejectionOf, seededRandom } from './helpers';
+import { blobDataset, blobTrainer, makeBlobs, rejectionOf, seededRandom } from './support/helpers';
 
 describe('training through the public API', () => {
   it('learns a separable classification problem: loss falls and accuracy beats chance', async () => {

@@ -327,18 +327,15 @@ Napi::Value EngineWrap::BeginFit(const Napi::CallbackInfo& info) {
     lock_.throwIfBusy("fit", "trainer");
     const FitOptions options = toFitOptions(info[1]);
     const int64_t numEpochs = toInteger(info[2], "numEpochs", 1);
-    // A dataset, or a stream's batchesPerEpoch (undefined when it does not know).
-    std::optional<int64_t> batchesPerEpoch;
-    if (info[0].IsNumber()) {
-      batchesPerEpoch = toInteger(info[0], "batchesPerEpoch", 1);
-    } else if (!info[0].IsUndefined()) {
-      batchesPerEpoch = batchCount(DatasetWrap::From(info[0], "train data").data->size(),
-                                   engine_->rankSampler(options.sampler));
-    }
     std::optional<int64_t> maxSteps;
     if (!info[3].IsUndefined()) maxSteps = toInteger(info[3], "maxSteps", 1);
-    const auto plan = engine_->beginFit(batchesPerEpoch, options, numEpochs, maxSteps);
-    return toJs(env, plan);
+    // A dataset, or a stream's batchesPerEpoch (undefined when it does not know).
+    if (info[0].IsNumber() || info[0].IsUndefined()) {
+      std::optional<int64_t> batchesPerEpoch;
+      if (info[0].IsNumber()) batchesPerEpoch = toInteger(info[0], "batchesPerEpoch", 1);
+      return toJs(env, engine_->beginFit(batchesPerEpoch, options, numEpochs, maxSteps));
+    }
+    return toJs(env, engine_->beginFit(*DatasetWrap::From(info[0], "train data").data, options, numEpochs, maxSteps));
   });
 }
 

@@ -9,7 +9,7 @@ import { StreamingDataset } from '../data/streaming-dataset';
 import type { RankCollectives } from '../distributed/rank-collectives';
 import { firebrandError } from '../errors';
 import { EMA_WEIGHTS_FILE, WEIGHTS_FILE } from '../inference/saved-model';
-import type { NativeBatchQueue, NativeDataset, NativeEngine, NativeEpochResult, NativeEpochSegment, NativeFitOptions } from '../native';
+import type { FitPlan, NativeBatchQueue, NativeDataset, NativeEngine, NativeEpochResult, NativeEpochSegment, NativeFitOptions } from '../native';
 import { runtimeInfo } from '../runtime';
 import { LIBRARY_VERSION } from '../version';
 import { checkpointsFolder, pruneCheckpoints, TrainerState, writeCheckpoint } from './checkpoints';
@@ -22,15 +22,22 @@ import { findResumePoint } from './resume';
 import type { Trainer } from './trainer';
 import type { FitOptions, TrainingData } from './trainer-options';
 
-/** What a fit carries from checkpoint to checkpoint. */
+/** What a fit carries from epoch to epoch and checkpoint to checkpoint. */
 interface FitRun {
+  numEpochs: number;
   history: History;
   batchesPerEpoch?: number;
+  /** Where a resumed run starts: its epoch and the batch in it. */
+  resumeAt?: { epoch: number; batch: number };
   /** Wall time of the runs this one resumed. */
   priorSeconds: number;
   started: number;
   evalData?: TrainingData;
   bestMetric: MonitoredMetric;
+  /** The epoch-log field the LR scheduler watches (reduce_on_plateau). */
+  monitor?: keyof EpochLogs;
+  /** This run's training samples and seconds, for samplesPerSecond. */
+  trained: { samples: number; seconds: number };
 }
 
 /** The trainer's parts a fit works with. */
@@ -64,8 +71,30 @@ export class FitLoop {
 
   /** Trains to the end (numEpochs, maxSteps, a stop); resolves with the history. */
   async run(): Promise<History> {
-    const { data: trainData, options } = this;
-    const started = Date.now();
+    const run = await this.start();
+    const { history, numEpochs } = run;
+    const info = { numEpochs, ...run.plan };
+    await this.hooks.run('preFit', info, this.trainer);
+    await this.hooks.run('onTrainBegin', { ...info });
+    for (let epoch = run.resumeAt?.epoch ?? 0; epoch < numEpochs && !this.control.stopRequested; epoch++) {
+      if (!(await this.trainEpoch(run, epoch))) break;
+      // A stop from postEpoch (a Timer, say) may come on some ranks only: all go on or stop together.
+      [this.control.stopRequested] = await this.ranks.anyRank([this.control.stopRequested], 'the stop requests');
+    }
+    history.stopped = this.control.stopRequested;
+    if (this.control.stopRequested) this.control.stopReason ??= 'another rank asked to stop';
+    if (this.control.stopReason !== undefined) history.stopReason = this.control.stopReason;
+    history.wallTimeSeconds = wallTimeSeconds(run);
+    history.samplesPerSecond = run.trained.samples / Math.max(run.trained.seconds, 1e-9);
+    await this.useFinalWeights(history);
+    await this.hooks.run('postFit', history, this.trainer);
+    await this.hooks.run('onTrainEnd', numericLogs(history.epochs.at(-1)));
+    return history;
+  }
+
+  /** The run's plan from C++, its resume point and starting weights. */
+  private async start(): Promise<FitRun & { plan: FitPlan }> {
+    const { data, options } = this;
     const numEpochs = options.numEpochs ?? this.config.numEpochs;
     const monitor = this.engine.schedulerMonitor as keyof EpochLogs | undefined;
     if (monitor?.startsWith('val') && !options.evalData) {
@@ -74,24 +103,12 @@ export class FitLoop {
         `lrScheduler (reduce_on_plateau) monitors '${monitor}', which needs evalData: pass fit(data, { evalData }) or monitor 'loss'`,
       );
     }
-    const streamed = trainData instanceof StreamingDataset;
-    const plan = this.engine.beginFit(
-      streamed ? trainData.batchesPerEpoch : dataHandle(trainData, 'trainData').native,
-      this.fitOptions(),
-      numEpochs,
-      this.config.maxSteps,
-    );
+    const started = Date.now();
+    const source = data instanceof StreamingDataset ? data.batchesPerEpoch : dataHandle(data, 'trainData').native;
+    const plan = this.engine.beginFit(source, this.fitOptions(), numEpochs, this.config.maxSteps);
     const resumed = findResumePoint(this.config, plan.batchesPerEpoch, this.trainer.worldSize);
     const bestName = this.config.metricForBestModel ?? (options.evalData ? 'valLoss' : 'loss');
     const greater = this.config.greaterIsBetter;
-    const run: FitRun = {
-      history: resumed?.state.history ?? { epochs: [], evaluations: [], stopped: false, wallTimeSeconds: 0, samplesPerSecond: 0 },
-      batchesPerEpoch: plan.batchesPerEpoch,
-      priorSeconds: resumed?.state.wallTimeSeconds ?? 0,
-      started,
-      evalData: options.evalData,
-      bestMetric: new MonitoredMetric(bestName, greater === undefined ? 'auto' : greater ? 'max' : 'min'),
-    };
     if (resumed) {
       await this.engine.loadState(resumed.folder);
       await this.hooks.run('onLoadCheckpoint', { folder: resumed.folder, state: resumed.state }, this.trainer);
@@ -99,63 +116,65 @@ export class FitLoop {
       await this.engine.initWeightsFrom(this.config.initWeightsFrom, true);
     }
     this.control.weightsInitialised = true;
-    const history = run.history;
-    const info = { numEpochs, ...plan };
-    await this.hooks.run('preFit', info, this.trainer);
-    await this.hooks.run('onTrainBegin', { ...info });
-    const fitSamples = { samples: 0, seconds: 0 };
-    for (let epoch = resumed?.state.epoch ?? 0; epoch < numEpochs && !this.control.stopRequested; epoch++) {
-      await this.hooks.run('preEpoch', epoch, this.trainer);
-      await this.hooks.run('onEpochBegin', epoch, {});
-      const startBatch = epoch === resumed?.state.epoch ? resumed.state.batchInEpoch : 0;
-      const { result, ended } = await this.trainEpochInSegments(trainData, epoch, startBatch, run);
-      const { stopped: _stopped, nextBatch, ...trained } = result;
-      fitSamples.samples += trained.samples;
-      fitSamples.seconds += trained.seconds;
-      let logs: EpochLogs = { epoch, ...trained, globalStep: this.engine.globalStep };
-      if (ended === 'stopped') {
-        this.control.stopRequested = true;
-        // The checkpoint's history holds finished epochs only; a resumed run redoes this one.
-        if (this.config.outputDir) await this.checkpoint(run, epoch, nextBatch, true, false);
-        history.epochs.push(logs);
-        await this.endEpoch(epoch, logs);
-        break;
-      }
-      if (options.evalData) logs = { ...logs, ...(await this.validate(options.evalData, epoch)) };
-      if (monitor !== undefined) this.engine.onEvalMetric(reportedNumber(logs, monitor, 'lrScheduler (reduce_on_plateau)'));
-      history.epochs.push(logs);
-      const improved = this.updateBest(run, logs);
-      this.control.saveRequested = false;
-      // A stop requested during the epoch makes this save the interruption's; one from postEpoch
-      // (early stopping) ends a run that finished its epoch.
-      const interrupted = this.control.stopRequested;
-      // The checkpoint follows postEpoch so that callbacks' state (onSaveCheckpoint) includes this epoch.
+    return {
+      numEpochs,
+      plan,
+      history: resumed?.state.history ?? { epochs: [], evaluations: [], stopped: false, wallTimeSeconds: 0, samplesPerSecond: 0 },
+      batchesPerEpoch: plan.batchesPerEpoch,
+      resumeAt: resumed && { epoch: resumed.state.epoch, batch: resumed.state.batchInEpoch },
+      priorSeconds: resumed?.state.wallTimeSeconds ?? 0,
+      started,
+      evalData: options.evalData,
+      bestMetric: new MonitoredMetric(bestName, greater === undefined ? 'auto' : greater ? 'max' : 'min'),
+      monitor,
+      trained: { samples: 0, seconds: 0 },
+    };
+  }
+
+  /** One epoch with its hooks, validation, best metric and checkpoint; resolves with whether the fit goes on. */
+  private async trainEpoch(run: FitRun, epoch: number): Promise<boolean> {
+    await this.hooks.run('preEpoch', epoch, this.trainer);
+    await this.hooks.run('onEpochBegin', epoch, {});
+    const startBatch = epoch === run.resumeAt?.epoch ? run.resumeAt.batch : 0;
+    const { result, ended } = await this.trainEpochInSegments(this.data, epoch, startBatch, run);
+    const { stopped: _stopped, nextBatch, ...trained } = result;
+    run.trained.samples += trained.samples;
+    run.trained.seconds += trained.seconds;
+    let logs: EpochLogs = { epoch, ...trained, globalStep: this.engine.globalStep };
+    if (ended === 'stopped') {
+      this.control.stopRequested = true;
+      // The checkpoint's history holds finished epochs only; a resumed run redoes this one.
+      if (this.config.outputDir) await this.checkpoint(run, epoch, nextBatch, true, false);
+      run.history.epochs.push(logs);
       await this.endEpoch(epoch, logs);
-      if (this.config.outputDir) {
-        const position = ended === 'maxSteps' ? { epoch, batch: nextBatch } : { epoch: epoch + 1, batch: 0 };
-        await this.checkpoint(run, position.epoch, position.batch, interrupted, improved);
-      }
-      if (ended === 'maxSteps') {
-        this.control.stopReason = `maxSteps: ${this.config.maxSteps} optimizer steps reached`;
-        break;
-      }
-      // A stop from postEpoch (a Timer, say) may come on some ranks only: all go on or stop together.
-      [this.control.stopRequested] = await this.ranks.anyRank([this.control.stopRequested], 'the stop requests');
+      return false;
     }
-    history.stopped = this.control.stopRequested;
-    if (this.control.stopRequested) this.control.stopReason ??= 'another rank asked to stop';
-    if (this.control.stopReason !== undefined) history.stopReason = this.control.stopReason;
-    history.wallTimeSeconds = wallTimeSeconds(run);
-    history.samplesPerSecond = fitSamples.samples / Math.max(fitSamples.seconds, 1e-9);
-    // With config.ema the model ends on the averaged weights (the best checkpoint's, with loadBestModelAtEnd).
+    if (run.evalData) logs = { ...logs, ...(await this.validate(run.evalData, epoch)) };
+    if (run.monitor !== undefined) this.engine.onEvalMetric(reportedNumber(logs, run.monitor, 'lrScheduler (reduce_on_plateau)'));
+    run.history.epochs.push(logs);
+    const improved = this.updateBest(run, logs);
+    this.control.saveRequested = false;
+    // A stop requested during the epoch makes this save the interruption's; one from postEpoch
+    // (early stopping) ends a run that finished its epoch.
+    const interrupted = this.control.stopRequested;
+    // The checkpoint follows postEpoch so that callbacks' state (onSaveCheckpoint) includes this epoch.
+    await this.endEpoch(epoch, logs);
+    if (this.config.outputDir) {
+      const position = ended === 'maxSteps' ? { epoch, batch: nextBatch } : { epoch: epoch + 1, batch: 0 };
+      await this.checkpoint(run, position.epoch, position.batch, interrupted, improved);
+    }
+    if (ended !== 'maxSteps') return true;
+    this.control.stopReason = `maxSteps: ${this.config.maxSteps} optimizer steps reached`;
+    return false;
+  }
+
+  /** With config.ema the model ends on the averaged weights (the best checkpoint's, with loadBestModelAtEnd). */
+  private async useFinalWeights(history: History): Promise<void> {
     if (this.config.loadBestModelAtEnd && history.best?.checkpoint !== undefined) {
       await this.engine.initWeightsFrom(path.join(history.best.checkpoint, this.config.ema.enabled ? EMA_WEIGHTS_FILE : WEIGHTS_FILE), true);
     } else if (this.config.ema.enabled) {
       await this.engine.copyAverageToModel();
     }
-    await this.hooks.run('postFit', history, this.trainer);
-    await this.hooks.run('onTrainEnd', numericLogs(history.epochs.at(-1)));
-    return history;
   }
 
   private async endEpoch(epoch: number, logs: EpochLogs): Promise<void> {

@@ -32,6 +32,9 @@ const grouping: Schema = {
 
 const nonNegative = (fallback: number) => field(number(0), fallback, [0]);
 
+/** A learning rate given to a trainer method (setLearningRate, unfreeze): the rule of the optimizers' lr. */
+export const learningRate = number(0);
+
 const adamFamily = (weightDecay: number): Schema => ({
   lr: nonNegative(1e-3),
   betas: field(

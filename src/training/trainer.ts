@@ -11,14 +11,12 @@ import { firebrandError } from '../errors';
 import { TORCHSCRIPT_FILE, WEIGHTS_FILE, writeSavedModel } from '../inference/saved-model';
 import { builtInLoggers } from '../logging/built-in-loggers';
 import type { Logger } from '../logging/logger';
-import { LoggingCallback } from '../logging/logging-callback';
 import { GenerateOptions, ModelDescription, native, NativeEngine, NumericArray, Prediction, TensorData } from '../native';
 import { generateTokens } from '../inference/generation';
 import { type ModelLike, type ModelSpec, resolveModelSpec } from '../nn/model-spec';
 import { Module } from '../nn/module/module';
-import { ProgressBar } from '../progress/progress-bar';
 import { runtimeInfo, setNumThreads, useDeterministicAlgorithms, warnIfSlowBlas } from '../runtime';
-import { Timer } from '../callbacks/timer';
+import { builtInCallbacks } from '../callbacks/built-in-callbacks';
 import { TRAIN_BATCH_HOOKS, VAL_BATCH_HOOKS, type Callback } from './callbacks';
 import { checkOutputDir } from './checkpoints';
 import { weightRenames, type WeightNameMap } from './weight-renames';
@@ -30,7 +28,8 @@ import { callingHook, HookRunner } from './hook-runner';
 import { watchInterruptions } from './interruptions';
 import type { EvalLogs, History } from './logs';
 import { checkMetrics } from './metrics';
-import { resolveObjectives } from './objective-schemas';
+import { learningRate, resolveObjectives } from './objective-schemas';
+import { field, REQUIRED, validate } from '../options/schema';
 import type { DataloaderConfiguration, FitOptions, ModelConfiguration, OptimizerConfiguration, TrainerOptions, TrainingData } from './trainer-options';
 
 export type { DataloaderConfiguration, FitOptions, ModelConfiguration, OptimizerConfiguration, TrainerOptions, TrainingData } from './trainer-options';
@@ -77,12 +76,7 @@ export class Trainer {
     // Only rank 0 writes logs.
     this.loggers = this.globalRank === 0 ? [...builtInLoggers(this.config), ...(options.loggers ?? [])] : [];
     const callbacks = options.callbacks === undefined ? [] : Array.isArray(options.callbacks) ? options.callbacks : [options.callbacks];
-    this.callbacks = [
-      ...callbacks,
-      ...(this.config.maxTime === undefined ? [] : [new Timer({ duration: this.config.maxTime })]),
-      ...(this.loggers.length > 0 ? [new LoggingCallback(this.loggers)] : []),
-      ...(this.config.progressBar ? [new ProgressBar()] : []),
-    ];
+    this.callbacks = [...callbacks, ...builtInCallbacks(this.config, this.loggers)];
     this.hooks = new HookRunner(this, this.callbacks);
   }
 
@@ -303,6 +297,7 @@ export class Trainer {
    * learning rate `lr` (default: the first group's / 10, as Lightning's). Resolves with their names.
    */
   async unfreeze(patterns: string | string[], { lr }: { lr?: number } = {}): Promise<string[]> {
+    validate({ lr }, { lr: field(learningRate) }, 'unfreeze');
     const engine = await this.ready('unfreeze');
     return engine.unfreeze([patterns].flat(), lr);
   }
@@ -314,6 +309,7 @@ export class Trainer {
    * and by later fits.
    */
   setLearningRate(lr: number, optimizer?: string): void {
+    validate({ lr }, { lr: field(learningRate, REQUIRED) }, 'setLearningRate');
     this.engine.setLearningRate(lr, optimizer);
   }
 

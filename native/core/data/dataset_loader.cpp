@@ -35,13 +35,8 @@ DatasetLoader::DatasetLoader(std::shared_ptr<const TensorDataset> dataset, Batch
     throw InvalidArgument("startBatch " + std::to_string(startBatch) + " must be in [0, " +
                           std::to_string(sampler_.batchCount()) + "), the batches of this epoch");
   }
+  // numWorkers and prefetchFactor are bounded by their TypeScript owner (data/loader-options.ts).
   const int64_t workers = options_.workerCount(!transforms_.empty());
-  if (workers < 0 || workers > 64) {
-    throw InvalidArgument("numWorkers must be an integer in [0, 64], got " + std::to_string(workers));
-  }
-  if (options_.prefetchFactor < 1) {
-    throw InvalidArgument("prefetchFactor must be a positive integer, got " + std::to_string(options_.prefetchFactor));
-  }
   queueDepth_ = workers * options_.prefetchFactor;
   // Beyond the queue: one being cut per worker, the batch being trained, the next one, and one free again.
   recycler_ = std::make_unique<BatchRecycler>(static_cast<size_t>(queueDepth_ + workers + 3));

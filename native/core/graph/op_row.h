@@ -32,6 +32,7 @@ OpRows pieceOps();
 OpRows elementwiseOps();
 OpRows activationOps();
 OpRows functionalOps();
+OpRows normOps();
 OpRows convolutionOps();
 OpRows constructorOps();
 

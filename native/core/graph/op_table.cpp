@@ -6,7 +6,7 @@ namespace {
 
 const std::map<std::string, OpRow>& table() {
   static const auto rows = rowTable<OpRow>(
-      {arithmeticOps, reductionOps, shapeOps, pieceOps, elementwiseOps, activationOps, functionalOps, convolutionOps, constructorOps}, &OpRow::name);
+      {arithmeticOps, reductionOps, shapeOps, pieceOps, elementwiseOps, activationOps, functionalOps, normOps, convolutionOps, constructorOps}, &OpRow::name);
   return rows;
 }
 

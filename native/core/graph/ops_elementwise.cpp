@@ -45,6 +45,12 @@ OpRun toDtype(const NodeArgs& a) {
   return [=](GraphFrame& f) -> c10::IValue { return T(f, x).to(dtype); };
 }
 
+OpRun typeAs(const NodeArgs& a) {
+  a.expectCount(2);
+  const int64_t x = a.tensor(0), other = a.tensor(1);
+  return [=](GraphFrame& f) -> c10::IValue { return T(f, x).type_as(T(f, other)); };
+}
+
 }  // namespace
 
 OpRows elementwiseOps() {
@@ -69,6 +75,7 @@ OpRows elementwiseOps() {
       comparison("gt", at::gt, at::gt),
       comparison("ge", at::ge, at::ge),
       {"toDtype", toDtype, [](const GraphNode& n, const ScriptArgs& a) { return a[0] + ".to(" + scriptDtype(n.args[1]) + ")"; }},
+      {"typeAs", typeAs, scriptMethod("type_as")},
   };
 }
 

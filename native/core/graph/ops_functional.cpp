@@ -1,5 +1,5 @@
 // torch.nn.functional's layers as ops over tensors forward passes in: linear,
-// the norms, dropout, attention, embedding, padding and resizing.
+// dropout, attention, embedding, padding and resizing (the norms: ops_norms.cpp).
 #include <ATen/Functions.h>
 
 #include <cmath>
@@ -73,24 +73,6 @@ OpRun linear(const NodeArgs& a) {
   return [=](GraphFrame& f) -> c10::IValue { return at::linear(T(f, x), T(f, w), optionalT(f, b)); };
 }
 
-OpRun layerNorm(const NodeArgs& a) {
-  a.expectCount(5);
-  const int64_t x = a.tensor(0);
-  const auto shape = a.integers(1);
-  const auto w = a.optionalTensor(2), b = a.optionalTensor(3);
-  const double eps = a.number(4);
-  return [=](GraphFrame& f) -> c10::IValue { return at::layer_norm(T(f, x), intValues(shape, f), optionalT(f, w), optionalT(f, b), eps); };
-}
-
-OpRun groupNorm(const NodeArgs& a) {
-  a.expectCount(5);
-  const int64_t x = a.tensor(0);
-  const int64_t groups = a.integer(1).value;
-  const auto w = a.optionalTensor(2), b = a.optionalTensor(3);
-  const double eps = a.number(4);
-  return [=](GraphFrame& f) -> c10::IValue { return at::group_norm(T(f, x), groups, optionalT(f, w), optionalT(f, b), eps); };
-}
-
 OpRun interpolate(const NodeArgs& a) {
   a.expectCount(5);
   const int64_t x = a.tensor(0);
@@ -135,14 +117,6 @@ OpRows functionalOps() {
       {"featureDropout", featureDropout,
        [](const GraphNode& n, const ScriptArgs& a) { return "torch.feature_dropout(" + a[0] + ", " + scriptReal(n.args[1]) + ", self.training)"; }},
       {"linear", linear, scriptCall("torch.linear")},
-      {"layerNorm", layerNorm,
-       [](const GraphNode& n, const ScriptArgs& a) {
-         return "torch.layer_norm(" + a[0] + ", " + scriptDims(n.args[1]) + ", " + a[2] + ", " + a[3] + ", " + scriptReal(n.args[4]) + ")";
-       }},
-      {"groupNorm", groupNorm,
-       [](const GraphNode& n, const ScriptArgs& a) {
-         return "torch.group_norm(" + a[0] + ", " + a[1] + ", " + a[2] + ", " + a[3] + ", " + scriptReal(n.args[4]) + ")";
-       }},
       {"interpolate2d", interpolate,
        [](const GraphNode& n, const ScriptArgs& a) {
          return scriptInterpolate(a[0], a[1], isNullArg(n, 2) ? a[2] : scriptReal(n.args[2]), *n.args[3].string() == "nearest", a[4]);

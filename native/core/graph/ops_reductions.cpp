@@ -1,4 +1,4 @@
-// Reductions over some dimensions (dims null: every one) or one dimension.
+// Reductions over some dimensions (dims null: every one) or one dimension, and scans along one.
 #include <ATen/Functions.h>
 
 #include "core/graph/op_support.h"
@@ -110,6 +110,7 @@ OpRows reductionOps() {
       {"argmin", argExtremum(false), scriptCall("torch.argmin")},
       {"var", spread(false), spreadScript("torch.var")},
       {"std", spread(true), spreadScript("torch.std")},
+      {"cumsum", alongDim([](const at::Tensor& x, int64_t d) { return x.cumsum(d); }), scriptCall("torch.cumsum")},
   };
 }
 

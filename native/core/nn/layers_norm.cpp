@@ -1,9 +1,8 @@
 // Normalisation layers: batch (1d, 2d, 3d), layer, group, instance and RMS norms.
 #include <torch/nn/modules.h>
 
-#include <limits>
-
 #include "core/nn/layer_row.h"
+#include "core/nn/rms_norm.h"
 #include "core/shape_text.h"
 
 namespace firebrand {
@@ -48,24 +47,7 @@ BuiltLayer instanceNorm2d(ResolvedOptions& o) {
           "[N, C, H, W] with C=" + count(features) + " (numFeatures=" + count(features) + ")"};
 }
 
-// torch.finfo(dtype).eps.
-double machineEpsilon(at::ScalarType dtype) {
-  switch (dtype) {
-    case at::kDouble: return std::numeric_limits<double>::epsilon();
-    case at::kHalf: return 0.0009765625;
-    case at::kBFloat16: return 0.0078125;
-    default: return std::numeric_limits<float>::epsilon();
-  }
-}
-
-std::vector<int64_t> trailingDims(size_t count) {
-  std::vector<int64_t> dims;
-  for (size_t i = 0; i < count; ++i) dims.push_back(-1 - static_cast<int64_t>(i));
-  return dims;
-}
-
-// torch.nn.RMSNorm (PyTorch 2.4): x / sqrt(mean(x², trailing dims) + eps) * weight; eps
-// unset means the input dtype's machine epsilon, as torch.finfo(dtype).eps.
+// torch.nn.RMSNorm (PyTorch 2.4), a weight over F.rmsNorm's math (rms_norm.h).
 class RMSNormImpl : public torch::nn::Cloneable<RMSNormImpl> {
  public:
   RMSNormImpl(std::vector<int64_t> shape, std::optional<double> eps, bool affine) : shape_(std::move(shape)), eps_(eps), affine_(affine) {
@@ -75,9 +57,7 @@ class RMSNormImpl : public torch::nn::Cloneable<RMSNormImpl> {
     if (affine_) weight = register_parameter("weight", at::ones(shape_));
   }
   at::Tensor forward(const at::Tensor& input) {
-    const double eps = eps_ ? *eps_ : machineEpsilon(input.scalar_type());
-    at::Tensor out = input * at::rsqrt(input.pow(2).mean(trailingDims(shape_.size()), /*keepdim=*/true) + eps);
-    return affine_ ? out * weight : out;
+    return rmsNorm(input, shape_, affine_ ? c10::optional<at::Tensor>(weight) : c10::nullopt, eps_, "nn.RMSNorm");
   }
   at::Tensor weight;
 
@@ -88,19 +68,15 @@ class RMSNormImpl : public torch::nn::Cloneable<RMSNormImpl> {
 };
 TORCH_MODULE(RMSNorm);
 
-BuiltLayer rmsNorm(ResolvedOptions& o) {
+BuiltLayer rmsNormLayer(ResolvedOptions& o) {
   const auto shape = o.integers("normalizedShape");
   return {torch::nn::AnyModule(RMSNorm(shape, o.optionalNumber("eps"), o.flag("elementwiseAffine"))),
           "trailing dimensions " + shapeText(shape) + " (normalizedShape)"};
 }
 
-// Unset eps: float32's machine epsilon (exports are float32).
-ScriptCall rmsNormScript(ResolvedOptions& o, const LayerScriptContext& c) {
-  const std::string& x = c.operands.at(0);
-  const std::string eps = scriptNumber(o.optionalNumber("eps").value_or(std::numeric_limits<float>::epsilon()));
-  const std::string scaled =
-      x + " * torch.rsqrt(" + x + ".pow(2).mean(" + scriptList(trailingDims(o.integers("normalizedShape").size())) + ", keepdim=True) + " + eps + ")";
-  return {o.flag("elementwiseAffine") ? scaled + " * " + c.tensor("weight") : scaled};
+ScriptCall rmsNormLayerScript(ResolvedOptions& o, const LayerScriptContext& c) {
+  return {rmsNormScript(c.operands.at(0), o.integers("normalizedShape").size(), o.flag("elementwiseAffine") ? c.tensor("weight") : "None",
+                        o.optionalNumber("eps"))};
 }
 
 }  // namespace
@@ -125,7 +101,7 @@ LayerRows normLayers() {
          return {"torch.group_norm(" + c.operands.at(0) + ", " + std::to_string(o.integer("numGroups")) + ", " + c.tensor("weight") + ", " +
                  c.tensor("bias") + ", " + scriptNumber(o.number("eps")) + ")"};
        }},
-      {"rmsNorm", rmsNorm, rmsNormScript},
+      {"rmsNorm", rmsNormLayer, rmsNormLayerScript},
   };
 }
 

@@ -2,7 +2,6 @@
 // unfrozen parameters joining their optimizer as a new group (Lightning's
 // BaseFinetuning.unfreeze_and_add_param_group), and both kept in checkpoints.
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
 #include <sstream>
 
@@ -65,7 +64,6 @@ std::vector<std::string> TrainingEngine::freeze(const std::vector<std::string>& 
 
 std::vector<std::string> TrainingEngine::unfreeze(const std::vector<std::string>& patterns, std::optional<double> lr) {
   if (distributed_) throw InvalidState("unfreeze: the trainer is one rank of a distributed run, whose gradient buckets are fixed");
-  if (lr && !(std::isfinite(*lr) && *lr >= 0)) throw InvalidArgument("unfreeze.lr: got " + std::to_string(*lr) + ", expected a number >= 0");
   requireStepBoundary("unfreeze");
   const std::vector<std::string> names = unfreezeMatching(*model_, patterns, "unfreeze");
   const auto named = model_->namedParameters();

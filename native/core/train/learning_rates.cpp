@@ -1,7 +1,6 @@
 // TrainingEngine's learning rates: set from JavaScript (safe while training:
 // applied at the next step), read for logs and monitors.
 #include <algorithm>
-#include <cmath>
 
 #include "core/errors.h"
 #include "core/train/training_engine.h"
@@ -9,9 +8,6 @@
 namespace firebrand {
 
 void TrainingEngine::setLearningRate(double lr, const std::string& optimizerName) {
-  if (!std::isfinite(lr) || lr < 0) {
-    throw InvalidArgument("setLearningRate: lr must be a finite number >= 0, got " + std::to_string(lr));
-  }
   if (!optimizerName.empty()) {
     const bool known = std::any_of(units_.begin(), units_.end(), [&](const auto& unit) { return unit.name() == optimizerName; });
     if (!known) throw InvalidArgument("setLearningRate: no optimizer is named '" + optimizerName + "'");

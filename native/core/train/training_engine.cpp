@@ -85,6 +85,11 @@ SamplerOptions TrainingEngine::rankSampler(const SamplerOptions& sampler) const 
   return ranks_->shard(sampler, /*evenShards=*/true);
 }
 
+TrainingEngine::FitPlan TrainingEngine::beginFit(const TensorDataset& data, const FitOptions& options, int64_t numEpochs,
+                                                 std::optional<int64_t> maxSteps) {
+  return beginFit(batchCount(data.size(), rankSampler(options.sampler)), options, numEpochs, maxSteps);
+}
+
 TrainingEngine::FitPlan TrainingEngine::beginFit(std::optional<int64_t> batchesPerEpoch, const FitOptions& options,
                                                  int64_t numEpochs, std::optional<int64_t> maxSteps) {
   if (numEpochs < 1) throw InvalidArgument("numEpochs must be a positive integer, got " + std::to_string(numEpochs));

@@ -75,6 +75,9 @@ class TrainingEngine {
   // `maxSteps` caps the run's optimizer steps (and the schedule's length).
   FitPlan beginFit(std::optional<int64_t> batchesPerEpoch, const FitOptions& options, int64_t numEpochs,
                    std::optional<int64_t> maxSteps = std::nullopt);
+  // The same over a dataset: its batches per epoch are this rank's, as options.sampler cuts them.
+  FitPlan beginFit(const TensorDataset& data, const FitOptions& options, int64_t numEpochs,
+                   std::optional<int64_t> maxSteps = std::nullopt);
   // One evaluation's value of the metric the scheduler monitors (reduce_on_plateau).
   void onEvalMetric(double value);
   // The epoch-log field reduce_on_plateau watches, or "" for step-driven schedules.
@@ -100,6 +103,7 @@ class TrainingEngine {
   // of every optimizer, or of the one named, to `lr` for its first group and
   // in proportion for its others. Safe from another thread while training:
   // it takes effect at the next optimizer step (and carries over to later fits).
+  // `lr` (>= 0) is checked by its TypeScript owner, the trainer.
   void setLearningRate(double lr, const std::string& optimizerName = "");
   // Applies learning rates set since the last step; called between steps, or
   // by the caller while no training runs.

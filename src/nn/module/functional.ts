@@ -54,6 +54,9 @@ export const F = {
   linear: (x: Tensor, weight: Tensor, bias: Optional<Tensor> = null) => op('linear', x, weight, bias),
   layerNorm: (x: Tensor, normalizedShape: number[], weight: Optional<Tensor> = null, bias: Optional<Tensor> = null, eps = 1e-5) =>
     op('layerNorm', x, normalizedShape, weight, bias, eps),
+  /** x / sqrt(mean(x², the trailing normalizedShape) + eps) * weight; eps null is the dtype's machine epsilon. */
+  rmsNorm: (x: Tensor, normalizedShape: number[], weight: Optional<Tensor> = null, eps: Optional<number> = null) =>
+    op('rmsNorm', x, normalizedShape, weight, eps),
   groupNorm: (x: Tensor, numGroups: number, weight: Optional<Tensor> = null, bias: Optional<Tensor> = null, eps = 1e-5) =>
     op('groupNorm', x, numGroups, weight, bias, eps),
   conv1d: convolution(1),

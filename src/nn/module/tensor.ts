@@ -173,6 +173,8 @@ export class Tensor {
   argmax(dim: Dim | null = null, keepdim = false): Tensor { return tensorOp('argmax', this, dim, keepdim); }
   argmin(dim: Dim | null = null, keepdim = false): Tensor { return tensorOp('argmin', this, dim, keepdim); }
   logsumexp(dim: Dim | Dim[], keepdim = false): Tensor { return tensorOp('logsumexp', this, dim, keepdim); }
+  /** Running sums along dim (torch.cumsum). */
+  cumsum(dim: Dim): Tensor { return tensorOp('cumsum', this, dim); }
   /** Variance with Bessel's correction by default (correction = 1), as torch.var. */
   var(dim: Dim | Dim[] | null = null, { correction = 1, keepdim = false }: { correction?: number; keepdim?: boolean } = {}): Tensor {
     return tensorOp('var', this, dim, correction, keepdim);
@@ -244,6 +246,8 @@ export class Tensor {
 
   /** The tensor as another dtype (x.to(torch.float32)). */
   to(dtype: DtypeName): Tensor { return tensorOp('toDtype', this, dtype); }
+  /** The tensor as other's dtype (x.type_as(other)). */
+  typeAs(other: Tensor): Tensor { return tensorOp('typeAs', this, other); }
   float(): Tensor { return this.to('float32'); }
   long(): Tensor { return this.to('int64'); }
   bool(): Tensor { return this.to('bool'); }

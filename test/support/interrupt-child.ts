@@ -1,4 +1,4 @@
-// A long fit in a child process (node dist/test/interrupt-child.js <outputDir> [slowStop]) for the
+// A long fit in a child process (node dist/test/support/interrupt-child.js <outputDir> [slowStop]) for the
 // interruption tests: prints {"step": n} at each optimizer step and {"history": ...} when fit resolves.
 // With slowStop, the last epoch's onEpochEnd waits 20 s, so a second signal can arrive during it.
 import { resumeData, resumeTrainer } from './resume-run';

@@ -4,9 +4,9 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 
-import { Dataset, nn, Trainer, TrainerConfig, TrainerOptions } from '../src';
-import { PREBUILD_BINARY, PREBUILD_MANIFEST } from '../src/native-loader';
-import { seededRandom } from '../examples/shared/seeded-random';
+import { Dataset, nn, Trainer, TrainerConfig, TrainerOptions } from '../../src';
+import { PREBUILD_BINARY, PREBUILD_MANIFEST } from '../../src/native-loader';
+import { seededRandom } from '../../examples/shared/seeded-random';
 
 
 /** Deterministic pseudo-random numbers in [0, 1) (mulberry32), as the examples draw them. */

@@ -1,7 +1,7 @@
 // The training job of the checkpoint tests, shared by the test process and
-// the child process it kills (test/resume-child.ts).
-import { Dataset, nn, Trainer, TrainerConfig, transforms } from '../src';
-import type { Callback } from '../src';
+// the child process it kills (test/support/resume-child.ts).
+import { Dataset, nn, Trainer, TrainerConfig, transforms } from '../../src';
+import type { Callback } from '../../src';
 import { makeBlobs } from './helpers';
 
 export const RESUME_EPOCHS = 3;

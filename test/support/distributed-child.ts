@@ -7,7 +7,7 @@
 //   train-module     train the same MLP written as a TypeScript module (BlobMlp)
 //   die-at-step-5    rank 1 exits at step 5; the others must fail, not hang
 //   hang-at-step-5   rank 1 stops answering at step 5; the others must time out
-import { BatchResult, Callback, F, nn, Tensor, Trainer } from '../src';
+import { BatchResult, Callback, F, nn, Tensor, Trainer } from '../../src';
 import { blobDataset, blobTrainer } from './helpers';
 
 /** The blob MLP written as a TypeScript module: its forward is a traced graph. */

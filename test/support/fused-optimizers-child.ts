@@ -2,7 +2,7 @@
 // (libtorch's default kernels, which round x + alpha * y twice): prints which
 // optimizers fuse there and, for each, 'same bits' when its fused step agrees
 // with libtorch's per-op step.
-import { OptimizerSpec, runtimeInfo } from '../src';
+import { OptimizerSpec, runtimeInfo } from '../../src';
 import { bothSteps, firstDifference, mlp } from './fused-optimizer-runs';
 
 const optimizers: OptimizerSpec[] = [

@@ -1,6 +1,6 @@
 // Training runs that compare an optimizer's fused step with libtorch's per-op
 // step (fused: false), for test/fused-optimizers.test.ts and its child process.
-import { Dataset, ModelSpec, nn, OptimizerSpec, SchedulerSpec, Trainer } from '../src';
+import { Dataset, ModelSpec, nn, OptimizerSpec, SchedulerSpec, Trainer } from '../../src';
 import { seededRandom } from './helpers';
 
 const samples = 96;

@@ -1,4 +1,4 @@
-// Runs the checkpoint tests' job in a child process (node dist/test/resume-child.js <outputDir>):
+// Runs the checkpoint tests' job in a child process (node dist/test/support/resume-child.js <outputDir>):
 // prints {"step": n} at each optimizer step, so the test can SIGKILL it mid-run,
 // and {"weights": ...} at the end. Resumes from outputDir's latest checkpoint when there is one.
 import { resumeData, resumeTrainer } from './resume-run';
