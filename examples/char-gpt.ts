@@ -27,14 +27,24 @@ async function main(): Promise<void> {
     lrScheduler: { name: 'cosine', warmupSteps: 20 },
     config: { numEpochs: epochs, batchSize: 32, logEvery: 20, maxGradNorm: 1 },
   });
-  console.log(`${file}: ${ids.length} characters, ${tokenizer.vocabSize} distinct; ${trainer.parameterCount} parameters`);
+  console.log(
+    `${file}: ${ids.length} characters, ${tokenizer.vocabSize} distinct; ${trainer.parameterCount} parameters`,
+  );
   const history = await trainer.fit(train, { evalData: valid });
   const last = history.epochs[history.epochs.length - 1];
-  console.log(`validation loss ${last.valLoss?.toFixed(3)} (uniform guessing: ${Math.log(tokenizer.vocabSize).toFixed(3)})`);
+  console.log(
+    `validation loss ${last.valLoss?.toFixed(3)} (uniform guessing: ${Math.log(tokenizer.vocabSize).toFixed(3)})`,
+  );
 
   let sample = '';
   const started = Date.now();
-  for await (const id of trainer.generate(tokenizer.encode('The '), { maxNewTokens: 200, temperature: 0.8, topK: 20, seed: 1, contextLength: context })) {
+  for await (const id of trainer.generate(tokenizer.encode('The '), {
+    maxNewTokens: 200,
+    temperature: 0.8,
+    topK: 20,
+    seed: 1,
+    contextLength: context,
+  })) {
     sample += tokenizer.decode([id]);
   }
   console.log(`sample (${(200 / ((Date.now() - started) / 1000)).toFixed(0)} tokens/s):\nThe ${sample}`);

@@ -12,8 +12,13 @@ const MEAN = [116.3, 3.4, 40.0, 15.0];
 const STD = [49.3, 1.7, 23.9, 8.5];
 
 async function main(): Promise<void> {
-  const table = await Dataset.fromCsv(path.resolve('examples', 'data', 'houses.csv'), { labelColumn: 'price_k', targets: 'value' });
-  const [train, test] = table.withTransforms(transforms.normalize({ mean: MEAN, std: STD })).split({ validation: 0.2, seed: 1 });
+  const table = await Dataset.fromCsv(path.resolve('examples', 'data', 'houses.csv'), {
+    labelColumn: 'price_k',
+    targets: 'value',
+  });
+  const [train, test] = table
+    .withTransforms(transforms.normalize({ mean: MEAN, std: STD }))
+    .split({ validation: 0.2, seed: 1 });
   const trainer = new Trainer({
     model: nn.sequential(nn.linear(4, 32), nn.relu(), nn.linear(32, 1)),
     loss: 'mse',
@@ -22,7 +27,9 @@ async function main(): Promise<void> {
   });
   const history = await trainer.fit(train, { evalData: test });
   const last = history.epochs[history.epochs.length - 1];
-  console.log(`test mae ${last.valMae?.toFixed(2)}k, r2 ${last.valR2?.toFixed(4)} after ${history.epochs.length} epochs`);
+  console.log(
+    `test mae ${last.valMae?.toFixed(2)}k, r2 ${last.valR2?.toFixed(4)} after ${history.epochs.length} epochs`,
+  );
 }
 
 main().catch((error) => {

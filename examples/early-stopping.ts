@@ -29,7 +29,12 @@ function spirals(samples: number, seed: number): Dataset {
 async function main(): Promise<void> {
   const dirpath = path.join(os.tmpdir(), 'firebrand-spirals');
   const stopping = new EarlyStopping({ monitor: 'valLoss', patience: 5, minDelta: 1e-4, restoreBestWeights: true });
-  const best = new ModelCheckpoint({ dirpath, monitor: 'valAccuracy', saveTopK: 2, filename: 'epoch={epoch}-acc={valAccuracy:.3f}' });
+  const best = new ModelCheckpoint({
+    dirpath,
+    monitor: 'valAccuracy',
+    saveTopK: 2,
+    filename: 'epoch={epoch}-acc={valAccuracy:.3f}',
+  });
   const trainer = new Trainer({
     model: nn.sequential(nn.linear(2, 64), nn.tanh(), nn.linear(64, 64), nn.tanh(), nn.linear(64, 2)),
     loss: 'cross_entropy',
@@ -44,7 +49,9 @@ async function main(): Promise<void> {
   );
   const restored = await trainer.evaluate(spirals(500, 2));
   const model = await Model.load(best.bestModelPath as string);
-  console.log(`restored weights: validation loss ${restored.loss.toFixed(4)}; best checkpoint loads with ${model.parameterCount} parameters`);
+  console.log(
+    `restored weights: validation loss ${restored.loss.toFixed(4)}; best checkpoint loads with ${model.parameterCount} parameters`,
+  );
 }
 
 main().catch((error) => {

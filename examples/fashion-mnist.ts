@@ -12,8 +12,12 @@ const file = (name: string) => path.join(dataDir, name);
 async function main(): Promise<void> {
   const epochs = exampleSize('EXAMPLE_EPOCHS', 3);
   const normalize = transforms.normalize({ mean: 0.286, std: 0.353 });
-  const train = (await Dataset.fromIdx(file('train-images-idx3-ubyte.gz'), file('train-labels-idx1-ubyte.gz'))).withTransforms(normalize);
-  const test = (await Dataset.fromIdx(file('t10k-images-idx3-ubyte.gz'), file('t10k-labels-idx1-ubyte.gz'))).withTransforms(normalize);
+  const train = (
+    await Dataset.fromIdx(file('train-images-idx3-ubyte.gz'), file('train-labels-idx1-ubyte.gz'))
+  ).withTransforms(normalize);
+  const test = (
+    await Dataset.fromIdx(file('t10k-images-idx3-ubyte.gz'), file('t10k-labels-idx1-ubyte.gz'))
+  ).withTransforms(normalize);
 
   const trainer = new Trainer({
     model: nn.sequential(nn.flatten(), nn.linear(784, 256), nn.relu(), nn.dropout(0.1), nn.linear(256, 10)),
@@ -24,7 +28,9 @@ async function main(): Promise<void> {
   });
   const history = await trainer.fit(train, { evalData: test });
   const last = history.epochs[history.epochs.length - 1];
-  console.log(`test accuracy ${last.valAccuracy?.toFixed(4)}, macro F1 ${last.valF1Macro?.toFixed(4)}, ${history.samplesPerSecond.toFixed(0)} samples/s`);
+  console.log(
+    `test accuracy ${last.valAccuracy?.toFixed(4)}, macro F1 ${last.valF1Macro?.toFixed(4)}, ${history.samplesPerSecond.toFixed(0)} samples/s`,
+  );
 
   const folder = path.join(process.env.TMPDIR ?? '/tmp', 'fashion-mnist-mlp');
   await trainer.save(folder);

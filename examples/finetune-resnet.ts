@@ -20,7 +20,8 @@ async function main(): Promise<void> {
   // Lightning's BaseFinetuning: the last stage joins at the last epoch, as its own parameter group.
   const unfreezeLastStage: Callback = {
     async postEpoch(epoch, _logs, trainer) {
-      if (epoch === epochs - 2) console.log(`unfrozen: ${(await trainer.unfreeze('layer4', { lr: 1e-4 })).length} parameters of layer4`);
+      if (epoch === epochs - 2)
+        console.log(`unfrozen: ${(await trainer.unfreeze('layer4', { lr: 1e-4 })).length} parameters of layer4`);
     },
   };
   const trainer = new Trainer({
@@ -35,9 +36,13 @@ async function main(): Promise<void> {
   const history = await trainer.fit(train, { evalData: test });
   const after = await trainer.stateDict();
   const backbone = Object.keys(before).filter((name) => /^(conv1|bn1|layer[123])\./.test(name));
-  const unchanged = backbone.every((name) => Buffer.from(before[name].data.buffer).equals(Buffer.from(after[name].data.buffer)));
+  const unchanged = backbone.every((name) =>
+    Buffer.from(before[name].data.buffer).equals(Buffer.from(after[name].data.buffer)),
+  );
   console.log(`layers 1-3 and the stem (${backbone.length} parameters and buffers) unchanged: ${unchanged}`);
-  console.log(`learning rates: ${trainer.learningRateNames.map((name, i) => `${name} ${trainer.learningRates[i]}`).join(', ')}`);
+  console.log(
+    `learning rates: ${trainer.learningRateNames.map((name, i) => `${name} ${trainer.learningRates[i]}`).join(', ')}`,
+  );
   const last = history.epochs[history.epochs.length - 1];
   console.log(`test accuracy ${last.valAccuracy?.toFixed(4)}, ${history.samplesPerSecond.toFixed(0)} samples/s`);
 }

@@ -21,9 +21,13 @@ async function main(): Promise<void> {
   const base = fs.readFileSync('README.md', 'utf8');
   const target = fs.readFileSync(path.join('src', 'training', 'trainer.ts'), 'utf8');
   const tokenizer = CharTokenizer.fromText(base + target);
-  const windows = (text: string, stride: number) => Dataset.fromTokens(tokenizer.encode(text), { contextLength: context, stride });
+  const windows = (text: string, stride: number) =>
+    Dataset.fromTokens(tokenizer.encode(text), { contextLength: context, stride });
   const split = Math.floor(target.length * 0.9);
-  const [targetTrain, targetValid] = [windows(target.slice(0, split), context / 2), windows(target.slice(split), context)];
+  const [targetTrain, targetValid] = [
+    windows(target.slice(0, split), context / 2),
+    windows(target.slice(split), context),
+  ];
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'firebrand-lora-gpt-'));
 
   const pretraining = new Trainer({
@@ -34,7 +38,9 @@ async function main(): Promise<void> {
   });
   await pretraining.fit(windows(base, context / 2));
   await pretraining.save(path.join(work, 'base'));
-  console.log(`base model on ${target.length} characters of code: validation loss ${(await pretraining.evaluate(targetValid)).loss.toFixed(3)}`);
+  console.log(
+    `base model on ${target.length} characters of code: validation loss ${(await pretraining.evaluate(targetValid)).loss.toFixed(3)}`,
+  );
 
   const tuning = new Trainer({
     model: gpt(tokenizer.vocabSize),
@@ -55,7 +61,13 @@ async function main(): Promise<void> {
   console.log(`adapter: ${fs.readdirSync(path.join(work, 'adapter')).join(', ')}`);
   await tuning.mergeAdapter();
   let sample = '';
-  for await (const id of tuning.generate(tokenizer.encode('  async '), { maxNewTokens: 120, temperature: 0.8, topK: 10, seed: 1, contextLength: context })) {
+  for await (const id of tuning.generate(tokenizer.encode('  async '), {
+    maxNewTokens: 120,
+    temperature: 0.8,
+    topK: 10,
+    seed: 1,
+    contextLength: context,
+  })) {
     sample += tokenizer.decode([id]);
   }
   console.log(`sample of the merged model:\n  async ${sample}`);

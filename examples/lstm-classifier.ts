@@ -38,7 +38,9 @@ function sequences(count: number, seed: number): Dataset {
 function sequenceKeys(data: Dataset): string[] {
   const { input, lengths } = data.fields();
   const tokens = input.data as BigInt64Array;
-  return Array.from(lengths.data as BigInt64Array, (length, n) => tokens.subarray(n * maxLength, n * maxLength + Number(length)).join(','));
+  return Array.from(lengths.data as BigInt64Array, (length, n) =>
+    tokens.subarray(n * maxLength, n * maxLength + Number(length)).join(','),
+  );
 }
 
 class Classifier extends nn.Module {
@@ -68,7 +70,9 @@ async function main(): Promise<void> {
   const [train, validation] = [sequences(3000, 1), sequences(500, 2)];
   const trainKeys = new Set(sequenceKeys(train));
   const seen = sequenceKeys(validation).filter((key) => trainKeys.has(key)).length;
-  console.log(`${trainKeys.size} of ${train.length} training sequences distinct; ${seen} of ${validation.length} validation sequences also train`);
+  console.log(
+    `${trainKeys.size} of ${train.length} training sequences distinct; ${seen} of ${validation.length} validation sequences also train`,
+  );
   const history = await trainer.fit(train, { evalData: validation });
   const last = history.epochs[history.epochs.length - 1];
   console.log(`validation accuracy ${last.valAccuracy?.toFixed(4)}`);

@@ -69,7 +69,9 @@ class SineTrainer extends Trainer {
 }
 
 async function main(): Promise<void> {
-  const trainer = new SineTrainer({ config: { numEpochs: exampleSize('EXAMPLE_EPOCHS', 20), batchSize: 64, progressBar: false } });
+  const trainer = new SineTrainer({
+    config: { numEpochs: exampleSize('EXAMPLE_EPOCHS', 20), batchSize: 64, progressBar: false },
+  });
   const history = await trainer.fit();
   console.log(`best validation mse ${history.best?.value.toFixed(5)} at epoch ${(history.best?.epoch ?? 0) + 1}`);
 }

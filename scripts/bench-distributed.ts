@@ -40,10 +40,14 @@ async function measure(): Promise<Rate> {
 
 function twoRanks(): Rate {
   const cli = path.join(__dirname, '..', 'src', 'cli', 'main.js');
-  const launched = spawnSync(process.execPath, [cli, 'launch', '--nproc-per-node', '2', '--master-port', '29613', __filename], {
-    encoding: 'utf8',
-    env: { ...process.env, BENCH_ROLE: 'rank' },
-  });
+  const launched = spawnSync(
+    process.execPath,
+    [cli, 'launch', '--nproc-per-node', '2', '--master-port', '29613', __filename],
+    {
+      encoding: 'utf8',
+      env: { ...process.env, BENCH_ROLE: 'rank' },
+    },
+  );
   if (launched.status !== 0) throw new Error(`the 2-rank run failed:\n${launched.stderr}`);
   const line = launched.stdout.split('\n').find((text) => text.startsWith('[rank 0] {'));
   if (line === undefined) throw new Error(`rank 0 printed no result:\n${launched.stdout}`);
@@ -57,10 +61,15 @@ async function twoIndependentProcesses(): Promise<Rate> {
       const child = spawn(process.execPath, [__filename], { env: { ...process.env, BENCH_ROLE: 'rank' } });
       let stdout = '';
       child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-      child.on('close', (status) => (status === 0 ? resolve(JSON.parse(stdout) as Rate) : reject(new Error(`a 1-rank process failed (${status})`))));
+      child.on('close', (status) =>
+        status === 0 ? resolve(JSON.parse(stdout) as Rate) : reject(new Error(`a 1-rank process failed (${status})`)),
+      );
     });
   const [a, b] = await Promise.all([run(), run()]);
-  return { stepsPerSecond: (a.stepsPerSecond + b.stepsPerSecond) / 2, samplesPerSecond: a.samplesPerSecond + b.samplesPerSecond };
+  return {
+    stepsPerSecond: (a.stepsPerSecond + b.stepsPerSecond) / 2,
+    samplesPerSecond: a.samplesPerSecond + b.samplesPerSecond,
+  };
 }
 
 async function main(): Promise<void> {
@@ -79,7 +88,9 @@ async function main(): Promise<void> {
   console.log(row('1 rank x 1 thread', one, '-'));
   console.log(row('2 ranks x 1 thread (DDP)', two, efficiency(two)));
   console.log(row('2 lone processes x 1 thread, no DDP', apart, `${efficiency(apart)} (the cores' ceiling)`));
-  console.log(`DDP's own cost: ${(100 * (1 - two.samplesPerSecond / apart.samplesPerSecond)).toFixed(0)}% of the ceiling's samples/s`);
+  console.log(
+    `DDP's own cost: ${(100 * (1 - two.samplesPerSecond / apart.samplesPerSecond)).toFixed(0)}% of the ceiling's samples/s`,
+  );
 }
 
 main().catch((error) => {

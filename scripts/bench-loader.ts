@@ -28,8 +28,10 @@ async function main(): Promise<void> {
   const loaded = raw.withTransforms(transforms.normalize({ mean: PIXEL_MEAN, std: PIXEL_STD }));
   const { train: preNormalized } = await loadFashionMnist({ mean: PIXEL_MEAN, std: PIXEL_STD });
   const info = runtimeInfo();
-  console.log(`loader benchmark: Fashion-MNIST ${raw.length} images, batch ${BATCH}, ${os.cpus().length} CPUs, ` +
-    `${info.numThreads} threads, libtorch ${info.torchVersion}, BLAS ${info.blas.vendor}`);
+  console.log(
+    `loader benchmark: Fashion-MNIST ${raw.length} images, batch ${BATCH}, ${os.cpus().length} CPUs, ` +
+      `${info.numThreads} threads, libtorch ${info.torchVersion}, BLAS ${info.blas.vendor}`,
+  );
 
   console.log('\nloader alone (shuffle + normalize, whole epoch, no training)');
   let loaderRate = 0;
@@ -48,7 +50,9 @@ async function main(): Promise<void> {
     preBatched = Math.max(preBatched, await trainingSpeed(preNormalized, { shuffle: false, numWorkers: 0 }));
   }
   const trainSamples = withLoader * BATCH;
-  console.log(`  with the loader (shuffle + normalize, 1 worker): ${withLoader.toFixed(2)} steps/s (${Math.round(trainSamples)} samples/s)`);
+  console.log(
+    `  with the loader (shuffle + normalize, 1 worker): ${withLoader.toFixed(2)} steps/s (${Math.round(trainSamples)} samples/s)`,
+  );
   console.log(`  on pre-normalized data in order, no workers:     ${preBatched.toFixed(2)} steps/s`);
   console.log('\nresult');
   console.log(`  loader alone / training:     ${(loaderRate / trainSamples).toFixed(1)}x   (target >= 10x)`);

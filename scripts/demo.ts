@@ -21,8 +21,10 @@ async function main(): Promise<void> {
     config: { numEpochs, batchSize: 128, evalBatchSize: 1000, seed: 0 },
   });
   const info = runtimeInfo();
-  console.log(`firebrand demo: Fashion-MNIST, ${train.length} training / ${test.length} test images, ` +
-    `${trainer.parameterCount} parameters, libtorch ${info.torchVersion}, ${trainer.config.numThreads} threads, BLAS ${info.blas.vendor}`);
+  console.log(
+    `firebrand demo: Fashion-MNIST, ${train.length} training / ${test.length} test images, ` +
+      `${trainer.parameterCount} parameters, libtorch ${info.torchVersion}, ${trainer.config.numThreads} threads, BLAS ${info.blas.vendor}`,
+  );
 
   // The test set is evaluated after every epoch; the last evaluation is the result.
   const history = await trainer.fit(train, { evalData: test });
@@ -30,7 +32,9 @@ async function main(): Promise<void> {
   const loss = last.valLoss ?? NaN;
   const accuracy = last.valAccuracy ?? 0;
   const minutes = (Date.now() - started) / 60000;
-  console.log(`test accuracy ${accuracy.toFixed(4)}  test loss ${loss.toFixed(4)}  total time ${minutes.toFixed(1)} min`);
+  console.log(
+    `test accuracy ${accuracy.toFixed(4)}  test loss ${loss.toFixed(4)}  total time ${minutes.toFixed(1)} min`,
+  );
 }
 
 main().catch((error: unknown) => {

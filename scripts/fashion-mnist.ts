@@ -15,8 +15,10 @@ export const PIXEL_STD = 0.353;
 export async function loadFashionMnist(options: IdxOptions = {}): Promise<{ train: Dataset; test: Dataset }> {
   const file = (name: string) => path.join(dataDir, name);
   if (!fs.existsSync(file('train-images-idx3-ubyte.gz'))) {
-    console.error(`Fashion-MNIST not found in ${dataDir}. On Debian/Ubuntu: apt-get install dataset-fashion-mnist ` +
-      '(or run scripts/setup-debian.sh as root), or set FASHION_MNIST_DIR.');
+    console.error(
+      `Fashion-MNIST not found in ${dataDir}. On Debian/Ubuntu: apt-get install dataset-fashion-mnist ` +
+        '(or run scripts/setup-debian.sh as root), or set FASHION_MNIST_DIR.',
+    );
     process.exit(1);
   }
   const idxOptions = { sampleShape: [1, 28, 28], ...options };
@@ -44,8 +46,16 @@ export class DemoCnn extends nn.Module {
 
 export function demoCnn(): SequentialSpec {
   return nn.sequential(
-    nn.conv2d(1, 32, 3, { padding: 1 }), nn.relu(), nn.maxPool2d(2),
-    nn.conv2d(32, 64, 3, { padding: 1 }), nn.relu(), nn.maxPool2d(2),
-    nn.flatten(), nn.linear(64 * 7 * 7, 128), nn.relu(), nn.dropout(0.25), nn.linear(128, 10),
+    nn.conv2d(1, 32, 3, { padding: 1 }),
+    nn.relu(),
+    nn.maxPool2d(2),
+    nn.conv2d(32, 64, 3, { padding: 1 }),
+    nn.relu(),
+    nn.maxPool2d(2),
+    nn.flatten(),
+    nn.linear(64 * 7 * 7, 128),
+    nn.relu(),
+    nn.dropout(0.25),
+    nn.linear(128, 10),
   );
 }

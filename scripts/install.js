@@ -31,7 +31,13 @@ try {
   buildFromSource(error.message.replace(/\nTo fix it[\s\S]*$/, '').replace(/^firebrand: /, ''));
 }
 for (const prebuild of loaded.skipped) {
-  console.log(`firebrand: skipped the prebuild for libtorch ${prebuild.manifest?.torchVersion ?? '(unknown)'}: ${prebuild.reason}`);
+  console.log(
+    `firebrand: skipped the prebuild for libtorch ${prebuild.manifest?.torchVersion ?? '(unknown)'}: ${prebuild.reason}`,
+  );
 }
-const against = loaded.manifest ? ` for libtorch ${loaded.manifest.torchVersion} (${loaded.manifest.libtorchSource})` : '';
-console.log(`firebrand: using the ${loaded.kind}${against}: ${path.relative(root, loaded.file)} (FIREBRAND_BUILD_FROM_SOURCE=1 rebuilds)`);
+const against = loaded.manifest
+  ? ` for libtorch ${loaded.manifest.torchVersion} (${loaded.manifest.libtorchSource})`
+  : '';
+console.log(
+  `firebrand: using the ${loaded.kind}${against}: ${path.relative(root, loaded.file)} (FIREBRAND_BUILD_FROM_SOURCE=1 rebuilds)`,
+);

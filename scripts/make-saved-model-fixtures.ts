@@ -91,11 +91,16 @@ async function write(folder: string, model: Module, inputShape: number[]): Promi
     optimizer: { name: 'sgd', lr: 0.05 },
     config: { numEpochs: 1, batchSize: 4, progressBar: false, numThreads: 1, seed: 3 },
   });
-  await trainer.fit(Dataset.fromArrays({ inputs, inputShape: shape, targets: Int32Array.from({ length: samples }, (_, i) => i % 3) }));
+  await trainer.fit(
+    Dataset.fromArrays({ inputs, inputShape: shape, targets: Int32Array.from({ length: samples }, (_, i) => i % 3) }),
+  );
   await trainer.save(folder);
   const loaded = await Model.load(folder);
   const prediction = await loaded.predict(inputs, shape);
-  fs.writeFileSync(path.join(folder, 'expected.json'), `${JSON.stringify({ inputShape: shape, inputs: [...inputs], output: { shape: prediction.shape, data: [...prediction.data] } })}\n`);
+  fs.writeFileSync(
+    path.join(folder, 'expected.json'),
+    `${JSON.stringify({ inputShape: shape, inputs: [...inputs], output: { shape: prediction.shape, data: [...prediction.data] } })}\n`,
+  );
 }
 
 async function main(): Promise<void> {

@@ -39,4 +39,6 @@ const binary = path.join(folder, 'firebrand.napi.node');
 fs.copyFileSync(stagedBinary, binary);
 fs.rmSync(staging, { recursive: true, force: true });
 fs.writeFileSync(path.join(folder, 'firebrand.libtorch.json'), `${JSON.stringify(manifest, null, 2)}\n`);
-console.log(`firebrand: ${path.relative(root, binary)} built against libtorch ${manifest.torchVersion} (${manifest.libtorchSource})`);
+console.log(
+  `firebrand: ${path.relative(root, binary)} built against libtorch ${manifest.torchVersion} (${manifest.libtorchSource})`,
+);

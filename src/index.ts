@@ -1,6 +1,13 @@
 // firebrand: train PyTorch models from Node.js; the loop runs in libtorch C++.
 export { Dataset, type SplitFractions } from './data/dataset';
-export type { ArrayDatasetSource, ArrayDtype, BatchOrderOptions, CsvOptions, DatasetFields, IdxOptions } from './data/dataset';
+export type {
+  ArrayDatasetSource,
+  ArrayDtype,
+  BatchOrderOptions,
+  CsvOptions,
+  DatasetFields,
+  IdxOptions,
+} from './data/dataset';
 export { transforms } from './data/transforms';
 export { BatchLoader } from './data/batch-loader';
 export type { DrainResult, LoaderOptions } from './data/batch-loader';
@@ -8,7 +15,15 @@ export { StreamingDataset } from './data/streaming-dataset';
 export type { BatchSource, StreamingDatasetOptions } from './data/streaming-dataset';
 export type { Dtype, TransformSpec } from './data/transforms';
 export type { FirebrandError, FirebrandErrorCode } from './errors';
-export type { GenerateOptions, ModelDescription, NumericArray, Prediction, TensorData, TokenFileOptions, TokenWindowOptions } from './native';
+export type {
+  GenerateOptions,
+  ModelDescription,
+  NumericArray,
+  Prediction,
+  TensorData,
+  TokenFileOptions,
+  TokenWindowOptions,
+} from './native';
 export { Model } from './inference/model';
 export type { ModelLoadOptions } from './inference/model';
 export { loadSafetensors, saveSafetensors } from './io/safetensors';
@@ -51,10 +66,27 @@ export { ProgressBar } from './progress/progress-bar';
 export type { ProgressBarOptions, ProgressStream } from './progress/progress-bar';
 export { manualSeed, runtimeInfo, setNumThreads, useDeterministicAlgorithms } from './runtime';
 export type { RuntimeInfo } from './runtime';
-export type { BatchInfo, BatchResult, Callback, CheckpointInfo, TfLogs, TrainBeginInfo, ValidationInfo } from './training/callbacks';
+export type {
+  BatchInfo,
+  BatchResult,
+  Callback,
+  CheckpointInfo,
+  TfLogs,
+  TrainBeginInfo,
+  ValidationInfo,
+} from './training/callbacks';
 export { defaultConfig, loadConfig } from './training/config';
 export type { DistributedConfig, GradScalerConfig, TrainerConfig } from './training/config';
-export type { BestMetric, EpochLogs, EpochSummary, EvalLogs, EvalProgress, History, StepLogs, ValidationLogs } from './training/logs';
+export type {
+  BestMetric,
+  EpochLogs,
+  EpochSummary,
+  EvalLogs,
+  EvalProgress,
+  History,
+  StepLogs,
+  ValidationLogs,
+} from './training/logs';
 export type { MetricLogs, MetricName, ScalarMetricName, ValMetricLogs } from './training/metrics';
 export type {
   LossName,

@@ -77,7 +77,9 @@ function newerFirst(a: number[], b: number[]): number {
 /** The binary in one libtorch's folder whose tags fit this Node (node-gyp-build's matching), if any. */
 function binaryIn(folder: string): string | undefined {
   const tagged = fs.readdirSync(folder).map((file) => nodeGypBuild.parseTags(file));
-  const fitting = tagged.filter(nodeGypBuild.matchTags('node', process.versions.modules)).sort(nodeGypBuild.compareTags('node'));
+  const fitting = tagged
+    .filter(nodeGypBuild.matchTags('node', process.versions.modules))
+    .sort(nodeGypBuild.compareTags('node'));
   return fitting[0] === undefined ? undefined : path.join(folder, fitting[0].file);
 }
 
@@ -92,8 +94,13 @@ export function listPrebuilds(packageRoot: string): { file: string; manifest?: P
   }
   return entries
     .filter((entry) => entry.isDirectory())
-    .map((entry) => ({ file: binaryIn(path.join(folder, entry.name)), manifest: readManifest(path.join(folder, entry.name)) }))
-    .filter((prebuild): prebuild is { file: string; manifest: PrebuildManifest | undefined } => prebuild.file !== undefined)
+    .map((entry) => ({
+      file: binaryIn(path.join(folder, entry.name)),
+      manifest: readManifest(path.join(folder, entry.name)),
+    }))
+    .filter(
+      (prebuild): prebuild is { file: string; manifest: PrebuildManifest | undefined } => prebuild.file !== undefined,
+    )
     .sort((a, b) => newerFirst(versionKey(a.manifest), versionKey(b.manifest)));
 }
 
@@ -110,7 +117,9 @@ function localBuild(packageRoot: string): string | undefined {
 }
 
 function builtAgainst(manifest: PrebuildManifest | undefined): string {
-  return manifest === undefined ? '' : ` It was built against libtorch ${manifest.torchVersion} (${manifest.libtorchSource}).`;
+  return manifest === undefined
+    ? ''
+    : ` It was built against libtorch ${manifest.torchVersion} (${manifest.libtorchSource}).`;
 }
 
 /** Why dlopen refused a binary, in words a user can act on. */

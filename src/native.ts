@@ -6,13 +6,7 @@ import { LoadedBinary, loadNativeBinding } from './native-loader';
 import type { MetricLogs } from './training/metrics';
 
 export type NumericArray =
-  | Float32Array
-  | Float64Array
-  | Int32Array
-  | BigInt64Array
-  | Int16Array
-  | Int8Array
-  | Uint8Array;
+  Float32Array | Float64Array | Int32Array | BigInt64Array | Int16Array | Int8Array | Uint8Array;
 
 /** A tensor copied out of libtorch: flat data in row-major order and its shape. */
 export interface TensorData<Data extends NumericArray = Float32Array> {
@@ -226,7 +220,13 @@ export interface NativeEngineSpec {
   lrScheduler?: NativeNamedSpec;
   metrics?: string[];
   mixedPrecision?: string;
-  gradScaler: { enabled: boolean; initScale: number; growthFactor: number; backoffFactor: number; growthInterval: number };
+  gradScaler: {
+    enabled: boolean;
+    initScale: number;
+    growthFactor: number;
+    backoffFactor: number;
+    growthInterval: number;
+  };
   ema: { enabled: boolean; decay: number; warmup: boolean; evaluate: boolean };
   checkFiniteInputs?: boolean;
   lossOutput?: string;
@@ -260,7 +260,12 @@ export type NativeLoaderRequest = NativeSamplerOptions & NativeLoaderOptions & {
 export interface NativeFitOptions {
   sampler: NativeSamplerOptions;
   loader: NativeLoaderOptions;
-  step: { gradientAccumulationSteps: number; maxGradNorm?: number; clipValue?: number; nonFiniteLoss: 'error' | 'skip' };
+  step: {
+    gradientAccumulationSteps: number;
+    maxGradNorm?: number;
+    clipValue?: number;
+    nonFiniteLoss: 'error' | 'skip';
+  };
   logEvery: number;
   progressIntervalMs: number;
 }
@@ -282,7 +287,12 @@ export interface FitPlan {
 
 export interface NativeEngine {
   /** data: a dataset, or a stream's batches per epoch (undefined when unknown). */
-  beginFit(data: NativeDataset | number | undefined, options: NativeFitOptions, numEpochs: number, maxSteps?: number): FitPlan;
+  beginFit(
+    data: NativeDataset | number | undefined,
+    options: NativeFitOptions,
+    numEpochs: number,
+    maxSteps?: number,
+  ): FitPlan;
   onEvalMetric(value: number): void;
   exportTorchScript(path: string): Promise<void>;
   stateDict(): Promise<Record<string, TensorData<NumericArray>>>;
@@ -290,7 +300,11 @@ export interface NativeEngine {
   loadState(folder: string): Promise<void>;
   saveWeights(path: string): Promise<void>;
   /** `renames`: a weight's new name, or null to leave it out; names not listed stay. */
-  initWeightsFrom(path: string, strict: boolean, renames?: Record<string, string | null>): Promise<{ missing: string[]; unexpected: string[] }>;
+  initWeightsFrom(
+    path: string,
+    strict: boolean,
+    renames?: Record<string, string | null>,
+  ): Promise<{ missing: string[]; unexpected: string[] }>;
   readonly schedulerMonitor: string | undefined;
   trainEpoch(
     data: NativeDataset | NativeBatchQueue,
@@ -374,8 +388,14 @@ export interface NativeBinding {
   runtimeInfo(): RuntimeInfo;
   /** The names of a weights file's tensors (.safetensors or TorchScript). */
   weightNames(path: string): Promise<string[]>;
-  loadSafetensors(path: string): Promise<{ tensors: Record<string, TensorData<NumericArray>>; metadata: Record<string, string> }>;
-  saveSafetensors(path: string, tensors: Record<string, TensorData<NumericArray>>, metadata?: Record<string, string>): Promise<void>;
+  loadSafetensors(
+    path: string,
+  ): Promise<{ tensors: Record<string, TensorData<NumericArray>>; metadata: Record<string, string> }>;
+  saveSafetensors(
+    path: string,
+    tensors: Record<string, TensorData<NumericArray>>,
+    metadata?: Record<string, string>,
+  ): Promise<void>;
   setNumThreads(threads: number, adaptive?: boolean): void;
   /** Every op row of the graph runtime and the forms it has ('run', 'torchScript'). */
   graphOps(): { name: string; forms: string[] }[];

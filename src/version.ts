@@ -4,4 +4,5 @@ import path from 'node:path';
 
 const packageJson = path.resolve(__dirname, '..', '..', 'package.json');
 
-export const LIBRARY_VERSION: string = (JSON.parse(fs.readFileSync(packageJson, 'utf8')) as { version: string }).version;
+export const LIBRARY_VERSION: string = (JSON.parse(fs.readFileSync(packageJson, 'utf8')) as { version: string })
+  .version;

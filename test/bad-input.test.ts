@@ -20,7 +20,10 @@ function npyFile(file: string, shape: string, dataBytes: number): void {
   header += ' '.repeat(63 - ((10 + header.length) % 64)) + '\n';
   const length = Buffer.alloc(2);
   length.writeUInt16LE(header.length);
-  fs.writeFileSync(file, Buffer.concat([Buffer.from('\x93NUMPY\x01\x00', 'latin1'), length, Buffer.from(header), Buffer.alloc(dataBytes)]));
+  fs.writeFileSync(
+    file,
+    Buffer.concat([Buffer.from('\x93NUMPY\x01\x00', 'latin1'), length, Buffer.from(header), Buffer.alloc(dataBytes)]),
+  );
 }
 
 /** An IDX file of unsigned bytes with the given dimensions and `dataBytes` bytes of data. */
@@ -108,7 +111,9 @@ describe('bad input', () => {
     fs.writeFileSync(file, 'not a folder');
     const error = await rejectionOf(blobTrainer({ outputDir: file }).fit(blobDataset(32)));
     expect(error.code).to.equal('ERR_FIREBRAND_INVALID_ARGUMENT');
-    expect(error.message).to.equal(`config.outputDir: ${file} is a file, expected a directory (or a path to create one at)`);
+    expect(error.message).to.equal(
+      `config.outputDir: ${file} is a file, expected a directory (or a path to create one at)`,
+    );
     fs.rmSync(folder, { recursive: true });
   });
 
@@ -139,7 +144,9 @@ describe('bad input', () => {
     );
     const overflowing = path.join(folder, 'overflow.npy');
     npyFile(overflowing, '(99999999999999999999, 4)', 16);
-    expect((await rejectionOf(Dataset.fromNpy(overflowing, overflowing))).message).to.contain(`${overflowing}: truncated .npy data`);
+    expect((await rejectionOf(Dataset.fromNpy(overflowing, overflowing))).message).to.contain(
+      `${overflowing}: truncated .npy data`,
+    );
 
     const labels = path.join(folder, 'labels.idx');
     fs.writeFileSync(labels, idxBytes([4], 4));
@@ -153,7 +160,9 @@ describe('bad input', () => {
     const compressed = path.join(folder, 'images.idx.gz');
     fs.writeFileSync(compressed, zlib.gzipSync(idxBytes([0xffffffff, 0xffffffff, 0xffffffff], 64)));
     expect((await rejectionOf(Dataset.fromIdx(compressed, labels))).message).to.match(
-      new RegExp(`^${compressed}: its header claims an array of shape \\[4294967295, 4294967295, 4294967295\\] \\(\\d+ bytes\\), more than the file's \\d+ bytes can hold compressed`),
+      new RegExp(
+        `^${compressed}: its header claims an array of shape \\[4294967295, 4294967295, 4294967295\\] \\(\\d+ bytes\\), more than the file's \\d+ bytes can hold compressed`,
+      ),
     );
     fs.rmSync(folder, { recursive: true });
   });
@@ -210,7 +219,11 @@ describe('bad input', () => {
   });
 
   it('integer inputs to a float layer: the error says dtype, not shape', async () => {
-    const data = Dataset.fromArrays({ inputs: new BigInt64Array(32 * 4), inputShape: [32, 4], targets: new Int32Array(32) });
+    const data = Dataset.fromArrays({
+      inputs: new BigInt64Array(32 * 4),
+      inputShape: [32, 4],
+      targets: new Int32Array(32),
+    });
     const error = await rejectionOf(blobTrainer().fit(data));
     expect(error.code).to.equal('ERR_FIREBRAND_INVALID_ARGUMENT');
     expect(error.message).to.equal(
@@ -222,7 +235,11 @@ describe('bad input', () => {
       optimizer: 'sgd',
       config: { progressBar: false, numEpochs: 1 },
     });
-    const tokens = Dataset.fromArrays({ inputs: new BigInt64Array(16 * 2).fill(3n), inputShape: [16, 2], targets: new Int32Array(16) });
+    const tokens = Dataset.fromArrays({
+      inputs: new BigInt64Array(16 * 2).fill(3n),
+      inputShape: [16, 2],
+      targets: new Int32Array(16),
+    });
     expect((await embedded.fit(tokens)).epochs).to.have.length(1);
   });
 

@@ -20,12 +20,18 @@ interface Case {
   decoded: string;
   decodedWithoutSpecial: string;
 }
-const expected = JSON.parse(fs.readFileSync(path.join(fixtures, 'expected.json'), 'utf8')) as Record<string, { vocabSize: number; cases: Case[] }>;
+const expected = JSON.parse(fs.readFileSync(path.join(fixtures, 'expected.json'), 'utf8')) as Record<
+  string,
+  { vocabSize: number; cases: Case[] }
+>;
 
 describe('HuggingFaceTokenizer (BPE through tokenizers.js)', function () {
   this.timeout(60_000);
 
-  for (const [name, layout] of [['gpt2-style', 'byte-level'], ['llama-style', 'SentencePiece-style, byte fallback']]) {
+  for (const [name, layout] of [
+    ['gpt2-style', 'byte-level'],
+    ['llama-style', 'SentencePiece-style, byte fallback'],
+  ]) {
     it(`gives the ids and text of Hugging Face's Rust tokenizers for a ${layout} BPE (${name})`, () => {
       const tokenizer = HuggingFaceTokenizer.fromFile(path.join(fixtures, name, 'tokenizer.json'));
       expect(tokenizer.vocabSize).to.equal(expected[name].vocabSize);
@@ -33,7 +39,9 @@ describe('HuggingFaceTokenizer (BPE through tokenizers.js)', function () {
         const ids = tokenizer.encode(sample.text);
         expect(ids).to.be.instanceOf(Int32Array);
         expect(Array.from(ids), JSON.stringify(sample.text)).to.deep.equal(sample.ids);
-        expect(Array.from(tokenizer.encode(sample.text, { addSpecialTokens: false }))).to.deep.equal(sample.idsWithoutSpecial);
+        expect(Array.from(tokenizer.encode(sample.text, { addSpecialTokens: false }))).to.deep.equal(
+          sample.idsWithoutSpecial,
+        );
         expect(tokenizer.decode(ids)).to.equal(sample.decoded);
         expect(tokenizer.decode(ids, { skipSpecialTokens: true })).to.equal(sample.decodedWithoutSpecial);
       }
@@ -60,7 +68,9 @@ describe('HuggingFaceTokenizer (BPE through tokenizers.js)', function () {
     const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'firebrand-tokenizer-'));
     try {
       fs.writeFileSync(path.join(folder, 'tokenizer.json'), '{"version": "1.0", "model": {');
-      expect(errorOf(() => HuggingFaceTokenizer.fromFile(folder)).message).to.match(/^HuggingFaceTokenizer.fromFile: \S+tokenizer.json is not a tokenizer's JSON: /);
+      expect(errorOf(() => HuggingFaceTokenizer.fromFile(folder)).message).to.match(
+        /^HuggingFaceTokenizer.fromFile: \S+tokenizer.json is not a tokenizer's JSON: /,
+      );
       fs.writeFileSync(path.join(folder, 'tokenizer.json'), '{"chars": ["a"]}');
       const wrong = errorOf(() => HuggingFaceTokenizer.fromFile(folder));
       expect(wrong.code).to.equal('ERR_FIREBRAND_INVALID_ARGUMENT');
@@ -77,7 +87,9 @@ describe('HuggingFaceTokenizer (BPE through tokenizers.js)', function () {
 
   it('trains a GPT on BPE tokens with documents split by <|endoftext|>, and decodes what it samples', async () => {
     const tokenizer = HuggingFaceTokenizer.fromFile(path.join(fixtures, 'gpt2-style'));
-    const documents = ['The quick brown fox jumps over the lazy dog.', 'The dog sleeps; the fox runs on.'].map((text) => tokenizer.encode(text));
+    const documents = ['The quick brown fox jumps over the lazy dog.', 'The dog sleeps; the fox runs on.'].map((text) =>
+      tokenizer.encode(text),
+    );
     const separator = tokenizer.tokenToId('<|endoftext|>') as number;
     const trainer = new Trainer({
       model: new GPTMini({ vocab: tokenizer.vocabSize, context: 16, dim: 32 }),
@@ -89,7 +101,8 @@ describe('HuggingFaceTokenizer (BPE through tokenizers.js)', function () {
     expect(history.epochs[39].loss).to.be.below(history.epochs[0].loss / 4);
     const prompt = tokenizer.encode('The quick');
     const ids: number[] = [];
-    for await (const id of trainer.generate(prompt, { maxNewTokens: 12, greedy: true, contextLength: 16 })) ids.push(id);
+    for await (const id of trainer.generate(prompt, { maxNewTokens: 12, greedy: true, contextLength: 16 }))
+      ids.push(id);
     expect(tokenizer.decode(ids)).to.match(/^ brown fox jumps over the/);
   });
 });

@@ -14,14 +14,17 @@ const fixtures = path.join(__dirname, '..', '..', 'test', 'fixtures', 'data');
 
 async function weightsOf(trainer: Trainer): Promise<Record<string, number[]>> {
   const state = await trainer.stateDict();
-  return Object.fromEntries(Object.entries(state).map(([name, tensor]) => [name, Array.from(tensor.data as Float32Array)]));
+  return Object.fromEntries(
+    Object.entries(state).map(([name, tensor]) => [name, Array.from(tensor.data as Float32Array)]),
+  );
 }
 
 function temporaryDir(): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), 'firebrand-ckpt-'));
 }
 
-const stateOf = (folder: string) => JSON.parse(fs.readFileSync(path.join(folder, 'trainer_state.json'), 'utf8')) as TrainerState;
+const stateOf = (folder: string) =>
+  JSON.parse(fs.readFileSync(path.join(folder, 'trainer_state.json'), 'utf8')) as TrainerState;
 
 describe('checkpoints and exact resume', function () {
   this.timeout(60_000);
@@ -39,21 +42,43 @@ describe('checkpoints and exact resume', function () {
     await trainer.fit(resumeData());
     expect(await weightsOf(trainer), 'checkpointing changes nothing').to.deep.equal(reference);
     const checkpoints = path.join(outputDir, 'checkpoints');
-    const steps = fs.readdirSync(checkpoints).filter((name) => name.startsWith('step-')).map((name) => Number(name.slice(5)));
+    const steps = fs
+      .readdirSync(checkpoints)
+      .filter((name) => name.startsWith('step-'))
+      .map((name) => Number(name.slice(5)));
     expect(steps.sort((a, b) => a - b)).to.deep.equal([10, 13, 20, 26, 30, 39]);
     expect(fs.readFileSync(path.join(checkpoints, 'latest'), 'utf8').trim()).to.equal('step-39');
     const last = path.join(checkpoints, 'step-39');
-    expect(fs.readdirSync(last).sort()).to.deep.equal(['model.safetensors', 'optimizer.pt', 'trainer_state.json', 'training_state.safetensors']);
+    expect(fs.readdirSync(last).sort()).to.deep.equal([
+      'model.safetensors',
+      'optimizer.pt',
+      'trainer_state.json',
+      'training_state.safetensors',
+    ]);
     const state = stateOf(last);
-    expect(state).to.include({ globalStep: 39, epoch: RESUME_EPOCHS, batchInEpoch: 0, worldSize: 1, interrupted: false, batchesPerEpoch: 13 });
+    expect(state).to.include({
+      globalStep: 39,
+      epoch: RESUME_EPOCHS,
+      batchInEpoch: 0,
+      worldSize: 1,
+      interrupted: false,
+      batchesPerEpoch: 13,
+    });
     expect(state.history.epochs).to.have.length(RESUME_EPOCHS);
     expect(state.config).to.include({ batchSize: 16, seed: 9 });
-    expect(state.history.best?.checkpoint).to.equal(path.join(checkpoints, `step-${state.history.epochs.reduce((best, e, i, all) => (e.loss < all[best].loss ? i : best), 0) * 13 + 13}`));
+    expect(state.history.best?.checkpoint).to.equal(
+      path.join(
+        checkpoints,
+        `step-${state.history.epochs.reduce((best, e, i, all) => (e.loss < all[best].loss ? i : best), 0) * 13 + 13}`,
+      ),
+    );
     const midEpoch = stateOf(path.join(checkpoints, 'step-20'));
     expect(midEpoch).to.include({ epoch: 1, batchInEpoch: 7 });
     // The weights are a safetensors file any reader takes: the same tensors as stateDict().
     const model = await loadSafetensors(path.join(last, 'model.safetensors'));
-    expect(Object.fromEntries(Object.entries(model.tensors).map(([name, t]) => [name, Array.from(t.data as Float32Array)]))).to.deep.equal(reference);
+    expect(
+      Object.fromEntries(Object.entries(model.tensors).map(([name, t]) => [name, Array.from(t.data as Float32Array)])),
+    ).to.deep.equal(reference);
     expect(model.metadata).to.deep.equal({ format: 'pt' });
     fs.rmSync(outputDir, { recursive: true });
   });
@@ -61,11 +86,19 @@ describe('checkpoints and exact resume', function () {
   it('resumes a stopped run, from the latest or any checkpoint, to bit-identical weights', async () => {
     const outputDir = temporaryDir();
     const stopped = resumeTrainer({ outputDir, saveEvery: 5 }, [
-      { onLog: (logs, trainer) => { if (logs.globalStep >= 17) trainer.stopTraining = true; } },
+      {
+        onLog: (logs, trainer) => {
+          if (logs.globalStep >= 17) trainer.stopTraining = true;
+        },
+      },
     ]);
     const partial = await stopped.fit(resumeData());
     expect(partial.stopped).to.equal(true);
-    const latest = path.join(outputDir, 'checkpoints', fs.readFileSync(path.join(outputDir, 'checkpoints', 'latest'), 'utf8').trim());
+    const latest = path.join(
+      outputDir,
+      'checkpoints',
+      fs.readFileSync(path.join(outputDir, 'checkpoints', 'latest'), 'utf8').trim(),
+    );
     expect(stateOf(latest).interrupted).to.equal(true);
 
     const resumed = resumeTrainer({ outputDir, resumeFromCheckpoint: true });
@@ -118,8 +151,14 @@ describe('checkpoints and exact resume', function () {
     fs.mkdirSync(path.join(checkpoints, '.step-3.tmp-999999'));
     const trainer = resumeTrainer({ outputDir, saveTotalLimit: 1, metricForBestModel: 'valLoss', numEpochs: 4 });
     const history = await trainer.fit(resumeData(), { evalData: blobDataset(64) });
-    const bestEpoch = history.epochs.reduce((best, e, i, all) => ((e.valLoss ?? 0) < (all[best].valLoss ?? 0) ? i : best), 0);
-    const left = fs.readdirSync(checkpoints).filter((name) => name !== 'latest').sort();
+    const bestEpoch = history.epochs.reduce(
+      (best, e, i, all) => ((e.valLoss ?? 0) < (all[best].valLoss ?? 0) ? i : best),
+      0,
+    );
+    const left = fs
+      .readdirSync(checkpoints)
+      .filter((name) => name !== 'latest')
+      .sort();
     const expected = [...new Set([`step-${(bestEpoch + 1) * 13}`, 'step-52'])].sort();
     expect(left).to.deep.equal(expected);
     fs.rmSync(outputDir, { recursive: true });
@@ -128,7 +167,9 @@ describe('checkpoints and exact resume', function () {
   it('refuses to resume with a config or model that differs, saying what differs', async () => {
     const outputDir = temporaryDir();
     await resumeTrainer({ outputDir, numEpochs: 1 }).fit(resumeData());
-    const other = await rejectionOf(resumeTrainer({ outputDir, resumeFromCheckpoint: true, batchSize: 8 }).fit(resumeData()));
+    const other = await rejectionOf(
+      resumeTrainer({ outputDir, resumeFromCheckpoint: true, batchSize: 8 }).fit(resumeData()),
+    );
     expect(other.message).to.equal(
       `resumeFromCheckpoint: ${path.join(outputDir, 'checkpoints', 'step-13')} was saved with batchSize 16 (this run: 8), ` +
         '13 batches per epoch (this run: 25); they must match to continue exactly',
@@ -170,7 +211,10 @@ describe('checkpoints and exact resume', function () {
   });
 
   it('initialises weights from a safetensors file PyTorch wrote, and reports names that do not match', async () => {
-    const fixture = JSON.parse(fs.readFileSync(path.join(fixtures, 'pretrained-mlp.json'), 'utf8')) as { inputs: number[]; outputs: number[] };
+    const fixture = JSON.parse(fs.readFileSync(path.join(fixtures, 'pretrained-mlp.json'), 'utf8')) as {
+      inputs: number[];
+      outputs: number[];
+    };
     const mlp = () =>
       new Trainer({
         model: nn.sequential(nn.linear(4, 16), nn.relu(), nn.linear(16, 2)),
@@ -179,19 +223,31 @@ describe('checkpoints and exact resume', function () {
         config: { progressBar: false },
       });
     const trainer = mlp();
-    expect(await trainer.initWeightsFrom(path.join(fixtures, 'pretrained-mlp.safetensors'))).to.deep.equal({ missing: [], unexpected: [] });
+    expect(await trainer.initWeightsFrom(path.join(fixtures, 'pretrained-mlp.safetensors'))).to.deep.equal({
+      missing: [],
+      unexpected: [],
+    });
     const predicted = await trainer.predict(Float32Array.from(fixture.inputs), [3, 4]);
     Array.from(predicted.data).forEach((value, i) => expect(value).to.be.closeTo(fixture.outputs[i], 1e-6));
 
     // A TorchScript module's weights under other names: strict refuses, non-strict reports.
     const scripted = path.join(__dirname, '..', '..', 'test', 'fixtures', 'scripted', 'classifier.pt');
     const strict = await rejectionOf(mlp().initWeightsFrom(scripted));
-    expect(strict.message).to.match(/classifier\.pt: the weights do not match the model; missing: 0\.bias, 0\.weight, 2\.bias, 2\.weight; unexpected: /);
+    expect(strict.message).to.match(
+      /classifier\.pt: the weights do not match the model; missing: 0\.bias, 0\.weight, 2\.bias, 2\.weight; unexpected: /,
+    );
     const report = await mlp().initWeightsFrom(scripted, { strict: false });
     expect(report.missing).to.deep.equal(['0.bias', '0.weight', '2.bias', '2.weight']);
     expect(report.unexpected.length).to.be.above(0);
-    const wrongShape = new Trainer({ model: nn.sequential(nn.linear(4, 8), nn.relu(), nn.linear(8, 2)), loss: 'mse', optimizer: 'sgd', config: { progressBar: false } });
-    expect((await rejectionOf(wrongShape.initWeightsFrom(path.join(fixtures, 'pretrained-mlp.safetensors')))).message).to.equal(
+    const wrongShape = new Trainer({
+      model: nn.sequential(nn.linear(4, 8), nn.relu(), nn.linear(8, 2)),
+      loss: 'mse',
+      optimizer: 'sgd',
+      config: { progressBar: false },
+    });
+    expect(
+      (await rejectionOf(wrongShape.initWeightsFrom(path.join(fixtures, 'pretrained-mlp.safetensors')))).message,
+    ).to.equal(
       `${path.join(fixtures, 'pretrained-mlp.safetensors')}: 3 weights do not fit the model: '0.bias' has shape [16] but the model's is [8], ` +
         "'0.weight' has shape [16, 4] but the model's is [8, 4], '2.weight' has shape [2, 16] but the model's is [2, 8]",
     );

@@ -10,7 +10,11 @@ import { Model } from '../src';
 const cli = path.join(__dirname, '..', 'src', 'cli', 'main.js');
 
 function firebrand(args: string[], cwd: string): { status: number | null; stdout: string; stderr: string } {
-  return spawnSync(process.execPath, [cli, ...args], { cwd, encoding: 'utf8', env: { ...process.env, FORCE_COLOR: '0' } });
+  return spawnSync(process.execPath, [cli, ...args], {
+    cwd,
+    encoding: 'utf8',
+    env: { ...process.env, FORCE_COLOR: '0' },
+  });
 }
 
 /** A folder with a small regression CSV and a run file training on it. */
@@ -25,7 +29,10 @@ function runFolder(run: Record<string, unknown> = {}): string {
     model: { type: 'sequential', layers: [{ type: 'linear', inFeatures: 2, outFeatures: 1 }] },
     loss: 'mse',
     optimizer: { name: 'sgd', lr: 0.1 },
-    data: { train: { format: 'csv', path: 'train.csv', options: { targets: 'value' } }, eval: { format: 'csv', path: 'train.csv', options: { targets: 'value' } } },
+    data: {
+      train: { format: 'csv', path: 'train.csv', options: { targets: 'value' } },
+      eval: { format: 'csv', path: 'train.csv', options: { targets: 'value' } },
+    },
     config: { numEpochs: 3, batchSize: 8, progressBar: false, numThreads: 1, outputDir: 'out' },
     callbacks: ['LearningRateMonitor', { name: 'EarlyStopping', options: { patience: 50 } }],
     saveModel: 'model',
@@ -69,10 +76,16 @@ module.exports = { Net };
     const model = await Model.load(path.join(folder, 'model'));
     expect(model.parameterCount).to.equal(2 * 8 + 8 + 8 + 1);
 
-    fs.writeFileSync(path.join(folder, 'run.json'), JSON.stringify({ ...JSON.parse(fs.readFileSync(path.join(folder, 'run.json'), 'utf8')), model: { type: 'module', path: 'model.js', export: 'Nett' } }));
+    fs.writeFileSync(
+      path.join(folder, 'run.json'),
+      JSON.stringify({
+        ...JSON.parse(fs.readFileSync(path.join(folder, 'run.json'), 'utf8')),
+        model: { type: 'module', path: 'model.js', export: 'Nett' },
+      }),
+    );
     const wrong = firebrand(['train', 'run.json'], folder);
     expect(wrong.status).to.equal(1);
-    expect(wrong.stderr).to.contain("model.export: ");
+    expect(wrong.stderr).to.contain('model.export: ');
     expect(wrong.stderr).to.contain("has no export 'Nett' (did you mean 'Net'?); it exports Net");
     fs.rmSync(folder, { recursive: true, force: true });
   });
@@ -93,14 +106,21 @@ module.exports = { Net };
     const result = firebrand(['doctor'], os.tmpdir());
     expect(result.status, result.stderr).to.equal(0);
     expect(result.stdout).to.match(/\nlibtorch: +\d+\.\d+/);
-    expect(result.stdout).to.match(/\noptimizers: +fused one-pass steps for float32 CPU parameters: sgd, adam, adamw\n/);
+    expect(result.stdout).to.match(
+      /\noptimizers: +fused one-pass steps for float32 CPU parameters: sgd, adam, adamw\n/,
+    );
     expect(result.stdout).to.match(/\nsmoke test: +ok/);
     // The count a default trainer trains with (it once printed the JS thread's own 1).
-    expect(result.stdout).to.contain(`\nthreads:      auto: ${os.availableParallelism()} or 1, whichever steps faster while training`);
+    expect(result.stdout).to.contain(
+      `\nthreads:      auto: ${os.availableParallelism()} or 1, whichever steps faster while training`,
+    );
   });
 
   it('ends quietly when its reader closes the pipe early (doctor | head -1)', () => {
-    const result = spawnSync('sh', ['-c', `"${process.execPath}" "${cli}" doctor | head -1`], { cwd: os.tmpdir(), encoding: 'utf8' });
+    const result = spawnSync('sh', ['-c', `"${process.execPath}" "${cli}" doctor | head -1`], {
+      cwd: os.tmpdir(),
+      encoding: 'utf8',
+    });
     expect(result.stdout).to.match(/^firebrand: +\d+\.\d+\.\d+/);
     expect(result.stderr).to.equal('');
   });
@@ -122,7 +142,9 @@ module.exports = { Net };
     expect(result.stdout).to.match(/^firebrand: +\d+\.\d+\.\d+ \(Node v/);
     expect(result.stdout).to.contain(`library path: LD_LIBRARY_PATH=${folder}`);
     expect(result.stdout).to.match(/binary: +FAILED to load/);
-    expect(result.stdout).to.match(/cannot load its (local build|prebuild) \S+firebrand\S*\.node: the libtorch found is not the one it was built against \(undefined symbol/);
+    expect(result.stdout).to.match(
+      /cannot load its (local build|prebuild) \S+firebrand\S*\.node: the libtorch found is not the one it was built against \(undefined symbol/,
+    );
     expect(result.stdout).to.contain('To fix it:');
     expect(result.stdout).to.contain('FIREBRAND_BUILD_FROM_SOURCE=1 npm rebuild firebrand');
     fs.rmSync(folder, { recursive: true });
@@ -133,7 +155,9 @@ module.exports = { Net };
     expect(typo.status).to.equal(1);
     expect(typo.stderr).to.equal("firebrand: run.json.modle: unknown field (did you mean 'model'?)\n");
     const format = firebrand(['train', 'run.json', '--set', 'data.train.format=cvs'], runFolder());
-    expect(format.stderr).to.contain("data.train.format: got \"cvs\", expected one of idx, npy, npz, safetensors, csv (did you mean 'csv'?)");
+    expect(format.stderr).to.contain(
+      'data.train.format: got "cvs", expected one of idx, npy, npz, safetensors, csv (did you mean \'csv\'?)',
+    );
     const config = firebrand(['train', 'run.json', '--set', 'batchSize=0', '--set', 'numEpoch=2'], runFolder());
     expect(config.stderr).to.contain('config has 2 problems');
     expect(config.stderr).to.contain('config.batchSize: got 0, expected an integer >= 1');

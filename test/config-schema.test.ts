@@ -6,7 +6,18 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-import { Dataset, defaultConfig, LSTM, LSTMSpec, MultiheadAttention, MultiheadAttentionSpec, nn, RNN, RNNSpec, Tensor } from '../src';
+import {
+  Dataset,
+  defaultConfig,
+  LSTM,
+  LSTMSpec,
+  MultiheadAttention,
+  MultiheadAttentionSpec,
+  nn,
+  RNN,
+  RNNSpec,
+  Tensor,
+} from '../src';
 import { csvOptionsSchema, idxOptionsSchema, transformSchemas } from '../src/data/data-schemas';
 import { batchOrderSchema, loaderSchema } from '../src/data/loader-options';
 import type { NativeEngine } from '../src/native';
@@ -44,16 +55,21 @@ describe('config schema', () => {
       expect(entry, name).to.be.instanceOf(Field);
       expect(entry.rule(Symbol('nothing')), `${name} rejects nonsense`).to.be.a('string');
       expect(entry.defaultText, name).to.not.equal('');
-      for (const sample of entry.samples) expect(entry.rule(sample), `${name} accepts ${String(sample)}`).to.equal(undefined);
+      for (const sample of entry.samples)
+        expect(entry.rule(sample), `${name} accepts ${String(sample)}`).to.equal(undefined);
     }
     // defaultConfig() holds every field, nested ones too, each from the schema.
     const defaults = defaultConfig() as unknown as Record<string, unknown>;
     for (const [name, entry] of fields) {
-      const value = name.split('.').reduce<unknown>((object, key) => (object as Record<string, unknown>)[key], defaults);
+      const value = name
+        .split('.')
+        .reduce<unknown>((object, key) => (object as Record<string, unknown>)[key], defaults);
       if (typeof entry.fallback !== 'function') expect(value, name).to.deep.equal(entry.fallback);
     }
     expect((defaultConfig().gradScaler as { enabled: boolean }).enabled).to.equal(false);
-    expect((resolve({ mixedPrecision: 'fp16' }, configSchema).gradScaler as { enabled: boolean }).enabled).to.equal(true);
+    expect((resolve({ mixedPrecision: 'fp16' }, configSchema).gradScaler as { enabled: boolean }).enabled).to.equal(
+      true,
+    );
     expect(resolve({ batchSize: 7 }, configSchema).evalBatchSize).to.equal(7);
   });
 
@@ -66,7 +82,10 @@ describe('config schema', () => {
       if (name.startsWith('distributed.')) continue; // joined below: a fit alone never reads them
       for (const sample of entry.samples) {
         const extra = Object.fromEntries(
-          Object.entries(companions[name] ?? {}).map(([key, value]) => [key, value === 'OUT' ? path.join(outputDir, String(fits)) : value]),
+          Object.entries(companions[name] ?? {}).map(([key, value]) => [
+            key,
+            value === 'OUT' ? path.join(outputDir, String(fits)) : value,
+          ]),
         );
         const trainer = blobTrainer({ numEpochs: 1, maxSteps: 2, ...extra, ...nested(name, sample) } as never);
         await trainer.fit(data, { evalData: name === 'evalEvery' || name === 'metricForBestModel' ? data : undefined });
@@ -87,7 +106,13 @@ describe('config schema', () => {
     const trainer = blobTrainer({ distributed } as never);
     await trainer.setup();
     const engine = (trainer as unknown as { engine: NativeEngine }).engine;
-    const joined = await engine.distribute({ rank: 0, worldSize: 1, masterAddr: '127.0.0.1', masterPort: await freePort(), ...trainer.config.distributed });
+    const joined = await engine.distribute({
+      rank: 0,
+      worldSize: 1,
+      masterAddr: '127.0.0.1',
+      masterPort: await freePort(),
+      ...trainer.config.distributed,
+    });
     expect(joined).to.include({ rank: 0, worldSize: 1, backend: 'gloo' });
   });
 
@@ -110,7 +135,11 @@ describe('config schema', () => {
     this.timeout(60000);
     // Recurrent and attention layers take or return several tensors: they run in a module's forward.
     const layerIn = (spec: { type: string }) =>
-      spec.type === 'lstm' ? new LSTM(spec as LSTMSpec) : spec.type === 'multiheadAttention' ? new MultiheadAttention(spec as MultiheadAttentionSpec) : new RNN(spec as RNNSpec);
+      spec.type === 'lstm'
+        ? new LSTM(spec as LSTMSpec)
+        : spec.type === 'multiheadAttention'
+          ? new MultiheadAttention(spec as MultiheadAttentionSpec)
+          : new RNN(spec as RNNSpec);
     const inModule = (spec: { type: string }) =>
       new (class Wrapped extends nn.Module {
         layer = layerIn(spec);
@@ -121,7 +150,11 @@ describe('config schema', () => {
     const kinds = [
       [
         layers,
-        (spec: { type: string }) => ({ model: ['lstm', 'gru', 'rnn', 'multiheadAttention'].includes(spec.type) ? inModule(spec) : { type: 'sequential', layers: [spec] } }),
+        (spec: { type: string }) => ({
+          model: ['lstm', 'gru', 'rnn', 'multiheadAttention'].includes(spec.type)
+            ? inModule(spec)
+            : { type: 'sequential', layers: [spec] },
+        }),
       ],
       [losses, (spec: object) => ({ loss: spec })],
       [optimizers, (spec: object) => ({ optimizer: spec })],
@@ -147,7 +180,10 @@ describe('config schema', () => {
           if (bases[name] && replaces[field]) delete spec[replaces[field]];
           return spec;
         };
-        const specs = [base, ...fieldsOf(schema).flatMap(([field, entry]) => entry.samples.map((sample) => withSample(field, sample)))];
+        const specs = [
+          base,
+          ...fieldsOf(schema).flatMap(([field, entry]) => entry.samples.map((sample) => withSample(field, sample))),
+        ];
         for (const spec of specs) {
           const trainer = blobTrainer({}, place(spec as { type: string }) as never);
           await trainer.setup();
@@ -162,7 +198,11 @@ describe('config schema', () => {
     const data = blobDataset(8);
     let read = 0;
     for (const [name, schema] of Object.entries(transformSchemas.variants)) {
-      const required = Object.fromEntries(fieldsOf(schema).filter(([, entry]) => entry.fallback === REQUIRED).map(([field, entry]) => [field, entry.samples[0]]));
+      const required = Object.fromEntries(
+        fieldsOf(schema)
+          .filter(([, entry]) => entry.fallback === REQUIRED)
+          .map(([field, entry]) => [field, entry.samples[0]]),
+      );
       for (const [field, entry] of fieldsOf(schema)) {
         for (const sample of entry.samples) {
           expect(data.withTransforms({ name, ...required, [field]: sample } as never).length).to.equal(8);

@@ -16,7 +16,13 @@ describe('trainer config', () => {
 
   it('lists every bad field at once, by path, with the value and what was expected', () => {
     const error = errorOf(() =>
-      blobTrainer({ batchSize: 0, shufle: true, gradScaler: { initScale: -1 }, nonFiniteLoss: 'ignore', evalEvery: 'step' } as never),
+      blobTrainer({
+        batchSize: 0,
+        shufle: true,
+        gradScaler: { initScale: -1 },
+        nonFiniteLoss: 'ignore',
+        evalEvery: 'step',
+      } as never),
     );
     expect(error.code).to.equal('ERR_FIREBRAND_INVALID_ARGUMENT');
     expect(error.message).to.equal(
@@ -29,7 +35,9 @@ describe('trainer config', () => {
         "  config.evalEvery: got 'step', expected an integer >= 1 or 'epoch'",
       ].join('\n'),
     );
-    expect(errorOf(() => blobTrainer({ numWorkers: 100 })).message).to.equal("config.numWorkers: got 100, expected an integer in [0, 64] or 'auto'");
+    expect(errorOf(() => blobTrainer({ numWorkers: 100 })).message).to.equal(
+      "config.numWorkers: got 100, expected an integer in [0, 64] or 'auto'",
+    );
   });
 
   it('loads a config from a JSON file, naming the file in its errors', () => {

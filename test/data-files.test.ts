@@ -29,13 +29,15 @@ describe('datasets from .npy, .npz, .safetensors and CSV files', () => {
     const iris = await Dataset.fromCsv(file('iris-like.csv'), { labelColumn: 'species' });
     const { input: inputs, target: targets } = iris.fields();
     expect(inputs.shape).to.deep.equal([4, 2]);
-    expect(Array.from(inputs.data as Float32Array)).to.deep.equal([5.1, 1.4, 6.2, 4.5, 7.7, 6.7, 4.9, 1.5].map(Math.fround));
+    expect(Array.from(inputs.data as Float32Array)).to.deep.equal(
+      [5.1, 1.4, 6.2, 4.5, 7.7, 6.7, 4.9, 1.5].map(Math.fround),
+    );
     expect(Array.from(targets.data as BigInt64Array, Number)).to.deep.equal([0, 1, 2, 0]);
     const regression = (await Dataset.fromCsv(file('iris-like.csv'), { labelColumn: 0, targets: 'value' })).fields();
     expect(Array.from(regression.target.data as Float32Array)).to.deep.equal([5.1, 6.2, 7.7, 4.9].map(Math.fround));
-    const history = await blobTrainer({ numEpochs: 1, batchSize: 2 }, {}).fit(
-      await Dataset.fromCsv(file('iris-like.csv'), { labelColumn: 'species' }),
-    ).catch((error: Error) => error);
+    const history = await blobTrainer({ numEpochs: 1, batchSize: 2 }, {})
+      .fit(await Dataset.fromCsv(file('iris-like.csv'), { labelColumn: 'species' }))
+      .catch((error: Error) => error);
     expect((history as Error).message).to.contain('dataset samples of shape [2] do not fit the model');
   });
 
@@ -83,7 +85,11 @@ describe('datasets from .npy, .npz, .safetensors and CSV files', () => {
   });
 
   it('reads a .safetensors file of several dtypes, as safetensors.torch.save_file writes it', async () => {
-    const data = await Dataset.fromSafetensors(file('tensors.safetensors'), { input: 'input', target: 'target', mask: 'mask_f16' });
+    const data = await Dataset.fromSafetensors(file('tensors.safetensors'), {
+      input: 'input',
+      target: 'target',
+      mask: 'mask_f16',
+    });
     const fields = data.fields();
     expect(Array.from(fields.input.data as Float32Array)).to.deep.equal(expectedInputs);
     expect(Array.from(fields.target.data as BigInt64Array, Number)).to.deep.equal([2, 0, 1, 1]);
@@ -113,7 +119,8 @@ describe('datasets from .npy, .npz, .safetensors and CSV files', () => {
       length.writeBigUInt64LE(BigInt(text.length));
       return write(Buffer.concat([length, text, data]));
     };
-    const reason = async (name: string) => (await rejectionOf(Dataset.fromSafetensors(name, { input: 'input' }))).message;
+    const reason = async (name: string) =>
+      (await rejectionOf(Dataset.fromSafetensors(name, { input: 'input' }))).message;
 
     const short = write(good.subarray(0, 5));
     expect(await reason(short)).to.equal(`${short}: too short for a safetensors file (5 bytes)`);
@@ -124,21 +131,31 @@ describe('datasets from .npy, .npz, .safetensors and CSV files', () => {
       `${hugeFile}: header length 1099511627776 does not fit a file of ${good.length} bytes; not a safetensors file, or truncated`,
     );
     const truncated = write(good.subarray(0, good.length - 4));
-    expect(await reason(truncated)).to.match(/tensor 'weight_bf16': its bytes \[88, 96\) lie outside the data section of 92 bytes/);
+    expect(await reason(truncated)).to.match(
+      /tensor 'weight_bf16': its bytes \[88, 96\) lie outside the data section of 92 bytes/,
+    );
     const badJson = Buffer.from(good);
     badJson.write('{"input":', 8);
     expect(await reason(write(badJson))).to.match(/safetensors header: /);
-    expect(await reason(withHeader((h) => (h.input.dtype = 'U16')))).to.contain("tensor 'input': dtype 'U16' is not supported");
+    expect(await reason(withHeader((h) => (h.input.dtype = 'U16')))).to.contain(
+      "tensor 'input': dtype 'U16' is not supported",
+    );
     expect(await reason(withHeader((h) => (h.input.shape = [4, 4])))).to.contain(
       "tensor 'input': 48 bytes do not hold its shape of F32 values (64 bytes)",
     );
-    expect(await reason(withHeader((h) => (h.input.shape = [-1, 3])))).to.contain("'shape' must be a list of non-negative integers");
-    expect(await reason(withHeader((h) => (h.input.data_offsets = [40, 32])))).to.contain("'data_offsets' must be [begin, end]");
+    expect(await reason(withHeader((h) => (h.input.shape = [-1, 3])))).to.contain(
+      "'shape' must be a list of non-negative integers",
+    );
+    expect(await reason(withHeader((h) => (h.input.data_offsets = [40, 32])))).to.contain(
+      "'data_offsets' must be [begin, end]",
+    );
     expect(await reason(withHeader((h) => (h.mask_f16.data_offsets = [76, 84])))).to.contain(
       "tensors 'input' and 'mask_f16' overlap in the data section",
     );
     expect(await reason(withHeader((h) => (h.input.extra = 1)))).to.contain("tensor 'input': unknown field 'extra'");
-    expect(await reason(withHeader((h) => (h.__metadata__ = { n: 1 })))).to.contain("'__metadata__' must be an object of strings");
+    expect(await reason(withHeader((h) => (h.__metadata__ = { n: 1 })))).to.contain(
+      "'__metadata__' must be an object of strings",
+    );
     const deep = Buffer.from('['.repeat(100_000));
     const deepLength = Buffer.alloc(8);
     deepLength.writeBigUInt64LE(BigInt(deep.length));

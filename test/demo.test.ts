@@ -21,7 +21,9 @@ describe('npm run demo', () => {
       env: { ...process.env, DEMO_EPOCHS: '1', DEMO_TRAIN_SAMPLES: '3000', DEMO_TEST_SAMPLES: '1000' },
     });
     expect(result.status, `${result.stdout}\n${result.stderr}`).to.equal(0);
-    expect(result.stdout).to.match(/firebrand demo: Fashion-MNIST, 3000 training \/ 1000 test images, 421642 parameters/);
+    expect(result.stdout).to.match(
+      /firebrand demo: Fashion-MNIST, 3000 training \/ 1000 test images, 421642 parameters/,
+    );
     const accuracy = Number(/test accuracy (\d\.\d{4})/.exec(result.stdout)?.[1]);
     // One epoch on 3,000 images: well past chance (0.1).
     expect(accuracy, result.stdout).to.be.above(0.5);

@@ -42,7 +42,11 @@ function runLaunch(port: number, extra: string[], childArgs: string[] = ['train'
 }
 
 /** Runs a launcher in the background; resolves with its exit code and output. */
-function startLaunch(port: number, extra: string[], childArgs: string[] = ['train']): Promise<{ status: number | null; stdout: string; stderr: string }> {
+function startLaunch(
+  port: number,
+  extra: string[],
+  childArgs: string[] = ['train'],
+): Promise<{ status: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     const launcher: ChildProcess = spawn(process.execPath, launchArgs(port, extra, childArgs));
     let stdout = '';
@@ -60,7 +64,14 @@ interface RankRun {
 
 /** Starts one rank of a 2-rank run directly, with torchrun's environment (killed after 30 s at most). */
 function startRank(rank: number, port: number, mode: string): RankRun {
-  const env = { ...process.env, WORLD_SIZE: '2', RANK: String(rank), LOCAL_RANK: String(rank), MASTER_ADDR: '127.0.0.1', MASTER_PORT: String(port) };
+  const env = {
+    ...process.env,
+    WORLD_SIZE: '2',
+    RANK: String(rank),
+    LOCAL_RANK: String(rank),
+    MASTER_ADDR: '127.0.0.1',
+    MASTER_PORT: String(port),
+  };
   const rankProcess = spawn(process.execPath, [child, mode], { env });
   let stdout = '';
   rankProcess.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -86,11 +97,15 @@ function maxAbsDifference(a: Record<string, number[]>, b: Record<string, number[
 }
 
 /** One process training on the global batch (2 ranks x 8 samples per micro-batch). */
-async function singleProcessRun(module = false): Promise<{ history: RankReport['history']; weights: Record<string, number[]> }> {
+async function singleProcessRun(
+  module = false,
+): Promise<{ history: RankReport['history']; weights: Record<string, number[]> }> {
   const trainer = distributedTrainer(16, {}, [], module);
   const history = await trainer.fit(trainData(), { evalData: evalData() });
   const state = await trainer.stateDict();
-  const weights = Object.fromEntries(Object.entries(state).map(([name, tensor]) => [name, Array.from(tensor.data as Float32Array)]));
+  const weights = Object.fromEntries(
+    Object.entries(state).map(([name, tensor]) => [name, Array.from(tensor.data as Float32Array)]),
+  );
   return { history: history as RankReport['history'], weights };
 }
 
@@ -152,8 +167,14 @@ describe('distributed data parallel (2 ranks, Gloo on 127.0.0.1)', function () {
       expect(fs.readdirSync(path.join(outputDir, 'checkpoints'))).to.include('step-12');
       expect(first.stdout).to.match(/^\[rank 0\] epoch 1\/3 step \d+\/16/m);
       expect(first.stdout).to.not.match(/^\[rank 1\] epoch/m);
-      const logLines = fs.readFileSync(path.join(outputDir, 'logs', 'metrics.jsonl'), 'utf8').trim().split('\n');
-      const loggedSteps = logLines.map((line) => JSON.parse(line) as { step?: number; 'train/loss'?: number }).filter((row) => row['train/loss'] !== undefined).map((row) => row.step);
+      const logLines = fs
+        .readFileSync(path.join(outputDir, 'logs', 'metrics.jsonl'), 'utf8')
+        .trim()
+        .split('\n');
+      const loggedSteps = logLines
+        .map((line) => JSON.parse(line) as { step?: number; 'train/loss'?: number })
+        .filter((row) => row['train/loss'] !== undefined)
+        .map((row) => row.step);
       expect(logLines.filter((line) => line.includes('hyperparameters'))).to.have.length(1);
       // Rank 1 logging too would repeat every step.
       expect(loggedSteps).to.include.members([4, 8, 12]);
@@ -165,7 +186,10 @@ describe('distributed data parallel (2 ranks, Gloo on 127.0.0.1)', function () {
       // One process cannot continue a 2-rank run's batch order.
       const error = await distributedTrainer(16, { outputDir, resumeFromCheckpoint: true })
         .fit(trainData())
-        .then(() => undefined, (failure: Error) => failure);
+        .then(
+          () => undefined,
+          (failure: Error) => failure,
+        );
       expect(error?.message).to.contain('world size 2 (this run: 1)');
     } finally {
       fs.rmSync(outputDir, { recursive: true, force: true });
@@ -174,11 +198,16 @@ describe('distributed data parallel (2 ranks, Gloo on 127.0.0.1)', function () {
 
   it('fails the other rank at once with ERR_FIREBRAND_DISTRIBUTED when one dies', async () => {
     const port = await freePort();
-    const [survivor, dead] = await Promise.all([startRank(0, port, 'die-at-step-5').finished, startRank(1, port, 'die-at-step-5').finished]);
+    const [survivor, dead] = await Promise.all([
+      startRank(0, port, 'die-at-step-5').finished,
+      startRank(1, port, 'die-at-step-5').finished,
+    ]);
     expect(dead.status).to.equal(7);
     expect(survivor.status).to.equal(1);
     expect(survivor.report?.error?.code).to.equal('ERR_FIREBRAND_DISTRIBUTED');
-    expect(survivor.report?.error?.message).to.match(/epoch 1, step 12: distributed: the all-reduce of the gradients failed on rank 0 of 2 \(gloo/);
+    expect(survivor.report?.error?.message).to.match(
+      /epoch 1, step 12: distributed: the all-reduce of the gradients failed on rank 0 of 2 \(gloo/,
+    );
     expect(survivor.report?.error?.message).to.contain('Another rank probably stopped or failed');
     expect(survivor.report?.seconds).to.be.below(3);
   });
@@ -205,6 +234,8 @@ describe('distributed data parallel (2 ranks, Gloo on 127.0.0.1)', function () {
     const port = await freePort();
     const lone = await startRank(0, port, 'hang-at-step-5').finished;
     expect(lone.report?.error?.code).to.equal('ERR_FIREBRAND_DISTRIBUTED');
-    expect(lone.report?.error?.message).to.match(new RegExp(`at 127.0.0.1:${port} \\(rank 0 of 2\\) failed within 3 s`));
+    expect(lone.report?.error?.message).to.match(
+      new RegExp(`at 127.0.0.1:${port} \\(rank 0 of 2\\) failed within 3 s`),
+    );
   });
 });

@@ -30,7 +30,9 @@ describe('event loop while fit runs', () => {
 
     const gaps = tickTimes.slice(1).map((time, i) => time - tickTimes[i]);
     const longestGap = Math.max(...gaps);
-    console.log(`      fit took ${elapsed.toFixed(0)} ms, ${tickTimes.length} ticks, longest gap ${longestGap.toFixed(1)} ms`);
+    console.log(
+      `      fit took ${elapsed.toFixed(0)} ms, ${tickTimes.length} ticks, longest gap ${longestGap.toFixed(1)} ms`,
+    );
     expect(history.epochs).to.have.length(8);
     expect(elapsed).to.be.above(300, 'training should last long enough to measure the event loop');
     expect(tickTimes.length).to.be.at.least(Math.floor((elapsed / intervalMs) * 0.5));

@@ -9,8 +9,16 @@ const compiled = path.join(__dirname, '..', 'examples');
 
 /** Runs an example sized by the environment (EXAMPLE_EPOCHS, EXAMPLE_TRAIN_SAMPLES), as the demo is. */
 function runExample(name: string, size: { epochs: number; trainSamples?: number }, args: string[] = []): string {
-  const env = { ...process.env, EXAMPLE_EPOCHS: String(size.epochs), ...(size.trainSamples ? { EXAMPLE_TRAIN_SAMPLES: String(size.trainSamples) } : {}) };
-  const result = spawnSync(process.execPath, [path.join(compiled, `${name}.js`), ...args], { cwd: root, encoding: 'utf8', env });
+  const env = {
+    ...process.env,
+    EXAMPLE_EPOCHS: String(size.epochs),
+    ...(size.trainSamples ? { EXAMPLE_TRAIN_SAMPLES: String(size.trainSamples) } : {}),
+  };
+  const result = spawnSync(process.execPath, [path.join(compiled, `${name}.js`), ...args], {
+    cwd: root,
+    encoding: 'utf8',
+    env,
+  });
   expect(result.status, `${name}: ${result.stderr}`).to.equal(0);
   return result.stdout;
 }
@@ -33,7 +41,13 @@ describe('examples', function () {
   it('csv-regression.run.json trains through the command line', () => {
     const result = spawnSync(
       process.execPath,
-      [path.join(__dirname, '..', 'src', 'cli', 'main.js'), 'train', 'examples/csv-regression.run.json', '--set', 'numEpochs=5'],
+      [
+        path.join(__dirname, '..', 'src', 'cli', 'main.js'),
+        'train',
+        'examples/csv-regression.run.json',
+        '--set',
+        'numEpochs=5',
+      ],
       { cwd: root, encoding: 'utf8' },
     );
     expect(result.status, result.stderr).to.equal(0);
@@ -42,7 +56,9 @@ describe('examples', function () {
 
   it('early-stopping stops, keeps the best checkpoints and restores the best weights', () => {
     const output = runExample('early-stopping', { epochs: 200 });
-    expect(output).to.match(/stopped after \d+ epochs \(best epoch \d+\); best checkpoint .*epoch=\d+-acc=0\.\d{3} with validation accuracy 0\.9\d\d/);
+    expect(output).to.match(
+      /stopped after \d+ epochs \(best epoch \d+\); best checkpoint .*epoch=\d+-acc=0\.\d{3} with validation accuracy 0\.9\d\d/,
+    );
     expect(output).to.match(/best checkpoint loads with 4482 parameters/);
   });
 

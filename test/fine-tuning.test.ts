@@ -7,12 +7,32 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-import { Callback, F, loadSafetensors, Module, ModelLike, nn, NumericArray, saveSafetensors, Tensor, TensorData, Trainer, TrainerConfig } from '../src';
+import {
+  Callback,
+  F,
+  loadSafetensors,
+  Module,
+  ModelLike,
+  nn,
+  NumericArray,
+  saveSafetensors,
+  Tensor,
+  TensorData,
+  Trainer,
+  TrainerConfig,
+} from '../src';
 import { blobDataset, errorOf, rejectionOf } from './support/helpers';
 
 /** A backbone with BatchNorm and dropout (whose statistics and masks must not move when frozen) and a head. */
 class Finetuned extends Module {
-  backbone = nn.sequential(nn.linear(4, 16), nn.batchNorm1d(16), nn.relu(), nn.dropout(0.5), nn.linear(16, 16), nn.batchNorm1d(16));
+  backbone = nn.sequential(
+    nn.linear(4, 16),
+    nn.batchNorm1d(16),
+    nn.relu(),
+    nn.dropout(0.5),
+    nn.linear(16, 16),
+    nn.batchNorm1d(16),
+  );
   head = nn.sequential(nn.linear(16, 16), nn.batchNorm1d(16), nn.relu(), nn.linear(16, 2));
 
   forward(x: Tensor): Tensor {
@@ -22,11 +42,20 @@ class Finetuned extends Module {
 
 const config: Partial<TrainerConfig> = { numEpochs: 3, batchSize: 16, progressBar: false, numThreads: 1, seed: 5 };
 const trainerOf = (model: ModelLike, more: Partial<TrainerConfig> = {}, callbacks: Callback[] = []) =>
-  new Trainer({ model, loss: 'cross_entropy', optimizer: { name: 'adamw', lr: 1e-2, weightDecay: 0.1 }, config: { ...config, ...more }, callbacks });
+  new Trainer({
+    model,
+    loss: 'cross_entropy',
+    optimizer: { name: 'adamw', lr: 1e-2, weightDecay: 0.1 },
+    config: { ...config, ...more },
+    callbacks,
+  });
 
 type State = Record<string, TensorData<NumericArray>>;
 const under = (state: State, prefix: string) => Object.keys(state).filter((name) => name.startsWith(prefix));
-const same = (a: TensorData<NumericArray>, b: TensorData<NumericArray>) => Buffer.from(a.data.buffer, a.data.byteOffset, a.data.byteLength).equals(Buffer.from(b.data.buffer, b.data.byteOffset, b.data.byteLength));
+const same = (a: TensorData<NumericArray>, b: TensorData<NumericArray>) =>
+  Buffer.from(a.data.buffer, a.data.byteOffset, a.data.byteLength).equals(
+    Buffer.from(b.data.buffer, b.data.byteOffset, b.data.byteLength),
+  );
 
 describe('fine-tuning', function () {
   this.timeout(120_000);
@@ -38,28 +67,39 @@ describe('fine-tuning', function () {
     await trainer.fit(blobDataset(128));
     const after = await trainer.stateDict();
     const backbone = under(before, 'backbone.');
-    expect(backbone).to.include.members(['backbone.1.running_mean', 'backbone.1.num_batches_tracked', 'backbone.5.running_var']);
+    expect(backbone).to.include.members([
+      'backbone.1.running_mean',
+      'backbone.1.num_batches_tracked',
+      'backbone.5.running_var',
+    ]);
     for (const name of backbone) expect(same(before[name], after[name]), name).to.equal(true);
-    for (const name of ['head.0.weight', 'head.1.running_mean', 'head.3.bias']) expect(same(before[name], after[name]), name).to.equal(false);
+    for (const name of ['head.0.weight', 'head.1.running_mean', 'head.3.bias'])
+      expect(same(before[name], after[name]), name).to.equal(false);
     // Only the head's parameters are in the optimizer: one group, as without freezing.
     expect(trainer.learningRateNames).to.deep.equal(['adamw']);
   });
 
   it('freezes by parameter name and glob, in layer stacks and TorchScript models', async () => {
-    const stack = trainerOf(nn.sequential(nn.linear(4, 8), nn.relu(), nn.linear(8, 8), nn.relu(), nn.linear(8, 2)), { freeze: ['0.*', '2.bias'] });
+    const stack = trainerOf(nn.sequential(nn.linear(4, 8), nn.relu(), nn.linear(8, 8), nn.relu(), nn.linear(8, 2)), {
+      freeze: ['0.*', '2.bias'],
+    });
     await stack.setup();
     const before = await stack.stateDict();
     await stack.fit(blobDataset(64));
     const after = await stack.stateDict();
-    for (const name of Object.keys(before)) expect(same(before[name], after[name]), name).to.equal(['0.weight', '0.bias', '2.bias'].includes(name));
+    for (const name of Object.keys(before))
+      expect(same(before[name], after[name]), name).to.equal(['0.weight', '0.bias', '2.bias'].includes(name));
 
     // A module scripted in Python (hidden, out): its submodules' paths.
-    const scripted = trainerOf(nn.torchScript(path.join(__dirname, '..', '..', 'test', 'fixtures', 'scripted', 'classifier.pt')));
+    const scripted = trainerOf(
+      nn.torchScript(path.join(__dirname, '..', '..', 'test', 'fixtures', 'scripted', 'classifier.pt')),
+    );
     expect(await scripted.freeze('hid*')).to.deep.equal(['hidden.weight', 'hidden.bias']);
     const start = await scripted.stateDict();
     await scripted.fit(blobDataset(64));
     const end = await scripted.stateDict();
-    for (const name of Object.keys(start)) expect(same(start[name], end[name]), name).to.equal(name.startsWith('hidden.'));
+    for (const name of Object.keys(start))
+      expect(same(start[name], end[name]), name).to.equal(name.startsWith('hidden.'));
   });
 
   it('unfreezes mid-fit from a callback (BaseFinetuning): a new optimizer group with its own learning rate', async () => {
@@ -78,7 +118,8 @@ describe('fine-tuning', function () {
     expect(rates).to.deep.equal([[1e-2], [1e-2, 1e-3], [1e-2, 1e-3]]);
     // Frozen in the first epoch, the backbone trained (and its BatchNorm counted batches) in the others.
     const end = await trainer.stateDict();
-    for (const name of ['backbone.0.weight', 'backbone.1.running_mean']) expect(same(end[name], start[name]), name).to.equal(false);
+    for (const name of ['backbone.0.weight', 'backbone.1.running_mean'])
+      expect(same(end[name], start[name]), name).to.equal(false);
     // Without lr: the first group's / 10, as Lightning's.
     const other = trainerOf(new Finetuned(), { freeze: ['backbone', 'head.0'] });
     await other.unfreeze('head.0');
@@ -93,11 +134,15 @@ describe('fine-tuning', function () {
           if (epoch === 0) await trainer.unfreeze('backbone.0');
         },
       };
-      const full = trainerOf(new Finetuned(), { freeze: 'backbone', outputDir: path.join(root, 'full') }, [unfreezeAtFirstEpochEnd]);
-      await full.fit(blobDataset(96));
-      const resumed = trainerOf(new Finetuned(), { freeze: 'backbone', resumeFromCheckpoint: path.join(root, 'full', 'checkpoints', 'step-12') }, [
+      const full = trainerOf(new Finetuned(), { freeze: 'backbone', outputDir: path.join(root, 'full') }, [
         unfreezeAtFirstEpochEnd,
       ]);
+      await full.fit(blobDataset(96));
+      const resumed = trainerOf(
+        new Finetuned(),
+        { freeze: 'backbone', resumeFromCheckpoint: path.join(root, 'full', 'checkpoints', 'step-12') },
+        [unfreezeAtFirstEpochEnd],
+      );
       await resumed.fit(blobDataset(96));
       expect(resumed.learningRateNames).to.deep.equal(['adamw/pg0', 'adamw/pg1']);
       const [a, b] = [await full.stateDict(), await resumed.stateDict()];
@@ -110,12 +155,20 @@ describe('fine-tuning', function () {
   it('names a pattern that matches nothing, and refuses to freeze everything', async () => {
     const nothing = await rejectionOf(trainerOf(new Finetuned(), { freeze: ['backbone', 'neck'] }).setup());
     expect(nothing.code).to.equal('ERR_FIREBRAND_INVALID_ARGUMENT');
-    expect(nothing.message).to.contain("config.freeze: 'neck' matches no parameter or module; parameter names look like 'backbone.0.weight', 'backbone.0.bias'");
+    expect(nothing.message).to.contain(
+      "config.freeze: 'neck' matches no parameter or module; parameter names look like 'backbone.0.weight', 'backbone.0.bias'",
+    );
     const everything = await rejectionOf(trainerOf(new Finetuned(), { freeze: '**' }).setup());
-    expect(everything.message).to.equal('config.freeze: that freezes every parameter of the model (14 matched), leaving nothing to train');
+    expect(everything.message).to.equal(
+      'config.freeze: that freezes every parameter of the model (14 matched), leaving nothing to train',
+    );
     const trainer = trainerOf(new Finetuned(), { freeze: 'backbone' });
-    expect((await rejectionOf(trainer.freeze('head'))).message).to.contain('freeze: that freezes every parameter of the model');
-    expect((await rejectionOf(trainer.unfreeze('head.7'))).message).to.contain("unfreeze: 'head.7' matches no parameter or module");
+    expect((await rejectionOf(trainer.freeze('head'))).message).to.contain(
+      'freeze: that freezes every parameter of the model',
+    );
+    expect((await rejectionOf(trainer.unfreeze('head.7'))).message).to.contain(
+      "unfreeze: 'head.7' matches no parameter or module",
+    );
     // A parameter group for a frozen module says so.
     const grouped = new Trainer({
       model: new Finetuned(),
@@ -128,9 +181,15 @@ describe('fine-tuning', function () {
     );
     // A module that exists but holds no parameters is named as such.
     const relu = await rejectionOf(trainer.freeze('head.2'));
-    expect(relu.message).to.equal("freeze: 'head.2' takes module 'head.2', which has no parameters (an activation, pooling or dropout layer has none), so it takes nothing");
-    expect((await rejectionOf(trainer.unfreeze('backbone', { lr: -1 }))).message).to.equal('unfreeze.lr: got -1, expected a number >= 0');
-    expect(errorOf(() => trainerOf(new Finetuned(), { freeze: 3 as unknown as string })).message).to.contain('config.freeze: got 3, expected a non-empty string or a list of strings');
+    expect(relu.message).to.equal(
+      "freeze: 'head.2' takes module 'head.2', which has no parameters (an activation, pooling or dropout layer has none), so it takes nothing",
+    );
+    expect((await rejectionOf(trainer.unfreeze('backbone', { lr: -1 }))).message).to.equal(
+      'unfreeze.lr: got -1, expected a number >= 0',
+    );
+    expect(errorOf(() => trainerOf(new Finetuned(), { freeze: 3 as unknown as string })).message).to.contain(
+      'config.freeze: got 3, expected a non-empty string or a list of strings',
+    );
   });
 
   describe('an exponential moving average of the weights (config.ema)', () => {
@@ -161,10 +220,23 @@ describe('fine-tuning', function () {
         // Without config.ema the checkpoint does not fit, and the reverse says what is missing.
         const plain = trainerOf(new Finetuned(), { outputDir: path.join(root, 'plain') });
         await plain.fit(blobDataset(96), { numEpochs: 1 });
-        const missing = await rejectionOf(trainerOf(new Finetuned(), { ema, resumeFromCheckpoint: path.join(root, 'plain', 'checkpoints', 'step-6') }).fit(blobDataset(96)));
-        expect(missing.message).to.contain("ema.safetensors: missing; the checkpoint was saved without config.ema, which this trainer has");
+        const missing = await rejectionOf(
+          trainerOf(new Finetuned(), {
+            ema,
+            resumeFromCheckpoint: path.join(root, 'plain', 'checkpoints', 'step-6'),
+          }).fit(blobDataset(96)),
+        );
+        expect(missing.message).to.contain(
+          'ema.safetensors: missing; the checkpoint was saved without config.ema, which this trainer has',
+        );
 
-        const best = trainerOf(new Finetuned(), { ema, outputDir: path.join(root, 'best'), loadBestModelAtEnd: true, metricForBestModel: 'loss', greaterIsBetter: true });
+        const best = trainerOf(new Finetuned(), {
+          ema,
+          outputDir: path.join(root, 'best'),
+          loadBestModelAtEnd: true,
+          metricForBestModel: 'loss',
+          greaterIsBetter: true,
+        });
         const history = await best.fit(blobDataset(96));
         const averages = await loadSafetensors(path.join(history.best!.checkpoint!, 'ema.safetensors'));
         const state = await best.stateDict();
@@ -206,7 +278,8 @@ describe('fine-tuning', function () {
       for (const pattern of ['blocks.*', 'blocks', 'blocks.1']) {
         const checkpointed = await run(pattern);
         expect(checkpointed.losses, pattern).to.deep.equal(plain.losses);
-        for (const name of Object.keys(plain.state)) expect(same(checkpointed.state[name], plain.state[name]), `${pattern}: ${name}`).to.equal(true);
+        for (const name of Object.keys(plain.state))
+          expect(same(checkpointed.state[name], plain.state[name]), `${pattern}: ${name}`).to.equal(true);
       }
     });
 
@@ -220,9 +293,13 @@ describe('fine-tuning', function () {
       expect(unused.message).to.contain("config.activationCheckpointing: module 'spare' runs no op in forward");
       // An nn.sequential is a traced module, which recomputes; a TorchScript model cannot.
       await trainerOf(nn.sequential(nn.linear(4, 2)), { activationCheckpointing: '0' }).setup();
-      const script = nn.script('\ndef forward(self, x):\n    return x.matmul(self.weight)\n', [{ name: 'weight', data: new Float32Array(8), shape: [4, 2] }]);
+      const script = nn.script('\ndef forward(self, x):\n    return x.matmul(self.weight)\n', [
+        { name: 'weight', data: new Float32Array(8), shape: [4, 2] },
+      ]);
       const scripted = await rejectionOf(trainerOf(script, { activationCheckpointing: 'weight' }).setup());
-      expect(scripted.message).to.contain('config.activationCheckpointing: only models written as TypeScript modules recompute activations');
+      expect(scripted.message).to.contain(
+        'config.activationCheckpointing: only models written as TypeScript modules recompute activations',
+      );
     });
   });
 
@@ -236,18 +313,26 @@ describe('fine-tuning', function () {
       await source.fit(blobDataset(64));
       const state = await source.stateDict();
       const file = path.join(folder, 'ddp.safetensors');
-      await saveSafetensors(file, Object.fromEntries(Object.entries(state).map(([name, value]) => [`module.${name}`, value])));
+      await saveSafetensors(
+        file,
+        Object.fromEntries(Object.entries(state).map(([name, value]) => [`module.${name}`, value])),
+      );
       return { file, state };
     };
 
     it("renames by prefix ('module.' off; the longest prefix wins) and loads strictly", async () => {
       const { file, state } = await savedUnderModule();
       const target = trainerOf(new Finetuned());
-      expect(await target.initWeightsFrom(file, { map: { 'module.': '' } })).to.deep.equal({ missing: [], unexpected: [] });
+      expect(await target.initWeightsFrom(file, { map: { 'module.': '' } })).to.deep.equal({
+        missing: [],
+        unexpected: [],
+      });
       const loaded = await target.stateDict();
       for (const name of Object.keys(state)) expect(same(loaded[name], state[name]), name).to.equal(true);
       // The longest prefix wins: the head goes elsewhere, so strict loading names what is left over.
-      const error = await rejectionOf(trainerOf(new Finetuned()).initWeightsFrom(file, { map: { 'module.': '', 'module.head.': 'classifier.' } }));
+      const error = await rejectionOf(
+        trainerOf(new Finetuned()).initWeightsFrom(file, { map: { 'module.': '', 'module.head.': 'classifier.' } }),
+      );
       expect(error.message).to.contain('the weights do not match the model; missing: head.0.bias');
       expect(error.message).to.contain('unexpected: classifier.0.bias');
     });
@@ -255,7 +340,10 @@ describe('fine-tuning', function () {
     it('renames or drops by a function, reporting what is missing when not strict', async () => {
       const { file, state } = await savedUnderModule();
       const target = trainerOf(new Finetuned());
-      const report = await target.initWeightsFrom(file, { strict: false, map: (name) => (name.startsWith('module.head.') ? null : name.slice('module.'.length)) });
+      const report = await target.initWeightsFrom(file, {
+        strict: false,
+        map: (name) => (name.startsWith('module.head.') ? null : name.slice('module.'.length)),
+      });
       expect(report.unexpected).to.deep.equal([]);
       expect(report.missing).to.have.members(under(state, 'head.'));
       const loaded = await target.stateDict();
@@ -269,14 +357,25 @@ describe('fine-tuning', function () {
       const bf16 = new Uint16Array(new Uint32Array(Float32Array.from(values).buffer).map((bits) => bits >>> 16));
       const fp16 = Uint16Array.of(0x3800, 0xbd00, 0x4200, 0x6400);
       const write = (name: string, dtype: string, data: Uint16Array) => {
-        const header = Buffer.from(JSON.stringify({ '0.weight': { dtype, shape: [2, 2], data_offsets: [0, 8] }, '0.bias': { dtype, shape: [2], data_offsets: [8, 12] } }));
+        const header = Buffer.from(
+          JSON.stringify({
+            '0.weight': { dtype, shape: [2, 2], data_offsets: [0, 8] },
+            '0.bias': { dtype, shape: [2], data_offsets: [8, 12] },
+          }),
+        );
         const length = Buffer.alloc(8);
         length.writeBigUInt64LE(BigInt(header.length));
         const file = path.join(folder, name);
-        fs.writeFileSync(file, Buffer.concat([length, header, Buffer.from(data.buffer), Buffer.from(data.buffer, 0, 4)]));
+        fs.writeFileSync(
+          file,
+          Buffer.concat([length, header, Buffer.from(data.buffer), Buffer.from(data.buffer, 0, 4)]),
+        );
         return file;
       };
-      for (const [dtype, data] of [['BF16', bf16], ['F16', fp16]] as const) {
+      for (const [dtype, data] of [
+        ['BF16', bf16],
+        ['F16', fp16],
+      ] as const) {
         const trainer = trainerOf(nn.sequential(nn.linear(2, 2)));
         await trainer.initWeightsFrom(write(`${dtype}.safetensors`, dtype, data));
         const state = await trainer.stateDict();
@@ -289,9 +388,18 @@ describe('fine-tuning', function () {
     it('names a prefix that matches nothing, a bad return value and two weights given one name', async () => {
       const { file } = await savedUnderModule();
       const cases: [() => Promise<unknown>, string][] = [
-        [() => trainerOf(new Finetuned()).initWeightsFrom(file, { map: { 'model.': '' } }), "initWeightsFrom.map: no weight name starts with 'model.'; the file's names look like 'module."],
-        [() => trainerOf(new Finetuned()).initWeightsFrom(file, { map: () => 3 as unknown as string }), "initWeightsFrom.map('module."],
-        [() => trainerOf(new Finetuned()).initWeightsFrom(file, { map: () => 'head.0.weight' }), "the map gives weights 'module."],
+        [
+          () => trainerOf(new Finetuned()).initWeightsFrom(file, { map: { 'model.': '' } }),
+          "initWeightsFrom.map: no weight name starts with 'model.'; the file's names look like 'module.",
+        ],
+        [
+          () => trainerOf(new Finetuned()).initWeightsFrom(file, { map: () => 3 as unknown as string }),
+          "initWeightsFrom.map('module.",
+        ],
+        [
+          () => trainerOf(new Finetuned()).initWeightsFrom(file, { map: () => 'head.0.weight' }),
+          "the map gives weights 'module.",
+        ],
       ];
       for (const [load, message] of cases) {
         const error = await rejectionOf(load());

@@ -14,7 +14,10 @@ const cases: { title: string; optimizer: OptimizerSpec; lrScheduler?: SchedulerS
   { title: 'plain SGD', optimizer: { name: 'sgd', lr: 0.05 } },
   { title: 'SGD, weight decay without momentum', optimizer: { name: 'sgd', lr: 0.05, weightDecay: 0.02 } },
   { title: 'SGD, momentum with dampening', optimizer: { name: 'sgd', lr: 0.05, momentum: 0.9, dampening: 0.3 } },
-  { title: 'SGD, nesterov momentum with weight decay', optimizer: { name: 'sgd', lr: 0.05, momentum: 0.8, nesterov: true, weightDecay: 0.01 } },
+  {
+    title: 'SGD, nesterov momentum with weight decay',
+    optimizer: { name: 'sgd', lr: 0.05, momentum: 0.8, nesterov: true, weightDecay: 0.01 },
+  },
   {
     title: 'SGD, parameter groups of their own lr and weight decay',
     optimizer: { name: 'sgd', lr: 0.05, momentum: 0.9, paramGroups: [{ params: ['2.'], lr: 0.01, weightDecay: 0.1 }] },
@@ -24,13 +27,27 @@ const cases: { title: string; optimizer: OptimizerSpec; lrScheduler?: SchedulerS
     optimizer: { name: 'sgd', lr: 0.05, momentum: 0.9 },
     lrScheduler: { name: 'onecycle', maxLr: 0.1 },
   },
-  { title: 'SGD on two threads', optimizer: { name: 'sgd', lr: 0.05, momentum: 0.9, weightDecay: 0.001 }, numThreads: 2 },
+  {
+    title: 'SGD on two threads',
+    optimizer: { name: 'sgd', lr: 0.05, momentum: 0.9, weightDecay: 0.001 },
+    numThreads: 2,
+  },
   { title: 'Adam', optimizer: { name: 'adam', lr: 0.01 } },
-  { title: 'Adam, L2 weight decay and amsgrad', optimizer: { name: 'adam', lr: 0.01, betas: [0.8, 0.95], eps: 1e-6, weightDecay: 0.05, amsgrad: true } },
+  {
+    title: 'Adam, L2 weight decay and amsgrad',
+    optimizer: { name: 'adam', lr: 0.01, betas: [0.8, 0.95], eps: 1e-6, weightDecay: 0.05, amsgrad: true },
+  },
   { title: 'AdamW (weight decay 0.01)', optimizer: { name: 'adamw', lr: 0.01 } },
   {
     title: 'AdamW, amsgrad, no decay on biases, a group of its own lr',
-    optimizer: { name: 'adamw', lr: 0.01, weightDecay: 0.1, amsgrad: true, noDecayOnBiasAndNorm: true, paramGroups: [{ params: ['4.'], lr: 0.003 }] },
+    optimizer: {
+      name: 'adamw',
+      lr: 0.01,
+      weightDecay: 0.1,
+      amsgrad: true,
+      noDecayOnBiasAndNorm: true,
+      paramGroups: [{ params: ['4.'], lr: 0.003 }],
+    },
   },
   { title: 'AdamW under cosine decay', optimizer: { name: 'adamw', lr: 0.01 }, lrScheduler: { name: 'cosine' } },
   { title: 'AdamW on two threads', optimizer: { name: 'adamw', lr: 0.01, amsgrad: true }, numThreads: 2 },

@@ -39,7 +39,10 @@ class RecurrentLM extends TinyLM {
 
 class EncoderLM extends TinyLM {
   positions = nn.embedding(32, 16);
-  encoder = nn.transformerEncoder(nn.transformerEncoderLayer(16, 2, { dimFeedforward: 32, batchFirst: true, normFirst: true }), 2);
+  encoder = nn.transformerEncoder(
+    nn.transformerEncoderLayer(16, 2, { dimFeedforward: 32, batchFirst: true, normFirst: true }),
+    2,
+  );
 
   body(x: Tensor): Tensor {
     return this.encoder.forward(x.add(this.positions.forward(torch.arange(x.size(1)))), { isCausal: true });
@@ -53,7 +56,9 @@ class SinusoidalEncoderLM extends TinyLM {
 
   body(x: Tensor): Tensor {
     const sequenceFirst = x.transpose(0, 1);
-    const encoded = this.encoder.forward(sequenceFirst.add(this.pe.slice(0, null, sequenceFirst.size(0))), { isCausal: true });
+    const encoded = this.encoder.forward(sequenceFirst.add(this.pe.slice(0, null, sequenceFirst.size(0))), {
+      isCausal: true,
+    });
     return encoded.transpose(0, 1);
   }
 }
@@ -94,7 +99,12 @@ class BidirectionalAttentionLM extends TinyLM {
 }
 
 const trainerOf = (model: Module) =>
-  new Trainer({ model, loss: 'cross_entropy', optimizer: 'adamw', config: { progressBar: false, numThreads: 1, seed: 3 } });
+  new Trainer({
+    model,
+    loss: 'cross_entropy',
+    optimizer: 'adamw',
+    config: { progressBar: false, numThreads: 1, seed: 3 },
+  });
 
 describe('generate with a key/value cache', function () {
   this.timeout(60_000);
@@ -128,12 +138,22 @@ describe('generate with a key/value cache', function () {
   });
 
   it('computes the cache again when the weights change between two tokens (generating during fit)', async () => {
-    const data = Dataset.fromTokens(Int32Array.from({ length: 64 }, (_, i) => (i * 5) % vocab), { contextLength: 8 });
+    const data = Dataset.fromTokens(
+      Int32Array.from({ length: 64 }, (_, i) => (i * 5) % vocab),
+      { contextLength: 8 },
+    );
     // A large learning rate and a high temperature: keys from the old weights would change the samples.
     const tokensAround = async (kvCache: boolean) => {
       const model = new GPTMini({ vocab, context: 32 });
-      const trainer = new Trainer({ model, loss: 'cross_entropy', optimizer: { name: 'adamw', lr: 0.3 }, config: { progressBar: false, numThreads: 1, seed: 3 } });
-      const tokens = trainer.generate(prompt, { maxNewTokens: 16, temperature: 3, seed: 4, kvCache })[Symbol.asyncIterator]();
+      const trainer = new Trainer({
+        model,
+        loss: 'cross_entropy',
+        optimizer: { name: 'adamw', lr: 0.3 },
+        config: { progressBar: false, numThreads: 1, seed: 3 },
+      });
+      const tokens = trainer
+        .generate(prompt, { maxNewTokens: 16, temperature: 3, seed: 4, kvCache })
+        [Symbol.asyncIterator]();
       const taken: number[] = [];
       for (let i = 0; i < 16; i++) {
         if (i === 4) await trainer.fit(data, { numEpochs: 10 });
@@ -167,13 +187,27 @@ describe('generate with a key/value cache', function () {
 
   it('falls back to full forwards for a model that reads later positions, and kvCache: true says which op', async () => {
     const cases: [Module, string][] = [
-      [new BidirectionalLM(), 'generate.kvCache: the model cannot decode from a key/value cache: lstm (lstm) is bidirectional: its backward direction reads the later steps (at '],
-      [new BidirectionalAttentionLM(), 'generate.kvCache: the model cannot decode from a key/value cache: forward: scaledDotProductAttention is not causal: each position sees the later ones (at '],
-      [new ConvolutionLM(), 'generate.kvCache: the model cannot decode from a key/value cache: its logits from the cache differ from a full forward\'s by '],
+      [
+        new BidirectionalLM(),
+        'generate.kvCache: the model cannot decode from a key/value cache: lstm (lstm) is bidirectional: its backward direction reads the later steps (at ',
+      ],
+      [
+        new BidirectionalAttentionLM(),
+        'generate.kvCache: the model cannot decode from a key/value cache: forward: scaledDotProductAttention is not causal: each position sees the later ones (at ',
+      ],
+      [
+        new ConvolutionLM(),
+        "generate.kvCache: the model cannot decode from a key/value cache: its logits from the cache differ from a full forward's by ",
+      ],
     ];
     for (const [model, message] of cases) {
       const trainer = trainerOf(model);
-      const options = { maxNewTokens: 6, temperature: 1.2, seed: 9, ...(model instanceof TinyLM ? {} : { contextLength: 4 }) };
+      const options = {
+        maxNewTokens: 6,
+        temperature: 1.2,
+        seed: 9,
+        ...(model instanceof TinyLM ? {} : { contextLength: 4 }),
+      };
       const error = await rejectionOf(collect(trainer.generate(prompt, { ...options, kvCache: true })));
       expect(error.code, message).to.equal('ERR_FIREBRAND_INVALID_ARGUMENT');
       expect(error.message, error.message).to.contain(message);

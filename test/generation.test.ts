@@ -61,7 +61,9 @@ describe('generate', function () {
       const model = await Model.load(path.join(folder, 'model'));
       const options = { maxNewTokens: 10, temperature: 1.5, seed: 11, contextLength: 8 };
       const prompt = tokenizer.encode('cde');
-      expect(await collect(model.generate(prompt, options))).to.deep.equal(await collect(trainer.generate(prompt, options)));
+      expect(await collect(model.generate(prompt, options))).to.deep.equal(
+        await collect(trainer.generate(prompt, options)),
+      );
     } finally {
       fs.rmSync(folder, { recursive: true, force: true });
     }
@@ -80,14 +82,21 @@ describe('generate', function () {
       expect(error.code).to.equal('ERR_FIREBRAND_INVALID_ARGUMENT');
       expect(error.message).to.equal(message);
     }
-    expect((await rejectionOf(collect(trainer.generate([], { maxNewTokens: 1 })))).message).to.contain('generate: the prompt must hold at least one token id');
+    expect((await rejectionOf(collect(trainer.generate([], { maxNewTokens: 1 })))).message).to.contain(
+      'generate: the prompt must hold at least one token id',
+    );
     expect((await rejectionOf(collect(trainer.generate([1, 1.5], { maxNewTokens: 1 })))).message).to.equal(
       'generate: the prompt must hold integer token ids; prompt[1] is 1.500000',
     );
     expect(await collect(trainer.generate([0, 1, 2], { maxNewTokens: 3, greedy: true }))).to.deep.equal([3, 4, 5]);
     // With the key/value cache, the table sees the new position alone.
-    for (const [kvCache, positions] of [[true, '[1]'], [false, '[9]']] as const) {
-      const tooLong = await rejectionOf(collect(trainer.generate(tokenizer.encode('abcdefgh'), { maxNewTokens: 2, kvCache })));
+    for (const [kvCache, positions] of [
+      [true, '[1]'],
+      [false, '[9]'],
+    ] as const) {
+      const tooLong = await rejectionOf(
+        collect(trainer.generate(tokenizer.encode('abcdefgh'), { maxNewTokens: 2, kvCache })),
+      );
       expect(tooLong.message).to.equal(
         'generate, token 2 (the model saw the last 9 tokens; contextLength crops them to its position table): ' +
           `transformer.wpe (embedding): index 8 in its input ${positions} int64 is outside [0, 7] (numEmbeddings=8)`,
@@ -126,7 +135,9 @@ describe('logits with their classes last ([batch, time, vocabulary])', function 
       const trainer = make(12, 8);
       const error = await rejectionOf(collect(trainer.generate([1, 2, 3], { maxNewTokens: 4, greedy: true, kvCache })));
       expect(error.code, `kvCache ${kvCache}`).to.equal('ERR_FIREBRAND_SHAPE_MISMATCH');
-      expect(error.message, `kvCache ${kvCache}`).to.contain('vocabulary last').and.contain('return logits.transpose(1, 2)');
+      expect(error.message, `kvCache ${kvCache}`)
+        .to.contain('vocabulary last')
+        .and.contain('return logits.transpose(1, 2)');
     }
   });
 });

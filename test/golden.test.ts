@@ -59,7 +59,10 @@ const versionDependent = (golden: GoldenCase): boolean => golden.mixedPrecision 
 function recorded(golden: GoldenCase): GoldenCase | string {
   if (!versionDependent(golden) || majorMinor(fixture.torchVersion) === running) return golden;
   const own = perVersion?.cases.find((candidate) => candidate.title === golden.title);
-  return own ?? `no fixture of '${golden.title}' for libtorch ${running}: run scripts/make-golden-fixtures.py --version-dependent with its python3-torch`;
+  return (
+    own ??
+    `no fixture of '${golden.title}' for libtorch ${running}: run scripts/make-golden-fixtures.py --version-dependent with its python3-torch`
+  );
 }
 
 describe(`agreement with PyTorch ${fixture.torchVersion} (golden fixtures; version-dependent cases for ${running})`, () => {
@@ -74,10 +77,16 @@ describe(`agreement with PyTorch ${fixture.torchVersion} (golden fixtures; versi
         bce_with_logits: fixture.multiLabelTargets,
         kl_div: fixture.distributionTargets,
       };
-      const rows = perClassTargets[golden.loss.name] ?? fixture.regressionTargets.map((value) => Array(fixture.classes).fill(value));
+      const rows =
+        perClassTargets[golden.loss.name] ??
+        fixture.regressionTargets.map((value) => Array(fixture.classes).fill(value));
       const data =
         golden.loss.name === 'cross_entropy'
-          ? Dataset.fromArrays({ inputs, inputShape: [samples, fixture.features], targets: new Int32Array(fixture.labels) })
+          ? Dataset.fromArrays({
+              inputs,
+              inputShape: [samples, fixture.features],
+              targets: new Int32Array(fixture.labels),
+            })
           : Dataset.fromArrays({
               inputs,
               inputShape: [samples, fixture.features],
@@ -124,14 +133,20 @@ describe(`agreement with PyTorch ${fixture.torchVersion} (golden fixtures; versi
       stepLosses.forEach((loss, index) => expectClose(loss, golden.stepLosses[index], `step ${index + 1} loss`));
       expect(gradNorms).to.have.length(golden.gradNorms?.length ?? 0);
       gradNorms.forEach((norm, index) => expectClose(norm, golden.gradNorms![index], `step ${index + 1} grad norm`));
-      history.epochs.forEach((epoch, index) => expectClose(epoch.loss, golden.epochLosses[index], `epoch ${index} loss`));
+      history.epochs.forEach((epoch, index) =>
+        expectClose(epoch.loss, golden.epochLosses[index], `epoch ${index} loss`),
+      );
       const state = await trainer.stateDict();
       expect(Object.keys(state).sort()).to.deep.equal(Object.keys(golden.finalWeights).sort());
       for (const [name, values] of Object.entries(golden.finalWeights)) {
-        Array.from(state[name].data as Float32Array).forEach((value, i) => expectClose(value, values[i], `final ${name}[${i}]`));
+        Array.from(state[name].data as Float32Array).forEach((value, i) =>
+          expectClose(value, values[i], `final ${name}[${i}]`),
+        );
       }
       const output = await trainer.predict(inputs.slice(0, 4 * fixture.features), [4, fixture.features]);
-      Array.from(output.data).forEach((value, index) => expectClose(value, golden.predictions[index], `prediction ${index}`));
+      Array.from(output.data).forEach((value, index) =>
+        expectClose(value, golden.predictions[index], `prediction ${index}`),
+      );
     });
   }
 });

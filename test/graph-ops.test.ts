@@ -35,7 +35,9 @@ function recordedOps(): Set<string> {
 }
 
 const missingForms = (rows: { name: string; forms: string[] }[]) =>
-  rows.filter((row) => FORMS.some((form) => !row.forms.includes(form))).map((row) => `${row.name}: ${row.forms.join(', ')}`);
+  rows
+    .filter((row) => FORMS.some((form) => !row.forms.includes(form)))
+    .map((row) => `${row.name}: ${row.forms.join(', ')}`);
 
 describe('graph op and layer rows', () => {
   it('are the ops TypeScript records, each with every form', () => {
@@ -48,7 +50,9 @@ describe('graph op and layer rows', () => {
 
   it('build every layer type that is not a module recording its F op, each with every form', () => {
     const rows = native.graphLayers();
-    const builtIn = Object.keys(layers.variants).filter((type) => !isFunctionalLayerType(type)).sort();
+    const builtIn = Object.keys(layers.variants)
+      .filter((type) => !isFunctionalLayerType(type))
+      .sort();
     expect(builtIn).to.include.members(['linear', 'conv2d', 'lstm', 'multiheadAttention', 'rmsNorm']);
     expect(rows.map((row) => row.name).sort()).to.deep.equal(builtIn);
     expect(missingForms(rows)).to.deep.equal([]);

@@ -28,7 +28,8 @@ const METHODS: Record<string, (trainer: Trainer, folder: string, weights: string
   },
   generate: async (trainer) => {
     const generated: number[] = [];
-    for await (const token of trainer.generate([0, 1], { maxNewTokens: 3, greedy: true, contextLength: 8 })) generated.push(token);
+    for await (const token of trainer.generate([0, 1], { maxNewTokens: 3, greedy: true, contextLength: 8 }))
+      generated.push(token);
     expect(generated).to.have.length(3);
   },
   stateDict: async (trainer) => expect(Object.keys(await trainer.stateDict())).to.include('lm_head.weight'),
@@ -55,7 +56,14 @@ const METHODS: Record<string, (trainer: Trainer, folder: string, weights: string
 };
 
 const SETUP_HOOKS = ['preLaunch', 'preConfigure', 'postConfigure', 'preSetup'];
-const PER_BATCH_HOOKS = ['preTrainBatch', 'onBatchBegin', 'postTrainBatch', 'onBatchEnd', 'preValBatch', 'postValBatch'];
+const PER_BATCH_HOOKS = [
+  'preTrainBatch',
+  'onBatchBegin',
+  'postTrainBatch',
+  'onBatchEnd',
+  'preValBatch',
+  'postValBatch',
+];
 const FIT_HOOKS = [
   'postSetup',
   'preFit',
@@ -110,7 +118,15 @@ function matrixTrainer(folder: string, callback: Callback, config: Partial<Train
     loss: 'cross_entropy',
     optimizer: { name: 'adamw', lr: 0.01 },
     callbacks: [callback],
-    config: { numEpochs: 1, batchSize: 4, progressBar: false, numThreads: 1, outputDir: path.join(folder, 'run'), seed: 1, ...config },
+    config: {
+      numEpochs: 1,
+      batchSize: 4,
+      progressBar: false,
+      numThreads: 1,
+      outputDir: path.join(folder, 'run'),
+      seed: 1,
+      ...config,
+    },
   });
 }
 
@@ -155,9 +171,11 @@ describe('trainer methods awaited from hooks', function () {
       for (const [name, outcome] of Object.entries(outcomes)) {
         const want = expected(name, hook);
         if ('hung' in outcome) wrong.push(`${name}: never settled`);
-        else if (want === 'ok' && !('ok' in outcome)) wrong.push(`${name}: expected to work, got ${outcome.code}: ${outcome.message}`);
+        else if (want === 'ok' && !('ok' in outcome))
+          wrong.push(`${name}: expected to work, got ${outcome.code}: ${outcome.message}`);
         else if (want === 'coded' && 'ok' in outcome) wrong.push(`${name}: expected a coded refusal, but it ran`);
-        else if ('code' in outcome && !outcome.code.startsWith('ERR_FIREBRAND_')) wrong.push(`${name}: uncoded error ${outcome.message}`);
+        else if ('code' in outcome && !outcome.code.startsWith('ERR_FIREBRAND_'))
+          wrong.push(`${name}: uncoded error ${outcome.message}`);
       }
       expect(wrong, `${hook}:\n${wrong.join('\n')}`).to.deep.equal([]);
     });
@@ -170,14 +188,17 @@ describe('trainer methods awaited from hooks', function () {
       for (const name of ['freeze', 'unfreeze', 'initWeightsFrom']) {
         const outcome = await outcomeOf(() => METHODS[name](trainer, folder, weights));
         seen.push(`${where} ${name}: ${'ok' in outcome ? 'ok' : 'code' in outcome ? outcome.code : 'hung'}`);
-        if ('code' in outcome) expect(outcome.message).to.contain('inside a gradient-accumulation group (1 of its 2 micro-batches');
+        if ('code' in outcome)
+          expect(outcome.message).to.contain('inside a gradient-accumulation group (1 of its 2 micro-batches');
       }
     };
     const trainer = matrixTrainer(
       folder,
       {
-        preTrainBatch: ({ batch, globalStep }, trainer) => (globalStep === 0 ? record(`pre ${batch}`, trainer) : undefined),
-        postTrainBatch: ({ batch, globalStep }, trainer) => (globalStep <= 1 && batch <= 1 ? record(`post ${batch}`, trainer) : undefined),
+        preTrainBatch: ({ batch, globalStep }, trainer) =>
+          globalStep === 0 ? record(`pre ${batch}`, trainer) : undefined,
+        postTrainBatch: ({ batch, globalStep }, trainer) =>
+          globalStep <= 1 && batch <= 1 ? record(`post ${batch}`, trainer) : undefined,
       },
       { gradientAccumulationSteps: 2, outputDir: undefined },
     );

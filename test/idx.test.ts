@@ -8,7 +8,6 @@ import zlib from 'node:zlib';
 import { Dataset } from '../src';
 import { idxFile } from './support/helpers';
 
-
 describe('IDX datasets', () => {
   let dir: string;
   before(() => {
@@ -20,7 +19,9 @@ describe('IDX datasets', () => {
     const pixels = Buffer.from(Array.from({ length: 3 * 2 * 2 }, (_, i) => i * 20));
     fs.writeFileSync(path.join(dir, 'images.gz'), zlib.gzipSync(idxFile(0x08, [3, 2, 2], pixels)));
     fs.writeFileSync(path.join(dir, 'labels'), idxFile(0x08, [3], Buffer.from([2, 0, 1])));
-    const data = await Dataset.fromIdx(path.join(dir, 'images.gz'), path.join(dir, 'labels'), { sampleShape: [1, 2, 2] });
+    const data = await Dataset.fromIdx(path.join(dir, 'images.gz'), path.join(dir, 'labels'), {
+      sampleShape: [1, 2, 2],
+    });
     expect(data.length).to.equal(3);
     expect(data.sampleShape).to.deep.equal([1, 2, 2]);
     expect(data.targetShape).to.deep.equal([]);
@@ -46,14 +47,19 @@ describe('IDX datasets', () => {
     expect(targets.data).to.be.instanceOf(Int32Array);
     expect(Array.from(targets.data as Int32Array)).to.deep.equal([1, 0, 1, 0]);
 
-    const normalized = await Dataset.fromIdx(path.join(dir, 'inputs-f32-4'), path.join(dir, 'labels-i32'), { mean: 1, std: 2 });
+    const normalized = await Dataset.fromIdx(path.join(dir, 'inputs-f32-4'), path.join(dir, 'labels-i32'), {
+      mean: 1,
+      std: 2,
+    });
     expect(Array.from(normalized.fields().input.data as Float32Array)).to.deep.equal([-0.25, -1.125, 1, 49.5625]);
   });
 
   it('rejects a sampleShape that does not hold a sample', async () => {
     fs.writeFileSync(path.join(dir, 'small'), idxFile(0x08, [2, 3], Buffer.alloc(6)));
     fs.writeFileSync(path.join(dir, 'small-labels'), idxFile(0x08, [2], Buffer.alloc(2)));
-    const error = await Dataset.fromIdx(path.join(dir, 'small'), path.join(dir, 'small-labels'), { sampleShape: [2, 2] }).then(
+    const error = await Dataset.fromIdx(path.join(dir, 'small'), path.join(dir, 'small-labels'), {
+      sampleShape: [2, 2],
+    }).then(
       () => undefined,
       (rejection: Error) => rejection,
     );
@@ -64,10 +70,14 @@ describe('IDX datasets', () => {
     const dataDir = process.env.FASHION_MNIST_DIR ?? '/usr/share/datasets/fashion-mnist';
     const images = path.join(dataDir, 't10k-images-idx3-ubyte.gz');
     if (!fs.existsSync(images)) {
-      console.log(`      skipped: ${images} is missing (apt-get install dataset-fashion-mnist, or set FASHION_MNIST_DIR)`);
+      console.log(
+        `      skipped: ${images} is missing (apt-get install dataset-fashion-mnist, or set FASHION_MNIST_DIR)`,
+      );
       this.skip();
     }
-    const data = await Dataset.fromIdx(images, path.join(dataDir, 't10k-labels-idx1-ubyte.gz'), { sampleShape: [1, 28, 28] });
+    const data = await Dataset.fromIdx(images, path.join(dataDir, 't10k-labels-idx1-ubyte.gz'), {
+      sampleShape: [1, 28, 28],
+    });
     expect(data.length).to.equal(10000);
     expect(data.sampleShape).to.deep.equal([1, 28, 28]);
   });

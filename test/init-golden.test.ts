@@ -33,12 +33,19 @@ class Initialised extends nn.Module {
 describe('nn.init schemes against PyTorch', () => {
   it(`draws what torch.nn.init draws under the same seed (${path.relative(fixtures, fixture)})`, async () => {
     const { tensors: expected, metadata } = await loadSafetensors(fixture);
-    const trainer = new Trainer({ model: new Initialised(), loss: 'mse', optimizer: 'sgd', config: { seed: 0, progressBar: false } });
+    const trainer = new Trainer({
+      model: new Initialised(),
+      loss: 'mse',
+      optimizer: 'sgd',
+      config: { seed: 0, progressBar: false },
+    });
     const actual = await trainer.stateDict();
     expect(Object.keys(actual)).to.deep.equal(JSON.parse(metadata.cases) as string[]);
     for (const [name, tensor] of Object.entries(expected)) {
       expect(actual[name].shape, name).to.deep.equal(tensor.shape);
-      const worst = Math.max(...Array.from(tensor.data as Float32Array, (value, i) => Math.abs(value - (actual[name].data[i] as number))));
+      const worst = Math.max(
+        ...Array.from(tensor.data as Float32Array, (value, i) => Math.abs(value - (actual[name].data[i] as number))),
+      );
       expect(worst, `${name}: largest difference from PyTorch ${metadata.torchVersion}`).to.be.at.most(1e-6);
     }
   });

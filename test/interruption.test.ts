@@ -11,7 +11,9 @@ import { blobDataset, blobTrainer, rejectionOf } from './support/helpers';
 /** Runs the interrupt child, calling `onLine` for each JSON line it prints. */
 function runChild(args: string[], onLine: (line: Record<string, unknown>, child: ReturnType<typeof spawn>) => void) {
   return new Promise<{ code: number | null; lines: Record<string, unknown>[] }>((resolve) => {
-    const child = spawn(process.execPath, [path.join(__dirname, 'support', 'interrupt-child.js'), ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [path.join(__dirname, 'support', 'interrupt-child.js'), ...args], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const lines: Record<string, unknown>[] = [];
     let buffered = '';
     child.stdout?.on('data', (chunk: Buffer) => {
@@ -33,9 +35,18 @@ describe('interrupting fit', function () {
 
   it('stops at the next step when its AbortSignal aborts, and resolves with the history so far', async () => {
     const controller = new AbortController();
-    const trainer = blobTrainer({ numEpochs: 100, batchSize: 8, logEvery: 1 }, {
-      callbacks: [{ onLog: (logs) => { if (logs.globalStep === 5) controller.abort(); } }],
-    });
+    const trainer = blobTrainer(
+      { numEpochs: 100, batchSize: 8, logEvery: 1 },
+      {
+        callbacks: [
+          {
+            onLog: (logs) => {
+              if (logs.globalStep === 5) controller.abort();
+            },
+          },
+        ],
+      },
+    );
     const history = await trainer.fit(blobDataset(64), { signal: controller.signal });
     expect(history.stopped).to.equal(true);
     expect(trainer.globalStep).to.be.within(5, 20);
@@ -55,7 +66,9 @@ describe('interrupting fit', function () {
     expect(graceful.code).to.equal(0);
     expect(graceful.lines[graceful.lines.length - 1]).to.deep.include({ history: { stopped: true, epochs: 1 } });
     const latest = fs.readFileSync(path.join(outputDir, 'checkpoints', 'latest'), 'utf8').trim();
-    const state = JSON.parse(fs.readFileSync(path.join(outputDir, 'checkpoints', latest, 'trainer_state.json'), 'utf8'));
+    const state = JSON.parse(
+      fs.readFileSync(path.join(outputDir, 'checkpoints', latest, 'trainer_state.json'), 'utf8'),
+    );
     expect(state.interrupted).to.equal(true);
 
     const started = Date.now();
@@ -70,15 +83,23 @@ describe('interrupting fit', function () {
 
   it('runs onException, then rejects naming the hook that threw; the trainer stays usable', async () => {
     const seen: unknown[] = [];
-    const trainer = blobTrainer({ numEpochs: 2 }, {
-      callbacks: [
-        { onEpochEnd: () => { throw new Error('disk full'); }, onException: (error) => void seen.push(error) },
-      ],
-    });
+    const trainer = blobTrainer(
+      { numEpochs: 2 },
+      {
+        callbacks: [
+          {
+            onEpochEnd: () => {
+              throw new Error('disk full');
+            },
+            onException: (error) => void seen.push(error),
+          },
+        ],
+      },
+    );
     const error = await rejectionOf(trainer.fit(blobDataset(64)));
     expect(error.message).to.equal('callback onEpochEnd threw: disk full');
     expect(seen).to.deep.equal([error]);
-    expect((await trainer.fit(blobDataset(64), { numEpochs: 1 }).catch((e: Error) => e.message))).to.equal(
+    expect(await trainer.fit(blobDataset(64), { numEpochs: 1 }).catch((e: Error) => e.message)).to.equal(
       'callback onEpochEnd threw: disk full',
     );
     expect((await trainer.evaluate(blobDataset(32))).samples).to.equal(32);

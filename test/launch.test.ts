@@ -12,8 +12,18 @@ function launch(args: string[]) {
 }
 
 describe('firebrand launch', () => {
-  it('starts each rank with torchrun\'s environment and prefixes its output', () => {
-    const result = launch(['--nproc-per-node', '2', '--nnodes', '2', '--node-rank', '1', '--master-port', '29611', child]);
+  it("starts each rank with torchrun's environment and prefixes its output", () => {
+    const result = launch([
+      '--nproc-per-node',
+      '2',
+      '--nnodes',
+      '2',
+      '--node-rank',
+      '1',
+      '--master-port',
+      '29611',
+      child,
+    ]);
     expect(result.status, result.stderr).to.equal(0);
     const ranks = result.stdout
       .trim()
@@ -26,7 +36,13 @@ describe('firebrand launch', () => {
       .sort((a, b) => a.prefix - b.prefix);
     expect(ranks.map((rank) => rank.prefix)).to.deep.equal([2, 3]);
     expect(ranks[1].env).to.deep.equal({
-      RANK: '3', LOCAL_RANK: '1', GROUP_RANK: '1', WORLD_SIZE: '4', LOCAL_WORLD_SIZE: '2', MASTER_ADDR: '127.0.0.1', MASTER_PORT: '29611',
+      RANK: '3',
+      LOCAL_RANK: '1',
+      GROUP_RANK: '1',
+      WORLD_SIZE: '4',
+      LOCAL_WORLD_SIZE: '2',
+      MASTER_ADDR: '127.0.0.1',
+      MASTER_PORT: '29611',
     });
     expect(result.stderr).to.contain('[rank 2] hello from 2');
   });
@@ -44,7 +60,11 @@ describe('firebrand launch', () => {
     const missing = launch([child]);
     expect(missing.status).to.equal(2);
     expect(missing.stderr).to.contain('launch: --nproc-per-node is required');
-    expect(launch(['--nproc-per-node', '0', child]).stderr).to.contain('--nproc-per-node: expected an integer >= 1, got 0');
-    expect(launch(['--nproc-per-node', '1', '--nnodes', '2', '--node-rank', '2', child]).stderr).to.contain('--node-rank 2 must be below --nnodes 2');
+    expect(launch(['--nproc-per-node', '0', child]).stderr).to.contain(
+      '--nproc-per-node: expected an integer >= 1, got 0',
+    );
+    expect(launch(['--nproc-per-node', '1', '--nnodes', '2', '--node-rank', '2', child]).stderr).to.contain(
+      '--node-rank 2 must be below --nnodes 2',
+    );
   });
 });

@@ -45,7 +45,11 @@ const cases: Record<string, () => Module> = {
 type Tensors = Record<string, TensorData<NumericArray>>;
 
 const withPrefix = (tensors: Tensors, prefix: string): Tensors =>
-  Object.fromEntries(Object.entries(tensors).filter(([name]) => name.startsWith(prefix)).map(([name, t]) => [name.slice(prefix.length), t]));
+  Object.fromEntries(
+    Object.entries(tensors)
+      .filter(([name]) => name.startsWith(prefix))
+      .map(([name, t]) => [name.slice(prefix.length), t]),
+  );
 
 describe('layers against PyTorch', () => {
   let golden: Tensors;
@@ -63,8 +67,20 @@ describe('layers against PyTorch', () => {
   for (const [index, [name, build]] of Object.entries(cases).entries()) {
     it(`${name}: seeded weights, eval output and gradients`, async () => {
       const input = golden[`${name}.input`];
-      const config = { progressBar: false, numThreads: 1, seed: index, numEpochs: 1, shuffle: false, batchSize: input.shape[0] };
-      const trainer = new Trainer({ model: nn.sequential(build()), loss: 'mse', optimizer: { name: 'sgd', lr: 1 }, config });
+      const config = {
+        progressBar: false,
+        numThreads: 1,
+        seed: index,
+        numEpochs: 1,
+        shuffle: false,
+        batchSize: input.shape[0],
+      };
+      const trainer = new Trainer({
+        model: nn.sequential(build()),
+        loss: 'mse',
+        optimizer: { name: 'sgd', lr: 1 },
+        config,
+      });
       const initial = withPrefix(golden, `${name}.initial.`);
       const state = await trainer.stateDict();
       // The file's keys are sorted (safetensors); the state dict is in PyTorch's order (modules.test.ts).
@@ -83,7 +99,10 @@ describe('layers against PyTorch', () => {
       await trainer.fit(data);
       const after = await trainer.stateDict();
       for (const [parameter, grad] of Object.entries(grads)) {
-        const moved = Float64Array.from(initial[parameter].data as Float32Array, (value, i) => value - Number(after[parameter].data[i]));
+        const moved = Float64Array.from(
+          initial[parameter].data as Float32Array,
+          (value, i) => value - Number(after[parameter].data[i]),
+        );
         expectClose({ shape: grad.shape, data: moved }, grad, `gradient of ${parameter}`);
       }
     });

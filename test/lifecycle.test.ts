@@ -85,7 +85,10 @@ class BlobTrainer extends Trainer {
 describe('lifecycle', () => {
   it('calls every hook, in Dream Trainer order, per-batch ones for each batch', async () => {
     const events: string[] = [];
-    const trainer = blobTrainer({ numEpochs: 1, batchSize: 16, outputDir: tempDir() }, { callbacks: [recorder(events)] });
+    const trainer = blobTrainer(
+      { numEpochs: 1, batchSize: 16, outputDir: tempDir() },
+      { callbacks: [recorder(events)] },
+    );
     await trainer.fit(blobDataset(32), { evalData: blobDataset(16, 4, 3) });
     expect(events).to.deep.equal([
       'preLaunch',
@@ -176,10 +179,17 @@ describe('lifecycle', () => {
       },
     );
     await trainer.fit(blobDataset(25));
-    expect(seen).to.deep.equal(['begin 0 10', 'end 0 number', 'begin 1 10', 'end 1 number', 'begin 2 5', 'end 2 number']);
+    expect(seen).to.deep.equal([
+      'begin 0 10',
+      'end 0 number',
+      'begin 1 10',
+      'end 1 number',
+      'begin 2 5',
+      'end 2 number',
+    ]);
   });
 
-  it('rejects with the per-batch hook\'s error, after onException, and can fit again', async () => {
+  it("rejects with the per-batch hook's error, after onException, and can fit again", async () => {
     let failAt: number | undefined = 3;
     const exceptions: string[] = [];
     const trainer = blobTrainer(
@@ -195,7 +205,11 @@ describe('lifecycle', () => {
         },
       },
     );
-    const error = (await rejectionOf(trainer.fit(blobDataset(64)))) as Error & { code?: string; hook?: string; cause?: Error };
+    const error = (await rejectionOf(trainer.fit(blobDataset(64)))) as Error & {
+      code?: string;
+      hook?: string;
+      cause?: Error;
+    };
     expect(error.code).to.equal('ERR_FIREBRAND_CALLBACK');
     expect(error.hook).to.equal('preTrainBatch');
     expect(error.message).to.equal('callback preTrainBatch threw: bad batch');
@@ -268,7 +282,9 @@ describe('lifecycle', () => {
     expect(history.epochs[0].optimizerSteps).to.equal(8);
     const saved = fs.readdirSync(path.join(outputDir, 'checkpoints')).filter((name) => name.startsWith('step-'));
     expect(saved.sort()).to.deep.equal(['step-3', 'step-8']);
-    const state = JSON.parse(fs.readFileSync(path.join(outputDir, 'checkpoints', 'step-3', 'trainer_state.json'), 'utf8'));
+    const state = JSON.parse(
+      fs.readFileSync(path.join(outputDir, 'checkpoints', 'step-3', 'trainer_state.json'), 'utf8'),
+    );
     expect(state).to.include({ globalStep: 3, batchInEpoch: 3, interrupted: false });
     expect(() => blobTrainer().requestSave()).to.throw(/checkpoints need config.outputDir/);
   });
@@ -278,14 +294,19 @@ describe('lifecycle', () => {
     const history = await trainer.fit(blobDataset(64), { evalData: blobDataset(32, 4, 7) });
     const losses = history.epochs.map((epoch) => epoch.valLoss as number);
     const bestEpoch = losses.indexOf(Math.min(...losses));
-    expect(history.best).to.deep.include({ metric: 'valLoss', value: losses[bestEpoch], epoch: bestEpoch, globalStep: 4 * (bestEpoch + 1) });
+    expect(history.best).to.deep.include({
+      metric: 'valLoss',
+      value: losses[bestEpoch],
+      epoch: bestEpoch,
+      globalStep: 4 * (bestEpoch + 1),
+    });
     expect(history.wallTimeSeconds).to.be.greaterThan(0);
     expect(history.samplesPerSecond).to.be.greaterThan(0);
   });
 });
 
 describe('LearningRateMonitor and Timer', () => {
-  it('LearningRateMonitor logs every optimizer group\'s rate by name', async () => {
+  it("LearningRateMonitor logs every optimizer group's rate by name", async () => {
     const logged: { metrics: ScalarMetrics; step: number }[] = [];
     const logger: Logger = { logMetrics: (metrics, step) => logged.push({ metrics, step }) };
     const monitor = new LearningRateMonitor();

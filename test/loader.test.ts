@@ -26,7 +26,14 @@ const plainState = (state: Record<string, { data: ArrayLike<number | bigint> }>)
   Object.fromEntries(Object.entries(state).map(([name, tensor]) => [name, Array.from(tensor.data, Number)]));
 
 const plain = (batches: DatasetFields[]) =>
-  batches.map((batch) => Object.fromEntries(Object.entries(batch).map(([name, t]) => [name, { shape: t.shape, data: Array.from(t.data as Float32Array, Number) }])));
+  batches.map((batch) =>
+    Object.fromEntries(
+      Object.entries(batch).map(([name, t]) => [
+        name,
+        { shape: t.shape, data: Array.from(t.data as Float32Array, Number) },
+      ]),
+    ),
+  );
 
 describe('data loader and batch transforms', () => {
   it('gives the same transformed batches for any number of workers, and new ones for another seed or epoch', async () => {
@@ -37,9 +44,16 @@ describe('data loader and batch transforms', () => {
     );
     const options = { batchSize: 5, seed: 7, epoch: 1 };
     const inline = plain(await collect(data.batches({ ...options, numWorkers: 0 })));
-    expect(inline.map((batch) => batch.input.shape)).to.deep.equal([[5, 1, 4, 5], [5, 1, 4, 5], [2, 1, 4, 5]]);
+    expect(inline.map((batch) => batch.input.shape)).to.deep.equal([
+      [5, 1, 4, 5],
+      [5, 1, 4, 5],
+      [2, 1, 4, 5],
+    ]);
     for (const numWorkers of [1, 3]) {
-      expect(plain(await collect(data.batches({ ...options, numWorkers, prefetchFactor: 1 }))), `${numWorkers} workers`).to.deep.equal(inline);
+      expect(
+        plain(await collect(data.batches({ ...options, numWorkers, prefetchFactor: 1 }))),
+        `${numWorkers} workers`,
+      ).to.deep.equal(inline);
     }
     expect(plain(await collect(data.batches({ ...options, epoch: 2 })))).to.not.deep.equal(inline);
     expect(plain(await collect(data.batches({ ...options, seed: 8 })))).to.not.deep.equal(inline);
@@ -57,9 +71,15 @@ describe('data loader and batch transforms', () => {
     const rows = (name: string, indices: number[]) => {
       const field = source[name];
       const width = field.shape.slice(1).reduce((a, b) => a * b, 1);
-      return indices.flatMap((row) => Array.from(field.data.subarray(row * width, (row + 1) * width) as ArrayLike<number | bigint>, Number));
+      return indices.flatMap((row) =>
+        Array.from(field.data.subarray(row * width, (row + 1) * width) as ArrayLike<number | bigint>, Number),
+      );
     };
-    for (const options of [{ batchSize: 5, seed: 3, epoch: 2 }, { batchSize: 4, shuffle: false }, { batchSize: 3, seed: 1, rank: 1, worldSize: 3 }]) {
+    for (const options of [
+      { batchSize: 5, seed: 3, epoch: 2 },
+      { batchSize: 4, shuffle: false },
+      { batchSize: 3, seed: 1, rank: 1, worldSize: 3 },
+    ]) {
       const order = data.batchOrder(options);
       for (const numWorkers of [0, 1, undefined]) {
         const batches = await collect(data.batches({ ...options, numWorkers }));
@@ -68,7 +88,10 @@ describe('data loader and batch transforms', () => {
           for (const name of ['input', 'target', 'mask', 'token']) {
             expect(batch[name].data.constructor).to.equal(source[name].data.constructor);
             expect(batch[name].shape).to.deep.equal([order[b].length, ...source[name].shape.slice(1)]);
-            expect(Array.from(batch[name].data as ArrayLike<number | bigint>, Number), `${name} of batch ${b}`).to.deep.equal(rows(name, order[b]));
+            expect(
+              Array.from(batch[name].data as ArrayLike<number | bigint>, Number),
+              `${name} of batch ${b}`,
+            ).to.deep.equal(rows(name, order[b]));
           }
         });
       }
@@ -91,8 +114,14 @@ describe('data loader and batch transforms', () => {
   it('crops windows of the zero-padded image and flips whole samples, as torchvision does', async () => {
     const source = images();
     const original = source.fields().input.data as Float32Array;
-    const cropped = await collect(source.withTransforms(transforms.randomCrop({ size: [4, 5], padding: 2 })).batches({ batchSize: 12, shuffle: false }));
-    const flipped = await collect(source.withTransforms(transforms.randomHorizontalFlip({ p: 0.5 })).batches({ batchSize: 12, shuffle: false }));
+    const cropped = await collect(
+      source
+        .withTransforms(transforms.randomCrop({ size: [4, 5], padding: 2 }))
+        .batches({ batchSize: 12, shuffle: false }),
+    );
+    const flipped = await collect(
+      source.withTransforms(transforms.randomHorizontalFlip({ p: 0.5 })).batches({ batchSize: 12, shuffle: false }),
+    );
     let shifted = 0;
     let mirrored = 0;
     for (let sample = 0; sample < 12; sample++) {
@@ -119,7 +148,9 @@ describe('data loader and batch transforms', () => {
       expect(found, `sample ${sample} is a window of the padded image`).to.equal(true);
       const flip = flipped[0].input.data as Float32Array;
       const same = [...Array(20).keys()].every((i) => flip[sample * 20 + i] === original[sample * 20 + i]);
-      const mirror = [...Array(20).keys()].every((i) => flip[sample * 20 + i] === at(original, Math.floor(i / 5), 4 - (i % 5)));
+      const mirror = [...Array(20).keys()].every(
+        (i) => flip[sample * 20 + i] === at(original, Math.floor(i / 5), 4 - (i % 5)),
+      );
       expect(same || mirror, `sample ${sample} is itself or mirrored`).to.equal(true);
       if (mirror) mirrored++;
     }
@@ -131,7 +162,11 @@ describe('data loader and batch transforms', () => {
     const data = Dataset.fromFields({
       input: { data: Uint8Array.from([0, 10, 20, 30, 40, 50, 60, 70]), shape: [2, 2, 2] },
       target: { data: Int32Array.from([2, 0]), shape: [2] },
-    }).withTransforms(transforms.cast({ dtype: 'float64' }), transforms.normalize({ mean: [10, 20], std: [10, 5] }), transforms.oneHot({ numClasses: 3 }));
+    }).withTransforms(
+      transforms.cast({ dtype: 'float64' }),
+      transforms.normalize({ mean: [10, 20], std: [10, 5] }),
+      transforms.oneHot({ numClasses: 3 }),
+    );
     const [batch] = await collect(data.batches({ batchSize: 2, shuffle: false }));
     expect(batch.input.data).to.be.instanceOf(Float64Array);
     expect(Array.from(batch.input.data as Float64Array)).to.deep.equal([-1, 0, 0, 2, 3, 4, 8, 10]);
@@ -178,7 +213,9 @@ describe('data loader and batch transforms', () => {
   });
 
   it('trains on transformed batches, and gives a TorchScript step every named field', async () => {
-    const history = await blobTrainer({ numEpochs: 4 }).fit(blobDataset(128).withTransforms(transforms.normalize({ mean: 0.1, std: 1.2 })));
+    const history = await blobTrainer({ numEpochs: 4 }).fit(
+      blobDataset(128).withTransforms(transforms.normalize({ mean: 0.1, std: 1.2 })),
+    );
     expect(history.epochs[3].accuracy).to.be.greaterThan(0.95);
 
     // A masked regression: only samples with mask 1 count, so the masked-out targets (1000) must not pull.
@@ -200,7 +237,11 @@ def training_step(self, batch: Dict[str, Tensor]) -> Dict[str, Tensor]:
         { name: 'bias', data: new Float32Array([0]), shape: [1] },
       ],
     );
-    const trainer = new Trainer({ model, optimizer: { name: 'adam', lr: 0.1 }, config: { numEpochs: 60, batchSize: 16, progressBar: false } });
+    const trainer = new Trainer({
+      model,
+      optimizer: { name: 'adam', lr: 0.1 },
+      config: { numEpochs: 60, batchSize: 16, progressBar: false },
+    });
     await trainer.fit(
       Dataset.fromFields({
         input: { data: inputs, shape: [samples] },
@@ -219,10 +260,14 @@ def training_step(self, batch: Dict[str, Tensor]) -> Dict[str, Tensor]:
     const data = Dataset.fromFields({ input, target });
     const error = await rejectionOf(blobTrainer({ checkFiniteInputs: true, shuffle: false, batchSize: 8 }).fit(data));
     expect(error.code).to.equal('ERR_FIREBRAND_NON_FINITE');
-    expect(error.message).to.equal("epoch 1, step 3: field 'input' holds NaN or Inf in dataset sample 20 (checkFiniteInputs)");
+    expect(error.message).to.equal(
+      "epoch 1, step 3: field 'input' holds NaN or Inf in dataset sample 20 (checkFiniteInputs)",
+    );
     // Unchecked, the NaN reaches the loss and the non-finite loss policy stops training, pointing here.
     const unchecked = await rejectionOf(blobTrainer({ shuffle: false, batchSize: 8 }).fit(data));
-    expect(unchecked.message).to.contain('non-finite loss').and.contain('set checkFiniteInputs: true to name the sample');
+    expect(unchecked.message)
+      .to.contain('non-finite loss')
+      .and.contain('set checkFiniteInputs: true to name the sample');
   });
 
   it("names the first batch's first sample by its dataset index, as any other", async () => {
@@ -232,11 +277,16 @@ def training_step(self, batch: Dict[str, Tensor]) -> Dict[str, Tensor]:
     (input.data as Float32Array)[4 * first] = Infinity;
     const poisoned = Dataset.fromFields({ input, target });
     const error = await rejectionOf(blobTrainer({ checkFiniteInputs: true, batchSize: 8, seed: 5 }).fit(poisoned));
-    expect(error.message).to.equal(`epoch 1, step 1: field 'input' holds NaN or Inf in dataset sample ${first} (checkFiniteInputs)`);
+    expect(error.message).to.equal(
+      `epoch 1, step 1: field 'input' holds NaN or Inf in dataset sample ${first} (checkFiniteInputs)`,
+    );
   });
 
   it('allocates fields that JavaScript fills in place, shared with C++ without a copy', async () => {
-    const { dataset, arrays } = Dataset.allocate({ input: { dtype: 'float32', shape: [64, 4] }, target: { dtype: 'int64', shape: [64] } });
+    const { dataset, arrays } = Dataset.allocate({
+      input: { dtype: 'float32', shape: [64, 4] },
+      target: { dtype: 'int64', shape: [64] },
+    });
     const { inputs, labels } = makeBlobs(64);
     (arrays.input as Float32Array).set(inputs);
     (arrays.target as BigInt64Array).set(Array.from(labels, BigInt));
@@ -250,11 +300,20 @@ def training_step(self, batch: Dict[str, Tensor]) -> Dict[str, Tensor]:
 
   it('rejects fields of different lengths and empty datasets', () => {
     expect(
-      errorOf(() => Dataset.fromFields({ input: { data: new Float32Array(6), shape: [3, 2] }, mask: { data: new Float32Array(2), shape: [2] } })).message,
-    ).to.equal('dataset: fields input [3, 2], mask [2] hold different numbers of samples; their first dimensions must match');
+      errorOf(() =>
+        Dataset.fromFields({
+          input: { data: new Float32Array(6), shape: [3, 2] },
+          mask: { data: new Float32Array(2), shape: [2] },
+        }),
+      ).message,
+    ).to.equal(
+      'dataset: fields input [3, 2], mask [2] hold different numbers of samples; their first dimensions must match',
+    );
     expect(errorOf(() => Dataset.fromFields({ input: { data: new Float32Array(0), shape: [0, 2] } })).message).to.equal(
       'dataset: it holds no samples (input [0, 2])',
     );
-    expect(errorOf(() => Dataset.fromFields({})).message).to.equal("dataset: it needs at least one field, such as 'input'");
+    expect(errorOf(() => Dataset.fromFields({})).message).to.equal(
+      "dataset: it needs at least one field, such as 'input'",
+    );
   });
 });

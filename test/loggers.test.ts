@@ -39,8 +39,8 @@ function decode(bytes: Uint8Array): Fields {
     const [number, wire] = [key >> 3, key & 7];
     let value: number | bigint | Uint8Array;
     if (wire === 0) value = varint();
-    else if (wire === 1) (value = view.getFloat64(at, true)), (at += 8);
-    else if (wire === 5) (value = view.getFloat32(at, true)), (at += 4);
+    else if (wire === 1) ((value = view.getFloat64(at, true)), (at += 8));
+    else if (wire === 5) ((value = view.getFloat32(at, true)), (at += 4));
     else if (wire === 2) {
       const length = Number(varint());
       value = bytes.subarray(at, at + length);
@@ -55,7 +55,7 @@ function readEvents(file: string): Fields[] {
   const data = new Uint8Array(fs.readFileSync(file));
   const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
   const events: Fields[] = [];
-  for (let at = 0; at < data.length; ) {
+  for (let at = 0; at < data.length;) {
     const lengthBytes = data.subarray(at, at + 8);
     const length = Number(view.getBigUint64(at, true));
     expect(view.getUint32(at + 8, true), 'length CRC').to.equal(masked(crc32c(lengthBytes)));
@@ -79,7 +79,15 @@ describe('loggers', () => {
     const received: { metrics: ScalarMetrics; step: number }[] = [];
     const custom: Logger = { logMetrics: (metrics, step) => received.push({ metrics, step }) };
     const trainer = blobTrainer(
-      { numEpochs: 2, batchSize: 16, logEvery: 2, evalEvery: 3, outputDir, loggers: ['csv', 'jsonl', 'tensorboard'], maxGradNorm: 10 },
+      {
+        numEpochs: 2,
+        batchSize: 16,
+        logEvery: 2,
+        evalEvery: 3,
+        outputDir,
+        loggers: ['csv', 'jsonl', 'tensorboard'],
+        maxGradNorm: 10,
+      },
       { loggers: [custom] },
     );
     await trainer.fit(blobDataset(64), { evalData: blobDataset(32, 4, 2) });
@@ -87,11 +95,23 @@ describe('loggers', () => {
 
     const [header, ...rows] = fs.readFileSync(path.join(logs, 'metrics.csv'), 'utf8').trim().split('\n');
     const columns = header.split(',');
-    expect(columns).to.include.members(['step', 'train/loss', 'train/learningRate', 'train/gradNorm', 'val/loss', 'epoch/loss', 'epoch/accuracy']);
+    expect(columns).to.include.members([
+      'step',
+      'train/loss',
+      'train/learningRate',
+      'train/gradNorm',
+      'val/loss',
+      'epoch/loss',
+      'epoch/accuracy',
+    ]);
     expect(rows.every((row) => row.split(',').length === columns.length)).to.equal(true);
     expect(rows.length).to.equal(received.length);
 
-    const lines = fs.readFileSync(path.join(logs, 'metrics.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line));
+    const lines = fs
+      .readFileSync(path.join(logs, 'metrics.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
     expect(lines[0].hyperparameters).to.include({ batchSize: 16, evalEvery: 3 });
     expect(lines.slice(1).map((line) => line.step)).to.deep.equal(received.map((entry) => entry.step));
 

@@ -14,7 +14,10 @@ import { ResNet18 } from '../examples/models/resnet';
 import { expectClose } from './support/expect-close';
 
 const lora: LoraConfig = { r: 4, alpha: 8, targetModules: ['c_attn', 'c_proj'] };
-const tokens = Dataset.fromTokens(Int32Array.from({ length: 200 }, (_, i) => (i * 7) % 16), { contextLength: 8 });
+const tokens = Dataset.fromTokens(
+  Int32Array.from({ length: 200 }, (_, i) => (i * 7) % 16),
+  { contextLength: 8 },
+);
 const prompt = { data: BigInt64Array.from([1n, 5n, 2n, 7n, 3n, 3n, 9n, 0n]), shape: [1, 8] };
 const trainerOf = (options: { lora?: LoraConfig; model?: Module } = { lora }) =>
   new Trainer({
@@ -36,14 +39,22 @@ describe('LoRA adapters', function () {
   it("saves a module unfrozen beside the adapters whole, as PEFT's modules_to_save, and loads it back", async () => {
     const trainer = trainerOf();
     await trainer.setup();
-    expect(await trainer.unfreeze('transformer.ln_f')).to.deep.equal(['transformer.ln_f.weight', 'transformer.ln_f.bias']);
+    expect(await trainer.unfreeze('transformer.ln_f')).to.deep.equal([
+      'transformer.ln_f.weight',
+      'transformer.ln_f.bias',
+    ]);
     await trainer.fit(tokens);
     await trainer.saveAdapter(folder);
-    const config = JSON.parse(fs.readFileSync(path.join(folder, 'adapter_config.json'), 'utf8')) as Record<string, unknown>;
+    const config = JSON.parse(fs.readFileSync(path.join(folder, 'adapter_config.json'), 'utf8')) as Record<
+      string,
+      unknown
+    >;
     expect(config.modules_to_save).to.deep.equal(['transformer.ln_f']);
     const { tensors: saved } = await loadSafetensors(path.join(folder, 'adapter_model.safetensors'));
     const trained = await trainer.stateDict();
-    expect(saved['base_model.model.transformer.ln_f.weight'].data).to.deep.equal(trained['transformer.ln_f.weight'].data);
+    expect(saved['base_model.model.transformer.ln_f.weight'].data).to.deep.equal(
+      trained['transformer.ln_f.weight'].data,
+    );
     expect(saved['base_model.model.transformer.ln_f.bias'].data).to.deep.equal(trained['transformer.ln_f.bias'].data);
     const fresh = trainerOf();
     await fresh.loadAdapter(folder);
@@ -89,11 +100,27 @@ describe('LoRA adapters', function () {
 
     await trainer.saveAdapter(folder);
     expect(fs.readdirSync(folder).sort()).to.deep.equal(['adapter_config.json', 'adapter_model.safetensors']);
-    const config = JSON.parse(fs.readFileSync(path.join(folder, 'adapter_config.json'), 'utf8')) as Record<string, unknown>;
+    const config = JSON.parse(fs.readFileSync(path.join(folder, 'adapter_config.json'), 'utf8')) as Record<
+      string,
+      unknown
+    >;
     expect(config).to.include({ peft_type: 'LORA', r: 4, lora_alpha: 8, lora_dropout: 0, bias: 'none' });
     // PEFT's LoraConfig fields only: older PEFT raises on a key it lacks (a 'library' key did).
-    const loraConfigFields = ['peft_type', 'task_type', 'base_model_name_or_path', 'inference_mode', 'r', 'lora_alpha', 'lora_dropout',
-      'target_modules', 'bias', 'fan_in_fan_out', 'init_lora_weights', 'use_rslora', 'modules_to_save'];
+    const loraConfigFields = [
+      'peft_type',
+      'task_type',
+      'base_model_name_or_path',
+      'inference_mode',
+      'r',
+      'lora_alpha',
+      'lora_dropout',
+      'target_modules',
+      'bias',
+      'fan_in_fan_out',
+      'init_lora_weights',
+      'use_rslora',
+      'modules_to_save',
+    ];
     expect(Object.keys(config).filter((key) => !loraConfigFields.includes(key))).to.deep.equal([]);
     expect(config.target_modules).to.deep.equal(['c_attn', 'c_proj']);
     const saved = await loadSafetensors(path.join(folder, 'adapter_model.safetensors'));
@@ -103,7 +130,10 @@ describe('LoRA adapters', function () {
     const base = await fresh.predict(prompt.data, prompt.shape);
     await fresh.loadAdapter(folder);
     const loaded = await fresh.predict(prompt.data, prompt.shape);
-    expectClose(loaded, await trainer.predict(prompt.data, prompt.shape), 'loaded adapters', { tolerance: 0, absolute: true });
+    expectClose(loaded, await trainer.predict(prompt.data, prompt.shape), 'loaded adapters', {
+      tolerance: 0,
+      absolute: true,
+    });
     expect(Array.from(loaded.data).some((value, i) => value !== base.data[i])).to.equal(true);
   });
 
@@ -112,22 +142,36 @@ describe('LoRA adapters', function () {
     await trainer.fit(tokens);
     const adapted = await trainer.predict(prompt.data, prompt.shape);
     const unmerged = await rejectionOf(trainer.exportTorchScript(path.join(folder, 'model.pt')));
-    expect(unmerged.message).to.contain('exportTorchScript: the model has LoRA adapters; merge them into the weights first (mergeAdapter)');
-    expect((await rejectionOf(trainer.save(path.join(folder, 'saved')))).message).to.contain('merge them first (mergeAdapter) or save them alone (saveAdapter)');
+    expect(unmerged.message).to.contain(
+      'exportTorchScript: the model has LoRA adapters; merge them into the weights first (mergeAdapter)',
+    );
+    expect((await rejectionOf(trainer.save(path.join(folder, 'saved')))).message).to.contain(
+      'merge them first (mergeAdapter) or save them alone (saveAdapter)',
+    );
 
     await trainer.mergeAdapter();
     expectClose(await trainer.predict(prompt.data, prompt.shape), adapted, 'merged', { absolute: true });
     const state = await trainer.stateDict();
     expect(Object.keys(state).filter((name) => name.includes('lora'))).to.deep.equal([]);
     await trainer.exportTorchScript(path.join(folder, 'model.pt'));
-    const scripted = new Trainer({ model: nn.torchScript(path.join(folder, 'model.pt')), loss: 'cross_entropy', optimizer: 'adamw', config: { progressBar: false } });
+    const scripted = new Trainer({
+      model: nn.torchScript(path.join(folder, 'model.pt')),
+      loss: 'cross_entropy',
+      optimizer: 'adamw',
+      config: { progressBar: false },
+    });
     expectClose(await scripted.predict(prompt.data, prompt.shape), adapted, 'exported', { absolute: true });
     await trainer.save(path.join(folder, 'saved'));
-    expect((await rejectionOf(trainer.fit(tokens))).message).to.contain('fit: the LoRA adapters were merged into the weights');
+    expect((await rejectionOf(trainer.fit(tokens))).message).to.contain(
+      'fit: the LoRA adapters were merged into the weights',
+    );
   });
 
   it("merges conv2d adapters (PEFT's Conv2d) into the kernels with the same predictions", async () => {
-    const images = { data: Float32Array.from({ length: 8 * 3 * 16 * 16 }, (_, i) => Math.sin(i * 0.7)), shape: [8, 3, 16, 16] };
+    const images = {
+      data: Float32Array.from({ length: 8 * 3 * 16 * 16 }, (_, i) => Math.sin(i * 0.7)),
+      shape: [8, 3, 16, 16],
+    };
     const trainer = new Trainer({
       model: new ResNet18({ width: 8, numClasses: 10 }),
       lora: { r: 2, alpha: 4, targetModules: ['conv1', 'conv2'] },
@@ -135,7 +179,13 @@ describe('LoRA adapters', function () {
       optimizer: { name: 'adamw', lr: 1e-2 },
       config: { progressBar: false, numThreads: 1, seed: 3, batchSize: 4, numEpochs: 2 },
     });
-    await trainer.fit(Dataset.fromArrays({ inputs: images.data, inputShape: images.shape, targets: Int32Array.from({ length: 8 }, (_, i) => i % 10) }));
+    await trainer.fit(
+      Dataset.fromArrays({
+        inputs: images.data,
+        inputShape: images.shape,
+        targets: Int32Array.from({ length: 8 }, (_, i) => i % 10),
+      }),
+    );
     const adapted = await trainer.predict(images.data, images.shape);
     await trainer.mergeAdapter();
     expectClose(await trainer.predict(images.data, images.shape), adapted, 'merged', { absolute: true });
@@ -144,8 +194,14 @@ describe('LoRA adapters', function () {
 
   it('names a target that matches nothing, a layer that is not linear, a TorchScript model and bad options', async () => {
     const cases: [LoraConfig, string][] = [
-      [{ targetModules: ['q_proj'] }, "lora.targetModules: 'q_proj' matches no layer (a layer path equal to it or ending with '.q_proj'); the layers are 'transformer.wte'"],
-      [{ targetModules: ['wte'] }, "lora: 'transformer.wte' is not a linear or conv2d layer; LoRA adapters go on linear and conv2d layers"],
+      [
+        { targetModules: ['q_proj'] },
+        "lora.targetModules: 'q_proj' matches no layer (a layer path equal to it or ending with '.q_proj'); the layers are 'transformer.wte'",
+      ],
+      [
+        { targetModules: ['wte'] },
+        "lora: 'transformer.wte' is not a linear or conv2d layer; LoRA adapters go on linear and conv2d layers",
+      ],
     ];
     for (const [options, message] of cases) {
       const error = await rejectionOf(trainerOf({ lora: options }).setup());
@@ -158,10 +214,18 @@ describe('LoRA adapters', function () {
       loss: 'cross_entropy',
       optimizer: 'adamw',
     });
-    expect((await rejectionOf(scripted.setup())).message).to.contain('lora: adapters go on built-in linear and conv2d layers');
-    expect(errorOf(() => trainerOf({ lora: { r: 0, targetModules: ['c_attn'] } })).message).to.contain('lora.r: got 0, expected an integer >= 1');
-    expect(errorOf(() => trainerOf({ lora: { targetModules: [] } })).message).to.contain('lora.targetModules: name the linear layers to adapt');
-    expect((await rejectionOf(trainerOf({}).saveAdapter(folder))).message).to.equal('saveAdapter: the trainer has no LoRA adapters (give it options.lora)');
+    expect((await rejectionOf(scripted.setup())).message).to.contain(
+      'lora: adapters go on built-in linear and conv2d layers',
+    );
+    expect(errorOf(() => trainerOf({ lora: { r: 0, targetModules: ['c_attn'] } })).message).to.contain(
+      'lora.r: got 0, expected an integer >= 1',
+    );
+    expect(errorOf(() => trainerOf({ lora: { targetModules: [] } })).message).to.contain(
+      'lora.targetModules: name the linear layers to adapt',
+    );
+    expect((await rejectionOf(trainerOf({}).saveAdapter(folder))).message).to.equal(
+      'saveAdapter: the trainer has no LoRA adapters (give it options.lora)',
+    );
   });
 
   it('refuses an adapter for another model or of another rank, naming what differs', async () => {
@@ -172,10 +236,12 @@ describe('LoRA adapters', function () {
     expect(other.message).to.contain('adapter_model.safetensors: the adapter is for another model; missing: ');
     expect(other.message).to.contain('base_model.model.transformer.h.0.attn.c_proj.lora_A.weight');
     const rank = await rejectionOf(trainerOf({ lora: { ...lora, r: 8 } }).loadAdapter(folder));
-    expect(rank.message).to.contain('adapter_config.json has r 4, but this trainer\'s lora has 8');
+    expect(rank.message).to.contain("adapter_config.json has r 4, but this trainer's lora has 8");
     const wider = trainerOf({ lora: { r: 4, alpha: 8, targetModules: ['c_attn'] }, model: new GPTMini({ dim: 32 }) });
     const shape = await rejectionOf(wider.loadAdapter(folder));
     expect(shape.code).to.equal('ERR_FIREBRAND_SHAPE_MISMATCH');
-    expect(shape.message).to.contain("adapter weight 'base_model.model.transformer.h.0.attn.c_attn.lora_A.weight' has shape [4, 16] but this model's is [4, 32]");
+    expect(shape.message).to.contain(
+      "adapter weight 'base_model.model.transformer.h.0.attn.c_attn.lora_A.weight' has shape [4, 16] but this model's is [4, 32]",
+    );
   });
 });

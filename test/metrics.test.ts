@@ -6,7 +6,9 @@ import path from 'node:path';
 import { Dataset, MetricName, nn, Trainer } from '../src';
 import { blobDataset, blobTrainer, rejectionOf, setupError } from './support/helpers';
 
-const fixture = JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', 'test', 'fixtures', 'golden-metrics.json'), 'utf8'));
+const fixture = JSON.parse(
+  fs.readFileSync(path.join(__dirname, '..', '..', 'test', 'fixtures', 'golden-metrics.json'), 'utf8'),
+);
 
 // nn.flatten() on [N, C] has no parameters and returns its input: the data are the model outputs.
 function identityTrainer(loss: 'cross_entropy' | 'mse', metrics: MetricName[]): Trainer {
@@ -29,7 +31,10 @@ describe('metrics against scikit-learn', () => {
     const result = await identityTrainer('cross_entropy', names).evaluate(data);
     expect(result.confusionMatrix).to.deep.equal(fixture.classification.confusionMatrix);
     for (const name of names.filter((metric) => metric !== 'confusionMatrix')) {
-      expect(result[name as 'accuracy'], name).to.be.closeTo(fixture.classification[name], 1e-5 * fixture.classification[name]);
+      expect(result[name as 'accuracy'], name).to.be.closeTo(
+        fixture.classification[name],
+        1e-5 * fixture.classification[name],
+      );
     }
   });
 
@@ -72,6 +77,8 @@ describe('metrics against scikit-learn', () => {
       "metrics: 'accuracy' needs a class-index loss (cross_entropy, nll)",
     );
     const data = Dataset.fromArrays({ inputs: new Float32Array(8), inputShape: [4, 2], targets: new Int32Array(4) });
-    expect((await rejectionOf(identityTrainer('cross_entropy', []).fit(data))).message).to.contain('the model has no parameters');
+    expect((await rejectionOf(identityTrainer('cross_entropy', []).fit(data))).message).to.contain(
+      'the model has no parameters',
+    );
   });
 });

@@ -7,12 +7,12 @@ import { Dataset, nn, runtimeInfo, StepLogs, Trainer } from '../src';
 import { blobDataset, blobTrainer, makeBlobs, setupError } from './support/helpers';
 
 describe('mixed precision', () => {
-  it("refuses fp16 without CUDA instead of training in fp32", async function () {
+  it('refuses fp16 without CUDA instead of training in fp32', async function () {
     if (runtimeInfo().cudaDeviceCount > 0) {
       console.log('      skipped: a CUDA device is present, so fp16 is allowed here');
       this.skip();
     }
-    const error = (await setupError(() => blobTrainer({ device: 'cpu', mixedPrecision: 'fp16' })));
+    const error = await setupError(() => blobTrainer({ device: 'cpu', mixedPrecision: 'fp16' }));
     expect(error.message).to.equal(
       "mixedPrecision 'fp16' needs a CUDA device (this trainer runs on 'cpu'); use 'bf16' on CPU, or 'no'",
     );
@@ -48,7 +48,9 @@ describe('mixed precision', () => {
       const scaled = await logsOf({ enabled: true, initScale: 1024, growthInterval: 3 }, data);
       expect(scaled.logs.map((entry) => entry.loss)).to.deep.equal(plain.logs.map((entry) => entry.loss));
       expect(plain.logs[0].gradScale).to.equal(undefined);
-      expect(scaled.logs.map((entry) => entry.gradScale)).to.deep.equal([1024, 1024, 2048, 2048, 2048, 4096, 4096, 4096]);
+      expect(scaled.logs.map((entry) => entry.gradScale)).to.deep.equal([
+        1024, 1024, 2048, 2048, 2048, 4096, 4096, 4096,
+      ]);
     });
 
     it('skips steps whose scaled gradients overflow and backs the scale off', async () => {
@@ -66,7 +68,11 @@ describe('mixed precision', () => {
         loss: 'mse',
         optimizer: { name: 'sgd', lr: 1e-6 },
         config: {
-          numEpochs: 1, batchSize: 8, logEvery: 1, progressBar: false, numThreads: 1,
+          numEpochs: 1,
+          batchSize: 8,
+          logEvery: 1,
+          progressBar: false,
+          numThreads: 1,
           gradScaler: { enabled: true, initScale: 2 ** 120, growthInterval: 100 },
         },
         callbacks: [{ onLog: (entry) => logs.push(entry) }],

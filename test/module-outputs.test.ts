@@ -30,7 +30,12 @@ class Heads extends nn.Module {
 
 const config = { numEpochs: 2, batchSize: 16, progressBar: false, numThreads: 1, metrics: ['accuracy' as const] };
 const trainerFor = (returns: Returns, extra: Partial<TrainerConfig> = {}) =>
-  new Trainer({ model: new Heads(returns), loss: 'cross_entropy', optimizer: { name: 'adamw', lr: 0.01 }, config: { ...config, ...extra } });
+  new Trainer({
+    model: new Heads(returns),
+    loss: 'cross_entropy',
+    optimizer: { name: 'adamw', lr: 0.01 },
+    config: { ...config, ...extra },
+  });
 const probe = makeBlobs(6).inputs;
 
 describe('modules with several outputs', () => {
@@ -49,9 +54,9 @@ describe('modules with several outputs', () => {
       const trainer = trainerFor(returns, { lossOutput });
       const history = await trainer.fit(blobDataset(64), { evalData: blobDataset(32, 4, 5) });
       const expected = aloneHistory.epochs;
-      expect(history.epochs.map((epoch) => [epoch.loss, epoch.accuracy, epoch.valLoss, epoch.valAccuracy])).to.deep.equal(
-        expected.map((epoch) => [epoch.loss, epoch.accuracy, epoch.valLoss, epoch.valAccuracy]),
-      );
+      expect(
+        history.epochs.map((epoch) => [epoch.loss, epoch.accuracy, epoch.valLoss, epoch.valAccuracy]),
+      ).to.deep.equal(expected.map((epoch) => [epoch.loss, epoch.accuracy, epoch.valLoss, epoch.valAccuracy]));
       const [weights, reference] = [await trainer.stateDict(), await alone.stateDict()];
       for (const key of Object.keys(reference)) expect(weights[key].data, key).to.deep.equal(reference[key].data);
     });
@@ -87,7 +92,8 @@ describe('modules with several outputs', () => {
       const loaded = await model.predict<Record<string, TensorData>>(probe, [6, 4]);
       const trained = await trainer.predict<Record<string, TensorData>>(probe, [6, 4]);
       expect(Object.keys(loaded)).to.deep.equal(['logits', 'features']);
-      for (const name of ['logits', 'features']) expect(Array.from(loaded[name].data)).to.deep.equal(Array.from(trained[name].data));
+      for (const name of ['logits', 'features'])
+        expect(Array.from(loaded[name].data)).to.deep.equal(Array.from(trained[name].data));
     } finally {
       fs.rmSync(folder, { recursive: true, force: true });
     }
@@ -118,7 +124,8 @@ for kind in ('object', 'array'):
 print(json.dumps(out))`;
       const actual = pythonJson(this, script, folder) as Record<string, number[]>;
       expect(Object.keys(actual)).to.deep.equal(Object.keys(expected));
-      for (const [key, values] of Object.entries(expected)) actual[key].forEach((value, i) => expect(value, key).to.be.closeTo(values[i], 1e-6));
+      for (const [key, values] of Object.entries(expected))
+        actual[key].forEach((value, i) => expect(value, key).to.be.closeTo(values[i], 1e-6));
     } finally {
       fs.rmSync(folder, { recursive: true, force: true });
     }
@@ -136,13 +143,23 @@ print(json.dumps(out))`;
         optimizer: 'adamw',
         config: { ...config, lossOutput: '1' },
       });
-      const [expected, actual] = [await array.predict<TensorData[]>(probe, [6, 4]), await scripted.predict<TensorData[]>(probe, [6, 4])];
+      const [expected, actual] = [
+        await array.predict<TensorData[]>(probe, [6, 4]),
+        await scripted.predict<TensorData[]>(probe, [6, 4]),
+      ];
       expect(actual.map((output) => output.data)).to.deep.equal(expected.map((output) => output.data));
       const evalData = blobDataset(32, 4, 5);
       expect((await scripted.evaluate(evalData)).loss).to.be.closeTo((await array.evaluate(evalData)).loss, 1e-6);
 
       await trainerFor('object').exportTorchScript(path.join(folder, 'dict.pt'));
-      const dict = await rejectionOf(new Trainer({ model: nn.torchScript(path.join(folder, 'dict.pt')), loss: 'cross_entropy', optimizer: 'sgd', config }).setup());
+      const dict = await rejectionOf(
+        new Trainer({
+          model: nn.torchScript(path.join(folder, 'dict.pt')),
+          loss: 'cross_entropy',
+          optimizer: 'sgd',
+          config,
+        }).setup(),
+      );
       expect(dict.code).to.equal('ERR_FIREBRAND_INVALID_ARGUMENT');
       expect(dict.message).to.contain(
         'dict.pt: forward returns a Dict[str, Tensor]; a TorchScript forward must return a Tensor or a tuple of Tensors',
@@ -156,7 +173,9 @@ print(json.dumps(out))`;
     it('names the outputs when config.lossOutput is not one of them, and refuses it for a single tensor', async () => {
       const unknown = await rejectionOf(trainerFor('object', { lossOutput: 'logit' }).setup());
       expect(unknown.code).to.equal('ERR_FIREBRAND_INVALID_ARGUMENT');
-      expect(unknown.message).to.equal("config.lossOutput is 'logit', which the model's forward does not return; it returns 'logits', 'features'");
+      expect(unknown.message).to.equal(
+        "config.lossOutput is 'logit', which the model's forward does not return; it returns 'logits', 'features'",
+      );
       const single = await rejectionOf(trainerFor('tensor', { lossOutput: 'logits' }).setup());
       expect(single.message).to.equal(
         "config.lossOutput is 'logits', but the model's forward returns one tensor; lossOutput picks one of several outputs",
@@ -176,7 +195,9 @@ print(json.dumps(out))`;
       expect(traced((x) => [x, 3]).message).to.equal(
         'Odd.forward returned a number at [1]; it must return a tensor, an array of tensors or an object of tensors',
       );
-      expect(traced((x) => ({ logits: x, extra: undefined })).message).to.contain('Odd.forward returned undefined at .extra');
+      expect(traced((x) => ({ logits: x, extra: undefined })).message).to.contain(
+        'Odd.forward returned undefined at .extra',
+      );
       expect(traced(() => ({})).message).to.equal(
         'Odd.forward returned an empty object; it must return a tensor, an array of tensors or an object of tensors',
       );
@@ -187,10 +208,14 @@ print(json.dumps(out))`;
 
     it('refuses a module with several outputs inside nn.sequential, naming it', () => {
       const error = errorOf(
-        () => new Trainer({ model: nn.sequential(new Heads('array'), nn.relu()), loss: 'mse', optimizer: 'sgd', config }).namedParameters,
+        () =>
+          new Trainer({ model: nn.sequential(new Heads('array'), nn.relu()), loss: 'mse', optimizer: 'sgd', config })
+            .namedParameters,
       );
       expect(error.code).to.equal('ERR_FIREBRAND_INVALID_ARGUMENT');
-      expect(error.message).to.equal('nn.sequential: module 0 (Heads) returned several outputs; a Sequential hands one tensor from module to module');
+      expect(error.message).to.equal(
+        'nn.sequential: module 0 (Heads) returned several outputs; a Sequential hands one tensor from module to module',
+      );
     });
   });
 });

@@ -52,7 +52,10 @@ class SharedGain extends nn.Module {
 function tokens(samples: number, seed: number): Dataset {
   const input = BigInt64Array.from({ length: samples * 5 }, (_, i) => BigInt((i * 7 + seed) % 10));
   const target = BigInt64Array.from({ length: samples * 5 }, (_, i) => BigInt((i * 7 + seed + 1) % 10));
-  return Dataset.fromFields({ input: { data: input, shape: [samples, 5] }, target: { data: target, shape: [samples, 5] } });
+  return Dataset.fromFields({
+    input: { data: input, shape: [samples, 5] },
+    target: { data: target, shape: [samples, 5] },
+  });
 }
 
 const config = { numEpochs: 2, batchSize: 8, progressBar: false, numThreads: 1 };
@@ -62,7 +65,11 @@ const trainerFor = (model: ModelLike, loss: 'cross_entropy' | 'mse' = 'cross_ent
 describe('weight tying between modules', () => {
   it('lists a tied tensor once among the parameters, and under both names in the state dict', async () => {
     const trainer = trainerFor(new TiedHead());
-    expect(trainer.namedParameters.map(({ name }) => name)).to.deep.equal(['embed.weight', 'hidden.weight', 'hidden.bias']);
+    expect(trainer.namedParameters.map(({ name }) => name)).to.deep.equal([
+      'embed.weight',
+      'hidden.weight',
+      'hidden.bias',
+    ]);
     expect(trainer.parameterCount).to.equal(60 + 36 + 6);
     const before = await trainer.stateDict();
     expect(Object.keys(before).sort()).to.deep.equal(['embed.weight', 'head.weight', 'hidden.bias', 'hidden.weight']);
@@ -79,7 +86,11 @@ describe('weight tying between modules', () => {
     const trainer = trainerFor(new SharedGain());
     expect(trainer.namedParameters.map(({ name }) => name)).to.deep.equal(['first.gain', 'head.weight', 'head.bias']);
     const { inputs, shape } = { inputs: Float32Array.from({ length: 64 }, (_, i) => Math.sin(i)), shape: [16, 4] };
-    const data = Dataset.fromArrays({ inputs, inputShape: shape, targets: Int32Array.from({ length: 16 }, (_, i) => i % 2) });
+    const data = Dataset.fromArrays({
+      inputs,
+      inputShape: shape,
+      targets: Int32Array.from({ length: 16 }, (_, i) => i % 2),
+    });
     await trainer.fit(data);
     const state = await trainer.stateDict();
     expect(state['second.gain'].data).to.deep.equal(state['first.gain'].data);
@@ -106,12 +117,22 @@ describe('weight tying between modules', () => {
       expect((await fresh.predict(probe, [2, 5])).data).to.deep.equal(expected.data);
 
       // Both names holding different values: PyTorch would keep one silently; this names them.
-      const differing = { ...state, 'head.weight': { ...state['head.weight'], data: (state['head.weight'].data as Float32Array).map((value) => value + 1) } };
+      const differing = {
+        ...state,
+        'head.weight': {
+          ...state['head.weight'],
+          data: (state['head.weight'].data as Float32Array).map((value) => value + 1),
+        },
+      };
       await saveSafetensors(path.join(folder, 'differing.safetensors'), differing);
       for (const strict of [true, false]) {
-        const refusal = await rejectionOf(trainerFor(new TiedHead()).initWeightsFrom(path.join(folder, 'differing.safetensors'), { strict }));
+        const refusal = await rejectionOf(
+          trainerFor(new TiedHead()).initWeightsFrom(path.join(folder, 'differing.safetensors'), { strict }),
+        );
         expect(refusal.code).to.equal('ERR_FIREBRAND_INVALID_ARGUMENT');
-        expect(refusal.message).to.contain("weights 'embed.weight' and 'head.weight' are one tied tensor in the model, but the file holds different values");
+        expect(refusal.message).to.contain(
+          "weights 'embed.weight' and 'head.weight' are one tied tensor in the model, but the file holds different values",
+        );
       }
 
       await trainer.exportTorchScript(path.join(folder, 'model.pt'));
@@ -155,7 +176,9 @@ describe('weight tying between modules', () => {
           return this.b.forward(this.a.forward(x));
         }
       }
-      expect((await rejectionOf(trainerFor(new NoBias(), 'mse').setup())).message).to.contain("b (linear): bias tied to 'a.bias': the layer has no bias");
+      expect((await rejectionOf(trainerFor(new NoBias(), 'mse').setup())).message).to.contain(
+        "b (linear): bias tied to 'a.bias': the layer has no bias",
+      );
       class Norms extends nn.Module {
         a = nn.batchNorm1d(4);
         b = nn.batchNorm1d(4);
@@ -175,7 +198,9 @@ describe('weight tying between modules', () => {
         layer.weight = 3 as unknown as Parameter;
       });
       expect(wrong.code).to.equal('ERR_FIREBRAND_INVALID_ARGUMENT');
-      expect(wrong.message).to.equal("Linear.weight = ...: expected a parameter to tie (another layer's weight, or an nn.Parameter), got number");
+      expect(wrong.message).to.equal(
+        "Linear.weight = ...: expected a parameter to tie (another layer's weight, or an nn.Parameter), got number",
+      );
     });
 
     it('refuses a tie to a tensor outside the model', () => {

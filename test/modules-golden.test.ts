@@ -8,7 +8,18 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-import { Dataset, loadSafetensors, LoraConfig, Module, nn, NumericArray, runtimeInfo, saveSafetensors, TensorData, Trainer } from '../src';
+import {
+  Dataset,
+  loadSafetensors,
+  LoraConfig,
+  Module,
+  nn,
+  NumericArray,
+  runtimeInfo,
+  saveSafetensors,
+  TensorData,
+  Trainer,
+} from '../src';
 import { ResNet18 } from '../examples/models/resnet';
 import { Functional } from './models/functional';
 import { pythonJson } from './support/helpers';
@@ -56,16 +67,31 @@ const models = [
   // nanoGPT at toy size: causal scaled dot-product attention, learned positions, tied head, nanoGPT's init.
   { name: 'gpt-mini', build: (): Module => new GPTMini(), batchSize: 4 },
   // LoRA (PEFT's layers, by hand in PyTorch) on every c_attn and c_proj, everything else frozen.
-  { name: 'lora-gpt', build: (): Module => new GPTMini(), batchSize: 4, lora: { r: 4, alpha: 8, targetModules: ['c_attn', 'c_proj'] } },
+  {
+    name: 'lora-gpt',
+    build: (): Module => new GPTMini(),
+    batchSize: 4,
+    lora: { r: 4, alpha: 8, targetModules: ['c_attn', 'c_proj'] },
+  },
   // LoRA on convolutions (PEFT's Conv2d: A with the kernel, B 1x1) and the head; BatchNorm trains on, as in PEFT.
-  { name: 'lora-resnet', build: (): Module => new ResNet18({ width: 8, numClasses: 10 }), batchSize: 4, lora: { r: 2, alpha: 4, targetModules: ['conv1', 'conv2', 'fc'] } },
+  {
+    name: 'lora-resnet',
+    build: (): Module => new ResNet18({ width: 8, numClasses: 10 }),
+    batchSize: 4,
+    lora: { r: 2, alpha: 4, targetModules: ['conv1', 'conv2', 'fc'] },
+  },
   // nn.MultiheadAttention: packed in-projection, key padding and causal masks, batch-first and sequence-first, weights.
   { name: 'attention-classifier', build: (): Module => new AttentionClassifier(), batchSize: 4 },
   // nn.TransformerEncoder (its layers deep copies of one) and a pre-norm TransformerDecoderLayer.
   { name: 'transformer', build: (): Module => new TransformerModel(), batchSize: 4 },
 ];
 
-for (const { name, build, batchSize, lora } of models as { name: string; build: () => Module; batchSize: number; lora?: LoraConfig }[]) {
+for (const { name, build, batchSize, lora } of models as {
+  name: string;
+  build: () => Module;
+  batchSize: number;
+  lora?: LoraConfig;
+}[]) {
   const quiet = { progressBar: false, numThreads: 2, seed: 0, batchSize, shuffle: false } as const;
   describe(`${name} written as TypeScript modules, against PyTorch`, function () {
     this.timeout(60_000);
@@ -99,20 +125,35 @@ for (const { name, build, batchSize, lora } of models as { name: string; build: 
     });
 
     it('computes the same gradients (one SGD step of lr 1 moves each parameter by its gradient)', async () => {
-      const trainer = new Trainer({ model: build(), lora, loss: 'cross_entropy', optimizer: { name: 'sgd', lr: 1 }, config: { ...quiet, numEpochs: 1 } });
+      const trainer = new Trainer({
+        model: build(),
+        lora,
+        loss: 'cross_entropy',
+        optimizer: { name: 'sgd', lr: 1 },
+        config: { ...quiet, numEpochs: 1 },
+      });
       await trainer.initWeightsFrom(initialFile);
       await trainer.fit(data);
       const after = await trainer.stateDict();
       for (const [parameter, grad] of Object.entries(withPrefix(golden, 'grad.'))) {
         const before = golden[`initial.${parameter}`];
-        const moved = { shape: grad.shape, data: Float64Array.from(before.data as Float32Array, (value, i) => value - Number(after[parameter].data[i])) };
+        const moved = {
+          shape: grad.shape,
+          data: Float64Array.from(before.data as Float32Array, (value, i) => value - Number(after[parameter].data[i])),
+        };
         expectClose(moved, grad, `gradient of ${parameter}`);
       }
     });
 
     it('takes the same three AdamW steps, buffers (BatchNorm running statistics) included', async () => {
       const eps = Number(metadata.adamw_eps ?? 1e-8);
-      const trainer = new Trainer({ model: build(), lora, loss: 'cross_entropy', optimizer: { name: 'adamw', lr: 1e-3, eps }, config: { ...quiet, numEpochs: 3 } });
+      const trainer = new Trainer({
+        model: build(),
+        lora,
+        loss: 'cross_entropy',
+        optimizer: { name: 'adamw', lr: 1e-3, eps },
+        config: { ...quiet, numEpochs: 3 },
+      });
       await trainer.initWeightsFrom(initialFile);
       const history = await trainer.fit(data);
       const losses = JSON.parse(metadata.adamw3_losses) as number[];
@@ -132,7 +173,12 @@ describe("F's convolutions, poolings of every dimension, norms and rotary embedd
     const contents = await loadSafetensors(path.join(fixtures, 'modules', 'functional.safetensors'));
     golden = contents.tensors;
     names = JSON.parse(contents.metadata.outputs) as string[];
-    trainer = new Trainer({ model: new Functional(), loss: 'mse', optimizer: 'sgd', config: { progressBar: false, numThreads: 1, seed: 0 } });
+    trainer = new Trainer({
+      model: new Functional(),
+      loss: 'mse',
+      optimizer: 'sgd',
+      config: { progressBar: false, numThreads: 1, seed: 0 },
+    });
     outputs = await trainer.predict<Record<string, TensorData>>(golden.input.data, golden.input.shape);
   });
 
@@ -149,10 +195,19 @@ describe("F's convolutions, poolings of every dimension, norms and rotary embedd
 m = torch.jit.load(sys.argv[1] + '/model.pt').eval()
 x = torch.tensor(json.loads(sys.argv[2])).reshape(2, 4, 16)
 print(json.dumps({name: value.flatten().tolist() for name, value in m(x).items()}))`;
-      const exported = pythonJson(this, script, folder, JSON.stringify(Array.from(golden.input.data as Float32Array))) as Record<string, number[]>;
+      const exported = pythonJson(
+        this,
+        script,
+        folder,
+        JSON.stringify(Array.from(golden.input.data as Float32Array)),
+      ) as Record<string, number[]>;
       expect(Object.keys(exported)).to.deep.equal(names);
       for (const name of names) {
-        expectClose({ shape: golden[`output.${name}`].shape, data: Float64Array.from(exported[name]) }, golden[`output.${name}`], `exported ${name}`);
+        expectClose(
+          { shape: golden[`output.${name}`].shape, data: Float64Array.from(exported[name]) },
+          golden[`output.${name}`],
+          `exported ${name}`,
+        );
       }
     } finally {
       fs.rmSync(folder, { recursive: true, force: true });
@@ -160,7 +215,12 @@ print(json.dumps({name: value.flatten().tolist() for name, value in m(x).items()
   });
 
   it("gives PyTorch's own F.rms_norm and nn.RMSNorm (PyTorch 2.4 and later) for F.rmsNorm and nn.rmsNorm", async function () {
-    const norm = new Trainer({ model: nn.sequential(nn.rmsNorm(16)), loss: 'mse', optimizer: 'sgd', config: { progressBar: false, numThreads: 1 } });
+    const norm = new Trainer({
+      model: nn.sequential(nn.rmsNorm(16)),
+      loss: 'mse',
+      optimizer: 'sgd',
+      config: { progressBar: false, numThreads: 1 },
+    });
     const viaModule = await norm.predict(golden.input.data, golden.input.shape);
     const g = (await trainer.stateDict()).g;
     const script = `import json, sys, torch
@@ -175,10 +235,16 @@ print(json.dumps({
     'rmsNormNoWeight': F.rms_norm(x.view(2, 4, 4, 4), [4, 4]).flatten().tolist(),
     'module': torch.nn.RMSNorm(16)(x).flatten().tolist(),
 }))`;
-    const reference = pythonJson(this, script, JSON.stringify(Array.from(golden.input.data as Float32Array)), JSON.stringify(Array.from(g.data as Float32Array))) as
-      Record<string, number[]> & { missing?: string };
+    const reference = pythonJson(
+      this,
+      script,
+      JSON.stringify(Array.from(golden.input.data as Float32Array)),
+      JSON.stringify(Array.from(g.data as Float32Array)),
+    ) as Record<string, number[]> & { missing?: string };
     if (reference.missing !== undefined) {
-      console.log(`      skipped: PyTorch ${reference.missing} has no F.rms_norm (added in 2.4); the fixture holds its formula`);
+      console.log(
+        `      skipped: PyTorch ${reference.missing} has no F.rms_norm (added in 2.4); the fixture holds its formula`,
+      );
       this.skip();
     }
     expectClose(outputs.rmsNorm.data, reference.rmsNorm, 'F.rmsNorm');

@@ -49,7 +49,8 @@ class ResidualMlp extends nn.Module {
 }
 
 const config = { numEpochs: 3, batchSize: 16, progressBar: false, numThreads: 1 };
-const trainerFor = (model: Module) => new Trainer({ model, loss: 'cross_entropy', optimizer: { name: 'adamw', lr: 0.01 }, config });
+const trainerFor = (model: Module) =>
+  new Trainer({ model, loss: 'cross_entropy', optimizer: { name: 'adamw', lr: 0.01 }, config });
 
 describe('models written as TypeScript modules', () => {
   it("names parameters and buffers as PyTorch does, in PyTorch's order", () => {
@@ -75,15 +76,33 @@ describe('models written as TypeScript modules', () => {
       config,
     });
     expect(Object.keys(await bn.stateDict())).to.deep.equal([
-      '0.weight', '0.bias', '1.weight', '1.bias', '1.running_mean', '1.running_var', '1.num_batches_tracked', '3.weight', '3.bias',
+      '0.weight',
+      '0.bias',
+      '1.weight',
+      '1.bias',
+      '1.running_mean',
+      '1.running_var',
+      '1.num_batches_tracked',
+      '3.weight',
+      '3.bias',
     ]);
     // torchvision's resnet18().state_dict() begins so, and its buffers sit with their BatchNorm.
     const resnet = trainerFor(new ResNet18({ inChannels: 1, numClasses: 10 }));
     const keys = Object.keys(await resnet.stateDict());
     expect(keys.slice(0, 13)).to.deep.equal([
-      'conv1.weight', 'bn1.weight', 'bn1.bias', 'bn1.running_mean', 'bn1.running_var', 'bn1.num_batches_tracked',
-      'layer1.0.conv1.weight', 'layer1.0.bn1.weight', 'layer1.0.bn1.bias', 'layer1.0.bn1.running_mean', 'layer1.0.bn1.running_var',
-      'layer1.0.bn1.num_batches_tracked', 'layer1.0.conv2.weight',
+      'conv1.weight',
+      'bn1.weight',
+      'bn1.bias',
+      'bn1.running_mean',
+      'bn1.running_var',
+      'bn1.num_batches_tracked',
+      'layer1.0.conv1.weight',
+      'layer1.0.bn1.weight',
+      'layer1.0.bn1.bias',
+      'layer1.0.bn1.running_mean',
+      'layer1.0.bn1.running_var',
+      'layer1.0.bn1.num_batches_tracked',
+      'layer1.0.conv2.weight',
     ]);
     expect(keys.slice(-2)).to.deep.equal(['fc.weight', 'fc.bias']);
     expect(keys).to.have.length(122);
@@ -131,23 +150,31 @@ describe('models written as TypeScript modules', () => {
       await trainer.save(folder);
       const probe = makeBlobs(3).inputs;
       const expected = await trainer.predict(probe, [3, 4]);
-      expect(Array.from((await (await Model.load(folder)).predict(probe, [3, 4])).data)).to.deep.equal(Array.from(expected.data));
+      expect(Array.from((await (await Model.load(folder)).predict(probe, [3, 4])).data)).to.deep.equal(
+        Array.from(expected.data),
+      );
       const fresh = trainerFor(new Offset());
-      expect(await fresh.initWeightsFrom(path.join(folder, 'model.safetensors'))).to.deep.equal({ missing: [], unexpected: [] });
+      expect(await fresh.initWeightsFrom(path.join(folder, 'model.safetensors'))).to.deep.equal({
+        missing: [],
+        unexpected: [],
+      });
       expect(Array.from((await fresh.predict(probe, [3, 4])).data)).to.deep.equal(Array.from(expected.data));
     } finally {
       fs.rmSync(path.dirname(folder), { recursive: true, force: true });
     }
   });
 
-  it('F.relu6, F.hardtanh and F.hardsigmoid compute torch.nn.functional\'s definitions', async () => {
+  it("F.relu6, F.hardtanh and F.hardsigmoid compute torch.nn.functional's definitions", async () => {
     class Activations extends nn.Module {
       forward(x: Tensor): Tensor {
         return torch.stack([F.relu6(x), F.hardtanh(x), F.hardtanh(x, -0.5, 2), F.hardsigmoid(x)], 0);
       }
     }
     const inputs = Float32Array.from({ length: 10 }, (_, i) => (i - 4.5) * 1.7);
-    const { data } = await new Trainer({ model: new Activations(), loss: 'mse', optimizer: 'sgd', config }).predict(inputs, [10]);
+    const { data } = await new Trainer({ model: new Activations(), loss: 'mse', optimizer: 'sgd', config }).predict(
+      inputs,
+      [10],
+    );
     const clamp = (x: number, low: number, high: number) => Math.min(Math.max(x, low), high);
     const expected = [
       ...Array.from(inputs, (x) => clamp(x, 0, 6)),
@@ -171,7 +198,9 @@ describe('models written as TypeScript modules', () => {
       }
     }
     const probe = makeBlobs(5).inputs;
-    const [bySize, bySizes] = [new Qkv(true), new Qkv(false)].map((model) => new Trainer({ model, loss: 'mse', optimizer: 'sgd', config: { ...config, seed: 4 } }));
+    const [bySize, bySizes] = [new Qkv(true), new Qkv(false)].map(
+      (model) => new Trainer({ model, loss: 'mse', optimizer: 'sgd', config: { ...config, seed: 4 } }),
+    );
     expect((await bySize.predict(probe, [5, 4])).data).to.deep.equal((await bySizes.predict(probe, [5, 4])).data);
     class Destructured extends nn.Module {
       proj = nn.linear(4, 12);
@@ -180,15 +209,21 @@ describe('models written as TypeScript modules', () => {
         return q.add(k);
       }
     }
-    const fewer = await rejectionOf(new Trainer({ model: new Destructured(), loss: 'mse', optimizer: 'sgd', config }).predict(probe, [5, 4]));
+    const fewer = await rejectionOf(
+      new Trainer({ model: new Destructured(), loss: 'mse', optimizer: 'sgd', config }).predict(probe, [5, 4]),
+    );
     expect(fewer.code).to.equal('ERR_FIREBRAND_SHAPE_MISMATCH');
-    expect(fewer.message).to.match(/splitSize\(\[5, 12\] float32\) failed at test\/modules\.test\.ts:\d+:\d+: split\(4, 1\) of \[5, 12\] gives 3 pieces, but forward took 2/);
+    expect(fewer.message).to.match(
+      /splitSize\(\[5, 12\] float32\) failed at test\/modules\.test\.ts:\d+:\d+: split\(4, 1\) of \[5, 12\] gives 3 pieces, but forward took 2/,
+    );
     class Looped extends nn.Module {
       forward(x: Tensor): Tensor {
         return [...x.split(1, 1)].reduce((sum, piece) => sum.add(piece));
       }
     }
-    const looped = await rejectionOf(new Trainer({ model: new Looped(), loss: 'mse', optimizer: 'sgd', config }).setup());
+    const looped = await rejectionOf(
+      new Trainer({ model: new Looped(), loss: 'mse', optimizer: 'sgd', config }).setup(),
+    );
     expect(looped.code).to.equal('ERR_FIREBRAND_TRACED_VALUE');
     expect(looped.message).to.contain('destructure the pieces forward expects');
   });
@@ -202,7 +237,12 @@ describe('models written as TypeScript modules', () => {
         return this.fc.forward(doubled.reshape(batch, -1));
       }
     }
-    const trainer = new Trainer({ model: new Reshaping(), loss: 'cross_entropy', optimizer: 'sgd', config: { ...config, batchSize: 30, numEpochs: 1 } });
+    const trainer = new Trainer({
+      model: new Reshaping(),
+      loss: 'cross_entropy',
+      optimizer: 'sgd',
+      config: { ...config, batchSize: 30, numEpochs: 1 },
+    });
     const history = await trainer.fit(blobDataset(64));
     expect(history.epochs).to.have.length(1);
   });
@@ -230,7 +270,9 @@ describe('models written as TypeScript modules', () => {
     const missing = await rejectionOf(trainerFor(new Masked()).fit(blobDataset(32)));
     expect(missing.message).to.contain("batch: no field 'keep' (it has input, target)");
     const predicted = await rejectionOf(trainer.predict(inputs, [64, 4]));
-    expect(predicted.message).to.contain("model: forward takes 2 inputs ('input', 'keep'), so it needs a batch of those fields");
+    expect(predicted.message).to.contain(
+      "model: forward takes 2 inputs ('input', 'keep'), so it needs a batch of those fields",
+    );
   });
 
   it('trains with parameter groups by module path, bf16 autocast, accumulation and clipping', async () => {
@@ -246,8 +288,12 @@ describe('models written as TypeScript modules', () => {
     expect(history.epochs.every((epoch) => Number.isFinite(epoch.loss))).to.equal(true);
     expect(trainer.learningRates).to.deep.equal([0, 0.1]); // the head's group, then the rest
     const after = await trainer.stateDict();
-    expect(Array.from(after['head.weight'].data as Float32Array)).to.deep.equal(Array.from(before['head.weight'].data as Float32Array));
-    expect(Array.from(after['inProj.weight'].data as Float32Array)).to.not.deep.equal(Array.from(before['inProj.weight'].data as Float32Array));
+    expect(Array.from(after['head.weight'].data as Float32Array)).to.deep.equal(
+      Array.from(before['head.weight'].data as Float32Array),
+    );
+    expect(Array.from(after['inProj.weight'].data as Float32Array)).to.not.deep.equal(
+      Array.from(before['inProj.weight'].data as Float32Array),
+    );
   });
 
   it('resumes from a checkpoint to bit-identical weights (dropout, BatchNorm buffers, shuffling)', async () => {
@@ -261,16 +307,31 @@ describe('models written as TypeScript modules', () => {
     }
     const outputDir = fs.mkdtempSync(path.join(os.tmpdir(), 'firebrand-module-resume-'));
     const make = (extra: object, callbacks: Callback[] = []) =>
-      new Trainer({ model: new Noisy(), loss: 'cross_entropy', optimizer: { name: 'adamw', lr: 0.01 }, config: { ...config, ...extra }, callbacks });
+      new Trainer({
+        model: new Noisy(),
+        loss: 'cross_entropy',
+        optimizer: { name: 'adamw', lr: 0.01 },
+        config: { ...config, ...extra },
+        callbacks,
+      });
     try {
       const whole = make({});
       await whole.fit(blobDataset(96));
-      const stopped = make({ outputDir, saveEvery: 4 }, [{ onLog: (logs, trainer) => { if (logs.globalStep >= 10) trainer.stopTraining = true; } }]);
+      const stopped = make({ outputDir, saveEvery: 4 }, [
+        {
+          onLog: (logs, trainer) => {
+            if (logs.globalStep >= 10) trainer.stopTraining = true;
+          },
+        },
+      ]);
       await stopped.fit(blobDataset(96));
       const resumed = make({ outputDir, resumeFromCheckpoint: true });
       await resumed.fit(blobDataset(96));
       const [expected, actual] = [await whole.stateDict(), await resumed.stateDict()];
-      for (const name of Object.keys(expected)) expect(Array.from(actual[name].data as Float32Array), name).to.deep.equal(Array.from(expected[name].data as Float32Array));
+      for (const name of Object.keys(expected))
+        expect(Array.from(actual[name].data as Float32Array), name).to.deep.equal(
+          Array.from(expected[name].data as Float32Array),
+        );
     } finally {
       fs.rmSync(outputDir, { recursive: true, force: true });
     }
@@ -300,7 +361,12 @@ describe('models written as TypeScript modules', () => {
     for (const [name, build, shape, input] of [
       ['a module using many ops', () => new OpsZoo(), [6, 4], probe],
       ['a residual MLP calling one block twice', () => new ResidualMlp(2), [6, 4], probe],
-      ['ResNet-18 (BatchNorm)', () => new ResNet18({ width: 4, numClasses: 3 }), [2, 3, 8, 8], Float32Array.from({ length: 384 }, (_, i) => Math.sin(i))],
+      [
+        'ResNet-18 (BatchNorm)',
+        () => new ResNet18({ width: 4, numClasses: 3 }),
+        [2, 3, 8, 8],
+        Float32Array.from({ length: 384 }, (_, i) => Math.sin(i)),
+      ],
     ] as const) {
       it(`exports ${name} that torch.jit.load runs to the same outputs`, async () => {
         const trainer = trainerFor(build());
@@ -360,7 +426,9 @@ print(json.dumps(m(x).flatten().tolist()))`;
       }
       const error = await rejectionOf(trainerFor(new Truthy()).setup());
       expect(error.code).to.equal('ERR_FIREBRAND_TRACED_VALUE');
-      expect(error.message).to.match(/^forward: minAll at test\/modules\.test\.ts:\d+:\d+ computes a tensor that nothing uses/);
+      expect(error.message).to.match(
+        /^forward: minAll at test\/modules\.test\.ts:\d+:\d+ computes a tensor that nothing uses/,
+      );
       expect(error.message).to.contain('`if (x.min())` is always true');
       class Template extends nn.Module {
         forward(x: Tensor): Tensor {
@@ -368,7 +436,9 @@ print(json.dumps(m(x).flatten().tolist()))`;
           return x;
         }
       }
-      expect((await rejectionOf(trainerFor(new Template()).setup())).message).to.contain('a traced tensor used as a string');
+      expect((await rejectionOf(trainerFor(new Template()).setup())).message).to.contain(
+        'a traced tensor used as a string',
+      );
     });
 
     it('refuses a plain array of modules, a module registered twice and a layer outside the model', () => {
@@ -388,7 +458,9 @@ print(json.dumps(m(x).flatten().tolist()))`;
           return this.b.forward(x);
         }
       }
-      expect(errorOf(() => trainerFor(new Twice()).namedParameters).message).to.contain("b: this module is also the field 'a'");
+      expect(errorOf(() => trainerFor(new Twice()).namedParameters).message).to.contain(
+        "b: this module is also the field 'a'",
+      );
       const stray = nn.linear(4, 2);
       class Outside extends nn.Module {
         fc = nn.linear(4, 4);
@@ -430,7 +502,9 @@ print(json.dumps(m(x).flatten().tolist()))`;
       }
       const error = await rejectionOf(trainerFor(new Viewing()).fit(blobDataset(32)));
       expect(error.code).to.equal('ERR_FIREBRAND_SHAPE_MISMATCH');
-      expect(error.message).to.match(/: view\(\[1, 4\] float32, 1\) failed at test\/modules\.test\.ts:\d+:\d+: shape '\[1, 3\]' is invalid for input of size 4$/);
+      expect(error.message).to.match(
+        /: view\(\[1, 4\] float32, 1\) failed at test\/modules\.test\.ts:\d+:\d+: shape '\[1, 3\]' is invalid for input of size 4$/,
+      );
     });
 
     it('names the layer by its path when its input does not fit', async () => {
@@ -442,7 +516,9 @@ print(json.dumps(m(x).flatten().tolist()))`;
       }
       const error = await rejectionOf(trainerFor(new Wrong()).fit(blobDataset(32)));
       expect(error.code).to.equal('ERR_FIREBRAND_SHAPE_MISMATCH');
-      expect(error.message).to.contain('body.2 (linear) cannot take an input of shape [1, 8] float32; it expects [*, 5] (inFeatures=5)');
+      expect(error.message).to.contain(
+        'body.2 (linear) cannot take an input of shape [1, 8] float32; it expects [*, 5] (inFeatures=5)',
+      );
     });
 
     it('checks nn.init arguments and targets', () => {

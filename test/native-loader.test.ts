@@ -33,7 +33,10 @@ describe('loading the native binary', () => {
   afterEach(() => fs.rmSync(root, { recursive: true, force: true }));
 
   function manifestIn(folder: string, torchVersion: string): void {
-    fs.writeFileSync(path.join(folder, PREBUILD_MANIFEST), JSON.stringify({ torchVersion, libtorchSource: 'the system libtorch', cuda: false }));
+    fs.writeFileSync(
+      path.join(folder, PREBUILD_MANIFEST),
+      JSON.stringify({ torchVersion, libtorchSource: 'the system libtorch', cuda: false }),
+    );
   }
 
   function unloadablePrebuild(torchVersion: string): string {
@@ -81,13 +84,18 @@ NAPI_MODULE_INIT() {
     expect(loaded.manifest?.torchVersion).to.equal('2.14');
     expect(loaded.skipped).to.have.length(1);
     expect(loaded.skipped[0].manifest?.torchVersion).to.equal('9.9');
-    expect(loaded.skipped[0].reason).to.contain(`it needs ${missing}, which is not installed or not on the library path`);
+    expect(loaded.skipped[0].reason).to.contain(
+      `it needs ${missing}, which is not installed or not on the library path`,
+    );
   });
 
   it('prefers a local build to any prebuild', () => {
     loadablePrebuild('2.14');
     fs.mkdirSync(path.join(root, 'build', 'Release'), { recursive: true });
-    fs.copyFileSync(path.join(prebuilds, 'libtorch-2.14', PREBUILD_BINARY), path.join(root, 'build', 'Release', 'firebrand.node'));
+    fs.copyFileSync(
+      path.join(prebuilds, 'libtorch-2.14', PREBUILD_BINARY),
+      path.join(root, 'build', 'Release', 'firebrand.node'),
+    );
     const loaded = loadNativeBinding(root);
     expect(loaded.kind).to.equal('local build');
     expect(loaded.file).to.equal(path.join(root, 'build', 'Release', 'firebrand.node'));
@@ -111,7 +119,9 @@ NAPI_MODULE_INIT() {
     expect(error.code).to.equal('ERR_FIREBRAND_NATIVE_LOAD');
     expect(error.message).to.contain('none of its 2 prebuilds loads here');
     // Newest first.
-    expect(error.message).to.match(/libtorch-9\.9[\s\S]*libtorch_cpu\.so\.9\.9[\s\S]*libtorch-8\.1[\s\S]*libtorch_cpu\.so\.8\.1/);
+    expect(error.message).to.match(
+      /libtorch-9\.9[\s\S]*libtorch_cpu\.so\.9\.9[\s\S]*libtorch-8\.1[\s\S]*libtorch_cpu\.so\.8\.1/,
+    );
   });
 
   it('says how to build one when there is no binary at all', () => {

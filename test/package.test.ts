@@ -22,7 +22,8 @@ const platform = `${process.platform}-${process.arch}`;
 /** Runs a command to success; returns its stdout and stderr. */
 function spawnChecked(command: string, args: string[], cwd: string): { stdout: string; stderr: string } {
   const result = spawnSync(command, args, { cwd, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
-  if (result.status !== 0) throw new Error(`${command} ${args.join(' ')} failed (${result.status}):\n${result.stdout}\n${result.stderr}`);
+  if (result.status !== 0)
+    throw new Error(`${command} ${args.join(' ')} failed (${result.status}):\n${result.stdout}\n${result.stderr}`);
   return result;
 }
 
@@ -37,9 +38,15 @@ function installInto(project: string, tarball: string): string {
   fs.mkdirSync(project, { recursive: true });
   // npm 12 runs a dependency's install script only when the project allows it (allowScripts: by
   // name from the registry, by `file:<path>` for a tarball); older npm ignores the field.
-  const consumer = { name: 'consumer', version: '1.0.0', private: true, allowScripts: { firebrand: true, [`file:${tarball}`]: true } };
+  const consumer = {
+    name: 'consumer',
+    version: '1.0.0',
+    private: true,
+    allowScripts: { firebrand: true, [`file:${tarball}`]: true },
+  };
   fs.writeFileSync(path.join(project, 'package.json'), JSON.stringify(consumer));
-  for (const file of ['train.ts', 'train.mjs', 'tsconfig.json']) fs.copyFileSync(path.join(fixture, file), path.join(project, file));
+  for (const file of ['train.ts', 'train.mjs', 'tsconfig.json'])
+    fs.copyFileSync(path.join(fixture, file), path.join(project, file));
   return run(npm, ['install', '--no-audit', '--no-fund', '--foreground-scripts', tarball], project);
 }
 
@@ -58,7 +65,9 @@ function repacked(work: string, tarball: string, name: string, edit: (packageFol
 function readmeProjectFiles(): { packageJson: Record<string, unknown>; tsconfig: Record<string, unknown> } {
   const readme = fs.readFileSync(path.join(repo, 'README.md'), 'utf8');
   const block = (file: string) => {
-    const match = new RegExp('`' + file.replace('.', '\\.') + '`[^\\n]*:\\n\\n```json\\n([\\s\\S]*?)\\n```').exec(readme);
+    const match = new RegExp('`' + file.replace('.', '\\.') + '`[^\\n]*:\\n\\n```json\\n([\\s\\S]*?)\\n```').exec(
+      readme,
+    );
     if (match === null) throw new Error(`README.md has no json block after \`${file}\``);
     return JSON.parse(match[1]) as Record<string, unknown>;
   };
@@ -68,8 +77,15 @@ function readmeProjectFiles(): { packageJson: Record<string, unknown>; tsconfig:
 /** Type-checks and runs the consumer's TypeScript file and its ES module; returns their last losses. */
 function trainInConsumer(project: string): number[] {
   const tsc = path.join(repo, 'node_modules', 'typescript', 'bin', 'tsc');
-  run(process.execPath, [tsc, '-p', 'tsconfig.json', '--typeRoots', path.join(repo, 'node_modules', '@types')], project);
-  const commonJs = JSON.parse(run(process.execPath, ['dist/train.js'], project).trim().split('\n')[0]) as { loss: number; exported: number };
+  run(
+    process.execPath,
+    [tsc, '-p', 'tsconfig.json', '--typeRoots', path.join(repo, 'node_modules', '@types')],
+    project,
+  );
+  const commonJs = JSON.parse(run(process.execPath, ['dist/train.js'], project).trim().split('\n')[0]) as {
+    loss: number;
+    exported: number;
+  };
   expect(commonJs.exported).to.equal(14);
   const esm = JSON.parse(run(process.execPath, ['train.mjs'], project).trim().split('\n')[0]) as { loss: number };
   return [commonJs.loss, esm.loss];
@@ -99,15 +115,31 @@ describe('the npm package', function () {
 
   it('holds what users need and nothing else, with typed entry points and no `any` in its types', () => {
     const files = execFileSync('tar', ['-tzf', tarball], { encoding: 'utf8' }).trim().split('\n');
-    for (const needed of ['dist/src/index.js', 'dist/src/index.d.ts', 'src/esm/index.mjs', 'dist/src/cli/main.js', 'CMakeLists.txt',
-      'native/core/train/training_engine.cpp', 'scripts/install.js', `${ownPrebuild}/firebrand.libtorch.json`, `${ownPrebuild}/firebrand.napi.node`]) {
+    for (const needed of [
+      'dist/src/index.js',
+      'dist/src/index.d.ts',
+      'src/esm/index.mjs',
+      'dist/src/cli/main.js',
+      'CMakeLists.txt',
+      'native/core/train/training_engine.cpp',
+      'scripts/install.js',
+      `${ownPrebuild}/firebrand.libtorch.json`,
+      `${ownPrebuild}/firebrand.napi.node`,
+    ]) {
       expect(files, needed).to.include(`package/${needed}`);
     }
     // Every prebuild made here (other libtorch versions' too: the sid CI leg adds 2.14's to 1.13's) ships.
-    const made = fs.readdirSync(path.join(repo, 'prebuilds', platform)).map((folder) => `package/prebuilds/${platform}/${folder}/firebrand.napi.node`);
+    const made = fs
+      .readdirSync(path.join(repo, 'prebuilds', platform))
+      .map((folder) => `package/prebuilds/${platform}/${folder}/firebrand.napi.node`);
     expect(files).to.include.members(made);
-    expect(files.filter((file) => /^package\/(test|dist\/test|build|node_modules|examples)\//.test(file))).to.deep.equal([]);
-    const manifest = JSON.parse(fs.readFileSync(path.join(repo, 'package.json'), 'utf8')) as { engines: object; exports: Record<string, object> };
+    expect(
+      files.filter((file) => /^package\/(test|dist\/test|build|node_modules|examples)\//.test(file)),
+    ).to.deep.equal([]);
+    const manifest = JSON.parse(fs.readFileSync(path.join(repo, 'package.json'), 'utf8')) as {
+      engines: object;
+      exports: Record<string, object>;
+    };
     expect(manifest.engines).to.have.property('node');
     expect(manifest.exports['.']).to.have.keys('types', 'import', 'require');
     const anyTypes: string[] = [];
@@ -116,10 +148,13 @@ describe('the npm package', function () {
         const file = path.join(folder, entry.name);
         if (entry.isDirectory()) walk(file);
         else if (entry.name.endsWith('.d.ts')) {
-          fs.readFileSync(file, 'utf8').split('\n').forEach((line, i) => {
-            const code = line.replace(/\/\/.*$/, '').replace(/\/\*.*?\*\//g, '');
-            if (!/^\s*\*/.test(code) && /\bany\b/.test(code)) anyTypes.push(`${path.relative(repo, file)}:${i + 1}: ${line.trim()}`);
-          });
+          fs.readFileSync(file, 'utf8')
+            .split('\n')
+            .forEach((line, i) => {
+              const code = line.replace(/\/\/.*$/, '').replace(/\/\*.*?\*\//g, '');
+              if (!/^\s*\*/.test(code) && /\bany\b/.test(code))
+                anyTypes.push(`${path.relative(repo, file)}:${i + 1}: ${line.trim()}`);
+            });
         }
       }
     };
@@ -135,8 +170,16 @@ describe('the npm package', function () {
     expect(output).to.contain(`${ownPrebuild}/firebrand.napi.node`);
     expect(fs.existsSync(path.join(project, 'node_modules', 'firebrand', 'build'))).to.equal(false);
     for (const loss of trainInConsumer(project)) expect(loss).to.be.a('number').and.satisfy(Number.isFinite);
-    const doctor = run(process.execPath, [path.join(project, 'node_modules', 'firebrand', 'dist', 'src', 'cli', 'main.js'), 'doctor'], project);
-    expect(doctor).to.match(new RegExp(`binary: +prebuild \\S*${ownPrebuild}/firebrand\\.napi\\.node \\(built against libtorch ${torchVersion}`));
+    const doctor = run(
+      process.execPath,
+      [path.join(project, 'node_modules', 'firebrand', 'dist', 'src', 'cli', 'main.js'), 'doctor'],
+      project,
+    );
+    expect(doctor).to.match(
+      new RegExp(
+        `binary: +prebuild \\S*${ownPrebuild}/firebrand\\.napi\\.node \\(built against libtorch ${torchVersion}`,
+      ),
+    );
     expect(doctor).to.match(/smoke test: +ok/);
   });
 
@@ -151,8 +194,14 @@ describe('the npm package', function () {
     fs.copyFileSync(path.join(fixture, 'top-level.ts'), path.join(project, 'train.ts'));
     run(npm, ['install', '--no-audit', '--no-fund', tarball], project);
     const tsc = path.join(repo, 'node_modules', 'typescript', 'bin', 'tsc');
-    run(process.execPath, [tsc, '-p', 'tsconfig.json', '--typeRoots', path.join(repo, 'node_modules', '@types')], project);
-    const { loss } = JSON.parse(run(process.execPath, ['dist/train.js'], project).trim().split('\n')[0]) as { loss: number };
+    run(
+      process.execPath,
+      [tsc, '-p', 'tsconfig.json', '--typeRoots', path.join(repo, 'node_modules', '@types')],
+      project,
+    );
+    const { loss } = JSON.parse(run(process.execPath, ['dist/train.js'], project).trim().split('\n')[0]) as {
+      loss: number;
+    };
     expect(loss).to.be.a('number').and.satisfy(Number.isFinite);
   });
 
@@ -165,18 +214,30 @@ describe('the npm package', function () {
     const project = path.join(work, 'several-prebuilds');
     const output = installInto(project, several);
     const { torchVersion } = native.runtimeInfo().build;
-    expect(output).to.contain(`firebrand: skipped the prebuild for libtorch 99.0: it needs ${missing}, which is not installed`);
+    expect(output).to.contain(
+      `firebrand: skipped the prebuild for libtorch 99.0: it needs ${missing}, which is not installed`,
+    );
     expect(output).to.contain(`firebrand: using the prebuild for libtorch ${torchVersion}`);
     expect(fs.existsSync(path.join(project, 'node_modules', 'firebrand', 'build'))).to.equal(false);
-    const doctor = run(process.execPath, [path.join(project, 'node_modules', 'firebrand', 'dist', 'src', 'cli', 'main.js'), 'doctor'], project);
+    const doctor = run(
+      process.execPath,
+      [path.join(project, 'node_modules', 'firebrand', 'dist', 'src', 'cli', 'main.js'), 'doctor'],
+      project,
+    );
     expect(doctor).to.match(new RegExp(`binary: +prebuild \\S*${ownPrebuild}/firebrand\\.napi\\.node`));
-    expect(doctor).to.match(new RegExp(`skipped: +prebuild for libtorch 99\\.0 \\S*libtorch-99\\.0/firebrand\\.napi\\.node: it needs ${missing.replace(/\./g, '\\.')}`));
+    expect(doctor).to.match(
+      new RegExp(
+        `skipped: +prebuild for libtorch 99\\.0 \\S*libtorch-99\\.0/firebrand\\.napi\\.node: it needs ${missing.replace(/\./g, '\\.')}`,
+      ),
+    );
     expect(doctor).to.match(/smoke test: +ok/);
   });
 
   it("builds from source when no prebuild in the package fits this machine's libtorch, says so, and trains the same way", function () {
     if (!SOURCE_INSTALL) {
-      console.log('      (skipped: a source install compiles the addon, ~8 min on 2 cores; FIREBRAND_TEST_SOURCE_INSTALL=1 runs it)');
+      console.log(
+        '      (skipped: a source install compiles the addon, ~8 min on 2 cores; FIREBRAND_TEST_SOURCE_INSTALL=1 runs it)',
+      );
       this.skip();
     }
     let missing = '';
@@ -190,9 +251,15 @@ describe('the npm package', function () {
     expect(output).to.contain(`it needs ${missing}`);
     expect(output).to.contain('firebrand: building from source against the libtorch found');
     expect(output).to.match(/firebrand: libtorch .* from /);
-    expect(fs.existsSync(path.join(project, 'node_modules', 'firebrand', 'build', 'Release', 'firebrand.node'))).to.equal(true);
+    expect(
+      fs.existsSync(path.join(project, 'node_modules', 'firebrand', 'build', 'Release', 'firebrand.node')),
+    ).to.equal(true);
     for (const loss of trainInConsumer(project)) expect(loss).to.be.a('number').and.satisfy(Number.isFinite);
-    const doctor = run(process.execPath, [path.join(project, 'node_modules', 'firebrand', 'dist', 'src', 'cli', 'main.js'), 'doctor'], project);
+    const doctor = run(
+      process.execPath,
+      [path.join(project, 'node_modules', 'firebrand', 'dist', 'src', 'cli', 'main.js'), 'doctor'],
+      project,
+    );
     expect(doctor).to.match(/binary: +local build \S*node_modules\/firebrand\/build\/Release\/firebrand\.node/);
     expect(doctor).to.match(/smoke test: +ok/);
   });

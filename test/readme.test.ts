@@ -55,13 +55,17 @@ function imported(code: string): Set<string> {
 }
 
 function defines(code: string, name: string): boolean {
-  return new RegExp(`\\b(const|let|var|class|function)\\s+${name}\\b|\\b(const|let|var)\\s*\\{[^}]*\\b${name}\\b`).test(code);
+  return new RegExp(`\\b(const|let|var|class|function)\\s+${name}\\b|\\b(const|let|var)\\s*\\{[^}]*\\b${name}\\b`).test(
+    code,
+  );
 }
 
 /** The names of PRELUDE a block uses without defining. */
 function freeNames(code: string): string[] {
   // A use is the name as a value: not a property key (`model: ...`) or a member (`.model`).
-  return Object.keys(PRELUDE).filter((name) => new RegExp(`(?<![.\\w])${name}\\b(?!\\s*:)`).test(code) && !defines(code, name));
+  return Object.keys(PRELUDE).filter(
+    (name) => new RegExp(`(?<![.\\w])${name}\\b(?!\\s*:)`).test(code) && !defines(code, name),
+  );
 }
 
 function withPrelude(block: Block): { text: string; preludeLines: number } {
@@ -118,10 +122,13 @@ describe('README.md', () => {
       .split('\n')
       .filter(Boolean)
       .map((line) =>
-        line.replace(/^(?:\S*\/)?block-(\d+)\.ts\((\d+),(\d+)\)/, (_all, block: string, row: string, column: string) => {
-          const index = Number(block);
-          return `README.md:${blocks[index].line + Number(row) - 1 - preludeLines[index]}:${column}`;
-        }),
+        line.replace(
+          /^(?:\S*\/)?block-(\d+)\.ts\((\d+),(\d+)\)/,
+          (_all, block: string, row: string, column: string) => {
+            const index = Number(block);
+            return `README.md:${blocks[index].line + Number(row) - 1 - preludeLines[index]}:${column}`;
+          },
+        ),
       );
     expect(errors, errors.join('\n')).to.deep.equal([]);
     expect(result.status).to.equal(0);
@@ -139,7 +146,9 @@ describe('README.md', () => {
     programs.forEach((block, i) => {
       // The one change: a few steps instead of the full run, so the test stays short.
       const shortened = block.code.replace(/config: \{/g, 'config: { maxSteps: 5, progressBar: false,');
-      const { outputText } = ts.transpileModule(shortened, { compilerOptions: { module: ts.ModuleKind.ES2022, target: ts.ScriptTarget.ES2022 } });
+      const { outputText } = ts.transpileModule(shortened, {
+        compilerOptions: { module: ts.ModuleKind.ES2022, target: ts.ScriptTarget.ES2022 },
+      });
       const file = path.join(work, `program-${i}.mjs`);
       fs.writeFileSync(file, outputText.replace(/from 'firebrand'/g, `from ${JSON.stringify(entry)}`));
       const result = spawnSync(process.execPath, [file], { cwd: root, encoding: 'utf8' });

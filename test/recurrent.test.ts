@@ -59,7 +59,9 @@ print(json.dumps(m(x).flatten().tolist()))`;
       }
       const error = await rejectionOf(trainerFor(new Narrow()).fit(blobDataset(8, 6)));
       expect(error.code).to.equal('ERR_FIREBRAND_SHAPE_MISMATCH');
-      expect(error.message).to.contain('gru (gru) cannot take an input of shape [1, 1, 6] float32; it expects [N, L, 4] or [L, 4] (inputSize=4, batchFirst)');
+      expect(error.message).to.contain(
+        'gru (gru) cannot take an input of shape [1, 1, 6] float32; it expects [N, L, 4] or [L, 4] (inputSize=4, batchFirst)',
+      );
     });
 
     it('names the initial state when its shape does not fit', async () => {
@@ -73,7 +75,9 @@ print(json.dumps(m(x).flatten().tolist()))`;
       }
       const error = await rejectionOf(trainerFor(new WrongState()).fit(blobDataset(8, 4)));
       expect(error.code).to.equal('ERR_FIREBRAND_SHAPE_MISMATCH');
-      expect(error.message).to.contain('lstm (lstm) cannot take an input of shape [1, 1, 4] float32 with initial state [2, 1, 3] float32');
+      expect(error.message).to.contain(
+        'lstm (lstm) cannot take an input of shape [1, 1, 4] float32 with initial state [2, 1, 3] float32',
+      );
     });
 
     it('names lengths of the wrong shape or past the input, and a token past the embedding table', async () => {
@@ -84,7 +88,9 @@ print(json.dumps(m(x).flatten().tolist()))`;
           super();
         }
         forward(tokens: Tensor): Tensor {
-          return this.gru.forward(this.embed.forward(tokens), null, { lengths: this.lengthsOf(tokens) })[1].select(0, 0);
+          return this.gru
+            .forward(this.embed.forward(tokens), null, { lengths: this.lengthsOf(tokens) })[1]
+            .select(0, 0);
         }
       }
       const tokens = (ids: number[]) =>
@@ -96,23 +102,35 @@ print(json.dumps(m(x).flatten().tolist()))`;
         rejectionOf(trainerFor(new Lengths(lengthsOf)).fit(tokens(ids)));
       const shape = await fit((t) => t.sum(1, true));
       expect(shape.code).to.equal('ERR_FIREBRAND_SHAPE_MISMATCH');
-      expect(shape.message).to.contain('gru (gru): lengths must hold one length per sequence of the batch; got lengths [1, 1] int64 for an input of [1, 4, 4] float32');
+      expect(shape.message).to.contain(
+        'gru (gru): lengths must hold one length per sequence of the batch; got lengths [1, 1] int64 for an input of [1, 4, 4] float32',
+      );
       const long = await fit((t) => t.select(1, 0).add(8));
       expect(long.code).to.equal('ERR_FIREBRAND_INVALID_ARGUMENT');
       expect(long.message).to.contain("gru (gru): lengths must be in [1, 4] (the input's steps); got 9");
       const past = await fit((t) => t.select(1, 0), [1, 2, 3, 4, 5, 6, 7, 12]);
       expect(past.code).to.equal('ERR_FIREBRAND_INVALID_ARGUMENT');
-      expect(past.message).to.contain('embed (embedding): index 12 in its input [2, 4] int64 is outside [0, 11] (numEmbeddings=12)');
+      expect(past.message).to.contain(
+        'embed (embedding): index 12 in its input [2, 4] int64 is outside [0, 11] (numEmbeddings=12)',
+      );
     });
 
     it('refuses a recurrent layer in a sequential model, and a projSize not below hiddenSize', async () => {
-      const spec = { type: 'sequential' as const, layers: [{ type: 'linear', inFeatures: 4, outFeatures: 4 }, { type: 'gru', inputSize: 4, hiddenSize: 2 }] };
+      const spec = {
+        type: 'sequential' as const,
+        layers: [
+          { type: 'linear', inFeatures: 4, outFeatures: 4 },
+          { type: 'gru', inputSize: 4, hiddenSize: 2 },
+        ],
+      };
       const sequential = errorOf(() => trainerFor(spec as ModelLike).namedParameters);
       expect(sequential.message).to.equal(
         "layers[1] (gru) takes or returns several tensors, which a sequential model cannot pass on; use it in a module's forward (const [out, h] = this.rnn.forward(x))",
       );
       const modules = errorOf(() => trainerFor(nn.sequential(nn.linear(4, 4), nn.lstm(4, 2))).namedParameters);
-      expect(modules.message).to.equal('nn.sequential: module 1 (LSTM) returned several outputs; a Sequential hands one tensor from module to module');
+      expect(modules.message).to.equal(
+        'nn.sequential: module 1 (LSTM) returned several outputs; a Sequential hands one tensor from module to module',
+      );
       class Projected extends nn.Module {
         lstm = nn.lstm(4, 3, { projSize: 3 });
         forward(x: Tensor): Tensor {

@@ -54,9 +54,17 @@ describe('runtime', () => {
 
   it('turns a failed allocation into an error naming the layer, not a crash', async () => {
     const error = await setupError(
-      () => new Trainer({ model: nn.sequential(nn.linear(200000, 200000)), loss: 'mse', optimizer: 'sgd', config: { progressBar: false } }),
+      () =>
+        new Trainer({
+          model: nn.sequential(nn.linear(200000, 200000)),
+          loss: 'mse',
+          optimizer: 'sgd',
+          config: { progressBar: false },
+        }),
     );
     expect(error?.code).to.equal('ERR_FIREBRAND_OUT_OF_MEMORY');
-    expect(error?.message).to.match(/^layers\[0\] \(linear\): .*can't allocate memory: you tried to allocate 160000000000 bytes/);
+    expect(error?.message).to.match(
+      /^layers\[0\] \(linear\): .*can't allocate memory: you tried to allocate 160000000000 bytes/,
+    );
   });
 });

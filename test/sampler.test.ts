@@ -7,7 +7,9 @@ import path from 'node:path';
 import { Dataset } from '../src';
 import { blobDataset, errorOf } from './support/helpers';
 
-const golden = JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', 'test', 'fixtures', 'golden-sampler.json'), 'utf8'));
+const golden = JSON.parse(
+  fs.readFileSync(path.join(__dirname, '..', '..', 'test', 'fixtures', 'golden-sampler.json'), 'utf8'),
+);
 
 describe('sampler', () => {
   const data = blobDataset(golden.size);
@@ -33,9 +35,18 @@ describe('sampler', () => {
       });
       const parts = indices.split({ validation: fraction, seed });
       const byTrainShare = indices.split({ train: Number((1 - fraction).toFixed(12)), seed });
-      expect(byTrainShare.map((part) => part.length), key).to.deep.equal(parts.map((part) => part.length));
-      expect(parts.map((part) => Array.from(part.fields().target.data as Int32Array)), key).to.deep.equal(expected);
-      expect(parts.map((part) => Array.from(part.fields().input.data as Float32Array)), key).to.deep.equal(expected);
+      expect(
+        byTrainShare.map((part) => part.length),
+        key,
+      ).to.deep.equal(parts.map((part) => part.length));
+      expect(
+        parts.map((part) => Array.from(part.fields().target.data as Int32Array)),
+        key,
+      ).to.deep.equal(expected);
+      expect(
+        parts.map((part) => Array.from(part.fields().input.data as Float32Array)),
+        key,
+      ).to.deep.equal(expected);
     }
     expect(() => blobDataset(10).split({ validation: 1 })).to.throw('fraction must be between 0 and 1');
     expect(() => blobDataset(3).split({ validation: 0.1 })).to.throw('leaves one part empty');
@@ -43,7 +54,9 @@ describe('sampler', () => {
     const bare = errorOf(() => blobDataset(10).split(0.8 as never));
     expect(bare.code).to.equal('ERR_FIREBRAND_INVALID_ARGUMENT');
     expect(bare.message).to.contain('split({ train: 0.8 }) or split({ validation: 0.8 })');
-    expect(() => blobDataset(10).split({ train: 0.8, validation: 0.2 } as never)).to.throw('exactly one of { train } and { validation }');
+    expect(() => blobDataset(10).split({ train: 0.8, validation: 0.2 } as never)).to.throw(
+      'exactly one of { train } and { validation }',
+    );
   });
 
   it('cuts batches from the order, drops a short last batch on request, and is a pure function of (seed, epoch)', () => {

@@ -40,7 +40,11 @@ def forward(self, x):
         { name: 'bias', data: new Float32Array(2), shape: [2] },
       ],
     );
-    await roundTrip(new Trainer({ model, loss: 'cross_entropy', optimizer: 'adam', config: { numEpochs: 2, progressBar: false } }), blobDataset(64), [6, 4]);
+    await roundTrip(
+      new Trainer({ model, loss: 'cross_entropy', optimizer: 'adam', config: { numEpochs: 2, progressBar: false } }),
+      blobDataset(64),
+      [6, 4],
+    );
   });
 
   it('saves a TorchScript module as trained, with model.pt', async () => {
@@ -53,7 +57,11 @@ def forward(self, x):
     const samples = 16;
     const features = 4;
     const inputs = Float32Array.from({ length: samples * features }, (_, i) => Math.sin(i));
-    const data = Dataset.fromArrays({ inputs, inputShape: [samples, features], targets: Int32Array.from({ length: samples }, (_, i) => i % 3) });
+    const data = Dataset.fromArrays({
+      inputs,
+      inputShape: [samples, features],
+      targets: Int32Array.from({ length: samples }, (_, i) => i % 3),
+    });
     const folder = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'firebrand-model-')), 'model');
     await trainer.fit(data);
     await trainer.save(folder);

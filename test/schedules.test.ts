@@ -13,8 +13,13 @@ interface ScheduleCase {
   lrs: number[];
 }
 
-const fixture: { torchVersion: string; steps: number; epochs: number; cases: ScheduleCase[]; plateauMaxModePatience0: number[] } =
-  JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', 'test', 'fixtures', 'golden-schedules.json'), 'utf8'));
+const fixture: {
+  torchVersion: string;
+  steps: number;
+  epochs: number;
+  cases: ScheduleCase[];
+  plateauMaxModePatience0: number[];
+} = JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', 'test', 'fixtures', 'golden-schedules.json'), 'utf8'));
 
 describe(`learning-rate schedules against PyTorch ${fixture.torchVersion}`, () => {
   for (const golden of fixture.cases) {
@@ -32,7 +37,9 @@ describe(`learning-rate schedules against PyTorch ${fixture.torchVersion}`, () =
       );
       await trainer.fit(blobDataset(samples));
       expect(lrs).to.have.length(golden.lrs.length);
-      lrs.forEach((lr, step) => expect(lr, `lr at step ${step}`).to.be.closeTo(golden.lrs[step], 1e-12 * Math.max(1, golden.lrs[step])));
+      lrs.forEach((lr, step) =>
+        expect(lr, `lr at step ${step}`).to.be.closeTo(golden.lrs[step], 1e-12 * Math.max(1, golden.lrs[step])),
+      );
     });
   }
 
@@ -75,12 +82,16 @@ describe(`learning-rate schedules against PyTorch ${fixture.torchVersion}`, () =
     expect((await setupError(() => blobTrainer({}, { lrScheduler: { name: 'step' } as never }))).message).to.equal(
       'lrScheduler (step).stepSize: missing, expected an integer >= 1',
     );
-    expect((await setupError(() => blobTrainer({}, { lrScheduler: { name: 'multistep', milestones: [5, 2] } }))).message).to.equal(
-      'lrScheduler (multistep).milestones: got [5,2], expected a non-empty list of increasing integers >= 1',
+    expect(
+      (await setupError(() => blobTrainer({}, { lrScheduler: { name: 'multistep', milestones: [5, 2] } }))).message,
+    ).to.equal('lrScheduler (multistep).milestones: got [5,2], expected a non-empty list of increasing integers >= 1');
+    const adagrad = await setupError(() =>
+      blobTrainer({}, { optimizer: 'adagrad', lrScheduler: { name: 'onecycle', maxLr: 0.1 } }),
     );
-    const adagrad = (await setupError(() => blobTrainer({}, { optimizer: 'adagrad', lrScheduler: { name: 'onecycle', maxLr: 0.1 } })));
     expect(adagrad.message).to.contain('cycleMomentum needs an optimizer with a momentum');
     const plateau = blobTrainer({}, { lrScheduler: 'reduce_on_plateau' });
-    expect((await rejectionOf(plateau.fit(blobDataset(16)))).message).to.contain("monitors 'valLoss', which needs evalData");
+    expect((await rejectionOf(plateau.fit(blobDataset(16)))).message).to.contain(
+      "monitors 'valLoss', which needs evalData",
+    );
   });
 });

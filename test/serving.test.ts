@@ -52,7 +52,15 @@ describe('serving predictions', () => {
   it('a trainer that is not fitting answers overlapping predict calls too, in call order', async () => {
     const trainer = blobTrainer({ numEpochs: 1 });
     await trainer.fit(blobDataset(64));
-    const sequential = [values(await trainer.predict(probe, [8, 4])), values(await trainer.predict(probe.map((x) => -x), [8, 4]))];
+    const sequential = [
+      values(await trainer.predict(probe, [8, 4])),
+      values(
+        await trainer.predict(
+          probe.map((x) => -x),
+          [8, 4],
+        ),
+      ),
+    ];
     const finished: number[] = [];
     const overlapping = await Promise.all(
       [probe, probe.map((x) => -x)].map((input, i) =>
@@ -113,7 +121,9 @@ describe('serving predictions', () => {
     const actual = await serving.stateDict();
     expect(Object.keys(actual)).to.deep.equal(Object.keys(expected));
     for (const name of Object.keys(expected)) {
-      expect(Array.from(actual[name].data as Float32Array), name).to.deep.equal(Array.from(expected[name].data as Float32Array));
+      expect(Array.from(actual[name].data as Float32Array), name).to.deep.equal(
+        Array.from(expected[name].data as Float32Array),
+      );
     }
     // Eval mode for the served calls only: the same prediction as after fit from the same weights.
     expect(values(await serving.predict(probe, [8, 4]))).to.deep.equal(values(await quiet.predict(probe, [8, 4])));
@@ -135,7 +145,11 @@ describe('serving predictions', () => {
       ['3.weight', [10, 5408]],
       ['3.bias', [10]],
     ]);
-    expect(trainer.namedBuffers.map(({ name }) => name)).to.deep.equal(['1.running_mean', '1.running_var', '1.num_batches_tracked']);
+    expect(trainer.namedBuffers.map(({ name }) => name)).to.deep.equal([
+      '1.running_mean',
+      '1.running_var',
+      '1.num_batches_tracked',
+    ]);
   });
 
   it('describing the model first leaves a seeded run unchanged', async () => {
@@ -146,6 +160,7 @@ describe('serving predictions', () => {
     expect(described.parameterCount).to.be.above(0);
     await described.fit(data);
     const [a, b] = [await plain.stateDict(), await described.stateDict()];
-    for (const name of Object.keys(a)) expect(Array.from(b[name].data as Float32Array), name).to.deep.equal(Array.from(a[name].data as Float32Array));
+    for (const name of Object.keys(a))
+      expect(Array.from(b[name].data as Float32Array), name).to.deep.equal(Array.from(a[name].data as Float32Array));
   });
 });

@@ -18,7 +18,10 @@ const layers: string[][] = [
 ];
 
 function sources(folder: string): string[] {
-  return fs.readdirSync(folder).filter((name) => /\.(h|cpp)$/.test(name)).map((name) => path.join(folder, name));
+  return fs
+    .readdirSync(folder)
+    .filter((name) => /\.(h|cpp)$/.test(name))
+    .map((name) => path.join(folder, name));
 }
 
 describe('source layout', () => {

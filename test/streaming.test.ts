@@ -51,17 +51,20 @@ describe('streaming data from JavaScript', () => {
     let mostAhead = 0;
     let closed = false;
     const reports: StepLogs[] = [];
-    const trainer = blobTrainer({ numEpochs: 1, batchSize: BATCH, logEvery: 1 }, {
-      callbacks: [
-        {
-          onLog: (logs, self) => {
-            reports.push(logs);
-            // Reports reach JS while training goes on, so the stop lands a step or two later.
-            if (logs.step === 20) self.stopTraining = true;
+    const trainer = blobTrainer(
+      { numEpochs: 1, batchSize: BATCH, logEvery: 1 },
+      {
+        callbacks: [
+          {
+            onLog: (logs, self) => {
+              reports.push(logs);
+              // Reports reach JS while training goes on, so the stop lands a step or two later.
+              if (logs.step === 20) self.stopTraining = true;
+            },
           },
-        },
-      ],
-    });
+        ],
+      },
+    );
     const stream = new StreamingDataset(
       function* () {
         try {

@@ -39,8 +39,12 @@ describe('text data', () => {
 
     it('takes plain arrays of whole numbers (as generate does), one or several documents, naming a fractional id', () => {
       const plain = Array.from(tokens);
-      expect(rows(Dataset.fromTokens(plain, { contextLength: 4 }), 'input')).to.deep.equal(rows(Dataset.fromTokens(tokens, { contextLength: 4 }), 'input'));
-      expect(Dataset.fromTokens([plain, plain], { contextLength: 4, stride: 4 }).length).to.equal(Dataset.fromTokens([tokens, tokens], { contextLength: 4, stride: 4 }).length);
+      expect(rows(Dataset.fromTokens(plain, { contextLength: 4 }), 'input')).to.deep.equal(
+        rows(Dataset.fromTokens(tokens, { contextLength: 4 }), 'input'),
+      );
+      expect(Dataset.fromTokens([plain, plain], { contextLength: 4, stride: 4 }).length).to.equal(
+        Dataset.fromTokens([tokens, tokens], { contextLength: 4, stride: 4 }).length,
+      );
       const fractional = errorOf(() => Dataset.fromTokens([1, 2, 2.5, 3, 4], { contextLength: 2 }));
       expect(fractional.code).to.equal('ERR_FIREBRAND_INVALID_ARGUMENT');
       expect(fractional.message).to.contain('tokens[2] is 2.5');
@@ -83,11 +87,26 @@ describe('text data', () => {
 
     it('names the option or document at fault', () => {
       const cases: [() => unknown, string][] = [
-        [() => Dataset.fromTokens(tokens, { contextLength: 10 }), 'fromTokens: 10 tokens make no window of contextLength 10 (a window needs contextLength + 1 tokens'],
-        [() => Dataset.fromTokens(tokens, { contextLength: 0 }), 'fromTokens.contextLength: got 0, expected an integer >= 1'],
-        [() => Dataset.fromTokens(tokens, { contextLength: 2, stride: 0 }), 'fromTokens.stride: got 0, expected an integer >= 1'],
-        [() => Dataset.fromTokens([tokens, Float32Array.of(1, 2)], { contextLength: 2 }), 'fromTokens: documents[1] must hold integer token ids, got float32'],
-        [() => Dataset.fromTokens([Int32Array.of(1)], { contextLength: 2, packDocuments: false }), 'fromTokens: no document has 2 tokens or more'],
+        [
+          () => Dataset.fromTokens(tokens, { contextLength: 10 }),
+          'fromTokens: 10 tokens make no window of contextLength 10 (a window needs contextLength + 1 tokens',
+        ],
+        [
+          () => Dataset.fromTokens(tokens, { contextLength: 0 }),
+          'fromTokens.contextLength: got 0, expected an integer >= 1',
+        ],
+        [
+          () => Dataset.fromTokens(tokens, { contextLength: 2, stride: 0 }),
+          'fromTokens.stride: got 0, expected an integer >= 1',
+        ],
+        [
+          () => Dataset.fromTokens([tokens, Float32Array.of(1, 2)], { contextLength: 2 }),
+          'fromTokens: documents[1] must hold integer token ids, got float32',
+        ],
+        [
+          () => Dataset.fromTokens([Int32Array.of(1)], { contextLength: 2, packDocuments: false }),
+          'fromTokens: no document has 2 tokens or more',
+        ],
       ];
       for (const [make, message] of cases) {
         const error = errorOf(make);
@@ -115,7 +134,11 @@ describe('text data', () => {
         ['int64', BigInt64Array.from(ids, BigInt)],
       ] as const) {
         const file = write(`train-${dtype}.bin`, array);
-        const dataset = await Dataset.fromTokenFile(file, { contextLength: 8, stride: 3, ...(dtype === 'uint16' ? {} : { dtype }) });
+        const dataset = await Dataset.fromTokenFile(file, {
+          contextLength: 8,
+          stride: 3,
+          ...(dtype === 'uint16' ? {} : { dtype }),
+        });
         expect(rows(dataset, 'input'), dtype).to.deep.equal(rows(expected, 'input'));
         expect(rows(dataset, 'target'), dtype).to.deep.equal(rows(expected, 'target'));
       }
@@ -124,11 +147,31 @@ describe('text data', () => {
     it('names the file, its size or the option at fault', async () => {
       const odd = write('odd.bin', Uint8Array.of(1, 2, 3));
       const cases: [() => Promise<unknown>, string, string][] = [
-        [() => Dataset.fromTokenFile(path.join(folder, 'missing.bin'), { contextLength: 2 }), 'ERR_FIREBRAND_FILE', 'missing.bin: cannot open the token file'],
-        [() => Dataset.fromTokenFile(odd, { contextLength: 2 }), 'ERR_FIREBRAND_FILE', 'odd.bin: holds 3 bytes, not a whole number of uint16 tokens (2 bytes each); is dtype the one it was written with?'],
-        [() => Dataset.fromTokenFile(odd, { contextLength: 2, dtype: 'float32' as 'int32' }), 'ERR_FIREBRAND_INVALID_ARGUMENT', "fromTokenFile.dtype: got 'float32', expected one of 'uint16', 'int32', 'int64'"],
-        [() => Dataset.fromTokenFile(write('short.bin', Uint16Array.of(1, 2)), { contextLength: 2 }), 'ERR_FIREBRAND_INVALID_ARGUMENT', 'fromTokenFile: 2 tokens make no window of contextLength 2'],
-        [() => Dataset.fromTokenFile(odd, { contextLength: 0, dtype: 'int32' }), 'ERR_FIREBRAND_INVALID_ARGUMENT', 'fromTokenFile.contextLength: got 0, expected an integer >= 1'],
+        [
+          () => Dataset.fromTokenFile(path.join(folder, 'missing.bin'), { contextLength: 2 }),
+          'ERR_FIREBRAND_FILE',
+          'missing.bin: cannot open the token file',
+        ],
+        [
+          () => Dataset.fromTokenFile(odd, { contextLength: 2 }),
+          'ERR_FIREBRAND_FILE',
+          'odd.bin: holds 3 bytes, not a whole number of uint16 tokens (2 bytes each); is dtype the one it was written with?',
+        ],
+        [
+          () => Dataset.fromTokenFile(odd, { contextLength: 2, dtype: 'float32' as 'int32' }),
+          'ERR_FIREBRAND_INVALID_ARGUMENT',
+          "fromTokenFile.dtype: got 'float32', expected one of 'uint16', 'int32', 'int64'",
+        ],
+        [
+          () => Dataset.fromTokenFile(write('short.bin', Uint16Array.of(1, 2)), { contextLength: 2 }),
+          'ERR_FIREBRAND_INVALID_ARGUMENT',
+          'fromTokenFile: 2 tokens make no window of contextLength 2',
+        ],
+        [
+          () => Dataset.fromTokenFile(odd, { contextLength: 0, dtype: 'int32' }),
+          'ERR_FIREBRAND_INVALID_ARGUMENT',
+          'fromTokenFile.contextLength: got 0, expected an integer >= 1',
+        ],
       ];
       for (const [load, code, message] of cases) {
         const error = await rejectionOf(load());
@@ -145,7 +188,9 @@ describe('text data', () => {
       expect(Array.from(ids)).to.deep.equal([104, 195, 169, 108, 108, 111, 32, 226, 156, 147]);
       expect(tokenizer.decode(ids)).to.equal('héllo ✓');
       expect(tokenizer.decode([104, 195])).to.equal('h\uFFFD');
-      expect(errorOf(() => tokenizer.decode([104, 300])).message).to.equal('ByteTokenizer.decode: ids[1] is 300, expected a byte in [0, 255]');
+      expect(errorOf(() => tokenizer.decode([104, 300])).message).to.equal(
+        'ByteTokenizer.decode: ids[1] is 300, expected a byte in [0, 255]',
+      );
     });
 
     it('CharTokenizer: the characters of a text in code-point order, saved as JSON', () => {
@@ -158,7 +203,9 @@ describe('text data', () => {
       expect(errorOf(() => tokenizer.encode('bad')).message).to.equal(
         "CharTokenizer.encode: 'd' (U+0064) at character 2 is not among the 5 characters it was made from",
       );
-      expect(errorOf(() => tokenizer.decode([5])).message).to.equal('CharTokenizer.decode: ids[0] is 5, expected an id in [0, 4]');
+      expect(errorOf(() => tokenizer.decode([5])).message).to.equal(
+        'CharTokenizer.decode: ids[0] is 5, expected an id in [0, 4]',
+      );
     });
   });
 });

@@ -33,7 +33,9 @@ describe('TorchScript models', () => {
       config,
       callbacks: [{ onLog: (logs: StepLogs) => losses.push(logs.loss) }],
     });
-    await trainer.fit(Dataset.fromArrays({ inputs, inputShape: [samples, 4], targets: new Int32Array(training.labels) }));
+    await trainer.fit(
+      Dataset.fromArrays({ inputs, inputShape: [samples, 4], targets: new Int32Array(training.labels) }),
+    );
     expectClose(losses, golden.classifier.stepLosses, 'step loss');
     const output = await trainer.predict(inputs.slice(0, 16), [4, 4]);
     expectClose(Array.from(output.data), golden.classifier.predictions, 'prediction');
@@ -47,10 +49,18 @@ describe('TorchScript models', () => {
       config,
       callbacks: [{ onLog: (logs: StepLogs) => losses.push(logs.loss) }],
     });
-    const data = Dataset.fromArrays({ inputs, inputShape: [samples, 4], targets: new Float32Array(training.regressionTargets) });
+    const data = Dataset.fromArrays({
+      inputs,
+      inputShape: [samples, 4],
+      targets: new Float32Array(training.regressionTargets),
+    });
     const history = await trainer.fit(data);
     expectClose(losses, golden.regressor.stepLosses, 'step loss');
-    expectClose(history.epochs.map((epoch) => (epoch as unknown as { mae: number }).mae), golden.regressor.epochMae, 'epoch mae');
+    expectClose(
+      history.epochs.map((epoch) => (epoch as unknown as { mae: number }).mae),
+      golden.regressor.epochMae,
+      'epoch mae',
+    );
     // One batch of all samples: validation_step's max_error is then the dataset's.
     const evaluation = (await trainer.evaluate(data, { batchSize: samples })) as unknown as Record<string, number>;
     expect(evaluation.loss).to.be.closeTo(golden.regressor.validation.loss, 1e-5);
@@ -89,7 +99,10 @@ describe('TorchScript models', () => {
       () =>
         new Trainer({
           model: nn.torchScript(path.join(scripted, 'gan.pt')),
-          optimizers: [{ name: 'generator', optimizer: 'adam', params: ['gen.'], loss: 'loss_g' }, { name: 'd', optimizer: 'sgd', params: ['disc.weight'], loss: 'loss_d' }],
+          optimizers: [
+            { name: 'generator', optimizer: 'adam', params: ['gen.'], loss: 'loss_g' },
+            { name: 'd', optimizer: 'sgd', params: ['disc.weight'], loss: 'loss_d' },
+          ],
           config,
         }),
     );
@@ -116,7 +129,11 @@ def training_step(self, batch: Dict[str, Tensor]) -> Dict[str, Tensor]:
         { name: 'bias', data: new Float32Array([0]), shape: [1] },
       ],
     );
-    const trainer = new Trainer({ model, optimizer: { name: 'sgd', lr: 0.1 }, config: { ...config, numEpochs: 30, batchSize: 16 } });
+    const trainer = new Trainer({
+      model,
+      optimizer: { name: 'sgd', lr: 0.1 },
+      config: { ...config, numEpochs: 30, batchSize: 16 },
+    });
     await trainer.setup();
     expect(trainer.parameterCount).to.equal(2);
     await trainer.fit(Dataset.fromArrays({ inputs: x, inputShape: [128], targets: y }));
@@ -133,10 +150,22 @@ def training_step(self, batch: Dict[str, Tensor]) -> Dict[str, Tensor]:
     });
     const trainer = new Trainer({
       model: nn.sequential(
-        nn.conv2d(2, 4, 3, { padding: 1, stride: [1, 1] }), nn.batchNorm2d(4), nn.gelu('tanh'), nn.maxPool2d(2),
-        nn.conv2d(4, 4, 3, { padding: 1, bias: false }), nn.relu(), nn.avgPool2d(2),
-        nn.flatten(), nn.linear(16, 8), nn.batchNorm1d(8), nn.layerNorm(8), nn.sigmoid(), nn.dropout(0.2),
-        nn.linear(8, 3), nn.tanh(), nn.logSoftmax(1),
+        nn.conv2d(2, 4, 3, { padding: 1, stride: [1, 1] }),
+        nn.batchNorm2d(4),
+        nn.gelu('tanh'),
+        nn.maxPool2d(2),
+        nn.conv2d(4, 4, 3, { padding: 1, bias: false }),
+        nn.relu(),
+        nn.avgPool2d(2),
+        nn.flatten(),
+        nn.linear(16, 8),
+        nn.batchNorm1d(8),
+        nn.layerNorm(8),
+        nn.sigmoid(),
+        nn.dropout(0.2),
+        nn.linear(8, 3),
+        nn.tanh(),
+        nn.logSoftmax(1),
       ),
       loss: 'nll',
       optimizer: 'adam',
@@ -167,7 +196,12 @@ def training_step(self, batch: Dict[str, Tensor]) -> Dict[str, Tensor]:
     });
     const tokens = new BigInt64Array([1n, 2n, 0n, 9n]);
     await embedder.exportTorchScript(path.join(dir, 'embedder.pt'));
-    const reloadedEmbedder = new Trainer({ model: nn.torchScript(path.join(dir, 'embedder.pt')), loss: 'mse', optimizer: 'sgd', config });
+    const reloadedEmbedder = new Trainer({
+      model: nn.torchScript(path.join(dir, 'embedder.pt')),
+      loss: 'mse',
+      optimizer: 'sgd',
+      config,
+    });
     expectClose(
       Array.from((await reloadedEmbedder.predict(tokens, [2, 2])).data),
       Array.from((await embedder.predict(tokens, [2, 2])).data),
@@ -176,14 +210,34 @@ def training_step(self, batch: Dict[str, Tensor]) -> Dict[str, Tensor]:
   });
 
   it('names bad files, bad source and steps that return no loss', async () => {
-    const missing = (await setupError(() => new Trainer({ model: nn.torchScript('/no/such/model.pt'), loss: 'mse', optimizer: 'sgd', config })));
+    const missing = await setupError(
+      () => new Trainer({ model: nn.torchScript('/no/such/model.pt'), loss: 'mse', optimizer: 'sgd', config }),
+    );
     expect(missing.code).to.equal('ERR_FIREBRAND_FILE');
     expect(missing.message).to.equal('/no/such/model.pt: cannot open TorchScript file (No such file or directory)');
-    const notModule = (await setupError(() => new Trainer({ model: nn.torchScript(path.join(fixtures, 'golden-metrics.json')), loss: 'mse', optimizer: 'sgd', config })));
+    const notModule = await setupError(
+      () =>
+        new Trainer({
+          model: nn.torchScript(path.join(fixtures, 'golden-metrics.json')),
+          loss: 'mse',
+          optimizer: 'sgd',
+          config,
+        }),
+    );
     expect(notModule.message).to.contain('not a TorchScript module saved by torch.jit.save');
-    const badSource = (await setupError(() => new Trainer({ model: nn.script('def forward(self, x):\n    return x +* 1\n', []), loss: 'mse', optimizer: 'sgd', config })));
+    const badSource = await setupError(
+      () =>
+        new Trainer({
+          model: nn.script('def forward(self, x):\n    return x +* 1\n', []),
+          loss: 'mse',
+          optimizer: 'sgd',
+          config,
+        }),
+    );
     expect(badSource.message).to.contain('script model: the TorchScript source does not compile');
-    const noLoss = (await setupError(() => new Trainer({ model: nn.torchScript(path.join(scripted, 'classifier.pt')), optimizer: 'sgd', config })));
+    const noLoss = await setupError(
+      () => new Trainer({ model: nn.torchScript(path.join(scripted, 'classifier.pt')), optimizer: 'sgd', config }),
+    );
     expect(noLoss.message).to.equal('loss: needed, since the model defines no training_step');
 
     const lossless = nn.script(
@@ -197,7 +251,9 @@ def training_step(self, batch: Dict[str, Tensor]) -> Dict[str, Tensor]:
       [{ name: 'w', data: new Float32Array([1]), shape: [1] }],
     );
     const trainer = new Trainer({ model: lossless, optimizer: 'sgd', config });
-    const error = await rejectionOf(trainer.fit(Dataset.fromArrays({ inputs: new Float32Array(8), inputShape: [8], targets: new Float32Array(8) })));
+    const error = await rejectionOf(
+      trainer.fit(Dataset.fromArrays({ inputs: new Float32Array(8), inputShape: [8], targets: new Float32Array(8) })),
+    );
     expect(error.message).to.equal(
       "epoch 1, step 1: training_step must return a Dict[str, Tensor] with a scalar 'loss'; it returned {error}",
     );

@@ -31,7 +31,10 @@ function statDuringWork(setup: string): { order: string[] } {
       await workDone;
       console.log(JSON.stringify({ order }));
     })();`;
-  const result = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', env: { ...process.env, UV_THREADPOOL_SIZE: '1' } });
+  const result = spawnSync(process.execPath, ['-e', script], {
+    encoding: 'utf8',
+    env: { ...process.env, UV_THREADPOOL_SIZE: '1' },
+  });
   expect(result.status, result.stderr).to.equal(0);
   return JSON.parse(result.stdout.trim().split('\n').pop() as string) as { order: string[] };
 }

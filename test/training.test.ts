@@ -65,7 +65,8 @@ describe('training through the public API', () => {
   });
 
   it('gives identical results for the same seed and different ones for another seed', async () => {
-    const run = async (seed: number) => (await blobTrainer({ seed, numEpochs: 2 }).fit(blobDataset(128))).epochs.map((e) => e.loss);
+    const run = async (seed: number) =>
+      (await blobTrainer({ seed, numEpochs: 2 }).fit(blobDataset(128))).epochs.map((e) => e.loss);
     const first = await run(5);
     expect(await run(5)).to.deep.equal(first);
     expect(await run(6)).to.not.deep.equal(first);
@@ -132,7 +133,7 @@ describe('training through the public API', () => {
     }
     const probe = new Float32Array([1, 1, 1, 1, -1, -1, -1, -1]);
 
-    it("stops with an error naming the step by default, with no NaN in the weights", async () => {
+    it('stops with an error naming the step by default, with no NaN in the weights', async () => {
       const trainer = blobTrainer({ batchSize: 8, shuffle: false });
       const error = await rejectionOf(trainer.fit(dataWithNaNs()));
       expect(error.code).to.equal('ERR_FIREBRAND_NON_FINITE');
@@ -166,7 +167,10 @@ describe('training through the public API', () => {
     const trainer = blobTrainer({ batchSize: 5, gradientAccumulationSteps: 4, numEpochs: 2 });
     const history = await trainer.fit(blobDataset(48));
     // 10 micro-batches per epoch (the last of 3 samples) in groups of 4, 4 and 2.
-    expect(history.epochs.map((epoch) => [epoch.steps, epoch.optimizerSteps])).to.deep.equal([[10, 3], [10, 3]]);
+    expect(history.epochs.map((epoch) => [epoch.steps, epoch.optimizerSteps])).to.deep.equal([
+      [10, 3],
+      [10, 3],
+    ]);
     expect(trainer.globalStep).to.equal(6);
   });
 
@@ -193,7 +197,14 @@ describe('training through the public API', () => {
       },
     );
     await trainer.fit(blobDataset(64));
-    expect(events).to.deep.equal(['trainBegin:2', 'epochBegin:0', 'epochEnd:0:4', 'epochBegin:1', 'epochEnd:1:4', 'trainEnd:1']);
+    expect(events).to.deep.equal([
+      'trainBegin:2',
+      'epochBegin:0',
+      'epochEnd:0:4',
+      'epochBegin:1',
+      'epochEnd:1:4',
+      'trainEnd:1',
+    ]);
   });
 
   it('builds every layer type the foundation promises and trains through them', async () => {
@@ -205,10 +216,22 @@ describe('training through the public API', () => {
     });
     const cnn = new Trainer({
       model: nn.sequential(
-        nn.conv2d(2, 4, 3, { padding: 1 }), nn.batchNorm2d(4), nn.gelu(), nn.maxPool2d(2),
-        nn.conv2d(4, 4, [3, 3], { stride: 1, padding: [1, 1] }), nn.tanh(), nn.avgPool2d(2),
-        nn.flatten(), nn.linear(16, 8), nn.batchNorm1d(8), nn.layerNorm(8), nn.sigmoid(), nn.dropout(0.1),
-        nn.linear(8, 3), nn.softmax(1), nn.logSoftmax(1),
+        nn.conv2d(2, 4, 3, { padding: 1 }),
+        nn.batchNorm2d(4),
+        nn.gelu(),
+        nn.maxPool2d(2),
+        nn.conv2d(4, 4, [3, 3], { stride: 1, padding: [1, 1] }),
+        nn.tanh(),
+        nn.avgPool2d(2),
+        nn.flatten(),
+        nn.linear(16, 8),
+        nn.batchNorm1d(8),
+        nn.layerNorm(8),
+        nn.sigmoid(),
+        nn.dropout(0.1),
+        nn.linear(8, 3),
+        nn.softmax(1),
+        nn.logSoftmax(1),
       ),
       loss: 'nll',
       optimizer: 'adamw',

@@ -23,7 +23,10 @@ class CausalSelfAttention extends nn.Module {
       .forward(x)
       .split([this.dim, this.dim, this.dim], 2)
       .map((t) => t.view(batch, time, this.heads, this.dim / this.heads).transpose(1, 2));
-    const y = F.scaledDotProductAttention(q, k, v, { isCausal: true }).transpose(1, 2).contiguous().view(batch, time, this.dim);
+    const y = F.scaledDotProductAttention(q, k, v, { isCausal: true })
+      .transpose(1, 2)
+      .contiguous()
+      .view(batch, time, this.dim);
     return this.c_proj.forward(y);
   }
 }

@@ -40,7 +40,11 @@ export class ResNet18 extends nn.Module {
   layer4: Sequential;
   fc: Layer;
 
-  constructor({ inChannels = 3, width = 64, numClasses = 10 }: { inChannels?: number; width?: number; numClasses?: number } = {}) {
+  constructor({
+    inChannels = 3,
+    width = 64,
+    numClasses = 10,
+  }: { inChannels?: number; width?: number; numClasses?: number } = {}) {
     super();
     this.conv1 = nn.conv2d(inChannels, width, 3, { padding: 1, bias: false });
     this.bn1 = nn.batchNorm2d(width);

@@ -7,7 +7,10 @@ import { Dataset } from '../../src';
 const dataDir = process.env.FASHION_MNIST_DIR ?? '/usr/share/datasets/fashion-mnist';
 const file = (name: string) => path.join(dataDir, name);
 
-export async function fashionMnistImages(trainSamples: number, testSamples: number): Promise<{ train: Dataset; test: Dataset }> {
+export async function fashionMnistImages(
+  trainSamples: number,
+  testSamples: number,
+): Promise<{ train: Dataset; test: Dataset }> {
   const images = { sampleShape: [1, 28, 28], mean: 0.286, std: 0.353 };
   const train = await Dataset.fromIdx(file('train-images-idx3-ubyte.gz'), file('train-labels-idx1-ubyte.gz'), images);
   const test = await Dataset.fromIdx(file('t10k-images-idx3-ubyte.gz'), file('t10k-labels-idx1-ubyte.gz'), images);

@@ -12,7 +12,8 @@ namespace {
 class JsBatchHook {
  public:
   JsBatchHook(Napi::Env env, Napi::Function onBatch, TaskThread& thread)
-      : function_(Napi::ThreadSafeFunction::New(env, onBatch, "firebrand.batchHook", 0, 1)), hookWaits_(thread.hookWaits()) {
+      : function_(Napi::ThreadSafeFunction::New(env, onBatch, "firebrand.batchHook", 0, 1)),
+        hookWaits_(thread.hookWaits()) {
     // The epoch's promise keeps Node alive; this need not.
     function_.Unref(env);
   }
@@ -25,8 +26,9 @@ class JsBatchHook {
   void call(const BatchEvent& event) {
     const std::shared_ptr<TaskThread::HookWait> wait = hookWaits_();
     const napi_status status = function_.BlockingCall([wait, event](Napi::Env env, Napi::Function onBatch) {
-      const auto done = Napi::Function::New(
-          env, [wait](const Napi::CallbackInfo& info) { wait->finish(info.Length() == 0 || info[0].ToBoolean().Value()); });
+      const auto done = Napi::Function::New(env, [wait](const Napi::CallbackInfo& info) {
+        wait->finish(info.Length() == 0 || info[0].ToBoolean().Value());
+      });
       try {
         onBatch.Call({toJs(env, event), done});
       } catch (const Napi::Error&) {

@@ -8,12 +8,11 @@
 namespace firebrand::binding {
 
 void BatchQueueWrap::Export(Napi::Env env, Napi::Object exports) {
-  Napi::Function cls = DefineClass(env, "NativeBatchQueue",
-                                   {InstanceMethod<&BatchQueueWrap::Push>("push"),
-                                    InstanceMethod<&BatchQueueWrap::WaitForRoom>("waitForRoom"),
-                                    InstanceMethod<&BatchQueueWrap::Finish>("finish"),
-                                    InstanceMethod<&BatchQueueWrap::Fail>("fail"),
-                                    InstanceAccessor<&BatchQueueWrap::Closed>("closed")});
+  Napi::Function cls = DefineClass(
+      env, "NativeBatchQueue",
+      {InstanceMethod<&BatchQueueWrap::Push>("push"), InstanceMethod<&BatchQueueWrap::WaitForRoom>("waitForRoom"),
+       InstanceMethod<&BatchQueueWrap::Finish>("finish"), InstanceMethod<&BatchQueueWrap::Fail>("fail"),
+       InstanceAccessor<&BatchQueueWrap::Closed>("closed")});
   addonData(env).batchQueue = Napi::Persistent(cls);
   exports.Set("NativeBatchQueue", cls);
 }
@@ -49,7 +48,8 @@ Napi::Value BatchQueueWrap::WaitForRoom(const Napi::CallbackInfo& info) {
   auto wake = Napi::ThreadSafeFunction::New(env, Napi::Function::New(env, [](const Napi::CallbackInfo&) {}),
                                             "firebrand.batchQueue", 0, 1);
   queue_->whenRoom([wake, deferred](bool open) mutable {
-    wake.BlockingCall([deferred, open](Napi::Env env, Napi::Function) { deferred->Resolve(Napi::Boolean::New(env, open)); });
+    wake.BlockingCall(
+        [deferred, open](Napi::Env env, Napi::Function) { deferred->Resolve(Napi::Boolean::New(env, open)); });
     wake.Release();
   });
   return deferred->Promise();

@@ -8,8 +8,8 @@
 #include "core/data/batch_sampler.h"
 #include "core/data/loader_options.h"
 #include "core/distributed/distributed_options.h"
-#include "core/train/grad_scaler.h"
 #include "core/train/fit_options.h"
+#include "core/train/grad_scaler.h"
 
 namespace firebrand::binding {
 

@@ -16,13 +16,20 @@ std::string jsTypeName(const Napi::Value& value) {
   if (value.IsArray()) return "an array";
   if (value.IsTypedArray()) return "a TypedArray";
   switch (value.Type()) {
-    case napi_undefined: return "undefined";
-    case napi_boolean: return "a boolean";
-    case napi_number: return "a number";
-    case napi_string: return "a string";
-    case napi_function: return "a function";
-    case napi_bigint: return "a bigint";
-    default: return "an object";
+    case napi_undefined:
+      return "undefined";
+    case napi_boolean:
+      return "a boolean";
+    case napi_number:
+      return "a number";
+    case napi_string:
+      return "a string";
+    case napi_function:
+      return "a function";
+    case napi_bigint:
+      return "a bigint";
+    default:
+      return "an object";
   }
 }
 
@@ -72,8 +79,7 @@ int64_t toInteger(const Napi::Value& value, const std::string& field, int64_t mi
   const double number = toNumber(value, field);
   if (!std::isfinite(number) || number != std::floor(number) || number < static_cast<double>(min) ||
       std::fabs(number) > 9007199254740991.0) {
-    throw InvalidArgument(field + " must be an integer >= " + std::to_string(min) + ", got " +
-                          formatNumber(number));
+    throw InvalidArgument(field + " must be an integer >= " + std::to_string(min) + ", got " + formatNumber(number));
   }
   return static_cast<int64_t>(number);
 }
@@ -149,7 +155,8 @@ at::Tensor toTensor(const Napi::Value& value, const std::vector<int64_t>& shape,
     if (candidate.js == array.TypedArrayType()) kind = &candidate;
   }
   if (!kind) {
-    throw InvalidArgument(field + ": this TypedArray type is not supported; use Float32Array, Float64Array, "
+    throw InvalidArgument(field +
+                          ": this TypedArray type is not supported; use Float32Array, Float64Array, "
                           "Int32Array, BigInt64Array, Int16Array, Int8Array or Uint8Array");
   }
   const int64_t expected = c10::multiply_integers(shape);
@@ -176,10 +183,11 @@ TensorDict toTensorDict(const Napi::Value& value, const std::string& field) {
     const std::string owner = field.empty() ? name : field + "." + name;
     const Napi::Value entry = object.Get(name);
     if (entry.IsUndefined()) continue;
-    if (!entry.IsObject() || entry.IsArray()) throw InvalidArgument(owner + " must be { data: TypedArray, shape: number[] }");
+    if (!entry.IsObject() || entry.IsArray())
+      throw InvalidArgument(owner + " must be { data: TypedArray, shape: number[] }");
     const auto tensorData = entry.As<Napi::Object>();
-    tensors.emplace(name, toTensor(tensorData.Get("data"), toShape(tensorData.Get("shape"), owner + ".shape"),
-                                   owner + ".data"));
+    tensors.emplace(
+        name, toTensor(tensorData.Get("data"), toShape(tensorData.Get("shape"), owner + ".shape"), owner + ".data"));
   }
   return tensors;
 }
@@ -192,11 +200,13 @@ Napi::Value sharedTypedArray(Napi::Env env, const at::Tensor& tensor) {
   const size_t bytes = static_cast<size_t>(tensor.numel()) * tensor.element_size();
   Napi::ArrayBuffer buffer =
       bytes == 0 ? Napi::ArrayBuffer::New(env, 0)
-                 : Napi::ArrayBuffer::New(env, tensor.data_ptr(), bytes,
-                                          [](Napi::Env, void*, at::Tensor* owner) { delete owner; }, new at::Tensor(tensor));
+                 : Napi::ArrayBuffer::New(
+                       env, tensor.data_ptr(), bytes, [](Napi::Env, void*, at::Tensor* owner) { delete owner; },
+                       new at::Tensor(tensor));
   napi_value typedArray = nullptr;
-  NAPI_THROW_IF_FAILED(env, napi_create_typedarray(env, kind->js, static_cast<size_t>(tensor.numel()), buffer, 0, &typedArray),
-                       Napi::Value());
+  NAPI_THROW_IF_FAILED(
+      env, napi_create_typedarray(env, kind->js, static_cast<size_t>(tensor.numel()), buffer, 0, &typedArray),
+      Napi::Value());
   return Napi::Value(env, typedArray);
 }
 
@@ -207,13 +217,15 @@ at::Tensor emptyTensor(const std::string& dtype, const std::vector<int64_t>& sha
   for (const auto& [name, type] : kNames) {
     if (dtype == name) return at::zeros(shape, at::TensorOptions().dtype(type));
   }
-  throw InvalidArgument(field + " must be one of float32, float64, int32, int64, int16, int8, uint8, got '" + dtype + "'");
+  throw InvalidArgument(field + " must be one of float32, float64, int32, int64, int16, int8, uint8, got '" + dtype +
+                        "'");
 }
 
 // { type: 'graph', ... } (src/nn/model-spec.ts traces modules and sequential models) |
 // { type: 'torchscript', path } | { type: 'script', source, parameters: [{ name, data, shape }] }
 ModelSource toModelSource(const Napi::Value& value) {
-  if (!value.IsObject()) throw InvalidArgument("model must be nn.sequential(...), nn.torchScript(path) or nn.script(...)");
+  if (!value.IsObject())
+    throw InvalidArgument("model must be nn.sequential(...), nn.torchScript(path) or nn.script(...)");
   const auto object = value.As<Napi::Object>();
   const std::string type = toString(object.Get("type"), "model.type");
   ModelSource source;
@@ -257,7 +269,8 @@ Napi::Object fromTensor(Napi::Env env, const at::Tensor& source) {
   auto buffer = Napi::ArrayBuffer::New(env, bytes);
   std::memcpy(buffer.Data(), data.data_ptr(), bytes);
   napi_value typedArray = nullptr;
-  NAPI_THROW_IF_FAILED(env, napi_create_typedarray(env, kind->js, static_cast<size_t>(data.numel()), buffer, 0, &typedArray),
+  NAPI_THROW_IF_FAILED(env,
+                       napi_create_typedarray(env, kind->js, static_cast<size_t>(data.numel()), buffer, 0, &typedArray),
                        Napi::Object());
   auto result = Napi::Object::New(env);
   result.Set("data", Napi::Value(env, typedArray));

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "core/nn/layer_spec.h"
 #include "core/model/model_source.h"
+#include "core/nn/layer_spec.h"
 #include "core/options/option_value.h"
 #include "core/output_layout.h"
 #include "core/tensor_dict.h"

@@ -3,9 +3,9 @@
 #include <limits>
 
 #include "binding/addon_data.h"
+#include "binding/config_convert.h"
 #include "binding/convert.h"
 #include "binding/js_errors.h"
-#include "binding/config_convert.h"
 #include "binding/loader_wrap.h"
 #include "binding/promise_worker.h"
 #include "core/data/archive_dataset.h"
@@ -24,24 +24,17 @@ Napi::FunctionReference* constructor(Napi::Env env) { return &addonData(env).dat
 }  // namespace
 
 void DatasetWrap::Export(Napi::Env env, Napi::Object exports) {
-  Napi::Function cls = DefineClass(env, "NativeDataset",
-                                   {StaticMethod<&DatasetWrap::FromIdx>("fromIdx"),
-                                    StaticMethod<&DatasetWrap::FromFields>("fromFields"),
-                                    StaticMethod<&DatasetWrap::FromTokens>("fromTokens"),
-                                    StaticMethod<&DatasetWrap::FromTokenFile>("fromTokenFile"),
-                                    StaticMethod<&DatasetWrap::Allocate>("allocate"),
-                                    StaticMethod<&DatasetWrap::FromNpy>("fromNpy"),
-                                    StaticMethod<&DatasetWrap::FromCsv>("fromCsv"),
-                                    StaticMethod<&DatasetWrap::FromNpz>("fromNpz"),
-                                    StaticMethod<&DatasetWrap::FromSafetensors>("fromSafetensors"),
-                                    InstanceAccessor<&DatasetWrap::Size>("size"),
-                                    InstanceAccessor<&DatasetWrap::FieldShapes>("fieldShapes"),
-                                    InstanceMethod<&DatasetWrap::Slice>("slice"),
-                                    InstanceMethod<&DatasetWrap::Fields>("fields"),
-                                    InstanceMethod<&DatasetWrap::BatchOrder>("batchOrder"),
-                                    InstanceMethod<&DatasetWrap::Split>("split"),
-                                    InstanceMethod<&DatasetWrap::WithTransforms>("withTransforms"),
-                                    InstanceMethod<&DatasetWrap::Loader>("loader")});
+  Napi::Function cls = DefineClass(
+      env, "NativeDataset",
+      {StaticMethod<&DatasetWrap::FromIdx>("fromIdx"), StaticMethod<&DatasetWrap::FromFields>("fromFields"),
+       StaticMethod<&DatasetWrap::FromTokens>("fromTokens"), StaticMethod<&DatasetWrap::FromTokenFile>("fromTokenFile"),
+       StaticMethod<&DatasetWrap::Allocate>("allocate"), StaticMethod<&DatasetWrap::FromNpy>("fromNpy"),
+       StaticMethod<&DatasetWrap::FromCsv>("fromCsv"), StaticMethod<&DatasetWrap::FromNpz>("fromNpz"),
+       StaticMethod<&DatasetWrap::FromSafetensors>("fromSafetensors"), InstanceAccessor<&DatasetWrap::Size>("size"),
+       InstanceAccessor<&DatasetWrap::FieldShapes>("fieldShapes"), InstanceMethod<&DatasetWrap::Slice>("slice"),
+       InstanceMethod<&DatasetWrap::Fields>("fields"), InstanceMethod<&DatasetWrap::BatchOrder>("batchOrder"),
+       InstanceMethod<&DatasetWrap::Split>("split"), InstanceMethod<&DatasetWrap::WithTransforms>("withTransforms"),
+       InstanceMethod<&DatasetWrap::Loader>("loader")});
   addonData(env).dataset = Napi::Persistent(cls);
   exports.Set("NativeDataset", cls);
 }
@@ -159,7 +152,8 @@ TokenWindowOptions toTokenWindowOptions(const Napi::Value& value, const std::str
   options.contextLength = toInteger(object.Get("contextLength"), owner + ".contextLength", any);
   options.stride = optionalInteger("stride", any);
   options.separator = optionalInteger("separator", 0);
-  if (!object.Get("packDocuments").IsUndefined()) options.packDocuments = toBoolean(object.Get("packDocuments"), owner + ".packDocuments");
+  if (!object.Get("packDocuments").IsUndefined())
+    options.packDocuments = toBoolean(object.Get("packDocuments"), owner + ".packDocuments");
   options.padToken = optionalInteger("padToken", 0).value_or(options.padToken);
   options.ignoreIndex = optionalInteger("ignoreIndex", any).value_or(options.ignoreIndex);
   return options;
@@ -171,14 +165,17 @@ TokenWindowOptions toTokenWindowOptions(const Napi::Value& value, const std::str
 Napi::Value DatasetWrap::FromTokens(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   return guard(env, [&]() -> Napi::Value {
-    if (!info[0].IsArray()) throw InvalidArgument("fromTokens: tokens must be a TypedArray or an array of them (documents)");
+    if (!info[0].IsArray())
+      throw InvalidArgument("fromTokens: tokens must be a TypedArray or an array of them (documents)");
     const auto list = info[0].As<Napi::Array>();
     std::vector<at::Tensor> documents;
     for (uint32_t i = 0; i < list.Length(); ++i) {
       const Napi::Value document = list.Get(i);
       const std::string field = list.Length() == 1 ? "tokens" : "documents[" + std::to_string(i) + "]";
-      if (!document.IsTypedArray()) throw InvalidArgument("fromTokens: " + field + " must be a TypedArray of token ids");
-      documents.push_back(toTensor(document, {static_cast<int64_t>(document.As<Napi::TypedArray>().ElementLength())}, field));
+      if (!document.IsTypedArray())
+        throw InvalidArgument("fromTokens: " + field + " must be a TypedArray of token ids");
+      documents.push_back(
+          toTensor(document, {static_cast<int64_t>(document.As<Napi::TypedArray>().ElementLength())}, field));
     }
     return NewInstance(env, tokenWindows(documents, toTokenWindowOptions(info[1], "fromTokens")));
   });
@@ -207,7 +204,8 @@ Napi::Value DatasetWrap::FromFields(const Napi::CallbackInfo& info) {
 Napi::Value DatasetWrap::Allocate(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   return guard(env, [&]() -> Napi::Value {
-    if (!info[0].IsObject() || info[0].IsArray()) throw InvalidArgument("fields must be an object { name: { dtype, shape } }");
+    if (!info[0].IsObject() || info[0].IsArray())
+      throw InvalidArgument("fields must be an object { name: { dtype, shape } }");
     const auto specs = info[0].As<Napi::Object>();
     const Napi::Array names = specs.GetPropertyNames();
     TensorDict tensors;
@@ -247,8 +245,8 @@ Napi::Value DatasetWrap::Slice(const Napi::CallbackInfo& info) {
   return guard(env, [&]() -> Napi::Value {
     const int64_t start = toInteger(info[0], "start", 0);
     const int64_t end = toInteger(info[1], "end", 0);
-    return NewInstance(env, {std::make_shared<const TensorDataset>(dataset_.data->slice(start, end)),
-                             dataset_.transforms});
+    return NewInstance(env,
+                       {std::make_shared<const TensorDataset>(dataset_.data->slice(start, end)), dataset_.transforms});
   });
 }
 
@@ -294,7 +292,8 @@ Napi::Value DatasetWrap::Split(const Napi::CallbackInfo& info) {
     auto [train, validation] = dataset_.data->randomSplit({trainFraction, validationFraction}, seed);
     auto parts = Napi::Array::New(env, 2);
     parts.Set(0u, NewInstance(env, {std::make_shared<const TensorDataset>(std::move(train)), dataset_.transforms}));
-    parts.Set(1u, NewInstance(env, {std::make_shared<const TensorDataset>(std::move(validation)), dataset_.transforms}));
+    parts.Set(1u,
+              NewInstance(env, {std::make_shared<const TensorDataset>(std::move(validation)), dataset_.transforms}));
     return parts;
   });
 }
@@ -317,8 +316,9 @@ Napi::Value DatasetWrap::Loader(const Napi::CallbackInfo& info) {
     const Napi::Object options = toObject(info[0], "loader options");
     const EpochSegment segment = toEpochSegment(options);
     return LoaderWrap::NewInstance(
-        env, std::make_shared<DatasetLoader>(dataset_.data, *dataset_.transforms, toSamplerOptions(options, "loader options"),
-                                             segment.epoch, segment.startBatch, toLoaderOptions(options, "loader options")));
+        env, std::make_shared<DatasetLoader>(dataset_.data, *dataset_.transforms,
+                                             toSamplerOptions(options, "loader options"), segment.epoch,
+                                             segment.startBatch, toLoaderOptions(options, "loader options")));
   });
 }
 

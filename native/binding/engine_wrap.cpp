@@ -1,11 +1,11 @@
 #include "binding/engine_wrap.h"
 
-#include "binding/batch_queue_wrap.h"
-#include "binding/convert.h"
-#include "binding/generation_convert.h"
-#include "binding/dataset_wrap.h"
-#include "binding/config_convert.h"
 #include "binding/batch_hook_call.h"
+#include "binding/batch_queue_wrap.h"
+#include "binding/config_convert.h"
+#include "binding/convert.h"
+#include "binding/dataset_wrap.h"
+#include "binding/generation_convert.h"
 #include "binding/js_errors.h"
 #include "binding/results.h"
 #include "binding/thread_task.h"
@@ -30,14 +30,16 @@ std::pair<std::string, OptionMap> namedOptions(const Napi::Value& value, const s
 std::vector<ParamGroupSpec> toParamGroups(const Napi::Value& value) {
   std::vector<ParamGroupSpec> groups;
   if (value.IsUndefined()) return groups;
-  if (!value.IsArray()) throw InvalidArgument("optimizer.paramGroups must be an array of { params, lr?, weightDecay? }");
+  if (!value.IsArray())
+    throw InvalidArgument("optimizer.paramGroups must be an array of { params, lr?, weightDecay? }");
   const auto array = value.As<Napi::Array>();
   for (uint32_t i = 0; i < array.Length(); ++i) {
     const std::string owner = "optimizer.paramGroups[" + std::to_string(i) + "]";
     const Napi::Value group = array.Get(i);
-    if (!group.IsObject() || group.IsArray()) throw InvalidArgument(owner + " must be an object { params, lr?, weightDecay? }");
-    groups.push_back({toStrings(group.As<Napi::Object>().Get("params"), owner + ".params"),
-                      toOptionMap(group, owner, {"params"})});
+    if (!group.IsObject() || group.IsArray())
+      throw InvalidArgument(owner + " must be an object { params, lr?, weightDecay? }");
+    groups.push_back(
+        {toStrings(group.As<Napi::Object>().Get("params"), owner + ".params"), toOptionMap(group, owner, {"params"})});
   }
   return groups;
 }
@@ -62,8 +64,7 @@ std::vector<OptimizerUnitSpec> toOptimizerUnits(const Napi::Value& value) {
     const auto unit = array.Get(i).As<Napi::Object>();
     units.push_back({toString(unit.Get("name"), field + ".name"),
                      toOptimizerSpec(unit.Get("optimizer"), field + ".optimizer"),
-                     toStrings(unit.Get("params"), field + ".params"),
-                     toString(unit.Get("loss"), field + ".loss")});
+                     toStrings(unit.Get("params"), field + ".params"), toString(unit.Get("loss"), field + ".loss")});
   }
   return units;
 }
@@ -91,27 +92,31 @@ EngineSpec toEngineSpec(const Napi::Value& value) {
   spec.gradScaler = toGradScalerOptions(object.Get("gradScaler"));
   if (!object.Get("metrics").IsUndefined()) spec.metrics = toStrings(object.Get("metrics"), "config.metrics");
   if (!object.Get("device").IsUndefined()) spec.device = toString(object.Get("device"), "config.device");
-  if (!object.Get("lossOutput").IsUndefined()) spec.lossOutput = toString(object.Get("lossOutput"), "config.lossOutput");
+  if (!object.Get("lossOutput").IsUndefined())
+    spec.lossOutput = toString(object.Get("lossOutput"), "config.lossOutput");
   if (!object.Get("checkFiniteInputs").IsUndefined()) {
     spec.checkFiniteInputs = toBoolean(object.Get("checkFiniteInputs"), "config.checkFiniteInputs");
   }
   if (!object.Get("ema").IsUndefined()) {
     const Napi::Object ema = toObject(object.Get("ema"), "config.ema");
     if (toBoolean(ema.Get("enabled"), "config.ema.enabled")) {
-      spec.ema = WeightAverageOptions{toNumber(ema.Get("decay"), "config.ema.decay"), toBoolean(ema.Get("warmup"), "config.ema.warmup"),
+      spec.ema = WeightAverageOptions{toNumber(ema.Get("decay"), "config.ema.decay"),
+                                      toBoolean(ema.Get("warmup"), "config.ema.warmup"),
                                       toBoolean(ema.Get("evaluate"), "config.ema.evaluate")};
     }
   }
   if (!object.Get("lora").IsUndefined()) {
     const Napi::Object lora = toObject(object.Get("lora"), "lora");
     spec.lora = LoraOptions{toInteger(lora.Get("r"), "lora.r", 1), toNumber(lora.Get("alpha"), "lora.alpha"),
-                            toNumber(lora.Get("dropout"), "lora.dropout"), toStrings(lora.Get("targetModules"), "lora.targetModules")};
+                            toNumber(lora.Get("dropout"), "lora.dropout"),
+                            toStrings(lora.Get("targetModules"), "lora.targetModules")};
   }
   if (!object.Get("activationCheckpointing").IsUndefined()) {
     spec.activationCheckpointing = toStrings(object.Get("activationCheckpointing"), "config.activationCheckpointing");
   }
   if (!object.Get("freeze").IsUndefined()) spec.freeze = toStrings(object.Get("freeze"), "config.freeze");
-  if (!object.Get("seed").IsUndefined()) spec.seed = static_cast<uint64_t>(toInteger(object.Get("seed"), "config.seed", 0));
+  if (!object.Get("seed").IsUndefined())
+    spec.seed = static_cast<uint64_t>(toInteger(object.Get("seed"), "config.seed", 0));
   return spec;
 }
 
@@ -160,7 +165,8 @@ EngineWrap::EngineWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Engine
 std::function<void()> EngineWrap::claim(const char* operation) { return lock_.claim(Value(), operation, "trainer"); }
 
 Napi::Value EngineWrap::startTask(Napi::Env env, PromiseWorker::Task task, const char* operation) {
-  if (operation == kBetweenSteps) return startOnThread(env, thread_, std::move(task), OperationLock::keepAlive(Value()), true);
+  if (operation == kBetweenSteps)
+    return startOnThread(env, thread_, std::move(task), OperationLock::keepAlive(Value()), true);
   return startOnThread(env, thread_, std::move(task), claim(operation));
 }
 
@@ -184,8 +190,8 @@ Napi::Value EngineWrap::TrainEpoch(const Napi::CallbackInfo& info) {
         return engine->trainEpoch(dataset.data, *dataset.transforms, segment, report, batchHook);
       };
     }
-    return Worker::Start(env, thread_, std::move(run), info[2].As<Napi::Function>(), [engine] { engine->requestStop(); },
-                         claim("fit"));
+    return Worker::Start(
+        env, thread_, std::move(run), info[2].As<Napi::Function>(), [engine] { engine->requestStop(); }, claim("fit"));
   });
 }
 
@@ -199,8 +205,8 @@ Napi::Value EngineWrap::Evaluate(const Napi::CallbackInfo& info) {
     callbacks.batchHook = makeBatchHook(env, options.Get("onBatch"), thread_);
     if (!options.Get("epoch").IsUndefined()) callbacks.epoch = toInteger(options.Get("epoch"), "epoch", 0);
     const Napi::Value onReport = options.Get("onReport");
-    const Napi::Function reportTo =
-        onReport.IsFunction() ? onReport.As<Napi::Function>() : Napi::Function::New(env, [](const Napi::CallbackInfo&) {});
+    const Napi::Function reportTo = onReport.IsFunction() ? onReport.As<Napi::Function>()
+                                                          : Napi::Function::New(env, [](const Napi::CallbackInfo&) {});
     auto engine = engine_;
     Worker::Run run;
     if (auto queue = BatchQueueWrap::From(info[0])) {
@@ -284,7 +290,8 @@ Napi::Value EngineWrap::SaveAdapter(const Napi::CallbackInfo& info) {
 }
 
 Napi::Value EngineWrap::LoadAdapter(const Napi::CallbackInfo& info) {
-  return pathTask(info, "path", kBetweenSteps, [](TrainingEngine& engine, const std::string& path) { engine.loadAdapter(path); });
+  return pathTask(info, "path", kBetweenSteps,
+                  [](TrainingEngine& engine, const std::string& path) { engine.loadAdapter(path); });
 }
 
 Napi::Value EngineWrap::MergeAdapters(const Napi::CallbackInfo& info) {
@@ -296,10 +303,12 @@ Napi::Value EngineWrap::CopyAverageToModel(const Napi::CallbackInfo& info) {
 }
 
 // Between steps during a fit (a callback's request), at once otherwise: the names `run` returns.
-Napi::Value EngineWrap::namesBetweenSteps(const Napi::CallbackInfo& info, std::function<std::vector<std::string>(TrainingEngine&)> run) {
+Napi::Value EngineWrap::namesBetweenSteps(const Napi::CallbackInfo& info,
+                                          std::function<std::vector<std::string>(TrainingEngine&)> run) {
   auto engine = engine_;
   return startTask(
-      info.Env(), [engine, run]() -> PromiseWorker::Finish {
+      info.Env(),
+      [engine, run]() -> PromiseWorker::Finish {
         const auto names = run(*engine);
         return [names](Napi::Env env) -> Napi::Value { return toJs(env, names); };
       },
@@ -316,7 +325,8 @@ Napi::Value EngineWrap::Freeze(const Napi::CallbackInfo& info) {
 Napi::Value EngineWrap::Unfreeze(const Napi::CallbackInfo& info) {
   return guard(info.Env(), [&]() -> Napi::Value {
     const std::vector<std::string> patterns = toStrings(info[0], "unfreeze: patterns");
-    const std::optional<double> lr = info[1].IsUndefined() ? std::nullopt : std::optional<double>(toNumber(info[1], "unfreeze.lr"));
+    const std::optional<double> lr =
+        info[1].IsUndefined() ? std::nullopt : std::optional<double>(toNumber(info[1], "unfreeze.lr"));
     return namesBetweenSteps(info, [patterns, lr](TrainingEngine& engine) { return engine.unfreeze(patterns, lr); });
   });
 }
@@ -339,7 +349,8 @@ Napi::Value EngineWrap::BeginFit(const Napi::CallbackInfo& info) {
   });
 }
 
-Napi::Value EngineWrap::engineTask(const Napi::CallbackInfo& info, const char* operation, void (*run)(TrainingEngine&)) {
+Napi::Value EngineWrap::engineTask(const Napi::CallbackInfo& info, const char* operation,
+                                   void (*run)(TrainingEngine&)) {
   Napi::Env env = info.Env();
   return guard(env, [&]() -> Napi::Value {
     auto engine = engine_;
@@ -421,7 +432,9 @@ Napi::Value EngineWrap::InitWeightsFrom(const Napi::CallbackInfo& info) {
       for (uint32_t i = 0; i < names.Length(); ++i) {
         const std::string name = names.Get(i).As<Napi::String>().Utf8Value();
         const Napi::Value target = table.Get(name);
-        renames[name] = target.IsNull() ? std::nullopt : std::optional<std::string>(toString(target, "initWeightsFrom.map['" + name + "']"));
+        renames[name] = target.IsNull()
+                            ? std::nullopt
+                            : std::optional<std::string>(toString(target, "initWeightsFrom.map['" + name + "']"));
       }
     }
     auto engine = engine_;

@@ -67,7 +67,8 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
   Napi::Value startTask(Napi::Env env, PromiseWorker::Task task, const char* operation);
   // A task that only runs `run` on the engine, claiming `operation`.
   Napi::Value engineTask(const Napi::CallbackInfo& info, const char* operation, void (*run)(TrainingEngine&));
-  Napi::Value namesBetweenSteps(const Napi::CallbackInfo& info, std::function<std::vector<std::string>(TrainingEngine&)> run);
+  Napi::Value namesBetweenSteps(const Napi::CallbackInfo& info,
+                                std::function<std::vector<std::string>(TrainingEngine&)> run);
   // Runs `run(engine, path)` on this trainer's thread as startTask does, path read from the first argument as `field`.
   Napi::Value pathTask(const Napi::CallbackInfo& info, const char* field, const char* operation,
                        void (*run)(TrainingEngine&, const std::string&));

@@ -12,7 +12,8 @@ namespace firebrand::binding {
 namespace {
 
 GenerationOptions toGenerationOptions(const Napi::Value& value) {
-  if (!value.IsObject() || value.IsArray()) throw InvalidArgument("generate: options must be an object with maxNewTokens");
+  if (!value.IsObject() || value.IsArray())
+    throw InvalidArgument("generate: options must be an object with maxNewTokens");
   const auto object = value.As<Napi::Object>();
   const auto given = [&](const char* name) { return !object.Get(name).IsUndefined(); };
   // Ranges are TokenGenerator's to check; here only types.
@@ -25,9 +26,11 @@ GenerationOptions toGenerationOptions(const Napi::Value& value) {
   if (given("greedy")) options.greedy = toBoolean(object.Get("greedy"), "generate.greedy");
   if (given("seed")) options.seed = static_cast<uint64_t>(toInteger(object.Get("seed"), "generate.seed", 0));
   if (given("kvCache")) options.kvCache = toBoolean(object.Get("kvCache"), "generate.kvCache");
-  if (given("contextLength")) options.contextLength = toInteger(object.Get("contextLength"), "generate.contextLength", any);
+  if (given("contextLength"))
+    options.contextLength = toInteger(object.Get("contextLength"), "generate.contextLength", any);
   if (given("stopTokens")) {
-    for (const double token : toNumbers(object.Get("stopTokens"), "generate.stopTokens")) options.stopTokens.push_back(static_cast<int64_t>(token));
+    for (const double token : toNumbers(object.Get("stopTokens"), "generate.stopTokens"))
+      options.stopTokens.push_back(static_cast<int64_t>(token));
   }
   return options;
 }
@@ -49,12 +52,15 @@ Napi::Value startGeneration(const Napi::CallbackInfo& info, std::shared_ptr<Mode
   Napi::Env env = info.Env();
   return guard(env, [&]() -> Napi::Value {
     if (!info[0].IsTypedArray()) throw InvalidArgument("generate: the prompt must be a TypedArray of token ids");
-    const at::Tensor prompt = toTensor(info[0], {static_cast<int64_t>(info[0].As<Napi::TypedArray>().ElementLength())}, "prompt");
-    return generationHandle(env, std::make_shared<TokenGenerator>(std::move(model), prompt, toGenerationOptions(info[1]), device));
+    const at::Tensor prompt =
+        toTensor(info[0], {static_cast<int64_t>(info[0].As<Napi::TypedArray>().ElementLength())}, "prompt");
+    return generationHandle(
+        env, std::make_shared<TokenGenerator>(std::move(model), prompt, toGenerationOptions(info[1]), device));
   });
 }
 
-Napi::Value nextToken(const Napi::CallbackInfo& info, TaskThread& thread, PromiseSettlement::Settled settled, bool betweenSteps) {
+Napi::Value nextToken(const Napi::CallbackInfo& info, TaskThread& thread, PromiseSettlement::Settled settled,
+                      bool betweenSteps) {
   Napi::Env env = info.Env();
   return guard(env, [&]() -> Napi::Value {
     auto generator = generationOf(info[0]);

@@ -16,6 +16,7 @@ namespace firebrand::binding {
 // contextLength? }) -> the handle of a generator sampling `model` on `device`.
 Napi::Value startGeneration(const Napi::CallbackInfo& info, std::shared_ptr<Model> model, c10::Device device);
 // (handle) -> Promise<number | null>: the next token (null once done), computed on `thread`.
-Napi::Value nextToken(const Napi::CallbackInfo& info, TaskThread& thread, PromiseSettlement::Settled settled, bool betweenSteps);
+Napi::Value nextToken(const Napi::CallbackInfo& info, TaskThread& thread, PromiseSettlement::Settled settled,
+                      bool betweenSteps);
 
 }  // namespace firebrand::binding

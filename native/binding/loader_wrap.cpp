@@ -10,11 +10,10 @@
 namespace firebrand::binding {
 
 void LoaderWrap::Export(Napi::Env env, Napi::Object exports) {
-  Napi::Function cls = DefineClass(env, "NativeLoader",
-                                   {InstanceMethod<&LoaderWrap::Next>("next"),
-                                    InstanceMethod<&LoaderWrap::Drain>("drain"),
-                                    InstanceMethod<&LoaderWrap::Close>("close"),
-                                    InstanceAccessor<&LoaderWrap::BatchCount>("batchCount")});
+  Napi::Function cls = DefineClass(
+      env, "NativeLoader",
+      {InstanceMethod<&LoaderWrap::Next>("next"), InstanceMethod<&LoaderWrap::Drain>("drain"),
+       InstanceMethod<&LoaderWrap::Close>("close"), InstanceAccessor<&LoaderWrap::BatchCount>("batchCount")});
   addonData(env).loader = Napi::Persistent(cls);
   exports.Set("NativeLoader", cls);
 }
@@ -33,11 +32,12 @@ LoaderWrap::LoaderWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Loader
 std::function<void()> LoaderWrap::claim(const char* operation) { return lock_.claim(Value(), operation, "loader"); }
 
 Napi::Value LoaderWrap::onPool(const Napi::CallbackInfo& info, const char* operation,
-                              std::function<PromiseWorker::Finish(DatasetLoader&)> task) {
+                               std::function<PromiseWorker::Finish(DatasetLoader&)> task) {
   Napi::Env env = info.Env();
   return guard(env, [&]() -> Napi::Value {
     auto loader = loader_;
-    return PromiseWorker::Start(env, [loader, task]() { return task(*loader); }, claim(operation));
+    return PromiseWorker::Start(
+        env, [loader, task]() { return task(*loader); }, claim(operation));
   });
 }
 

@@ -1,11 +1,11 @@
 #include "binding/model_wrap.h"
 
 #include "binding/convert.h"
+#include "binding/generation_convert.h"
 #include "binding/js_errors.h"
 #include "binding/results.h"
 #include "binding/thread_task.h"
 #include "core/errors.h"
-#include "binding/generation_convert.h"
 #include "core/inference/prediction.h"
 #include "core/model/graph_model.h"
 #include "core/model/model_source.h"
@@ -16,15 +16,12 @@
 namespace firebrand::binding {
 
 void ModelWrap::Export(Napi::Env env, Napi::Object exports) {
-  Napi::Function cls = DefineClass(env, "NativeModel",
-                                   {InstanceMethod<&ModelWrap::Predict>("predict"),
-                                   InstanceMethod<&ModelWrap::StartGeneration>("startGeneration"),
-                                   InstanceMethod<&ModelWrap::GenerateNext>("generateNext"),
-                                    InstanceMethod<&ModelWrap::LoadWeights>("loadWeights"),
-                                    InstanceAccessor<&ModelWrap::ParameterCount>("parameterCount"),
-                                    InstanceAccessor<&ModelWrap::Device>("device"),
-                                    StaticMethod<&ModelWrap::Describe>("describe"),
-                                    StaticMethod<&ModelWrap::Summary>("summary")});
+  Napi::Function cls = DefineClass(
+      env, "NativeModel",
+      {InstanceMethod<&ModelWrap::Predict>("predict"), InstanceMethod<&ModelWrap::StartGeneration>("startGeneration"),
+       InstanceMethod<&ModelWrap::GenerateNext>("generateNext"), InstanceMethod<&ModelWrap::LoadWeights>("loadWeights"),
+       InstanceAccessor<&ModelWrap::ParameterCount>("parameterCount"), InstanceAccessor<&ModelWrap::Device>("device"),
+       StaticMethod<&ModelWrap::Describe>("describe"), StaticMethod<&ModelWrap::Summary>("summary")});
   exports.Set("NativeModel", cls);
 }
 
@@ -51,7 +48,8 @@ Napi::Value ModelWrap::Summary(const Napi::CallbackInfo& info) {
     if (!model) throw InvalidArgument("summary: the model is not written as TypeScript modules");
     const auto shapes = model->nodeShapes(input);
     auto nodeShapes = Napi::Array::New(env, shapes.size());
-    for (size_t i = 0; i < shapes.size(); ++i) nodeShapes.Set(i, shapes[i] ? Napi::Value(fromShape(env, *shapes[i])) : env.Null());
+    for (size_t i = 0; i < shapes.size(); ++i)
+      nodeShapes.Set(i, shapes[i] ? Napi::Value(fromShape(env, *shapes[i])) : env.Null());
     Napi::Object result = describeModel(env, *model);
     result.Set("nodeShapes", nodeShapes);
     return result;
@@ -77,7 +75,9 @@ Napi::Value ModelWrap::Predict(const Napi::CallbackInfo& info) {
   });
 }
 
-Napi::Value ModelWrap::StartGeneration(const Napi::CallbackInfo& info) { return startGeneration(info, model_, device_); }
+Napi::Value ModelWrap::StartGeneration(const Napi::CallbackInfo& info) {
+  return startGeneration(info, model_, device_);
+}
 
 Napi::Value ModelWrap::GenerateNext(const Napi::CallbackInfo& info) {
   return nextToken(info, thread_, OperationLock::keepAlive(Value()), /*betweenSteps=*/false);

@@ -35,8 +35,8 @@ class OperationLock {
 
   void throwIfBusy(const char* operation, const char* noun) const {
     if (running_) {
-      throw InvalidState(std::string("cannot start ") + operation + ": this " + noun + " is already running " + running_ +
-                         "; await it before starting another");
+      throw InvalidState(std::string("cannot start ") + operation + ": this " + noun + " is already running " +
+                         running_ + "; await it before starting another");
     }
   }
 

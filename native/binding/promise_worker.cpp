@@ -26,8 +26,6 @@ void PromiseWorker::OnOK() {
   settlement_.resolveWith(env, [&] { return finish_(env); });
 }
 
-void PromiseWorker::OnError(const Napi::Error&) {
-  settlement_.reject(toJsError(Env(), *error_).Value());
-}
+void PromiseWorker::OnError(const Napi::Error&) { settlement_.reject(toJsError(Env(), *error_).Value()); }
 
 }  // namespace firebrand::binding

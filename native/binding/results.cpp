@@ -146,7 +146,8 @@ Napi::Object toJs(Napi::Env env, const RuntimeInfo& info) {
 
 namespace {
 
-Napi::Array describeTensors(Napi::Env env, const torch::OrderedDict<std::string, at::Tensor>& tensors, bool parameters) {
+Napi::Array describeTensors(Napi::Env env, const torch::OrderedDict<std::string, at::Tensor>& tensors,
+                            bool parameters) {
   auto array = Napi::Array::New(env, tensors.size());
   uint32_t index = 0;
   for (const auto& item : tensors) {

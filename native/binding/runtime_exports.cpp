@@ -5,8 +5,8 @@
 #include "binding/results.h"
 #include "core/graph/op_row.h"
 #include "core/nn/layer_row.h"
-#include "core/runtime/runtime_info.h"
 #include "core/optim/optimizer_factory.h"
+#include "core/runtime/runtime_info.h"
 
 namespace firebrand::binding {
 namespace {
@@ -20,7 +20,9 @@ Napi::Value RuntimeInfoValue(const Napi::CallbackInfo& info) {
 }
 
 void SetNumThreads(const Napi::CallbackInfo& info) {
-  guard(info.Env(), [&] { setNumThreads(toInteger(info[0], "numThreads", 1), !info[1].IsUndefined() && toBoolean(info[1], "adaptive")); });
+  guard(info.Env(), [&] {
+    setNumThreads(toInteger(info[0], "numThreads", 1), !info[1].IsUndefined() && toBoolean(info[1], "adaptive"));
+  });
 }
 
 void ManualSeed(const Napi::CallbackInfo& info) {
@@ -49,11 +51,13 @@ Napi::Value rowForms(Napi::Env env, const std::vector<const Row*>& rows, std::st
 }
 
 Napi::Value GraphOps(const Napi::CallbackInfo& info) {
-  return guard(info.Env(), [&]() -> Napi::Value { return rowForms(info.Env(), allOps(), &OpRow::name, &OpRow::compile); });
+  return guard(info.Env(),
+               [&]() -> Napi::Value { return rowForms(info.Env(), allOps(), &OpRow::name, &OpRow::compile); });
 }
 
 Napi::Value GraphLayers(const Napi::CallbackInfo& info) {
-  return guard(info.Env(), [&]() -> Napi::Value { return rowForms(info.Env(), allLayers(), &LayerRow::type, &LayerRow::build); });
+  return guard(info.Env(),
+               [&]() -> Napi::Value { return rowForms(info.Env(), allLayers(), &LayerRow::type, &LayerRow::build); });
 }
 
 }  // namespace
@@ -64,7 +68,8 @@ void exportRuntime(Napi::Env env, Napi::Object exports) {
   exports.Set("manualSeed", Napi::Function::New<ManualSeed>(env, "manualSeed"));
   exports.Set("graphOps", Napi::Function::New<GraphOps>(env, "graphOps"));
   exports.Set("graphLayers", Napi::Function::New<GraphLayers>(env, "graphLayers"));
-  exports.Set("useDeterministicAlgorithms", Napi::Function::New<UseDeterministicAlgorithms>(env, "useDeterministicAlgorithms"));
+  exports.Set("useDeterministicAlgorithms",
+              Napi::Function::New<UseDeterministicAlgorithms>(env, "useDeterministicAlgorithms"));
 }
 
 }  // namespace firebrand::binding

@@ -3,11 +3,11 @@
 #include "binding/convert.h"
 #include "binding/js_errors.h"
 #include "binding/promise_worker.h"
+#include "binding/results.h"
 #include "core/errors.h"
 #include "core/io/safetensors_reader.h"
 #include "core/io/safetensors_writer.h"
 #include "core/model/weights.h"
-#include "binding/results.h"
 
 namespace firebrand::binding {
 namespace {

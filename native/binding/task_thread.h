@@ -52,7 +52,7 @@ class TaskThread {
     friend class TaskThread;
     explicit HookWait(std::shared_ptr<Queue> queue) : queue_(std::move(queue)) {}
     std::shared_ptr<Queue> queue_;
-    std::optional<bool> ok_;       // guarded by the queue's mutex
+    std::optional<bool> ok_;  // guarded by the queue's mutex
   };
   // Makes HookWaits, the running task parked from then until wait() returns (call it even when the
   // hand-off to JS fails); it may outlive this object, as the thread may.
@@ -74,9 +74,9 @@ class TaskThread {
     std::condition_variable wake;
     std::deque<Task> tasks;
     std::atomic<int> betweenSteps{0};  // between-steps tasks queued
-    bool running = false;  // a task is running
-    bool hookWaiting = false;  // the running task waits in a HookWait
-    bool parked = false;       // ... and runs nothing meanwhile
+    bool running = false;              // a task is running
+    bool hookWaiting = false;          // the running task waits in a HookWait
+    bool parked = false;               // ... and runs nothing meanwhile
     bool stopping = false;
   };
 

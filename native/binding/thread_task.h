@@ -34,11 +34,13 @@ class ThreadTask {
   // running task to end early; `settled` runs once the promise is settled.
   // `betweenSteps`: the thread's running task may run it at a step boundary (TaskThread::postBetweenSteps).
   static Napi::Promise Start(Napi::Env env, TaskThread& thread, Run run, std::optional<Napi::Function> onReport,
-                             std::function<void()> stop, PromiseSettlement::Settled settled, bool betweenSteps = false) {
+                             std::function<void()> stop, PromiseSettlement::Settled settled,
+                             bool betweenSteps = false) {
     // Owned by the JS thread's last callback, which deletes it: its JS handles must die there.
     auto* task = new ThreadTask(env, std::move(stop), std::move(settled));
     const Napi::Promise promise = task->settlement_.promise();
-    task->channel_ = Napi::ThreadSafeFunction::New(env, onReport ? *onReport : Napi::Function(), "firebrand.task", 0, 1);
+    task->channel_ =
+        Napi::ThreadSafeFunction::New(env, onReport ? *onReport : Napi::Function(), "firebrand.task", 0, 1);
     auto work = [task, run = std::move(run)] { task->runOnThread(run); };
     if (betweenSteps) {
       thread.postBetweenSteps(std::move(work));
@@ -80,10 +82,11 @@ class ThreadTask {
   // On the task thread.
   void send(const Report& report) {
     auto* copy = new Report(report);
-    const napi_status status = channel_.BlockingCall(copy, [this](Napi::Env env, Napi::Function onReport, Report* sent) {
-      std::unique_ptr<Report> owned(sent);
-      if (env != nullptr) deliver(env, onReport, *owned);
-    });
+    const napi_status status =
+        channel_.BlockingCall(copy, [this](Napi::Env env, Napi::Function onReport, Report* sent) {
+          std::unique_ptr<Report> owned(sent);
+          if (env != nullptr) deliver(env, onReport, *owned);
+        });
     if (status != napi_ok) delete copy;
   }
 

@@ -6,8 +6,8 @@ namespace firebrand {
 
 std::string torchErrorCode(const std::exception& error) {
   const std::string message = error.what();
-  const bool outOfMemory = message.find("can't allocate memory") != std::string::npos ||
-                           message.find("out of memory") != std::string::npos;
+  const bool outOfMemory =
+      message.find("can't allocate memory") != std::string::npos || message.find("out of memory") != std::string::npos;
   return outOfMemory ? "ERR_FIREBRAND_OUT_OF_MEMORY" : "ERR_FIREBRAND_TORCH";
 }
 

@@ -8,8 +8,7 @@ namespace firebrand {
 
 class Error : public std::runtime_error {
  public:
-  Error(std::string code, const std::string& message)
-      : std::runtime_error(message), code_(std::move(code)) {}
+  Error(std::string code, const std::string& message) : std::runtime_error(message), code_(std::move(code)) {}
   const std::string& code() const noexcept { return code_; }
 
  private:
@@ -18,39 +17,33 @@ class Error : public std::runtime_error {
 
 // A value given by the caller is out of range, of the wrong type or unknown.
 struct InvalidArgument : Error {
-  explicit InvalidArgument(const std::string& message)
-      : Error("ERR_FIREBRAND_INVALID_ARGUMENT", message) {}
+  explicit InvalidArgument(const std::string& message) : Error("ERR_FIREBRAND_INVALID_ARGUMENT", message) {}
 };
 
 // Tensors whose shapes do not fit together (data vs model, output vs targets).
 struct ShapeMismatch : Error {
-  explicit ShapeMismatch(const std::string& message)
-      : Error("ERR_FIREBRAND_SHAPE_MISMATCH", message) {}
+  explicit ShapeMismatch(const std::string& message) : Error("ERR_FIREBRAND_SHAPE_MISMATCH", message) {}
 };
 
 // A file that cannot be read or is not in the expected format.
 struct FileError : Error {
-  explicit FileError(const std::string& message)
-      : Error("ERR_FIREBRAND_FILE", message) {}
+  explicit FileError(const std::string& message) : Error("ERR_FIREBRAND_FILE", message) {}
 };
 
 // A loss or gradient norm that is NaN or infinite (nonFiniteLoss: 'error').
 struct NonFiniteValue : Error {
-  explicit NonFiniteValue(const std::string& message)
-      : Error("ERR_FIREBRAND_NON_FINITE", message) {}
+  explicit NonFiniteValue(const std::string& message) : Error("ERR_FIREBRAND_NON_FINITE", message) {}
 };
 
 // An operation that cannot start now (a second fit on a busy trainer, ...).
 struct InvalidState : Error {
-  explicit InvalidState(const std::string& message)
-      : Error("ERR_FIREBRAND_INVALID_STATE", message) {}
+  explicit InvalidState(const std::string& message) : Error("ERR_FIREBRAND_INVALID_STATE", message) {}
 };
 
 // A collective operation of a data-parallel run that failed or timed out:
 // another rank stopped, crashed or could not be reached.
 struct DistributedError : Error {
-  explicit DistributedError(const std::string& message)
-      : Error("ERR_FIREBRAND_DISTRIBUTED", message) {}
+  explicit DistributedError(const std::string& message) : Error("ERR_FIREBRAND_DISTRIBUTED", message) {}
 };
 
 }  // namespace firebrand

@@ -26,7 +26,11 @@ const workloads: Record<string, Workload> = {
     model: () => new GPTMini({ vocab: 256, context: 256, dim: 128, heads: 4, layers: 4 }),
     checkpoint: 'transformer.h.*',
     batchSize: 16,
-    data: (batches) => Dataset.fromTokens(Int32Array.from({ length: batches * 16 * 256 + 1 }, (_, i) => (i * 31) % 256), { contextLength: 256 }),
+    data: (batches) =>
+      Dataset.fromTokens(
+        Int32Array.from({ length: batches * 16 * 256 + 1 }, (_, i) => (i * 31) % 256),
+        { contextLength: 256 },
+      ),
   },
   resnet: {
     describe: 'ResNet-18 of width 32, batch 256 of 3x32x32',
@@ -35,7 +39,11 @@ const workloads: Record<string, Workload> = {
     batchSize: 256,
     data: (batches) => {
       const samples = batches * 256;
-      return Dataset.fromArrays({ inputs: filled(samples * 3 * 32 * 32, (i) => Math.sin(i * 0.37)), inputShape: [samples, 3, 32, 32], targets: Int32Array.from({ length: samples }, (_, i) => i % 10) });
+      return Dataset.fromArrays({
+        inputs: filled(samples * 3 * 32 * 32, (i) => Math.sin(i * 0.37)),
+        inputShape: [samples, 3, 32, 32],
+        targets: Int32Array.from({ length: samples }, (_, i) => i % 10),
+      });
     },
   },
 };
@@ -46,14 +54,27 @@ async function child(name: string, checkpointing: boolean): Promise<void> {
     model: workload.model(),
     loss: 'cross_entropy',
     optimizer: { name: 'adamw', lr: 1e-3 },
-    config: { batchSize: workload.batchSize, numThreads: THREADS, seed: 0, progressBar: false, shuffle: false, activationCheckpointing: checkpointing ? workload.checkpoint : undefined },
+    config: {
+      batchSize: workload.batchSize,
+      numThreads: THREADS,
+      seed: 0,
+      progressBar: false,
+      shuffle: false,
+      activationCheckpointing: checkpointing ? workload.checkpoint : undefined,
+    },
   });
   const data = workload.data(STEPS);
   await trainer.fit(data.slice(0, workload.batchSize), { numEpochs: 1 });
   const started = performance.now();
   const history = await trainer.fit(data, { numEpochs: 1 });
   const seconds = (performance.now() - started) / 1000;
-  console.log(JSON.stringify({ stepsPerSecond: history.epochs[0].steps / seconds, peakRssMb: process.resourceUsage().maxRSS / 1024, loss: history.epochs[0].loss }));
+  console.log(
+    JSON.stringify({
+      stepsPerSecond: history.epochs[0].steps / seconds,
+      peakRssMb: process.resourceUsage().maxRSS / 1024,
+      loss: history.epochs[0].loss,
+    }),
+  );
 }
 
 function main(): void {
@@ -70,7 +91,11 @@ function main(): void {
     const runs = ['off', 'on'].map((flag) => {
       const result = spawnSync(process.execPath, [__filename, '--child', name, flag], { encoding: 'utf8' });
       if (result.status !== 0) throw new Error(`${name} ${flag}: ${result.stderr}`);
-      return JSON.parse(result.stdout.trim().split('\n').at(-1) as string) as { stepsPerSecond: number; peakRssMb: number; loss: number };
+      return JSON.parse(result.stdout.trim().split('\n').at(-1) as string) as {
+        stepsPerSecond: number;
+        peakRssMb: number;
+        loss: number;
+      };
     });
     const [off, on] = runs;
     console.log(

@@ -15,12 +15,20 @@ const BUSY = Number(process.env.BENCH_BUSY ?? CPUS);
 const SETTINGS = ['default', '1', String(CPUS)];
 
 function stepsPerSecond(workload: string, threads: string): number {
-  const result = spawnSync(process.execPath, [path.join(__dirname, 'firebrand-loop.js'), workload, String(STEPS), threads], {
-    encoding: 'utf8',
-    env: { ...process.env, FIREBRAND_LOG_LEVEL: 'warn' },
-  });
+  const result = spawnSync(
+    process.execPath,
+    [path.join(__dirname, 'firebrand-loop.js'), workload, String(STEPS), threads],
+    {
+      encoding: 'utf8',
+      env: { ...process.env, FIREBRAND_LOG_LEVEL: 'warn' },
+    },
+  );
   if (result.status !== 0) throw new Error(`${workload} with ${threads} threads failed:\n${result.stderr}`);
-  const line = result.stdout.trim().split('\n').reverse().find((text) => text.startsWith('{')) as string;
+  const line = result.stdout
+    .trim()
+    .split('\n')
+    .reverse()
+    .find((text) => text.startsWith('{')) as string;
   return (JSON.parse(line) as { stepsPerSecond: number }).stepsPerSecond;
 }
 
@@ -55,7 +63,9 @@ function main(): void {
         `| ${busy === 0 ? 'idle' : `${busy} busy processes`} | ${medians.map((value) => value.toFixed(1)).join(' | ')} | ${(best / medians[0]).toFixed(2)} |`,
       );
     }
-    console.log(`\n${workload} (steps/s)\n| condition | default threads | 1 thread | ${CPUS} threads | best / default |\n|---|---|---|---|---|`);
+    console.log(
+      `\n${workload} (steps/s)\n| condition | default threads | 1 thread | ${CPUS} threads | best / default |\n|---|---|---|---|---|`,
+    );
     for (const row of rows) console.log(row);
   }
 }

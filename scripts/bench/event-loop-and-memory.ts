@@ -9,8 +9,16 @@ import { demoCnn } from '../fashion-mnist';
 
 function data(samples: number, features: number, shape: number[], classCount?: number): Dataset {
   const inputs = new Float32Array(samples * features).map((_, i) => Math.sin(i * 0.7));
-  const targets = classCount === undefined ? new Float32Array(samples).map((_, i) => Math.cos(i)) : new Int32Array(samples).map((_, i) => i % classCount);
-  return Dataset.fromArrays({ inputs, inputShape: [samples, ...shape], targets, targetShape: classCount === undefined ? [samples, 1] : undefined });
+  const targets =
+    classCount === undefined
+      ? new Float32Array(samples).map((_, i) => Math.cos(i))
+      : new Int32Array(samples).map((_, i) => i % classCount);
+  return Dataset.fromArrays({
+    inputs,
+    inputShape: [samples, ...shape],
+    targets,
+    targetShape: classCount === undefined ? [samples, 1] : undefined,
+  });
 }
 
 async function eventLoopDelayWhileCnnTrains(): Promise<{ p99Ms: number; maxMs: number; seconds: number }> {
@@ -26,7 +34,11 @@ async function eventLoopDelayWhileCnnTrains(): Promise<{ p99Ms: number; maxMs: n
   const started = performance.now();
   await trainer.fit(train);
   histogram.disable();
-  return { p99Ms: histogram.percentile(99) / 1e6, maxMs: histogram.max / 1e6, seconds: (performance.now() - started) / 1000 };
+  return {
+    p99Ms: histogram.percentile(99) / 1e6,
+    maxMs: histogram.max / 1e6,
+    seconds: (performance.now() - started) / 1000,
+  };
 }
 
 async function rssGrowthOverTinySteps(): Promise<{ rssAt2000Mb: number; rssAt20000Mb: number; growth: number }> {

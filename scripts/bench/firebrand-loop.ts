@@ -17,7 +17,16 @@ import { DemoCnn, demoCnn } from '../fashion-mnist';
 // Batches per epoch: the Python and C++ loops cycle 16 pre-cut batches and have no epochs; firebrand's
 // epochs are kept as long as a real dataset's would be (its per-epoch set-up is not per-step cost),
 // except where 16 already make an epoch of several seconds.
-const BATCHES: Record<string, number> = { tiny: 256, mlp: 64, cnn: 16, 'cnn-module': 16, resnet: 16, 'resnet-head': 16, transformer: 16, gpt: 16 };
+const BATCHES: Record<string, number> = {
+  tiny: 256,
+  mlp: 64,
+  cnn: 16,
+  'cnn-module': 16,
+  resnet: 16,
+  'resnet-head': 16,
+  transformer: 16,
+  gpt: 16,
+};
 
 interface Workload {
   model: ModelLike;
@@ -34,7 +43,10 @@ function fields(
   target: { dtype: ArrayDtype; shape: number[]; value: (i: number) => number | bigint },
 ): Dataset {
   const { dataset, arrays } = Dataset.allocate({ input, target });
-  for (const [name, spec] of [['input', input], ['target', target]] as const) {
+  for (const [name, spec] of [
+    ['input', input],
+    ['target', target],
+  ] as const) {
     const array = arrays[name];
     for (let i = 0; i < array.length; i++) array[i] = spec.value(i);
   }
@@ -54,7 +66,10 @@ function workload(name: string, scriptPath: string | undefined): Workload {
         loss: 'mse',
         optimizer: { name: 'sgd', lr: 0.01 },
         batchSize: 32,
-        data: fields({ dtype: 'float32', shape: [samples, 16], value: uniform(1) }, { dtype: 'float32', shape: [samples, 1], value: uniform(2) }),
+        data: fields(
+          { dtype: 'float32', shape: [samples, 16], value: uniform(1) },
+          { dtype: 'float32', shape: [samples, 1], value: uniform(2) },
+        ),
       };
     }
     case 'mlp': {
@@ -64,7 +79,10 @@ function workload(name: string, scriptPath: string | undefined): Workload {
         loss: 'cross_entropy',
         optimizer: { name: 'adam', lr: 1e-3 },
         batchSize: 128,
-        data: fields({ dtype: 'float32', shape: [samples, 784], value: uniform(3) }, { dtype: 'int64', shape: [samples], value: classes }),
+        data: fields(
+          { dtype: 'float32', shape: [samples, 784], value: uniform(3) },
+          { dtype: 'int64', shape: [samples], value: classes },
+        ),
       };
     }
     case 'cnn':
@@ -75,7 +93,10 @@ function workload(name: string, scriptPath: string | undefined): Workload {
         loss: 'cross_entropy',
         optimizer: { name: 'adamw', lr: 1e-3 },
         batchSize: 64,
-        data: fields({ dtype: 'float32', shape: [samples, 1, 28, 28], value: uniform(4) }, { dtype: 'int64', shape: [samples], value: classes }),
+        data: fields(
+          { dtype: 'float32', shape: [samples, 1, 28, 28], value: uniform(4) },
+          { dtype: 'int64', shape: [samples], value: classes },
+        ),
       };
     }
     case 'resnet':
@@ -86,7 +107,10 @@ function workload(name: string, scriptPath: string | undefined): Workload {
         loss: 'cross_entropy',
         optimizer: { name: 'adamw', lr: 1e-3 },
         batchSize: 32,
-        data: fields({ dtype: 'float32', shape: [samples, 3, 32, 32], value: uniform(5) }, { dtype: 'int64', shape: [samples], value: classes }),
+        data: fields(
+          { dtype: 'float32', shape: [samples, 3, 32, 32], value: uniform(5) },
+          { dtype: 'int64', shape: [samples], value: classes },
+        ),
         // Fine-tuning the head: everything but fc frozen.
         freeze: name === 'resnet-head' ? ['conv1', 'bn1', 'layer*'] : undefined,
       };
@@ -99,18 +123,25 @@ function workload(name: string, scriptPath: string | undefined): Workload {
         loss: 'cross_entropy',
         optimizer: { name: 'adamw', lr: 1e-3 },
         batchSize: 16,
-        data: fields({ dtype: 'int64', shape: [samples, 64], value: (i) => BigInt((i * 31) % 256) }, { dtype: 'int64', shape: [samples, 64], value: (i) => BigInt((i * 31 + 31) % 256) }),
+        data: fields(
+          { dtype: 'int64', shape: [samples, 64], value: (i) => BigInt((i * 31) % 256) },
+          { dtype: 'int64', shape: [samples, 64], value: (i) => BigInt((i * 31 + 31) % 256) },
+        ),
       };
     }
     case 'transformer': {
-      if (scriptPath === undefined) throw new Error('transformer needs the TorchScript file (python_loop.py export-transformer)');
+      if (scriptPath === undefined)
+        throw new Error('transformer needs the TorchScript file (python_loop.py export-transformer)');
       const samples = batches * 32;
       return {
         model: nn.torchScript(scriptPath),
         loss: 'cross_entropy',
         optimizer: { name: 'adamw', lr: 1e-3 },
         batchSize: 32,
-        data: fields({ dtype: 'int64', shape: [samples, 64], value: (i) => BigInt((i * 31) % 1000) }, { dtype: 'int64', shape: [samples], value: classes }),
+        data: fields(
+          { dtype: 'int64', shape: [samples, 64], value: (i) => BigInt((i * 31) % 1000) },
+          { dtype: 'int64', shape: [samples], value: classes },
+        ),
       };
     }
     default:
@@ -124,7 +155,12 @@ function workload(name: string, scriptPath: string | undefined): Workload {
  */
 async function generation(tokens: number, threads: number, kvCache: boolean): Promise<void> {
   const { model } = workload('gpt', undefined);
-  const trainer = new Trainer({ model, loss: 'cross_entropy', optimizer: 'adamw', config: { numThreads: threads, seed: 0 } });
+  const trainer = new Trainer({
+    model,
+    loss: 'cross_entropy',
+    optimizer: 'adamw',
+    config: { numThreads: threads, seed: 0 },
+  });
   await trainer.setup();
   const started = performance.now();
   let count = 0;
@@ -157,7 +193,16 @@ async function main(): Promise<void> {
   const seconds = (performance.now() - started) / 1000;
   const trained = history.epochs.reduce((sum, epoch) => sum + epoch.steps, 0);
   const peakRssMb = process.resourceUsage().maxRSS / 1024;
-  console.log(JSON.stringify({ stepsPerSecond: trained / seconds, firstStepSeconds, peakRssMb, traceSeconds, setupSeconds, loss: history.epochs.at(-1)?.loss }));
+  console.log(
+    JSON.stringify({
+      stepsPerSecond: trained / seconds,
+      firstStepSeconds,
+      peakRssMb,
+      traceSeconds,
+      setupSeconds,
+      loss: history.epochs.at(-1)?.loss,
+    }),
+  );
 }
 
 main().catch((error: unknown) => {

@@ -41,10 +41,19 @@ function instructionsByObject(file: string): Map<string, number> {
 function callgrind(command: string, args: string[], out: string): Map<string, number>[] {
   const result = spawnSync(
     'valgrind',
-    ['--tool=callgrind', '--separate-threads=yes', '--compress-strings=no', '--compress-pos=no', `--callgrind-out-file=${out}`, command, ...args],
+    [
+      '--tool=callgrind',
+      '--separate-threads=yes',
+      '--compress-strings=no',
+      '--compress-pos=no',
+      `--callgrind-out-file=${out}`,
+      command,
+      ...args,
+    ],
     { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 },
   );
-  if (result.status !== 0) throw new Error(`valgrind ${command} failed (${result.status}):\n${result.stderr.slice(-3000)}`);
+  if (result.status !== 0)
+    throw new Error(`valgrind ${command} failed (${result.status}):\n${result.stderr.slice(-3000)}`);
   const folder = path.dirname(out);
   return fs
     .readdirSync(folder)
@@ -77,8 +86,13 @@ function perStep(first: Map<string, number>[], second: Map<string, number>[], st
   const growth = (thread: number) => sum(second[thread]?.values() ?? []) - sum(first[thread]?.values() ?? []);
   const threads = [...Array(Math.max(first.length, second.length)).keys()];
   const stepThread = threads.reduce((busiest, thread) => (growth(thread) > growth(busiest) ? thread : busiest), 0);
-  const parts = new Map<string, number>([[OTHER_THREADS, sum(threads.filter((thread) => thread !== stepThread).map(growth)) / steps]]);
-  const [before, after] = [first[stepThread] ?? new Map<string, number>(), second[stepThread] ?? new Map<string, number>()];
+  const parts = new Map<string, number>([
+    [OTHER_THREADS, sum(threads.filter((thread) => thread !== stepThread).map(growth)) / steps],
+  ]);
+  const [before, after] = [
+    first[stepThread] ?? new Map<string, number>(),
+    second[stepThread] ?? new Map<string, number>(),
+  ];
   for (const object of new Set([...before.keys(), ...after.keys()])) {
     const part = stackPart(object);
     parts.set(part, (parts.get(part) ?? 0) + ((after.get(object) ?? 0) - (before.get(object) ?? 0)) / steps);
@@ -93,18 +107,33 @@ function main(): void {
   const rawLoop = buildRawLoop();
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'firebrand-callgrind-'));
   const { torchVersion } = runtimeInfo().build;
-  console.log(`instructions per step (callgrind; ${steps} and ${2 * steps} steps, difference over ${steps}), libtorch ${torchVersion}, ${threads} thread(s)`);
+  console.log(
+    `instructions per step (callgrind; ${steps} and ${2 * steps} steps, difference over ${steps}), libtorch ${torchVersion}, ${threads} thread(s)`,
+  );
   for (const workload of workloads) {
     const extra = workload === 'transformer' ? [exportTransformer()] : [];
     const sides = {
-      firebrand: (n: number) => callgrind(process.execPath, [firebrandLoop, workload, String(n), threads, ...extra], path.join(work, `fb-${n}`)),
+      firebrand: (n: number) =>
+        callgrind(
+          process.execPath,
+          [firebrandLoop, workload, String(n), threads, ...extra],
+          path.join(work, `fb-${n}`),
+        ),
       raw: (n: number) => callgrind(rawLoop, [workload, String(n), threads, ...extra], path.join(work, `raw-${n}`)),
     };
-    const costs = Object.fromEntries(Object.entries(sides).map(([side, run]) => [side, perStep(run(steps), run(2 * steps), steps)]));
+    const costs = Object.fromEntries(
+      Object.entries(sides).map(([side, run]) => [side, perStep(run(steps), run(2 * steps), steps)]),
+    );
     const parts = [...new Set(Object.values(costs).flatMap((cost) => [...cost.keys()]))].sort();
-    const rows = parts.map((part) => [part, ...Object.values(costs).map((cost) => Math.round(cost.get(part) ?? 0))] as const);
+    const rows = parts.map(
+      (part) => [part, ...Object.values(costs).map((cost) => Math.round(cost.get(part) ?? 0))] as const,
+    );
     const totals = Object.values(costs).map((cost) => Math.round([...cost.values()].reduce((a, b) => a + b, 0)));
-    console.log(`\n${workload}:\n${'part'.padEnd(18)}${Object.keys(sides).map((side) => side.padStart(12)).join('')}`);
+    console.log(
+      `\n${workload}:\n${'part'.padEnd(18)}${Object.keys(sides)
+        .map((side) => side.padStart(12))
+        .join('')}`,
+    );
     for (const [part, ...values] of rows) {
       if (values.every((value) => Math.abs(value) < 50)) continue;
       console.log(`${part.padEnd(18)}${values.map((value) => value.toLocaleString('en-US').padStart(12)).join('')}`);

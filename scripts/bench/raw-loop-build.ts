@@ -17,7 +17,12 @@ export function check(result: ReturnType<typeof spawnSync>, what: string): strin
 
 /** Builds (or brings up to date) the raw loop; returns the program's path. */
 export function buildRawLoop(): string {
-  check(spawnSync('cmake', ['-S', benchSources, '-B', buildFolder, '-G', 'Ninja', '-DCMAKE_BUILD_TYPE=Release'], { encoding: 'utf8' }), 'cmake (raw loop)');
+  check(
+    spawnSync('cmake', ['-S', benchSources, '-B', buildFolder, '-G', 'Ninja', '-DCMAKE_BUILD_TYPE=Release'], {
+      encoding: 'utf8',
+    }),
+    'cmake (raw loop)',
+  );
   check(spawnSync('cmake', ['--build', buildFolder, '-j', '2'], { encoding: 'utf8' }), 'building the raw loop');
   return path.join(buildFolder, 'raw_loop');
 }
@@ -25,6 +30,11 @@ export function buildRawLoop(): string {
 /** Exports the transformer workload to TorchScript; returns the file's path. */
 export function exportTransformer(): string {
   const transformer = path.join(buildFolder, 'transformer.pt');
-  check(spawnSync(PYTHON, [path.join(benchSources, 'python_loop.py'), 'export-transformer', transformer], { encoding: 'utf8' }), 'exporting the transformer');
+  check(
+    spawnSync(PYTHON, [path.join(benchSources, 'python_loop.py'), 'export-transformer', transformer], {
+      encoding: 'utf8',
+    }),
+    'exporting the transformer',
+  );
   return transformer;
 }

@@ -11,8 +11,8 @@
 
 #include <chrono>
 #include <cmath>
-#include <limits>
 #include <iostream>
+#include <limits>
 #include <memory>
 #include <string>
 
@@ -48,7 +48,9 @@ struct BasicBlockImpl : torch::nn::Module {
         conv2(register_module("conv2", Conv2d(Conv2dOptions(planes, planes, 3).padding(1).bias(false)))),
         bn2(register_module("bn2", BatchNorm2d(planes))) {
     if (stride != 1 || in != planes) {
-      downsample = register_module("downsample", torch::nn::Sequential(Conv2d(Conv2dOptions(in, planes, 1).stride(stride).bias(false)), BatchNorm2d(planes)));
+      downsample = register_module(
+          "downsample",
+          torch::nn::Sequential(Conv2d(Conv2dOptions(in, planes, 1).stride(stride).bias(false)), BatchNorm2d(planes)));
     }
   }
   at::Tensor forward(const at::Tensor& x) {
@@ -71,13 +73,15 @@ struct ResNet18Impl : torch::nn::Module {
     int64_t planes = width;
     for (int64_t stage = 0; stage < 4; ++stage) {
       const int64_t out = width << stage;
-      stages.push_back(register_module("layer" + std::to_string(stage + 1),
-                                        torch::nn::Sequential(BasicBlock(planes, out, stage == 0 ? 1 : 2), BasicBlock(out, out, 1))));
+      stages.push_back(
+          register_module("layer" + std::to_string(stage + 1),
+                          torch::nn::Sequential(BasicBlock(planes, out, stage == 0 ? 1 : 2), BasicBlock(out, out, 1))));
       planes = out;
     }
     fc = register_module("fc", torch::nn::Linear(planes, 10));
     for (auto& module : modules(/*include_self=*/false)) {
-      if (auto* conv = module->as<torch::nn::Conv2dImpl>()) torch::nn::init::kaiming_normal_(conv->weight, 0, torch::kFanOut, torch::kReLU);
+      if (auto* conv = module->as<torch::nn::Conv2dImpl>())
+        torch::nn::init::kaiming_normal_(conv->weight, 0, torch::kFanOut, torch::kReLU);
     }
   }
   at::Tensor forward(at::Tensor x) {
@@ -108,9 +112,14 @@ struct GptBlockImpl : torch::nn::Module {
     const int64_t batch = x.size(0), time = x.size(1);
     const auto qkv = c_attn(x).split(dim, 2);
     const auto split = [&](const at::Tensor& t) { return t.view({batch, time, heads, dim / heads}).transpose(1, 2); };
-    at::Tensor weights = torch::matmul(split(qkv[0]), split(qkv[1]).transpose(-2, -1)) * (1.0 / std::sqrt(static_cast<double>(dim / heads)));
-    weights = weights.masked_fill(torch::ones({time, time}, torch::kBool).tril().logical_not(), -std::numeric_limits<double>::infinity());
-    return attn_proj(torch::matmul(torch::softmax(weights, -1), split(qkv[2])).transpose(1, 2).contiguous().view({batch, time, dim}));
+    at::Tensor weights = torch::matmul(split(qkv[0]), split(qkv[1]).transpose(-2, -1)) *
+                         (1.0 / std::sqrt(static_cast<double>(dim / heads)));
+    weights = weights.masked_fill(torch::ones({time, time}, torch::kBool).tril().logical_not(),
+                                  -std::numeric_limits<double>::infinity());
+    return attn_proj(torch::matmul(torch::softmax(weights, -1), split(qkv[2]))
+                         .transpose(1, 2)
+                         .contiguous()
+                         .view({batch, time, dim}));
   }
   at::Tensor forward(const at::Tensor& x) {
     const at::Tensor h = x + attend(ln_1(x));
@@ -129,7 +138,8 @@ struct GptImpl : torch::nn::Module {
       : wte(register_module("wte", torch::nn::Embedding(vocab, dim))),
         wpe(register_module("wpe", torch::nn::Embedding(context, dim))),
         ln_f(register_module("ln_f", torch::nn::LayerNorm(torch::nn::LayerNormOptions({dim})))) {
-    for (int64_t i = 0; i < layers; ++i) blocks.push_back(register_module("h" + std::to_string(i), GptBlock(dim, heads)));
+    for (int64_t i = 0; i < layers; ++i)
+      blocks.push_back(register_module("h" + std::to_string(i), GptBlock(dim, heads)));
   }
   at::Tensor forward(const at::Tensor& tokens) {
     at::Tensor x = wte(tokens) + wpe(torch::arange(tokens.size(1)));
@@ -155,8 +165,9 @@ Workload makeWorkload(const std::string& name, const std::string& scriptPath) {
     workload.inputs = torch::randn({kBatches, 32, 16});
     workload.targets = torch::randn({kBatches, 32, 1});
   } else if (name == "mlp") {
-    useModule(workload, torch::nn::Sequential(torch::nn::Linear(784, 256), torch::nn::ReLU(), torch::nn::Linear(256, 256),
-                                              torch::nn::ReLU(), torch::nn::Linear(256, 10)));
+    useModule(workload,
+              torch::nn::Sequential(torch::nn::Linear(784, 256), torch::nn::ReLU(), torch::nn::Linear(256, 256),
+                                    torch::nn::ReLU(), torch::nn::Linear(256, 10)));
     workload.optimizer = std::make_unique<torch::optim::Adam>(workload.parameters, torch::optim::AdamOptions(1e-3));
     workload.loss = crossEntropy;
     workload.inputs = torch::randn({kBatches, 128, 784});
@@ -178,7 +189,8 @@ Workload makeWorkload(const std::string& name, const std::string& scriptPath) {
         if (child.key() != "fc") child.value()->eval();
       }
     };
-    workload.optimizer = std::make_unique<torch::optim::AdamW>(module->fc->parameters(), torch::optim::AdamWOptions(1e-3));
+    workload.optimizer =
+        std::make_unique<torch::optim::AdamW>(module->fc->parameters(), torch::optim::AdamWOptions(1e-3));
     workload.loss = crossEntropy;
     workload.inputs = torch::randn({kBatches, 32, 3, 32, 32});
     workload.targets = torch::randint(10, {kBatches, 32});
@@ -189,12 +201,12 @@ Workload makeWorkload(const std::string& name, const std::string& scriptPath) {
     workload.inputs = torch::randint(256, {kBatches, 16, 64});
     workload.targets = torch::randint(256, {kBatches, 16, 64});
   } else if (name == "cnn" || name == "cnn-module") {
-    useModule(workload, torch::nn::Sequential(
-                            torch::nn::Conv2d(torch::nn::Conv2dOptions(1, 32, 3).padding(1)), torch::nn::ReLU(),
-                            torch::nn::MaxPool2d(2), torch::nn::Conv2d(torch::nn::Conv2dOptions(32, 64, 3).padding(1)),
-                            torch::nn::ReLU(), torch::nn::MaxPool2d(2), torch::nn::Flatten(),
-                            torch::nn::Linear(64 * 7 * 7, 128), torch::nn::ReLU(), torch::nn::Dropout(0.25),
-                            torch::nn::Linear(128, 10)));
+    useModule(workload, torch::nn::Sequential(torch::nn::Conv2d(torch::nn::Conv2dOptions(1, 32, 3).padding(1)),
+                                              torch::nn::ReLU(), torch::nn::MaxPool2d(2),
+                                              torch::nn::Conv2d(torch::nn::Conv2dOptions(32, 64, 3).padding(1)),
+                                              torch::nn::ReLU(), torch::nn::MaxPool2d(2), torch::nn::Flatten(),
+                                              torch::nn::Linear(64 * 7 * 7, 128), torch::nn::ReLU(),
+                                              torch::nn::Dropout(0.25), torch::nn::Linear(128, 10)));
     workload.optimizer = std::make_unique<torch::optim::AdamW>(workload.parameters, torch::optim::AdamWOptions(1e-3));
     workload.loss = crossEntropy;
     workload.inputs = torch::randn({kBatches, 64, 1, 28, 28});

@@ -60,7 +60,8 @@ export class EarlyStopping implements Callback {
   }
 
   onLoadCheckpoint(checkpoint: CheckpointInfo): void {
-    const saved = checkpoint.state.callbacks?.[STATE_KEY] as { best?: number; waited?: number; bestEpoch?: number } | undefined;
+    const saved = checkpoint.state.callbacks?.[STATE_KEY] as
+      { best?: number; waited?: number; bestEpoch?: number } | undefined;
     this.best = saved?.best;
     this.waited = saved?.waited ?? 0;
     this.bestEpoch = saved?.bestEpoch;
@@ -84,7 +85,8 @@ export class EarlyStopping implements Callback {
     }
     if (++this.waited >= this.patience) {
       this.stoppedEpoch = epoch;
-      const best = this.best === undefined ? '' : ` (best ${this.best.toPrecision(4)} at epoch ${(this.bestEpoch ?? 0) + 1})`;
+      const best =
+        this.best === undefined ? '' : ` (best ${this.best.toPrecision(4)} at epoch ${(this.bestEpoch ?? 0) + 1})`;
       trainer.stop(`EarlyStopping: ${this.metric.name} did not improve for ${this.waited} epochs${best}`);
     }
   }

@@ -39,7 +39,8 @@ export class ModelCheckpoint implements Callback {
   private saved: { folder: string; score: number }[] = [];
 
   constructor(options: ModelCheckpointOptions) {
-    this.metric = options.monitor === undefined ? undefined : new MonitoredMetric(options.monitor, options.mode ?? 'auto');
+    this.metric =
+      options.monitor === undefined ? undefined : new MonitoredMetric(options.monitor, options.mode ?? 'auto');
     this.options = {
       dirpath: options.dirpath,
       saveTopK: options.saveTopK ?? 1,

@@ -20,7 +20,9 @@ export class MonitoredMetric {
   valueIn(logs: EpochLogs, owner: string): number {
     const value = (logs as unknown as Record<string, unknown>)[this.name];
     if (typeof value !== 'number') {
-      const available = Object.entries(logs).filter(([, v]) => typeof v === 'number').map(([k]) => k);
+      const available = Object.entries(logs)
+        .filter(([, v]) => typeof v === 'number')
+        .map(([k]) => k);
       throw firebrandError(
         'ERR_FIREBRAND_INVALID_ARGUMENT',
         `${owner}: monitors '${this.name}', which the epoch logs do not hold (they hold ${available.join(', ')}); pass evalData for val* metrics`,

@@ -25,7 +25,10 @@ export function durationSeconds(duration: TimerDuration): number {
     seconds = duration;
   } else if (typeof duration === 'string') {
     const parts = /^(\d+):(\d{1,2}):(\d{1,2}):(\d{1,2})$/.exec(duration);
-    seconds = parts === null ? NaN : ((Number(parts[1]) * 24 + Number(parts[2])) * 60 + Number(parts[3])) * 60 + Number(parts[4]);
+    seconds =
+      parts === null
+        ? NaN
+        : ((Number(parts[1]) * 24 + Number(parts[2])) * 60 + Number(parts[3])) * 60 + Number(parts[4]);
   } else {
     const { days = 0, hours = 0, minutes = 0, seconds: rest = 0 } = duration;
     seconds = ((days * 24 + hours) * 60 + minutes) * 60 + rest;
@@ -99,7 +102,10 @@ export class Timer implements Callback {
   }
 
   onSaveCheckpoint(checkpoint: CheckpointInfo): void {
-    checkpoint.state.callbacks[STATE_KEY] = { train: this.timeElapsed('train'), validate: this.timeElapsed('validate') };
+    checkpoint.state.callbacks[STATE_KEY] = {
+      train: this.timeElapsed('train'),
+      validate: this.timeElapsed('validate'),
+    };
   }
 
   onLoadCheckpoint(checkpoint: CheckpointInfo): void {

@@ -29,7 +29,15 @@ async function smokeTest(): Promise<string> {
     model: nn.sequential(nn.linear(4, 16), nn.relu(), nn.linear(16, 2)),
     loss: 'cross_entropy',
     optimizer: { name: 'adamw', lr: 1e-3 },
-    config: { batchSize: 32, maxSteps: 1, numEpochs: 1, progressBar: false, numWorkers: 0, handleSignals: false, device: 'cpu' },
+    config: {
+      batchSize: 32,
+      maxSteps: 1,
+      numEpochs: 1,
+      progressBar: false,
+      numWorkers: 0,
+      handleSignals: false,
+      device: 'cpu',
+    },
   });
   const started = process.hrtime.bigint();
   const history = await trainer.fit(Dataset.fromArrays({ inputs, inputShape: [32, 4], targets }));
@@ -41,7 +49,9 @@ async function smokeTest(): Promise<string> {
 
 /** The diagnosis when the binary cannot load: what was tried, why it failed, and the fix (exit code 1). */
 function cannotLoad(error: Error, write: (text: string) => void): number {
-  write(`${'firebrand:'.padEnd(13)} ${LIBRARY_VERSION} (Node ${process.version}, ${process.platform}-${process.arch})\n`);
+  write(
+    `${'firebrand:'.padEnd(13)} ${LIBRARY_VERSION} (Node ${process.version}, ${process.platform}-${process.arch})\n`,
+  );
   write(`${'library path:'.padEnd(13)} LD_LIBRARY_PATH=${process.env.LD_LIBRARY_PATH ?? '(not set)'}\n`);
   write(`${'binary:'.padEnd(13)} FAILED to load\n\n${error.message.replace(/^firebrand: /, '')}\n`);
   return 1;
@@ -65,13 +75,18 @@ export async function runDoctor(write: (text: string) => void): Promise<number> 
     [
       'binary',
       `${binary.kind} ${binary.file}` +
-        (binary.manifest ? ` (built against libtorch ${binary.manifest.torchVersion}, ${binary.manifest.libtorchSource})` : ''),
+        (binary.manifest
+          ? ` (built against libtorch ${binary.manifest.torchVersion}, ${binary.manifest.libtorchSource})`
+          : ''),
     ],
     ...binary.skipped.map((prebuild): [string, string] => [
       'skipped',
       `prebuild for libtorch ${prebuild.manifest?.torchVersion ?? '(unknown)'} ${prebuild.file}: ${prebuild.reason}`,
     ]),
-    ['libtorch', `${build.torchVersion}, found via ${build.libtorchSource} (${build.torchDir}); loaded ${loadedLibtorch() ?? 'from an unknown file'}`],
+    [
+      'libtorch',
+      `${build.torchVersion}, found via ${build.libtorchSource} (${build.torchDir}); loaded ${loadedLibtorch() ?? 'from an unknown file'}`,
+    ],
     [
       'CUDA',
       info.cudaAvailable

@@ -30,7 +30,8 @@ const GRACE_SECONDS = 5;
 
 function integerOption(name: string, text: string | undefined, min: number): number {
   const value = Number(text);
-  if (text === undefined || !Number.isInteger(value) || value < min) throw new UsageError(`${name}: expected an integer >= ${min}, got ${text ?? 'nothing'}`);
+  if (text === undefined || !Number.isInteger(value) || value < min)
+    throw new UsageError(`${name}: expected an integer >= ${min}, got ${text ?? 'nothing'}`);
   return value;
 }
 
@@ -91,7 +92,9 @@ export function rankEnvironment(options: LaunchOptions, localRank: number): Reco
 }
 
 function forwardLines(stream: NodeJS.ReadableStream, prefix: string, out: NodeJS.WritableStream): void {
-  readline.createInterface({ input: stream, crlfDelay: Infinity }).on('line', (line) => out.write(`${prefix}${line}\n`));
+  readline
+    .createInterface({ input: stream, crlfDelay: Infinity })
+    .on('line', (line) => out.write(`${prefix}${line}\n`));
 }
 
 /** Runs the ranks; resolves with launch's exit code. */
@@ -111,7 +114,9 @@ export function runLaunch(options: LaunchOptions): Promise<number> {
     for (let localRank = 0; localRank < options.nprocPerNode; localRank++) {
       const env = { ...process.env, ...rankEnvironment(options, localRank) };
       const rank = Number(env.RANK);
-      const [command, commandArgs] = isNodeScript ? [process.execPath, [options.script, ...options.args]] : [options.script, options.args];
+      const [command, commandArgs] = isNodeScript
+        ? [process.execPath, [options.script, ...options.args]]
+        : [options.script, options.args];
       const child = spawn(command, commandArgs, { env, stdio: ['inherit', 'pipe', 'pipe'] });
       const entry = { rank, child, done: false };
       children.push(entry);
@@ -122,7 +127,9 @@ export function runLaunch(options: LaunchOptions): Promise<number> {
         entry.done = true;
         const failed = error !== undefined || code !== 0;
         if (failed && firstFailure === undefined) {
-          firstFailure = error ? `rank ${rank} could not start (${error.message})` : `rank ${rank} exited with ${signal ? `signal ${signal}` : `code ${code}`}`;
+          firstFailure = error
+            ? `rank ${rank} could not start (${error.message})`
+            : `rank ${rank} exited with ${signal ? `signal ${signal}` : `code ${code}`}`;
           process.stderr.write(`firebrand launch: ${firstFailure} first; stopping the other ranks\n`);
           stopOthers('SIGTERM');
           killTimer = setTimeout(() => stopOthers('SIGKILL'), GRACE_SECONDS * 1000);

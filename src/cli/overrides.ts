@@ -6,7 +6,10 @@ import { firebrandError } from '../errors';
 export function applyOverride(run: Record<string, unknown>, assignment: string, topLevelKeys: readonly string[]): void {
   const equals = assignment.indexOf('=');
   if (equals <= 0) {
-    throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', `--set ${assignment}: expected key=value, like config.numEpochs=5`);
+    throw firebrandError(
+      'ERR_FIREBRAND_INVALID_ARGUMENT',
+      `--set ${assignment}: expected key=value, like config.numEpochs=5`,
+    );
   }
   const key = assignment.slice(0, equals);
   const text = assignment.slice(equals + 1);
@@ -25,7 +28,10 @@ export function applyOverride(run: Record<string, unknown>, assignment: string, 
     if (next === undefined) {
       target[segment] = {};
     } else if (typeof next !== 'object' || next === null || Array.isArray(next)) {
-      throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', `--set ${key}: '${segment}' holds ${JSON.stringify(next)}, not an object`);
+      throw firebrandError(
+        'ERR_FIREBRAND_INVALID_ARGUMENT',
+        `--set ${key}: '${segment}' holds ${JSON.stringify(next)}, not an object`,
+      );
     }
     target = target[segment] as Record<string, unknown>;
   }

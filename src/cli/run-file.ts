@@ -55,7 +55,17 @@ export interface RunFile {
   saveModel?: string;
 }
 
-export const RUN_FILE_KEYS = ['model', 'loss', 'optimizer', 'optimizers', 'lrScheduler', 'data', 'config', 'callbacks', 'saveModel'] as const;
+export const RUN_FILE_KEYS = [
+  'model',
+  'loss',
+  'optimizer',
+  'optimizers',
+  'lrScheduler',
+  'data',
+  'config',
+  'callbacks',
+  'saveModel',
+] as const;
 
 const CALLBACKS: Record<string, (options: Record<string, unknown>) => Callback> = {
   EarlyStopping: (options) => new EarlyStopping(options),
@@ -86,7 +96,8 @@ export function readRunFile(file: string): Record<string, unknown> {
   } catch (error) {
     throw firebrandError('ERR_FIREBRAND_FILE', `${file}: not valid JSON (${(error as Error).message})`);
   }
-  if (!isObject(values)) throw invalid(`${file}: expected an object with model, data and config, got ${JSON.stringify(values)}`);
+  if (!isObject(values))
+    throw invalid(`${file}: expected an object with model, data and config, got ${JSON.stringify(values)}`);
   return values;
 }
 
@@ -97,7 +108,8 @@ export function checkRunFile(values: Record<string, unknown>, file: string): Run
       throw invalid(`${file}.${key}: unknown field${didYouMean(key, RUN_FILE_KEYS)}`);
     }
   }
-  if (!isObject(values.model)) throw invalid(`${file}: model must be a model spec object, like { "type": "sequential", "layers": [...] }`);
+  if (!isObject(values.model))
+    throw invalid(`${file}: model must be a model spec object, like { "type": "sequential", "layers": [...] }`);
   if (!isObject(values.data) || !isObject(values.data.train)) {
     throw invalid(`${file}: data.train must be a data source, like { "format": "csv", "path": "train.csv" }`);
   }
@@ -168,17 +180,24 @@ export function resolveModel(model: ModelSpec | ModuleFileSpec, folder: string):
   try {
     exports = require(file) as Record<string, unknown>;
   } catch (error) {
-    throw firebrandError('ERR_FIREBRAND_FILE', `model.path: ${file} cannot be loaded as CommonJS (${(error as Error).message})`);
+    throw firebrandError(
+      'ERR_FIREBRAND_FILE',
+      `model.path: ${file} cannot be loaded as CommonJS (${(error as Error).message})`,
+    );
   }
   const name = model.export ?? 'default';
   const value = exports[name];
   if (value === undefined) {
     const names = Object.keys(exports);
-    throw invalid(`model.export: ${file} has no export '${name}'${didYouMean(name, names)}; it exports ${names.join(', ') || 'nothing'}`);
+    throw invalid(
+      `model.export: ${file} has no export '${name}'${didYouMean(name, names)}; it exports ${names.join(', ') || 'nothing'}`,
+    );
   }
   if (value instanceof Module) return value;
   if (typeof value === 'function' && value.prototype instanceof Module) {
     return new (value as new (...args: unknown[]) => Module)(...(model.args ?? []));
   }
-  throw invalid(`model.export: '${name}' of ${file} is not an nn.Module subclass or instance (is the file using another copy of firebrand?)`);
+  throw invalid(
+    `model.export: '${name}' of ${file} is not an nn.Module subclass or instance (is the file using another copy of firebrand?)`,
+  );
 }

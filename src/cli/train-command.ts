@@ -37,7 +37,9 @@ export function trainHelp(): string {
   const entries = fieldDescriptions(configSchema);
   const fieldWidth = Math.max(...entries.map((entry) => entry.field.length));
   const defaultWidth = Math.max(...entries.map((entry) => entry.default.length));
-  const fields = entries.map((entry) => `  ${entry.field.padEnd(fieldWidth)}  ${entry.default.padEnd(defaultWidth)}  ${entry.accepts}`);
+  const fields = entries.map(
+    (entry) => `  ${entry.field.padEnd(fieldWidth)}  ${entry.default.padEnd(defaultWidth)}  ${entry.accepts}`,
+  );
   return `${TRAIN_USAGE}\n${fields.join('\n')}\n`;
 }
 
@@ -59,7 +61,8 @@ export function parseTrainArguments(args: string[]): { file: string; overrides: 
       files.push(args[i]);
     }
   }
-  if (files.length !== 1) throw new UsageError(files.length === 0 ? 'give a run file' : `give one run file, got ${files.join(', ')}`);
+  if (files.length !== 1)
+    throw new UsageError(files.length === 0 ? 'give a run file' : `give one run file, got ${files.join(', ')}`);
   return { file: files[0], overrides };
 }
 
@@ -68,10 +71,12 @@ export async function runTrain(file: string, overrides: string[], write: (text: 
   for (const assignment of overrides) applyOverride(values, assignment, RUN_FILE_KEYS);
   const run = checkRunFile(values, file);
   const folder = path.dirname(path.resolve(file));
-  const resolved = (relative: string | undefined) => (relative === undefined ? undefined : path.resolve(folder, relative));
+  const resolved = (relative: string | undefined) =>
+    relative === undefined ? undefined : path.resolve(folder, relative);
   const config = { ...run.config };
   for (const key of ['outputDir', 'initWeightsFrom'] as const) config[key] = resolved(config[key]);
-  if (typeof config.resumeFromCheckpoint === 'string') config.resumeFromCheckpoint = resolved(config.resumeFromCheckpoint);
+  if (typeof config.resumeFromCheckpoint === 'string')
+    config.resumeFromCheckpoint = resolved(config.resumeFromCheckpoint);
   const trainer = new Trainer({
     model: resolveModel(run.model, folder),
     loss: run.loss as LossName | undefined,
@@ -92,7 +97,10 @@ export async function runTrain(file: string, overrides: string[], write: (text: 
       globalStep: trainer.globalStep,
       stopped: history.stopped,
       best: history.best,
-      last: last === undefined ? undefined : Object.fromEntries(Object.entries(last).filter(([, value]) => typeof value === 'number')),
+      last:
+        last === undefined
+          ? undefined
+          : Object.fromEntries(Object.entries(last).filter(([, value]) => typeof value === 'number')),
       wallTimeSeconds: history.wallTimeSeconds,
       samplesPerSecond: history.samplesPerSecond,
       savedModel: run.saveModel === undefined ? undefined : path.resolve(folder, run.saveModel),

@@ -1,24 +1,46 @@
 // What Dataset's readers and batch transforms accept, with torchvision's and
 // the readers' defaults: the one owner of their rules. C++ reads the files and
 // runs the transforms with the resolved values.
-import { boolean, either, field, integer, number, oneOf, REQUIRED, resolve, Resolved, Rule, Schema, text, validate, Variants } from '../options/schema';
+import {
+  boolean,
+  either,
+  field,
+  integer,
+  number,
+  oneOf,
+  REQUIRED,
+  resolve,
+  Resolved,
+  Rule,
+  Schema,
+  text,
+  validate,
+  Variants,
+} from '../options/schema';
 
 /** A number, or a non-empty list of them, each at least `min` (above it with `above`). */
-const numbers = (min: number, above = false): Rule => (value) =>
-  number(min, Infinity, above)(value) === undefined ||
-  (Array.isArray(value) && value.length > 0 && value.every((item) => number(min, Infinity, above)(item) === undefined))
-    ? undefined
-    : `a number ${above ? '>' : '>='} ${min} or a non-empty list of them`;
+const numbers =
+  (min: number, above = false): Rule =>
+  (value) =>
+    number(min, Infinity, above)(value) === undefined ||
+    (Array.isArray(value) &&
+      value.length > 0 &&
+      value.every((item) => number(min, Infinity, above)(item) === undefined))
+      ? undefined
+      : `a number ${above ? '>' : '>='} ${min} or a non-empty list of them`;
 
 const anyNumbers: Rule = (value) =>
   typeof value === 'number' && Number.isFinite(value)
     ? undefined
-    : Array.isArray(value) && value.length > 0 && value.every((item) => typeof item === 'number' && Number.isFinite(item))
+    : Array.isArray(value) &&
+        value.length > 0 &&
+        value.every((item) => typeof item === 'number' && Number.isFinite(item))
       ? undefined
       : 'a number or a non-empty list of numbers';
 
 const cropSize: Rule = (value) =>
-  integer(1)(value) === undefined || (Array.isArray(value) && value.length === 2 && value.every((size) => integer(1)(size) === undefined))
+  integer(1)(value) === undefined ||
+  (Array.isArray(value) && value.length === 2 && value.every((size) => integer(1)(size) === undefined))
     ? undefined
     : 'an integer >= 1 or a list of 2';
 
@@ -30,8 +52,15 @@ const shape: Rule = (value) =>
 const onInput = field(text, 'input', ['input']);
 
 export const transformSchemas = new Variants('transform', {
-  normalize: { mean: field(anyNumbers, REQUIRED, [0.5, [0.1]]), std: field(numbers(0, true), REQUIRED, [0.25, [1]]), field: onInput },
-  cast: { dtype: field(oneOf('float32', 'float64', 'float16', 'bfloat16', 'int64', 'int32', 'uint8'), 'float32', ['float64']), field: onInput },
+  normalize: {
+    mean: field(anyNumbers, REQUIRED, [0.5, [0.1]]),
+    std: field(numbers(0, true), REQUIRED, [0.25, [1]]),
+    field: onInput,
+  },
+  cast: {
+    dtype: field(oneOf('float32', 'float64', 'float16', 'bfloat16', 'int64', 'int32', 'uint8'), 'float32', ['float64']),
+    field: onInput,
+  },
   randomHorizontalFlip: { p: field(number(0, 1), 0.5, [0, 1]), field: onInput },
   randomCrop: { size: field(cropSize, REQUIRED, [1, [1, 1]]), padding: field(integer(0), 0, [0, 1]), field: onInput },
   oneHot: { numClasses: field(integer(1), REQUIRED, [2]), field: field(text, 'target', ['target']) },
@@ -54,5 +83,7 @@ export const csvOptionsSchema: Schema = {
 /** `options` checked against `schema` (errors under `origin`) and defaulted, without the fields left unset. */
 export function resolveOptions(options: object, schema: Schema, origin: string): Resolved {
   validate(options, schema, origin);
-  return Object.fromEntries(Object.entries(resolve(options as Resolved, schema)).filter(([, value]) => value !== undefined));
+  return Object.fromEntries(
+    Object.entries(resolve(options as Resolved, schema)).filter(([, value]) => value !== undefined),
+  );
 }

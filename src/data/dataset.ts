@@ -1,6 +1,14 @@
 // Datasets live in C++ as tensors; this class is their handle in TypeScript.
 import { firebrandError } from '../errors';
-import { native, NativeDataset, NumericArray, OptionFields, TensorData, TokenFileOptions, TokenWindowOptions } from '../native';
+import {
+  native,
+  NativeDataset,
+  NumericArray,
+  OptionFields,
+  TensorData,
+  TokenFileOptions,
+  TokenWindowOptions,
+} from '../native';
 import { BatchLoader, LoaderOptions } from './batch-loader';
 import { csvOptionsSchema, idxOptionsSchema, resolveOptions, transformSchemas } from './data-schemas';
 import { batchOrderSchema, loaderSchema, resolveLoaderOptions } from './loader-options';
@@ -65,7 +73,13 @@ export class Dataset {
    * on a worker thread.
    */
   static async fromIdx(inputsPath: string, targetsPath: string, options: IdxOptions = {}): Promise<Dataset> {
-    return new Dataset(await native.NativeDataset.fromIdx(inputsPath, targetsPath, resolveOptions(options, idxOptionsSchema, 'Dataset.fromIdx options') as OptionFields));
+    return new Dataset(
+      await native.NativeDataset.fromIdx(
+        inputsPath,
+        targetsPath,
+        resolveOptions(options, idxOptionsSchema, 'Dataset.fromIdx options') as OptionFields,
+      ),
+    );
   }
 
   /** Inputs and targets from two NumPy .npy files (any shape, samples first), read in C++. */
@@ -92,7 +106,12 @@ export class Dataset {
 
   /** A numeric CSV file read in C++: one target column, every other column a float32 feature. */
   static async fromCsv(path: string, options: CsvOptions = {}): Promise<Dataset> {
-    return new Dataset(await native.NativeDataset.fromCsv(path, resolveOptions(options, csvOptionsSchema, 'Dataset.fromCsv options') as OptionFields));
+    return new Dataset(
+      await native.NativeDataset.fromCsv(
+        path,
+        resolveOptions(options, csvOptionsSchema, 'Dataset.fromCsv options') as OptionFields,
+      ),
+    );
   }
 
   /**
@@ -114,10 +133,15 @@ export class Dataset {
    * it, so a stride of 1 costs no copy per window. A tokenizer gives the ids: `Dataset.fromTokens(new
    * ByteTokenizer().encode(text), { contextLength: 64 })`.
    */
-  static fromTokens(tokens: NumericArray | number[] | (NumericArray | number[])[], options: TokenWindowOptions): Dataset {
+  static fromTokens(
+    tokens: NumericArray | number[] | (NumericArray | number[])[],
+    options: TokenWindowOptions,
+  ): Dataset {
     const single = Array.isArray(tokens) && tokens.every((token) => typeof token === 'number');
     const documents = (single ? [tokens] : [tokens].flat(1)) as (NumericArray | number[])[];
-    const typed = documents.map((document, index) => (Array.isArray(document) ? tokenIds(document, single ? 'tokens' : `tokens[${index}]`) : document));
+    const typed = documents.map((document, index) =>
+      Array.isArray(document) ? tokenIds(document, single ? 'tokens' : `tokens[${index}]`) : document,
+    );
     return new Dataset(native.NativeDataset.fromTokens(typed, options));
   }
 
@@ -181,7 +205,11 @@ export class Dataset {
    * they are loaded for training, evaluation or benchmarking. Replaces earlier transforms.
    */
   withTransforms(...transforms: TransformSpec[]): Dataset {
-    return new Dataset(this.native.withTransforms(transforms.map((spec, i) => transformSchemas.resolve(spec, `transforms[${i}]`) as TransformSpec)));
+    return new Dataset(
+      this.native.withTransforms(
+        transforms.map((spec, i) => transformSchemas.resolve(spec, `transforms[${i}]`) as TransformSpec),
+      ),
+    );
   }
 
   /**
@@ -224,7 +252,10 @@ function tokenIds(values: number[], field: string): Int32Array | BigInt64Array {
   const ids = wide ? new BigInt64Array(values.length) : new Int32Array(values.length);
   values.forEach((value, i) => {
     if (!Number.isSafeInteger(value)) {
-      throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', `fromTokens: ${field}[${i}] is ${value}; token ids are whole numbers`);
+      throw firebrandError(
+        'ERR_FIREBRAND_INVALID_ARGUMENT',
+        `fromTokens: ${field}[${i}] is ${value}; token ids are whole numbers`,
+      );
     }
     ids[i] = (wide ? BigInt(value) : value) as never;
   });
@@ -232,7 +263,9 @@ function tokenIds(values: number[], field: string): Int32Array | BigInt64Array {
 }
 
 /** Which fraction of the samples goes to which part of Dataset.split: give one of train and validation. */
-export type SplitFractions = ({ train: number; validation?: undefined } | { validation: number; train?: undefined }) & { seed?: number };
+export type SplitFractions = ({ train: number; validation?: undefined } | { validation: number; train?: undefined }) & {
+  seed?: number;
+};
 
 /** [train, validation] fractions; the one not given is its complement as written in decimals (0.2 for 0.8). */
 function splitFractions(parts: SplitFractions | number): [number, number] {
@@ -246,8 +279,13 @@ function splitFractions(parts: SplitFractions | number): [number, number] {
   }
   const { train, validation } = parts ?? {};
   if ((train === undefined) === (validation === undefined)) {
-    throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', 'split: give exactly one of { train } and { validation }, a fraction between 0 and 1');
+    throw firebrandError(
+      'ERR_FIREBRAND_INVALID_ARGUMENT',
+      'split: give exactly one of { train } and { validation }, a fraction between 0 and 1',
+    );
   }
   const complement = (fraction: number) => Number((1 - fraction).toFixed(12));
-  return validation === undefined ? [train as number, complement(train as number)] : [complement(validation), validation];
+  return validation === undefined
+    ? [train as number, complement(train as number)]
+    : [complement(validation), validation];
 }

@@ -31,7 +31,6 @@ export const loaderSchema: Schema = {
   prefetchFactor,
 };
 
-
 /** `options` checked against `schema` (errors under `origin`) and defaulted, as C++ takes them. */
 export function resolveLoaderOptions(options: object, schema: Schema, origin: string): NativeLoaderRequest {
   validate(options, schema, origin);

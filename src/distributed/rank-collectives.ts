@@ -38,7 +38,8 @@ export class RankCollectives {
     }
     const [failed] = await this.anyRank([failure !== undefined], what);
     if (failure !== undefined) throw failure;
-    if (failed) throw firebrandError('ERR_FIREBRAND_DISTRIBUTED', `distributed: rank 0 failed to write ${what}; see its output`);
+    if (failed)
+      throw firebrandError('ERR_FIREBRAND_DISTRIBUTED', `distributed: rank 0 failed to write ${what}; see its output`);
     return result;
   }
 }

@@ -7,10 +7,15 @@ interface Generating {
   generateNext(generation: GenerationHandle): Promise<number | null>;
 }
 
-const isTypedArray = (value: unknown): value is NumericArray => ArrayBuffer.isView(value) && !(value instanceof DataView);
+const isTypedArray = (value: unknown): value is NumericArray =>
+  ArrayBuffer.isView(value) && !(value instanceof DataView);
 
 /** The tokens `native` samples after `prompt`, as they come. */
-export async function* generateTokens(native: Generating, prompt: ArrayLike<number> | NumericArray, options: GenerateOptions): AsyncGenerator<number, void, undefined> {
+export async function* generateTokens(
+  native: Generating,
+  prompt: ArrayLike<number> | NumericArray,
+  options: GenerateOptions,
+): AsyncGenerator<number, void, undefined> {
   // A plain array goes as float64, so C++ names fractional ids instead of truncating them.
   const handle = native.startGeneration(isTypedArray(prompt) ? prompt : Float64Array.from(prompt), options);
   for (;;) {

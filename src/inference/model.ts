@@ -37,13 +37,20 @@ export class Model {
    * whose forward returns several tensors gets them all, as it returned them (see Trainer.predict).
    */
   async predict(inputs: NumericArray, shape: number[], options?: { batchSize?: number }): Promise<TensorData>;
-  async predict<Output extends Prediction>(inputs: NumericArray, shape: number[], options?: { batchSize?: number }): Promise<Output>;
+  async predict<Output extends Prediction>(
+    inputs: NumericArray,
+    shape: number[],
+    options?: { batchSize?: number },
+  ): Promise<Output>;
   async predict(inputs: NumericArray, shape: number[], options: { batchSize?: number } = {}): Promise<Prediction> {
     return this.native.predict(inputs, shape, options.batchSize ?? 256);
   }
 
   /** Samples tokens after `prompt` in C++, as Trainer.generate does. */
-  generate(prompt: ArrayLike<number> | NumericArray, options: GenerateOptions): AsyncGenerator<number, void, undefined> {
+  generate(
+    prompt: ArrayLike<number> | NumericArray,
+    options: GenerateOptions,
+  ): AsyncGenerator<number, void, undefined> {
     return generateTokens(this.native, prompt, options);
   }
 }

@@ -61,7 +61,10 @@ export async function writeSavedModel(
 export function readSavedModel(folder: string): ModelSpec {
   const file = path.join(folder, DESCRIPTION_FILE);
   if (!fs.existsSync(file)) {
-    throw firebrandError('ERR_FIREBRAND_FILE', `${folder}: not a saved firebrand model (no ${DESCRIPTION_FILE}); trainer.save(folder) writes one`);
+    throw firebrandError(
+      'ERR_FIREBRAND_FILE',
+      `${folder}: not a saved firebrand model (no ${DESCRIPTION_FILE}); trainer.save(folder) writes one`,
+    );
   }
   let description: SavedModelDescription;
   try {
@@ -70,7 +73,10 @@ export function readSavedModel(folder: string): ModelSpec {
     throw firebrandError('ERR_FIREBRAND_FILE', `${file}: not valid JSON (${(error as Error).message})`);
   }
   if (description.format !== FORMAT || description.formatVersion !== 1) {
-    throw firebrandError('ERR_FIREBRAND_FILE', `${file}: format ${String(description.format)} v${String(description.formatVersion)} is not ${FORMAT} v1`);
+    throw firebrandError(
+      'ERR_FIREBRAND_FILE',
+      `${file}: format ${String(description.format)} v${String(description.formatVersion)} is not ${FORMAT} v1`,
+    );
   }
   const model = description.model;
   if (model.type === 'torchscript') return { type: 'torchscript', path: path.join(folder, TORCHSCRIPT_FILE) };

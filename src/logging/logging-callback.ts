@@ -7,7 +7,6 @@ import { BOOKKEEPING_FIELDS, isValidationField } from '../training/metrics';
 import type { Trainer } from '../training/trainer';
 import type { Logger, ScalarMetrics } from './logger';
 
-
 /** 'valAccuracy' -> 'val/accuracy', 'loss' -> 'train/loss'; numbers only. */
 function scalars(logs: object, trainPrefix: string): ScalarMetrics {
   const metrics: ScalarMetrics = {};
@@ -45,7 +44,10 @@ export class LoggingCallback implements Callback {
   postEpoch(_epoch: number, logs: EpochLogs): void {
     // Its evaluation's metrics went out with postValidation.
     const trained = Object.fromEntries(Object.entries(logs).filter(([name]) => !isValidationField(name)));
-    this.emit({ ...scalars(trained, 'epoch'), 'epoch/samplesPerSecond': logs.samples / Math.max(logs.seconds, 1e-9) }, logs.globalStep);
+    this.emit(
+      { ...scalars(trained, 'epoch'), 'epoch/samplesPerSecond': logs.samples / Math.max(logs.seconds, 1e-9) },
+      logs.globalStep,
+    );
   }
 
   async postFit(): Promise<void> {

@@ -1,14 +1,27 @@
 // Every layer type of nn.sequential: the fields each takes, with PyTorch's
 // defaults (torch.nn's modules). The one owner of their rules and defaults:
 // C++ builds the torch::nn modules from the resolved values.
-import { anyInteger, boolean, field, integer, number, oneOf, REQUIRED, Resolved, Rule, Variants } from '../options/schema';
+import {
+  anyInteger,
+  boolean,
+  field,
+  integer,
+  number,
+  oneOf,
+  REQUIRED,
+  Resolved,
+  Rule,
+  Variants,
+} from '../options/schema';
 
 /** An integer >= min, or a list of `n` of them (one per spatial dimension: [height, width]). */
-const sizeN = (n: number, min: number): Rule => (value) =>
-  integer(min)(value) === undefined ||
-  (Array.isArray(value) && value.length === n && value.every((size) => integer(min)(size) === undefined))
-    ? undefined
-    : `an integer >= ${min} or a list of ${n}`;
+const sizeN =
+  (n: number, min: number): Rule =>
+  (value) =>
+    integer(min)(value) === undefined ||
+    (Array.isArray(value) && value.length === n && value.every((size) => integer(min)(size) === undefined))
+      ? undefined
+      : `an integer >= ${min} or a list of ${n}`;
 const size2d = (min: number): Rule => sizeN(2, min);
 
 const shape: Rule = (value) =>
@@ -60,21 +73,28 @@ const positions = (size: unknown): number[] => (Array.isArray(size) ? (size as n
 /** Rules across a layer's fields (PyTorch's constructor checks), on the resolved layer. */
 function crossFieldProblem(layer: Resolved): string | undefined {
   const type = layer.type as string;
-  if (['conv1d', 'conv2d', 'conv3d', 'convTranspose1d', 'convTranspose2d'].includes(type) &&
-      ((layer.inChannels as number) % (layer.groups as number) !== 0 || (layer.outChannels as number) % (layer.groups as number) !== 0)) {
+  if (
+    ['conv1d', 'conv2d', 'conv3d', 'convTranspose1d', 'convTranspose2d'].includes(type) &&
+    ((layer.inChannels as number) % (layer.groups as number) !== 0 ||
+      (layer.outChannels as number) % (layer.groups as number) !== 0)
+  ) {
     return `inChannels (${layer.inChannels}) and outChannels (${layer.outChannels}) must both be divisible by groups (${layer.groups})`;
   }
   if (type.startsWith('convTranspose')) {
     const stride = positions(layer.stride);
     const dilation = positions(layer.dilation);
-    const bad = positions(layer.outputPadding).findIndex((pad, i) => pad >= Math.max(stride[i % stride.length], dilation[i % dilation.length]));
-    if (bad >= 0) return `outputPadding (${JSON.stringify(layer.outputPadding)}) must be smaller than stride or dilation in each dimension`;
+    const bad = positions(layer.outputPadding).findIndex(
+      (pad, i) => pad >= Math.max(stride[i % stride.length], dilation[i % dilation.length]),
+    );
+    if (bad >= 0)
+      return `outputPadding (${JSON.stringify(layer.outputPadding)}) must be smaller than stride or dilation in each dimension`;
   }
   if (type === 'groupNorm' && (layer.numChannels as number) % (layer.numGroups as number) !== 0) {
     return `numChannels (${layer.numChannels}) must be divisible by numGroups (${layer.numGroups})`;
   }
   if (type === 'upsample') {
-    if ((layer.size === undefined) === (layer.scaleFactor === undefined)) return 'give exactly one of size and scaleFactor';
+    if ((layer.size === undefined) === (layer.scaleFactor === undefined))
+      return 'give exactly one of size and scaleFactor';
     if (layer.mode === 'nearest' && layer.alignCorners === true) return "alignCorners applies to mode 'bilinear' only";
   }
   if (type === 'multiheadAttention' && (layer.embedDim as number) % (layer.numHeads as number) !== 0) {
@@ -84,7 +104,11 @@ function crossFieldProblem(layer: Resolved): string | undefined {
     return `projSize (${layer.projSize}) must be smaller than hiddenSize (${layer.hiddenSize})`;
   }
   const rows = layer.numEmbeddings as number;
-  if (type === 'embedding' && layer.paddingIdx !== undefined && ((layer.paddingIdx as number) < -rows || (layer.paddingIdx as number) >= rows)) {
+  if (
+    type === 'embedding' &&
+    layer.paddingIdx !== undefined &&
+    ((layer.paddingIdx as number) < -rows || (layer.paddingIdx as number) >= rows)
+  ) {
     return `paddingIdx must be in [${-rows}, ${rows - 1}], got ${layer.paddingIdx}`;
   }
   return undefined;
@@ -120,7 +144,11 @@ export const layers = new Variants(
     },
     batchNorm1d: batchNorm,
     batchNorm2d: batchNorm,
-    layerNorm: { normalizedShape: field(shape, REQUIRED, [1, [1, 2]]), eps: field(number(0), 1e-5, [0]), elementwiseAffine: field(boolean, true, [false]) },
+    layerNorm: {
+      normalizedShape: field(shape, REQUIRED, [1, [1, 2]]),
+      eps: field(number(0), 1e-5, [0]),
+      elementwiseAffine: field(boolean, true, [false]),
+    },
     dropout: { p: field(number(0, 1), 0.5, [0, 1]) },
     flatten: { startDim: field(anyInteger, 1, [0]), endDim: field(anyInteger, -1, [-1]) },
     relu: {},
@@ -162,7 +190,12 @@ export const layers = new Variants(
     adaptiveAvgPool2d: adaptive(2),
     adaptiveMaxPool2d: adaptive(2),
     batchNorm3d: batchNorm,
-    groupNorm: { numGroups: count, numChannels: count, eps: field(number(0), 1e-5, [0]), affine: field(boolean, true, [false]) },
+    groupNorm: {
+      numGroups: count,
+      numChannels: count,
+      eps: field(number(0), 1e-5, [0]),
+      affine: field(boolean, true, [false]),
+    },
     instanceNorm2d: {
       numFeatures: count,
       eps: field(number(0), 1e-5, [0]),
@@ -200,4 +233,3 @@ export const layers = new Variants(
   crossFieldProblem,
   'type',
 );
-

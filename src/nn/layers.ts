@@ -53,7 +53,12 @@ import { init } from './module/init';
 import { Buffer, Layer, Module, ModuleDict, ModuleList, Parameter, Sequential } from './module/module';
 import { GRU, LSTM, RNN } from './module/recurrent';
 import { MultiheadAttention } from './module/attention';
-import { TransformerDecoderLayer, TransformerEncoder, TransformerEncoderLayer, type TransformerLayerOptions } from './module/transformer';
+import {
+  TransformerDecoderLayer,
+  TransformerEncoder,
+  TransformerEncoderLayer,
+  type TransformerLayerOptions,
+} from './module/transformer';
 // Module.prototype.summary is defined beside the tracer.
 import './module/summary';
 
@@ -94,49 +99,78 @@ export const nn = {
   rnn: (inputSize: number, hiddenSize: number, options: Options<RNNSpec, 'inputSize' | 'hiddenSize'> = {}): RNN =>
     new RNN({ type: 'rnn', inputSize, hiddenSize, ...options }),
   /** Multi-head attention; `const [out] = this.attn.forward(q, k, v, { keyPaddingMask, attnMask, isCausal })`. */
-  multiheadAttention: (embedDim: number, numHeads: number, options: Options<MultiheadAttentionSpec, 'embedDim' | 'numHeads'> = {}): MultiheadAttention =>
-    new MultiheadAttention({ type: 'multiheadAttention', embedDim, numHeads, ...options }),
+  multiheadAttention: (
+    embedDim: number,
+    numHeads: number,
+    options: Options<MultiheadAttentionSpec, 'embedDim' | 'numHeads'> = {},
+  ): MultiheadAttention => new MultiheadAttention({ type: 'multiheadAttention', embedDim, numHeads, ...options }),
   /** torch.nn.TransformerEncoderLayer: `layer.forward(src, { srcMask, srcKeyPaddingMask, isCausal })`. */
-  transformerEncoderLayer: (dModel: number, nhead: number, options: TransformerLayerOptions = {}): TransformerEncoderLayer =>
-    new TransformerEncoderLayer(dModel, nhead, options),
+  transformerEncoderLayer: (
+    dModel: number,
+    nhead: number,
+    options: TransformerLayerOptions = {},
+  ): TransformerEncoderLayer => new TransformerEncoderLayer(dModel, nhead, options),
   /** torch.nn.TransformerDecoderLayer: `layer.forward(tgt, memory, { tgtMask, memoryKeyPaddingMask, tgtIsCausal, ... })`. */
-  transformerDecoderLayer: (dModel: number, nhead: number, options: TransformerLayerOptions = {}): TransformerDecoderLayer =>
-    new TransformerDecoderLayer(dModel, nhead, options),
+  transformerDecoderLayer: (
+    dModel: number,
+    nhead: number,
+    options: TransformerLayerOptions = {},
+  ): TransformerDecoderLayer => new TransformerDecoderLayer(dModel, nhead, options),
   /** torch.nn.TransformerEncoder: numLayers copies of encoderLayer (the same initial weights, as PyTorch's deep copies), then norm. */
-  transformerEncoder: (encoderLayer: TransformerEncoderLayer, numLayers: number, options: { norm?: Layer } = {}): TransformerEncoder =>
-    new TransformerEncoder(encoderLayer, numLayers, options),
-  linear: (inFeatures: number, outFeatures: number, options: Options<LinearSpec, 'inFeatures' | 'outFeatures'> = {}): Layer<LinearSpec> =>
-    layer({ type: 'linear', inFeatures, outFeatures, ...options}),
+  transformerEncoder: (
+    encoderLayer: TransformerEncoderLayer,
+    numLayers: number,
+    options: { norm?: Layer } = {},
+  ): TransformerEncoder => new TransformerEncoder(encoderLayer, numLayers, options),
+  linear: (
+    inFeatures: number,
+    outFeatures: number,
+    options: Options<LinearSpec, 'inFeatures' | 'outFeatures'> = {},
+  ): Layer<LinearSpec> => layer({ type: 'linear', inFeatures, outFeatures, ...options }),
   conv2d: (
     inChannels: number,
     outChannels: number,
     kernelSize: Size2d,
     options: Options<Conv2dSpec, 'inChannels' | 'outChannels' | 'kernelSize'> = {},
-  ): Layer<Conv2dSpec> => layer({ type: 'conv2d', inChannels, outChannels, kernelSize, ...options}),
+  ): Layer<Conv2dSpec> => layer({ type: 'conv2d', inChannels, outChannels, kernelSize, ...options }),
   maxPool2d: (kernelSize: Size2d, options: Options<MaxPool2dSpec, 'kernelSize'> = {}): FunctionalLayer<MaxPool2dSpec> =>
     functional({ type: 'maxPool2d', kernelSize, ...options }),
   avgPool2d: (kernelSize: Size2d, options: Options<AvgPool2dSpec, 'kernelSize'> = {}): FunctionalLayer<AvgPool2dSpec> =>
     functional({ type: 'avgPool2d', kernelSize, ...options }),
   batchNorm1d: (numFeatures: number, options: Options<BatchNormSpec, 'numFeatures'> = {}): Layer<BatchNormSpec> =>
-    layer({ type: 'batchNorm1d', numFeatures, ...options}),
+    layer({ type: 'batchNorm1d', numFeatures, ...options }),
   batchNorm2d: (numFeatures: number, options: Options<BatchNormSpec, 'numFeatures'> = {}): Layer<BatchNormSpec> =>
-    layer({ type: 'batchNorm2d', numFeatures, ...options}),
-  layerNorm: (normalizedShape: number | number[], options: Options<LayerNormSpec, 'normalizedShape'> = {}): Layer<LayerNormSpec> =>
-    layer({ type: 'layerNorm', normalizedShape, ...options}),
+    layer({ type: 'batchNorm2d', numFeatures, ...options }),
+  layerNorm: (
+    normalizedShape: number | number[],
+    options: Options<LayerNormSpec, 'normalizedShape'> = {},
+  ): Layer<LayerNormSpec> => layer({ type: 'layerNorm', normalizedShape, ...options }),
   dropout: (p?: number): FunctionalLayer<DropoutSpec> => functional({ type: 'dropout', p }),
-  flatten: (startDim?: number, endDim?: number): FunctionalLayer<FlattenSpec> => functional({ type: 'flatten', startDim, endDim }),
+  flatten: (startDim?: number, endDim?: number): FunctionalLayer<FlattenSpec> =>
+    functional({ type: 'flatten', startDim, endDim }),
   relu: (): FunctionalLayer<ActivationSpec> => functional({ type: 'relu' }),
   tanh: (): FunctionalLayer<ActivationSpec> => functional({ type: 'tanh' }),
   sigmoid: (): FunctionalLayer<ActivationSpec> => functional({ type: 'sigmoid' }),
   gelu: (approximate?: 'none' | 'tanh'): FunctionalLayer<GeluSpec> => functional({ type: 'gelu', approximate }),
   softmax: (dim?: number): FunctionalLayer<SoftmaxSpec> => functional({ type: 'softmax', dim }),
   logSoftmax: (dim?: number): FunctionalLayer<SoftmaxSpec> => functional({ type: 'logSoftmax', dim }),
-  embedding: (numEmbeddings: number, embeddingDim: number, options: Options<EmbeddingSpec, 'numEmbeddings' | 'embeddingDim'> = {}): Layer<EmbeddingSpec> =>
-    layer({ type: 'embedding', numEmbeddings, embeddingDim, ...options}),
-  conv1d: (inChannels: number, outChannels: number, kernelSize: Size1d, options: Options<Conv1dSpec, 'inChannels' | 'outChannels' | 'kernelSize'> = {}): Layer<Conv1dSpec> =>
-    layer({ type: 'conv1d', inChannels, outChannels, kernelSize, ...options }),
-  conv3d: (inChannels: number, outChannels: number, kernelSize: Size3d, options: Options<Conv3dSpec, 'inChannels' | 'outChannels' | 'kernelSize'> = {}): Layer<Conv3dSpec> =>
-    layer({ type: 'conv3d', inChannels, outChannels, kernelSize, ...options }),
+  embedding: (
+    numEmbeddings: number,
+    embeddingDim: number,
+    options: Options<EmbeddingSpec, 'numEmbeddings' | 'embeddingDim'> = {},
+  ): Layer<EmbeddingSpec> => layer({ type: 'embedding', numEmbeddings, embeddingDim, ...options }),
+  conv1d: (
+    inChannels: number,
+    outChannels: number,
+    kernelSize: Size1d,
+    options: Options<Conv1dSpec, 'inChannels' | 'outChannels' | 'kernelSize'> = {},
+  ): Layer<Conv1dSpec> => layer({ type: 'conv1d', inChannels, outChannels, kernelSize, ...options }),
+  conv3d: (
+    inChannels: number,
+    outChannels: number,
+    kernelSize: Size3d,
+    options: Options<Conv3dSpec, 'inChannels' | 'outChannels' | 'kernelSize'> = {},
+  ): Layer<Conv3dSpec> => layer({ type: 'conv3d', inChannels, outChannels, kernelSize, ...options }),
   convTranspose1d: (
     inChannels: number,
     outChannels: number,
@@ -153,30 +187,47 @@ export const nn = {
     functional({ type: 'maxPool1d', kernelSize, ...options }),
   avgPool1d: (kernelSize: Size1d, options: Options<AvgPool1dSpec, 'kernelSize'> = {}): FunctionalLayer<AvgPool1dSpec> =>
     functional({ type: 'avgPool1d', kernelSize, ...options }),
-  adaptiveAvgPool1d: (outputSize: Size1d): FunctionalLayer<AdaptivePoolSpec> => functional({ type: 'adaptiveAvgPool1d', outputSize }),
-  adaptiveAvgPool2d: (outputSize: Size2d): FunctionalLayer<AdaptivePoolSpec> => functional({ type: 'adaptiveAvgPool2d', outputSize }),
-  adaptiveMaxPool2d: (outputSize: Size2d): FunctionalLayer<AdaptivePoolSpec> => functional({ type: 'adaptiveMaxPool2d', outputSize }),
-  batchNorm3d: (numFeatures: number, options: Options<BatchNorm3dSpec, 'numFeatures'> = {}): Layer<BatchNorm3dSpec> => layer({ type: 'batchNorm3d', numFeatures, ...options }),
-  groupNorm: (numGroups: number, numChannels: number, options: Options<GroupNormSpec, 'numGroups' | 'numChannels'> = {}): Layer<GroupNormSpec> =>
-    layer({ type: 'groupNorm', numGroups, numChannels, ...options }),
-  instanceNorm2d: (numFeatures: number, options: Options<InstanceNorm2dSpec, 'numFeatures'> = {}): Layer<InstanceNorm2dSpec> =>
-    layer({ type: 'instanceNorm2d', numFeatures, ...options }),
-  rmsNorm: (normalizedShape: number | number[], options: Options<RmsNormSpec, 'normalizedShape'> = {}): Layer<RmsNormSpec> =>
-    layer({ type: 'rmsNorm', normalizedShape, ...options }),
+  adaptiveAvgPool1d: (outputSize: Size1d): FunctionalLayer<AdaptivePoolSpec> =>
+    functional({ type: 'adaptiveAvgPool1d', outputSize }),
+  adaptiveAvgPool2d: (outputSize: Size2d): FunctionalLayer<AdaptivePoolSpec> =>
+    functional({ type: 'adaptiveAvgPool2d', outputSize }),
+  adaptiveMaxPool2d: (outputSize: Size2d): FunctionalLayer<AdaptivePoolSpec> =>
+    functional({ type: 'adaptiveMaxPool2d', outputSize }),
+  batchNorm3d: (numFeatures: number, options: Options<BatchNorm3dSpec, 'numFeatures'> = {}): Layer<BatchNorm3dSpec> =>
+    layer({ type: 'batchNorm3d', numFeatures, ...options }),
+  groupNorm: (
+    numGroups: number,
+    numChannels: number,
+    options: Options<GroupNormSpec, 'numGroups' | 'numChannels'> = {},
+  ): Layer<GroupNormSpec> => layer({ type: 'groupNorm', numGroups, numChannels, ...options }),
+  instanceNorm2d: (
+    numFeatures: number,
+    options: Options<InstanceNorm2dSpec, 'numFeatures'> = {},
+  ): Layer<InstanceNorm2dSpec> => layer({ type: 'instanceNorm2d', numFeatures, ...options }),
+  rmsNorm: (
+    normalizedShape: number | number[],
+    options: Options<RmsNormSpec, 'normalizedShape'> = {},
+  ): Layer<RmsNormSpec> => layer({ type: 'rmsNorm', normalizedShape, ...options }),
   dropout2d: (p?: number): FunctionalLayer<Dropout2dSpec> => functional({ type: 'dropout2d', p }),
   identity: (): FunctionalLayer<IdentitySpec> => functional({ type: 'identity' }),
-  upsample: (options: Options<UpsampleSpec, never>): FunctionalLayer<UpsampleSpec> => functional({ type: 'upsample', ...options }),
-  pixelShuffle: (upscaleFactor: number): FunctionalLayer<PixelShuffleSpec> => functional({ type: 'pixelShuffle', upscaleFactor }),
-  unflatten: (dim: number, unflattenedSize: number[]): FunctionalLayer<UnflattenSpec> => functional({ type: 'unflatten', dim, unflattenedSize }),
-  leakyRelu: (negativeSlope?: number): FunctionalLayer<LeakyReluSpec> => functional({ type: 'leakyRelu', negativeSlope }),
+  upsample: (options: Options<UpsampleSpec, never>): FunctionalLayer<UpsampleSpec> =>
+    functional({ type: 'upsample', ...options }),
+  pixelShuffle: (upscaleFactor: number): FunctionalLayer<PixelShuffleSpec> =>
+    functional({ type: 'pixelShuffle', upscaleFactor }),
+  unflatten: (dim: number, unflattenedSize: number[]): FunctionalLayer<UnflattenSpec> =>
+    functional({ type: 'unflatten', dim, unflattenedSize }),
+  leakyRelu: (negativeSlope?: number): FunctionalLayer<LeakyReluSpec> =>
+    functional({ type: 'leakyRelu', negativeSlope }),
   elu: (alpha?: number): FunctionalLayer<EluSpec> => functional({ type: 'elu', alpha }),
   silu: (): FunctionalLayer<PlainActivationSpec> => functional({ type: 'silu' }),
   mish: (): FunctionalLayer<PlainActivationSpec> => functional({ type: 'mish' }),
-  softplus: (beta?: number, threshold?: number): FunctionalLayer<SoftplusSpec> => functional({ type: 'softplus', beta, threshold }),
+  softplus: (beta?: number, threshold?: number): FunctionalLayer<SoftplusSpec> =>
+    functional({ type: 'softplus', beta, threshold }),
   hardswish: (): FunctionalLayer<PlainActivationSpec> => functional({ type: 'hardswish' }),
   /** torch.nn.ReLU6: min(max(x, 0), 6). */
   relu6: (): FunctionalLayer<PlainActivationSpec> => functional({ type: 'relu6' }),
   hardsigmoid: (): FunctionalLayer<PlainActivationSpec> => functional({ type: 'hardsigmoid' }),
-  hardtanh: (minVal?: number, maxVal?: number): FunctionalLayer<HardtanhSpec> => functional({ type: 'hardtanh', minVal, maxVal }),
+  hardtanh: (minVal?: number, maxVal?: number): FunctionalLayer<HardtanhSpec> =>
+    functional({ type: 'hardtanh', minVal, maxVal }),
   prelu: (numParameters?: number, init?: number): Layer<PreluSpec> => layer({ type: 'prelu', numParameters, init }),
 };

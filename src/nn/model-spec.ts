@@ -44,9 +44,13 @@ export type ModelLike = ModelSpec | Module;
 /** Each layer of a sequential model checked and defaulted; errors name it layers[i], as nn.sequential's users know it. */
 function resolveSequentialLayers(specs: unknown): LayerSpec[] {
   if (!Array.isArray(specs)) {
-    throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', 'model.layers must be an array of layers (nn.linear(...), ...)');
+    throw firebrandError(
+      'ERR_FIREBRAND_INVALID_ARGUMENT',
+      'model.layers must be an array of layers (nn.linear(...), ...)',
+    );
   }
-  if (specs.length === 0) throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', 'model: a sequential model needs at least one layer');
+  if (specs.length === 0)
+    throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', 'model: a sequential model needs at least one layer');
   const resolved = specs.map((layer, i) => layers.resolve(layer, `layers[${i}]`));
   const multi = resolved.findIndex((layer) => MULTI_TENSOR.includes(layer.type as string));
   if (multi >= 0) {
@@ -64,13 +68,20 @@ function resolveSequentialLayers(specs: unknown): LayerSpec[] {
  */
 export function resolveModelSpec(model: ModelLike): ModelSpec {
   if (typeof model !== 'object' || model === null) {
-    throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', 'model must be an nn.Module, nn.sequential(...), nn.torchScript(path) or nn.script(...)');
+    throw firebrandError(
+      'ERR_FIREBRAND_INVALID_ARGUMENT',
+      'model must be an nn.Module, nn.sequential(...), nn.torchScript(path) or nn.script(...)',
+    );
   }
-  if (model instanceof Sequential && model.namedChildren().every(([, child]) => child instanceof Layer || child instanceof FunctionalLayer)) {
+  if (
+    model instanceof Sequential &&
+    model.namedChildren().every(([, child]) => child instanceof Layer || child instanceof FunctionalLayer)
+  ) {
     resolveSequentialLayers(model.layers);
   }
   if (model instanceof Module) return traceModule(model);
-  if (model.type === 'sequential') return traceModule(new Sequential(resolveSequentialLayers(model.layers).map(layerModule)));
+  if (model.type === 'sequential')
+    return traceModule(new Sequential(resolveSequentialLayers(model.layers).map(layerModule)));
   if (model.type === 'graph') return upgradeGraph(model);
   return model;
 }

@@ -13,7 +13,8 @@ function takeFunctionalLayers(node: ModuleNode, path: string, found: Map<string,
     found.set(path, node.layer as unknown as FunctionalLayerSpec);
     delete node.layer;
   }
-  for (const child of node.children) takeFunctionalLayers(child.module, path ? `${path}.${child.name}` : child.name, found);
+  for (const child of node.children)
+    takeFunctionalLayers(child.module, path ? `${path}.${child.name}` : child.name, found);
 }
 
 /** The ops the layer's forward records, over node 0 (its input); `output` is the node it returns. */
@@ -22,7 +23,12 @@ function layerOps(spec: FunctionalLayerSpec, scope: string): { nodes: GraphNode[
   return recording(trace, () => {
     const input = new Tensor({ trace, id: trace.record('input', ['x']) });
     const layer = new FunctionalLayer(spec);
-    const output = trace.within(scope, layer.className, () => layer.forward(input), () => -1);
+    const output = trace.within(
+      scope,
+      layer.className,
+      () => layer.forward(input),
+      () => -1,
+    );
     return { nodes: trace.nodes, output: output.valueIn(trace) };
   });
 }
@@ -32,7 +38,7 @@ export function upgradeGraph(spec: GraphModelSpec): GraphModelSpec {
   const modules = structuredClone(spec.modules);
   takeFunctionalLayers(modules, '', layers);
   if (layers.size === 0) return spec;
-  const moved: number[] = [];  // by old node: its new index
+  const moved: number[] = []; // by old node: its new index
   const nodes: GraphNode[] = [];
   for (const node of spec.graph.nodes) {
     const layer = node.op === 'layer' ? layers.get(node.args[0] as string) : undefined;
@@ -43,9 +49,13 @@ export function upgradeGraph(spec: GraphModelSpec): GraphModelSpec {
     }
     const input = moved[(node.args[1] as { v: number }).v];
     const ops = layerOps(layer, node.scope);
-    const base = nodes.length - 1;  // the layer's node i (i >= 1) lands at base + i
+    const base = nodes.length - 1; // the layer's node i (i >= 1) lands at base + i
     for (const op of ops.nodes.slice(1)) {
-      nodes.push({ ...op, ...(node.at ? { at: node.at } : {}), args: op.args.map((arg) => renumbered(arg, (v) => (v === 0 ? input : base + v))) });
+      nodes.push({
+        ...op,
+        ...(node.at ? { at: node.at } : {}),
+        args: op.args.map((arg) => renumbered(arg, (v) => (v === 0 ? input : base + v))),
+      });
     }
     moved.push(ops.output === 0 ? input : base + ops.output);
   }

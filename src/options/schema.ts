@@ -25,7 +25,9 @@ export class Field {
   ) {}
 
   defaultFor(siblings: Resolved, root: Resolved): unknown {
-    return typeof this.fallback === 'function' ? (this.fallback as (s: Resolved, r: Resolved) => unknown)(siblings, root) : this.fallback;
+    return typeof this.fallback === 'function'
+      ? (this.fallback as (s: Resolved, r: Resolved) => unknown)(siblings, root)
+      : this.fallback;
   }
 
   get defaultText(): string {
@@ -48,12 +50,14 @@ export class ListOf {
 
 export type Schema = { [field: string]: Field | ListOf | Schema };
 
-export const integer = (min: number, max = Number.MAX_SAFE_INTEGER): Rule => (value) =>
-  typeof value === 'number' && Number.isInteger(value) && value >= min && value <= max
-    ? undefined
-    : max === Number.MAX_SAFE_INTEGER
-      ? `an integer >= ${min}`
-      : `an integer in [${min}, ${max}]`;
+export const integer =
+  (min: number, max = Number.MAX_SAFE_INTEGER): Rule =>
+  (value) =>
+    typeof value === 'number' && Number.isInteger(value) && value >= min && value <= max
+      ? undefined
+      : max === Number.MAX_SAFE_INTEGER
+        ? `an integer >= ${min}`
+        : `an integer in [${min}, ${max}]`;
 
 export const positive: Rule = (value) =>
   typeof value === 'number' && Number.isFinite(value) && value > 0 ? undefined : 'a finite number > 0';
@@ -65,48 +69,63 @@ export const boolean: Rule = (value) => (typeof value === 'boolean' ? undefined 
 
 export const text: Rule = (value) => (typeof value === 'string' && value.length > 0 ? undefined : 'a non-empty string');
 
-export const oneOf = (...choices: string[]): Rule => (value) =>
-  typeof value === 'string' && choices.includes(value)
-    ? undefined
-    : `${choices.length > 1 ? 'one of ' : ''}${choices.map((c) => `'${c}'`).join(', ')}`;
+export const oneOf =
+  (...choices: string[]): Rule =>
+  (value) =>
+    typeof value === 'string' && choices.includes(value)
+      ? undefined
+      : `${choices.length > 1 ? 'one of ' : ''}${choices.map((c) => `'${c}'`).join(', ')}`;
 
-export const either = (...rules: Rule[]): Rule => (value) => {
-  const expected = rules.map((rule) => rule(value));
-  return expected.some((problem) => problem === undefined) ? undefined : expected.join(' or ');
-};
+export const either =
+  (...rules: Rule[]): Rule =>
+  (value) => {
+    const expected = rules.map((rule) => rule(value));
+    return expected.some((problem) => problem === undefined) ? undefined : expected.join(' or ');
+  };
 
-export const listOf = (...choices: string[]): Rule => (value) =>
-  Array.isArray(value) && value.every((item) => choices.length === 0 ? typeof item === 'string' : choices.includes(item as string))
-    ? undefined
-    : choices.length === 0
-      ? 'a list of strings'
-      : `a list of ${choices.map((c) => `'${c}'`).join(', ')}`;
+export const listOf =
+  (...choices: string[]): Rule =>
+  (value) =>
+    Array.isArray(value) &&
+    value.every((item) => (choices.length === 0 ? typeof item === 'string' : choices.includes(item as string)))
+      ? undefined
+      : choices.length === 0
+        ? 'a list of strings'
+        : `a list of ${choices.map((c) => `'${c}'`).join(', ')}`;
 
 export const fraction: Rule = (value) =>
   typeof value === 'number' && value > 0 && value <= 1 ? undefined : 'a number in (0, 1]';
 
 /** A number in a range: `min` inclusive unless `above` (then > min), `max` inclusive. */
-export const number = (min: number, max = Infinity, above = false): Rule => (value) => {
-  const fits = typeof value === 'number' && Number.isFinite(value) && (above ? value > min : value >= min) && value <= max;
-  if (fits) return undefined;
-  if (max === Infinity) return `a number ${above ? '>' : '>='} ${min}`;
-  return `a number in ${above ? '(' : '['}${min}, ${max}]`;
-};
+export const number =
+  (min: number, max = Infinity, above = false): Rule =>
+  (value) => {
+    const fits =
+      typeof value === 'number' && Number.isFinite(value) && (above ? value > min : value >= min) && value <= max;
+    if (fits) return undefined;
+    if (max === Infinity) return `a number ${above ? '>' : '>='} ${min}`;
+    return `a number in ${above ? '(' : '['}${min}, ${max}]`;
+  };
 
 export const anyInteger: Rule = (value) =>
   typeof value === 'number' && Number.isSafeInteger(value) ? undefined : 'an integer';
 
 /** A non-empty list of numbers >= `min` (class weights), of `length` when given. */
-export const numberList = (min: number, length?: number): Rule => (value) =>
-  Array.isArray(value) && value.length > 0 && (length === undefined || value.length === length) &&
-  value.every((item) => typeof item === 'number' && Number.isFinite(item) && item >= min)
-    ? undefined
-    : `a ${length === undefined ? 'non-empty list' : `list of ${length}`} of numbers >= ${min}`;
+export const numberList =
+  (min: number, length?: number): Rule =>
+  (value) =>
+    Array.isArray(value) &&
+    value.length > 0 &&
+    (length === undefined || value.length === length) &&
+    value.every((item) => typeof item === 'number' && Number.isFinite(item) && item >= min)
+      ? undefined
+      : `a ${length === undefined ? 'non-empty list' : `list of ${length}`} of numbers >= ${min}`;
 
 /** A field the user must give: it has no default. */
 export const REQUIRED = Symbol('required');
 
-export const field = (rule: Rule, fallback?: unknown, samples: unknown[] = [], shown?: string) => new Field(rule, fallback, shown, samples);
+export const field = (rule: Rule, fallback?: unknown, samples: unknown[] = [], shown?: string) =>
+  new Field(rule, fallback, shown, samples);
 
 function describe(value: unknown): string {
   if (typeof value === 'string') return `'${value}'`;
@@ -155,7 +174,10 @@ function collect(values: Record<string, unknown>, schema: Schema, path: string, 
 /** Throws one ERR_FIREBRAND_INVALID_ARGUMENT listing every bad field of `values` (a partial object) under `origin`. */
 export function validate(values: unknown, schema: Schema, origin: string): void {
   if (typeof values !== 'object' || values === null || Array.isArray(values)) {
-    throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', `${origin}: expected an object of fields, got ${describe(values)}`);
+    throw firebrandError(
+      'ERR_FIREBRAND_INVALID_ARGUMENT',
+      `${origin}: expected an object of fields, got ${describe(values)}`,
+    );
   }
   const problems: string[] = [];
   collect(values as Record<string, unknown>, schema, origin, problems);
@@ -165,7 +187,10 @@ export function validate(values: unknown, schema: Schema, origin: string): void 
 function throwProblems(problems: string[], origin: string): void {
   if (problems.length === 1) throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', problems[0]);
   if (problems.length > 1) {
-    throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', `${origin} has ${problems.length} problems:\n  ${problems.join('\n  ')}`);
+    throw firebrandError(
+      'ERR_FIREBRAND_INVALID_ARGUMENT',
+      `${origin} has ${problems.length} problems:\n  ${problems.join('\n  ')}`,
+    );
   }
 }
 
@@ -216,7 +241,10 @@ export function resolve(values: Resolved, schema: Schema, root?: Resolved): Reso
   const resolved: Resolved = {};
   const top = root ?? resolved;
   // Plain fields first, so that defaults may follow them (evalBatchSize: batchSize).
-  const entries = Object.entries(schema).sort(([, a], [, b]) => Number(typeof (a as Field).fallback === 'function') - Number(typeof (b as Field).fallback === 'function'));
+  const entries = Object.entries(schema).sort(
+    ([, a], [, b]) =>
+      Number(typeof (a as Field).fallback === 'function') - Number(typeof (b as Field).fallback === 'function'),
+  );
   for (const [key, entry] of entries) {
     const given = values[key];
     if (entry instanceof Field) {
@@ -252,6 +280,10 @@ export function fieldDescriptions(schema: Schema, prefix = ''): { field: string;
 /** Every field by path with its Field, for tests that walk the schema. */
 export function fieldsOf(schema: Schema, prefix = ''): [string, Field][] {
   return Object.entries(schema).flatMap(([key, entry]) =>
-    entry instanceof Field ? [[`${prefix}${key}`, entry] as [string, Field]] : entry instanceof ListOf ? [] : fieldsOf(entry, `${prefix}${key}.`),
+    entry instanceof Field
+      ? [[`${prefix}${key}`, entry] as [string, Field]]
+      : entry instanceof ListOf
+        ? []
+        : fieldsOf(entry, `${prefix}${key}.`),
   );
 }

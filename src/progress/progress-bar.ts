@@ -45,7 +45,13 @@ function bar(done: number, total: number, width: number): string {
  * redraw would then start a new line). Optional parts go from the end while the bar would be narrower
  * than COMFORTABLE_BAR_WIDTH; then the bar shrinks to MIN_BAR_WIDTH, then goes; then the line is cut.
  */
-export function fitLine(columns: number, head: string, progress: { done: number; total: number } | undefined, parts: string[], optional: string[]): string {
+export function fitLine(
+  columns: number,
+  head: string,
+  progress: { done: number; total: number } | undefined,
+  parts: string[],
+  optional: string[],
+): string {
   const room = Math.max(columns - 1, 1);
   for (let kept = optional.length; kept >= 0; kept--) {
     const rest = parts.join('') + optional.slice(0, kept).join('');
@@ -69,14 +75,19 @@ export function fitLine(columns: number, head: string, progress: { done: number;
 export function learningRatesText(rates: number[], names: string[]): string {
   if (rates.length === 0) return '';
   if (rates.every((rate) => rate === rates[0])) return `lr ${rates[0].toExponential(2)}`;
-  const prefix = names.length > 0 && names.every((name) => name.startsWith(`${names[0].split('/')[0]}/`)) ? `${names[0].split('/')[0]}/` : '';
+  const prefix =
+    names.length > 0 && names.every((name) => name.startsWith(`${names[0].split('/')[0]}/`))
+      ? `${names[0].split('/')[0]}/`
+      : '';
   return `lr ${rates.map((rate, i) => `${(names[i] ?? `#${i}`).slice(prefix.length)} ${rate.toExponential(2)}`).join(' ')}`;
 }
 
 /** The scalar metrics of a log entry, as '  name 0.1234' (val* ones only if `validation`). */
 function metricsText(logs: object, validation: boolean): string {
   return Object.entries(logs)
-    .filter(([name, value]) => typeof value === 'number' && !NOT_METRICS.has(name) && isValidationField(name) === validation)
+    .filter(
+      ([name, value]) => typeof value === 'number' && !NOT_METRICS.has(name) && isValidationField(name) === validation,
+    )
     .map(([name, value]) => `  ${name} ${(value as number).toFixed(4)}`)
     .join('');
 }
@@ -107,20 +118,34 @@ export class ProgressBar implements Callback {
 
   onProgress(logs: StepLogs): void {
     if (Number.isFinite(logs.loss)) {
-      this.averageLoss = this.averageLoss === undefined ? logs.loss : this.averageLoss + this.smoothing * (logs.loss - this.averageLoss);
+      this.averageLoss =
+        this.averageLoss === undefined ? logs.loss : this.averageLoss + this.smoothing * (logs.loss - this.averageLoss);
     }
     if (!this.drawing || !this.stream.isTTY) return;
     const rate = logs.step / Math.max(logs.elapsedSeconds, 1e-9);
     const loss = `  loss ${this.averageLoss?.toFixed(4) ?? '?'}`;
-    const optional = [`  ${rate.toFixed(1)} steps/s`, `  ${learningRatesText(logs.learningRates, this.learningRateNames)}`];
+    const optional = [
+      `  ${rate.toFixed(1)} steps/s`,
+      `  ${learningRatesText(logs.learningRates, this.learningRateNames)}`,
+    ];
     if (logs.stepsInEpoch === undefined) {
       // Streamed data: no end is known, so no bar.
-      this.redraw(fitLine(this.columns, this.epochLabel(logs.epoch), undefined, [` step ${logs.step}`, loss], optional));
+      this.redraw(
+        fitLine(this.columns, this.epochLabel(logs.epoch), undefined, [` step ${logs.step}`, loss], optional),
+      );
       return;
     }
     const eta = `  eta ${formatSeconds((logs.stepsInEpoch - logs.step) / rate)}`;
     const progress = { done: logs.step, total: logs.stepsInEpoch };
-    this.redraw(fitLine(this.columns, this.epochLabel(logs.epoch), progress, [` ${logs.step}/${logs.stepsInEpoch}`, loss], [eta, ...optional]));
+    this.redraw(
+      fitLine(
+        this.columns,
+        this.epochLabel(logs.epoch),
+        progress,
+        [` ${logs.step}/${logs.stepsInEpoch}`, loss],
+        [eta, ...optional],
+      ),
+    );
   }
 
   onLog(logs: StepLogs): void {

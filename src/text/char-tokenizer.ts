@@ -3,7 +3,8 @@
 import { firebrandError } from '../errors';
 import type { Tokenizer } from './tokenizer';
 
-const describe = (char: string): string => `'${char}' (U+${(char.codePointAt(0) as number).toString(16).toUpperCase().padStart(4, '0')})`;
+const describe = (char: string): string =>
+  `'${char}' (U+${(char.codePointAt(0) as number).toString(16).toUpperCase().padStart(4, '0')})`;
 
 export class CharTokenizer implements Tokenizer {
   private readonly ids: Map<string, number>;
@@ -14,15 +15,24 @@ export class CharTokenizer implements Tokenizer {
 
   /** The characters of `text`, sorted by code point. */
   static fromText(text: string): CharTokenizer {
-    const chars = [...new Set(Array.from(text))].sort((a, b) => (a.codePointAt(0) as number) - (b.codePointAt(0) as number));
-    if (chars.length === 0) throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', 'CharTokenizer.fromText: the text is empty');
+    const chars = [...new Set(Array.from(text))].sort(
+      (a, b) => (a.codePointAt(0) as number) - (b.codePointAt(0) as number),
+    );
+    if (chars.length === 0)
+      throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', 'CharTokenizer.fromText: the text is empty');
     return new CharTokenizer(chars);
   }
 
   /** What toJSON() wrote. */
   static fromJSON(json: { chars: string[] }): CharTokenizer {
-    if (!Array.isArray(json?.chars) || json.chars.some((char) => typeof char !== 'string' || Array.from(char).length !== 1)) {
-      throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', 'CharTokenizer.fromJSON: expected { chars: [...] } of single characters');
+    if (
+      !Array.isArray(json?.chars) ||
+      json.chars.some((char) => typeof char !== 'string' || Array.from(char).length !== 1)
+    ) {
+      throw firebrandError(
+        'ERR_FIREBRAND_INVALID_ARGUMENT',
+        'CharTokenizer.fromJSON: expected { chars: [...] } of single characters',
+      );
     }
     return new CharTokenizer(json.chars);
   }
@@ -49,7 +59,10 @@ export class CharTokenizer implements Tokenizer {
     return Array.from(ids, (id, i) => {
       const char = this.chars[Number(id)];
       if (char === undefined) {
-        throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', `CharTokenizer.decode: ids[${i}] is ${String(id)}, expected an id in [0, ${this.chars.length - 1}]`);
+        throw firebrandError(
+          'ERR_FIREBRAND_INVALID_ARGUMENT',
+          `CharTokenizer.decode: ids[${i}] is ${String(id)}, expected an id in [0, ${this.chars.length - 1}]`,
+        );
       }
       return char;
     }).join('');

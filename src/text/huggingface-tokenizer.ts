@@ -34,7 +34,10 @@ function readJson(file: string, owner: string): Json {
     if (typeof json !== 'object' || json === null || Array.isArray(json)) throw new Error('expected a JSON object');
     return json as Json;
   } catch (error) {
-    throw firebrandError('ERR_FIREBRAND_FILE', `${owner}: ${file} is not a tokenizer's JSON: ${(error as Error).message}`);
+    throw firebrandError(
+      'ERR_FIREBRAND_FILE',
+      `${owner}: ${file} is not a tokenizer's JSON: ${(error as Error).message}`,
+    );
   }
 }
 
@@ -55,27 +58,42 @@ export class HuggingFaceTokenizer implements Tokenizer {
    * it; a tokenizer_config.json beside it is read too (it may set clean_up_tokenization_spaces).
    */
   static fromFile(file: string): HuggingFaceTokenizer {
-    const tokenizerFile = fs.existsSync(file) && fs.statSync(file).isDirectory() ? path.join(file, 'tokenizer.json') : file;
+    const tokenizerFile =
+      fs.existsSync(file) && fs.statSync(file).isDirectory() ? path.join(file, 'tokenizer.json') : file;
     const configFile = path.join(path.dirname(tokenizerFile), 'tokenizer_config.json');
     const config = fs.existsSync(configFile) ? readJson(configFile, 'HuggingFaceTokenizer.fromFile') : {};
-    return HuggingFaceTokenizer.fromJSON(readJson(tokenizerFile, 'HuggingFaceTokenizer.fromFile'), config, tokenizerFile);
+    return HuggingFaceTokenizer.fromJSON(
+      readJson(tokenizerFile, 'HuggingFaceTokenizer.fromFile'),
+      config,
+      tokenizerFile,
+    );
   }
 
   /** A tokenizer.json's content (and tokenizer_config.json's). */
   static fromJSON(json: Json, config: Json = {}, source = 'the JSON'): HuggingFaceTokenizer {
     const model = json.model as Json | undefined;
     if (typeof model?.type !== 'string' && typeof model?.vocab !== 'object') {
-      throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', `HuggingFaceTokenizer: ${source} has no "model" with a vocab: expected a tokenizer.json`);
+      throw firebrandError(
+        'ERR_FIREBRAND_INVALID_ARGUMENT',
+        `HuggingFaceTokenizer: ${source} has no "model" with a vocab: expected a tokenizer.json`,
+      );
     }
     try {
       return new HuggingFaceTokenizer(new TokenizersJs(json, config), json);
     } catch (error) {
-      throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', `HuggingFaceTokenizer: ${source} cannot be read as a tokenizer: ${(error as Error).message}`);
+      throw firebrandError(
+        'ERR_FIREBRAND_INVALID_ARGUMENT',
+        `HuggingFaceTokenizer: ${source} cannot be read as a tokenizer: ${(error as Error).message}`,
+      );
     }
   }
 
   encode(text: string, { addSpecialTokens = true }: EncodeOptions = {}): Int32Array {
-    if (typeof text !== 'string') throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', `HuggingFaceTokenizer.encode: expected a string, got ${typeof text}`);
+    if (typeof text !== 'string')
+      throw firebrandError(
+        'ERR_FIREBRAND_INVALID_ARGUMENT',
+        `HuggingFaceTokenizer.encode: expected a string, got ${typeof text}`,
+      );
     return Int32Array.from(this.tokenizer.encode(text, { add_special_tokens: addSpecialTokens }).ids);
   }
 
@@ -83,7 +101,10 @@ export class HuggingFaceTokenizer implements Tokenizer {
     const checked = Array.from(ids, (id, i) => {
       const value = Number(id);
       if (!Number.isInteger(value) || value < 0 || value >= this.vocabSize) {
-        throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', `HuggingFaceTokenizer.decode: ids[${i}] is ${String(id)}, expected an id in [0, ${this.vocabSize - 1}]`);
+        throw firebrandError(
+          'ERR_FIREBRAND_INVALID_ARGUMENT',
+          `HuggingFaceTokenizer.decode: ids[${i}] is ${String(id)}, expected an id in [0, ${this.vocabSize - 1}]`,
+        );
       }
       return value;
     });

@@ -39,7 +39,10 @@ export interface TrainerState {
 export function checkOutputDir(outputDir: string): void {
   const existing = fs.statSync(outputDir, { throwIfNoEntry: false });
   if (existing !== undefined && !existing.isDirectory()) {
-    throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', `config.outputDir: ${outputDir} is a file, expected a directory (or a path to create one at)`);
+    throw firebrandError(
+      'ERR_FIREBRAND_INVALID_ARGUMENT',
+      `config.outputDir: ${outputDir} is a file, expected a directory (or a path to create one at)`,
+    );
   }
 }
 
@@ -126,7 +129,9 @@ export function pruneCheckpoints(outputDir: string, limit: number | undefined, k
     }
   }
   if (limit === undefined) return;
-  const kept = new Set(keep.filter((folder): folder is string => folder !== undefined).map((folder) => path.resolve(folder)));
+  const kept = new Set(
+    keep.filter((folder): folder is string => folder !== undefined).map((folder) => path.resolve(folder)),
+  );
   const steps = entries
     .map((entry) => ({ entry, match: STEP_FOLDER.exec(entry) }))
     .filter((item) => item.match !== null)

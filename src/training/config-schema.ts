@@ -3,10 +3,29 @@
 // config table are made from these entries, and a test checks the README.
 
 import { batchingFields } from '../data/loader-options';
-import { atLeastOne, boolean, either, field, fraction, integer, listOf, number, oneOf, positive, Resolved, Schema, text } from '../options/schema';
+import {
+  atLeastOne,
+  boolean,
+  either,
+  field,
+  fraction,
+  integer,
+  listOf,
+  number,
+  oneOf,
+  positive,
+  Resolved,
+  Schema,
+  text,
+} from '../options/schema';
 
 const gradScalerSchema: Schema = {
-  enabled: field(boolean, (_: Resolved, root: Resolved) => root.mixedPrecision === 'fp16', [true, false], "true with mixedPrecision 'fp16'"),
+  enabled: field(
+    boolean,
+    (_: Resolved, root: Resolved) => root.mixedPrecision === 'fp16',
+    [true, false],
+    "true with mixedPrecision 'fp16'",
+  ),
   initScale: field(positive, 65536, [1e-30, 2 ** 24]),
   growthFactor: field(atLeastOne, 2, [1, 10]),
   backoffFactor: field(fraction, 0.5, [1e-30, 1]),
@@ -63,4 +82,3 @@ export const configSchema: Schema = {
   freeze: field(either(text, listOf()), undefined, ['0', ['0.*', '2.bias']], 'none'),
   activationCheckpointing: field(either(text, listOf()), undefined, [], 'none'),
 };
-

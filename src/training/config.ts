@@ -160,7 +160,11 @@ export function defaultConfig(): ResolvedConfig {
 }
 
 /** A config with every field resolved, nested ones too. */
-export type ResolvedConfig = TrainerConfig & { gradScaler: Required<GradScalerConfig>; ema: Required<EmaConfig>; distributed: Required<DistributedConfig> };
+export type ResolvedConfig = TrainerConfig & {
+  gradScaler: Required<GradScalerConfig>;
+  ema: Required<EmaConfig>;
+  distributed: Required<DistributedConfig>;
+};
 
 /** Checks a partial config (every problem at once) and fills in the defaults, nested fields too. */
 export function resolveConfig(partial: Partial<TrainerConfig> = {}, origin = 'config'): ResolvedConfig {

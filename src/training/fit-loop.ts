@@ -9,7 +9,15 @@ import { StreamingDataset } from '../data/streaming-dataset';
 import type { RankCollectives } from '../distributed/rank-collectives';
 import { firebrandError } from '../errors';
 import { EMA_WEIGHTS_FILE, WEIGHTS_FILE } from '../inference/saved-model';
-import type { FitPlan, NativeBatchQueue, NativeDataset, NativeEngine, NativeEpochResult, NativeEpochSegment, NativeFitOptions } from '../native';
+import type {
+  FitPlan,
+  NativeBatchQueue,
+  NativeDataset,
+  NativeEngine,
+  NativeEpochResult,
+  NativeEpochSegment,
+  NativeFitOptions,
+} from '../native';
 import { runtimeInfo } from '../runtime';
 import { LIBRARY_VERSION } from '../version';
 import { checkpointsFolder, pruneCheckpoints, TrainerState, writeCheckpoint } from './checkpoints';
@@ -65,7 +73,14 @@ export class FitLoop {
     private readonly data: TrainingData,
     private readonly options: FitOptions,
   ) {
-    ({ trainer: this.trainer, config: this.config, engine: this.engine, hooks: this.hooks, ranks: this.ranks, control: this.control } = context);
+    ({
+      trainer: this.trainer,
+      config: this.config,
+      engine: this.engine,
+      hooks: this.hooks,
+      ranks: this.ranks,
+      control: this.control,
+    } = context);
     this.resumable = !(data instanceof StreamingDataset);
   }
 
@@ -119,7 +134,13 @@ export class FitLoop {
     return {
       numEpochs,
       plan,
-      history: resumed?.state.history ?? { epochs: [], evaluations: [], stopped: false, wallTimeSeconds: 0, samplesPerSecond: 0 },
+      history: resumed?.state.history ?? {
+        epochs: [],
+        evaluations: [],
+        stopped: false,
+        wallTimeSeconds: 0,
+        samplesPerSecond: 0,
+      },
       batchesPerEpoch: plan.batchesPerEpoch,
       resumeAt: resumed && { epoch: resumed.state.epoch, batch: resumed.state.batchInEpoch },
       priorSeconds: resumed?.state.wallTimeSeconds ?? 0,
@@ -150,7 +171,8 @@ export class FitLoop {
       return false;
     }
     if (run.evalData) logs = { ...logs, ...(await this.validate(run.evalData, epoch)) };
-    if (run.monitor !== undefined) this.engine.onEvalMetric(reportedNumber(logs, run.monitor, 'lrScheduler (reduce_on_plateau)'));
+    if (run.monitor !== undefined)
+      this.engine.onEvalMetric(reportedNumber(logs, run.monitor, 'lrScheduler (reduce_on_plateau)'));
     run.history.epochs.push(logs);
     const improved = this.updateBest(run, logs);
     this.control.saveRequested = false;
@@ -171,7 +193,10 @@ export class FitLoop {
   /** With config.ema the model ends on the averaged weights (the best checkpoint's, with loadBestModelAtEnd). */
   private async useFinalWeights(history: History): Promise<void> {
     if (this.config.loadBestModelAtEnd && history.best?.checkpoint !== undefined) {
-      await this.engine.initWeightsFrom(path.join(history.best.checkpoint, this.config.ema.enabled ? EMA_WEIGHTS_FILE : WEIGHTS_FILE), true);
+      await this.engine.initWeightsFrom(
+        path.join(history.best.checkpoint, this.config.ema.enabled ? EMA_WEIGHTS_FILE : WEIGHTS_FILE),
+        true,
+      );
     } else if (this.config.ema.enabled) {
       await this.engine.copyAverageToModel();
     }
@@ -200,7 +225,12 @@ export class FitLoop {
   private async validate(data: TrainingData, epoch: number): Promise<ValidationLogs> {
     const globalStep = this.engine.globalStep;
     await this.hooks.run('preValidation', { epoch, globalStep }, this.trainer);
-    const { loss, samples: _samples, seconds: _seconds, ...metrics } = await this.runEvaluation(data, epoch, this.config.evalBatchSize);
+    const {
+      loss,
+      samples: _samples,
+      seconds: _seconds,
+      ...metrics
+    } = await this.runEvaluation(data, epoch, this.config.evalBatchSize);
     const logs = { epoch, globalStep, ...prefixedWithVal({ loss, ...metrics }) } as ValidationLogs;
     await this.hooks.run('postValidation', logs, this.trainer);
     return logs;
@@ -223,7 +253,8 @@ export class FitLoop {
   ): Promise<{ result: NativeEpochResult; ended: 'epoch' | 'stopped' | 'maxSteps' }> {
     const { outputDir, saveEvery, evalEvery, maxSteps } = this.config;
     const saveInterval = this.resumable && outputDir !== undefined ? saveEvery : undefined;
-    const evalInterval = this.resumable && run.evalData !== undefined && typeof evalEvery === 'number' ? evalEvery : undefined;
+    const evalInterval =
+      this.resumable && run.evalData !== undefined && typeof evalEvery === 'number' ? evalEvery : undefined;
     const onBatch = this.hooks.batchHook('train');
     let segment: NativeEpochSegment = { epoch, startBatch };
     for (;;) {
@@ -235,14 +266,22 @@ export class FitLoop {
       const pauseAt = due.length > 0 ? Math.min(...due) : undefined;
       const result = await this.hooks.settle(
         withNativeData(data, epoch, (native) =>
-          this.engine.trainEpoch(native, { ...segment, stopAtGlobalStep: pauseAt }, (report) => this.onReport(report), onBatch),
+          this.engine.trainEpoch(
+            native,
+            { ...segment, stopAtGlobalStep: pauseAt },
+            (report) => this.onReport(report),
+            onBatch,
+          ),
         ),
       );
       const reached = this.engine.globalStep;
       if (maxSteps !== undefined && reached >= maxSteps) return { result, ended: 'maxSteps' };
       if (!result.stopped) return { result, ended: 'epoch' };
       // Ranks paused at the same step (the engine agrees on stops); they now agree on why.
-      [this.control.stopRequested, this.control.saveRequested] = await this.ranks.anyRank([this.control.stopRequested, this.control.saveRequested], 'the stop and save requests');
+      [this.control.stopRequested, this.control.saveRequested] = await this.ranks.anyRank(
+        [this.control.stopRequested, this.control.saveRequested],
+        'the stop and save requests',
+      );
       if (this.control.stopRequested) return { result, ended: 'stopped' };
       const requested = this.control.saveRequested;
       const paused = pauseAt !== undefined && reached >= pauseAt;
@@ -265,7 +304,13 @@ export class FitLoop {
   }
 
   /** Saves a checkpoint of the position (epoch, batchInEpoch) and prunes old ones. */
-  private async checkpoint(run: FitRun, epoch: number, batchInEpoch: number, interrupted: boolean, improved: boolean): Promise<void> {
+  private async checkpoint(
+    run: FitRun,
+    epoch: number,
+    batchInEpoch: number,
+    interrupted: boolean,
+    improved: boolean,
+  ): Promise<void> {
     const outputDir = this.config.outputDir as string;
     const folder = path.join(checkpointsFolder(outputDir), `step-${this.engine.globalStep}`);
     if (improved && run.history.best) run.history.best.checkpoint = folder;
@@ -296,7 +341,10 @@ export class FitLoop {
     const config = this.config;
     return {
       sampler: { batchSize: config.batchSize, shuffle: config.shuffle, dropLast: config.dropLast, seed: config.seed },
-      loader: { numWorkers: config.numWorkers === 'auto' ? undefined : config.numWorkers, prefetchFactor: config.prefetchFactor },
+      loader: {
+        numWorkers: config.numWorkers === 'auto' ? undefined : config.numWorkers,
+        prefetchFactor: config.prefetchFactor,
+      },
       step: {
         gradientAccumulationSteps: config.gradientAccumulationSteps,
         maxGradNorm: config.maxGradNorm,
@@ -310,7 +358,14 @@ export class FitLoop {
 }
 
 /** Loss and metrics over `data` in eval mode, with the evaluation hooks (trainer.evaluate and validation). */
-export function evaluateOn(trainer: Trainer, engine: NativeEngine, hooks: HookRunner, data: TrainingData, epoch: number, batchSize: number): Promise<EvalLogs> {
+export function evaluateOn(
+  trainer: Trainer,
+  engine: NativeEngine,
+  hooks: HookRunner,
+  data: TrainingData,
+  epoch: number,
+  batchSize: number,
+): Promise<EvalLogs> {
   return hooks.settle(
     withNativeData(data, epoch, (native) =>
       engine.evaluate(native, batchSize, {
@@ -341,7 +396,9 @@ function reportedNumber(logs: EpochLogs, name: string, owner: string): number {
 
 /** TensorFlow.js-style logs: the numeric fields. */
 function numericLogs(logs: object | undefined): Record<string, number> {
-  return Object.fromEntries(Object.entries(logs ?? {}).filter((entry): entry is [string, number] => typeof entry[1] === 'number'));
+  return Object.fromEntries(
+    Object.entries(logs ?? {}).filter((entry): entry is [string, number] => typeof entry[1] === 'number'),
+  );
 }
 
 function dataHandle(data: unknown, field: string): Dataset {

@@ -33,7 +33,10 @@ export function callingHook(trainer: Trainer): HookName | undefined {
 export function callbackError(hook: string, error: unknown): Error {
   if (error instanceof Error && (error as { hook?: string }).hook !== undefined) return error;
   const message = error instanceof Error ? error.message : String(error);
-  return Object.assign(new Error(`callback ${hook} threw: ${message}`, { cause: error }), { code: 'ERR_FIREBRAND_CALLBACK', hook });
+  return Object.assign(new Error(`callback ${hook} threw: ${message}`, { cause: error }), {
+    code: 'ERR_FIREBRAND_CALLBACK',
+    hook,
+  });
 }
 
 export class HookRunner {

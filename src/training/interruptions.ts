@@ -14,7 +14,13 @@ export interface InterruptionWatch {
 }
 
 /** Watches for interruptions until the returned function is called. */
-export function watchInterruptions({ signal, graceMs, handleSignals, hooks, stop: stopTraining }: InterruptionWatch): () => void {
+export function watchInterruptions({
+  signal,
+  graceMs,
+  handleSignals,
+  hooks,
+  stop: stopTraining,
+}: InterruptionWatch): () => void {
   const stop = (reason: string) => {
     stopTraining(reason);
     hooks.abandonHooksAfter(graceMs);

@@ -36,7 +36,10 @@ export type ResolvedLora = Required<LoraConfig>;
 export function resolveLora(lora: LoraConfig): ResolvedLora {
   const resolved = resolveOptions(lora, loraSchema, 'lora') as unknown as ResolvedLora;
   if (resolved.targetModules === undefined || resolved.targetModules.length === 0) {
-    throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', "lora.targetModules: name the linear layers to adapt (PEFT's target_modules), e.g. ['c_attn']");
+    throw firebrandError(
+      'ERR_FIREBRAND_INVALID_ARGUMENT',
+      "lora.targetModules: name the linear layers to adapt (PEFT's target_modules), e.g. ['c_attn']",
+    );
   }
   return resolved;
 }
@@ -71,11 +74,20 @@ export function checkAdapterConfig(folder: string, lora: ResolvedLora): void {
     throw firebrandError('ERR_FIREBRAND_FILE', `loadAdapter: cannot read ${file}: ${(error as Error).message}`);
   }
   if (config.peft_type !== 'LORA') {
-    throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', `loadAdapter: ${file} holds a ${String(config.peft_type)} adapter; only LoRA adapters load`);
+    throw firebrandError(
+      'ERR_FIREBRAND_INVALID_ARGUMENT',
+      `loadAdapter: ${file} holds a ${String(config.peft_type)} adapter; only LoRA adapters load`,
+    );
   }
-  for (const [key, ours] of [['r', lora.r], ['lora_alpha', lora.alpha]] as const) {
+  for (const [key, ours] of [
+    ['r', lora.r],
+    ['lora_alpha', lora.alpha],
+  ] as const) {
     if (config[key] !== ours) {
-      throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', `loadAdapter: ${file} has ${key} ${String(config[key])}, but this trainer's lora has ${ours}`);
+      throw firebrandError(
+        'ERR_FIREBRAND_INVALID_ARGUMENT',
+        `loadAdapter: ${file} has ${key} ${String(config[key])}, but this trainer's lora has ${ours}`,
+      );
     }
   }
 }

@@ -36,7 +36,15 @@ export function isValidationField(name: string): boolean {
 }
 
 /** Log fields that count things rather than measure the model. */
-export const BOOKKEEPING_FIELDS: ReadonlySet<string> = new Set(['epoch', 'globalStep', 'steps', 'optimizerSteps', 'skippedSteps', 'samples', 'seconds']);
+export const BOOKKEEPING_FIELDS: ReadonlySet<string> = new Set([
+  'epoch',
+  'globalStep',
+  'steps',
+  'optimizerSteps',
+  'skippedSteps',
+  'samples',
+  'seconds',
+]);
 
 /** { accuracy: 0.9 } -> { valAccuracy: 0.9 }, for the logs of an evaluation during fit. */
 export function prefixedWithVal(logs: Record<string, unknown>): Record<string, unknown> {
@@ -45,7 +53,16 @@ export function prefixedWithVal(logs: Record<string, unknown>): Record<string, u
   );
 }
 
-const CLASSIFICATION_METRICS = ['accuracy', 'precisionMacro', 'recallMacro', 'f1Macro', 'precisionMicro', 'recallMicro', 'f1Micro', 'confusionMatrix'];
+const CLASSIFICATION_METRICS = [
+  'accuracy',
+  'precisionMacro',
+  'recallMacro',
+  'f1Macro',
+  'precisionMicro',
+  'recallMicro',
+  'f1Micro',
+  'confusionMatrix',
+];
 const REGRESSION_METRICS = ['mse', 'mae', 'r2'];
 const TOP_K = /^top[1-9][0-9]*Accuracy$/;
 
@@ -65,10 +82,16 @@ export function checkMetrics(names: readonly string[], lossName: string | undefi
       );
     }
     if (classification && !classIndex) {
-      throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', `metrics: '${name}' needs a class-index loss (cross_entropy, nll)`);
+      throw firebrandError(
+        'ERR_FIREBRAND_INVALID_ARGUMENT',
+        `metrics: '${name}' needs a class-index loss (cross_entropy, nll)`,
+      );
     }
     if (REGRESSION_METRICS.includes(name) && classIndex) {
-      throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', `metrics: '${name}' needs a regression loss (mse, l1, huber, ...)`);
+      throw firebrandError(
+        'ERR_FIREBRAND_INVALID_ARGUMENT',
+        `metrics: '${name}' needs a regression loss (mse, l1, huber, ...)`,
+      );
     }
   }
 }

@@ -3,21 +3,41 @@
 // transformers' schedules). The one owner of their rules and defaults: C++
 // builds them from the resolved values and checks nothing again.
 import { firebrandError } from '../errors';
-import { anyInteger, boolean, field, integer, ListOf, number, numberList, oneOf, REQUIRED, Rule, Schema, Variants } from '../options/schema';
+import {
+  anyInteger,
+  boolean,
+  field,
+  integer,
+  ListOf,
+  number,
+  numberList,
+  oneOf,
+  REQUIRED,
+  Rule,
+  Schema,
+  Variants,
+} from '../options/schema';
 import type { NativeEngineSpec, NativeNamedSpec } from '../native';
 import type { NamedOptimizer } from './objectives';
 
 const classWeights = field(numberList(0), undefined, [[1, 0.5]]);
 
 export const losses = new Variants('loss', {
-  cross_entropy: { ignoreIndex: field(anyInteger, -100, [-1]), weight: classWeights, labelSmoothing: field(number(0, 1), 0, [0, 1]) },
+  cross_entropy: {
+    ignoreIndex: field(anyInteger, -100, [-1]),
+    weight: classWeights,
+    labelSmoothing: field(number(0, 1), 0, [0, 1]),
+  },
   nll: { ignoreIndex: field(anyInteger, -100, [-1]), weight: classWeights },
   mse: {},
   l1: {},
   smooth_l1: { beta: field(number(0), 1, [0]) },
   huber: { delta: field(number(0, Infinity, true), 1, [1e-12]) },
   bce_with_logits: { posWeight: field(numberList(0), undefined, [[2]]) },
-  kl_div: { reduction: field(oneOf('mean', 'batchmean', 'sum'), 'mean', ['batchmean', 'sum']), logTarget: field(boolean, false, [true]) },
+  kl_div: {
+    reduction: field(oneOf('mean', 'batchmean', 'sum'), 'mean', ['batchmean', 'sum']),
+    logTarget: field(boolean, false, [true]),
+  },
 });
 
 const prefixes: Rule = (value) =>
@@ -94,7 +114,9 @@ const warmupSteps = field(integer(0), 0, [0, 3]);
 const gamma = (fallback: unknown) => field(number(0), fallback, [0, 0.5]);
 
 const milestones: Rule = (value) =>
-  Array.isArray(value) && value.length > 0 && value.every((step, i) => integer(1)(step) === undefined && (i === 0 || step > value[i - 1]))
+  Array.isArray(value) &&
+  value.length > 0 &&
+  value.every((step, i) => integer(1)(step) === undefined && (i === 0 || step > value[i - 1]))
     ? undefined
     : 'a non-empty list of increasing integers >= 1';
 
@@ -131,7 +153,11 @@ export const schedulers = new Variants('scheduler', {
 /** The loss, optimizer(s) and schedule as C++ builds them: each checked (every problem at once) and defaulted. */
 export function resolveObjectives(
   loss: unknown,
-  { optimizer, optimizers: units, lrScheduler }: { optimizer?: unknown; optimizers?: NamedOptimizer[]; lrScheduler?: unknown },
+  {
+    optimizer,
+    optimizers: units,
+    lrScheduler,
+  }: { optimizer?: unknown; optimizers?: NamedOptimizer[]; lrScheduler?: unknown },
 ): Pick<NativeEngineSpec, 'loss' | 'optimizer' | 'optimizers' | 'lrScheduler'> {
   if ((optimizer === undefined) === (units === undefined)) {
     throw firebrandError(
@@ -141,15 +167,23 @@ export function resolveObjectives(
         : 'give either optimizer or optimizers, not both',
     );
   }
-  const named = (variants: Variants, value: unknown, origin: string) => variants.resolve(value, origin) as NativeNamedSpec;
+  const named = (variants: Variants, value: unknown, origin: string) =>
+    variants.resolve(value, origin) as NativeNamedSpec;
   const resolved = {
     loss: loss === undefined ? undefined : named(losses, loss, 'loss'),
     optimizer: optimizer === undefined ? undefined : named(optimizers, optimizer, 'optimizer'),
-    optimizers: units?.map((unit, i) => ({ ...unit, optimizer: named(optimizers, unit.optimizer, `optimizers[${i}].optimizer`) })),
+    optimizers: units?.map((unit, i) => ({
+      ...unit,
+      optimizer: named(optimizers, unit.optimizer, `optimizers[${i}].optimizer`),
+    })),
     lrScheduler: named(schedulers, lrScheduler ?? 'constant', 'lrScheduler'),
   };
   const stepped = resolved.optimizer ? [resolved.optimizer] : (resolved.optimizers ?? []).map((unit) => unit.optimizer);
-  if (resolved.lrScheduler.name === 'onecycle' && resolved.lrScheduler.cycleMomentum && stepped.some((spec) => spec.name === 'adagrad')) {
+  if (
+    resolved.lrScheduler.name === 'onecycle' &&
+    resolved.lrScheduler.cycleMomentum &&
+    stepped.some((spec) => spec.name === 'adagrad')
+  ) {
     throw firebrandError(
       'ERR_FIREBRAND_INVALID_ARGUMENT',
       'lrScheduler (onecycle): cycleMomentum needs an optimizer with a momentum (sgd, adam, adamw, rmsprop); set cycleMomentum: false',

@@ -63,8 +63,23 @@ export type OptimizerSpec = OptimizerGroupOptions &
          */
         fused?: boolean;
       }
-    | { name: 'rmsprop'; lr?: number; alpha?: number; eps?: number; weightDecay?: number; momentum?: number; centered?: boolean }
-    | { name: 'adagrad'; lr?: number; lrDecay?: number; weightDecay?: number; initialAccumulatorValue?: number; eps?: number }
+    | {
+        name: 'rmsprop';
+        lr?: number;
+        alpha?: number;
+        eps?: number;
+        weightDecay?: number;
+        momentum?: number;
+        centered?: boolean;
+      }
+    | {
+        name: 'adagrad';
+        lr?: number;
+        lrDecay?: number;
+        weightDecay?: number;
+        initialAccumulatorValue?: number;
+        eps?: number;
+      }
   );
 
 export type OptimizerName = OptimizerSpec['name'];

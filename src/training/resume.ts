@@ -10,13 +10,20 @@ export interface ResumePoint {
 }
 
 /** The checkpoint to resume from, or undefined to start afresh. */
-export function findResumePoint(config: TrainerConfig, batchesPerEpoch: number | undefined, worldSize: number): ResumePoint | undefined {
+export function findResumePoint(
+  config: TrainerConfig,
+  batchesPerEpoch: number | undefined,
+  worldSize: number,
+): ResumePoint | undefined {
   const resume = config.resumeFromCheckpoint;
   if (resume === undefined || resume === false) return undefined;
   let folder: string | undefined;
   if (resume === true) {
     if (config.outputDir === undefined) {
-      throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', 'resumeFromCheckpoint: true needs config.outputDir, where checkpoints are');
+      throw firebrandError(
+        'ERR_FIREBRAND_INVALID_ARGUMENT',
+        'resumeFromCheckpoint: true needs config.outputDir, where checkpoints are',
+      );
     }
     folder = latestCheckpoint(config.outputDir);
     // Nothing saved yet: the first run of a job that resumes whenever restarted.
@@ -33,7 +40,9 @@ export function findResumePoint(config: TrainerConfig, batchesPerEpoch: number |
   }
   if (state.worldSize !== worldSize) differences.push(`world size ${state.worldSize} (this run: ${worldSize})`);
   if (state.batchesPerEpoch !== batchesPerEpoch) {
-    differences.push(`${state.batchesPerEpoch ?? 'unknown'} batches per epoch (this run: ${batchesPerEpoch ?? 'unknown'})`);
+    differences.push(
+      `${state.batchesPerEpoch ?? 'unknown'} batches per epoch (this run: ${batchesPerEpoch ?? 'unknown'})`,
+    );
   }
   if (differences.length > 0) {
     throw firebrandError(

@@ -7,7 +7,15 @@ import type { ModelLike } from '../nn/model-spec';
 import type { LoraConfig } from './lora';
 import type { Callback } from './callbacks';
 import type { TrainerConfig } from './config';
-import type { LossName, LossSpec, NamedOptimizer, OptimizerName, OptimizerSpec, SchedulerName, SchedulerSpec } from './objectives';
+import type {
+  LossName,
+  LossSpec,
+  NamedOptimizer,
+  OptimizerName,
+  OptimizerSpec,
+  SchedulerName,
+  SchedulerSpec,
+} from './objectives';
 
 export interface TrainerOptions {
   /** The model; or override configureModels(). */

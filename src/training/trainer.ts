@@ -11,7 +11,15 @@ import { firebrandError } from '../errors';
 import { TORCHSCRIPT_FILE, WEIGHTS_FILE, writeSavedModel } from '../inference/saved-model';
 import { builtInLoggers } from '../logging/built-in-loggers';
 import type { Logger } from '../logging/logger';
-import { GenerateOptions, ModelDescription, native, NativeEngine, NumericArray, Prediction, TensorData } from '../native';
+import {
+  GenerateOptions,
+  ModelDescription,
+  native,
+  NativeEngine,
+  NumericArray,
+  Prediction,
+  TensorData,
+} from '../native';
 import { generateTokens } from '../inference/generation';
 import { type ModelLike, type ModelSpec, resolveModelSpec } from '../nn/model-spec';
 import { Module } from '../nn/module/module';
@@ -30,9 +38,23 @@ import type { EvalLogs, History } from './logs';
 import { checkMetrics } from './metrics';
 import { learningRate, resolveObjectives } from './objective-schemas';
 import { field, REQUIRED, validate } from '../options/schema';
-import type { DataloaderConfiguration, FitOptions, ModelConfiguration, OptimizerConfiguration, TrainerOptions, TrainingData } from './trainer-options';
+import type {
+  DataloaderConfiguration,
+  FitOptions,
+  ModelConfiguration,
+  OptimizerConfiguration,
+  TrainerOptions,
+  TrainingData,
+} from './trainer-options';
 
-export type { DataloaderConfiguration, FitOptions, ModelConfiguration, OptimizerConfiguration, TrainerOptions, TrainingData } from './trainer-options';
+export type {
+  DataloaderConfiguration,
+  FitOptions,
+  ModelConfiguration,
+  OptimizerConfiguration,
+  TrainerOptions,
+  TrainingData,
+} from './trainer-options';
 
 // Hook methods a Trainer subclass may define are the Callback interface's.
 export interface Trainer extends Callback {}
@@ -75,7 +97,8 @@ export class Trainer {
     this.ranks = new RankCollectives(this.place, () => this.engine);
     // Only rank 0 writes logs.
     this.loggers = this.globalRank === 0 ? [...builtInLoggers(this.config), ...(options.loggers ?? [])] : [];
-    const callbacks = options.callbacks === undefined ? [] : Array.isArray(options.callbacks) ? options.callbacks : [options.callbacks];
+    const callbacks =
+      options.callbacks === undefined ? [] : Array.isArray(options.callbacks) ? options.callbacks : [options.callbacks];
     this.callbacks = [...callbacks, ...builtInCallbacks(this.config, this.loggers)];
     this.hooks = new HookRunner(this, this.callbacks);
   }
@@ -83,7 +106,10 @@ export class Trainer {
   /** The model to train (and its loss). Default: options.model and options.loss. Override in subclasses. */
   configureModels(): ModelLike | ModelConfiguration | Promise<ModelLike | ModelConfiguration> {
     if (this.options.model === undefined) {
-      throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', 'Trainer: give options.model, or override configureModels() in a subclass');
+      throw firebrandError(
+        'ERR_FIREBRAND_INVALID_ARGUMENT',
+        'Trainer: give options.model, or override configureModels() in a subclass',
+      );
     }
     return { model: this.options.model, loss: this.options.loss };
   }
@@ -135,7 +161,8 @@ export class Trainer {
     await this.hooks.run('preConfigure', this);
     const configured = await this.configureModels();
     // A module or ModelSpec is the model; a ModelConfiguration holds one as `model`.
-    const models: ModelConfiguration = configured instanceof Module || 'type' in configured ? { model: configured } : configured;
+    const models: ModelConfiguration =
+      configured instanceof Module || 'type' in configured ? { model: configured } : configured;
     const { optimizer, optimizers, lrScheduler } = await this.configureOptimizers();
     this.dataloaders = await this.configureDataloaders();
     await this.hooks.run('postConfigure', this);
@@ -149,7 +176,10 @@ export class Trainer {
     const engine = new native.NativeEngine({
       model: modelSpec,
       ...objectives,
-      device: this.place === undefined ? this.config.device : deviceForRank(this.config.device, this.place, runtimeInfo().cudaAvailable),
+      device:
+        this.place === undefined
+          ? this.config.device
+          : deviceForRank(this.config.device, this.place, runtimeInfo().cudaAvailable),
       seed: this.config.seed,
       metrics: [...this.config.metrics],
       mixedPrecision: this.config.mixedPrecision,
@@ -159,7 +189,8 @@ export class Trainer {
       lossOutput: this.config.lossOutput,
       freeze: this.config.freeze === undefined ? undefined : [this.config.freeze].flat(),
       lora: this.lora,
-      activationCheckpointing: this.config.activationCheckpointing === undefined ? undefined : [this.config.activationCheckpointing].flat(),
+      activationCheckpointing:
+        this.config.activationCheckpointing === undefined ? undefined : [this.config.activationCheckpointing].flat(),
     });
     // Blocks (off the event loop) until every rank has joined; rank 0's weights win.
     if (this.place !== undefined) {
@@ -277,7 +308,11 @@ export class Trainer {
   }
 
   private adapterOptions(operation: string): ResolvedLora {
-    if (this.lora === undefined) throw firebrandError('ERR_FIREBRAND_INVALID_STATE', `${operation}: the trainer has no LoRA adapters (give it options.lora)`);
+    if (this.lora === undefined)
+      throw firebrandError(
+        'ERR_FIREBRAND_INVALID_STATE',
+        `${operation}: the trainer has no LoRA adapters (give it options.lora)`,
+      );
     return this.lora;
   }
 
@@ -391,7 +426,10 @@ export class Trainer {
         this.engine.clearStop();
         const graceMs = options.abortGraceMs ?? 5000;
         if (!Number.isFinite(graceMs) || graceMs < 0) {
-          throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', `fit: options.abortGraceMs must be a number of milliseconds >= 0, got ${graceMs}`);
+          throw firebrandError(
+            'ERR_FIREBRAND_INVALID_ARGUMENT',
+            `fit: options.abortGraceMs must be a number of milliseconds >= 0, got ${graceMs}`,
+          );
         }
         stopWatching = watchInterruptions({
           signal: options.signal,
@@ -407,7 +445,14 @@ export class Trainer {
             'fit: give trainData, or return { train } from configureDataloaders()',
           );
         }
-        const context = { trainer: this, config: this.config, engine: this.engine, hooks: this.hooks, ranks: this.ranks, control: this.control };
+        const context = {
+          trainer: this,
+          config: this.config,
+          engine: this.engine,
+          hooks: this.hooks,
+          ranks: this.ranks,
+          control: this.control,
+        };
         this.fitLoop = new FitLoop(context, data, { ...options, evalData: options.evalData ?? this.dataloaders.eval });
         return await this.fitLoop.run();
       } catch (error) {
@@ -474,10 +519,14 @@ export class Trainer {
    * With `strict` (the default), names that exist on one side only are an error; else they are reported.
    * Shapes must match. TorchScript files are code: load only files you trust.
    */
-  async initWeightsFrom(file: string, options: { strict?: boolean; map?: WeightNameMap } = {}): Promise<{ missing: string[]; unexpected: string[] }> {
+  async initWeightsFrom(
+    file: string,
+    options: { strict?: boolean; map?: WeightNameMap } = {},
+  ): Promise<{ missing: string[]; unexpected: string[] }> {
     return this.exclusive('initWeightsFrom', 'anyHook', async () => {
       const engine = await this.ready('initWeightsFrom');
-      const renames = options.map === undefined ? undefined : weightRenames(await native.weightNames(file), options.map);
+      const renames =
+        options.map === undefined ? undefined : weightRenames(await native.weightNames(file), options.map);
       return engine.initWeightsFrom(file, options.strict ?? true, renames);
     });
   }
@@ -494,7 +543,10 @@ export class Trainer {
       const engine = await this.ready('evaluate');
       const evalData = data ?? this.dataloaders.eval;
       if (evalData === undefined) {
-        throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', 'evaluate: give data, or return { eval } from configureDataloaders()');
+        throw firebrandError(
+          'ERR_FIREBRAND_INVALID_ARGUMENT',
+          'evaluate: give data, or return { eval } from configureDataloaders()',
+        );
       }
       return evaluateOn(this, engine, this.hooks, evalData, 0, options.batchSize ?? this.config.evalBatchSize);
     });
@@ -508,7 +560,11 @@ export class Trainer {
    * `predict<TensorData[]>(...)` or `predict<Record<'logits' | 'features', TensorData>>(...)`.
    */
   async predict(inputs: NumericArray, shape: number[], options?: { batchSize?: number }): Promise<TensorData>;
-  async predict<Output extends Prediction>(inputs: NumericArray, shape: number[], options?: { batchSize?: number }): Promise<Output>;
+  async predict<Output extends Prediction>(
+    inputs: NumericArray,
+    shape: number[],
+    options?: { batchSize?: number },
+  ): Promise<Output>;
   async predict(inputs: NumericArray, shape: number[], options: { batchSize?: number } = {}): Promise<Prediction> {
     const engine = await this.ready('predict');
     return engine.predict(inputs, shape, options.batchSize ?? this.config.evalBatchSize);
@@ -520,7 +576,10 @@ export class Trainer {
    * { maxNewTokens: 100, temperature: 0.8, topK: 20, seed: 1 }))`. A seed gives the same tokens. During
    * fit, tokens come from the current weights between two optimizer steps.
    */
-  async *generate(prompt: ArrayLike<number> | NumericArray, options: GenerateOptions): AsyncGenerator<number, void, undefined> {
+  async *generate(
+    prompt: ArrayLike<number> | NumericArray,
+    options: GenerateOptions,
+  ): AsyncGenerator<number, void, undefined> {
     yield* generateTokens(await this.ready('generate'), prompt, options);
   }
 
@@ -529,7 +588,11 @@ export class Trainer {
    * refused; a call from one of its hooks runs at that boundary, as far as `inHooks` allows, or is
    * refused at once saying why (never a wait on the operation that awaits the hook).
    */
-  private async exclusive<Result>(operation: string, inHooks: HookPolicy, body: () => Promise<Result>): Promise<Result> {
+  private async exclusive<Result>(
+    operation: string,
+    inHooks: HookPolicy,
+    body: () => Promise<Result>,
+  ): Promise<Result> {
     if (this.runningOperation) {
       const hook = callingHook(this);
       if (hook === undefined) {

@@ -13,13 +13,20 @@ export function weightRenames(names: string[], map: WeightNameMap): Record<strin
     for (const name of names) {
       const target = map(name);
       if (target !== null && (typeof target !== 'string' || target === '')) {
-        throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', `initWeightsFrom.map('${name}') returned ${JSON.stringify(target)}, expected a name or null`);
+        throw firebrandError(
+          'ERR_FIREBRAND_INVALID_ARGUMENT',
+          `initWeightsFrom.map('${name}') returned ${JSON.stringify(target)}, expected a name or null`,
+        );
       }
       if (target !== name) renames[name] = target;
     }
     return renames;
   }
-  if (typeof map !== 'object' || map === null) throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', 'initWeightsFrom.map: expected prefix renames or a function');
+  if (typeof map !== 'object' || map === null)
+    throw firebrandError(
+      'ERR_FIREBRAND_INVALID_ARGUMENT',
+      'initWeightsFrom.map: expected prefix renames or a function',
+    );
   // The longest prefix that fits wins ('encoder.layer.' before 'encoder.').
   const prefixes = Object.keys(map).sort((a, b) => b.length - a.length);
   const used = new Set<string>();
@@ -33,7 +40,10 @@ export function weightRenames(names: string[], map: WeightNameMap): Record<strin
   if (unused.length > 0) {
     throw firebrandError(
       'ERR_FIREBRAND_INVALID_ARGUMENT',
-      `initWeightsFrom.map: no weight name starts with ${unused.map((prefix) => `'${prefix}'`).join(', ')}; the file's names look like ${names.slice(0, 4).map((name) => `'${name}'`).join(', ')}`,
+      `initWeightsFrom.map: no weight name starts with ${unused.map((prefix) => `'${prefix}'`).join(', ')}; the file's names look like ${names
+        .slice(0, 4)
+        .map((name) => `'${name}'`)
+        .join(', ')}`,
     );
   }
   return renames;

@@ -15,7 +15,9 @@ export class AttentionClassifier extends nn.Module {
     const pad = tokens.eq(0).mul(torch.arange(length).gt(0));
     const causal = torch.full([length, length], 1, 'bool').triu(1);
     const [y] = this.attn.forward(x, x, x, { keyPaddingMask: pad, attnMask: causal });
-    const [z, weights] = this.cross.forward(y.transpose(0, 1), x.transpose(0, 1), x.transpose(0, 1), { needWeights: true });
+    const [z, weights] = this.cross.forward(y.transpose(0, 1), x.transpose(0, 1), x.transpose(0, 1), {
+      needWeights: true,
+    });
     return this.head.forward(z.mean(0).add(weights!.sum(-1).mean(-1, true)));
   }
 }

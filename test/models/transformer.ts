@@ -4,7 +4,9 @@ import { EmbeddingSpec, Layer, LinearSpec, nn, Tensor, torch } from '../../src';
 
 export class TransformerModel extends nn.Module {
   embed: Layer<EmbeddingSpec> = nn.embedding(12, 8);
-  encoder = nn.transformerEncoder(nn.transformerEncoderLayer(8, 2, { dimFeedforward: 16, dropout: 0 }), 2, { norm: nn.layerNorm(8) });
+  encoder = nn.transformerEncoder(nn.transformerEncoderLayer(8, 2, { dimFeedforward: 16, dropout: 0 }), 2, {
+    norm: nn.layerNorm(8),
+  });
   decoder = nn.transformerDecoderLayer(8, 2, { dimFeedforward: 16, dropout: 0, activation: 'gelu', normFirst: true });
   head: Layer<LinearSpec> = nn.linear(8, 3);
 

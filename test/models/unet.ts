@@ -9,8 +9,12 @@ class DoubleConv extends nn.Module {
   constructor(inChannels: number, outChannels: number, groups = 4) {
     super();
     this.block = nn.sequential(
-      nn.conv2d(inChannels, outChannels, 3, { padding: 1 }), nn.groupNorm(groups, outChannels), nn.silu(),
-      nn.conv2d(outChannels, outChannels, 3, { padding: 1 }), nn.groupNorm(groups, outChannels), nn.silu(),
+      nn.conv2d(inChannels, outChannels, 3, { padding: 1 }),
+      nn.groupNorm(groups, outChannels),
+      nn.silu(),
+      nn.conv2d(outChannels, outChannels, 3, { padding: 1 }),
+      nn.groupNorm(groups, outChannels),
+      nn.silu(),
     );
   }
 

@@ -24,13 +24,21 @@ export class BlobMlp extends nn.Module {
  * gradients accumulated over 2 micro-batches (all-reduced on the second only) and clipped to norm 0.5
  * (which must see the averaged gradients) before each SGD step.
  */
-export function distributedTrainer(batchSize: number, config: Record<string, unknown> = {}, callbacks: Callback[] = [], module = false): Trainer {
+export function distributedTrainer(
+  batchSize: number,
+  config: Record<string, unknown> = {},
+  callbacks: Callback[] = [],
+  module = false,
+): Trainer {
   const run = { numEpochs: 3, batchSize, gradientAccumulationSteps: 2, maxGradNorm: 0.5, seed: 7, numWorkers: 0 };
-  return blobTrainer({ ...run, distributed: { timeout: 20 }, ...config }, {
-    optimizer: { name: 'sgd', lr: 0.05 },
-    callbacks,
-    ...(module ? { model: new BlobMlp() } : {}),
-  });
+  return blobTrainer(
+    { ...run, distributed: { timeout: 20 }, ...config },
+    {
+      optimizer: { name: 'sgd', lr: 0.05 },
+      callbacks,
+      ...(module ? { model: new BlobMlp() } : {}),
+    },
+  );
 }
 
 export const trainData = () => blobDataset(256, 4, 3);
@@ -65,7 +73,10 @@ async function main(): Promise<void> {
   try {
     const history = await trainer.fit(trainData(), { evalData: evalData() });
     const weights = Object.fromEntries(
-      Object.entries(await trainer.stateDict()).map(([name, tensor]) => [name, Array.from(tensor.data as Float32Array)]),
+      Object.entries(await trainer.stateDict()).map(([name, tensor]) => [
+        name,
+        Array.from(tensor.data as Float32Array),
+      ]),
     );
     console.log(JSON.stringify({ rank, worldSize: trainer.worldSize, history, weights }));
   } catch (error) {

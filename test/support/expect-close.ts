@@ -13,7 +13,8 @@ export interface Closeness {
   absolute?: boolean;
 }
 
-const isTensor = (values: Values): values is TensorData<NumericArray> => typeof values === 'object' && 'shape' in values;
+const isTensor = (values: Values): values is TensorData<NumericArray> =>
+  typeof values === 'object' && 'shape' in values;
 
 function elements(values: Values): ArrayLike<number | bigint> {
   if (typeof values === 'number') return [values];
@@ -21,7 +22,12 @@ function elements(values: Values): ArrayLike<number | bigint> {
 }
 
 /** Every element of `actual` within `tolerance` of `expected`'s; tensors must have its shape. */
-export function expectClose(actual: Values, expected: Values, what: string, { tolerance = 1e-5, absolute = false }: Closeness = {}): void {
+export function expectClose(
+  actual: Values,
+  expected: Values,
+  what: string,
+  { tolerance = 1e-5, absolute = false }: Closeness = {},
+): void {
   if (isTensor(expected)) {
     expect(isTensor(actual) ? actual.shape : undefined, `${what} shape`).to.deep.equal(expected.shape);
   }

@@ -25,7 +25,11 @@ export interface RunOptions {
 }
 
 /** The weights after 24 steps of regression on fixed data. */
-export async function trainedWeights(model: ModelSpec, optimizer: OptimizerSpec, options: RunOptions = {}): Promise<Weights> {
+export async function trainedWeights(
+  model: ModelSpec,
+  optimizer: OptimizerSpec,
+  options: RunOptions = {},
+): Promise<Weights> {
   const trainer = new Trainer({
     model,
     loss: 'mse',
@@ -39,7 +43,11 @@ export async function trainedWeights(model: ModelSpec, optimizer: OptimizerSpec,
 }
 
 /** The weights of the fused and of the per-op step, from the same start. */
-export async function bothSteps(model: () => ModelSpec, optimizer: OptimizerSpec, options: RunOptions = {}): Promise<[Weights, Weights]> {
+export async function bothSteps(
+  model: () => ModelSpec,
+  optimizer: OptimizerSpec,
+  options: RunOptions = {},
+): Promise<[Weights, Weights]> {
   const fused = await trainedWeights(model(), optimizer, options);
   const perOp = await trainedWeights(model(), { ...optimizer, fused: false } as OptimizerSpec, options);
   return [fused, perOp];

@@ -8,7 +8,6 @@ import { Dataset, nn, Trainer, TrainerConfig, TrainerOptions } from '../../src';
 import { PREBUILD_BINARY, PREBUILD_MANIFEST } from '../../src/native-loader';
 import { seededRandom } from '../../examples/shared/seeded-random';
 
-
 /** Deterministic pseudo-random numbers in [0, 1) (mulberry32), as the examples draw them. */
 export { seededRandom };
 
@@ -32,10 +31,7 @@ export function blobDataset(samples = 256, features = 4, seed = 1): Dataset {
   return Dataset.fromArrays({ inputs, inputShape: [samples, features], targets: labels });
 }
 
-export function blobTrainer(
-  config: Partial<TrainerConfig> = {},
-  overrides: Partial<TrainerOptions> = {},
-): Trainer {
+export function blobTrainer(config: Partial<TrainerConfig> = {}, overrides: Partial<TrainerOptions> = {}): Trainer {
   return new Trainer({
     model: nn.sequential(nn.linear(4, 16), nn.relu(), nn.linear(16, 2)),
     loss: 'cross_entropy',
@@ -102,7 +98,15 @@ export function writeUnloadablePrebuild(folder: string, torchVersion: string): s
   const soname = `libtorch_cpu.so.${torchVersion}`;
   const library = path.join(folder, soname);
   execFileSync('gcc', ['-shared', '-fPIC', `-Wl,-soname,${soname}`, '-o', library, source]);
-  execFileSync('gcc', ['-shared', '-fPIC', '-Wl,--no-as-needed', '-o', path.join(folder, PREBUILD_BINARY), source, library]);
+  execFileSync('gcc', [
+    '-shared',
+    '-fPIC',
+    '-Wl,--no-as-needed',
+    '-o',
+    path.join(folder, PREBUILD_BINARY),
+    source,
+    library,
+  ]);
   fs.rmSync(library);
   fs.rmSync(source);
   const manifest = { torchVersion, libtorchSource: 'the system libtorch', cuda: false };

@@ -5,7 +5,6 @@
 // any number of ranks firebrand launches; it is used everywhere.
 #pragma once
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
-
 #include <type_traits>
 #include <utility>
 

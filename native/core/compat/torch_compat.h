@@ -13,8 +13,7 @@
 #include <variant>
 
 #define FIREBRAND_TORCH_AT_LEAST(major, minor) \
-  (TORCH_VERSION_MAJOR > (major) ||            \
-   (TORCH_VERSION_MAJOR == (major) && TORCH_VERSION_MINOR >= (minor)))
+  (TORCH_VERSION_MAJOR > (major) || (TORCH_VERSION_MAJOR == (major) && TORCH_VERSION_MINOR >= (minor)))
 
 namespace c10d {
 class ProcessGroup;
@@ -45,8 +44,7 @@ inline void zeroGradToNone(torch::optim::Optimizer& optimizer) {
 
 // The key of a parameter's entry in an optimizer's state(): 1.13 keys it by
 // the address of the parameter's TensorImpl printed as text, 2.x by the address.
-using OptimizerStateKey =
-    typename std::decay_t<decltype(std::declval<torch::optim::Optimizer&>().state())>::key_type;
+using OptimizerStateKey = typename std::decay_t<decltype(std::declval<torch::optim::Optimizer&>().state())>::key_type;
 
 // (A template so that only the branch of the version built against is compiled.)
 template <typename Key = OptimizerStateKey>

@@ -12,8 +12,8 @@ TensorDataset select(TensorDict arrays, const FieldSelection& fields, const std:
   for (const auto& [field, name] : fields) {
     const auto it = arrays.find(name);
     if (it == arrays.end()) {
-      throw FileError(path + ": no array '" + name + "' for field '" + field + "' (the file has " +
-                      fieldNames(arrays) + ")");
+      throw FileError(path + ": no array '" + name + "' for field '" + field + "' (the file has " + fieldNames(arrays) +
+                      ")");
     }
     chosen.emplace(field, it->second);
   }

@@ -9,8 +9,8 @@ namespace firebrand {
 
 int64_t shardSize(int64_t datasetSize, const SamplerOptions& options) {
   if (options.worldSize < 1 || options.rank < 0 || options.rank >= options.worldSize) {
-    throw InvalidArgument("sampler: rank " + std::to_string(options.rank) + " must be in [0, worldSize) with worldSize " +
-                          std::to_string(options.worldSize) + " >= 1");
+    throw InvalidArgument("sampler: rank " + std::to_string(options.rank) +
+                          " must be in [0, worldSize) with worldSize " + std::to_string(options.worldSize) + " >= 1");
   }
   if (!options.evenShards) return (datasetSize - options.rank + options.worldSize - 1) / options.worldSize;
   return (datasetSize + options.worldSize - 1) / options.worldSize;
@@ -21,8 +21,8 @@ int64_t batchCount(int64_t datasetSize, const SamplerOptions& options) {
     throw InvalidArgument("batchSize must be a positive integer, got " + std::to_string(options.batchSize));
   }
   const int64_t samples = shardSize(datasetSize, options);
-  const int64_t count = options.dropLast ? samples / options.batchSize
-                                         : (samples + options.batchSize - 1) / options.batchSize;
+  const int64_t count =
+      options.dropLast ? samples / options.batchSize : (samples + options.batchSize - 1) / options.batchSize;
   if (count == 0) {
     throw InvalidArgument("dataset of " + std::to_string(samples) + " samples (per rank) gives no batch of " +
                           std::to_string(options.batchSize) + " with dropLast; lower batchSize or turn dropLast off");

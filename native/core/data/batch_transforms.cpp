@@ -34,7 +34,8 @@ Apply normalize(ResolvedOptions& options) {
     std::vector<int64_t> channelShape(static_cast<size_t>(std::max<int64_t>(x.dim(), 1)), 1);
     if (x.dim() >= 2) channelShape[1] = -1;
     const auto options = at::TensorOptions().dtype(x.scalar_type());
-    const at::Tensor meanTensor = at::tensor(mean, at::TensorOptions().dtype(at::kDouble)).to(options).view(channelShape);
+    const at::Tensor meanTensor =
+        at::tensor(mean, at::TensorOptions().dtype(at::kDouble)).to(options).view(channelShape);
     const at::Tensor stdTensor = at::tensor(std, at::TensorOptions().dtype(at::kDouble)).to(options).view(channelShape);
     return (x - meanTensor) / stdTensor;
   };

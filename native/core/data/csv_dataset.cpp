@@ -67,7 +67,8 @@ TensorDataset loadCsvDataset(const std::string& path, const CsvOptions& options)
       for (size_t i = 0; i < names.size(); ++i) {
         if (trimmed(names[i]) == options.labelName) labelColumn = static_cast<int64_t>(i);
       }
-      if (labelColumn < 0) throw FileError(path + ": no column named '" + options.labelName + "' in the header: " + line);
+      if (labelColumn < 0)
+        throw FileError(path + ": no column named '" + options.labelName + "' in the header: " + line);
     }
   } else if (!options.labelName.empty()) {
     throw InvalidArgument("Dataset.fromCsv: labelColumn '" + options.labelName + "' needs header: true; give an index");
@@ -110,8 +111,8 @@ TensorDataset loadCsvDataset(const std::string& path, const CsvOptions& options)
   if (targets.empty()) throw FileError(path + ": the CSV file holds no data rows");
   const auto rows = static_cast<int64_t>(targets.size());
   at::Tensor inputTensor = at::tensor(inputs, at::TensorOptions().dtype(at::kFloat)).reshape({rows, columns - 1});
-  at::Tensor targetTensor = at::tensor(targets, at::TensorOptions().dtype(at::kDouble))
-                                .to(options.classLabels ? at::kLong : at::kFloat);
+  at::Tensor targetTensor =
+      at::tensor(targets, at::TensorOptions().dtype(at::kDouble)).to(options.classLabels ? at::kLong : at::kFloat);
   return TensorDataset(inputTensor, targetTensor);
 }
 

@@ -62,8 +62,8 @@ Batch DatasetLoader::makeBatch(int64_t index) {
   batch.sampleIndices = sampler_.indices(index);
   recycler_->keep(batch);
   if (!transforms_.empty()) {
-    at::Generator generator = at::detail::createCPUGenerator(mix(mix(seed_) ^ static_cast<uint64_t>(epoch_)) ^
-                                                             static_cast<uint64_t>(index));
+    at::Generator generator =
+        at::detail::createCPUGenerator(mix(mix(seed_) ^ static_cast<uint64_t>(epoch_)) ^ static_cast<uint64_t>(index));
     applyTransforms(transforms_, batch, generator);
   }
   if (options_.pinMemory) {

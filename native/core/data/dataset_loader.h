@@ -26,8 +26,8 @@ class DatasetLoader : public BatchStream {
  public:
   // Batches `startBatch`.. of epoch `epoch`; the first `startBatch` are skipped
   // (a resumed run continues mid-epoch with exactly the batches it would have seen).
-  DatasetLoader(std::shared_ptr<const TensorDataset> dataset, BatchTransforms transforms,
-                const SamplerOptions& sampler, int64_t epoch, int64_t startBatch, const LoaderOptions& options);
+  DatasetLoader(std::shared_ptr<const TensorDataset> dataset, BatchTransforms transforms, const SamplerOptions& sampler,
+                int64_t epoch, int64_t startBatch, const LoaderOptions& options);
   ~DatasetLoader() override;
 
   std::optional<Batch> next() override;

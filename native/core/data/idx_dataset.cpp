@@ -5,8 +5,8 @@
 #include <limits>
 
 #include "core/data/idx_reader.h"
-#include "core/options/resolved_options.h"
 #include "core/errors.h"
+#include "core/options/resolved_options.h"
 #include "core/shape_text.h"
 
 namespace firebrand {
@@ -38,8 +38,8 @@ TensorDataset loadIdxDataset(const std::string& inputsPath, const std::string& t
     const int64_t has = inputs.size(0) == 0 ? 0 : inputs.numel() / inputs.size(0);
     if (wanted != has) {
       throw ShapeMismatch(inputsPath + ": sampleShape " + shapeText(options.sampleShape) + " holds " +
-                          std::to_string(wanted) + " values but each sample of " + shapeText(inputs) +
-                          " holds " + std::to_string(has));
+                          std::to_string(wanted) + " values but each sample of " + shapeText(inputs) + " holds " +
+                          std::to_string(has));
     }
     inputs = inputs.reshape(shape);
   }

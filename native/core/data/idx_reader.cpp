@@ -25,12 +25,18 @@ using GzFile = std::unique_ptr<std::remove_pointer_t<gzFile>, GzFileCloser>;
 // IDX type codes (third byte of the magic number).
 at::ScalarType idxScalarType(unsigned char code, const std::string& path) {
   switch (code) {
-    case 0x08: return at::kByte;
-    case 0x09: return at::kChar;
-    case 0x0B: return at::kShort;
-    case 0x0C: return at::kInt;
-    case 0x0D: return at::kFloat;
-    case 0x0E: return at::kDouble;
+    case 0x08:
+      return at::kByte;
+    case 0x09:
+      return at::kChar;
+    case 0x0B:
+      return at::kShort;
+    case 0x0C:
+      return at::kInt;
+    case 0x0D:
+      return at::kFloat;
+    case 0x0E:
+      return at::kDouble;
     default: {
       char hex[8];
       std::snprintf(hex, sizeof hex, "0x%02X", code);
@@ -52,8 +58,7 @@ void readExactly(gzFile file, void* buffer, size_t bytes, const std::string& pat
       const char* zlibMessage = gzerror(file, &status);
       throw FileError(path + ": truncated or corrupt IDX file while reading its " + what + " (read " +
                       std::to_string(bytes - remaining) + " of " + std::to_string(bytes) + " bytes" +
-                      (status != Z_OK && status != Z_BUF_ERROR ? std::string("; zlib: ") + zlibMessage : "") +
-                      ")");
+                      (status != Z_OK && status != Z_BUF_ERROR ? std::string("; zlib: ") + zlibMessage : "") + ")");
     }
     cursor += got;
     remaining -= static_cast<size_t>(got);

@@ -3,9 +3,9 @@
 #include <ATen/ATen.h>
 
 #include <algorithm>
-#include <limits>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <regex>
 #include <vector>
 
@@ -98,8 +98,8 @@ at::Tensor parseNpy(std::istream& file, const std::string& path) {
   at::Tensor tensor = at::empty(storedShape, at::TensorOptions().dtype(type.dtype));
   const size_t bytes = static_cast<size_t>(tensor.numel()) * tensor.element_size();
   if (!file.read(static_cast<char*>(tensor.data_ptr()), static_cast<std::streamsize>(bytes))) {
-    throw FileError(path + ": truncated .npy data (expected " + std::to_string(bytes) + " bytes for shape " +
-                    dims + ")");
+    throw FileError(path + ": truncated .npy data (expected " + std::to_string(bytes) + " bytes for shape " + dims +
+                    ")");
   }
   if (type.bigEndian && tensor.element_size() > 1) {
     auto* data = static_cast<unsigned char*>(tensor.data_ptr());

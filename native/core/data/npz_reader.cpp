@@ -13,11 +13,13 @@ TensorDict readNpz(const std::string& path) {
   TensorDict arrays;
   for (const auto& member : archive.members()) {
     const std::string suffix = ".npy";
-    if (member.name.size() <= suffix.size() || member.name.compare(member.name.size() - suffix.size(), suffix.size(), suffix) != 0) {
+    if (member.name.size() <= suffix.size() ||
+        member.name.compare(member.name.size() - suffix.size(), suffix.size(), suffix) != 0) {
       continue;
     }
     std::istringstream bytes(archive.read(member));
-    arrays.emplace(member.name.substr(0, member.name.size() - suffix.size()), parseNpy(bytes, path + ":" + member.name));
+    arrays.emplace(member.name.substr(0, member.name.size() - suffix.size()),
+                   parseNpy(bytes, path + ":" + member.name));
   }
   if (arrays.empty()) throw FileError(path + ": the archive holds no .npy arrays");
   return arrays;

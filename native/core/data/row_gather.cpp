@@ -34,13 +34,20 @@ using Bytes = std::integral_constant<size_t, kBytes>;
 
 void copyRows(const char* from, c10::ArrayRef<int64_t> rows, size_t rowBytes, char* to) {
   switch (rowBytes) {
-    case 4: return copyRowsOf(from, rows, Bytes<4>{}, to);
-    case 8: return copyRowsOf(from, rows, Bytes<8>{}, to);
-    case 16: return copyRowsOf(from, rows, Bytes<16>{}, to);
-    case 32: return copyRowsOf(from, rows, Bytes<32>{}, to);
-    case 64: return copyRowsOf(from, rows, Bytes<64>{}, to);
-    case 128: return copyRowsOf(from, rows, Bytes<128>{}, to);
-    default: return copyRowsOf(from, rows, rowBytes, to);
+    case 4:
+      return copyRowsOf(from, rows, Bytes<4>{}, to);
+    case 8:
+      return copyRowsOf(from, rows, Bytes<8>{}, to);
+    case 16:
+      return copyRowsOf(from, rows, Bytes<16>{}, to);
+    case 32:
+      return copyRowsOf(from, rows, Bytes<32>{}, to);
+    case 64:
+      return copyRowsOf(from, rows, Bytes<64>{}, to);
+    case 128:
+      return copyRowsOf(from, rows, Bytes<128>{}, to);
+    default:
+      return copyRowsOf(from, rows, rowBytes, to);
   }
 }
 

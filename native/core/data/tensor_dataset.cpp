@@ -64,10 +64,12 @@ TensorDataset TensorDataset::slice(int64_t start, int64_t end) const {
   return TensorDataset(std::move(part));
 }
 
-std::pair<TensorDataset, TensorDataset> TensorDataset::randomSplit(std::array<double, 2> fractions, uint64_t seed) const {
+std::pair<TensorDataset, TensorDataset> TensorDataset::randomSplit(std::array<double, 2> fractions,
+                                                                   uint64_t seed) const {
   for (const double fraction : fractions) {
     if (!(fraction > 0 && fraction < 1)) {
-      throw InvalidArgument("dataset.split: fraction must be between 0 and 1 (exclusive), got " + std::to_string(fraction));
+      throw InvalidArgument("dataset.split: fraction must be between 0 and 1 (exclusive), got " +
+                            std::to_string(fraction));
     }
   }
   // random_split's lengths: floor of each share, the remainder handed out from the first part on.

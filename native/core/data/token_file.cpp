@@ -23,7 +23,8 @@ int64_t littleEndian(const unsigned char* bytes, size_t width, bool isSigned) {
 
 at::Tensor readTokenFile(const std::string& path, const std::string& dtype) {
   const size_t width = dtype == "uint16" ? 2 : dtype == "int32" ? 4 : dtype == "int64" ? 8 : 0;
-  if (width == 0) throw InvalidArgument("fromTokenFile.dtype: got '" + dtype + "', expected one of 'uint16', 'int32', 'int64'");
+  if (width == 0)
+    throw InvalidArgument("fromTokenFile.dtype: got '" + dtype + "', expected one of 'uint16', 'int32', 'int64'");
   std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) throw FileError(path + ": cannot open the token file");
   const auto size = static_cast<size_t>(in.tellg());
@@ -33,7 +34,8 @@ at::Tensor readTokenFile(const std::string& path, const std::string& dtype) {
   }
   std::vector<unsigned char> bytes(size);
   in.seekg(0);
-  if (!in.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(size))) throw FileError(path + ": cannot read the token file");
+  if (!in.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(size)))
+    throw FileError(path + ": cannot read the token file");
   at::Tensor ids = at::empty({static_cast<int64_t>(size / width)}, at::kLong);
   int64_t* out = ids.data_ptr<int64_t>();
   for (size_t i = 0; i < size / width; ++i) out[i] = littleEndian(bytes.data() + i * width, width, dtype != "uint16");

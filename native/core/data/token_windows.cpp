@@ -14,9 +14,11 @@ std::vector<at::Tensor> checkedDocuments(const std::vector<at::Tensor>& document
   for (size_t i = 0; i < documents.size(); ++i) {
     const at::Tensor& document = documents[i];
     const std::string which = documents.size() == 1 ? "tokens" : "documents[" + std::to_string(i) + "]";
-    if (document.dim() != 1) throw ShapeMismatch(owner + ": " + which + " must be one row of token ids, got " + shapeText(document));
+    if (document.dim() != 1)
+      throw ShapeMismatch(owner + ": " + which + " must be one row of token ids, got " + shapeText(document));
     if (document.is_floating_point() || document.scalar_type() == at::kBool) {
-      throw InvalidArgument(owner + ": " + which + " must hold integer token ids, got " + dtypeText(document.scalar_type()));
+      throw InvalidArgument(owner + ": " + which + " must hold integer token ids, got " +
+                            dtypeText(document.scalar_type()));
     }
     checked.push_back(document.to(at::kLong).contiguous());
   }
@@ -32,12 +34,14 @@ TensorDataset packed(const std::vector<at::Tensor>& documents, const TokenWindow
   const at::Tensor stream = at::cat(parts).contiguous();
   const int64_t context = options.contextLength;
   if (stream.size(0) < context + 1) {
-    throw InvalidArgument(options.owner + ": " + std::to_string(stream.size(0)) + " tokens make no window of contextLength " +
-                          std::to_string(context) + " (a window needs contextLength + 1 tokens: its targets are one token later)");
+    throw InvalidArgument(options.owner + ": " + std::to_string(stream.size(0)) +
+                          " tokens make no window of contextLength " + std::to_string(context) +
+                          " (a window needs contextLength + 1 tokens: its targets are one token later)");
   }
   const int64_t windows = (stream.size(0) - 1 - context) / stride + 1;
   // Views of the one stream: the dataset keeps it alive; batches copy only their windows.
-  return TensorDataset(stream.as_strided({windows, context}, {stride, 1}, 0), stream.as_strided({windows, context}, {stride, 1}, 1));
+  return TensorDataset(stream.as_strided({windows, context}, {stride, 1}, 0),
+                       stream.as_strided({windows, context}, {stride, 1}, 1));
 }
 
 TensorDataset separate(const std::vector<at::Tensor>& documents, const TokenWindowOptions& options, int64_t stride) {
@@ -56,15 +60,20 @@ TensorDataset separate(const std::vector<at::Tensor>& documents, const TokenWind
       if (start + context + 1 >= length) break;  // this window reached the document's end
     }
   }
-  if (inputs.empty()) throw InvalidArgument(options.owner + ": no document has 2 tokens or more, so there is no window to train on");
+  if (inputs.empty())
+    throw InvalidArgument(options.owner + ": no document has 2 tokens or more, so there is no window to train on");
   return TensorDataset(at::stack(inputs), at::stack(targets));
 }
 
 }  // namespace
 
 void checkTokenWindowOptions(const TokenWindowOptions& options) {
-  if (options.contextLength < 1) throw InvalidArgument(options.owner + ".contextLength: got " + std::to_string(options.contextLength) + ", expected an integer >= 1");
-  if (options.stride && *options.stride < 1) throw InvalidArgument(options.owner + ".stride: got " + std::to_string(*options.stride) + ", expected an integer >= 1");
+  if (options.contextLength < 1)
+    throw InvalidArgument(options.owner + ".contextLength: got " + std::to_string(options.contextLength) +
+                          ", expected an integer >= 1");
+  if (options.stride && *options.stride < 1)
+    throw InvalidArgument(options.owner + ".stride: got " + std::to_string(*options.stride) +
+                          ", expected an integer >= 1");
 }
 
 TensorDataset tokenWindows(const std::vector<at::Tensor>& documents, const TokenWindowOptions& options) {

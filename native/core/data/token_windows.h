@@ -16,12 +16,12 @@ namespace firebrand {
 
 struct TokenWindowOptions {
   int64_t contextLength = 0;
-  std::optional<int64_t> stride;      // default: contextLength (windows side by side)
-  std::optional<int64_t> separator;   // packed documents: a token between them
+  std::optional<int64_t> stride;     // default: contextLength (windows side by side)
+  std::optional<int64_t> separator;  // packed documents: a token between them
   bool packDocuments = true;
-  int64_t padToken = 0;               // unpacked: what fills a short window's inputs
-  int64_t ignoreIndex = -100;         // unpacked: what fills its targets
-  std::string owner = "fromTokens";   // what errors name
+  int64_t padToken = 0;              // unpacked: what fills a short window's inputs
+  int64_t ignoreIndex = -100;        // unpacked: what fills its targets
+  std::string owner = "fromTokens";  // what errors name
 };
 
 // Fields "input" and "target", int64 [windows, contextLength]. Errors name the option or document at fault.

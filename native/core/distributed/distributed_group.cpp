@@ -2,14 +2,14 @@
 
 #include <ATen/ATen.h>
 #include <c10/util/Exception.h>
-#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
-#include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
 #include <chrono>
 #include <cstdlib>
 #include <map>
 #include <mutex>
 #include <sstream>
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
 #include "core/compat/tcp_store.h"
 #include "core/compat/torch_compat.h"
@@ -94,8 +94,9 @@ c10::intrusive_ptr<c10d::Store> connectStore(const DistributedOptions& options) 
   try {
     return c10::make_intrusive<c10d::TCPStore>(options.masterAddr, storeOptions);
   } catch (const std::exception& error) {
-    throw DistributedError("distributed: the rendezvous at " + options.masterAddr + ":" + std::to_string(options.masterPort) + " (" +
-                           placeText(options) + ") failed within " + secondsText(options.timeoutSeconds) + ": " + causeOf(error) +
+    throw DistributedError("distributed: the rendezvous at " + options.masterAddr + ":" +
+                           std::to_string(options.masterPort) + " (" + placeText(options) + ") failed within " +
+                           secondsText(options.timeoutSeconds) + ": " + causeOf(error) +
                            (options.rank == 0 ? "; is the port free?" : "; did rank 0 start, at that address?"));
   }
 }
@@ -187,8 +188,8 @@ std::shared_ptr<DistributedGroup> DistributedGroup::join(const DistributedOption
 
 void DistributedGroup::fail(const std::string& what, const std::string& cause) const {
   throw DistributedError("distributed: " + what + " failed on " + placeText(options_) + " (" + backendName_ +
-                         ", timeout " + secondsText(options_.timeoutSeconds) + "): " +
-                         cause + ". Another rank probably stopped or failed: see its output");
+                         ", timeout " + secondsText(options_.timeoutSeconds) + "): " + cause +
+                         ". Another rank probably stopped or failed: see its output");
 }
 
 c10::intrusive_ptr<c10d::Work> DistributedGroup::startAllReduce(at::Tensor& tensor) {
@@ -208,9 +209,7 @@ void DistributedGroup::wait(const c10::intrusive_ptr<c10d::Work>& work, const st
   }
 }
 
-void DistributedGroup::allReduceSum(at::Tensor& tensor, const std::string& what) {
-  wait(startAllReduce(tensor), what);
-}
+void DistributedGroup::allReduceSum(at::Tensor& tensor, const std::string& what) { wait(startAllReduce(tensor), what); }
 
 void DistributedGroup::broadcastFromRankZero(const std::vector<at::Tensor>& tensors, const std::string& what) {
   // One flat tensor per dtype: one collective each, however many tensors.

@@ -5,10 +5,10 @@
 #pragma once
 #include <ATen/core/Tensor.h>
 #include <c10/core/Device.h>
-#include <torch/csrc/distributed/c10d/Work.hpp>
 
 #include <memory>
 #include <string>
+#include <torch/csrc/distributed/c10d/Work.hpp>
 #include <vector>
 
 #include "core/distributed/distributed_options.h"

@@ -30,9 +30,9 @@ struct GradientReducer::State {
   };
   std::shared_ptr<DistributedGroup> group;
   std::vector<at::Tensor> parameters;
-  std::vector<size_t> bucketOf;      // per parameter
-  std::vector<size_t> slotOf;        // per parameter: its place in its bucket
-  std::vector<bool> ready;           // per parameter, this step
+  std::vector<size_t> bucketOf;  // per parameter
+  std::vector<size_t> slotOf;    // per parameter: its place in its bucket
+  std::vector<bool> ready;       // per parameter, this step
   std::vector<Bucket> buckets;
   size_t nextToStart = 0;
   bool armed = false;

@@ -34,7 +34,8 @@ class SegmentFunction : public torch::autograd::Function<SegmentFunction> {
  public:
   // `inputs`: the tensors the segment reads, then the module's parameters.
   // (A TensorList, not a std::vector: autograd only sees tensors passed as tensors or lists of them.)
-  static variable_list forward(AutogradContext* ctx, const GraphProgram* program, int64_t index, GraphFrame* frame, at::TensorList inputs) {
+  static variable_list forward(AutogradContext* ctx, const GraphProgram* program, int64_t index, GraphFrame* frame,
+                               at::TensorList inputs) {
     const CheckpointSegment& segment = program->segment(static_cast<size_t>(index));
     ctx->saved_data["program"] = reinterpret_cast<int64_t>(program);
     ctx->saved_data["segment"] = index;
@@ -58,7 +59,8 @@ class SegmentFunction : public torch::autograd::Function<SegmentFunction> {
     variable_list outputs;
     for (const int64_t slot : segment.escapes) {
       const c10::IValue& value = frame->values[slot];
-      if (value.isTensor()) outputs.push_back(value.toTensor());
+      if (value.isTensor())
+        outputs.push_back(value.toTensor());
       else if (!value.isInt() && !value.isDouble() && !value.isNone()) {
         throw InvalidArgument("activationCheckpointing: " + segment.path + " hands a " + value.tagKind() +
                               " to later ops; a checkpointed module must return tensors");
@@ -102,7 +104,8 @@ class SegmentFunction : public torch::autograd::Function<SegmentFunction> {
     {
       at::AutoGradMode gradients(true);
       const bool autocast = ctx->saved_data["autocast"].toBool();
-      AutocastScope scope(device.type(), autocast ? std::optional<at::ScalarType>(static_cast<at::ScalarType>(ctx->saved_data["autocastDtype"].toInt()))
+      AutocastScope scope(device.type(), autocast ? std::optional<at::ScalarType>(static_cast<at::ScalarType>(
+                                                        ctx->saved_data["autocastDtype"].toInt()))
                                                   : std::nullopt);
       program->runSteps(segment.begin, segment.end, frame);
       size_t g = 0;
@@ -141,7 +144,8 @@ void runCheckpointed(const GraphProgram& program, size_t index, GraphFrame& fram
     if (frame.values[slot].isTensor()) inputs.push_back(frame.values[slot].toTensor());
   }
   inputs.insert(inputs.end(), segment.parameters.begin(), segment.parameters.end());
-  const variable_list outputs = SegmentFunction::apply(&program, static_cast<int64_t>(index), &frame, at::TensorList(inputs));
+  const variable_list outputs =
+      SegmentFunction::apply(&program, static_cast<int64_t>(index), &frame, at::TensorList(inputs));
   // The escaping tensors take the function's outputs (with its backward); the rest of the segment's
   // values are let go, which is the point.
   size_t next = 0;

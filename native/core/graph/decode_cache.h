@@ -14,8 +14,8 @@
 namespace firebrand {
 
 struct DecodeCache {
-  int64_t past = 0;   // positions the entries hold
-  int64_t fresh = 0;  // positions the forward running now adds
+  int64_t past = 0;                                             // positions the entries hold
+  int64_t fresh = 0;                                            // positions the forward running now adds
   std::unordered_map<size_t, std::vector<at::Tensor>> entries;  // by graph node
   // By size node: whether it has equaled `fresh` at every step, so measures the sequence (the
   // prompt's length at the first, 1 after). A coincidence is caught by generate's check.

@@ -41,13 +41,15 @@ GraphProgram::GraphProgram(GraphSpec graph, ModuleTree& tree) : graph_(std::move
     int64_t slot = -1;
     for (size_t index = 0; index < graph_.nodes.size(); ++index) {
       const auto& node = graph_.nodes[index];
-      if (node.op == "input" && !node.args.empty() && node.args[0].string() && *node.args[0].string() == name) slot = static_cast<int64_t>(index);
+      if (node.op == "input" && !node.args.empty() && node.args[0].string() && *node.args[0].string() == name)
+        slot = static_cast<int64_t>(index);
     }
     if (slot < 0) throw InvalidState("firebrand bug: graph input '" + name + "' has no node");
     inputSlots_.push_back(slot);
   }
   for (const int64_t output : graph_.outputs) {
-    if (output < 0 || static_cast<size_t>(output) >= graph_.nodes.size()) throw InvalidState("firebrand bug: graph output out of range");
+    if (output < 0 || static_cast<size_t>(output) >= graph_.nodes.size())
+      throw InvalidState("firebrand bug: graph output out of range");
   }
 }
 
@@ -59,7 +61,8 @@ OpRun GraphProgram::compileNode(size_t index, ModuleTree& tree) {
     const std::string name = args.text(0);
     const auto* parameter = tree.root->named_parameters().find(name);
     const auto* buffer = parameter ? nullptr : tree.root->named_buffers().find(name);
-    if (!parameter && !buffer) throw InvalidState("firebrand bug: forward reads '" + name + "', which the model does not hold");
+    if (!parameter && !buffer)
+      throw InvalidState("firebrand bug: forward reads '" + name + "', which the model does not hold");
     const at::Tensor tensor = parameter ? *parameter : *buffer;
     return [tensor](GraphFrame&) -> c10::IValue { return tensor; };
   }
@@ -78,11 +81,13 @@ std::vector<at::Tensor> GraphProgram::run(const std::vector<at::Tensor>& inputs,
   return outputs;
 }
 
-std::vector<c10::IValue> GraphProgram::values(const std::vector<at::Tensor>& inputs, bool training, c10::Device device) const {
+std::vector<c10::IValue> GraphProgram::values(const std::vector<at::Tensor>& inputs, bool training,
+                                              c10::Device device) const {
   return runFrame(inputs, training, device, nullptr).values;
 }
 
-GraphFrame GraphProgram::runFrame(const std::vector<at::Tensor>& inputs, bool training, c10::Device device, DecodeCache* cache) const {
+GraphFrame GraphProgram::runFrame(const std::vector<at::Tensor>& inputs, bool training, c10::Device device,
+                                  DecodeCache* cache) const {
   GraphFrame frame;
   frame.values.resize(steps_.size());
   frame.training = training;
@@ -110,7 +115,8 @@ void GraphProgram::runSteps(size_t begin, size_t end, GraphFrame& frame) const {
       frame.values[index] = steps_[index](frame);
     } catch (const NotIncremental& reason) {
       const GraphNode& node = graph_.nodes[index];
-      const std::string where = isLayerCall(node.op) ? "" : (node.scope.empty() ? std::string("forward") : node.scope) + ": ";
+      const std::string where =
+          isLayerCall(node.op) ? "" : (node.scope.empty() ? std::string("forward") : node.scope) + ": ";
       throw NotIncremental(where + reason.what() + (node.at.empty() ? "" : " (at " + node.at + ")"));
     } catch (const Error& error) {
       if (isLayerCall(graph_.nodes[index].op)) throw;  // the layer's own errors name it already
@@ -151,7 +157,8 @@ std::vector<std::string> GraphProgram::checkpoint(const std::vector<std::string>
     segment.path = key;
     for (size_t node = segment.begin; node < segment.end; ++node) {
       for (const int64_t read : reads_[node]) {
-        if (static_cast<size_t>(read) < segment.begin && std::find(segment.reads.begin(), segment.reads.end(), read) == segment.reads.end()) {
+        if (static_cast<size_t>(read) < segment.begin &&
+            std::find(segment.reads.begin(), segment.reads.end(), read) == segment.reads.end()) {
           segment.reads.push_back(read);
         }
       }
@@ -191,8 +198,8 @@ void GraphProgram::fail(size_t index, const GraphFrame& frame, const std::except
     operands += (operands.empty() ? "" : ", ") + valueText(frame.values[read]);
   }
   const std::string reason = torchReason(error);
-  const std::string message = (node.scope.empty() ? std::string("forward") : node.scope) + ": " + node.op + "(" + operands +
-                              ") failed" + (node.at.empty() ? "" : " at " + node.at) + ": " + reason;
+  const std::string message = (node.scope.empty() ? std::string("forward") : node.scope) + ": " + node.op + "(" +
+                              operands + ") failed" + (node.at.empty() ? "" : " at " + node.at) + ": " + reason;
   if (wrongType) throw InvalidArgument(message);
   throw ShapeMismatch(message);
 }

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "core/graph/activation_checkpoint.h"
-#include "core/graph/node_args.h"
 #include "core/graph/module_tree.h"
+#include "core/graph/node_args.h"
 
 namespace firebrand {
 
@@ -37,7 +37,8 @@ class GraphProgram {
 
  private:
   OpRun compileNode(size_t index, ModuleTree& tree);
-  GraphFrame runFrame(const std::vector<at::Tensor>& inputs, bool training, c10::Device device, DecodeCache* cache) const;
+  GraphFrame runFrame(const std::vector<at::Tensor>& inputs, bool training, c10::Device device,
+                      DecodeCache* cache) const;
   [[noreturn]] void fail(size_t index, const GraphFrame& frame, const std::exception& error, bool wrongType) const;
 
   GraphSpec graph_;
@@ -45,7 +46,7 @@ class GraphProgram {
   std::vector<int64_t> inputSlots_;          // the node of each graph input
   std::vector<std::vector<int64_t>> reads_;  // the nodes each node reads, for errors
   std::vector<CheckpointSegment> segments_;
-  std::vector<int64_t> segmentAt_;           // by node: the segment that begins there, or -1
+  std::vector<int64_t> segmentAt_;  // by node: the segment that begins there, or -1
 };
 
 }  // namespace firebrand

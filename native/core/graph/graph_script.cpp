@@ -3,10 +3,10 @@
 #include <set>
 
 #include "core/errors.h"
-#include "core/graph/op_support.h"
-#include "core/nn/script_text.h"
 #include "core/graph/layer_calls.h"
+#include "core/graph/op_support.h"
 #include "core/nn/layer_row.h"
+#include "core/nn/script_text.h"
 
 namespace firebrand {
 namespace {
@@ -41,7 +41,8 @@ std::string graphScript(const GraphSpec& graph, const ModuleTree& tree, const Sc
       const TreeLayer& layer = tree.layers.at(path);
       LayerScriptContext context;
       context.tensor = [&](const std::string& name) { return writer.tensor(path.empty() ? name : path + "." + name); };
-      for (const auto& name : layer.built.module.ptr()->named_parameters(/*recurse=*/false).keys()) context.parameters.push_back(name);
+      for (const auto& name : layer.built.module.ptr()->named_parameters(/*recurse=*/false).keys())
+        context.parameters.push_back(name);
       for (size_t i = 1; i < node.args.size(); ++i) context.operands.push_back(scriptLiteral(node.args[i]));
       const ScriptCall call = layerScript(layer.spec, context);
       expression = call.expression;

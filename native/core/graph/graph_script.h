@@ -3,8 +3,8 @@
 #pragma once
 #include <string>
 
-#include "core/graph/script_writer.h"
 #include "core/graph/module_tree.h"
+#include "core/graph/script_writer.h"
 
 namespace firebrand {
 

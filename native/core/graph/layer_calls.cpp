@@ -9,7 +9,8 @@ namespace {
 
 TreeLayer* layerAt(ModuleTree& tree, const std::string& path) {
   const auto it = tree.layers.find(path);
-  if (it == tree.layers.end()) throw InvalidState("firebrand bug: forward calls a layer at '" + path + "', which the model does not hold");
+  if (it == tree.layers.end())
+    throw InvalidState("firebrand bug: forward calls a layer at '" + path + "', which the model does not hold");
   return &it->second;
 }
 
@@ -28,7 +29,9 @@ OpRun compileLayerCall(const NodeArgs& args, ModuleTree& tree) {
     args.expectCount(2);
     TreeLayer* layer = layerAt(tree, args.text(0));
     const int64_t x = args.tensor(1);
-    return [layer, x](GraphFrame& f) -> c10::IValue { return runLayer(layer->built, f.values[x].toTensor(), layer->owner); };
+    return [layer, x](GraphFrame& f) -> c10::IValue {
+      return runLayer(layer->built, f.values[x].toTensor(), layer->owner);
+    };
   }
   if (op == "recurrent") {
     args.expectCount(5);
@@ -39,17 +42,19 @@ OpRun compileLayerCall(const NodeArgs& args, ModuleTree& tree) {
     const size_t node = args.index();
     return [=](GraphFrame& f) -> c10::IValue {
       if (!f.cache) {
-        return c10::List<at::Tensor>(runRecurrent(layer->built, f.values[x].toTensor(), optionalValue(f, h0), optionalValue(f, c0),
-                                                  optionalValue(f, lengths), layer->owner));
+        return c10::List<at::Tensor>(runRecurrent(layer->built, f.values[x].toTensor(), optionalValue(f, h0),
+                                                  optionalValue(f, c0), optionalValue(f, lengths), layer->owner));
       }
       // Incremental decoding: the new steps start from the state the earlier ones ended in.
-      if (bidirectional) throw NotIncremental(layer->owner + " is bidirectional: its backward direction reads the later steps");
+      if (bidirectional)
+        throw NotIncremental(layer->owner + " is bidirectional: its backward direction reads the later steps");
       if (lengths) throw NotIncremental(layer->owner + " takes lengths written for the whole sequence");
       std::vector<at::Tensor>& state = f.cache->entries[node];
       const auto start = [&](size_t i, const std::optional<int64_t>& given) {
         return i < state.size() ? c10::optional<at::Tensor>(state[i]) : optionalValue(f, given);
       };
-      const auto outputs = runRecurrent(layer->built, f.values[x].toTensor(), start(0, h0), start(1, c0), c10::nullopt, layer->owner);
+      const auto outputs =
+          runRecurrent(layer->built, f.values[x].toTensor(), start(0, h0), start(1, c0), c10::nullopt, layer->owner);
       state.assign(outputs.begin() + 1, outputs.end());
       return c10::List<at::Tensor>(outputs);
     };
@@ -67,13 +72,16 @@ OpRun compileLayerCall(const NodeArgs& args, ModuleTree& tree) {
     return [=](GraphFrame& f) -> c10::IValue {
       AttentionCall call{optionalValue(f, keyPadding), optionalValue(f, attnMask), needWeights, average, causal};
       if (f.cache) {
-        if (!selfAttention) throw NotIncremental(layer->owner + " is not self-attention (its keys are not its queries)");
-        if (!causal) throw NotIncremental(layer->owner + " is not causal (isCausal): each position sees the later ones");
+        if (!selfAttention)
+          throw NotIncremental(layer->owner + " is not self-attention (its keys are not its queries)");
+        if (!causal)
+          throw NotIncremental(layer->owner + " is not causal (isCausal): each position sees the later ones");
         if (keyPadding || attnMask) throw NotIncremental(layer->owner + " takes a mask written for the whole sequence");
         call.cache = &f.cache->entries[node];
       }
-      return c10::List<at::Tensor>(runMultiheadAttention(layer->built, batchFirst, f.values[q].toTensor(), f.values[k].toTensor(),
-                                                         f.values[v].toTensor(), call, f.training, layer->owner));
+      return c10::List<at::Tensor>(runMultiheadAttention(layer->built, batchFirst, f.values[q].toTensor(),
+                                                         f.values[k].toTensor(), f.values[v].toTensor(), call,
+                                                         f.training, layer->owner));
     };
   }
   return OpRun();

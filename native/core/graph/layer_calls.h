@@ -4,8 +4,8 @@
 #pragma once
 #include <string>
 
-#include "core/graph/node_args.h"
 #include "core/graph/module_tree.h"
+#include "core/graph/node_args.h"
 
 namespace firebrand {
 

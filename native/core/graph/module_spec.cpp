@@ -80,7 +80,8 @@ StateTensorSpec stateTensor(const JsonValue& value, const std::string& where, bo
   } else {
     spec.fill = numberOf(member(object, "fill", where), where + ".fill");
     if (const auto it = object.find("data"); it != object.end()) {
-      for (const auto& item : arrayOf(it->second, where + ".data")) spec.data.push_back(numberOf(item, where + ".data"));
+      for (const auto& item : arrayOf(it->second, where + ".data"))
+        spec.data.push_back(numberOf(item, where + ".data"));
     }
     if (const auto it = object.find("persistent"); it != object.end()) {
       const auto* flag = std::get_if<bool>(&it->second.value);
@@ -114,7 +115,8 @@ ModuleSpec moduleOf(const JsonValue& value, const std::string& where) {
       parsed.name = stringOf(member(tie, "name", where), where + ".ties[].name");
       parsed.source = stringOf(member(tie, "source", where), where + ".ties[].source");
       const auto buffer = tie.find("buffer");
-      parsed.buffer = buffer != tie.end() && std::get_if<bool>(&buffer->second.value) && *std::get_if<bool>(&buffer->second.value);
+      parsed.buffer =
+          buffer != tie.end() && std::get_if<bool>(&buffer->second.value) && *std::get_if<bool>(&buffer->second.value);
       spec.ties.push_back(std::move(parsed));
     }
   }
@@ -132,7 +134,8 @@ ConstructionStep constructionStep(const JsonValue& value) {
   if (const auto it = object.find("layer"); it != object.end()) {
     step.layerPath = stringOf(it->second, "construction[].layer");
     const auto copied = object.find("copied");
-    step.copiedLayer = copied != object.end() && std::get_if<bool>(&copied->second.value) && *std::get_if<bool>(&copied->second.value);
+    step.copiedLayer =
+        copied != object.end() && std::get_if<bool>(&copied->second.value) && *std::get_if<bool>(&copied->second.value);
     return step;
   }
   if (const auto it = object.find("copy"); it != object.end()) {
@@ -142,14 +145,16 @@ ConstructionStep constructionStep(const JsonValue& value) {
   }
   step.initTarget = stringOf(member(object, "init", "construction[]"), "construction[].init");
   step.scheme = stringOf(member(object, "scheme", "construction[]"), "construction[].scheme");
-  step.options = optionsOf(objectOf(member(object, "options", "construction[]"), "construction[].options"), "construction[].options", "");
+  step.options = optionsOf(objectOf(member(object, "options", "construction[]"), "construction[].options"),
+                           "construction[].options", "");
   return step;
 }
 
 GraphSpec graphOf(const JsonValue& value) {
   const auto& object = objectOf(value, "graph");
   GraphSpec graph;
-  for (const auto& input : arrayOf(member(object, "inputs", "graph"), "graph.inputs")) graph.inputs.push_back(stringOf(input, "graph.inputs[]"));
+  for (const auto& input : arrayOf(member(object, "inputs", "graph"), "graph.inputs"))
+    graph.inputs.push_back(stringOf(input, "graph.inputs[]"));
   for (const auto& item : arrayOf(member(object, "nodes", "graph"), "graph.nodes")) {
     const auto& node = objectOf(item, "graph.nodes[]");
     GraphNode parsed;
@@ -162,13 +167,16 @@ GraphSpec graphOf(const JsonValue& value) {
   graph.outputs = integersOf(member(object, "outputs", "graph"), "graph.outputs");
   // Graphs saved before forward could return several outputs have neither field: one tensor.
   if (const auto it = object.find("returns"); it != object.end()) {
-    static const std::pair<const char*, OutputLayout::Kind> kKinds[] = {
-        {"tensor", OutputLayout::Kind::Tensor}, {"array", OutputLayout::Kind::Array}, {"object", OutputLayout::Kind::Object}};
+    static const std::pair<const char*, OutputLayout::Kind> kKinds[] = {{"tensor", OutputLayout::Kind::Tensor},
+                                                                        {"array", OutputLayout::Kind::Array},
+                                                                        {"object", OutputLayout::Kind::Object}};
     const std::string& returned = stringOf(it->second, "graph.returns");
-    const auto kind = std::find_if(std::begin(kKinds), std::end(kKinds), [&](const auto& entry) { return returned == entry.first; });
+    const auto kind =
+        std::find_if(std::begin(kKinds), std::end(kKinds), [&](const auto& entry) { return returned == entry.first; });
     if (kind == std::end(kKinds)) throw InvalidState("firebrand bug: graph.returns is '" + returned + "'");
     std::vector<std::string> names;
-    for (const auto& name : arrayOf(member(object, "outputNames", "graph"), "graph.outputNames")) names.push_back(stringOf(name, "graph.outputNames[]"));
+    for (const auto& name : arrayOf(member(object, "outputNames", "graph"), "graph.outputNames"))
+      names.push_back(stringOf(name, "graph.outputNames[]"));
     graph.returns = OutputLayout(kind->second, std::move(names));
   }
   if (graph.returns.names.size() != graph.outputs.size() || graph.outputs.empty()) {

@@ -18,10 +18,10 @@ struct StateTensorSpec {
   std::string name;
   std::vector<int64_t> shape;
   at::ScalarType dtype = at::kFloat;
-  bool requiresGrad = true;   // parameters
-  double fill = 0;            // buffers: every element, unless data is given
-  std::vector<double> data;   // buffers: values in row-major order
-  bool persistent = true;     // buffers: false keeps it out of the state dict (register_buffer's persistent)
+  bool requiresGrad = true;  // parameters
+  double fill = 0;           // buffers: every element, unless data is given
+  std::vector<double> data;  // buffers: values in row-major order
+  bool persistent = true;    // buffers: false keeps it out of the state dict (register_buffer's persistent)
 };
 
 // A field that holds a tensor of another module (weight tying): `source` is that tensor's state-dict name.
@@ -43,9 +43,9 @@ struct ModuleSpec {
 // A layer built (its default initialisation), an nn.init call, or a module's values copied into
 // another (a deep copy, as nn.transformerEncoder's layers are), in the order they ran.
 struct ConstructionStep {
-  std::string layerPath;   // set for a layer
+  std::string layerPath;     // set for a layer
   bool copiedLayer = false;  // a layer of a copy: its values come from the copy step, its build draws nothing
-  std::string initTarget;  // set for an init: the tensor's state-dict name
+  std::string initTarget;    // set for an init: the tensor's state-dict name
   std::string scheme;
   OptionMap options;
   std::string copyTo, copyFrom;  // set for a copy: module paths

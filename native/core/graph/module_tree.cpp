@@ -12,7 +12,9 @@
 namespace firebrand {
 namespace {
 
-std::string join(const std::string& prefix, const std::string& name) { return prefix.empty() ? name : prefix + "." + name; }
+std::string join(const std::string& prefix, const std::string& name) {
+  return prefix.empty() ? name : prefix + "." + name;
+}
 
 class TreeBuilder {
  public:
@@ -21,13 +23,15 @@ class TreeBuilder {
   void construct(const ConstructionStep& step) {
     if (!step.layerPath.empty()) {
       const auto it = specs_.find(step.layerPath);
-      if (it == specs_.end() || !it->second->layer) throw InvalidState("firebrand bug: no layer at '" + step.layerPath + "'");
+      if (it == specs_.end() || !it->second->layer)
+        throw InvalidState("firebrand bug: no layer at '" + step.layerPath + "'");
       const std::string owner = layerName(step.layerPath) + " (" + it->second->layer->type + ")";
       try {
         // A copy's layer takes its values from the copy step: building it must not move the generator.
         at::Generator generator = at::detail::getDefaultCPUGenerator();
         const at::Tensor drawn = step.copiedLayer ? generator.get_state() : at::Tensor();
-        tree_.layers.emplace(step.layerPath, TreeLayer{owner, buildLayer(*it->second->layer, owner), *it->second->layer});
+        tree_.layers.emplace(step.layerPath,
+                             TreeLayer{owner, buildLayer(*it->second->layer, owner), *it->second->layer});
         if (drawn.defined()) generator.set_state(drawn);
       } catch (const c10::Error&) {
         rethrowWithContext(owner);  // allocation failures while creating the weights
@@ -77,7 +81,8 @@ class TreeBuilder {
   void copyModule(const std::string& from, const std::string& to) {
     const auto sources = tensorsUnder(from);
     auto targets = tensorsUnder(to);
-    if (sources.size() != targets.size()) throw InvalidState("firebrand bug: '" + to + "' is no copy of '" + from + "'");
+    if (sources.size() != targets.size())
+      throw InvalidState("firebrand bug: '" + to + "' is no copy of '" + from + "'");
     at::NoGradGuard noGrad;
     for (const auto& [name, source] : sources) {
       const auto target = targets.find(name);
@@ -88,8 +93,10 @@ class TreeBuilder {
 
   void index(const ModuleSpec& spec, const std::string& path) {
     specs_[path] = &spec;
-    for (const auto& parameter : spec.parameters) tensors_[join(path, parameter.name)] = makeTensor(parameter, join(path, parameter.name));
-    for (const auto& buffer : spec.buffers) tensors_[join(path, buffer.name)] = makeTensor(buffer, join(path, buffer.name));
+    for (const auto& parameter : spec.parameters)
+      tensors_[join(path, parameter.name)] = makeTensor(parameter, join(path, parameter.name));
+    for (const auto& buffer : spec.buffers)
+      tensors_[join(path, buffer.name)] = makeTensor(buffer, join(path, buffer.name));
     for (const auto& [name, child] : spec.children) index(child, join(path, name));
   }
 
@@ -98,7 +105,8 @@ class TreeBuilder {
     if (spec.data.empty()) return at::full(spec.shape, spec.fill, options);
     at::Tensor values = at::tensor(spec.data, at::kDouble);
     if (values.numel() != c10::multiply_integers(spec.shape)) {
-      throw InvalidArgument(owner + ": " + std::to_string(values.numel()) + " values do not fill shape " + shapeText(spec.shape));
+      throw InvalidArgument(owner + ": " + std::to_string(values.numel()) + " values do not fill shape " +
+                            shapeText(spec.shape));
     }
     return values.reshape(spec.shape).to(spec.dtype);
   }
@@ -131,7 +139,8 @@ class TreeBuilder {
   std::shared_ptr<torch::nn::Module> assemble(const ModuleSpec& spec, const std::string& path) {
     if (spec.layer) {
       const auto it = tree_.layers.find(path);
-      if (it == tree_.layers.end()) throw InvalidState("firebrand bug: the layer at '" + path + "' was never constructed");
+      if (it == tree_.layers.end())
+        throw InvalidState("firebrand bug: the layer at '" + path + "' was never constructed");
       for (const auto& tie : spec.ties) {
         tieLayerTensor(it->second.built, tie.name, tiedTensors_.at(join(path, tie.name)), it->second.owner, tie.source);
       }
@@ -145,15 +154,17 @@ class TreeBuilder {
     for (const auto& tie : spec.ties) {
       // The tensor keeps its own requires_grad (register_parameter would set it).
       const at::Tensor& tensor = tiedTensors_.at(join(path, tie.name));
-      if (tie.buffer) module->register_buffer(tie.name, tensor);
-      else module->register_parameter(tie.name, tensor, tensor.requires_grad());
+      if (tie.buffer)
+        module->register_buffer(tie.name, tensor);
+      else
+        module->register_parameter(tie.name, tensor, tensor.requires_grad());
     }
     for (const auto& [name, child] : spec.children) module->register_module(name, assemble(child, join(path, name)));
     return module;
   }
 
   std::map<std::string, const ModuleSpec*> specs_;
-  std::map<std::string, at::Tensor> tensors_;  // the modules' own parameters and buffers
+  std::map<std::string, at::Tensor> tensors_;      // the modules' own parameters and buffers
   std::map<std::string, at::Tensor> tiedTensors_;  // by the state-dict name of the field that ties it
   ModuleTree tree_;
 };

@@ -9,15 +9,15 @@
 #include <memory>
 #include <string>
 
-#include "core/nn/layer_factory.h"
 #include "core/graph/module_spec.h"
+#include "core/nn/layer_factory.h"
 
 namespace firebrand {
 
 struct TreeLayer {
   std::string owner;  // "layer1.0.conv1 (conv2d)", for errors
   BuiltLayer built;
-  LayerSpec spec;     // as TypeScript resolved it: ops that call the layer read its options
+  LayerSpec spec;  // as TypeScript resolved it: ops that call the layer read its options
 };
 
 struct ModuleTree {

@@ -11,8 +11,8 @@ const JsonValue& NodeArgs::arg(size_t i) const {
 }
 
 void NodeArgs::bad(size_t i, const char* expected) const {
-  throw InvalidState("firebrand bug: node " + std::to_string(index_) + " (" + node_.op + ") argument " + std::to_string(i) +
-                     " is not " + expected);
+  throw InvalidState("firebrand bug: node " + std::to_string(index_) + " (" + node_.op + ") argument " +
+                     std::to_string(i) + " is not " + expected);
 }
 
 void NodeArgs::expectCount(size_t count) const {
@@ -28,7 +28,8 @@ std::optional<int64_t> NodeArgs::slotOf(const JsonValue& value) const {
   const auto it = object->find("v");
   if (it == object->end() || !it->second.integer() || *it->second.integer() < 0 ||
       static_cast<size_t>(*it->second.integer()) >= index_) {
-    throw InvalidState("firebrand bug: node " + std::to_string(index_) + " (" + node_.op + ") refers to a later or unknown node");
+    throw InvalidState("firebrand bug: node " + std::to_string(index_) + " (" + node_.op +
+                       ") refers to a later or unknown node");
   }
   return *it->second.integer();
 }

@@ -62,7 +62,9 @@ std::string scriptLiteral(const JsonValue& value) {
   return "None";
 }
 
-std::string scriptDims(const JsonValue& value) { return value.array() ? scriptLiteral(value) : "[" + scriptLiteral(value) + "]"; }
+std::string scriptDims(const JsonValue& value) {
+  return value.array() ? scriptLiteral(value) : "[" + scriptLiteral(value) + "]";
+}
 
 std::string scriptReal(const JsonValue& value) {
   if (const auto* integer = value.integer()) return scriptNumber(static_cast<double>(*integer));
@@ -73,6 +75,8 @@ std::string scriptDtype(const JsonValue& value) {
   return std::to_string(static_cast<int>(dtypeNamed(*value.string(), "exportTorchScript")));
 }
 
-bool isNullArg(const GraphNode& node, size_t i) { return std::holds_alternative<std::nullptr_t>(node.args.at(i).value); }
+bool isNullArg(const GraphNode& node, size_t i) {
+  return std::holds_alternative<std::nullptr_t>(node.args.at(i).value);
+}
 
 }  // namespace firebrand

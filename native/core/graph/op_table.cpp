@@ -5,8 +5,9 @@ namespace firebrand {
 namespace {
 
 const std::map<std::string, OpRow>& table() {
-  static const auto rows = rowTable<OpRow>(
-      {arithmeticOps, reductionOps, shapeOps, pieceOps, elementwiseOps, activationOps, functionalOps, normOps, convolutionOps, constructorOps}, &OpRow::name);
+  static const auto rows = rowTable<OpRow>({arithmeticOps, reductionOps, shapeOps, pieceOps, elementwiseOps,
+                                            activationOps, functionalOps, normOps, convolutionOps, constructorOps},
+                                           &OpRow::name);
   return rows;
 }
 

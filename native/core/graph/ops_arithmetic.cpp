@@ -21,7 +21,9 @@ OpCompile addLike(bool subtract) {
       };
     }
     const at::Scalar other = y.scalar;
-    return [=](GraphFrame& f) -> c10::IValue { return subtract ? at::sub(T(f, xs), other, alpha) : at::add(T(f, xs), other, alpha); };
+    return [=](GraphFrame& f) -> c10::IValue {
+      return subtract ? at::sub(T(f, xs), other, alpha) : at::add(T(f, xs), other, alpha);
+    };
   };
 }
 
@@ -45,7 +47,9 @@ OpScript infix(const char* symbol) {
 }
 
 OpScript withAlpha(const char* function) {
-  return [function](const GraphNode&, const ScriptArgs& a) { return std::string(function) + "(" + a[0] + ", " + a[1] + ", alpha=" + a[2] + ")"; };
+  return [function](const GraphNode&, const ScriptArgs& a) {
+    return std::string(function) + "(" + a[0] + ", " + a[1] + ", alpha=" + a[2] + ")";
+  };
 }
 
 OpRun size(const NodeArgs& a) {
@@ -91,7 +95,10 @@ OpRows arithmeticOps() {
       {"sub", addLike(true), withAlpha("torch.sub")},
       {"mul", binaryOp([](const auto& x, const auto& y) { return at::mul(x, y); }), scriptCall("torch.mul")},
       {"pow", binaryOp([](const auto& x, const auto& y) { return at::pow(x, y); }), scriptCall("torch.pow")},
-      {"div", divide, [](const GraphNode&, const ScriptArgs& a) { return "torch.div(" + a[0] + ", " + a[1] + ", rounding_mode=" + a[2] + ")"; }},
+      {"div", divide,
+       [](const GraphNode&, const ScriptArgs& a) {
+         return "torch.div(" + a[0] + ", " + a[1] + ", rounding_mode=" + a[2] + ")";
+       }},
       {"neg", unaryOp([](const at::Tensor& x) { return x.neg(); }), scriptCall("torch.neg")},
       {"matmul", tensorPair<at::matmul>, scriptCall("torch.matmul")},
       {"bmm", tensorPair<at::bmm>, scriptCall("torch.bmm")},

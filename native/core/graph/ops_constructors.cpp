@@ -43,7 +43,8 @@ OpRun arange(const NodeArgs& a) {
   const auto dtype = dtypeNamed(a.text(3), "arange");
   return [=](GraphFrame& f) -> c10::IValue {
     const int64_t shift = f.cache ? f.cache->positionShift(end.slot) : 0;
-    return at::arange(at::Scalar(start.get(f) + shift), at::Scalar(end.get(f) + shift), step, at::TensorOptions().dtype(dtype).device(f.device));
+    return at::arange(at::Scalar(start.get(f) + shift), at::Scalar(end.get(f) + shift), step,
+                      at::TensorOptions().dtype(dtype).device(f.device));
   };
 }
 
@@ -59,7 +60,9 @@ OpRun full(const NodeArgs& a) {
   const auto size = a.integers(0);
   const at::Scalar value = scalarAt(a, 1);
   const auto dtype = dtypeNamed(a.text(2), "full");
-  return [=](GraphFrame& f) -> c10::IValue { return at::full(intValues(size, f), value, at::TensorOptions().dtype(dtype).device(f.device)); };
+  return [=](GraphFrame& f) -> c10::IValue {
+    return at::full(intValues(size, f), value, at::TensorOptions().dtype(dtype).device(f.device));
+  };
 }
 
 }  // namespace
@@ -71,7 +74,8 @@ OpRows constructorOps() {
       {"where", where, scriptCall("torch.where")},
       {"arange", arange,
        [](const GraphNode& n, const ScriptArgs& a) {
-         return "torch.arange(" + a[0] + ", " + a[1] + ", " + a[2] + ", dtype=" + scriptDtype(n.args[3]) + ", device=input.device)";
+         return "torch.arange(" + a[0] + ", " + a[1] + ", " + a[2] + ", dtype=" + scriptDtype(n.args[3]) +
+                ", device=input.device)";
        }},
       {"fullLike", fullLike, scriptCall("torch.full_like")},
       {"full", full,

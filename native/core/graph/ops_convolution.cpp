@@ -92,7 +92,9 @@ OpRows convolutionOps() {
       {"adaptiveAvgPool2d", adaptiveAvgPool<2>, scriptCall("torch.adaptive_avg_pool2d")},
       {"adaptiveAvgPool3d", adaptiveAvgPool<3>, scriptCall("torch.adaptive_avg_pool3d")},
       {"adaptiveMaxPool2d", adaptiveMaxPool2d,
-       [](const GraphNode&, const ScriptArgs& a) { return "torch.adaptive_max_pool2d(" + a[0] + ", " + a[1] + ")[0]"; }},
+       [](const GraphNode&, const ScriptArgs& a) {
+         return "torch.adaptive_max_pool2d(" + a[0] + ", " + a[1] + ")[0]";
+       }},
       {"pixelShuffle", pixelShuffle, scriptCall("torch.pixel_shuffle")},
   };
 }

@@ -74,7 +74,8 @@ OpRows elementwiseOps() {
       comparison("le", at::le, at::le),
       comparison("gt", at::gt, at::gt),
       comparison("ge", at::ge, at::ge),
-      {"toDtype", toDtype, [](const GraphNode& n, const ScriptArgs& a) { return a[0] + ".to(" + scriptDtype(n.args[1]) + ")"; }},
+      {"toDtype", toDtype,
+       [](const GraphNode& n, const ScriptArgs& a) { return a[0] + ".to(" + scriptDtype(n.args[1]) + ")"; }},
       {"typeAs", typeAs, scriptMethod("type_as")},
   };
 }

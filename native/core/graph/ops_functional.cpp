@@ -26,7 +26,8 @@ OpRun attention(const NodeArgs& a) {
       if (!causal) throw NotIncremental("scaledDotProductAttention is not causal: each position sees the later ones");
       return cachedCausalAttention(T(f, q), T(f, k), T(f, v), scale, f.cache->entries[node]);
     }
-    return scaledDotProductAttention(T(f, q), T(f, k), T(f, v), optionalT(f, mask), dropoutP, causal, scale, f.training);
+    return scaledDotProductAttention(T(f, q), T(f, k), T(f, v), optionalT(f, mask), dropoutP, causal, scale,
+                                     f.training);
   };
 }
 
@@ -38,16 +39,17 @@ std::string attentionScript(const GraphNode& n, const ScriptArgs& a) {
   const std::string scale = isNullArg(n, 6) ? "(1.0 / float(" + q + ".size(-1)) ** 0.5)" : scriptReal(n.args[6]);
   std::string weights = "torch.matmul(" + q + ", " + k + ".transpose(-2, -1)) * " + scale;
   if (const auto* causal = std::get_if<bool>(&n.args[5].value); causal && *causal) {
-    weights = "(" + weights + ").masked_fill(torch.ones([" + q + ".size(-2), " + k + ".size(-2)], dtype=" + boolType + ", device=" + q +
-              ".device).tril().logical_not(), float('-inf'))";
+    weights = "(" + weights + ").masked_fill(torch.ones([" + q + ".size(-2), " + k + ".size(-2)], dtype=" + boolType +
+              ", device=" + q + ".device).tril().logical_not(), float('-inf'))";
   }
   if (!isNullArg(n, 3)) {
     const std::string& mask = a[3];
-    weights = "((" + weights + ").masked_fill(" + mask + ".logical_not(), float('-inf')) if " + mask + ".dtype == " + boolType + " else (" +
-              weights + ") + " + mask + ")";
+    weights = "((" + weights + ").masked_fill(" + mask + ".logical_not(), float('-inf')) if " + mask +
+              ".dtype == " + boolType + " else (" + weights + ") + " + mask + ")";
   }
   weights = "torch.softmax(" + weights + ", -1)";
-  if (scriptReal(n.args[4]) != "0.0") weights = "torch.dropout(" + weights + ", " + scriptReal(n.args[4]) + ", self.training)";
+  if (scriptReal(n.args[4]) != "0.0")
+    weights = "torch.dropout(" + weights + ", " + scriptReal(n.args[4]) + ", self.training)";
   return "torch.matmul(" + weights + ", " + a[2] + ")";
 }
 
@@ -80,13 +82,16 @@ OpRun interpolate(const NodeArgs& a) {
   const auto scale = a.optionalNumber(2);
   const std::string mode = a.text(3);
   const bool alignCorners = a.flag(4);
-  if (mode != "nearest" && mode != "bilinear") throw InvalidArgument("F.interpolate: mode must be 'nearest' or 'bilinear', got '" + mode + "'");
-  if (size.has_value() == scale.has_value()) throw InvalidArgument("F.interpolate: give exactly one of size and scaleFactor");
+  if (mode != "nearest" && mode != "bilinear")
+    throw InvalidArgument("F.interpolate: mode must be 'nearest' or 'bilinear', got '" + mode + "'");
+  if (size.has_value() == scale.has_value())
+    throw InvalidArgument("F.interpolate: give exactly one of size and scaleFactor");
   return [=](GraphFrame& f) -> c10::IValue {
     const auto& input = T(f, x);
-    const std::vector<int64_t> out = size ? intValues(*size, f)
-                                          : std::vector<int64_t>{static_cast<int64_t>(std::floor(input.size(-2) * *scale)),
-                                                                 static_cast<int64_t>(std::floor(input.size(-1) * *scale))};
+    const std::vector<int64_t> out =
+        size ? intValues(*size, f)
+             : std::vector<int64_t>{static_cast<int64_t>(std::floor(input.size(-2) * *scale)),
+                                    static_cast<int64_t>(std::floor(input.size(-1) * *scale))};
     const c10::optional<double> factor = scale ? c10::optional<double>(*scale) : c10::nullopt;
     return mode == "nearest" ? at::upsample_nearest2d(input, out, factor, factor)
                              : at::upsample_bilinear2d(input, out, alignCorners, factor, factor);
@@ -113,13 +118,18 @@ OpRows functionalOps() {
   return {
       {"scaledDotProductAttention", attention, attentionScript},
       {"dropout", dropout,
-       [](const GraphNode& n, const ScriptArgs& a) { return "torch.dropout(" + a[0] + ", " + scriptReal(n.args[1]) + ", self.training)"; }},
+       [](const GraphNode& n, const ScriptArgs& a) {
+         return "torch.dropout(" + a[0] + ", " + scriptReal(n.args[1]) + ", self.training)";
+       }},
       {"featureDropout", featureDropout,
-       [](const GraphNode& n, const ScriptArgs& a) { return "torch.feature_dropout(" + a[0] + ", " + scriptReal(n.args[1]) + ", self.training)"; }},
+       [](const GraphNode& n, const ScriptArgs& a) {
+         return "torch.feature_dropout(" + a[0] + ", " + scriptReal(n.args[1]) + ", self.training)";
+       }},
       {"linear", linear, scriptCall("torch.linear")},
       {"interpolate2d", interpolate,
        [](const GraphNode& n, const ScriptArgs& a) {
-         return scriptInterpolate(a[0], a[1], isNullArg(n, 2) ? a[2] : scriptReal(n.args[2]), *n.args[3].string() == "nearest", a[4]);
+         return scriptInterpolate(a[0], a[1], isNullArg(n, 2) ? a[2] : scriptReal(n.args[2]),
+                                  *n.args[3].string() == "nearest", a[4]);
        }},
       {"constantPad", constantPad, scriptCall("torch.constant_pad_nd")},
       {"embedding", embedding, scriptCall("torch.embedding")},

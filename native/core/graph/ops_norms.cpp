@@ -13,7 +13,9 @@ OpRun layerNorm(const NodeArgs& a) {
   const auto shape = a.integers(1);
   const auto w = a.optionalTensor(2), b = a.optionalTensor(3);
   const double eps = a.number(4);
-  return [=](GraphFrame& f) -> c10::IValue { return at::layer_norm(T(f, x), intValues(shape, f), optionalT(f, w), optionalT(f, b), eps); };
+  return [=](GraphFrame& f) -> c10::IValue {
+    return at::layer_norm(T(f, x), intValues(shape, f), optionalT(f, w), optionalT(f, b), eps);
+  };
 }
 
 OpRun rmsNormOp(const NodeArgs& a) {
@@ -39,7 +41,9 @@ OpRun groupNorm(const NodeArgs& a) {
   const int64_t groups = a.integer(1).value;
   const auto w = a.optionalTensor(2), b = a.optionalTensor(3);
   const double eps = a.number(4);
-  return [=](GraphFrame& f) -> c10::IValue { return at::group_norm(T(f, x), groups, optionalT(f, w), optionalT(f, b), eps); };
+  return [=](GraphFrame& f) -> c10::IValue {
+    return at::group_norm(T(f, x), groups, optionalT(f, w), optionalT(f, b), eps);
+  };
 }
 
 }  // namespace
@@ -48,12 +52,14 @@ OpRows normOps() {
   return {
       {"layerNorm", layerNorm,
        [](const GraphNode& n, const ScriptArgs& a) {
-         return "torch.layer_norm(" + a[0] + ", " + scriptDims(n.args[1]) + ", " + a[2] + ", " + a[3] + ", " + scriptReal(n.args[4]) + ")";
+         return "torch.layer_norm(" + a[0] + ", " + scriptDims(n.args[1]) + ", " + a[2] + ", " + a[3] + ", " +
+                scriptReal(n.args[4]) + ")";
        }},
       {"rmsNorm", rmsNormOp, rmsNormOpScript},
       {"groupNorm", groupNorm,
        [](const GraphNode& n, const ScriptArgs& a) {
-         return "torch.group_norm(" + a[0] + ", " + a[1] + ", " + a[2] + ", " + a[3] + ", " + scriptReal(n.args[4]) + ")";
+         return "torch.group_norm(" + a[0] + ", " + a[1] + ", " + a[2] + ", " + a[3] + ", " + scriptReal(n.args[4]) +
+                ")";
        }},
   };
 }

@@ -33,7 +33,9 @@ OpRun splitWithSizes(const NodeArgs& a) {
   const int64_t x = a.tensor(0);
   const auto sizes = a.integers(1);
   const int64_t dim = a.integer(2).value;
-  return [=](GraphFrame& f) -> c10::IValue { return c10::List<at::Tensor>(T(f, x).split_with_sizes(intValues(sizes, f), dim)); };
+  return [=](GraphFrame& f) -> c10::IValue {
+    return c10::List<at::Tensor>(T(f, x).split_with_sizes(intValues(sizes, f), dim));
+  };
 }
 
 // torch.split with an int size: forward destructured `count` pieces, which must be all there are.
@@ -44,8 +46,9 @@ OpRun splitSize(const NodeArgs& a) {
   return [=](GraphFrame& f) -> c10::IValue {
     auto pieces = T(f, x).split(size, dim);
     if (static_cast<int64_t>(pieces.size()) != count) {
-      throw ShapeMismatch("split(" + std::to_string(size) + ", " + std::to_string(dim) + ") of " + shapeText(T(f, x)) + " gives " +
-                          std::to_string(pieces.size()) + " pieces, but forward took " + std::to_string(count));
+      throw ShapeMismatch("split(" + std::to_string(size) + ", " + std::to_string(dim) + ") of " + shapeText(T(f, x)) +
+                          " gives " + std::to_string(pieces.size()) + " pieces, but forward took " +
+                          std::to_string(count));
     }
     return c10::List<at::Tensor>(pieces);
   };
@@ -105,7 +108,8 @@ OpRun select(const NodeArgs& a) {
 OpRows pieceOps() {
   return {
       {"splitWithSizes", splitWithSizes, scriptCall("torch.split_with_sizes")},
-      {"splitSize", splitSize, [](const GraphNode&, const ScriptArgs& a) { return "torch.split(" + a[0] + ", " + a[1] + ", " + a[2] + ")"; }},
+      {"splitSize", splitSize,
+       [](const GraphNode&, const ScriptArgs& a) { return "torch.split(" + a[0] + ", " + a[1] + ", " + a[2] + ")"; }},
       {"chunk", chunk, scriptCall("torch.chunk")},
       {"listItem", listItem, [](const GraphNode&, const ScriptArgs& a) { return a[0] + "[" + a[1] + "]"; }},
       {"narrow", narrow, scriptCall("torch.narrow")},
@@ -113,7 +117,8 @@ OpRows pieceOps() {
       {"select", select, scriptCall("torch.select")},
       {"indexSelect", byIndex([](const at::Tensor& x, int64_t d, const at::Tensor& i) { return x.index_select(d, i); }),
        scriptCall("torch.index_select")},
-      {"gather", byIndex([](const at::Tensor& x, int64_t d, const at::Tensor& i) { return x.gather(d, i); }), scriptCall("torch.gather")},
+      {"gather", byIndex([](const at::Tensor& x, int64_t d, const at::Tensor& i) { return x.gather(d, i); }),
+       scriptCall("torch.gather")},
   };
 }
 

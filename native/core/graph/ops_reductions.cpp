@@ -70,7 +70,8 @@ OpCompile spread(bool standardDeviation) {
     return [=](GraphFrame& f) -> c10::IValue {
       const auto list = dims ? intValues(*dims, f) : std::vector<int64_t>{};
       const at::OptionalIntArrayRef dimRef = dims ? at::OptionalIntArrayRef(list) : at::OptionalIntArrayRef();
-      return standardDeviation ? at::std(T(f, x), dimRef, correction, keepdim) : at::var(T(f, x), dimRef, correction, keepdim);
+      return standardDeviation ? at::std(T(f, x), dimRef, correction, keepdim)
+                               : at::var(T(f, x), dimRef, correction, keepdim);
     };
   };
 }
@@ -78,17 +79,21 @@ OpCompile spread(bool standardDeviation) {
 // torch.sum(x) or torch.sum(x, dims, keepdim).
 OpScript allOrDims(const std::string& function) {
   return [function](const GraphNode& n, const ScriptArgs& a) {
-    return isNullArg(n, 1) ? function + "(" + a[0] + ")" : function + "(" + a[0] + ", " + scriptDims(n.args[1]) + ", " + a[2] + ")";
+    return isNullArg(n, 1) ? function + "(" + a[0] + ")"
+                           : function + "(" + a[0] + ", " + scriptDims(n.args[1]) + ", " + a[2] + ")";
   };
 }
 
 OpScript dimsAlways(const std::string& function) {
-  return [function](const GraphNode& n, const ScriptArgs& a) { return function + "(" + a[0] + ", " + scriptDims(n.args[1]) + ", " + a[2] + ")"; };
+  return [function](const GraphNode& n, const ScriptArgs& a) {
+    return function + "(" + a[0] + ", " + scriptDims(n.args[1]) + ", " + a[2] + ")";
+  };
 }
 
 OpScript spreadScript(const std::string& function) {
   return [function](const GraphNode& n, const ScriptArgs& a) {
-    return function + "(" + a[0] + ", " + (isNullArg(n, 1) ? "None" : scriptDims(n.args[1])) + ", correction=" + a[2] + ", keepdim=" + a[3] + ")";
+    return function + "(" + a[0] + ", " + (isNullArg(n, 1) ? "None" : scriptDims(n.args[1])) + ", correction=" + a[2] +
+           ", keepdim=" + a[3] + ")";
   };
 }
 
@@ -98,8 +103,10 @@ OpRows reductionOps() {
   return {
       {"sum", sumOrMean(false), allOrDims("torch.sum")},
       {"mean", sumOrMean(true), allOrDims("torch.mean")},
-      {"amax", overDims([](const at::Tensor& x, at::IntArrayRef d, bool k) { return x.amax(d, k); }), dimsAlways("torch.amax")},
-      {"amin", overDims([](const at::Tensor& x, at::IntArrayRef d, bool k) { return x.amin(d, k); }), dimsAlways("torch.amin")},
+      {"amax", overDims([](const at::Tensor& x, at::IntArrayRef d, bool k) { return x.amax(d, k); }),
+       dimsAlways("torch.amax")},
+      {"amin", overDims([](const at::Tensor& x, at::IntArrayRef d, bool k) { return x.amin(d, k); }),
+       dimsAlways("torch.amin")},
       {"logsumexp", overDims([](const at::Tensor& x, at::IntArrayRef d, bool k) { return at::logsumexp(x, d, k); }),
        dimsAlways("torch.logsumexp")},
       {"maxAll", unaryOp([](const at::Tensor& x) { return x.max(); }), scriptCall("torch.max")},

@@ -60,14 +60,20 @@ OpRows shapeOps() {
       {"expand", withSizes([](const at::Tensor& x, Sizes s) { return x.expand(s); }), scriptMethod("expand")},
       {"repeat", withSizes([](const at::Tensor& x, Sizes s) { return x.repeat(s); }), scriptMethod("repeat")},
       {"expandAs", expandAs, scriptMethod("expand_as")},
-      {"flatten", withTwoConstants([](const at::Tensor& x, int64_t s, int64_t e) { return x.flatten(s, e); }), scriptCall("torch.flatten")},
+      {"flatten", withTwoConstants([](const at::Tensor& x, int64_t s, int64_t e) { return x.flatten(s, e); }),
+       scriptCall("torch.flatten")},
       {"transpose", withTwoConstants([](const at::Tensor& x, int64_t a, int64_t b) { return x.transpose(a, b); }),
        scriptCall("torch.transpose")},
       {"unflatten", unflatten,
-       [](const GraphNode& n, const ScriptArgs& a) { return a[0] + ".unflatten(" + a[1] + ", " + scriptDims(n.args[2]) + ")"; }},
-      {"unsqueeze", alongDim([](const at::Tensor& x, int64_t d) { return x.unsqueeze(d); }), scriptCall("torch.unsqueeze")},
+       [](const GraphNode& n, const ScriptArgs& a) {
+         return a[0] + ".unflatten(" + a[1] + ", " + scriptDims(n.args[2]) + ")";
+       }},
+      {"unsqueeze", alongDim([](const at::Tensor& x, int64_t d) { return x.unsqueeze(d); }),
+       scriptCall("torch.unsqueeze")},
       {"squeeze", squeeze,
-       [](const GraphNode& n, const ScriptArgs& a) { return "torch.squeeze(" + a[0] + (isNullArg(n, 1) ? "" : ", " + a[1]) + ")"; }},
+       [](const GraphNode& n, const ScriptArgs& a) {
+         return "torch.squeeze(" + a[0] + (isNullArg(n, 1) ? "" : ", " + a[1]) + ")";
+       }},
       {"contiguous", unaryOp([](const at::Tensor& x) { return x.contiguous(); }), scriptMethod("contiguous")},
   };
 }

@@ -26,8 +26,10 @@ ScriptWriter::ScriptWriter(const torch::nn::Module& root, const std::string& cla
     attributes_[name] = it->second;
     if (!isNew) return;
     const at::Tensor copy = value.detach().to(at::kCPU, /*non_blocking=*/false, /*copy=*/true);
-    if (parameter) out_.register_parameter(it->second, copy, false);
-    else out_.register_buffer(it->second, copy);
+    if (parameter)
+      out_.register_parameter(it->second, copy, false);
+    else
+      out_.register_buffer(it->second, copy);
   };
   for (const auto& item : root.named_parameters()) add(item.key(), item.value(), true);
   for (const auto& item : root.named_buffers()) add(item.key(), item.value(), false);

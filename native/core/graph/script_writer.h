@@ -9,7 +9,6 @@
 #include <map>
 #include <string>
 
-
 namespace firebrand {
 
 class ScriptWriter {

@@ -22,19 +22,23 @@ void check(const GenerationOptions& options) {
   if (options.maxNewTokens < 1) fail("maxNewTokens", std::to_string(options.maxNewTokens), "an integer >= 1");
   if (!(options.temperature > 0)) fail("temperature", std::to_string(options.temperature), "a number > 0");
   if (options.topK && *options.topK < 1) fail("topK", std::to_string(*options.topK), "an integer >= 1");
-  if (options.topP && !(*options.topP > 0 && *options.topP <= 1)) fail("topP", std::to_string(*options.topP), "a number in (0, 1]");
-  if (options.contextLength && *options.contextLength < 1) fail("contextLength", std::to_string(*options.contextLength), "an integer >= 1");
+  if (options.topP && !(*options.topP > 0 && *options.topP <= 1))
+    fail("topP", std::to_string(*options.topP), "a number in (0, 1]");
+  if (options.contextLength && *options.contextLength < 1)
+    fail("contextLength", std::to_string(*options.contextLength), "an integer >= 1");
 }
 
 }  // namespace
 
-TokenGenerator::TokenGenerator(std::shared_ptr<Model> model, const at::Tensor& prompt, GenerationOptions options, c10::Device device)
+TokenGenerator::TokenGenerator(std::shared_ptr<Model> model, const at::Tensor& prompt, GenerationOptions options,
+                               c10::Device device)
     : model_(std::move(model)),
       options_(std::move(options)),
       device_(device),
       generator_(at::detail::createCPUGenerator(options_.seed.value_or(std::random_device()()))) {
   check(options_);
-  if (prompt.dim() != 1 || prompt.numel() == 0) throw InvalidArgument("generate: the prompt must hold at least one token id, got " + shapeText(prompt));
+  if (prompt.dim() != 1 || prompt.numel() == 0)
+    throw InvalidArgument("generate: the prompt must hold at least one token id, got " + shapeText(prompt));
   if (prompt.is_floating_point()) {
     // A plain JS array arrives as float64: whole numbers are ids, anything else is named.
     const at::Tensor fractional = (prompt != prompt.floor()).nonzero();
@@ -74,8 +78,9 @@ at::Tensor TokenGenerator::lastLogits(const at::Tensor& context, Forward forward
   }
   if (output.dim() == 3 && output.size(0) == 1) return output.select(0, 0).select(1, -1).to(at::kCPU, at::kFloat);
   if (output.dim() == 2 && output.size(0) == 1) return output.select(0, 0).to(at::kCPU, at::kFloat);
-  throw ShapeMismatch("generate: the model's output for " + shapeText(context) + " tokens is " + shapeText(output) +
-                      "; a language model's must be [1, vocabulary, time] (as cross_entropy takes it) or [1, vocabulary]");
+  throw ShapeMismatch(
+      "generate: the model's output for " + shapeText(context) + " tokens is " + shapeText(output) +
+      "; a language model's must be [1, vocabulary, time] (as cross_entropy takes it) or [1, vocabulary]");
 }
 
 at::Tensor TokenGenerator::fullLogits() {
@@ -125,7 +130,8 @@ at::Tensor TokenGenerator::nextLogits() {
   torch::NoGradGuard noGrad;
   EvalModeScope evalMode(*model_);
   // Once the window slides, every position (a learned one, too) moves: each step runs it whole.
-  if (cache_ && options_.contextLength && static_cast<int64_t>(tokens_.size()) > *options_.contextLength) cache_.reset();
+  if (cache_ && options_.contextLength && static_cast<int64_t>(tokens_.size()) > *options_.contextLength)
+    cache_.reset();
   // Keys computed with weights that have since changed (generating during fit) are computed again.
   if (cache_ && cache_->past > 0 && weightsVersion() != cachedWeights_) cache_.emplace();
   if (cache_) {
@@ -153,7 +159,8 @@ std::optional<int64_t> TokenGenerator::next() {
       const auto [sorted, order] = logits.sort(/*dim=*/0, /*descending=*/true);
       const at::Tensor probabilities = at::softmax(sorted, 0);
       const at::Tensor before = probabilities.cumsum(0) - probabilities;
-      logits = logits.masked_fill(at::zeros_like(logits, at::kBool).scatter(0, order, before >= *options_.topP), blocked);
+      logits =
+          logits.masked_fill(at::zeros_like(logits, at::kBool).scatter(0, order, before >= *options_.topP), blocked);
     }
     token = at::multinomial(at::softmax(logits, 0), 1, /*replacement=*/false, generator_).item<int64_t>();
   }

@@ -24,9 +24,9 @@ struct GenerationOptions {
   std::optional<int64_t> topK;
   std::optional<double> topP;
   bool greedy = false;
-  std::optional<uint64_t> seed;            // none: a fresh seed (tokens differ from call to call)
-  std::vector<int64_t> stopTokens;         // generation ends after the first of these
-  std::optional<int64_t> contextLength;    // the model sees at most this many last tokens
+  std::optional<uint64_t> seed;          // none: a fresh seed (tokens differ from call to call)
+  std::vector<int64_t> stopTokens;       // generation ends after the first of these
+  std::optional<int64_t> contextLength;  // the model sees at most this many last tokens
   // A key/value cache: none, one when the model can decode incrementally (else full forwards);
   // true, one or an error saying why not; false, a full forward of the context for every token.
   std::optional<bool> kvCache;

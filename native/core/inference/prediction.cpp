@@ -8,8 +8,8 @@
 
 #include "core/errors.h"
 #include "core/model/eval_mode_scope.h"
-#include "core/shape_text.h"
 #include "core/runtime/mixed_precision.h"
+#include "core/shape_text.h"
 
 namespace firebrand {
 

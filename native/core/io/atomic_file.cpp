@@ -25,7 +25,8 @@ std::string parentOf(const std::string& path) {
 // An open file descriptor, closed on every path out.
 class Descriptor {
  public:
-  Descriptor(const std::string& path, int flags, mode_t mode = 0) : fd_(::open(path.c_str(), flags | O_CLOEXEC, mode)) {}
+  Descriptor(const std::string& path, int flags, mode_t mode = 0)
+      : fd_(::open(path.c_str(), flags | O_CLOEXEC, mode)) {}
   ~Descriptor() {
     if (fd_ >= 0) ::close(fd_);
   }

@@ -20,12 +20,12 @@ constexpr uint64_t kMaxHeaderBytes = 100'000'000;
 
 at::ScalarType dtypeOf(const std::string& name, const std::string& where) {
   static const std::map<std::string, at::ScalarType> dtypes = {
-      {"F64", at::kDouble}, {"F32", at::kFloat}, {"F16", at::kHalf}, {"BF16", at::kBFloat16},
-      {"I64", at::kLong},   {"I32", at::kInt},   {"I16", at::kShort}, {"I8", at::kChar},
-      {"U8", at::kByte},    {"BOOL", at::kBool}};
+      {"F64", at::kDouble}, {"F32", at::kFloat}, {"F16", at::kHalf}, {"BF16", at::kBFloat16}, {"I64", at::kLong},
+      {"I32", at::kInt},    {"I16", at::kShort}, {"I8", at::kChar},  {"U8", at::kByte},       {"BOOL", at::kBool}};
   const auto it = dtypes.find(name);
   if (it == dtypes.end()) {
-    throw FileError(where + ": dtype '" + name + "' is not supported (F64, F32, F16, BF16, I64, I32, I16, I8, U8, BOOL)");
+    throw FileError(where + ": dtype '" + name +
+                    "' is not supported (F64, F32, F16, BF16, I64, I32, I16, I8, U8, BOOL)");
   }
   return it->second;
 }
@@ -86,7 +86,8 @@ std::vector<Entry> parseHeader(const std::string& header, uint64_t dataBytes, co
     }
     if (!fields) throw FileError(where + " must be an object { dtype, shape, data_offsets }");
     for (const auto& [key, unused] : *fields) {
-      if (key != "dtype" && key != "shape" && key != "data_offsets") throw FileError(where + ": unknown field '" + key + "'");
+      if (key != "dtype" && key != "shape" && key != "data_offsets")
+        throw FileError(where + ": unknown field '" + key + "'");
     }
     const JsonValue* dtype = member(*fields, "dtype");
     if (!dtype || !dtype->string()) throw FileError(where + ": 'dtype' must be a string");
@@ -127,7 +128,8 @@ std::vector<Entry> parseHeader(const std::string& header, uint64_t dataBytes, co
 // Reads a file of `fileSize` bytes through `read(offset, count, destination)`.
 template <typename ReadBytes>
 SafetensorsFile load(uint64_t fileSize, const std::string& origin, ReadBytes read) {
-  if (fileSize < 8) throw FileError(origin + ": too short for a safetensors file (" + std::to_string(fileSize) + " bytes)");
+  if (fileSize < 8)
+    throw FileError(origin + ": too short for a safetensors file (" + std::to_string(fileSize) + " bytes)");
   unsigned char prefix[8];
   read(0, 8, prefix);
   uint64_t length = 0;

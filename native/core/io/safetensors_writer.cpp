@@ -15,18 +15,29 @@ namespace {
 
 std::string dtypeName(const at::Tensor& tensor, const std::string& name) {
   switch (tensor.scalar_type()) {
-    case at::kDouble: return "F64";
-    case at::kFloat: return "F32";
-    case at::kHalf: return "F16";
-    case at::kBFloat16: return "BF16";
-    case at::kLong: return "I64";
-    case at::kInt: return "I32";
-    case at::kShort: return "I16";
-    case at::kChar: return "I8";
-    case at::kByte: return "U8";
-    case at::kBool: return "BOOL";
-    default: throw InvalidArgument("safetensors: tensor '" + name + "' has dtype " + shapeAndDtypeText(tensor) +
-                                   ", which the format cannot hold");
+    case at::kDouble:
+      return "F64";
+    case at::kFloat:
+      return "F32";
+    case at::kHalf:
+      return "F16";
+    case at::kBFloat16:
+      return "BF16";
+    case at::kLong:
+      return "I64";
+    case at::kInt:
+      return "I32";
+    case at::kShort:
+      return "I16";
+    case at::kChar:
+      return "I8";
+    case at::kByte:
+      return "U8";
+    case at::kBool:
+      return "BOOL";
+    default:
+      throw InvalidArgument("safetensors: tensor '" + name + "' has dtype " + shapeAndDtypeText(tensor) +
+                            ", which the format cannot hold");
   }
 }
 
@@ -35,9 +46,8 @@ std::string dtypeName(const at::Tensor& tensor, const std::string& name) {
 std::string encodeSafetensors(const TensorDict& tensors, const std::map<std::string, std::string>& metadata) {
   std::vector<std::pair<std::string, at::Tensor>> ordered;
   for (const auto& [name, tensor] : tensors) ordered.emplace_back(name, tensor.detach().to(at::kCPU).contiguous());
-  std::stable_sort(ordered.begin(), ordered.end(), [](const auto& a, const auto& b) {
-    return a.second.element_size() > b.second.element_size();
-  });
+  std::stable_sort(ordered.begin(), ordered.end(),
+                   [](const auto& a, const auto& b) { return a.second.element_size() > b.second.element_size(); });
   std::string header = "{";
   if (!metadata.empty()) {
     header += "\"__metadata__\":{";
@@ -65,12 +75,14 @@ std::string encodeSafetensors(const TensorDict& tensors, const std::map<std::str
   file += header;
   file.reserve(file.size() + offset);
   for (const auto& [name, tensor] : ordered) {
-    file.append(static_cast<const char*>(tensor.data_ptr()), static_cast<size_t>(tensor.numel()) * tensor.element_size());
+    file.append(static_cast<const char*>(tensor.data_ptr()),
+                static_cast<size_t>(tensor.numel()) * tensor.element_size());
   }
   return file;
 }
 
-void writeSafetensors(const std::string& path, const TensorDict& tensors, const std::map<std::string, std::string>& metadata) {
+void writeSafetensors(const std::string& path, const TensorDict& tensors,
+                      const std::map<std::string, std::string>& metadata) {
   writeFileAtomically(path, encodeSafetensors(tensors, metadata));
 }
 

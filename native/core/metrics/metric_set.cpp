@@ -12,9 +12,8 @@ namespace firebrand {
 namespace {
 
 const std::vector<std::string>& classificationNames() {
-  static const std::vector<std::string> names = {"accuracy",       "precisionMacro", "recallMacro",
-                                                 "f1Macro",        "precisionMicro", "recallMicro",
-                                                 "f1Micro",        "confusionMatrix"};
+  static const std::vector<std::string> names = {"accuracy",       "precisionMacro", "recallMacro", "f1Macro",
+                                                 "precisionMicro", "recallMicro",    "f1Micro",     "confusionMatrix"};
   return names;
 }
 

@@ -38,7 +38,6 @@ class MetricSet {
   // `meanLoss` is the loss over the same samples (for perplexity).
   MetricValues compute(double meanLoss) const;
 
-
  private:
   std::vector<std::string> names_;
   bool classIndexTargets_;
@@ -48,10 +47,10 @@ class MetricSet {
   bool needsRegression_ = false;
   c10::Device device_{c10::kCPU};
   int64_t classes_ = 0;
-  at::Tensor confusion_;        // [C, C] int64, allocated at the first batch
+  at::Tensor confusion_;  // [C, C] int64, allocated at the first batch
   std::vector<at::Tensor> topKCorrect_;
-  at::Tensor counted_;          // samples (classification) or elements (regression)
-  at::Tensor regression_;       // [5] float64: sum sq err, sum abs err, sum y, sum y^2, unused
+  at::Tensor counted_;     // samples (classification) or elements (regression)
+  at::Tensor regression_;  // [5] float64: sum sq err, sum abs err, sum y, sum y^2, unused
 };
 
 }  // namespace firebrand

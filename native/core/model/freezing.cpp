@@ -18,13 +18,15 @@ std::vector<std::string> modulesWithoutParameters(const Model& model, std::vecto
   std::vector<std::string> empty;
   for (const std::string& path : model.modulePaths()) {
     const std::string prefix = path + ".";
-    const bool holds = std::any_of(names.begin(), names.end(), [&](const std::string& name) { return name.rfind(prefix, 0) == 0; });
+    const bool holds =
+        std::any_of(names.begin(), names.end(), [&](const std::string& name) { return name.rfind(prefix, 0) == 0; });
     if (!holds) empty.push_back(path);
   }
   return empty;
 }
 
-std::vector<std::string> freezeMatching(Model& model, const std::vector<std::string>& patterns, const std::string& owner) {
+std::vector<std::string> freezeMatching(Model& model, const std::vector<std::string>& patterns,
+                                        const std::string& owner) {
   const std::vector<std::string> all = parameterNames(model);
   const std::vector<std::string> names = namesMatching(patterns, all, owner, modulesWithoutParameters(model, all));
   const auto named = model.namedParameters();
@@ -39,7 +41,8 @@ std::vector<std::string> freezeMatching(Model& model, const std::vector<std::str
   return names;
 }
 
-std::vector<std::string> unfreezeMatching(Model& model, const std::vector<std::string>& patterns, const std::string& owner) {
+std::vector<std::string> unfreezeMatching(Model& model, const std::vector<std::string>& patterns,
+                                          const std::string& owner) {
   const std::vector<std::string> all = parameterNames(model);
   const std::vector<std::string> names = namesMatching(patterns, all, owner, modulesWithoutParameters(model, all));
   model.setFrozen(names, false);

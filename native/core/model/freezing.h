@@ -14,7 +14,9 @@ namespace firebrand {
 // namedParameters()' names, in order.
 std::vector<std::string> parameterNames(const Model& model);
 
-std::vector<std::string> freezeMatching(Model& model, const std::vector<std::string>& patterns, const std::string& owner);
-std::vector<std::string> unfreezeMatching(Model& model, const std::vector<std::string>& patterns, const std::string& owner);
+std::vector<std::string> freezeMatching(Model& model, const std::vector<std::string>& patterns,
+                                        const std::string& owner);
+std::vector<std::string> unfreezeMatching(Model& model, const std::vector<std::string>& patterns,
+                                          const std::string& owner);
 
 }  // namespace firebrand

@@ -5,11 +5,11 @@
 #include <algorithm>
 
 #include "core/errors.h"
+#include "core/model/eval_mode_scope.h"
 #include "core/model/name_patterns.h"
 #include "core/model/submodule_modes.h"
-#include "core/shape_text.h"
-#include "core/model/eval_mode_scope.h"
 #include "core/model/torchscript_export.h"
+#include "core/shape_text.h"
 
 namespace firebrand {
 
@@ -18,14 +18,17 @@ GraphModel::GraphModel(const std::string& description) : GraphModel(parseGraphMo
 namespace {
 
 // `named` with each tensor once, under its first name; `aliases` gets the other names.
-torch::OrderedDict<std::string, at::Tensor> distinct(const torch::OrderedDict<std::string, at::Tensor>& named,
-                                                     std::vector<std::pair<std::string, std::string>>* aliases = nullptr) {
+torch::OrderedDict<std::string, at::Tensor> distinct(
+    const torch::OrderedDict<std::string, at::Tensor>& named,
+    std::vector<std::pair<std::string, std::string>>* aliases = nullptr) {
   torch::OrderedDict<std::string, at::Tensor> first;
   std::map<const c10::TensorImpl*, std::string> names;
   for (const auto& item : named) {
     const auto [it, isNew] = names.emplace(item.value().unsafeGetTensorImpl(), item.key());
-    if (isNew || !item.value().defined()) first.insert(item.key(), item.value());
-    else if (aliases) aliases->emplace_back(item.key(), it->second);
+    if (isNew || !item.value().defined())
+      first.insert(item.key(), item.value());
+    else if (aliases)
+      aliases->emplace_back(item.key(), it->second);
   }
   return first;
 }
@@ -36,7 +39,8 @@ std::vector<std::string> nonPersistentBufferNames(const ModuleSpec& module, cons
     if (!buffer.persistent) names.push_back(path.empty() ? buffer.name : path + "." + buffer.name);
   }
   for (const auto& [name, child] : module.children) {
-    for (auto& nested : nonPersistentBufferNames(child, path.empty() ? name : path + "." + name)) names.push_back(std::move(nested));
+    for (auto& nested : nonPersistentBufferNames(child, path.empty() ? name : path + "." + name))
+      names.push_back(std::move(nested));
   }
   return names;
 }
@@ -51,9 +55,13 @@ GraphModel::GraphModel(GraphModelSpec spec)
   distinct(tree_.root->named_buffers(), &tiedNames_);
 }
 
-torch::OrderedDict<std::string, at::Tensor> GraphModel::namedParameters() const { return distinct(tree_.root->named_parameters()); }
+torch::OrderedDict<std::string, at::Tensor> GraphModel::namedParameters() const {
+  return distinct(tree_.root->named_parameters());
+}
 
-torch::OrderedDict<std::string, at::Tensor> GraphModel::namedBuffers() const { return distinct(tree_.root->named_buffers()); }
+torch::OrderedDict<std::string, at::Tensor> GraphModel::namedBuffers() const {
+  return distinct(tree_.root->named_buffers());
+}
 
 std::vector<at::Tensor> GraphModel::singleInput(const at::Tensor& input) const {
   if (program_->inputs().size() != 1) {
@@ -73,7 +81,8 @@ std::vector<at::Tensor> GraphModel::forwardAll(const at::Tensor& input) {
 
 at::Tensor GraphModel::forwardIncremental(const at::Tensor& newTokens, DecodeCache& cache) {
   cache.fresh = newTokens.size(1);
-  at::Tensor output = program_->run(singleInput(newTokens), tree_.root->is_training(), device_, &cache)[selectedOutput_];
+  at::Tensor output =
+      program_->run(singleInput(newTokens), tree_.root->is_training(), device_, &cache)[selectedOutput_];
   cache.past += newTokens.size(1);
   return output;
 }
@@ -100,7 +109,8 @@ std::vector<std::optional<std::vector<int64_t>>> GraphModel::nodeShapes(const at
   EvalModeScope evalMode(*this);
   std::vector<std::optional<std::vector<int64_t>>> shapes;
   for (const auto& value : program_->values({input.to(device_)}, false, device_)) {
-    shapes.push_back(value.isTensor() ? std::optional<std::vector<int64_t>>(value.toTensor().sizes().vec()) : std::nullopt);
+    shapes.push_back(value.isTensor() ? std::optional<std::vector<int64_t>>(value.toTensor().sizes().vec())
+                                      : std::nullopt);
   }
   return shapes;
 }
@@ -116,7 +126,9 @@ void GraphModel::setModelTraining(bool training) { tree_.root->train(training); 
 
 std::vector<std::string> GraphModel::modulePaths() const { return submodulePaths(*tree_.root); }
 
-void GraphModel::setModuleTraining(const std::string& path, bool training) { setSubmoduleTraining(*tree_.root, path, training); }
+void GraphModel::setModuleTraining(const std::string& path, bool training) {
+  setSubmoduleTraining(*tree_.root, path, training);
+}
 
 std::vector<std::pair<std::string, BuiltLayer*>> GraphModel::builtLayers() {
   std::vector<std::pair<std::string, BuiltLayer*>> layers;
@@ -128,18 +140,21 @@ std::vector<std::pair<std::string, BuiltLayer*>> GraphModel::builtLayers() {
 }
 
 std::vector<std::string> GraphModel::checkpointActivations(const std::vector<std::string>& patterns) {
-  const std::vector<std::string> matched = namesMatching(patterns, submodulePaths(*tree_.root), "config.activationCheckpointing");
+  const std::vector<std::string> matched =
+      namesMatching(patterns, submodulePaths(*tree_.root), "config.activationCheckpointing");
   // The outermost: a module's segment holds its children's ops.
   std::vector<std::string> outermost;
   for (const auto& path : matched) {
-    const bool inner = std::any_of(matched.begin(), matched.end(),
-                                   [&](const std::string& outer) { return path.compare(0, outer.size() + 1, outer + ".") == 0; });
+    const bool inner = std::any_of(matched.begin(), matched.end(), [&](const std::string& outer) {
+      return path.compare(0, outer.size() + 1, outer + ".") == 0;
+    });
     if (!inner) outermost.push_back(path);
   }
   const std::vector<std::string> used = program_->checkpoint(outermost, tree_);
   for (const auto& path : outermost) {
     if (std::find(used.begin(), used.end(), path) == used.end()) {
-      throw InvalidArgument("config.activationCheckpointing: module '" + path + "' runs no op in forward, so there is nothing to recompute");
+      throw InvalidArgument("config.activationCheckpointing: module '" + path +
+                            "' runs no op in forward, so there is nothing to recompute");
     }
   }
   return used;

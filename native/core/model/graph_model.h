@@ -4,9 +4,9 @@
 #include <memory>
 #include <string>
 
-#include "core/model/model.h"
 #include "core/graph/graph_program.h"
 #include "core/graph/module_tree.h"
+#include "core/model/model.h"
 
 namespace firebrand {
 

@@ -14,7 +14,8 @@ namespace {
 constexpr const char* kPeftPrefix = "base_model.model.";
 
 bool targets(const std::string& path, const std::string& target) {
-  return path == target || (path.size() > target.size() && path.compare(path.size() - target.size() - 1, std::string::npos, "." + target) == 0);
+  return path == target || (path.size() > target.size() &&
+                            path.compare(path.size() - target.size() - 1, std::string::npos, "." + target) == 0);
 }
 
 std::string joined(const std::vector<std::string>& names) {
@@ -28,10 +29,13 @@ std::string joined(const std::vector<std::string>& names) {
 std::vector<std::string> applyLora(Model& model, const LoraOptions& options) {
   auto layers = model.builtLayers();
   if (layers.empty()) {
-    throw InvalidArgument("lora: adapters go on built-in linear and conv2d layers, of models written as TypeScript modules or layer stacks; "
-                          "this model has none (a TorchScript model's layers are its own code)");
+    throw InvalidArgument(
+        "lora: adapters go on built-in linear and conv2d layers, of models written as TypeScript modules or layer "
+        "stacks; "
+        "this model has none (a TorchScript model's layers are its own code)");
   }
-  if (options.targetModules.empty()) throw InvalidArgument("lora.targetModules: name at least one module (PEFT's target_modules)");
+  if (options.targetModules.empty())
+    throw InvalidArgument("lora.targetModules: name at least one module (PEFT's target_modules)");
   std::vector<std::string> paths;
   for (const auto& target : options.targetModules) {
     bool any = false;
@@ -39,7 +43,8 @@ std::vector<std::string> applyLora(Model& model, const LoraOptions& options) {
     if (!any) {
       std::vector<std::string> names;
       for (const auto& item : layers) names.push_back(item.first);
-      throw InvalidArgument("lora.targetModules: '" + target + "' matches no layer (a layer path equal to it or ending with '." + target +
+      throw InvalidArgument("lora.targetModules: '" + target +
+                            "' matches no layer (a layer path equal to it or ending with '." + target +
                             "'); the layers are " + joined(names));
     }
   }
@@ -74,7 +79,8 @@ std::vector<std::string> modulesToSave(Model& model) {
   std::vector<std::string> paths;
   for (const auto& item : model.namedParameters()) {
     if (!item.value().requires_grad() || adapters.count(item.key())) continue;
-    const std::string path = item.key().substr(0, item.key().rfind('.') == std::string::npos ? 0 : item.key().rfind('.'));
+    const std::string path =
+        item.key().substr(0, item.key().rfind('.') == std::string::npos ? 0 : item.key().rfind('.'));
     if (std::find(paths.begin(), paths.end(), path) == paths.end()) paths.push_back(path);
   }
   return paths;
@@ -88,7 +94,8 @@ TensorDict adapterWeights(Model& model) {
     weights[prefix + "lora_A.weight"] = layer->lora->aWeight.detach().to(at::kCPU).clone();
     weights[prefix + "lora_B.weight"] = layer->lora->bWeight.detach().to(at::kCPU).clone();
   }
-  if (weights.empty()) throw InvalidState("saveAdapter: the model has no LoRA adapters (give the trainer a lora config)");
+  if (weights.empty())
+    throw InvalidState("saveAdapter: the model has no LoRA adapters (give the trainer a lora config)");
   // Modules trained beside the adapters go whole, parameters and buffers, as PEFT saves modules_to_save.
   const std::vector<std::string> saved = modulesToSave(model);
   const std::set<std::string> adapters = adapterStateNames(model);
@@ -126,14 +133,15 @@ void loadAdapterWeights(Model& model, const TensorDict& weights, const std::stri
     if (!state.count(local)) {
       unexpected.push_back(name);
     } else if (!value.sizes().equals(state.at(local).sizes())) {
-      throw ShapeMismatch(origin + ": module weight '" + name + "' has shape " + shapeText(value) + " but this model's is " +
-                          shapeText(state.at(local)));
+      throw ShapeMismatch(origin + ": module weight '" + name + "' has shape " + shapeText(value) +
+                          " but this model's is " + shapeText(state.at(local)));
     } else {
       modules[local] = value;
     }
   }
   if (!missing.empty() || !unexpected.empty()) {
-    throw InvalidArgument(origin + ": the adapter is for another model" + (missing.empty() ? "" : "; missing: " + joined(missing)) +
+    throw InvalidArgument(origin + ": the adapter is for another model" +
+                          (missing.empty() ? "" : "; missing: " + joined(missing)) +
                           (unexpected.empty() ? "" : "; unexpected: " + joined(unexpected)));
   }
   torch::NoGradGuard noGrad;
@@ -144,8 +152,8 @@ void loadAdapterWeights(Model& model, const TensorDict& weights, const std::stri
       const std::string name = prefix + (target == &layer->lora->aWeight ? "lora_A.weight" : "lora_B.weight");
       const at::Tensor& value = weights.at(name);
       if (!value.sizes().equals(target->sizes())) {
-        throw ShapeMismatch(origin + ": adapter weight '" + name + "' has shape " + shapeText(value) + " but this model's is " +
-                            shapeText(*target) + " (another r or layer size)");
+        throw ShapeMismatch(origin + ": adapter weight '" + name + "' has shape " + shapeText(value) +
+                            " but this model's is " + shapeText(*target) + " (another r or layer size)");
       }
       target->copy_(value);
     }

@@ -8,13 +8,9 @@
 
 namespace firebrand {
 
-TensorDict Model::trainingStep(const TensorDict&) {
-  throw InvalidState("this model defines no training_step");
-}
+TensorDict Model::trainingStep(const TensorDict&) { throw InvalidState("this model defines no training_step"); }
 
-TensorDict Model::validationStep(const TensorDict&) {
-  throw InvalidState("this model defines no validation_step");
-}
+TensorDict Model::validationStep(const TensorDict&) { throw InvalidState("this model defines no validation_step"); }
 
 std::string Model::describeInputs(const Batch& batch) const {
   return "samples of shape " + shapeText(batch.inputs().sizes().slice(1));
@@ -36,8 +32,9 @@ void Model::setFrozen(const std::vector<std::string>& names, bool frozen) {
   // Modules under which every parameter is frozen (the outermost such: eval mode reaches their children).
   frozenModules_.clear();
   for (const std::string& path : evalFrozenModules_ ? modulePaths() : std::vector<std::string>()) {
-    const bool inside = std::any_of(frozenModules_.begin(), frozenModules_.end(),
-                                    [&](const std::string& outer) { return path.compare(0, outer.size() + 1, outer + ".") == 0; });
+    const bool inside = std::any_of(frozenModules_.begin(), frozenModules_.end(), [&](const std::string& outer) {
+      return path.compare(0, outer.size() + 1, outer + ".") == 0;
+    });
     if (inside) continue;
     bool any = false, all = true;
     for (const auto& item : named) {
@@ -59,13 +56,15 @@ std::vector<std::string> Model::frozenParameters() const {
 }
 
 std::vector<std::string> Model::checkpointActivations(const std::vector<std::string>&) {
-  throw InvalidArgument("config.activationCheckpointing: only models written as TypeScript modules recompute activations "
-                        "(a TorchScript model keeps them)");
+  throw InvalidArgument(
+      "config.activationCheckpointing: only models written as TypeScript modules recompute activations "
+      "(a TorchScript model keeps them)");
 }
 
 at::Tensor Model::forwardIncremental(const at::Tensor&, DecodeCache&) {
-  throw NotIncremental("the model is TorchScript, whose forward runs on the whole sequence; "
-                       "a model written as TypeScript modules decodes from a cache");
+  throw NotIncremental(
+      "the model is TorchScript, whose forward runs on the whole sequence; "
+      "a model written as TypeScript modules decodes from a cache");
 }
 
 const OutputLayout& Model::outputLayout() const {
@@ -76,13 +75,15 @@ const OutputLayout& Model::outputLayout() const {
 void Model::selectOutput(const std::string& name) {
   const OutputLayout& layout = outputLayout();
   if (layout.kind == OutputLayout::Kind::Tensor) {
-    throw InvalidArgument("config.lossOutput is '" + name + "', but the model's forward returns one tensor; lossOutput picks one of several outputs");
+    throw InvalidArgument("config.lossOutput is '" + name +
+                          "', but the model's forward returns one tensor; lossOutput picks one of several outputs");
   }
   const auto it = std::find(layout.names.begin(), layout.names.end(), name);
   if (it == layout.names.end()) {
     std::string names;
     for (const auto& known : layout.names) names += (names.empty() ? "'" : ", '") + known + "'";
-    throw InvalidArgument("config.lossOutput is '" + name + "', which the model's forward does not return; it returns " + names);
+    throw InvalidArgument("config.lossOutput is '" + name +
+                          "', which the model's forward does not return; it returns " + names);
   }
   selectedOutput_ = static_cast<size_t>(it - layout.names.begin());
 }

@@ -55,14 +55,17 @@ std::vector<std::string> namesMatching(const std::vector<std::string>& patterns,
       taken[i] = true;
       any = true;
     }
-    const auto empty = std::find_if(emptyModules.begin(), emptyModules.end(), [&](const std::string& path) { return std::regex_match(path, regex); });
+    const auto empty = std::find_if(emptyModules.begin(), emptyModules.end(),
+                                    [&](const std::string& path) { return std::regex_match(path, regex); });
     if (!any && empty != emptyModules.end()) {
-      throw InvalidArgument(owner + ": '" + pattern + "' takes module '" + *empty + "', which has no parameters (an activation, " +
+      throw InvalidArgument(owner + ": '" + pattern + "' takes module '" + *empty +
+                            "', which has no parameters (an activation, " +
                             "pooling or dropout layer has none), so it takes nothing");
     }
     if (!any) {
-      throw InvalidArgument(owner + ": '" + pattern + "' matches no parameter or module; parameter names look like " + someNames(names) +
-                            " (a module path takes the parameters under it; * stands for a part of a name, ** for several parts)");
+      throw InvalidArgument(
+          owner + ": '" + pattern + "' matches no parameter or module; parameter names look like " + someNames(names) +
+          " (a module path takes the parameters under it; * stands for a part of a name, ** for several parts)");
     }
   }
   std::vector<std::string> matched;

@@ -5,8 +5,8 @@
 #include <fstream>
 
 #include "core/errors.h"
-#include "core/model/submodule_modes.h"
 #include "core/io/input_file.h"
+#include "core/model/submodule_modes.h"
 
 namespace firebrand {
 namespace {
@@ -20,14 +20,16 @@ OutputLayout outputLayoutOf(const torch::jit::Module& module, const std::string&
   const c10::TypePtr& type = returns[0].type();
   if (type->kind() == c10::TypeKind::DictType) {
     throw InvalidArgument(origin + ": forward returns a " + type->annotation_str() +
-                          "; a TorchScript forward must return a Tensor or a tuple of Tensors (a Dict's keys are only known once it runs)");
+                          "; a TorchScript forward must return a Tensor or a tuple of Tensors (a Dict's keys are only "
+                          "known once it runs)");
   }
   const auto tuple = type->cast<c10::TupleType>();
   if (!tuple) return {};
   std::vector<std::string> names;
   for (const auto& element : tuple->elements()) {
     if (element->kind() != c10::TypeKind::TensorType) {
-      throw InvalidArgument(origin + ": forward returns " + type->annotation_str() + "; a tuple it returns must hold only Tensors");
+      throw InvalidArgument(origin + ": forward returns " + type->annotation_str() +
+                            "; a tuple it returns must hold only Tensors");
     }
     names.push_back(std::to_string(names.size()));
   }
@@ -49,12 +51,13 @@ std::shared_ptr<ScriptModel> ScriptModel::load(const std::string& path) {
   try {
     return std::shared_ptr<ScriptModel>(new ScriptModel(torch::jit::load(path), path));
   } catch (const c10::Error& error) {
-    throw FileError(path + ": not a TorchScript module saved by torch.jit.save (" +
-                    error.what_without_backtrace() + ")");
+    throw FileError(path + ": not a TorchScript module saved by torch.jit.save (" + error.what_without_backtrace() +
+                    ")");
   }
 }
 
-std::shared_ptr<ScriptModel> ScriptModel::define(const std::string& source, const std::vector<NamedTensor>& parameters) {
+std::shared_ptr<ScriptModel> ScriptModel::define(const std::string& source,
+                                                 const std::vector<NamedTensor>& parameters) {
   torch::jit::Module module("FirebrandScript");
   // nn.Module's flag, read by train()/eval() and by `self.training` in the source.
   module.register_attribute("training", c10::BoolType::get(), true);
@@ -87,7 +90,8 @@ std::vector<at::Tensor> ScriptModel::forwardAll(const at::Tensor& inputs) {
     for (const auto& element : output.toTupleRef().elements()) outputs.push_back(element.toTensor());
     return outputs;
   }
-  throw InvalidArgument(origin_ + ": forward must return a Tensor or a tuple of Tensors, it returned " + output.tagKind());
+  throw InvalidArgument(origin_ + ": forward must return a Tensor or a tuple of Tensors, it returned " +
+                        output.tagKind());
 }
 
 torch::OrderedDict<std::string, at::Tensor> ScriptModel::namedParameters() const {
@@ -133,6 +137,8 @@ void ScriptModel::setModelTraining(bool training) { module_.train(training); }
 
 std::vector<std::string> ScriptModel::modulePaths() const { return submodulePaths(module_); }
 
-void ScriptModel::setModuleTraining(const std::string& path, bool training) { setSubmoduleTraining(module_, path, training); }
+void ScriptModel::setModuleTraining(const std::string& path, bool training) {
+  setSubmoduleTraining(module_, path, training);
+}
 
 }  // namespace firebrand

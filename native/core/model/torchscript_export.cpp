@@ -1,8 +1,8 @@
 #include "core/model/torchscript_export.h"
 
-#include "core/model/graph_model.h"
 #include "core/graph/graph_script.h"
 #include "core/graph/script_writer.h"
+#include "core/model/graph_model.h"
 
 namespace firebrand {
 

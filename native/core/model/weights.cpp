@@ -38,12 +38,13 @@ WeightsReport loadWeights(Model& model, const TensorDict& weights, bool strict, 
       const bool elsewhere = (tied != tiedTo.end() && weights.count(tied->second)) || adapters.count(name);
       if (!elsewhere) report.missing.push_back(name);
     } else if (!it->second.sizes().equals(target.sizes())) {
-      misshapen.push_back("'" + name + "' has shape " + shapeText(it->second) + " but the model's is " + shapeText(target));
+      misshapen.push_back("'" + name + "' has shape " + shapeText(it->second) + " but the model's is " +
+                          shapeText(target));
     }
   }
   if (!misshapen.empty()) {
-    throw ShapeMismatch(origin + ": " + std::to_string(misshapen.size()) + " weight" + (misshapen.size() == 1 ? "" : "s") +
-                        " do not fit the model: " + joined(misshapen));
+    throw ShapeMismatch(origin + ": " + std::to_string(misshapen.size()) + " weight" +
+                        (misshapen.size() == 1 ? "" : "s") + " do not fit the model: " + joined(misshapen));
   }
   // One tensor in the model under two names: the file must agree with itself (PyTorch's
   // load_state_dict would keep whichever name it copies last, silently).
@@ -52,8 +53,10 @@ WeightsReport loadWeights(Model& model, const TensorDict& weights, bool strict, 
     const auto second = weights.find(alias);
     if (first == weights.end() || second == weights.end()) continue;
     if (!at::equal(first->second.to(at::kDouble), second->second.to(at::kDouble))) {
-      const double difference = (first->second.to(at::kDouble) - second->second.to(at::kDouble)).abs().max().item<double>();
-      throw InvalidArgument(origin + ": weights '" + name + "' and '" + alias + "' are one tied tensor in the model, but the file " +
+      const double difference =
+          (first->second.to(at::kDouble) - second->second.to(at::kDouble)).abs().max().item<double>();
+      throw InvalidArgument(origin + ": weights '" + name + "' and '" + alias +
+                            "' are one tied tensor in the model, but the file " +
                             "holds different values for them (they differ by up to " + std::to_string(difference) +
                             "); keep one of them (initWeightsFrom's map can leave the other out with null)");
     }
@@ -84,7 +87,8 @@ TensorDict renamedWeights(const TensorDict& weights, const std::map<std::string,
     const std::string target = it == renames.end() ? name : *it->second;
     const auto [previous, isNew] = sources.emplace(target, name);
     if (!isNew) {
-      throw InvalidArgument(origin + ": the map gives weights '" + previous->second + "' and '" + name + "' the same name '" + target + "'");
+      throw InvalidArgument(origin + ": the map gives weights '" + previous->second + "' and '" + name +
+                            "' the same name '" + target + "'");
     }
     renamed[target] = value;
   }
@@ -103,7 +107,8 @@ TensorDict readWeightsFile(const std::string& path) {
   try {
     module = torch::jit::load(path);
   } catch (const c10::Error& error) {
-    throw FileError(path + ": neither a safetensors file nor a TorchScript module (" + error.what_without_backtrace() + ")");
+    throw FileError(path + ": neither a safetensors file nor a TorchScript module (" + error.what_without_backtrace() +
+                    ")");
   }
   TensorDict weights;
   for (const auto& item : module.named_parameters(/*recurse=*/true)) weights[item.name] = item.value.detach();

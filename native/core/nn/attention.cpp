@@ -18,15 +18,19 @@ at::Tensor scaledDotProductAttention(const at::Tensor& query, const at::Tensor& 
     const auto sizes = at::TensorOptions().dtype(at::kBool).device(query.device());
     weights = weights.masked_fill(at::ones({query.size(-2), key.size(-2)}, sizes).tril().logical_not(), blocked);
   }
-  if (mask) weights = mask->scalar_type() == at::kBool ? weights.masked_fill(mask->logical_not(), blocked) : weights + *mask;
+  if (mask)
+    weights = mask->scalar_type() == at::kBool ? weights.masked_fill(mask->logical_not(), blocked) : weights + *mask;
   weights = at::softmax(weights, -1);
   if (dropoutP > 0) weights = at::dropout(weights, dropoutP, training);
   return at::matmul(weights, value);
 }
 
-std::pair<at::Tensor, at::Tensor> extendKeysValues(std::vector<at::Tensor>& entry, const at::Tensor& key, const at::Tensor& value) {
-  if (!entry.empty()) entry = {at::cat({entry[0], key}, -2), at::cat({entry[1], value}, -2)};
-  else entry = {key, value};
+std::pair<at::Tensor, at::Tensor> extendKeysValues(std::vector<at::Tensor>& entry, const at::Tensor& key,
+                                                   const at::Tensor& value) {
+  if (!entry.empty())
+    entry = {at::cat({entry[0], key}, -2), at::cat({entry[1], value}, -2)};
+  else
+    entry = {key, value};
   return {entry[0], entry[1]};
 }
 

@@ -19,7 +19,8 @@ at::Tensor scaledDotProductAttention(const at::Tensor& query, const at::Tensor& 
 
 // Incremental decoding: `key` and `value` appended (along dim -2) to the earlier positions' in
 // `entry` ({keys, values}, empty at the first step), which then holds all of them.
-std::pair<at::Tensor, at::Tensor> extendKeysValues(std::vector<at::Tensor>& entry, const at::Tensor& key, const at::Tensor& value);
+std::pair<at::Tensor, at::Tensor> extendKeysValues(std::vector<at::Tensor>& entry, const at::Tensor& key,
+                                                   const at::Tensor& value);
 
 // Which keys each query may see under a causal mask, [queries, keys]: the last query is the last
 // key's position (the queries are the newest positions; with as many of each, the plain triangle).

@@ -1,8 +1,5 @@
 #include "core/nn/attention_layer.h"
 
-#include "core/nn/attention_script.h"
-#include "core/nn/layer_row.h"
-
 #include <ATen/ATen.h>
 #include <torch/nn/modules/activation.h>
 
@@ -12,6 +9,8 @@
 
 #include "core/errors.h"
 #include "core/nn/attention.h"
+#include "core/nn/attention_script.h"
+#include "core/nn/layer_row.h"
 #include "core/shape_text.h"
 
 namespace firebrand {
@@ -23,8 +22,8 @@ at::Tensor additive(const at::Tensor& mask, const at::TensorOptions& like) {
   return at::zeros(mask.sizes(), like).masked_fill(mask, -std::numeric_limits<double>::infinity());
 }
 
-std::vector<at::Tensor> attend(torch::nn::MultiheadAttentionImpl& mha, bool batchFirst, at::Tensor query, at::Tensor key,
-                               at::Tensor value, const AttentionCall& call, bool training) {
+std::vector<at::Tensor> attend(torch::nn::MultiheadAttentionImpl& mha, bool batchFirst, at::Tensor query,
+                               at::Tensor key, at::Tensor value, const AttentionCall& call, bool training) {
   const bool batched = query.dim() == 3;
   if (batched && batchFirst) {
     query = query.transpose(0, 1);
@@ -60,12 +59,18 @@ std::vector<at::Tensor> attend(torch::nn::MultiheadAttentionImpl& mha, bool batc
   const auto add = [&](const at::Tensor& term) { mask = mask ? *mask + term : term; };
   if (call.isCausal) {
     // With a cache the queries are the newest positions; without, PyTorch's top-left triangle.
-    const auto keep = call.cache ? causalKeep(targets, sources, floats) : at::ones({targets, sources}, floats.dtype(at::kBool)).tril();
-    add(at::zeros({targets, sources}, floats).masked_fill(keep.logical_not(), -std::numeric_limits<double>::infinity()));
+    const auto keep = call.cache ? causalKeep(targets, sources, floats)
+                                 : at::ones({targets, sources}, floats.dtype(at::kBool)).tril();
+    add(at::zeros({targets, sources}, floats)
+            .masked_fill(keep.logical_not(), -std::numeric_limits<double>::infinity()));
   }
-  if (call.attnMask) add(call.attnMask->dim() == 2 ? additive(*call.attnMask, floats).unsqueeze(0) : additive(*call.attnMask, floats));
+  if (call.attnMask)
+    add(call.attnMask->dim() == 2 ? additive(*call.attnMask, floats).unsqueeze(0) : additive(*call.attnMask, floats));
   if (keyPadding) {
-    add(additive(*keyPadding, floats).view({batch, 1, 1, sources}).expand({batch, heads, 1, sources}).reshape({batch * heads, 1, sources}));
+    add(additive(*keyPadding, floats)
+            .view({batch, 1, 1, sources})
+            .expand({batch, heads, 1, sources})
+            .reshape({batch * heads, 1, sources}));
   }
   const at::Tensor scores = at::bmm(q * std::sqrt(1.0 / static_cast<double>(headDim)), k.transpose(-2, -1));
   at::Tensor attention = at::softmax(mask ? scores + *mask : scores, -1);
@@ -73,8 +78,10 @@ std::vector<at::Tensor> attend(torch::nn::MultiheadAttentionImpl& mha, bool batc
   if (dropout > 0 && training) attention = at::dropout(attention, dropout, true);
   at::Tensor output = at::bmm(attention, v).transpose(0, 1).contiguous().view({targets * batch, embed});
   output = at::linear(output, mha.out_proj->weight, mha.out_proj->bias).view({targets, batch, embed});
-  if (!batched) output = output.squeeze(1);
-  else if (batchFirst) output = output.transpose(0, 1);
+  if (!batched)
+    output = output.squeeze(1);
+  else if (batchFirst)
+    output = output.transpose(0, 1);
   if (!call.needWeights) return {output};
   at::Tensor perHead = attention.view({batch, heads, targets, sources});
   at::Tensor shown = call.averageAttnWeights ? perHead.mean(1) : perHead;
@@ -86,17 +93,18 @@ std::vector<at::Tensor> attend(torch::nn::MultiheadAttentionImpl& mha, bool batc
 
 BuiltLayer buildMultiheadAttention(ResolvedOptions& options) {
   const int64_t embed = options.integer("embedDim");
-  const auto module = torch::nn::MultiheadAttention(torch::nn::MultiheadAttentionOptions(embed, options.integer("numHeads"))
-                                                        .dropout(options.number("dropout"))
-                                                        .bias(options.flag("bias")));
+  const auto module =
+      torch::nn::MultiheadAttention(torch::nn::MultiheadAttentionOptions(embed, options.integer("numHeads"))
+                                        .dropout(options.number("dropout"))
+                                        .bias(options.flag("bias")));
   const std::string layout = options.flag("batchFirst") ? "[N, L, " : "[L, N, ";
-  return {torch::nn::AnyModule(module), layout + std::to_string(embed) + "] or [L, " + std::to_string(embed) + "] (embedDim=" +
-                                            std::to_string(embed) + ")"};
+  return {torch::nn::AnyModule(module), layout + std::to_string(embed) + "] or [L, " + std::to_string(embed) +
+                                            "] (embedDim=" + std::to_string(embed) + ")"};
 }
 
-std::vector<at::Tensor> runMultiheadAttention(BuiltLayer& layer, bool batchFirst, const at::Tensor& query, const at::Tensor& key,
-                                              const at::Tensor& value, const AttentionCall& call, bool training,
-                                              const std::string& owner) {
+std::vector<at::Tensor> runMultiheadAttention(BuiltLayer& layer, bool batchFirst, const at::Tensor& query,
+                                              const at::Tensor& key, const at::Tensor& value, const AttentionCall& call,
+                                              bool training, const std::string& owner) {
   auto& mha = dynamic_cast<torch::nn::MultiheadAttentionImpl&>(*layer.module.ptr());
   try {
     return attend(mha, batchFirst, query, key, value, call, training);
@@ -106,9 +114,9 @@ std::vector<at::Tensor> runMultiheadAttention(BuiltLayer& layer, bool batchFirst
     std::string masks;
     if (call.keyPaddingMask) masks += ", keyPaddingMask " + shapeAndDtypeText(*call.keyPaddingMask);
     if (call.attnMask) masks += ", attnMask " + shapeAndDtypeText(*call.attnMask);
-    throw ShapeMismatch(owner + " cannot take query " + shapeAndDtypeText(query) + ", key " + shapeAndDtypeText(key) + ", value " +
-                        shapeAndDtypeText(value) + masks + "; it expects " + layer.expectedInput + ". libtorch: " +
-                        torchReason(error));
+    throw ShapeMismatch(owner + " cannot take query " + shapeAndDtypeText(query) + ", key " + shapeAndDtypeText(key) +
+                        ", value " + shapeAndDtypeText(value) + masks + "; it expects " + layer.expectedInput +
+                        ". libtorch: " + torchReason(error));
   }
 }
 

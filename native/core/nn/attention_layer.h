@@ -28,8 +28,8 @@ struct AttentionCall {
 
 // {output} or {output, weights}: output as the query ([N, L, E] with batchFirst, else [L, N, E]),
 // weights [N, L, S] averaged over heads or [N, numHeads, L, S]. A failure names `owner` and the shapes.
-std::vector<at::Tensor> runMultiheadAttention(BuiltLayer& layer, bool batchFirst, const at::Tensor& query, const at::Tensor& key,
-                                              const at::Tensor& value, const AttentionCall& call, bool training,
-                                              const std::string& owner);
+std::vector<at::Tensor> runMultiheadAttention(BuiltLayer& layer, bool batchFirst, const at::Tensor& query,
+                                              const at::Tensor& key, const at::Tensor& value, const AttentionCall& call,
+                                              bool training, const std::string& owner);
 
 }  // namespace firebrand

@@ -88,10 +88,11 @@ ScriptCall multiheadAttentionScript(ResolvedOptions& o, const LayerScriptContext
   // The scale as C++ computes it, so both round alike.
   const double scale = std::sqrt(1.0 / static_cast<double>(o.integer("embedDim") / heads));
   const auto& a = c.operands;
-  return {"self._multihead_attention(" + a.at(0) + ", " + a.at(1) + ", " + a.at(2) + ", " + c.tensor("in_proj_weight") + ", " +
-              c.tensor("in_proj_bias") + ", " + c.tensor("out_proj.weight") + ", " + c.tensor("out_proj.bias") + ", " + std::to_string(heads) +
-              ", " + scriptBool(o.flag("batchFirst")) + ", " + scriptNumber(o.number("dropout")) + ", " + scriptNumber(scale) + ", " + a.at(3) +
-              ", " + a.at(4) + ", " + a.at(5) + ", " + a.at(6) + ", " + a.at(7) + ")",
+  return {"self._multihead_attention(" + a.at(0) + ", " + a.at(1) + ", " + a.at(2) + ", " + c.tensor("in_proj_weight") +
+              ", " + c.tensor("in_proj_bias") + ", " + c.tensor("out_proj.weight") + ", " + c.tensor("out_proj.bias") +
+              ", " + std::to_string(heads) + ", " + scriptBool(o.flag("batchFirst")) + ", " +
+              scriptNumber(o.number("dropout")) + ", " + scriptNumber(scale) + ", " + a.at(3) + ", " + a.at(4) + ", " +
+              a.at(5) + ", " + a.at(6) + ", " + a.at(7) + ")",
           kMultiheadAttentionMethod};
 }
 

@@ -2,8 +2,8 @@
 // method that computes what nn/attention_layer.cpp does, in the same order,
 // and each node's call of it.
 #pragma once
-#include "core/options/resolved_options.h"
 #include "core/nn/script_text.h"
+#include "core/options/resolved_options.h"
 
 namespace firebrand {
 

@@ -75,7 +75,8 @@ void applyInit(at::Tensor& tensor, const std::string& scheme, const OptionMap& v
   } else if (scheme == "kaimingNormal") {
     tensor.normal_(0, kaimingStd(tensor, options, owner));
   } else if (scheme == "orthogonal") {
-    if (tensor.dim() < 2) throw InvalidArgument(owner + ": nn.init.orthogonal_ needs at least 2 dimensions, got " + shapeText(tensor));
+    if (tensor.dim() < 2)
+      throw InvalidArgument(owner + ": nn.init.orthogonal_ needs at least 2 dimensions, got " + shapeText(tensor));
     torch::nn::init::orthogonal_(tensor, options.number("gain"));
   } else {
     throw InvalidState("firebrand bug: nn.init scheme '" + scheme + "' reached C++ unknown");

@@ -14,7 +14,8 @@ namespace firebrand {
 namespace {
 
 const std::map<std::string, LayerRow>& table() {
-  static const auto rows = rowTable<LayerRow>({denseLayers, convolutionLayers, normLayers, recurrentLayers, attentionLayers}, &LayerRow::type);
+  static const auto rows = rowTable<LayerRow>(
+      {denseLayers, convolutionLayers, normLayers, recurrentLayers, attentionLayers}, &LayerRow::type);
   return rows;
 }
 
@@ -42,7 +43,8 @@ BuiltLayer buildLayer(const LayerSpec& spec, const std::string& owner) {
 
 at::Tensor runLayer(BuiltLayer& layer, const at::Tensor& input, const std::string& owner) {
   try {
-    if (layer.lora) return layer.module.forward(input) + loraDelta(*layer.lora, input, layer.module.ptr()->is_training());
+    if (layer.lora)
+      return layer.module.forward(input) + loraDelta(*layer.lora, input, layer.module.ptr()->is_training());
     return layer.module.forward(input);
   } catch (const Error&) {
     throw;
@@ -53,16 +55,18 @@ at::Tensor runLayer(BuiltLayer& layer, const at::Tensor& input, const std::strin
       const int64_t rows = embedding->options.num_embeddings();
       const int64_t low = input.min().item<int64_t>(), high = input.max().item<int64_t>();
       if (low < 0 || high >= rows) {
-        throw InvalidArgument(owner + ": index " + std::to_string(high >= rows ? high : low) + " in its input " + shapeAndDtypeText(input) +
-                              " is outside [0, " + std::to_string(rows - 1) + "] (numEmbeddings=" + std::to_string(rows) + ")");
+        throw InvalidArgument(owner + ": index " + std::to_string(high >= rows ? high : low) + " in its input " +
+                              shapeAndDtypeText(input) + " is outside [0, " + std::to_string(rows - 1) +
+                              "] (numEmbeddings=" + std::to_string(rows) + ")");
       }
     }
     // libtorch says "mat1 and mat2 must have the same dtype": name the dtype, not the shape.
     const auto parameters = layer.module.ptr()->parameters();
     if (!input.is_floating_point() && !parameters.empty() && parameters.front().is_floating_point()) {
-      throw InvalidArgument(owner + " takes floating-point inputs but got " + shapeAndDtypeText(input) +
-                            " (its weights are " + dtypeText(parameters.front().scalar_type()) +
-                            "): give the inputs as a Float32Array, or convert them with transforms.cast({ dtype: 'float32' })");
+      throw InvalidArgument(
+          owner + " takes floating-point inputs but got " + shapeAndDtypeText(input) + " (its weights are " +
+          dtypeText(parameters.front().scalar_type()) +
+          "): give the inputs as a Float32Array, or convert them with transforms.cast({ dtype: 'float32' })");
     }
     throw ShapeMismatch(owner + " cannot take an input of shape " + shapeAndDtypeText(input) + "; it expects " +
                         layer.expectedInput + ". libtorch: " + torchReason(error));

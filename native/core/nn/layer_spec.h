@@ -12,5 +12,4 @@ struct LayerSpec {
   OptionMap options;
 };
 
-
 }  // namespace firebrand

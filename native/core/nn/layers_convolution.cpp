@@ -22,7 +22,8 @@ BuiltLayer convolution(ResolvedOptions& o, const char* layout) {
                      .dilation(sizes<N>(o.integers("dilation", N)))
                      .groups(o.integer("groups"))
                      .bias(o.flag("bias"));
-  return {torch::nn::AnyModule(Conv(options)), std::string(layout) + " with C=" + count(in) + " (inChannels=" + count(in) + ")"};
+  return {torch::nn::AnyModule(Conv(options)),
+          std::string(layout) + " with C=" + count(in) + " (inChannels=" + count(in) + ")"};
 }
 
 template <size_t N, typename Conv, typename Options>
@@ -35,25 +36,27 @@ BuiltLayer transposed(ResolvedOptions& o, const char* layout) {
                      .groups(o.integer("groups"))
                      .bias(o.flag("bias"))
                      .dilation(sizes<N>(o.integers("dilation", N)));
-  return {torch::nn::AnyModule(Conv(options)), std::string(layout) + " with C=" + count(in) + " (inChannels=" + count(in) + ")"};
+  return {torch::nn::AnyModule(Conv(options)),
+          std::string(layout) + " with C=" + count(in) + " (inChannels=" + count(in) + ")"};
 }
 
 // torch.convNd(x, weight, bias, stride, padding, dilation, groups).
 std::function<ScriptCall(ResolvedOptions&, const LayerScriptContext&)> convolutionScript(size_t n) {
   return [n](ResolvedOptions& o, const LayerScriptContext& c) -> ScriptCall {
-    return {"torch.conv" + std::to_string(n) + "d(" + c.operands.at(0) + ", " + c.tensor("weight") + ", " + c.tensor("bias") + ", " +
-            scriptList(o.integers("stride", n)) + ", " + scriptList(o.integers("padding", n)) + ", " +
-            scriptList(o.integers("dilation", n)) + ", " + count(o.integer("groups")) + ")"};
+    return {"torch.conv" + std::to_string(n) + "d(" + c.operands.at(0) + ", " + c.tensor("weight") + ", " +
+            c.tensor("bias") + ", " + scriptList(o.integers("stride", n)) + ", " +
+            scriptList(o.integers("padding", n)) + ", " + scriptList(o.integers("dilation", n)) + ", " +
+            count(o.integer("groups")) + ")"};
   };
 }
 
 // torch.conv_transposeNd(x, weight, bias, stride, padding, output_padding, groups, dilation).
 std::function<ScriptCall(ResolvedOptions&, const LayerScriptContext&)> transposedScript(size_t n) {
   return [n](ResolvedOptions& o, const LayerScriptContext& c) -> ScriptCall {
-    return {"torch.conv_transpose" + std::to_string(n) + "d(" + c.operands.at(0) + ", " + c.tensor("weight") + ", " + c.tensor("bias") +
-            ", " + scriptList(o.integers("stride", n)) + ", " + scriptList(o.integers("padding", n)) + ", " +
-            scriptList(o.integers("outputPadding", n)) + ", " + count(o.integer("groups")) + ", " + scriptList(o.integers("dilation", n)) +
-            ")"};
+    return {"torch.conv_transpose" + std::to_string(n) + "d(" + c.operands.at(0) + ", " + c.tensor("weight") + ", " +
+            c.tensor("bias") + ", " + scriptList(o.integers("stride", n)) + ", " +
+            scriptList(o.integers("padding", n)) + ", " + scriptList(o.integers("outputPadding", n)) + ", " +
+            count(o.integer("groups")) + ", " + scriptList(o.integers("dilation", n)) + ")"};
   };
 }
 
@@ -62,12 +65,17 @@ std::function<ScriptCall(ResolvedOptions&, const LayerScriptContext&)> transpose
 LayerRows convolutionLayers() {
   using namespace torch::nn;
   return {
-      {"conv1d", [](ResolvedOptions& o) { return convolution<1, Conv1d, Conv1dOptions>(o, "[N, C, L]"); }, convolutionScript(1)},
-      {"conv2d", [](ResolvedOptions& o) { return convolution<2, Conv2d, Conv2dOptions>(o, "[N, C, H, W]"); }, convolutionScript(2)},
-      {"conv3d", [](ResolvedOptions& o) { return convolution<3, Conv3d, Conv3dOptions>(o, "[N, C, D, H, W]"); }, convolutionScript(3)},
-      {"convTranspose1d", [](ResolvedOptions& o) { return transposed<1, ConvTranspose1d, ConvTranspose1dOptions>(o, "[N, C, L]"); },
+      {"conv1d", [](ResolvedOptions& o) { return convolution<1, Conv1d, Conv1dOptions>(o, "[N, C, L]"); },
+       convolutionScript(1)},
+      {"conv2d", [](ResolvedOptions& o) { return convolution<2, Conv2d, Conv2dOptions>(o, "[N, C, H, W]"); },
+       convolutionScript(2)},
+      {"conv3d", [](ResolvedOptions& o) { return convolution<3, Conv3d, Conv3dOptions>(o, "[N, C, D, H, W]"); },
+       convolutionScript(3)},
+      {"convTranspose1d",
+       [](ResolvedOptions& o) { return transposed<1, ConvTranspose1d, ConvTranspose1dOptions>(o, "[N, C, L]"); },
        transposedScript(1)},
-      {"convTranspose2d", [](ResolvedOptions& o) { return transposed<2, ConvTranspose2d, ConvTranspose2dOptions>(o, "[N, C, H, W]"); },
+      {"convTranspose2d",
+       [](ResolvedOptions& o) { return transposed<2, ConvTranspose2d, ConvTranspose2dOptions>(o, "[N, C, H, W]"); },
        transposedScript(2)},
   };
 }

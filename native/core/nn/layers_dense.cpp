@@ -32,7 +32,8 @@ ScriptCall embeddingScript(ResolvedOptions& o, const LayerScriptContext& c) {
 
 BuiltLayer prelu(ResolvedOptions& o) {
   const int64_t parameters = o.integer("numParameters");
-  return {torch::nn::AnyModule(torch::nn::PReLU(torch::nn::PReLUOptions().num_parameters(parameters).init(o.number("init")))),
+  return {torch::nn::AnyModule(
+              torch::nn::PReLU(torch::nn::PReLUOptions().num_parameters(parameters).init(o.number("init")))),
           parameters == 1 ? "any shape" : "[N, C, *] with C=" + count(parameters) + " (numParameters)"};
 }
 

@@ -15,33 +15,41 @@ BuiltLayer batchNorm(ResolvedOptions& o, const char* layout) {
   const int64_t features = o.integer("numFeatures");
   auto options = Options(features).eps(o.number("eps")).momentum(o.number("momentum")).affine(o.flag("affine"));
   options.track_running_stats(o.flag("trackRunningStats"));
-  return {torch::nn::AnyModule(BatchNorm(options)), std::string(layout) + " with C=" + count(features) + " (numFeatures=" + count(features) + ")"};
+  return {torch::nn::AnyModule(BatchNorm(options)),
+          std::string(layout) + " with C=" + count(features) + " (numFeatures=" + count(features) + ")"};
 }
 
-// torch.batch_norm / torch.instance_norm(x, weight, bias, running_mean, running_var, use_input_stats, momentum, eps, cudnn).
+// torch.batch_norm / torch.instance_norm(x, weight, bias, running_mean, running_var, use_input_stats, momentum, eps,
+// cudnn).
 std::function<ScriptCall(ResolvedOptions&, const LayerScriptContext&)> runningStatsScript(const char* function) {
   return [function](ResolvedOptions& o, const LayerScriptContext& c) -> ScriptCall {
-    return {std::string(function) + "(" + c.operands.at(0) + ", " + c.tensor("weight") + ", " + c.tensor("bias") + ", " +
-            c.tensor("running_mean") + ", " + c.tensor("running_var") + ", " + (o.flag("trackRunningStats") ? "self.training" : "True") +
-            ", " + scriptNumber(o.number("momentum")) + ", " + scriptNumber(o.number("eps")) + ", False)"};
+    return {std::string(function) + "(" + c.operands.at(0) + ", " + c.tensor("weight") + ", " + c.tensor("bias") +
+            ", " + c.tensor("running_mean") + ", " + c.tensor("running_var") + ", " +
+            (o.flag("trackRunningStats") ? "self.training" : "True") + ", " + scriptNumber(o.number("momentum")) +
+            ", " + scriptNumber(o.number("eps")) + ", False)"};
   };
 }
 
 BuiltLayer layerNorm(ResolvedOptions& o) {
   const auto shape = o.integers("normalizedShape");
-  return {torch::nn::AnyModule(torch::nn::LayerNorm(torch::nn::LayerNormOptions(shape).eps(o.number("eps")).elementwise_affine(o.flag("elementwiseAffine")))),
+  return {torch::nn::AnyModule(torch::nn::LayerNorm(
+              torch::nn::LayerNormOptions(shape).eps(o.number("eps")).elementwise_affine(o.flag("elementwiseAffine")))),
           "trailing dimensions " + shapeText(shape) + " (normalizedShape)"};
 }
 
 BuiltLayer groupNorm(ResolvedOptions& o) {
   const int64_t groups = o.integer("numGroups"), channels = o.integer("numChannels");
-  return {torch::nn::AnyModule(torch::nn::GroupNorm(torch::nn::GroupNormOptions(groups, channels).eps(o.number("eps")).affine(o.flag("affine")))),
+  return {torch::nn::AnyModule(torch::nn::GroupNorm(
+              torch::nn::GroupNormOptions(groups, channels).eps(o.number("eps")).affine(o.flag("affine")))),
           "[N, C, *] with C=" + count(channels) + " (numChannels=" + count(channels) + ")"};
 }
 
 BuiltLayer instanceNorm2d(ResolvedOptions& o) {
   const int64_t features = o.integer("numFeatures");
-  auto options = torch::nn::InstanceNorm2dOptions(features).eps(o.number("eps")).momentum(o.number("momentum")).affine(o.flag("affine"));
+  auto options = torch::nn::InstanceNorm2dOptions(features)
+                     .eps(o.number("eps"))
+                     .momentum(o.number("momentum"))
+                     .affine(o.flag("affine"));
   options.track_running_stats(o.flag("trackRunningStats"));
   return {torch::nn::AnyModule(torch::nn::InstanceNorm2d(options)),
           "[N, C, H, W] with C=" + count(features) + " (numFeatures=" + count(features) + ")"};
@@ -50,7 +58,8 @@ BuiltLayer instanceNorm2d(ResolvedOptions& o) {
 // torch.nn.RMSNorm (PyTorch 2.4), a weight over F.rmsNorm's math (rms_norm.h).
 class RMSNormImpl : public torch::nn::Cloneable<RMSNormImpl> {
  public:
-  RMSNormImpl(std::vector<int64_t> shape, std::optional<double> eps, bool affine) : shape_(std::move(shape)), eps_(eps), affine_(affine) {
+  RMSNormImpl(std::vector<int64_t> shape, std::optional<double> eps, bool affine)
+      : shape_(std::move(shape)), eps_(eps), affine_(affine) {
     reset();
   }
   void reset() override {
@@ -75,8 +84,8 @@ BuiltLayer rmsNormLayer(ResolvedOptions& o) {
 }
 
 ScriptCall rmsNormLayerScript(ResolvedOptions& o, const LayerScriptContext& c) {
-  return {rmsNormScript(c.operands.at(0), o.integers("normalizedShape").size(), o.flag("elementwiseAffine") ? c.tensor("weight") : "None",
-                        o.optionalNumber("eps"))};
+  return {rmsNormScript(c.operands.at(0), o.integers("normalizedShape").size(),
+                        o.flag("elementwiseAffine") ? c.tensor("weight") : "None", o.optionalNumber("eps"))};
 }
 
 }  // namespace
@@ -84,22 +93,24 @@ ScriptCall rmsNormLayerScript(ResolvedOptions& o, const LayerScriptContext& c) {
 LayerRows normLayers() {
   using namespace torch::nn;
   return {
-      {"batchNorm1d", [](ResolvedOptions& o) { return batchNorm<BatchNorm1d, BatchNorm1dOptions>(o, "[N, C] or [N, C, L]"); },
+      {"batchNorm1d",
+       [](ResolvedOptions& o) { return batchNorm<BatchNorm1d, BatchNorm1dOptions>(o, "[N, C] or [N, C, L]"); },
        runningStatsScript("torch.batch_norm")},
       {"batchNorm2d", [](ResolvedOptions& o) { return batchNorm<BatchNorm2d, BatchNorm2dOptions>(o, "[N, C, H, W]"); },
        runningStatsScript("torch.batch_norm")},
-      {"batchNorm3d", [](ResolvedOptions& o) { return batchNorm<BatchNorm3d, BatchNorm3dOptions>(o, "[N, C, D, H, W]"); },
+      {"batchNorm3d",
+       [](ResolvedOptions& o) { return batchNorm<BatchNorm3d, BatchNorm3dOptions>(o, "[N, C, D, H, W]"); },
        runningStatsScript("torch.batch_norm")},
       {"instanceNorm2d", instanceNorm2d, runningStatsScript("torch.instance_norm")},
       {"layerNorm", layerNorm,
        [](ResolvedOptions& o, const LayerScriptContext& c) -> ScriptCall {
-         return {"torch.layer_norm(" + c.operands.at(0) + ", " + scriptList(o.integers("normalizedShape")) + ", " + c.tensor("weight") + ", " +
-                 c.tensor("bias") + ", " + scriptNumber(o.number("eps")) + ")"};
+         return {"torch.layer_norm(" + c.operands.at(0) + ", " + scriptList(o.integers("normalizedShape")) + ", " +
+                 c.tensor("weight") + ", " + c.tensor("bias") + ", " + scriptNumber(o.number("eps")) + ")"};
        }},
       {"groupNorm", groupNorm,
        [](ResolvedOptions& o, const LayerScriptContext& c) -> ScriptCall {
-         return {"torch.group_norm(" + c.operands.at(0) + ", " + std::to_string(o.integer("numGroups")) + ", " + c.tensor("weight") + ", " +
-                 c.tensor("bias") + ", " + scriptNumber(o.number("eps")) + ")"};
+         return {"torch.group_norm(" + c.operands.at(0) + ", " + std::to_string(o.integer("numGroups")) + ", " +
+                 c.tensor("weight") + ", " + c.tensor("bias") + ", " + scriptNumber(o.number("eps")) + ")"};
        }},
       {"rmsNorm", rmsNormLayer, rmsNormLayerScript},
   };

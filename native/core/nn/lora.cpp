@@ -2,12 +2,11 @@
 
 #include <ATen/ATen.h>
 #include <torch/nn/init.h>
+#include <torch/nn/modules/conv.h>
+#include <torch/nn/modules/linear.h>
 #include <torch/utils.h>
 
 #include <cmath>
-
-#include <torch/nn/modules/conv.h>
-#include <torch/nn/modules/linear.h>
 
 #include "core/compat/torch_compat.h"
 #include "core/errors.h"
@@ -39,15 +38,22 @@ void attachLora(BuiltLayer& layer, const LoraOptions& options, const std::string
   } else if (auto* conv = dynamic_cast<torch::nn::Conv2dImpl*>(&base)) {
     baseWeight = conv->weight;
     const auto& o = conv->options;
-    if (o.groups() != 1) throw InvalidArgument("lora: " + owner + " is a grouped convolution (groups " + std::to_string(o.groups()) + "), which LoRA does not adapt");
+    if (o.groups() != 1)
+      throw InvalidArgument("lora: " + owner + " is a grouped convolution (groups " + std::to_string(o.groups()) +
+                            "), which LoRA does not adapt");
     const auto* padding = compat::variantAlternative<torch::ExpandingArray<2>>(o.padding());
     if (!padding) throw InvalidArgument("lora: " + owner + " pads by name ('same'), which LoRA does not adapt");
     adapter->a = adapterPart<torch::nn::Conv2d>(torch::nn::Conv2dOptions(o.in_channels(), options.r, o.kernel_size())
-                                                   .stride(o.stride()).padding(*padding)
-                                                   .dilation(o.dilation()).bias(false), adapter->aWeight);
-    adapter->b = adapterPart<torch::nn::Conv2d>(torch::nn::Conv2dOptions(options.r, o.out_channels(), 1).bias(false), adapter->bWeight);
+                                                    .stride(o.stride())
+                                                    .padding(*padding)
+                                                    .dilation(o.dilation())
+                                                    .bias(false),
+                                                adapter->aWeight);
+    adapter->b = adapterPart<torch::nn::Conv2d>(torch::nn::Conv2dOptions(options.r, o.out_channels(), 1).bias(false),
+                                                adapter->bWeight);
   } else {
-    throw InvalidArgument("lora: " + owner + " is not a linear or conv2d layer; LoRA adapters go on linear and conv2d layers");
+    throw InvalidArgument("lora: " + owner +
+                          " is not a linear or conv2d layer; LoRA adapters go on linear and conv2d layers");
   }
   {
     torch::NoGradGuard noGrad;

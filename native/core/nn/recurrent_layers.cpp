@@ -1,12 +1,11 @@
 #include "core/nn/recurrent_layers.h"
 
-#include "core/nn/layer_row.h"
-#include "core/nn/recurrent_script.h"
-
 #include <torch/nn/modules/rnn.h>
 #include <torch/nn/utils/rnn.h>
 
 #include "core/errors.h"
+#include "core/nn/layer_row.h"
+#include "core/nn/recurrent_script.h"
 #include "core/shape_text.h"
 
 namespace firebrand {
@@ -25,8 +24,8 @@ Options recurrentOptions(ResolvedOptions& options) {
 
 std::string expectedInput(ResolvedOptions& options) {
   const std::string features = std::to_string(options.integer("inputSize"));
-  return (options.flag("batchFirst") ? "[N, L, " : "[L, N, ") + features + "] or [L, " + features + "] (inputSize=" +
-         features + (options.flag("batchFirst") ? ", batchFirst" : "") + ")";
+  return (options.flag("batchFirst") ? "[N, L, " : "[L, N, ") + features + "] or [L, " + features +
+         "] (inputSize=" + features + (options.flag("batchFirst") ? ", batchFirst" : "") + ")";
 }
 
 template <typename Module>
@@ -51,8 +50,10 @@ BuiltLayer buildGru(ResolvedOptions& options) {
 BuiltLayer buildRnn(ResolvedOptions& options) {
   const std::string expected = expectedInput(options);
   auto rnnOptions = recurrentOptions<torch::nn::RNNOptions>(options);
-  if (options.text("nonlinearity") == "relu") rnnOptions.nonlinearity(torch::kReLU);
-  else rnnOptions.nonlinearity(torch::kTanh);
+  if (options.text("nonlinearity") == "relu")
+    rnnOptions.nonlinearity(torch::kReLU);
+  else
+    rnnOptions.nonlinearity(torch::kTanh);
   return built(torch::nn::RNN(rnnOptions), expected);
 }
 
@@ -63,8 +64,8 @@ using torch::nn::utils::rnn::PackedSequence;
 // The batch with the padding after each sequence's length left out (enforce_sorted=false).
 PackedSequence packed(const at::Tensor& input, const at::Tensor& lengths, bool batchFirst, const std::string& owner) {
   if (input.dim() != 3 || lengths.dim() != 1 || lengths.size(0) != input.size(batchFirst ? 0 : 1)) {
-    throw ShapeMismatch(owner + ": lengths must hold one length per sequence of the batch; got lengths " + shapeAndDtypeText(lengths) +
-                        " for an input of " + shapeAndDtypeText(input));
+    throw ShapeMismatch(owner + ": lengths must hold one length per sequence of the batch; got lengths " +
+                        shapeAndDtypeText(lengths) + " for an input of " + shapeAndDtypeText(input));
   }
   const at::Tensor cpu = lengths.to(at::kCPU).to(at::kLong);
   const int64_t steps = input.size(batchFirst ? 1 : 0);
@@ -100,7 +101,8 @@ std::vector<at::Tensor> runRecurrent(BuiltLayer& layer, const at::Tensor& input,
   torch::nn::Module& module = *layer.module.ptr();
   try {
     if (auto* lstm = dynamic_cast<torch::nn::LSTMImpl*>(&module)) {
-      if (h0.has_value() != c0.has_value()) throw InvalidArgument(owner + ": give the initial state as both (h0, c0), or neither");
+      if (h0.has_value() != c0.has_value())
+        throw InvalidArgument(owner + ": give the initial state as both (h0, c0), or neither");
       torch::optional<std::tuple<at::Tensor, at::Tensor>> state;
       if (h0) state = std::make_tuple(*h0, *c0);
       if (!lengths) {

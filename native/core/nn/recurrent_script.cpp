@@ -60,23 +60,30 @@ ScriptCall recurrentScript(const std::string& type, ResolvedOptions& o, const La
   const int64_t states = layers * (bidirectional ? 2 : 1);
   // PyTorch's zero initial state: [layers * directions, batch, size] (an unbatched input has no batch dimension).
   const auto zeros = [&](int64_t size) {
-    const std::string sizes = "[" + std::to_string(states) + ", " + x + ".size(" + (batchFirst ? "0" : "1") + "), " + std::to_string(size) + "]";
-    return "torch.zeros(" + sizes + " if " + x + ".dim() == 3 else [" + std::to_string(states) + ", " + std::to_string(size) + "], dtype=" + x +
-           ".dtype, device=" + x + ".device)";
+    const std::string sizes = "[" + std::to_string(states) + ", " + x + ".size(" + (batchFirst ? "0" : "1") + "), " +
+                              std::to_string(size) + "]";
+    return "torch.zeros(" + sizes + " if " + x + ".dim() == 3 else [" + std::to_string(states) + ", " +
+           std::to_string(size) + "], dtype=" + x + ".dtype, device=" + x + ".device)";
   };
   const int64_t hidden = o.integer("hiddenSize");
   const int64_t projected = type == "lstm" ? o.integer("projSize") : 0;  // only an LSTM projects h
   const std::string firstState = h0 == "None" ? zeros(projected > 0 ? projected : hidden) : h0;
-  const std::string state = type == "lstm" ? "[" + firstState + ", " + (c0 == "None" ? zeros(hidden) : c0) + "]" : firstState;
-  const std::string function = type == "lstm" ? "lstm" : type == "gru" ? "gru" : o.text("nonlinearity") == "relu" ? "rnn_relu" : "rnn_tanh";
-  const std::string flags = scriptBool(o.flag("bias")) + ", " + std::to_string(layers) + ", " + scriptNumber(o.number("dropout"));
+  const std::string state =
+      type == "lstm" ? "[" + firstState + ", " + (c0 == "None" ? zeros(hidden) : c0) + "]" : firstState;
+  const std::string function = type == "lstm"                     ? "lstm"
+                               : type == "gru"                    ? "gru"
+                               : o.text("nonlinearity") == "relu" ? "rnn_relu"
+                                                                  : "rnn_tanh";
+  const std::string flags =
+      scriptBool(o.flag("bias")) + ", " + std::to_string(layers) + ", " + scriptNumber(o.number("dropout"));
   if (lengths != "None") {
-    return {"self._packed_recurrent('" + function + "', " + x + ", " + (type == "lstm" ? state : "[" + state + "]") + ", [" + weights + "], " +
-                lengths + ", " + flags + ", " + scriptBool(bidirectional) + ", " + scriptBool(batchFirst) + ")",
+    return {"self._packed_recurrent('" + function + "', " + x + ", " + (type == "lstm" ? state : "[" + state + "]") +
+                ", [" + weights + "], " + lengths + ", " + flags + ", " + scriptBool(bidirectional) + ", " +
+                scriptBool(batchFirst) + ")",
             kPackedRecurrentMethod};
   }
-  return {"torch." + function + "(" + x + ", " + state + ", [" + weights + "], " + flags + ", self.training, " + scriptBool(bidirectional) + ", " +
-          scriptBool(batchFirst) + ")"};
+  return {"torch." + function + "(" + x + ", " + state + ", [" + weights + "], " + flags + ", self.training, " +
+          scriptBool(bidirectional) + ", " + scriptBool(batchFirst) + ")"};
 }
 
 }  // namespace firebrand

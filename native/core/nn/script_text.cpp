@@ -32,7 +32,8 @@ std::string scriptList(const std::vector<int64_t>& values) {
 std::string scriptInterpolate(const std::string& input, const std::string& size, const std::string& scale, bool nearest,
                               const std::string& alignCorners) {
   const bool scaled = size == "None";
-  const std::string out = scaled ? "[int(" + input + ".size(-2) * " + scale + "), int(" + input + ".size(-1) * " + scale + ")]" : size;
+  const std::string out =
+      scaled ? "[int(" + input + ".size(-2) * " + scale + "), int(" + input + ".size(-1) * " + scale + ")]" : size;
   const std::string scales = scaled ? scale + ", " + scale : "None, None";
   return nearest ? "torch.upsample_nearest2d(" + input + ", " + out + ", " + scales + ")"
                  : "torch.upsample_bilinear2d(" + input + ", " + out + ", " + alignCorners + ", " + scales + ")";

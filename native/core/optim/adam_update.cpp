@@ -9,7 +9,7 @@ namespace {
 // The coefficients as libtorch applies them: its Scalars cast to the tensor's type.
 template <typename T>
 struct Factors {
-  T weightDecay;  // Adam's L2 term
+  T weightDecay;      // Adam's L2 term
   T decayedFraction;  // AdamW's 1 - lr * weightDecay
   T beta1;
   T oneMinusBeta1;

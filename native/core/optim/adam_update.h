@@ -23,7 +23,7 @@ struct AdamCoefficients {
   double weightDecay = 0;
   AdamWeightDecay decay = AdamWeightDecay::None;
   bool amsgrad = false;
-  int64_t step = 1;  // this step's number, from 1
+  int64_t step = 1;       // this step's number, from 1
   bool roundOnce = true;  // libtorch's x + a * y rounds once here
 };
 

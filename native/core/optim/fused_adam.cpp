@@ -52,8 +52,8 @@ void update(const at::Tensor& parameter, const at::Tensor& grad, const at::Tenso
   adamUpdate(slice, coefficients);
 }
 
-void updateAny(const at::Tensor& parameter, const at::Tensor& grad, const at::Tensor& expAvg, const at::Tensor& expAvgSq,
-               const at::Tensor& maxExpAvgSq, const AdamCoefficients& coefficients) {
+void updateAny(const at::Tensor& parameter, const at::Tensor& grad, const at::Tensor& expAvg,
+               const at::Tensor& expAvgSq, const at::Tensor& maxExpAvgSq, const AdamCoefficients& coefficients) {
   if (parameter.scalar_type() == at::kFloat) {
     update<float>(parameter, grad, expAvg, expAvgSq, maxExpAvgSq, coefficients);
   } else {
@@ -121,11 +121,11 @@ bool FusedAdamFamily<Base, Options, State>::planUpdates() {
       const auto entry = this->state().find(keys_.of(parameter));
       if (entry != this->state().end()) {
         state = static_cast<State*>(entry->second.get());
-        const bool laidOut = state->exp_avg().defined() && state->exp_avg_sq().defined() &&
-                             sameDenseCpuMemory(parameter, state->exp_avg()) &&
-                             sameDenseCpuMemory(parameter, state->exp_avg_sq()) &&
-                             (!options.amsgrad() || (state->max_exp_avg_sq().defined() &&
-                                                     sameDenseCpuMemory(parameter, state->max_exp_avg_sq())));
+        const bool laidOut =
+            state->exp_avg().defined() && state->exp_avg_sq().defined() &&
+            sameDenseCpuMemory(parameter, state->exp_avg()) && sameDenseCpuMemory(parameter, state->exp_avg_sq()) &&
+            (!options.amsgrad() ||
+             (state->max_exp_avg_sq().defined() && sameDenseCpuMemory(parameter, state->max_exp_avg_sq())));
         if (!laidOut) return false;
       }
       updates_.push_back({&parameter, &grad, &options, state});

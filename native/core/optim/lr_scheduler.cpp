@@ -37,8 +37,9 @@ void setMomentum(torch::optim::OptimizerOptions& options, double momentum) {
   } else if (auto* rmsprop = dynamic_cast<torch::optim::RMSpropOptions*>(&options)) {
     rmsprop->momentum(momentum);
   } else {
-    throw InvalidArgument("lrScheduler (onecycle): cycleMomentum needs an optimizer with a momentum "
-                          "(sgd, adam, adamw, rmsprop); set cycleMomentum: false");
+    throw InvalidArgument(
+        "lrScheduler (onecycle): cycleMomentum needs an optimizer with a momentum "
+        "(sgd, adam, adamw, rmsprop); set cycleMomentum: false");
   }
 }
 
@@ -123,7 +124,8 @@ std::vector<double> LrScheduler::state() const {
 }
 
 void LrScheduler::restore(torch::optim::Optimizer& optimizer, const std::vector<double>& state) {
-  if (state.size() != 5) throw InvalidArgument("scheduler state: expected 5 values, got " + std::to_string(state.size()));
+  if (state.size() != 5)
+    throw InvalidArgument("scheduler state: expected 5 values, got " + std::to_string(state.size()));
   step_ = static_cast<int64_t>(state[0]);
   best_ = state[1];
   badEvaluations_ = static_cast<int64_t>(state[2]);

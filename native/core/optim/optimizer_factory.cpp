@@ -16,7 +16,6 @@
 namespace firebrand {
 namespace {
 
-
 // One libtorch parameter group per plan, each with a copy of the defaults
 // that takes the plan's lr and weight decay.
 // Each group's options are set again once the optimizer is built: libtorch
@@ -52,7 +51,8 @@ std::unique_ptr<torch::optim::Optimizer> makeSgd(ResolvedOptions& options, std::
 }
 
 template <typename Optimizer, typename FusedOptimizer, typename Options>
-std::unique_ptr<torch::optim::Optimizer> makeAdamFamily(ResolvedOptions& options, std::vector<ParameterGroupPlan> plans) {
+std::unique_ptr<torch::optim::Optimizer> makeAdamFamily(ResolvedOptions& options,
+                                                        std::vector<ParameterGroupPlan> plans) {
   const auto betas = options.numbers("betas");
   const auto defaults = Options(options.number("lr"))
                             .betas({betas.at(0), betas.at(1)})

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "core/options/option_value.h"
 #include "core/optim/parameter_groups.h"
+#include "core/options/option_value.h"
 
 namespace firebrand {
 

@@ -23,7 +23,8 @@ bool ownedBy(const std::vector<std::string>& prefixes, const std::string& parame
 
 }  // namespace
 
-OptimizerUnit::OptimizerUnit(const OptimizerUnitSpec& spec, const torch::OrderedDict<std::string, at::Tensor>& parameters,
+OptimizerUnit::OptimizerUnit(const OptimizerUnitSpec& spec,
+                             const torch::OrderedDict<std::string, at::Tensor>& parameters,
                              const SchedulerSpec& scheduler)
     : name_(spec.name),
       optimizerName_(spec.optimizer.name),
@@ -129,7 +130,8 @@ std::vector<OptimizerUnit> makeOptimizerUnits(const std::vector<OptimizerUnitSpe
       if (ownedBy(specs[i].params, item.key())) owners.push_back(i);
     }
     if (owners.empty() && specs.size() > 1) {
-      throw InvalidArgument("optimizers: parameter '" + item.key() + "' belongs to no optimizer; list a prefix of it "
+      throw InvalidArgument("optimizers: parameter '" + item.key() +
+                            "' belongs to no optimizer; list a prefix of it "
                             "in one optimizer's params");
     }
     if (owners.size() > 1) {

@@ -15,10 +15,10 @@
 namespace firebrand {
 
 struct OptimizerUnitSpec {
-  std::string name;                   // "generator"; "" for a model's only optimizer
+  std::string name;  // "generator"; "" for a model's only optimizer
   OptimizerSpec optimizer;
-  std::vector<std::string> params;    // name prefixes; empty: every parameter
-  std::string loss = "loss";          // the training_step entry it steps on
+  std::vector<std::string> params;  // name prefixes; empty: every parameter
+  std::string loss = "loss";        // the training_step entry it steps on
 };
 
 class OptimizerUnit {

@@ -58,8 +58,7 @@ __attribute__((always_inline)) inline void updateWithMomentum(const SgdSlice<T>&
 
 template <bool kRoundOnce, bool kDecay, typename T>
 __attribute__((always_inline)) inline void updateWithDecay(const SgdSlice<T>& slice, const Factors<T>& factors,
-                                                           const SgdCoefficients& options, int64_t begin,
-                                                           int64_t end) {
+                                                           const SgdCoefficients& options, int64_t begin, int64_t end) {
   if (slice.momentumBuffer == nullptr) {
     updateLoop<kRoundOnce, kDecay, Momentum::None, false>(slice, factors, begin, end);
   } else if (options.firstMomentumStep) {

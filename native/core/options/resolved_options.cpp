@@ -13,8 +13,8 @@ ResolvedOptions::ResolvedOptions(std::string owner, const OptionMap& options)
 void ResolvedOptions::wrongType(const std::string& name, const char* expected) const {
   const auto it = options_.find(name);
   throw InvalidState("firebrand bug: " + owner_ + "." + name + " reached C++ as " +
-                     (it == options_.end() ? std::string("nothing") : describeOptionValue(it->second)) +
-                     ", not " + expected + " (its schema in src/ should have resolved it)");
+                     (it == options_.end() ? std::string("nothing") : describeOptionValue(it->second)) + ", not " +
+                     expected + " (its schema in src/ should have resolved it)");
 }
 
 const OptionValue& ResolvedOptions::get(const std::string& name) {

@@ -19,9 +19,10 @@ c10::Device checkedCuda(const std::string& name) {
   }
   const int64_t count = static_cast<int64_t>(torch::cuda::device_count());
   if (count == 0) {
-    throw InvalidArgument("device '" + name + "': no CUDA device is available to this libtorch (" +
-                          (torch::cuda::is_available() ? "no GPU visible" : "it was built without CUDA or no GPU is visible") +
-                          "); use device 'cpu' or 'auto'");
+    throw InvalidArgument(
+        "device '" + name + "': no CUDA device is available to this libtorch (" +
+        (torch::cuda::is_available() ? "no GPU visible" : "it was built without CUDA or no GPU is visible") +
+        "); use device 'cpu' or 'auto'");
   }
   if (device.has_index() && device.index() >= count) {
     throw InvalidArgument("device '" + name + "': only " + std::to_string(count) + " CUDA device(s) visible");
@@ -41,8 +42,9 @@ c10::Device parseDevice(const std::string& name) {
   if (name == "cuda" || name.rfind("cuda:", 0) == 0) return checkedCuda(name);
   if (name == "mps") {
     if (!at::hasMPS()) {
-      throw InvalidArgument("device 'mps': this libtorch has no MPS backend (Apple silicon with macOS only); "
-                            "use device 'cpu' or 'auto'");
+      throw InvalidArgument(
+          "device 'mps': this libtorch has no MPS backend (Apple silicon with macOS only); "
+          "use device 'cpu' or 'auto'");
     }
     return c10::Device(c10::kMPS);
   }

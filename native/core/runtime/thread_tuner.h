@@ -29,10 +29,10 @@ class ThreadTuner {
   std::vector<int> candidates_;  // one, then every CPU
   size_t current_ = 0;
   bool probing_ = true;
-  size_t probed_ = 0;               // candidates timed in this probe
-  std::vector<double> medians_;     // per candidate, this probe
-  std::vector<double> samples_;     // step seconds of the current candidate
-  bool warm_ = false;               // the first step after a change is not timed
+  size_t probed_ = 0;            // candidates timed in this probe
+  std::vector<double> medians_;  // per candidate, this probe
+  std::vector<double> samples_;  // step seconds of the current candidate
+  bool warm_ = false;            // the first step after a change is not timed
   Clock::time_point lastStep_;
   Clock::time_point holdUntil_;
   std::chrono::duration<double> hold_{5.0};

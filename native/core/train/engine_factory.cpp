@@ -3,8 +3,8 @@
 #include "core/model/freezing.h"
 #include "core/model/lora_adapters.h"
 #include "core/runtime/device.h"
-#include "core/runtime/runtime_info.h"
 #include "core/runtime/mixed_precision.h"
+#include "core/runtime/runtime_info.h"
 
 namespace firebrand {
 

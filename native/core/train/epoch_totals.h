@@ -13,23 +13,23 @@ namespace firebrand {
 // One accumulation group's outcome, as all ranks agreed on it.
 struct GroupOutcome {
   int64_t microBatches = 0;
-  int64_t samples = 0;     // over the ranks
-  double lossSum = 0;      // sample-weighted, over the ranks
-  bool stepped = false;    // false: the optimizer step was skipped
-  bool stopAgreed = false; // some rank asked to stop
+  int64_t samples = 0;      // over the ranks
+  double lossSum = 0;       // sample-weighted, over the ranks
+  bool stepped = false;     // false: the optimizer step was skipped
+  bool stopAgreed = false;  // some rank asked to stop
   // The gradients' L2 norm before clipping (only computed when maxGradNorm is set).
   std::optional<double> gradNorm;
 };
 
 struct EpochTotals {
   bool started = false;
-  double lossSum = 0;           // over the samples of applied steps
+  double lossSum = 0;  // over the samples of applied steps
   int64_t steppedSamples = 0;
   double logWindowLossSum = 0;  // since the last log report
   int64_t logWindowSamples = 0;
-  TensorDict loggedSums;        // a custom step's other entries, sample-weighted
+  TensorDict loggedSums;  // a custom step's other entries, sample-weighted
   int64_t samples = 0;
-  int64_t steps = 0;            // micro-batches
+  int64_t steps = 0;  // micro-batches
   int64_t optimizerSteps = 0;
   int64_t skippedSteps = 0;
   double seconds = 0;

@@ -39,31 +39,41 @@ std::vector<std::string> lines(const std::string& text) {
 
 }  // namespace
 
-void TrainingEngine::refuseGroupsOfFrozenOnly(const std::vector<OptimizerUnitSpec>& optimizers, const torch::OrderedDict<std::string, at::Tensor>& trainable,
-                              const std::vector<std::string>& frozen) {
-  const auto under = [](const std::string& prefix, const std::string& name) { return name.compare(0, prefix.size(), prefix) == 0; };
+void TrainingEngine::refuseGroupsOfFrozenOnly(const std::vector<OptimizerUnitSpec>& optimizers,
+                                              const torch::OrderedDict<std::string, at::Tensor>& trainable,
+                                              const std::vector<std::string>& frozen) {
+  const auto under = [](const std::string& prefix, const std::string& name) {
+    return name.compare(0, prefix.size(), prefix) == 0;
+  };
   for (const auto& unit : optimizers) {
     for (size_t i = 0; i < unit.optimizer.paramGroups.size(); ++i) {
       for (const std::string& prefix : unit.optimizer.paramGroups[i].params) {
-        const bool takesTrainable = std::any_of(trainable.begin(), trainable.end(), [&](const auto& item) { return under(prefix, item.key()); });
-        const bool takesFrozen = std::any_of(frozen.begin(), frozen.end(), [&](const std::string& name) { return under(prefix, name); });
+        const bool takesTrainable = std::any_of(trainable.begin(), trainable.end(),
+                                                [&](const auto& item) { return under(prefix, item.key()); });
+        const bool takesFrozen =
+            std::any_of(frozen.begin(), frozen.end(), [&](const std::string& name) { return under(prefix, name); });
         if (takesTrainable || !takesFrozen) continue;
-        throw InvalidArgument("optimizer.paramGroups[" + std::to_string(i) + "]: '" + prefix + "' takes only frozen parameters (config.freeze), " +
-                              "which no optimizer holds until they are unfrozen; leave it out of paramGroups and give their rate " +
-                              "when unfreezing: trainer.unfreeze(patterns, { lr })");
+        throw InvalidArgument(
+            "optimizer.paramGroups[" + std::to_string(i) + "]: '" + prefix +
+            "' takes only frozen parameters (config.freeze), " +
+            "which no optimizer holds until they are unfrozen; leave it out of paramGroups and give their rate " +
+            "when unfreezing: trainer.unfreeze(patterns, { lr })");
       }
     }
   }
 }
 
 std::vector<std::string> TrainingEngine::freeze(const std::vector<std::string>& patterns) {
-  if (distributed_) throw InvalidState("freeze: the trainer is one rank of a distributed run; freeze with config.freeze before it starts");
+  if (distributed_)
+    throw InvalidState(
+        "freeze: the trainer is one rank of a distributed run; freeze with config.freeze before it starts");
   requireStepBoundary("freeze");
   return freezeMatching(*model_, patterns, "freeze");
 }
 
 std::vector<std::string> TrainingEngine::unfreeze(const std::vector<std::string>& patterns, std::optional<double> lr) {
-  if (distributed_) throw InvalidState("unfreeze: the trainer is one rank of a distributed run, whose gradient buckets are fixed");
+  if (distributed_)
+    throw InvalidState("unfreeze: the trainer is one rank of a distributed run, whose gradient buckets are fixed");
   requireStepBoundary("unfreeze");
   const std::vector<std::string> names = unfreezeMatching(*model_, patterns, "unfreeze");
   const auto named = model_->namedParameters();

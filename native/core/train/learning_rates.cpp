@@ -9,7 +9,8 @@ namespace firebrand {
 
 void TrainingEngine::setLearningRate(double lr, const std::string& optimizerName) {
   if (!optimizerName.empty()) {
-    const bool known = std::any_of(units_.begin(), units_.end(), [&](const auto& unit) { return unit.name() == optimizerName; });
+    const bool known =
+        std::any_of(units_.begin(), units_.end(), [&](const auto& unit) { return unit.name() == optimizerName; });
     if (!known) throw InvalidArgument("setLearningRate: no optimizer is named '" + optimizerName + "'");
   }
   const std::lock_guard<std::mutex> lock(requestedLrMutex_);
@@ -44,7 +45,8 @@ std::vector<std::string> TrainingEngine::learningRateNames() const {
 
 void TrainingEngine::publishLearningRates(std::vector<double> rates) {
   // Names change only when unfreezing adds a group.
-  std::vector<std::string> names = rates.size() == publishedLrs_.size() ? std::vector<std::string>() : learningRateNames();
+  std::vector<std::string> names =
+      rates.size() == publishedLrs_.size() ? std::vector<std::string>() : learningRateNames();
   const std::lock_guard<std::mutex> lock(publishedLrMutex_);
   publishedLrs_ = std::move(rates);
   if (!names.empty()) publishedLrNames_ = std::move(names);

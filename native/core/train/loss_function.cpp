@@ -61,8 +61,10 @@ void LossFunction::to(const c10::Device& device) {
 at::Tensor LossFunction::prepareTargets(const at::Tensor& targets) const {
   if (takesClassIndices_) {
     if (targets.is_floating_point() || targets.scalar_type() == at::kBool) {
-      throw InvalidArgument("loss (" + name_ + "): targets must be integer class labels (Int32Array, "
-                            "BigInt64Array, Uint8Array, ...), got " + shapeAndDtypeText(targets));
+      throw InvalidArgument("loss (" + name_ +
+                            "): targets must be integer class labels (Int32Array, "
+                            "BigInt64Array, Uint8Array, ...), got " +
+                            shapeAndDtypeText(targets));
     }
     return targets.scalar_type() == at::kLong ? targets : targets.to(at::kLong);
   }
@@ -86,9 +88,8 @@ void LossFunction::checkLabelRange(const at::Tensor& targets, int64_t classes,
                                 ? "of dataset sample " + std::to_string(sampleIndices[position])
                                 : "at position " + std::to_string(index) + " of the batch";
   throw InvalidArgument("loss (" + name_ + "): target label " + std::to_string(label) + " " + where +
-                        " is out of range for a model with " +
-                        std::to_string(classes) + " outputs (labels must be in [0, " +
-                        std::to_string(classes - 1) + "])");
+                        " is out of range for a model with " + std::to_string(classes) +
+                        " outputs (labels must be in [0, " + std::to_string(classes - 1) + "])");
 }
 
 void LossFunction::checkClassDimension(const at::Tensor& output, const at::Tensor& targets) const {
@@ -104,17 +105,18 @@ void LossFunction::checkClassDimension(const at::Tensor& output, const at::Tenso
 
 void LossFunction::checkShapes(const at::Tensor& output, const at::Tensor& targets) const {
   if (takesClassIndices_) {
-    const bool fits = output.dim() >= 2 && targets.dim() == output.dim() - 1 &&
-                      targets.size(0) == output.size(0) &&
+    const bool fits = output.dim() >= 2 && targets.dim() == output.dim() - 1 && targets.size(0) == output.size(0) &&
                       targets.sizes().slice(1) == output.sizes().slice(2);
     if (!fits) {
       throw ShapeMismatch("loss (" + name_ + "): model output " + shapeText(output) + " and targets " +
-                          shapeText(targets) + " do not fit; it expects output [N, C] with class-index "
+                          shapeText(targets) +
+                          " do not fit; it expects output [N, C] with class-index "
                           "targets [N] (or [N, C, d...] with [N, d...])");
     }
   } else if (output.sizes() != targets.sizes()) {
     throw ShapeMismatch("loss (" + name_ + "): model output " + shapeText(output) + " and targets " +
-                        shapeText(targets) + " differ in shape; they must be equal (targets [N] are "
+                        shapeText(targets) +
+                        " differ in shape; they must be equal (targets [N] are "
                         "accepted for output [N, 1])");
   }
 }
@@ -122,8 +124,8 @@ void LossFunction::checkShapes(const at::Tensor& output, const at::Tensor& targe
 at::Tensor LossFunction::operator()(const at::Tensor& output, const at::Tensor& rawTargets) const {
   // A regression model's [N, 1] output against flat [N] targets is the common
   // case from JS; PyTorch would broadcast it to [N, N] with only a warning.
-  const bool flatTargets = !takesClassIndices_ && output.dim() == 2 && output.size(1) == 1 &&
-                           rawTargets.dim() == 1 && rawTargets.size(0) == output.size(0);
+  const bool flatTargets = !takesClassIndices_ && output.dim() == 2 && output.size(1) == 1 && rawTargets.dim() == 1 &&
+                           rawTargets.size(0) == output.size(0);
   const at::Tensor targets = flatTargets ? rawTargets.unsqueeze(1) : rawTargets;
   checkShapes(output, targets);
   const auto same = [&] { return targets.to(output.scalar_type()); };

@@ -45,12 +45,12 @@ class LossFunction {
   bool takesClassIndices_ = false;
   double labelSmoothing_ = 0.0;
   int64_t ignoreIndex_ = -100;
-  double beta_ = 1.0;   // smooth_l1's beta, huber's delta
-  int64_t reduction_ = 1;  // at::Reduction::Mean
-  bool batchMean_ = false; // kl_div 'batchmean'
+  double beta_ = 1.0;       // smooth_l1's beta, huber's delta
+  int64_t reduction_ = 1;   // at::Reduction::Mean
+  bool batchMean_ = false;  // kl_div 'batchmean'
   bool logTarget_ = false;
-  at::Tensor weight_;      // per-class weights (cross_entropy, nll)
-  at::Tensor posWeight_;   // bce_with_logits
+  at::Tensor weight_;     // per-class weights (cross_entropy, nll)
+  at::Tensor posWeight_;  // bce_with_logits
 };
 
 }  // namespace firebrand

@@ -10,13 +10,13 @@
 namespace firebrand {
 
 struct StepReport {
-  int64_t epoch = 0;         // 0-based
-  int64_t step = 0;          // 1-based micro-batch within the epoch
+  int64_t epoch = 0;                    // 0-based
+  int64_t step = 0;                     // 1-based micro-batch within the epoch
   std::optional<int64_t> stepsInEpoch;  // micro-batches in the epoch, when the data says
-  int64_t globalStep = 0;    // optimizer steps since the engine was made
-  double loss = 0;           // mean loss over the steps since the previous report
-  double learningRate = 0;   // used by the latest optimizer step (group 0)
-  double elapsedSeconds = 0; // since the epoch began
+  int64_t globalStep = 0;               // optimizer steps since the engine was made
+  double loss = 0;                      // mean loss over the steps since the previous report
+  double learningRate = 0;              // used by the latest optimizer step (group 0)
+  double elapsedSeconds = 0;            // since the epoch began
   // Global L2 norm of the gradients before clipping, at the latest optimizer
   // step (only computed when maxGradNorm is set).
   std::optional<double> gradNorm;
@@ -25,15 +25,15 @@ struct StepReport {
   int64_t skippedSteps = 0;  // optimizer steps dropped for a non-finite loss, this epoch
   // Every optimizer's groups' learning rates for the next step, in order (LearningRateMonitor).
   std::vector<double> learningRates;
-  bool isLogStep = false;    // an optimizer step that is a multiple of logEvery, or the epoch's last
+  bool isLogStep = false;  // an optimizer step that is a multiple of logEvery, or the epoch's last
 };
 
 using ReportSink = std::function<void(const StepReport&)>;
 
 // Progress of an evaluation, a few times a second and at its end.
 struct EvalReport {
-  int64_t batch = 0;                // batches done
-  std::optional<int64_t> batches;   // in all, when the data says
+  int64_t batch = 0;               // batches done
+  std::optional<int64_t> batches;  // in all, when the data says
   int64_t samples = 0;
   double elapsedSeconds = 0;
 };
@@ -46,9 +46,9 @@ struct BatchEvent {
   enum class Phase { BeforeTrain, AfterTrain, BeforeEval, AfterEval };
   Phase phase = Phase::BeforeTrain;
   int64_t epoch = 0;
-  int64_t batch = 0;       // 0-based within the epoch (or the evaluation)
-  int64_t size = 0;        // samples
-  int64_t globalStep = 0;  // optimizer steps so far
+  int64_t batch = 0;           // 0-based within the epoch (or the evaluation)
+  int64_t size = 0;            // samples
+  int64_t globalStep = 0;      // optimizer steps so far
   std::optional<double> loss;  // After* only
 };
 
@@ -59,10 +59,10 @@ using BatchHook = std::function<void(const BatchEvent&)>;
 struct EpochResult {
   double loss = 0;  // mean over the epoch's samples
   MetricValues metrics;
-  int64_t steps = 0;          // micro-batches run (over the epoch's calls, with continueEpoch)
-  int64_t nextBatch = 0;      // the batch a paused epoch continues from
+  int64_t steps = 0;      // micro-batches run (over the epoch's calls, with continueEpoch)
+  int64_t nextBatch = 0;  // the batch a paused epoch continues from
   int64_t optimizerSteps = 0;
-  int64_t skippedSteps = 0;   // optimizer steps dropped for a non-finite loss
+  int64_t skippedSteps = 0;  // optimizer steps dropped for a non-finite loss
   int64_t samples = 0;
   double seconds = 0;
   double learningRate = 0;

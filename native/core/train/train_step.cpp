@@ -66,7 +66,9 @@ double TrainingEngine::trainMicroBatch(const Batch& batch, double lossWeight) {
 
 TrainingEngine::StepValues TrainingEngine::forwardBackward(const Batch& batch, double lossWeight) {
   StepValues values = runStep(batch, /*training=*/true);
-  const auto weighted = [&](const at::Tensor& loss) { return scaler_.scale(lossWeight == 1.0 ? loss : loss * lossWeight); };
+  const auto weighted = [&](const at::Tensor& loss) {
+    return scaler_.scale(lossWeight == 1.0 ? loss : loss * lossWeight);
+  };
   if (values.unitLosses.empty()) {
     // DDP's bucket all-reduce hooks will fire during this backward.
     weighted(values.loss).backward();
@@ -117,10 +119,12 @@ bool TrainingEngine::optimizerStep(double groupLoss, std::optional<double>& grad
     zeroGrads();
     if (policy.nonFiniteLoss == NonFiniteLossPolicy::Error) {
       // NaN or Inf in the data is the usual cause: checkFiniteInputs names the sample.
-      const std::string dataHint = checkFiniteInputs_ ? "The inputs of the step were finite (checkFiniteInputs). "
-                                                      : "If the data may hold NaN or Inf, set checkFiniteInputs: true to name the sample. ";
-      throw NonFiniteValue(what + " at global step " + std::to_string(globalStep_ + 1) + "; the weights were not updated. " +
-                           dataHint + "To drop such steps and train on, set nonFiniteLoss: 'skip'");
+      const std::string dataHint =
+          checkFiniteInputs_ ? "The inputs of the step were finite (checkFiniteInputs). "
+                             : "If the data may hold NaN or Inf, set checkFiniteInputs: true to name the sample. ";
+      throw NonFiniteValue(what + " at global step " + std::to_string(globalStep_ + 1) +
+                           "; the weights were not updated. " + dataHint +
+                           "To drop such steps and train on, set nonFiniteLoss: 'skip'");
     }
     return false;
   }

@@ -38,11 +38,11 @@ std::vector<std::string> withAccuracy(std::vector<std::string> metrics, bool cla
 
 TrainingEngine::TrainingEngine(std::shared_ptr<Model> model, std::optional<LossFunction> loss,
                                const std::vector<OptimizerUnitSpec>& optimizers, const SchedulerSpec& scheduler,
-                               const std::vector<std::string>& metrics, const Precision& precision,
-                               c10::Device device)
+                               const std::vector<std::string>& metrics, const Precision& precision, c10::Device device)
     : model_(std::move(model)),
       loss_(std::move(loss)),
-      metrics_(withAccuracy(metrics, classIndexLoss(loss_)), classIndexLoss(loss_), loss_ ? loss_->ignoreIndex() : -100),
+      metrics_(withAccuracy(metrics, classIndexLoss(loss_)), classIndexLoss(loss_),
+               loss_ ? loss_->ignoreIndex() : -100),
       autocastDtype_(precision.autocastDtype),
       scaler_(precision.gradScaler),
       ranks_(std::make_unique<RankReducer>()),
@@ -85,8 +85,8 @@ SamplerOptions TrainingEngine::rankSampler(const SamplerOptions& sampler) const 
   return ranks_->shard(sampler, /*evenShards=*/true);
 }
 
-TrainingEngine::FitPlan TrainingEngine::beginFit(const TensorDataset& data, const FitOptions& options, int64_t numEpochs,
-                                                 std::optional<int64_t> maxSteps) {
+TrainingEngine::FitPlan TrainingEngine::beginFit(const TensorDataset& data, const FitOptions& options,
+                                                 int64_t numEpochs, std::optional<int64_t> maxSteps) {
   return beginFit(batchCount(data.size(), rankSampler(options.sampler)), options, numEpochs, maxSteps);
 }
 
@@ -97,7 +97,9 @@ TrainingEngine::FitPlan TrainingEngine::beginFit(std::optional<int64_t> batchesP
     throw InvalidArgument("fit: the model has no parameters to train (it can still evaluate and predict)");
   }
   if (adaptersMerged_) {
-    throw InvalidState("fit: the LoRA adapters were merged into the weights (mergeAdapter, for export); make a new trainer to train again");
+    throw InvalidState(
+        "fit: the LoRA adapters were merged into the weights (mergeAdapter, for export); make a new trainer to train "
+        "again");
   }
   FitPlan plan;
   plan.batchesPerEpoch = batchesPerEpoch;
@@ -123,9 +125,9 @@ TrainingEngine::FitPlan TrainingEngine::beginFit(std::optional<int64_t> batchesP
   return plan;
 }
 
-EpochResult TrainingEngine::trainEpoch(std::shared_ptr<const TensorDataset> dataset,
-                                       const BatchTransforms& transforms, const EpochSegment& segment,
-                                       const ReportSink& report, const BatchHook& batchHook) {
+EpochResult TrainingEngine::trainEpoch(std::shared_ptr<const TensorDataset> dataset, const BatchTransforms& transforms,
+                                       const EpochSegment& segment, const ReportSink& report,
+                                       const BatchHook& batchHook) {
   if (!fit_) throw InvalidState("trainEpoch: call beginFit first, to plan the learning-rate schedule");
   DatasetLoader loader(std::move(dataset), transforms, rankSampler(fit_->sampler), segment.epoch, segment.startBatch,
                        loaderOptions(fit_->loader));
@@ -261,20 +263,22 @@ void TrainingEngine::useThreads() {
 
 void TrainingEngine::requireStepBoundary(const std::string& operation) const {
   if (!partialGroup_) return;
-  throw InvalidState(operation + ": called from a per-batch hook inside a gradient-accumulation group (" +
-                     std::to_string(partialGroup_->withGradients) + " of its " + std::to_string(partialGroup_->size) +
-                     " micro-batches have gathered gradients; its optimizer step has not run). It changes what trains, "
-                     "so call it at a step boundary: preTrainBatch of a group's first micro-batch, postTrainBatch of its "
-                     "last, or an epoch hook");
+  throw InvalidState(
+      operation + ": called from a per-batch hook inside a gradient-accumulation group (" +
+      std::to_string(partialGroup_->withGradients) + " of its " + std::to_string(partialGroup_->size) +
+      " micro-batches have gathered gradients; its optimizer step has not run). It changes what trains, "
+      "so call it at a step boundary: preTrainBatch of a group's first micro-batch, postTrainBatch of its "
+      "last, or an epoch hook");
 }
 
-void TrainingEngine::callHook(const BatchHook& batchHook, BatchEvent& event, BatchEvent::Phase phase, size_t withGradients,
-                              size_t groupSize) {
+void TrainingEngine::callHook(const BatchHook& batchHook, BatchEvent& event, BatchEvent::Phase phase,
+                              size_t withGradients, size_t groupSize) {
   event.phase = phase;
   event.globalStep = globalStep_;
   if (phase == BatchEvent::Phase::BeforeTrain) event.loss.reset();
   publishLearningRates(learningRates());
-  if (withGradients > 0) partialGroup_ = GroupPosition{static_cast<int64_t>(withGradients), static_cast<int64_t>(groupSize)};
+  if (withGradients > 0)
+    partialGroup_ = GroupPosition{static_cast<int64_t>(withGradients), static_cast<int64_t>(groupSize)};
   batchHook(event);
   partialGroup_.reset();
 }

@@ -12,10 +12,10 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <vector>
 #include <optional>
-#include <utility>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "core/data/batch_stream.h"
 #include "core/data/batch_transforms.h"
@@ -24,15 +24,15 @@
 #include "core/metrics/metric_set.h"
 #include "core/model/model.h"
 #include "core/model/weights.h"
+#include "core/optim/lr_scheduler.h"
+#include "core/optim/optimizer_unit.h"
+#include "core/runtime/thread_tuner.h"
 #include "core/train/epoch_totals.h"
 #include "core/train/fit_options.h"
 #include "core/train/grad_scaler.h"
 #include "core/train/loss_function.h"
-#include "core/optim/lr_scheduler.h"
-#include "core/optim/optimizer_unit.h"
-#include "core/runtime/thread_tuner.h"
-#include "core/train/weight_average.h"
 #include "core/train/step_report.h"
+#include "core/train/weight_average.h"
 
 namespace firebrand {
 
@@ -48,9 +48,8 @@ class TrainingEngine {
   // validation_step, to evaluate). `metrics` are metric names
   // (metric_set.h); class-index losses always get accuracy.
   TrainingEngine(std::shared_ptr<Model> model, std::optional<LossFunction> loss,
-                 const std::vector<OptimizerUnitSpec>& optimizers,
-                 const SchedulerSpec& scheduler, const std::vector<std::string>& metrics, const Precision& precision,
-                 c10::Device device);
+                 const std::vector<OptimizerUnitSpec>& optimizers, const SchedulerSpec& scheduler,
+                 const std::vector<std::string>& metrics, const Precision& precision, c10::Device device);
   ~TrainingEngine();
 
   // Makes this engine one rank of a data-parallel run: joins the process group
@@ -186,17 +185,17 @@ class TrainingEngine {
 
  private:
   struct StepValues {
-    at::Tensor loss;    // unweighted (with several optimizers: the sum of their losses)
-    at::Tensor output;  // undefined for a model's own training_step
-    TensorDict logged;  // a custom step's other entries
+    at::Tensor loss;                     // unweighted (with several optimizers: the sum of their losses)
+    at::Tensor output;                   // undefined for a model's own training_step
+    TensorDict logged;                   // a custom step's other entries
     std::vector<at::Tensor> unitLosses;  // with several optimizers: each one's loss, in order
   };
   // Where a running epoch is: its batches, whether the data ran out, its clock.
   struct EpochCursor {
     int64_t epoch = 0;
-    int64_t batch = 0;                    // the next micro-batch's index in the epoch
-    std::optional<int64_t> batches;       // in the epoch, when the data says
-    bool exhausted = false;               // the data has no more batches
+    int64_t batch = 0;               // the next micro-batch's index in the epoch
+    std::optional<int64_t> batches;  // in the epoch, when the data says
+    bool exhausted = false;          // the data has no more batches
     std::chrono::steady_clock::time_point started;
     std::chrono::steady_clock::time_point lastReport;
   };
@@ -221,7 +220,8 @@ class TrainingEngine {
   StepValues forwardBackward(const Batch& batch, double lossWeight);
   // Calls `batchHook` at `phase` of a micro-batch, with the rates it may read; `withGradients` of the
   // group's `groupSize` micro-batches have gathered gradients not yet stepped (0 at a step boundary).
-  void callHook(const BatchHook& batchHook, BatchEvent& event, BatchEvent::Phase phase, size_t withGradients, size_t groupSize);
+  void callHook(const BatchHook& batchHook, BatchEvent& event, BatchEvent::Phase phase, size_t withGradients,
+                size_t groupSize);
   // Checks a CPU batch (labels in range) and moves it to the device, targets as the loss takes them.
   Batch prepareBatch(Batch batch) const;
   // The stream's first batch, checked against the model.
@@ -262,7 +262,8 @@ class TrainingEngine {
   // A paramGroups prefix that takes only frozen parameters is an error saying so (rather than
   // "the prefix of no parameter"): frozen ones join the optimizer when unfrozen, with unfreeze's lr.
   static void refuseGroupsOfFrozenOnly(const std::vector<OptimizerUnitSpec>& optimizers,
-                                       const torch::OrderedDict<std::string, at::Tensor>& trainable, const std::vector<std::string>& frozen);
+                                       const torch::OrderedDict<std::string, at::Tensor>& trainable,
+                                       const std::vector<std::string>& frozen);
   void restoreFineTuning(const std::map<std::string, std::string>& state, const std::string& path);
   MetricSet metrics_;
   std::optional<at::ScalarType> autocastDtype_;

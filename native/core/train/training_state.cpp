@@ -63,8 +63,9 @@ std::vector<std::pair<std::string, at::Tensor>> TrainingEngine::stateDict() cons
 
 void TrainingEngine::exportTorchScript(const std::string& path) {
   if (hasLora(*model_)) {
-    throw InvalidState("exportTorchScript: the model has LoRA adapters; merge them into the weights first (mergeAdapter), "
-                       "or save them alone (saveAdapter)");
+    throw InvalidState(
+        "exportTorchScript: the model has LoRA adapters; merge them into the weights first (mergeAdapter), "
+        "or save them alone (saveAdapter)");
   }
   EvalModeScope evalMode(*model_);
   model_->saveTorchScript(path);
@@ -125,7 +126,8 @@ void TrainingEngine::loadState(const std::string& folder) {
   if (average_) {
     const std::string averagePath = folder + "/" + kAverageFile;
     std::ifstream probe(averagePath);
-    if (!probe) throw FileError(averagePath + ": missing; the checkpoint was saved without config.ema, which this trainer has");
+    if (!probe)
+      throw FileError(averagePath + ": missing; the checkpoint was saved without config.ema, which this trainer has");
     average_->restore(readSafetensors(averagePath).tensors, averagePath);
   }
   const TensorDict& state = stateFile.tensors;

@@ -34,8 +34,10 @@ void WeightAverage::update(int64_t update) {
   torch::NoGradGuard noGrad;
   const double weight = 1.0 - decayAt(update);
   for (size_t i = 0; i < values_.size(); ++i) {
-    if (averages_[i].is_floating_point()) averages_[i].lerp_(values_[i], weight);
-    else averages_[i].copy_(values_[i]);
+    if (averages_[i].is_floating_point())
+      averages_[i].lerp_(values_[i], weight);
+    else
+      averages_[i].copy_(values_[i]);
   }
 }
 
@@ -65,8 +67,8 @@ void WeightAverage::restore(const TensorDict& state, const std::string& origin) 
     const auto it = state.find(names_[i]);
     if (it == state.end()) throw FileError(origin + ": the averaged weights lack '" + names_[i] + "'");
     if (!it->second.sizes().equals(averages_[i].sizes())) {
-      throw FileError(origin + ": averaged weight '" + names_[i] + "' has shape " + shapeText(it->second) + " but the model's is " +
-                      shapeText(averages_[i]));
+      throw FileError(origin + ": averaged weight '" + names_[i] + "' has shape " + shapeText(it->second) +
+                      " but the model's is " + shapeText(averages_[i]));
     }
     averages_[i].copy_(it->second);
   }

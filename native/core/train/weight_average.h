@@ -39,7 +39,7 @@ class WeightAverage {
  private:
   WeightAverageOptions options_;
   std::vector<std::string> names_;
-  std::vector<at::Tensor> values_;    // the model's own tensors
+  std::vector<at::Tensor> values_;  // the model's own tensors
   std::vector<at::Tensor> averages_;
 };
 

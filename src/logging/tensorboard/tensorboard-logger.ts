@@ -24,7 +24,10 @@ export class TensorBoardLogger implements Logger {
 
   /** Writes a new event file in `folder` (TensorBoard's --logdir), opened at the first record. */
   constructor(readonly folder: string) {
-    this.file = path.join(folder, `events.out.tfevents.${Math.floor(Date.now() / 1000)}.${os.hostname()}.${process.pid}`);
+    this.file = path.join(
+      folder,
+      `events.out.tfevents.${Math.floor(Date.now() / 1000)}.${os.hostname()}.${process.pid}`,
+    );
   }
 
   logHyperparameters(hyperparameters: Record<string, unknown>): void {
@@ -34,7 +37,11 @@ export class TensorBoardLogger implements Logger {
     const value = field.message(SUMMARY_VALUE, [
       field.string(VALUE.tag, 'hyperparameters/text_summary'),
       field.message(VALUE.metadata, [field.message(METADATA.pluginData, [field.string(PLUGIN.name, 'text')])]),
-      field.message(VALUE.tensor, [field.int(TENSOR.dtype, DT_STRING), field.message(TENSOR.shape, []), field.string(TENSOR.stringVal, table)]),
+      field.message(VALUE.tensor, [
+        field.int(TENSOR.dtype, DT_STRING),
+        field.message(TENSOR.shape, []),
+        field.string(TENSOR.stringVal, table),
+      ]),
     ]);
     this.writeEvent([field.message(EVENT.summary, [value])], 0);
   }
@@ -42,7 +49,9 @@ export class TensorBoardLogger implements Logger {
   logMetrics(metrics: ScalarMetrics, step: number): void {
     const values = Object.entries(metrics)
       .filter(([, value]) => Number.isFinite(value))
-      .map(([tag, value]) => field.message(SUMMARY_VALUE, [field.string(VALUE.tag, tag), field.float(VALUE.simpleValue, value)]));
+      .map(([tag, value]) =>
+        field.message(SUMMARY_VALUE, [field.string(VALUE.tag, tag), field.float(VALUE.simpleValue, value)]),
+      );
     if (values.length > 0) this.writeEvent([field.message(EVENT.summary, values)], step);
   }
 

@@ -28,10 +28,28 @@ export class MultiheadAttention extends BuiltinLayer<MultiheadAttentionSpec> {
     query: Tensor,
     key: Tensor,
     value: Tensor,
-    { keyPaddingMask = null, needWeights = false, attnMask = null, averageAttnWeights = true, isCausal = false }: AttentionOptions = {},
+    {
+      keyPaddingMask = null,
+      needWeights = false,
+      attnMask = null,
+      averageAttnWeights = true,
+      isCausal = false,
+    }: AttentionOptions = {},
   ): [Tensor, Tensor | null] {
     const path = activeTrace(this.type).pathOf(this, this.className);
-    const outputs = tensorsOp('multiheadAttention', needWeights ? 2 : 1, path, query, key, value, keyPaddingMask, attnMask, needWeights, averageAttnWeights, isCausal);
+    const outputs = tensorsOp(
+      'multiheadAttention',
+      needWeights ? 2 : 1,
+      path,
+      query,
+      key,
+      value,
+      keyPaddingMask,
+      attnMask,
+      needWeights,
+      averageAttnWeights,
+      isCausal,
+    );
     return [outputs[0], outputs[1] ?? null];
   }
 }

@@ -25,11 +25,15 @@ export function cloneModule<M extends Module>(original: M): M {
     if (value instanceof Module) return copyModule(value);
     if (value instanceof Parameter) {
       if (value.ofLayer) {
-        throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', `${original.className}: a module holding another layer's tensor cannot be copied`);
+        throw firebrandError(
+          'ERR_FIREBRAND_INVALID_ARGUMENT',
+          `${original.className}: a module holding another layer's tensor cannot be copied`,
+        );
       }
       return remember(value, new Parameter(value.shape, { requiresGrad: value.requiresGrad, dtype: value.dtype }));
     }
-    if (value instanceof Buffer) return remember(value, new Buffer(value.shape, { dtype: value.dtype, fill: value.fill, data: value.data }));
+    if (value instanceof Buffer)
+      return remember(value, new Buffer(value.shape, { dtype: value.dtype, fill: value.fill, data: value.data }));
     return value;
   };
   const remember = <T extends object>(from: object, copy: T): T => {
@@ -43,7 +47,10 @@ export function cloneModule<M extends Module>(original: M): M {
       const descriptor = Object.getOwnPropertyDescriptor(module, key) as PropertyDescriptor;
       if (module instanceof BuiltinLayer && (key === 'tensors' || key === 'ties')) {
         // The copy's own handles for nn.init; ties stay inside the copy when they were inside the original.
-        const entries = key === 'ties' ? [...(descriptor.value as Map<string, Parameter>)].map(([name, tensor]) => [name, copyValue(tensor)]) : [];
+        const entries =
+          key === 'ties'
+            ? [...(descriptor.value as Map<string, Parameter>)].map(([name, tensor]) => [name, copyValue(tensor)])
+            : [];
         descriptor.value = new Map(entries as [string, Parameter][]);
       } else if ('value' in descriptor) {
         descriptor.value = copyValue(descriptor.value);

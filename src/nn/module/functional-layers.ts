@@ -80,4 +80,3 @@ export class FunctionalLayer<Spec extends FunctionalLayerSpec = FunctionalLayerS
 /** A layer spec as its module: parameterless layers record their F op, the others are built in C++. */
 export const layerModule = (spec: LayerSpec): Layer | FunctionalLayer =>
   isFunctionalLayerType(spec.type) ? new FunctionalLayer(spec as FunctionalLayerSpec) : new Layer(spec);
-

@@ -10,24 +10,65 @@ const pair = (size: Size2d): [number, number] => (Array.isArray(size) ? size : [
 type SizeNd = number | number[];
 const perDim = (size: SizeNd, dims: number): number[] => (Array.isArray(size) ? size : Array<number>(dims).fill(size));
 
-interface ConvOptions { stride?: SizeNd; padding?: SizeNd; dilation?: SizeNd; groups?: number }
-interface MaxPoolOptions { stride?: SizeNd; padding?: SizeNd; dilation?: SizeNd; ceilMode?: boolean }
-interface AvgPoolOptions { stride?: SizeNd; padding?: SizeNd; ceilMode?: boolean; countIncludePad?: boolean }
+interface ConvOptions {
+  stride?: SizeNd;
+  padding?: SizeNd;
+  dilation?: SizeNd;
+  groups?: number;
+}
+interface MaxPoolOptions {
+  stride?: SizeNd;
+  padding?: SizeNd;
+  dilation?: SizeNd;
+  ceilMode?: boolean;
+}
+interface AvgPoolOptions {
+  stride?: SizeNd;
+  padding?: SizeNd;
+  ceilMode?: boolean;
+  countIncludePad?: boolean;
+}
 
 // F.conv1d/2d/3d and the poolings of each dimension: one op each, over `dims` spatial dimensions.
 const convolution =
   (dims: number) =>
-  (x: Tensor, weight: Tensor, bias: Optional<Tensor> = null, { stride = 1, padding = 0, dilation = 1, groups = 1 }: ConvOptions = {}) =>
+  (
+    x: Tensor,
+    weight: Tensor,
+    bias: Optional<Tensor> = null,
+    { stride = 1, padding = 0, dilation = 1, groups = 1 }: ConvOptions = {},
+  ) =>
     op(`conv${dims}d`, x, weight, bias, perDim(stride, dims), perDim(padding, dims), perDim(dilation, dims), groups);
 const maxPool =
   (dims: number) =>
   (x: Tensor, kernelSize: SizeNd, { stride, padding = 0, dilation = 1, ceilMode = false }: MaxPoolOptions = {}) =>
-    op(`maxPool${dims}d`, x, perDim(kernelSize, dims), perDim(stride ?? kernelSize, dims), perDim(padding, dims), perDim(dilation, dims), ceilMode);
+    op(
+      `maxPool${dims}d`,
+      x,
+      perDim(kernelSize, dims),
+      perDim(stride ?? kernelSize, dims),
+      perDim(padding, dims),
+      perDim(dilation, dims),
+      ceilMode,
+    );
 const avgPool =
   (dims: number) =>
-  (x: Tensor, kernelSize: SizeNd, { stride, padding = 0, ceilMode = false, countIncludePad = true }: AvgPoolOptions = {}) =>
-    op(`avgPool${dims}d`, x, perDim(kernelSize, dims), perDim(stride ?? kernelSize, dims), perDim(padding, dims), ceilMode, countIncludePad);
-const adaptiveAvgPool = (dims: number) => (x: Tensor, outputSize: SizeNd) => op(`adaptiveAvgPool${dims}d`, x, perDim(outputSize, dims));
+  (
+    x: Tensor,
+    kernelSize: SizeNd,
+    { stride, padding = 0, ceilMode = false, countIncludePad = true }: AvgPoolOptions = {},
+  ) =>
+    op(
+      `avgPool${dims}d`,
+      x,
+      perDim(kernelSize, dims),
+      perDim(stride ?? kernelSize, dims),
+      perDim(padding, dims),
+      ceilMode,
+      countIncludePad,
+    );
+const adaptiveAvgPool = (dims: number) => (x: Tensor, outputSize: SizeNd) =>
+  op(`adaptiveAvgPool${dims}d`, x, perDim(outputSize, dims));
 
 export const F = {
   relu: (x: Tensor) => op('relu', x),
@@ -52,13 +93,23 @@ export const F = {
   /** Zeroes whole channels of [N, C, H, W] with probability p while the model trains. */
   dropout2d: (x: Tensor, p = 0.5) => op('featureDropout', x, p),
   linear: (x: Tensor, weight: Tensor, bias: Optional<Tensor> = null) => op('linear', x, weight, bias),
-  layerNorm: (x: Tensor, normalizedShape: number[], weight: Optional<Tensor> = null, bias: Optional<Tensor> = null, eps = 1e-5) =>
-    op('layerNorm', x, normalizedShape, weight, bias, eps),
+  layerNorm: (
+    x: Tensor,
+    normalizedShape: number[],
+    weight: Optional<Tensor> = null,
+    bias: Optional<Tensor> = null,
+    eps = 1e-5,
+  ) => op('layerNorm', x, normalizedShape, weight, bias, eps),
   /** x / sqrt(mean(x², the trailing normalizedShape) + eps) * weight; eps null is the dtype's machine epsilon. */
   rmsNorm: (x: Tensor, normalizedShape: number[], weight: Optional<Tensor> = null, eps: Optional<number> = null) =>
     op('rmsNorm', x, normalizedShape, weight, eps),
-  groupNorm: (x: Tensor, numGroups: number, weight: Optional<Tensor> = null, bias: Optional<Tensor> = null, eps = 1e-5) =>
-    op('groupNorm', x, numGroups, weight, bias, eps),
+  groupNorm: (
+    x: Tensor,
+    numGroups: number,
+    weight: Optional<Tensor> = null,
+    bias: Optional<Tensor> = null,
+    eps = 1e-5,
+  ) => op('groupNorm', x, numGroups, weight, bias, eps),
   conv1d: convolution(1),
   conv2d: convolution(2),
   conv3d: convolution(3),
@@ -78,7 +129,12 @@ export const F = {
   /** Resizes [N, C, H, W] by size or scaleFactor ('nearest' or 'bilinear'). */
   interpolate: (
     x: Tensor,
-    { size, scaleFactor, mode = 'nearest', alignCorners = false }: { size?: Size2d; scaleFactor?: number; mode?: 'nearest' | 'bilinear'; alignCorners?: boolean },
+    {
+      size,
+      scaleFactor,
+      mode = 'nearest',
+      alignCorners = false,
+    }: { size?: Size2d; scaleFactor?: number; mode?: 'nearest' | 'bilinear'; alignCorners?: boolean },
   ) => op('interpolate2d', x, size === undefined ? null : pair(size), scaleFactor ?? null, mode, alignCorners),
   /** Pads the last dimensions: [left, right, top, bottom, ...] as torch.nn.functional.pad. */
   pad: (x: Tensor, pad: number[], value = 0) => op('constantPad', x, pad, value),
@@ -93,7 +149,12 @@ export const F = {
     query: Tensor,
     key: Tensor,
     value: Tensor,
-    { attnMask = null, dropoutP = 0, isCausal = false, scale = null }: { attnMask?: Optional<Tensor>; dropoutP?: number; isCausal?: boolean; scale?: Optional<number> } = {},
+    {
+      attnMask = null,
+      dropoutP = 0,
+      isCausal = false,
+      scale = null,
+    }: { attnMask?: Optional<Tensor>; dropoutP?: number; isCausal?: boolean; scale?: Optional<number> } = {},
   ) => op('scaledDotProductAttention', query, key, value, attnMask, dropoutP, isCausal, scale),
 };
 
@@ -103,15 +164,19 @@ export const torch = {
   stack: (tensors: Tensor[], dim: Dim = 0) => op('stack', tensors, dim),
   where: (condition: Tensor, x: Tensor | number, y: Tensor | number) => op('where', condition, x, y),
   /** [start, end) by step on the model's device; the bounds may be traced sizes (x.size(1)). */
-  arange: (end: SizeArg, { start = 0, step = 1, dtype = 'int64' }: { start?: SizeArg; step?: number; dtype?: DtypeName } = {}) =>
-    op('arange', start, end, step, dtype),
+  arange: (
+    end: SizeArg,
+    { start = 0, step = 1, dtype = 'int64' }: { start?: SizeArg; step?: number; dtype?: DtypeName } = {},
+  ) => op('arange', start, end, step, dtype),
   zerosLike: (x: Tensor) => op('fullLike', x, 0),
   onesLike: (x: Tensor) => op('fullLike', x, 1),
   fullLike: (x: Tensor, value: number) => op('fullLike', x, value),
   /** A tensor of `value` on the model's device. */
   full: (size: SizeArg[], value: number, dtype: DtypeName = 'float32') => op('full', size, value, dtype),
   split: ((x: Tensor, sizes: number | number[], dim: Dim = 0) =>
-    typeof sizes === 'number' ? splitPieces(x, sizes, dim) : tensorsOp('splitWithSizes', sizes.length, x, sizes, dim)) as {
+    typeof sizes === 'number'
+      ? splitPieces(x, sizes, dim)
+      : tensorsOp('splitWithSizes', sizes.length, x, sizes, dim)) as {
     (x: Tensor, sizes: number[], dim?: Dim): Tensor[];
     (x: Tensor, size: number, dim?: Dim): Iterable<Tensor>;
   },

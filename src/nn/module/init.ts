@@ -6,8 +6,18 @@ import { field, number, oneOf, REQUIRED, resolve, type Schema, validate } from '
 import { nextConstruction, Parameter } from './module';
 
 const nonlinearities = [
-  'linear', 'conv1d', 'conv2d', 'conv3d', 'conv_transpose1d', 'conv_transpose2d', 'conv_transpose3d',
-  'sigmoid', 'tanh', 'relu', 'leaky_relu', 'selu',
+  'linear',
+  'conv1d',
+  'conv2d',
+  'conv3d',
+  'conv_transpose1d',
+  'conv_transpose2d',
+  'conv_transpose3d',
+  'sigmoid',
+  'tanh',
+  'relu',
+  'leaky_relu',
+  'selu',
 ] as const;
 export type Nonlinearity = (typeof nonlinearities)[number];
 export type FanMode = 'fan_in' | 'fan_out';
@@ -20,7 +30,12 @@ const kaiming: Schema = {
 const schemes: Record<string, Schema> = {
   uniform: { a: field(number(-Infinity), 0, [0]), b: field(number(-Infinity), 1, [1]) },
   normal: { mean: field(number(-Infinity), 0, [0]), std: field(number(0), 1, [1]) },
-  truncNormal: { mean: field(number(-Infinity), 0, [0]), std: field(number(0), 1, [1]), a: field(number(-Infinity), -2, [-2]), b: field(number(-Infinity), 2, [2]) },
+  truncNormal: {
+    mean: field(number(-Infinity), 0, [0]),
+    std: field(number(0), 1, [1]),
+    a: field(number(-Infinity), -2, [-2]),
+    b: field(number(-Infinity), 2, [2]),
+  },
   constant: { val: field(number(-Infinity), REQUIRED, [0]) },
   xavierUniform: { gain: field(number(-Infinity), 1, [1]) },
   xavierNormal: { gain: field(number(-Infinity), 1, [1]) },
@@ -32,12 +47,18 @@ const schemes: Record<string, Schema> = {
 function record(scheme: string, tensor: Parameter, options: object): Parameter {
   const where = `nn.init.${scheme}_`;
   if (!(tensor instanceof Parameter)) {
-    throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', `${where}: expected a parameter (this.weight, layer.weight), got ${typeof tensor}`);
+    throw firebrandError(
+      'ERR_FIREBRAND_INVALID_ARGUMENT',
+      `${where}: expected a parameter (this.weight, layer.weight), got ${typeof tensor}`,
+    );
   }
   validate(options, schemes[scheme], where);
   const resolved = resolve(options as Record<string, unknown>, schemes[scheme]) as Record<string, number | string>;
   if (scheme === 'truncNormal' && (resolved.a as number) >= (resolved.b as number)) {
-    throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', `${where}: a (${resolved.a}) must be below b (${resolved.b})`);
+    throw firebrandError(
+      'ERR_FIREBRAND_INVALID_ARGUMENT',
+      `${where}: a (${resolved.a}) must be below b (${resolved.b})`,
+    );
   }
   tensor.inits.push({ scheme, options: resolved, construction: nextConstruction() });
   return tensor;

@@ -127,7 +127,8 @@ export abstract class Module {
   /** This module and every submodule, with their paths ('' for this one), depth first (named_modules). */
   namedModules(prefix = ''): [string, Module][] {
     const all: [string, Module][] = [[prefix, this]];
-    for (const [name, child] of this.namedChildren()) all.push(...child.namedModules(prefix ? `${prefix}.${name}` : name));
+    for (const [name, child] of this.namedChildren())
+      all.push(...child.namedModules(prefix ? `${prefix}.${name}` : name));
     return all;
   }
 
@@ -143,8 +144,16 @@ export abstract class Module {
 
 // PyTorch's class names where capitalising the layer type does not give them.
 const classNames: Record<string, string> = {
-  relu: 'ReLU', gelu: 'GELU', silu: 'SiLU', elu: 'ELU', leakyRelu: 'LeakyReLU', prelu: 'PReLU', rmsNorm: 'RMSNorm',
-  lstm: 'LSTM', gru: 'GRU', rnn: 'RNN',
+  relu: 'ReLU',
+  gelu: 'GELU',
+  silu: 'SiLU',
+  elu: 'ELU',
+  leakyRelu: 'LeakyReLU',
+  prelu: 'PReLU',
+  rmsNorm: 'RMSNorm',
+  lstm: 'LSTM',
+  gru: 'GRU',
+  rnn: 'RNN',
 };
 /** @internal PyTorch's class name of a layer type (relu: ReLU, maxPool2d: MaxPool2d). */
 export const className = (type: string): string => classNames[type] ?? type[0].toUpperCase() + type.slice(1);
@@ -241,7 +250,10 @@ export class ModuleList<M extends Module = Module> extends Module {
   }
 
   forward(..._inputs: Tensor[]): Tensor {
-    throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', 'ModuleList has no forward: call its modules (for (const block of this.blocks) x = block.forward(x))');
+    throw firebrandError(
+      'ERR_FIREBRAND_INVALID_ARGUMENT',
+      'ModuleList has no forward: call its modules (for (const block of this.blocks) x = block.forward(x))',
+    );
   }
 }
 
@@ -273,7 +285,10 @@ export class Sequential extends ModuleList {
     return [...this].map((module) => {
       const spec = (module as { spec?: LayerSpec }).spec;
       if (!spec) {
-        throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', `nn.sequential: ${module.className} is a module, not a layer; its spec is its trace`);
+        throw firebrandError(
+          'ERR_FIREBRAND_INVALID_ARGUMENT',
+          `nn.sequential: ${module.className} is a module, not a layer; its spec is its trace`,
+        );
       }
       return spec;
     });

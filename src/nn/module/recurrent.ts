@@ -20,7 +20,11 @@ export interface RecurrentOptions {
  * batchFirst (else [L, N, D*H]), each state [numLayers*D, N, H] (D = 2 when bidirectional); no state: zeros.
  */
 export class LSTM extends BuiltinLayer<LSTMSpec> {
-  forward(input: Tensor, hx: [Tensor, Tensor] | null = null, { lengths = null }: RecurrentOptions = {}): [Tensor, [Tensor, Tensor]] {
+  forward(
+    input: Tensor,
+    hx: [Tensor, Tensor] | null = null,
+    { lengths = null }: RecurrentOptions = {},
+  ): [Tensor, [Tensor, Tensor]] {
     const path = activeTrace(this.type).pathOf(this, this.className);
     const [output, h, c] = tensorsOp('recurrent', 3, path, input, hx?.[0] ?? null, hx?.[1] ?? null, lengths);
     return [output, [h, c]];

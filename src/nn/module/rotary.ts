@@ -25,7 +25,10 @@ export class RotaryEmbedding extends Module {
   ) {
     super();
     if (!Number.isInteger(dim) || dim < 2 || dim % 2 !== 0) {
-      throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', `RotaryEmbedding: dim must be an even integer >= 2, got ${dim}`);
+      throw firebrandError(
+        'ERR_FIREBRAND_INVALID_ARGUMENT',
+        `RotaryEmbedding: dim must be an even integer >= 2, got ${dim}`,
+      );
     }
     this.base = base;
     this.attentionScaling = attentionScaling;

@@ -16,7 +16,10 @@ export function summarize(spec: GraphModelSpec, inputShape: number[], options: S
   const { nodeShapes: shapes, parameters } = native.NativeModel.summary(spec, inputShape, options.dtype ?? 'float32');
   const count = (prefix: string, trainable?: boolean): number =>
     parameters
-      .filter(({ name, requiresGrad }) => (prefix === '' || name.startsWith(`${prefix}.`)) && (trainable === undefined || requiresGrad === trainable))
+      .filter(
+        ({ name, requiresGrad }) =>
+          (prefix === '' || name.startsWith(`${prefix}.`)) && (trainable === undefined || requiresGrad === trainable),
+      )
       .reduce((sum, { shape }) => sum + shape.reduce((a, b) => a * b, 1), 0);
   const calls = spec.graph.calls;
   // A call is the last of its parent's when no sibling follows before the parent's call ends.
@@ -24,18 +27,24 @@ export function summarize(spec: GraphModelSpec, inputShape: number[], options: S
     const next = calls.slice(i + 1).find((call) => call.depth <= depth);
     return next === undefined || next.depth < depth;
   });
-  const open: boolean[] = [];  // per depth: whether that ancestor still has siblings to come
+  const open: boolean[] = []; // per depth: whether that ancestor still has siblings to come
   const rows = calls.map(({ module, className, depth, output }, i) => {
     open[depth] = !isLast[i];
     const name = module.split('.').pop() as string;
-    const indent = open.slice(1, depth).map((more) => (more ? '│ ' : '  ')).join('');
+    const indent = open
+      .slice(1, depth)
+      .map((more) => (more ? '│ ' : '  '))
+      .join('');
     const label = depth === 0 ? className : `${indent}${isLast[i] ? '└─' : '├─'}${name} (${className})`;
     const shape = output >= 0 ? shapes[output] : null;
     return [label, shape ? `[${shape.join(', ')}]` : '--', grouped(count(module))];
   });
   const header = ['Layer (type)', 'Output Shape', 'Param #'];
   const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column].length)));
-  const line = (cells: string[]) => cells.map((cell, column) => (column === 2 ? cell.padStart(widths[column]) : cell.padEnd(widths[column]))).join('   ');
+  const line = (cells: string[]) =>
+    cells
+      .map((cell, column) => (column === 2 ? cell.padStart(widths[column]) : cell.padEnd(widths[column])))
+      .join('   ');
   const rule = '='.repeat(line(header).length);
   const total = count('');
   return [

@@ -8,7 +8,8 @@ import { activeTrace, callerLine, GraphArg, Trace } from './trace';
 export type Dim = number;
 /** A size: a number, or a size read from a tensor while tracing (x.size(0)), which follows the batch at run time. */
 export type SizeArg = number | SymInt;
-export type DtypeName = 'float32' | 'float64' | 'float16' | 'bfloat16' | 'int64' | 'int32' | 'int16' | 'int8' | 'uint8' | 'bool';
+export type DtypeName =
+  'float32' | 'float64' | 'float16' | 'bfloat16' | 'int64' | 'int32' | 'int16' | 'int8' | 'uint8' | 'bool';
 
 /** Operands of a traced op: tensors, sizes, numbers, flags, names, lists of them. */
 export type OpArg = Tensor | SymInt | number | boolean | string | null | undefined | readonly OpArg[];
@@ -23,7 +24,13 @@ function encode(trace: Trace, value: OpArg): GraphArg {
 /** Records `op` over `args` in the running trace; the new value's node index. */
 export function recordOp(op: string, args: readonly OpArg[]): { trace: Trace; id: number } {
   const trace = activeTrace(op);
-  return { trace, id: trace.record(op, args.map((arg) => encode(trace, arg))) };
+  return {
+    trace,
+    id: trace.record(
+      op,
+      args.map((arg) => encode(trace, arg)),
+    ),
+  };
 }
 
 const tensorOp = (op: string, ...args: OpArg[]): Tensor => new Tensor(recordOp(op, args));
@@ -103,11 +110,19 @@ export class SymInt {
     return new SymInt(recordOp(op, [this, other]));
   }
 
-  add(other: SizeArg): SymInt { return this.arith('intAdd', other); }
-  sub(other: SizeArg): SymInt { return this.arith('intSub', other); }
-  mul(other: SizeArg): SymInt { return this.arith('intMul', other); }
+  add(other: SizeArg): SymInt {
+    return this.arith('intAdd', other);
+  }
+  sub(other: SizeArg): SymInt {
+    return this.arith('intSub', other);
+  }
+  mul(other: SizeArg): SymInt {
+    return this.arith('intMul', other);
+  }
   /** Floor division, as Python's //. */
-  floorDiv(other: SizeArg): SymInt { return this.arith('intFloorDiv', other); }
+  floorDiv(other: SizeArg): SymInt {
+    return this.arith('intFloorDiv', other);
+  }
 
   [Symbol.toPrimitive](): never {
     throw firebrandError(
@@ -145,60 +160,128 @@ export class Tensor {
   }
 
   // Arithmetic (other may be a tensor or a number; broadcasting as in PyTorch).
-  add(other: Tensor | number, alpha = 1): Tensor { return tensorOp('add', this, other, alpha); }
-  sub(other: Tensor | number, alpha = 1): Tensor { return tensorOp('sub', this, other, alpha); }
-  mul(other: Tensor | number): Tensor { return tensorOp('mul', this, other); }
-  div(other: Tensor | number, roundingMode: 'trunc' | 'floor' | null = null): Tensor { return tensorOp('div', this, other, roundingMode); }
-  pow(exponent: Tensor | number): Tensor { return tensorOp('pow', this, exponent); }
-  neg(): Tensor { return tensorOp('neg', this); }
-  matmul(other: Tensor): Tensor { return tensorOp('matmul', this, other); }
-  bmm(other: Tensor): Tensor { return tensorOp('bmm', this, other); }
+  add(other: Tensor | number, alpha = 1): Tensor {
+    return tensorOp('add', this, other, alpha);
+  }
+  sub(other: Tensor | number, alpha = 1): Tensor {
+    return tensorOp('sub', this, other, alpha);
+  }
+  mul(other: Tensor | number): Tensor {
+    return tensorOp('mul', this, other);
+  }
+  div(other: Tensor | number, roundingMode: 'trunc' | 'floor' | null = null): Tensor {
+    return tensorOp('div', this, other, roundingMode);
+  }
+  pow(exponent: Tensor | number): Tensor {
+    return tensorOp('pow', this, exponent);
+  }
+  neg(): Tensor {
+    return tensorOp('neg', this);
+  }
+  matmul(other: Tensor): Tensor {
+    return tensorOp('matmul', this, other);
+  }
+  bmm(other: Tensor): Tensor {
+    return tensorOp('bmm', this, other);
+  }
 
   // Reductions: dim null reduces every dimension.
-  sum(dim: Dim | Dim[] | null = null, keepdim = false): Tensor { return tensorOp('sum', this, dim, keepdim); }
-  mean(dim: Dim | Dim[] | null = null, keepdim = false): Tensor { return tensorOp('mean', this, dim, keepdim); }
-  amax(dim: Dim | Dim[] = [], keepdim = false): Tensor { return tensorOp('amax', this, dim, keepdim); }
-  amin(dim: Dim | Dim[] = [], keepdim = false): Tensor { return tensorOp('amin', this, dim, keepdim); }
+  sum(dim: Dim | Dim[] | null = null, keepdim = false): Tensor {
+    return tensorOp('sum', this, dim, keepdim);
+  }
+  mean(dim: Dim | Dim[] | null = null, keepdim = false): Tensor {
+    return tensorOp('mean', this, dim, keepdim);
+  }
+  amax(dim: Dim | Dim[] = [], keepdim = false): Tensor {
+    return tensorOp('amax', this, dim, keepdim);
+  }
+  amin(dim: Dim | Dim[] = [], keepdim = false): Tensor {
+    return tensorOp('amin', this, dim, keepdim);
+  }
   /** The maximum of every element; max(dim) gives [values, indices] as torch.max does. */
   max(): Tensor;
   max(dim: Dim, keepdim?: boolean): [Tensor, Tensor];
   max(dim?: Dim, keepdim = false): Tensor | [Tensor, Tensor] {
-    return dim === undefined ? tensorOp('maxAll', this) : (tensorsOp('maxDim', 2, this, dim, keepdim) as [Tensor, Tensor]);
+    return dim === undefined
+      ? tensorOp('maxAll', this)
+      : (tensorsOp('maxDim', 2, this, dim, keepdim) as [Tensor, Tensor]);
   }
   min(): Tensor;
   min(dim: Dim, keepdim?: boolean): [Tensor, Tensor];
   min(dim?: Dim, keepdim = false): Tensor | [Tensor, Tensor] {
-    return dim === undefined ? tensorOp('minAll', this) : (tensorsOp('minDim', 2, this, dim, keepdim) as [Tensor, Tensor]);
+    return dim === undefined
+      ? tensorOp('minAll', this)
+      : (tensorsOp('minDim', 2, this, dim, keepdim) as [Tensor, Tensor]);
   }
-  argmax(dim: Dim | null = null, keepdim = false): Tensor { return tensorOp('argmax', this, dim, keepdim); }
-  argmin(dim: Dim | null = null, keepdim = false): Tensor { return tensorOp('argmin', this, dim, keepdim); }
-  logsumexp(dim: Dim | Dim[], keepdim = false): Tensor { return tensorOp('logsumexp', this, dim, keepdim); }
+  argmax(dim: Dim | null = null, keepdim = false): Tensor {
+    return tensorOp('argmax', this, dim, keepdim);
+  }
+  argmin(dim: Dim | null = null, keepdim = false): Tensor {
+    return tensorOp('argmin', this, dim, keepdim);
+  }
+  logsumexp(dim: Dim | Dim[], keepdim = false): Tensor {
+    return tensorOp('logsumexp', this, dim, keepdim);
+  }
   /** Running sums along dim (torch.cumsum). */
-  cumsum(dim: Dim): Tensor { return tensorOp('cumsum', this, dim); }
+  cumsum(dim: Dim): Tensor {
+    return tensorOp('cumsum', this, dim);
+  }
   /** Variance with Bessel's correction by default (correction = 1), as torch.var. */
-  var(dim: Dim | Dim[] | null = null, { correction = 1, keepdim = false }: { correction?: number; keepdim?: boolean } = {}): Tensor {
+  var(
+    dim: Dim | Dim[] | null = null,
+    { correction = 1, keepdim = false }: { correction?: number; keepdim?: boolean } = {},
+  ): Tensor {
     return tensorOp('var', this, dim, correction, keepdim);
   }
-  std(dim: Dim | Dim[] | null = null, { correction = 1, keepdim = false }: { correction?: number; keepdim?: boolean } = {}): Tensor {
+  std(
+    dim: Dim | Dim[] | null = null,
+    { correction = 1, keepdim = false }: { correction?: number; keepdim?: boolean } = {},
+  ): Tensor {
     return tensorOp('std', this, dim, correction, keepdim);
   }
 
   // Shape.
-  reshape(...shape: SizeArg[]): Tensor { return tensorOp('reshape', this, shape); }
-  view(...shape: SizeArg[]): Tensor { return tensorOp('view', this, shape); }
-  flatten(startDim: Dim = 0, endDim: Dim = -1): Tensor { return tensorOp('flatten', this, startDim, endDim); }
-  unflatten(dim: Dim, sizes: SizeArg[]): Tensor { return tensorOp('unflatten', this, dim, sizes); }
-  permute(...dims: Dim[]): Tensor { return tensorOp('permute', this, dims); }
-  transpose(dim0: Dim, dim1: Dim): Tensor { return tensorOp('transpose', this, dim0, dim1); }
+  reshape(...shape: SizeArg[]): Tensor {
+    return tensorOp('reshape', this, shape);
+  }
+  view(...shape: SizeArg[]): Tensor {
+    return tensorOp('view', this, shape);
+  }
+  flatten(startDim: Dim = 0, endDim: Dim = -1): Tensor {
+    return tensorOp('flatten', this, startDim, endDim);
+  }
+  unflatten(dim: Dim, sizes: SizeArg[]): Tensor {
+    return tensorOp('unflatten', this, dim, sizes);
+  }
+  permute(...dims: Dim[]): Tensor {
+    return tensorOp('permute', this, dims);
+  }
+  transpose(dim0: Dim, dim1: Dim): Tensor {
+    return tensorOp('transpose', this, dim0, dim1);
+  }
   /** Swaps the last two dimensions (x.mT). */
-  get mT(): Tensor { return this.transpose(-2, -1); }
-  unsqueeze(dim: Dim): Tensor { return tensorOp('unsqueeze', this, dim); }
+  get mT(): Tensor {
+    return this.transpose(-2, -1);
+  }
+  unsqueeze(dim: Dim): Tensor {
+    return tensorOp('unsqueeze', this, dim);
+  }
   /** Removes dimension `dim` (or every dimension of size 1) when its size is 1. */
-  squeeze(dim: Dim | null = null): Tensor { return tensorOp('squeeze', this, dim); }
-  expand(...sizes: SizeArg[]): Tensor { return tensorOp('expand', this, sizes); }
-  expandAs(other: Tensor): Tensor { return tensorOp('expandAs', this, other); }
-  repeat(...repeats: SizeArg[]): Tensor { return tensorOp('repeat', this, repeats); }
-  contiguous(): Tensor { return tensorOp('contiguous', this); }
+  squeeze(dim: Dim | null = null): Tensor {
+    return tensorOp('squeeze', this, dim);
+  }
+  expand(...sizes: SizeArg[]): Tensor {
+    return tensorOp('expand', this, sizes);
+  }
+  expandAs(other: Tensor): Tensor {
+    return tensorOp('expandAs', this, other);
+  }
+  repeat(...repeats: SizeArg[]): Tensor {
+    return tensorOp('repeat', this, repeats);
+  }
+  contiguous(): Tensor {
+    return tensorOp('contiguous', this);
+  }
   /**
    * Pieces along dim, as torch.split: of the given sizes (a list), or each `size` long (the last may be
    * shorter), destructured: `const [q, k, v] = x.split(this.nEmbd, 2)`.
@@ -206,53 +289,125 @@ export class Tensor {
   split(sizes: number[], dim?: Dim): Tensor[];
   split(size: number, dim?: Dim): Iterable<Tensor>;
   split(sizes: number | number[], dim: Dim = 0): Tensor[] | Iterable<Tensor> {
-    return typeof sizes === 'number' ? splitPieces(this, sizes, dim) : tensorsOp('splitWithSizes', sizes.length, this, sizes, dim);
+    return typeof sizes === 'number'
+      ? splitPieces(this, sizes, dim)
+      : tensorsOp('splitWithSizes', sizes.length, this, sizes, dim);
   }
-  chunk(chunks: number, dim: Dim = 0): Tensor[] { return tensorsOp('chunk', chunks, this, chunks, dim); }
-  narrow(dim: Dim, start: SizeArg, length: SizeArg): Tensor { return tensorOp('narrow', this, dim, start, length); }
+  chunk(chunks: number, dim: Dim = 0): Tensor[] {
+    return tensorsOp('chunk', chunks, this, chunks, dim);
+  }
+  narrow(dim: Dim, start: SizeArg, length: SizeArg): Tensor {
+    return tensorOp('narrow', this, dim, start, length);
+  }
   /** x[..., start:end:step] along dim; end null runs to the end. */
-  slice(dim: Dim, start: SizeArg | null = null, end: SizeArg | null = null, step = 1): Tensor { return tensorOp('slice', this, dim, start, end, step); }
+  slice(dim: Dim, start: SizeArg | null = null, end: SizeArg | null = null, step = 1): Tensor {
+    return tensorOp('slice', this, dim, start, end, step);
+  }
   /** x.select(dim, index): removes dim, keeping one index (x[:, i]). */
-  select(dim: Dim, index: SizeArg): Tensor { return tensorOp('select', this, dim, index); }
-  indexSelect(dim: Dim, index: Tensor): Tensor { return tensorOp('indexSelect', this, dim, index); }
-  gather(dim: Dim, index: Tensor): Tensor { return tensorOp('gather', this, dim, index); }
+  select(dim: Dim, index: SizeArg): Tensor {
+    return tensorOp('select', this, dim, index);
+  }
+  indexSelect(dim: Dim, index: Tensor): Tensor {
+    return tensorOp('indexSelect', this, dim, index);
+  }
+  gather(dim: Dim, index: Tensor): Tensor {
+    return tensorOp('gather', this, dim, index);
+  }
 
   // Elementwise.
-  exp(): Tensor { return tensorOp('exp', this); }
-  log(): Tensor { return tensorOp('log', this); }
-  sqrt(): Tensor { return tensorOp('sqrt', this); }
-  rsqrt(): Tensor { return tensorOp('rsqrt', this); }
-  abs(): Tensor { return tensorOp('abs', this); }
-  sin(): Tensor { return tensorOp('sin', this); }
-  cos(): Tensor { return tensorOp('cos', this); }
-  clamp(min: number | null = null, max: number | null = null): Tensor { return tensorOp('clamp', this, min, max); }
-  maskedFill(mask: Tensor, value: number): Tensor { return tensorOp('maskedFill', this, mask, value); }
-  tril(diagonal = 0): Tensor { return tensorOp('tril', this, diagonal); }
-  triu(diagonal = 0): Tensor { return tensorOp('triu', this, diagonal); }
-  relu(): Tensor { return tensorOp('relu', this); }
-  sigmoid(): Tensor { return tensorOp('sigmoid', this); }
-  tanh(): Tensor { return tensorOp('tanh', this); }
-  softmax(dim: Dim): Tensor { return tensorOp('softmax', this, dim); }
-  logSoftmax(dim: Dim): Tensor { return tensorOp('logSoftmax', this, dim); }
+  exp(): Tensor {
+    return tensorOp('exp', this);
+  }
+  log(): Tensor {
+    return tensorOp('log', this);
+  }
+  sqrt(): Tensor {
+    return tensorOp('sqrt', this);
+  }
+  rsqrt(): Tensor {
+    return tensorOp('rsqrt', this);
+  }
+  abs(): Tensor {
+    return tensorOp('abs', this);
+  }
+  sin(): Tensor {
+    return tensorOp('sin', this);
+  }
+  cos(): Tensor {
+    return tensorOp('cos', this);
+  }
+  clamp(min: number | null = null, max: number | null = null): Tensor {
+    return tensorOp('clamp', this, min, max);
+  }
+  maskedFill(mask: Tensor, value: number): Tensor {
+    return tensorOp('maskedFill', this, mask, value);
+  }
+  tril(diagonal = 0): Tensor {
+    return tensorOp('tril', this, diagonal);
+  }
+  triu(diagonal = 0): Tensor {
+    return tensorOp('triu', this, diagonal);
+  }
+  relu(): Tensor {
+    return tensorOp('relu', this);
+  }
+  sigmoid(): Tensor {
+    return tensorOp('sigmoid', this);
+  }
+  tanh(): Tensor {
+    return tensorOp('tanh', this);
+  }
+  softmax(dim: Dim): Tensor {
+    return tensorOp('softmax', this, dim);
+  }
+  logSoftmax(dim: Dim): Tensor {
+    return tensorOp('logSoftmax', this, dim);
+  }
 
   // Comparisons give bool tensors.
-  eq(other: Tensor | number): Tensor { return tensorOp('eq', this, other); }
-  ne(other: Tensor | number): Tensor { return tensorOp('ne', this, other); }
-  lt(other: Tensor | number): Tensor { return tensorOp('lt', this, other); }
-  le(other: Tensor | number): Tensor { return tensorOp('le', this, other); }
-  gt(other: Tensor | number): Tensor { return tensorOp('gt', this, other); }
-  ge(other: Tensor | number): Tensor { return tensorOp('ge', this, other); }
-  logicalNot(): Tensor { return tensorOp('logicalNot', this); }
+  eq(other: Tensor | number): Tensor {
+    return tensorOp('eq', this, other);
+  }
+  ne(other: Tensor | number): Tensor {
+    return tensorOp('ne', this, other);
+  }
+  lt(other: Tensor | number): Tensor {
+    return tensorOp('lt', this, other);
+  }
+  le(other: Tensor | number): Tensor {
+    return tensorOp('le', this, other);
+  }
+  gt(other: Tensor | number): Tensor {
+    return tensorOp('gt', this, other);
+  }
+  ge(other: Tensor | number): Tensor {
+    return tensorOp('ge', this, other);
+  }
+  logicalNot(): Tensor {
+    return tensorOp('logicalNot', this);
+  }
 
   /** The tensor as another dtype (x.to(torch.float32)). */
-  to(dtype: DtypeName): Tensor { return tensorOp('toDtype', this, dtype); }
+  to(dtype: DtypeName): Tensor {
+    return tensorOp('toDtype', this, dtype);
+  }
   /** The tensor as other's dtype (x.type_as(other)). */
-  typeAs(other: Tensor): Tensor { return tensorOp('typeAs', this, other); }
-  float(): Tensor { return this.to('float32'); }
-  long(): Tensor { return this.to('int64'); }
-  bool(): Tensor { return this.to('bool'); }
+  typeAs(other: Tensor): Tensor {
+    return tensorOp('typeAs', this, other);
+  }
+  float(): Tensor {
+    return this.to('float32');
+  }
+  long(): Tensor {
+    return this.to('int64');
+  }
+  bool(): Tensor {
+    return this.to('bool');
+  }
   /** The same values, cut from the autograd graph. */
-  detach(): Tensor { return tensorOp('detach', this); }
+  detach(): Tensor {
+    return tensorOp('detach', this);
+  }
 }
 
 /** Records an op that returns one tensor (for the functional namespace and layers). */

@@ -42,7 +42,10 @@ export interface GraphSpec {
 
 // firebrand's nn folder, compiled (dist/src/nn) and as source maps name it (src/nn).
 const NN_FOLDER = path.resolve(__dirname, '..');
-const INTERNAL = [NN_FOLDER, NN_FOLDER.replace(`${path.sep}dist${path.sep}src${path.sep}`, `${path.sep}src${path.sep}`)];
+const INTERNAL = [
+  NN_FOLDER,
+  NN_FOLDER.replace(`${path.sep}dist${path.sep}src${path.sep}`, `${path.sep}src${path.sep}`),
+];
 
 /** The first stack frame outside firebrand's nn code: the user's line. */
 export function callerLine(): string | undefined {
@@ -97,13 +100,15 @@ export class Trace {
       else if (arg !== null && typeof arg === 'object') used.add(arg.v);
     };
     for (const node of this.nodes) node.args.forEach(mark);
-    const unused = this.nodes.findIndex((node, index) => !used.has(index) && !MAY_GO_UNUSED.has(node.op) && !node.op.startsWith('int'));
+    const unused = this.nodes.findIndex(
+      (node, index) => !used.has(index) && !MAY_GO_UNUSED.has(node.op) && !node.op.startsWith('int'),
+    );
     if (unused < 0) return;
     const node = this.nodes[unused];
     throw firebrandError(
       'ERR_FIREBRAND_TRACED_VALUE',
       `${node.scope || 'forward'}: ${node.op} at ${node.at ?? 'an unknown line'} computes a tensor that nothing uses. A traced tensor ` +
-        "has no value in JavaScript (forward is recorded once and runs in C++): `if (x.min())` is always true, and `x.relu()` " +
+        'has no value in JavaScript (forward is recorded once and runs in C++): `if (x.min())` is always true, and `x.relu()` ' +
         'alone changes nothing. Use torch.where(), maskedFill() or clamp() for choices that depend on values, or remove the op',
     );
   }
@@ -164,7 +169,8 @@ export function activeTrace(what: string): Trace {
 
 /** Runs `body` as a trace; nested traces are not allowed. */
 export function recording<T>(trace: Trace, body: () => T): T {
-  if (running) throw firebrandError('ERR_FIREBRAND_INVALID_STATE', 'a module is already being traced (forward called a trace?)');
+  if (running)
+    throw firebrandError('ERR_FIREBRAND_INVALID_STATE', 'a module is already being traced (forward called a trace?)');
   running = trace;
   try {
     return body();

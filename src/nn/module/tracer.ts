@@ -50,7 +50,10 @@ class TreeWalk {
   private readonly ties: { node: ModuleNode; name: string; tensor: StateTensor; path: string }[] = [];
   private readonly steps: {
     construction: number;
-    step: ConstructionStep | { tensor: StateTensor; scheme: string; options: Record<string, number | string> } | { copyPath: string; original: Module };
+    step:
+      | ConstructionStep
+      | { tensor: StateTensor; scheme: string; options: Record<string, number | string> }
+      | { copyPath: string; original: Module };
   }[] = [];
 
   /** Layers built, nn.init calls (on the tensor where it is made) and copies, in the order they ran. */
@@ -62,7 +65,10 @@ class TreeWalk {
         if (!('copyPath' in step)) return step;
         const from = this.modulePaths.get(step.original);
         if (from === undefined) {
-          throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', `${step.copyPath}: a copy of a module that is not part of the model`);
+          throw firebrandError(
+            'ERR_FIREBRAND_INVALID_ARGUMENT',
+            `${step.copyPath}: a copy of a module that is not part of the model`,
+          );
         }
         return { copy: step.copyPath, from };
       });
@@ -78,7 +84,8 @@ class TreeWalk {
           `${path}: holds a tensor that is not part of the model (its layer or module is no field of the model's modules)`,
         );
       }
-      if (source !== path) (node.ties ??= []).push({ name, source, ...(tensor instanceof Buffer ? { buffer: true as const } : {}) });
+      if (source !== path)
+        (node.ties ??= []).push({ name, source, ...(tensor instanceof Buffer ? { buffer: true as const } : {}) });
     }
   }
 
@@ -93,14 +100,26 @@ class TreeWalk {
     }
     this.modulePaths.set(module, modulePath);
     const copy = copyOf(module);
-    if (copy) this.steps.push({ construction: copy.construction, step: { copyPath: modulePath, original: copy.original } });
+    if (copy)
+      this.steps.push({ construction: copy.construction, step: { copyPath: modulePath, original: copy.original } });
     if (module instanceof BuiltinLayer) return this.layer(module, modulePath);
     const node: ModuleNode = { className: module.className, parameters: [], buffers: [], children: [] };
     for (const [name, value] of Object.entries(module)) {
-      if (!(value instanceof Module || value instanceof Tensor) && !(Array.isArray(value) && value.some((item) => item instanceof Module || item instanceof Tensor))) continue;
-      if (name.includes('.')) throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', `${where}: '${name}' cannot name a submodule or tensor (no '.')`);
+      if (
+        !(value instanceof Module || value instanceof Tensor) &&
+        !(Array.isArray(value) && value.some((item) => item instanceof Module || item instanceof Tensor))
+      )
+        continue;
+      if (name.includes('.'))
+        throw firebrandError(
+          'ERR_FIREBRAND_INVALID_ARGUMENT',
+          `${where}: '${name}' cannot name a submodule or tensor (no '.')`,
+        );
       const fieldPath = join(modulePath, name);
-      if ((value instanceof Parameter || value instanceof Buffer) && (this.homes.has(value) || (value instanceof Parameter && value.ofLayer))) {
+      if (
+        (value instanceof Parameter || value instanceof Buffer) &&
+        (this.homes.has(value) || (value instanceof Parameter && value.ofLayer))
+      ) {
         this.seen(value, fieldPath);
         this.ties.push({ node, name, tensor: value, path: fieldPath });
       } else if (value instanceof Parameter) {
@@ -130,7 +149,10 @@ class TreeWalk {
 
   private layer(layer: BuiltinLayer, modulePath: string): ModuleNode {
     const resolved = layers.resolve(layer.spec, modulePath || 'model');
-    this.steps.push({ construction: constructionOf(layer), step: { layer: modulePath, ...(isCopiedLayer(layer) ? { copied: true as const } : {}) } });
+    this.steps.push({
+      construction: constructionOf(layer),
+      step: { layer: modulePath, ...(isCopiedLayer(layer) ? { copied: true as const } : {}) },
+    });
     const node: ModuleNode = { className: layer.className, layer: resolved, parameters: [], buffers: [], children: [] };
     for (const [name, handle] of layer.tensors) this.made(handle, join(modulePath, name));
     for (const [name, tensor] of layer.ties) {
@@ -145,7 +167,8 @@ class TreeWalk {
     this.homes.set(tensor, statePath);
     this.seen(tensor, statePath);
     if (tensor instanceof Parameter) {
-      for (const { scheme, options, construction } of tensor.inits) this.steps.push({ construction, step: { tensor, scheme, options } });
+      for (const { scheme, options, construction } of tensor.inits)
+        this.steps.push({ construction, step: { tensor, scheme, options } });
     }
   }
 
@@ -155,19 +178,34 @@ class TreeWalk {
 }
 
 /** The graph outputs of what the root's forward returned: a tensor, an array or an object of tensors. */
-function returned(output: unknown, className: string, trace: Trace): Pick<GraphSpec, 'returns' | 'outputs' | 'outputNames'> {
+function returned(
+  output: unknown,
+  className: string,
+  trace: Trace,
+): Pick<GraphSpec, 'returns' | 'outputs' | 'outputNames'> {
   if (output instanceof Tensor) return { returns: 'tensor', outputs: [output.valueIn(trace)], outputNames: ['output'] };
   const expected = 'a tensor, an array of tensors or an object of tensors';
-  const plainObject = typeof output === 'object' && output !== null && [Object.prototype, null].includes(Object.getPrototypeOf(output));
+  const plainObject =
+    typeof output === 'object' && output !== null && [Object.prototype, null].includes(Object.getPrototypeOf(output));
   if (!Array.isArray(output) && !plainObject) {
-    throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', `${className}.forward must return ${expected}; it returned ${describeValue(output)}`);
+    throw firebrandError(
+      'ERR_FIREBRAND_INVALID_ARGUMENT',
+      `${className}.forward must return ${expected}; it returned ${describeValue(output)}`,
+    );
   }
   const entries = Object.entries(output as object);
-  if (entries.length === 0) throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', `${className}.forward returned an empty ${Array.isArray(output) ? 'array' : 'object'}; it must return ${expected}`);
+  if (entries.length === 0)
+    throw firebrandError(
+      'ERR_FIREBRAND_INVALID_ARGUMENT',
+      `${className}.forward returned an empty ${Array.isArray(output) ? 'array' : 'object'}; it must return ${expected}`,
+    );
   for (const [name, value] of entries) {
     if (!(value instanceof Tensor)) {
       const at = Array.isArray(output) ? `[${name}]` : `.${name}`;
-      throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', `${className}.forward returned ${describeValue(value)} at ${at}; it must return ${expected}`);
+      throw firebrandError(
+        'ERR_FIREBRAND_INVALID_ARGUMENT',
+        `${className}.forward returned ${describeValue(value)} at ${at}; it must return ${expected}`,
+      );
     }
   }
   return {
@@ -195,7 +233,12 @@ export function traceModule(root: Module): GraphModelSpec {
     const forward = module.forward;
     Object.defineProperty(module, 'forward', {
       value: (...inputs: Tensor[]) =>
-        trace.within(modulePath, module.className, () => forward.apply(module, inputs), (output) => (output instanceof Tensor ? output.valueIn(trace) : -1)),
+        trace.within(
+          modulePath,
+          module.className,
+          () => forward.apply(module, inputs),
+          (output) => (output instanceof Tensor ? output.valueIn(trace) : -1),
+        ),
       configurable: true,
       enumerable: false,
       writable: true,

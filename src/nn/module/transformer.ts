@@ -38,7 +38,10 @@ const parts = {
 function resolved(options: TransformerLayerOptions, owner: string): Required<TransformerLayerOptions> {
   const activation = options.activation ?? 'relu';
   if (activation !== 'relu' && activation !== 'gelu') {
-    throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', `${owner}.activation: got ${JSON.stringify(activation)}, expected one of 'relu', 'gelu'`);
+    throw firebrandError(
+      'ERR_FIREBRAND_INVALID_ARGUMENT',
+      `${owner}.activation: got ${JSON.stringify(activation)}, expected one of 'relu', 'gelu'`,
+    );
   }
   return {
     dimFeedforward: options.dimFeedforward ?? 2048,
@@ -89,9 +92,13 @@ export class TransformerEncoderLayer extends Module {
 
   forward(src: Tensor, { srcMask = null, srcKeyPaddingMask = null, isCausal = false }: EncoderMasks = {}): Tensor {
     const attend = (x: Tensor) =>
-      this.dropout1.forward(this.self_attn.forward(x, x, x, { attnMask: srcMask, keyPaddingMask: srcKeyPaddingMask, isCausal })[0]);
+      this.dropout1.forward(
+        this.self_attn.forward(x, x, x, { attnMask: srcMask, keyPaddingMask: srcKeyPaddingMask, isCausal })[0],
+      );
     const feedForward = (x: Tensor) =>
-      this.dropout2.forward(this.linear2.forward(this.dropout.forward(activate(this.linear1.forward(x), this.settings.activation))));
+      this.dropout2.forward(
+        this.linear2.forward(this.dropout.forward(activate(this.linear1.forward(x), this.settings.activation))),
+      );
     if (this.settings.normFirst) {
       const x = src.add(attend(this.norm1.forward(src)));
       return x.add(feedForward(this.norm2.forward(x)));
@@ -145,16 +152,35 @@ export class TransformerDecoderLayer extends Module {
   forward(
     tgt: Tensor,
     memory: Tensor,
-    { tgtMask = null, memoryMask = null, tgtKeyPaddingMask = null, memoryKeyPaddingMask = null, tgtIsCausal = false, memoryIsCausal = false }: DecoderMasks = {},
+    {
+      tgtMask = null,
+      memoryMask = null,
+      tgtKeyPaddingMask = null,
+      memoryKeyPaddingMask = null,
+      tgtIsCausal = false,
+      memoryIsCausal = false,
+    }: DecoderMasks = {},
   ): Tensor {
     const selfAttend = (x: Tensor) =>
-      this.dropout1.forward(this.self_attn.forward(x, x, x, { attnMask: tgtMask, keyPaddingMask: tgtKeyPaddingMask, isCausal: tgtIsCausal })[0]);
+      this.dropout1.forward(
+        this.self_attn.forward(x, x, x, {
+          attnMask: tgtMask,
+          keyPaddingMask: tgtKeyPaddingMask,
+          isCausal: tgtIsCausal,
+        })[0],
+      );
     const crossAttend = (x: Tensor) =>
       this.dropout2.forward(
-        this.multihead_attn.forward(x, memory, memory, { attnMask: memoryMask, keyPaddingMask: memoryKeyPaddingMask, isCausal: memoryIsCausal })[0],
+        this.multihead_attn.forward(x, memory, memory, {
+          attnMask: memoryMask,
+          keyPaddingMask: memoryKeyPaddingMask,
+          isCausal: memoryIsCausal,
+        })[0],
       );
     const feedForward = (x: Tensor) =>
-      this.dropout3.forward(this.linear2.forward(this.dropout.forward(activate(this.linear1.forward(x), this.settings.activation))));
+      this.dropout3.forward(
+        this.linear2.forward(this.dropout.forward(activate(this.linear1.forward(x), this.settings.activation))),
+      );
     if (this.settings.normFirst) {
       let x = tgt.add(selfAttend(this.norm1.forward(tgt)));
       x = x.add(crossAttend(this.norm2.forward(x)));
@@ -174,14 +200,27 @@ export class TransformerEncoder extends Module {
   constructor(encoderLayer: TransformerEncoderLayer, numLayers: number, { norm }: { norm?: Layer } = {}) {
     super();
     if (!Number.isInteger(numLayers) || numLayers < 1) {
-      throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', `nn.transformerEncoder.numLayers: got ${numLayers}, expected an integer >= 1`);
+      throw firebrandError(
+        'ERR_FIREBRAND_INVALID_ARGUMENT',
+        `nn.transformerEncoder.numLayers: got ${numLayers}, expected an integer >= 1`,
+      );
     }
     // PyTorch deep-copies the layer numLayers times and keeps none of it; the first copy can be the layer itself.
-    this.layers = new ModuleList([encoderLayer, ...Array.from({ length: numLayers - 1 }, () => cloneModule(encoderLayer))]);
+    this.layers = new ModuleList([
+      encoderLayer,
+      ...Array.from({ length: numLayers - 1 }, () => cloneModule(encoderLayer)),
+    ]);
     if (norm) this.norm = norm;
   }
 
-  forward(src: Tensor, { mask = null, srcKeyPaddingMask = null, isCausal = false }: { mask?: Tensor | null; srcKeyPaddingMask?: Tensor | null; isCausal?: boolean } = {}): Tensor {
+  forward(
+    src: Tensor,
+    {
+      mask = null,
+      srcKeyPaddingMask = null,
+      isCausal = false,
+    }: { mask?: Tensor | null; srcKeyPaddingMask?: Tensor | null; isCausal?: boolean } = {},
+  ): Tensor {
     let output = src;
     for (const layer of this.layers) output = layer.forward(output, { srcMask: mask, srcKeyPaddingMask, isCausal });
     return this.norm ? this.norm.forward(output) : output;
