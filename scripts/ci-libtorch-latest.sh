@@ -10,8 +10,9 @@ cd "$(dirname "$0")/.."
 
 root=${FIREBRAND_SID_ROOT:-/var/tmp/firebrand-sid}
 mirror=http://deb.debian.org/debian
-packages=(libtorch-dev python3-torch libgloo-dev libopenblas0-openmp zlib1g-dev nodejs npm g++ cmake ninja-build
-          ca-certificates dataset-fashion-mnist bsdutils libblas3)
+# python3-transformers: the tests check that transformers loads what savePretrained writes.
+packages=(libtorch-dev python3-torch python3-transformers libgloo-dev libopenblas0-openmp zlib1g-dev nodejs npm g++ cmake
+          ninja-build ca-certificates dataset-fashion-mnist bsdutils libblas3)
 started=$SECONDS
 
 if [ "$(id -u)" -ne 0 ]; then

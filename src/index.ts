@@ -100,6 +100,18 @@ export type {
   SchedulerSpec,
 } from './training/objectives';
 export { Trainer } from './training/trainer';
+export { fromPretrained } from './pretrained/from-pretrained';
+export type { PretrainedConfig } from './pretrained/from-pretrained';
+export { Conv1D, GPT2Attention, GPT2Block, GPT2LMHeadModel, GPT2MLP, GPT2Model } from './pretrained/architectures/gpt2';
+export type { GPT2Config } from './pretrained/architectures/gpt2';
+export {
+  LlamaAttention,
+  LlamaDecoderLayer,
+  LlamaForCausalLM,
+  LlamaMLP,
+  LlamaModel,
+} from './pretrained/architectures/llama';
+export type { LlamaConfig } from './pretrained/architectures/llama';
 export type { WeightNameMap } from './training/weight-renames';
 export type { LoraConfig } from './training/lora';
 export type {

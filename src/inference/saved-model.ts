@@ -5,6 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 import { firebrandError } from '../errors';
+import { replaceFolder } from '../io/folder-writes';
 import type { ModelSpec } from '../nn/model-spec';
 import { runtimeInfo } from '../runtime';
 import { LIBRARY_VERSION } from '../version';
@@ -35,10 +36,6 @@ export async function writeSavedModel(
   spec: ModelSpec,
   writeFiles: (temporary: string) => Promise<void>,
 ): Promise<void> {
-  const temporary = `${path.resolve(folder)}.tmp-${process.pid}`;
-  fs.rmSync(temporary, { recursive: true, force: true });
-  fs.mkdirSync(temporary, { recursive: true });
-  await writeFiles(temporary);
   const saved: SavedSpec =
     spec.type === 'script'
       ? { type: 'script', source: spec.source, parameters: spec.parameters.map(({ name, shape }) => ({ name, shape })) }
@@ -52,9 +49,10 @@ export async function writeSavedModel(
     torchVersion: runtimeInfo().torchVersion,
     model: saved,
   };
-  fs.writeFileSync(path.join(temporary, DESCRIPTION_FILE), `${JSON.stringify(description, null, 2)}\n`);
-  if (fs.existsSync(folder)) fs.rmSync(folder, { recursive: true, force: true });
-  fs.renameSync(temporary, folder);
+  await replaceFolder(folder, async (temporary) => {
+    await writeFiles(temporary);
+    fs.writeFileSync(path.join(temporary, DESCRIPTION_FILE), `${JSON.stringify(description, null, 2)}\n`);
+  });
 }
 
 /** The model spec a saved folder describes, ready to build (script parameters zeroed until the weights load). */

@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 import { firebrandError } from '../errors';
+import { readJsonObject } from '../io/json-file';
 import type { Tokenizer } from './tokenizer';
 
 type Json = Record<string, unknown>;
@@ -22,24 +23,7 @@ export interface DecodeOptions {
   skipSpecialTokens?: boolean;
 }
 
-function readJson(file: string, owner: string): Json {
-  let text: string;
-  try {
-    text = fs.readFileSync(file, 'utf8');
-  } catch (error) {
-    throw firebrandError('ERR_FIREBRAND_FILE', `${owner}: cannot read ${file}: ${(error as Error).message}`);
-  }
-  try {
-    const json: unknown = JSON.parse(text);
-    if (typeof json !== 'object' || json === null || Array.isArray(json)) throw new Error('expected a JSON object');
-    return json as Json;
-  } catch (error) {
-    throw firebrandError(
-      'ERR_FIREBRAND_FILE',
-      `${owner}: ${file} is not a tokenizer's JSON: ${(error as Error).message}`,
-    );
-  }
-}
+const readJson = (file: string, owner: string): Json => readJsonObject(file, owner, "a tokenizer's JSON");
 
 export class HuggingFaceTokenizer implements Tokenizer {
   /** Ids run from 0 to vocabSize - 1, added tokens included. */

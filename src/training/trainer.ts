@@ -23,6 +23,9 @@ import {
 import { generateTokens } from '../inference/generation';
 import { type ModelLike, type ModelSpec, resolveModelSpec } from '../nn/model-spec';
 import { Module } from '../nn/module/module';
+import { pretrainedSourceOf, type PretrainedSource } from '../pretrained/from-pretrained';
+import { loadPretrainedWeights } from '../pretrained/load-weights';
+import { writePretrained } from '../pretrained/save-pretrained';
 import { runtimeInfo, setNumThreads, useDeterministicAlgorithms, warnIfSlowBlas } from '../runtime';
 import { builtInCallbacks } from '../callbacks/built-in-callbacks';
 import { TRAIN_BATCH_HOOKS, VAL_BATCH_HOOKS, type Callback } from './callbacks';
@@ -79,6 +82,8 @@ export class Trainer {
   /** runSetup is running: its hooks must not wait for it. */
   private setupRunning = false;
   private modelSpec: ModelSpec | undefined;
+  /** Where the model's weights came from, when fromPretrained made it. */
+  private pretrained: PretrainedSource | undefined;
   /** options.model's tensors, described before setup. */
   private describedModel: ModelDescription | undefined;
   private dataloaders: DataloaderConfiguration = {};
@@ -197,6 +202,10 @@ export class Trainer {
       const { rank, worldSize, masterAddr, masterPort } = this.place;
       await engine.distribute({ rank, worldSize, masterAddr, masterPort, ...this.config.distributed });
     }
+    // A checkpoint's weights (fromPretrained): every rank reads the same files.
+    const pretrained = pretrainedSourceOf(models.model);
+    if (pretrained !== undefined) await loadPretrainedWeights(engine, pretrained);
+    this.pretrained = pretrained;
     this.nativeEngine = engine;
     this.modelSpec = modelSpec;
     await this.hooks.run('postSetup', this);
@@ -494,6 +503,31 @@ export class Trainer {
     return writeSavedModel(folder, spec, async (temporary) => {
       await this.engine.saveWeights(path.join(temporary, WEIGHTS_FILE));
       if (spec.type === 'torchscript') await this.engine.exportTorchScript(path.join(temporary, TORCHSCRIPT_FILE));
+    });
+  }
+
+  /**
+   * Writes a model fromPretrained made back as a Hugging Face checkpoint folder (replaced whole):
+   * config.json, model.safetensors under the checkpoint's names and layouts, and the source folder's
+   * generation and tokenizer files, so that transformers' from_pretrained loads what was trained here.
+   */
+  async savePretrained(folder: string): Promise<void> {
+    return this.exclusive('savePretrained', 'anyHook', async () => {
+      const engine = await this.ready('savePretrained');
+      const source = this.pretrained;
+      if (source === undefined) {
+        throw firebrandError(
+          'ERR_FIREBRAND_INVALID_STATE',
+          `savePretrained(${folder}): the model was not made by fromPretrained, so there is no config.json to write; use save()`,
+        );
+      }
+      if (this.lora !== undefined && !this.adaptersMerged) {
+        throw firebrandError(
+          'ERR_FIREBRAND_INVALID_STATE',
+          `savePretrained(${folder}): the model has LoRA adapters; merge them first (mergeAdapter) or save them alone (saveAdapter)`,
+        );
+      }
+      await writePretrained(folder, source, (file) => engine.saveWeights(file));
     });
   }
 

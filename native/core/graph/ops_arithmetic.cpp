@@ -82,6 +82,13 @@ OpRun tensorPair(const NodeArgs& a) {
   return [=](GraphFrame& f) -> c10::IValue { return Fn(T(f, x), T(f, y)); };
 }
 
+// torch.addmm(input, mat1, mat2): input + mat1 @ mat2 in one BLAS call (GPT-2's Conv1D).
+OpRun addmm(const NodeArgs& a) {
+  a.expectCount(3);
+  const int64_t input = a.tensor(0), x = a.tensor(1), y = a.tensor(2);
+  return [=](GraphFrame& f) -> c10::IValue { return at::addmm(T(f, input), T(f, x), T(f, y)); };
+}
+
 }  // namespace
 
 OpRows arithmeticOps() {
@@ -102,6 +109,7 @@ OpRows arithmeticOps() {
       {"neg", unaryOp([](const at::Tensor& x) { return x.neg(); }), scriptCall("torch.neg")},
       {"matmul", tensorPair<at::matmul>, scriptCall("torch.matmul")},
       {"bmm", tensorPair<at::bmm>, scriptCall("torch.bmm")},
+      {"addmm", addmm, scriptCall("torch.addmm")},
   };
 }
 

@@ -162,6 +162,8 @@ export const F = {
 export const torch = {
   cat: (tensors: Tensor[], dim: Dim = 0) => op('cat', tensors, dim),
   stack: (tensors: Tensor[], dim: Dim = 0) => op('stack', tensors, dim),
+  /** input + mat1 @ mat2 in one matrix product (torch.addmm, as GPT-2's Conv1D computes). */
+  addmm: (input: Tensor, mat1: Tensor, mat2: Tensor) => op('addmm', input, mat1, mat2),
   where: (condition: Tensor, x: Tensor | number, y: Tensor | number) => op('where', condition, x, y),
   /** [start, end) by step on the model's device; the bounds may be traced sizes (x.size(1)). */
   arange: (

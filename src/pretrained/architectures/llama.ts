@@ -1,0 +1,227 @@
+// The Llama family as transformers writes it (LlamaForCausalLM, and the
+// Qwen2 and Mistral configs it covers): RMSNorm, rotary embeddings,
+// grouped-query attention and a SwiGLU MLP, under transformers' module names
+// so that a checkpoint's weights load with no key map. The output is
+// firebrand's [batch, vocabulary, time].
+import { firebrandError } from '../../errors';
+import type { LinearSpec } from '../../nn/layer-specs';
+import { nn } from '../../nn/layers';
+import { F, torch } from '../../nn/module/functional';
+import type { Layer, ModuleList } from '../../nn/module/module';
+import { applyRotaryPosEmb, RotaryEmbedding } from '../../nn/module/rotary';
+import type { SymInt, Tensor } from '../../nn/module/tensor';
+
+/** config.json's fields the Llama family reads (transformers' LlamaConfig names). */
+export interface LlamaConfig {
+  model_type: string;
+  vocab_size: number;
+  hidden_size: number;
+  intermediate_size: number;
+  num_hidden_layers: number;
+  num_attention_heads: number;
+  num_key_value_heads?: number;
+  head_dim?: number;
+  hidden_act?: string;
+  rms_norm_eps?: number;
+  /** transformers 5 writes rope_theta and the rope kind here; earlier versions at the top level. */
+  rope_parameters?: { rope_type?: string; rope_theta?: number } | null;
+  rope_theta?: number;
+  rope_scaling?: { rope_type?: string; type?: string } | null;
+  /** Mistral: each position attends to the last sliding_window positions (itself included). */
+  sliding_window?: number | null;
+  /** Qwen2: sliding_window applies only when this is true. */
+  use_sliding_window?: boolean;
+  attention_bias?: boolean;
+  mlp_bias?: boolean;
+  tie_word_embeddings?: boolean;
+}
+
+/** What a layer needs of the config, resolved with transformers' defaults. */
+interface Resolved {
+  hidden: number;
+  heads: number;
+  kvHeads: number;
+  headDim: number;
+  eps: number;
+  /** q, k and v projections have biases (Qwen2, or attention_bias). */
+  qkvBias: boolean;
+  outputBias: boolean;
+  mlpBias: boolean;
+  /** Keys a query may see: the last `window` positions; undefined: all earlier ones. */
+  window?: number;
+}
+
+function resolve(config: LlamaConfig): Resolved {
+  const heads = config.num_attention_heads;
+  const kvHeads = config.num_key_value_heads ?? heads;
+  if (heads % kvHeads !== 0) {
+    throw firebrandError(
+      'ERR_FIREBRAND_INVALID_ARGUMENT',
+      `config.json: num_attention_heads (${heads}) must be a multiple of num_key_value_heads (${kvHeads})`,
+    );
+  }
+  if ((config.hidden_act ?? 'silu') !== 'silu') {
+    throw firebrandError(
+      'ERR_FIREBRAND_INVALID_ARGUMENT',
+      `config.json: hidden_act '${config.hidden_act}' is not supported; the Llama family uses 'silu'`,
+    );
+  }
+  const qwen2 = config.model_type === 'qwen2';
+  const attentionBias = config.attention_bias ?? false;
+  if (qwen2 && config.use_sliding_window) {
+    throw firebrandError(
+      'ERR_FIREBRAND_INVALID_ARGUMENT',
+      "config.json: Qwen2's use_sliding_window is not supported yet",
+    );
+  }
+  return {
+    hidden: config.hidden_size,
+    heads,
+    kvHeads,
+    headDim: config.head_dim ?? config.hidden_size / heads,
+    eps: config.rms_norm_eps ?? 1e-6,
+    qkvBias: qwen2 || attentionBias,
+    outputBias: !qwen2 && attentionBias,
+    mlpBias: config.mlp_bias ?? false,
+    window: qwen2 ? undefined : (config.sliding_window ?? undefined),
+  };
+}
+
+/** [batch, kvHeads, time, headDim] repeated to [batch, kvHeads * repeats, time, headDim] (transformers' repeat_kv). */
+function repeatKv(x: Tensor, repeats: number): Tensor {
+  if (repeats === 1) return x;
+  const [batch, kvHeads, time, headDim] = [x.size(0), x.size(1), x.size(2), x.size(3)];
+  return x
+    .unsqueeze(2)
+    .expand(batch, kvHeads, repeats, time, headDim)
+    .reshape(batch, kvHeads.mul(repeats), time, headDim);
+}
+
+/** [time, time], true where query i may see key j: i - window < j <= i (transformers' sliding_window_overlay on causal). */
+function slidingWindowMask(time: SymInt, window: number): Tensor {
+  const back = torch.arange(time).unsqueeze(1).sub(torch.arange(time).unsqueeze(0));
+  return back.ge(0).mul(back.lt(window));
+}
+
+export class LlamaAttention extends nn.Module {
+  q_proj: Layer<LinearSpec>;
+  k_proj: Layer<LinearSpec>;
+  v_proj: Layer<LinearSpec>;
+  o_proj: Layer<LinearSpec>;
+
+  constructor(private readonly c: Resolved) {
+    super();
+    this.q_proj = nn.linear(c.hidden, c.heads * c.headDim, { bias: c.qkvBias });
+    this.k_proj = nn.linear(c.hidden, c.kvHeads * c.headDim, { bias: c.qkvBias });
+    this.v_proj = nn.linear(c.hidden, c.kvHeads * c.headDim, { bias: c.qkvBias });
+    this.o_proj = nn.linear(c.heads * c.headDim, c.hidden, { bias: c.outputBias });
+  }
+
+  forward(x: Tensor, cos: Tensor, sin: Tensor): Tensor {
+    const { heads, kvHeads, headDim } = this.c;
+    const [batch, time] = [x.size(0), x.size(1)];
+    const split = (t: Tensor, count: number) => t.view(batch, time, count, headDim).transpose(1, 2);
+    const [q, k] = applyRotaryPosEmb(
+      split(this.q_proj.forward(x), heads),
+      split(this.k_proj.forward(x), kvHeads),
+      cos,
+      sin,
+    );
+    const v = split(this.v_proj.forward(x), kvHeads);
+    const repeats = heads / kvHeads;
+    const attention =
+      this.c.window === undefined ? { isCausal: true } : { attnMask: slidingWindowMask(time, this.c.window) };
+    const y = F.scaledDotProductAttention(q, repeatKv(k, repeats), repeatKv(v, repeats), attention);
+    return this.o_proj.forward(y.transpose(1, 2).reshape(batch, time, heads * headDim));
+  }
+}
+
+export class LlamaMLP extends nn.Module {
+  gate_proj: Layer<LinearSpec>;
+  up_proj: Layer<LinearSpec>;
+  down_proj: Layer<LinearSpec>;
+
+  constructor(hidden: number, intermediate: number, bias: boolean) {
+    super();
+    this.gate_proj = nn.linear(hidden, intermediate, { bias });
+    this.up_proj = nn.linear(hidden, intermediate, { bias });
+    this.down_proj = nn.linear(intermediate, hidden, { bias });
+  }
+
+  forward(x: Tensor): Tensor {
+    return this.down_proj.forward(F.silu(this.gate_proj.forward(x)).mul(this.up_proj.forward(x)));
+  }
+}
+
+export class LlamaDecoderLayer extends nn.Module {
+  self_attn: LlamaAttention;
+  mlp: LlamaMLP;
+  input_layernorm: Layer;
+  post_attention_layernorm: Layer;
+
+  constructor(c: Resolved, intermediate: number) {
+    super();
+    this.self_attn = new LlamaAttention(c);
+    this.mlp = new LlamaMLP(c.hidden, intermediate, c.mlpBias);
+    this.input_layernorm = nn.rmsNorm(c.hidden, { eps: c.eps });
+    this.post_attention_layernorm = nn.rmsNorm(c.hidden, { eps: c.eps });
+  }
+
+  forward(x: Tensor, cos: Tensor, sin: Tensor): Tensor {
+    const h = x.add(this.self_attn.forward(this.input_layernorm.forward(x), cos, sin));
+    return h.add(this.mlp.forward(this.post_attention_layernorm.forward(h)));
+  }
+}
+
+export class LlamaModel extends nn.Module {
+  embed_tokens: Layer;
+  layers: ModuleList<LlamaDecoderLayer>;
+  norm: Layer;
+  rotary_emb: RotaryEmbedding;
+
+  constructor(config: LlamaConfig) {
+    super();
+    const c = resolve(config);
+    const rope = config.rope_parameters ?? config.rope_scaling ?? undefined;
+    const kind = rope?.rope_type ?? config.rope_scaling?.type ?? 'default';
+    if (kind !== 'default') {
+      throw firebrandError(
+        'ERR_FIREBRAND_INVALID_ARGUMENT',
+        `config.json: rope_type '${kind}' is not supported yet; supported: 'default'`,
+      );
+    }
+    this.embed_tokens = nn.embedding(config.vocab_size, c.hidden);
+    this.layers = nn.moduleList(
+      Array.from({ length: config.num_hidden_layers }, () => new LlamaDecoderLayer(c, config.intermediate_size)),
+    );
+    this.norm = nn.rmsNorm(c.hidden, { eps: c.eps });
+    this.rotary_emb = new RotaryEmbedding(c.headDim, {
+      base: config.rope_parameters?.rope_theta ?? config.rope_theta ?? 10000,
+    });
+  }
+
+  forward(tokens: Tensor): Tensor {
+    let x = this.embed_tokens.forward(tokens);
+    const positions = torch.arange(tokens.size(1)).unsqueeze(0);
+    const [cos, sin] = this.rotary_emb.forward(x, positions);
+    for (const layer of this.layers) x = layer.forward(x, cos, sin);
+    return this.norm.forward(x);
+  }
+}
+
+/** LlamaForCausalLM (also Qwen2ForCausalLM and MistralForCausalLM): logits [batch, vocabulary, time]. */
+export class LlamaForCausalLM extends nn.Module {
+  model: LlamaModel;
+  lm_head: Layer<LinearSpec>;
+
+  constructor(readonly config: LlamaConfig) {
+    super();
+    this.model = new LlamaModel(config);
+    this.lm_head = nn.linear(config.hidden_size, config.vocab_size, { bias: false });
+    if (config.tie_word_embeddings ?? false) this.lm_head.weight = this.model.embed_tokens.weight;
+  }
+
+  forward(tokens: Tensor): Tensor {
+    return this.lm_head.forward(this.model.forward(tokens)).transpose(1, 2);
+  }
+}

@@ -1,0 +1,142 @@
+// Hugging Face checkpoints as transformers 5.12 writes them (tiny random
+// configs, scripts/make-pretrained-fixtures.py in the sid chroot): fromPretrained
+// builds the architecture from config.json and loads model.safetensors, and the
+// model computes transformers' logits and greedy tokens.
+import { expect } from 'chai';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+import { Dataset, fromPretrained, loadSafetensors, NumericArray, TensorData, Trainer } from '../src';
+import { expectClose } from './support/expect-close';
+import { errorOf, pythonJson, rejectionOf, seededRandom } from './support/helpers';
+
+const fixtures = path.join(__dirname, '..', '..', 'test', 'fixtures', 'pretrained');
+type Tensors = Record<string, TensorData<NumericArray>>;
+
+const trainerFor = (folder: string) =>
+  new Trainer({
+    model: fromPretrained(folder),
+    loss: 'cross_entropy',
+    optimizer: 'adamw',
+    config: { progressBar: false, numThreads: 1, seed: 0 },
+  });
+
+describe('fromPretrained: Hugging Face checkpoints, against transformers', function () {
+  this.timeout(120_000);
+  for (const name of ['gpt2', 'llama', 'qwen2', 'mistral']) {
+    describe(name, () => {
+      let golden: Tensors;
+      let trainer: Trainer;
+      before(async () => {
+        golden = (await loadSafetensors(path.join(fixtures, `${name}.golden.safetensors`))).tensors;
+        trainer = trainerFor(path.join(fixtures, name));
+      });
+
+      it("gives transformers' logits", async () => {
+        const ids = golden.input_ids;
+        expectClose(await trainer.predict(ids.data, ids.shape), golden.logits, `${name} logits`);
+      });
+
+      // A sliding window is a mask over the whole sequence, which the cache cannot continue (yet): generation
+      // then runs full forwards, and kvCache: true says why.
+      const windowed = name === 'mistral';
+      it(`generates transformers' greedy tokens, ${windowed ? 'with full forwards' : 'with the cache and without'}`, async () => {
+        const prompt = Array.from(golden.input_ids.data, Number).slice(0, golden.input_ids.shape[1]);
+        const expected = Array.from(golden.generated.data, Number);
+        if (windowed) {
+          const refused = await rejectionOf(
+            trainer.generate(prompt, { maxNewTokens: 1, greedy: true, kvCache: true }).next(),
+          );
+          expect(refused.message).to.contain('takes a mask written for the whole sequence');
+        }
+        for (const kvCache of windowed ? [undefined, false] : [true, false]) {
+          const tokens: number[] = [];
+          for await (const token of trainer.generate(prompt, {
+            maxNewTokens: expected.length,
+            greedy: true,
+            kvCache,
+          })) {
+            tokens.push(token);
+          }
+          expect(tokens, `kvCache: ${kvCache}`).to.deep.equal(expected);
+        }
+      });
+    });
+  }
+
+  it('writes a fine-tuned model back as a checkpoint that fromPretrained (and transformers, where it is) loads to the same logits', async function () {
+    const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'firebrand-pretrained-'));
+    try {
+      const trainedLogits: Record<string, Float32Array> = {};
+      for (const name of ['gpt2', 'qwen2']) {
+        const trainer = trainerFor(path.join(fixtures, name));
+        const random = seededRandom(7);
+        const tokens = Array.from({ length: 200 }, () => Math.floor(random() * 64));
+        await trainer.fit(Dataset.fromTokens(tokens, { contextLength: 8 }), { numEpochs: 1 });
+        const saved = path.join(folder, name);
+        await trainer.savePretrained(saved);
+        expect(fs.readdirSync(saved).sort()).to.deep.equal([
+          'config.json',
+          'generation_config.json',
+          'model.safetensors',
+        ]);
+        const ids = { data: new BigInt64Array([3n, 17n, 42n, 5n, 9n, 60n, 1n, 33n]), shape: [1, 8] };
+        const trained = await trainer.predict(ids.data, ids.shape);
+        const reloaded = await trainerFor(saved).predict(ids.data, ids.shape);
+        expectClose(reloaded, trained, `${name} reloaded`, { tolerance: 0 });
+        trainedLogits[name] = trained.data;
+      }
+      const script = `import json, sys
+try:
+    import transformers, torch
+except ImportError as error:
+    print(json.dumps({'missing': str(error)})); sys.exit(0)
+logits = {}
+for name in sys.argv[2:]:
+    model = transformers.AutoModelForCausalLM.from_pretrained(sys.argv[1] + '/' + name).eval()
+    with torch.no_grad():
+        logits[name] = model(torch.tensor([[3, 17, 42, 5, 9, 60, 1, 33]])).logits.transpose(1, 2).flatten().tolist()
+print(json.dumps(logits))`;
+      const python = pythonJson(this, script, folder, ...Object.keys(trainedLogits)) as Record<string, number[]> & {
+        missing?: string;
+      };
+      if (python.missing !== undefined) {
+        console.log(`      skipped the check with transformers' from_pretrained: ${python.missing}`);
+        this.skip();
+      }
+      for (const [name, logits] of Object.entries(trainedLogits))
+        expectClose(python[name], logits, `${name} loaded by transformers`);
+    } finally {
+      fs.rmSync(folder, { recursive: true, force: true });
+    }
+  });
+
+  it('names the model_type it does not know, and the ones it does', () => {
+    const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'firebrand-pretrained-'));
+    try {
+      fs.writeFileSync(path.join(folder, 'config.json'), JSON.stringify({ model_type: 'bloom' }));
+      const error = errorOf(() => fromPretrained(folder));
+      expect(error.code).to.equal('ERR_FIREBRAND_INVALID_ARGUMENT');
+      expect(error.message).to.contain('model_type "bloom"').and.contain('supported: gpt2, llama, qwen2, mistral');
+    } finally {
+      fs.rmSync(folder, { recursive: true, force: true });
+    }
+  });
+
+  it('names every weight that is missing or foreign when the files do not fit the config', async () => {
+    const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'firebrand-pretrained-'));
+    try {
+      for (const file of ['config.json', 'model.safetensors']) {
+        fs.copyFileSync(path.join(fixtures, 'llama', file), path.join(folder, file));
+      }
+      const config = JSON.parse(fs.readFileSync(path.join(folder, 'config.json'), 'utf8'));
+      fs.writeFileSync(path.join(folder, 'config.json'), JSON.stringify({ ...config, num_hidden_layers: 3 }));
+      const error = await rejectionOf(trainerFor(folder).setup());
+      expect(error.code).to.equal('ERR_FIREBRAND_FILE');
+      expect(error.message).to.contain('model.layers.2.self_attn.q_proj.weight').and.contain('are in no file');
+    } finally {
+      fs.rmSync(folder, { recursive: true, force: true });
+    }
+  });
+});
