@@ -4,9 +4,10 @@ test/pretrained.test.ts. Run in the sid chroot, where python3-transformers is (s
     python3 scripts/make-pretrained-fixtures.py
 
 Each architecture gets test/fixtures/pretrained/<name>/ as save_pretrained writes it (config.json,
-model.safetensors, generation_config.json) and golden.safetensors beside: the input ids, the logits
-in eval mode ([batch, vocabulary, time], firebrand's layout) and the tokens generate(do_sample=False)
-gives with its cache.
+model.safetensors, generation_config.json) and <name>.golden.safetensors beside: the input ids, the
+logits in eval mode ([batch, vocabulary, time], firebrand's layout), the tokens generate(do_sample=False)
+gives with its cache, and training on (input_ids, target) with cross-entropy over every position: the
+gradients (grad.<name>), the weights after 3 AdamW steps (adamw3.<name>) and those steps' losses.
 """
 import json
 import pathlib
@@ -34,6 +35,37 @@ CASES = {
                 dict(LLAMA, tie_word_embeddings=False, sliding_window=4)),
 }
 INPUT_IDS = torch.tensor([[3, 17, 42, 5, 9, 60, 1, 33], [8, 8, 21, 54, 2, 47, 30, 11]])
+TARGETS = torch.tensor([[17, 42, 5, 9, 60, 1, 33, 7], [8, 21, 54, 2, 47, 30, 11, 19]])
+
+
+def adamw_eps(name):
+    """GPT-2's key bias has an exact gradient of zero (it shifts every score of a query alike), so its
+    computed gradient is rounding noise (~1e-7 at these weights), which Adam's default eps (1e-8) turns
+    into steps of lr * noise / |noise|, different in every implementation; eps 1e-4 keeps those steps
+    below 1e-6. The Llama family's rotary embeddings make its key biases' gradients real: its default eps."""
+    return 1e-4 if name == "gpt2" else 1e-8
+
+
+def train(model, eps):
+    """Gradients of the first step, then the weights and losses of 3 AdamW steps (lr 1e-3, `eps`)."""
+    initial = {k: v.clone() for k, v in model.state_dict().items()}
+    model.train()
+    loss_of = lambda: torch.nn.functional.cross_entropy(model(INPUT_IDS).logits.transpose(1, 2), TARGETS)
+    loss_of().backward()
+    grads = {n: p.grad.clone() for n, p in model.named_parameters()}
+    model.zero_grad(set_to_none=True)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3, eps=eps)
+    losses = []
+    for _ in range(3):
+        optimizer.zero_grad(set_to_none=True)
+        loss = loss_of()
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    trained = {k: v.clone() for k, v in model.state_dict().items()}
+    model.load_state_dict(initial)
+    model.eval()
+    return grads, trained, losses
 NEW_TOKENS = 10
 
 
@@ -48,10 +80,15 @@ def write(seed, name, config_class, model_class, fields):
         logits = model(INPUT_IDS).logits.transpose(1, 2).contiguous()
         generated = model.generate(INPUT_IDS[:1], max_new_tokens=NEW_TOKENS, do_sample=False, use_cache=True,
                                    pad_token_id=0, eos_token_id=None)[0, INPUT_IDS.size(1):]
-    save_file({"input_ids": INPUT_IDS, "logits": logits, "generated": generated.contiguous()},
-              str(OUT / f"{name}.golden.safetensors"),
+    grads, trained, losses = train(model, adamw_eps(name))
+    tensors = {"input_ids": INPUT_IDS, "target": TARGETS, "logits": logits, "generated": generated.contiguous()}
+    tensors.update({f"grad.{k}": v for k, v in grads.items()})
+    # Tied weights are one tensor under two names: safetensors stores each name's own copy.
+    tensors.update({f"adamw3.{k}": v.contiguous().clone() for k, v in trained.items()})
+    save_file(tensors, str(OUT / f"{name}.golden.safetensors"),
               {"generatedBy": "scripts/make-pretrained-fixtures.py", "transformers": transformers.__version__,
-               "torch": torch.__version__})
+               "torch": torch.__version__, "adamw3_losses": json.dumps(losses),
+               "adamw_eps": repr(adamw_eps(name))})
     print(f"wrote {folder} ({sum(p.numel() for p in model.parameters())} parameters), generated {generated.tolist()}")
 
 

@@ -4,8 +4,9 @@
 import { expect } from 'chai';
 import path from 'node:path';
 
-import { Dataset, loadSafetensors, Module, nn, NumericArray, TensorData, Trainer } from '../src';
+import { Dataset, loadSafetensors, Module, nn, Trainer } from '../src';
 import { expectClose } from './support/expect-close';
+import { type Tensors, withPrefix } from './support/golden-tensors';
 
 const fixture = path.join(__dirname, '..', '..', 'test', 'fixtures', 'modules', 'layers.safetensors');
 
@@ -41,15 +42,6 @@ const cases: Record<string, () => Module> = {
   hardsigmoid: () => nn.hardsigmoid(),
   hardtanh: () => nn.hardtanh(-0.5, 0.5),
 };
-
-type Tensors = Record<string, TensorData<NumericArray>>;
-
-const withPrefix = (tensors: Tensors, prefix: string): Tensors =>
-  Object.fromEntries(
-    Object.entries(tensors)
-      .filter(([name]) => name.startsWith(prefix))
-      .map(([name, t]) => [name.slice(prefix.length), t]),
-  );
 
 describe('layers against PyTorch', () => {
   let golden: Tensors;

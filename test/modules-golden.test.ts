@@ -14,7 +14,6 @@ import {
   LoraConfig,
   Module,
   nn,
-  NumericArray,
   runtimeInfo,
   saveSafetensors,
   TensorData,
@@ -30,28 +29,13 @@ import { TiedLM } from './models/tied-lm';
 import { TransformerModel } from './models/transformer';
 import { UNet } from './models/unet';
 import { expectClose } from './support/expect-close';
+import { expectStateClose, stepTaken, type Tensors, withPrefix } from './support/golden-tensors';
 
 const fixtures = path.join(__dirname, '..', '..', 'test', 'fixtures');
 const running = runtimeInfo().torchVersion.split('.').slice(0, 2).join('.');
 function fixtureOf(name: string): string {
   const perVersion = path.join(fixtures, `torch-${running}`, 'modules', `${name}.safetensors`);
   return fs.existsSync(perVersion) ? perVersion : path.join(fixtures, 'modules', `${name}.safetensors`);
-}
-
-type Tensors = Record<string, TensorData<NumericArray>>;
-
-function withPrefix(tensors: Tensors, prefix: string): Tensors {
-  return Object.fromEntries(
-    Object.entries(tensors)
-      .filter(([name]) => name.startsWith(prefix))
-      .map(([name, tensor]) => [name.slice(prefix.length), tensor]),
-  );
-}
-
-function expectStateClose(actual: Tensors, expected: Tensors, what: string): void {
-  // The file's keys are sorted (safetensors); the state dict's order is PyTorch's (modules.test.ts).
-  expect(Object.keys(actual).sort(), `${what}: state-dict keys`).to.deep.equal(Object.keys(expected).sort());
-  for (const name of Object.keys(expected)) expectClose(actual[name], expected[name], `${what} ${name}`);
 }
 
 const models = [
@@ -136,12 +120,7 @@ for (const { name, build, batchSize, lora } of models as {
       await trainer.fit(data);
       const after = await trainer.stateDict();
       for (const [parameter, grad] of Object.entries(withPrefix(golden, 'grad.'))) {
-        const before = golden[`initial.${parameter}`];
-        const moved = {
-          shape: grad.shape,
-          data: Float64Array.from(before.data as Float32Array, (value, i) => value - Number(after[parameter].data[i])),
-        };
-        expectClose(moved, grad, `gradient of ${parameter}`);
+        expectClose(stepTaken(golden[`initial.${parameter}`], after[parameter]), grad, `gradient of ${parameter}`);
       }
     });
 

@@ -7,35 +7,63 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-import { Dataset, fromPretrained, loadSafetensors, NumericArray, TensorData, Trainer } from '../src';
+import { Dataset, fromPretrained, loadSafetensors, Trainer, TrainerOptions } from '../src';
 import { expectClose } from './support/expect-close';
+import { expectStateClose, stepTaken, type Tensors, withPrefix } from './support/golden-tensors';
 import { errorOf, pythonJson, rejectionOf, seededRandom } from './support/helpers';
 
 const fixtures = path.join(__dirname, '..', '..', 'test', 'fixtures', 'pretrained');
-type Tensors = Record<string, TensorData<NumericArray>>;
 
-const trainerFor = (folder: string) =>
+const trainerFor = (
+  folder: string,
+  optimizer: TrainerOptions['optimizer'] = 'adamw',
+  config: TrainerOptions['config'] = {},
+) =>
   new Trainer({
     model: fromPretrained(folder),
     loss: 'cross_entropy',
-    optimizer: 'adamw',
-    config: { progressBar: false, numThreads: 1, seed: 0 },
+    optimizer,
+    config: { progressBar: false, numThreads: 1, seed: 0, batchSize: 2, shuffle: false, ...config },
   });
 
 describe('fromPretrained: Hugging Face checkpoints, against transformers', function () {
   this.timeout(120_000);
   for (const name of ['gpt2', 'llama', 'qwen2', 'mistral']) {
     describe(name, () => {
+      const goldenFile = path.join(fixtures, `${name}.golden.safetensors`);
       let golden: Tensors;
+      let metadata: Record<string, string>;
       let trainer: Trainer;
       before(async () => {
-        golden = (await loadSafetensors(path.join(fixtures, `${name}.golden.safetensors`))).tensors;
+        ({ tensors: golden, metadata } = await loadSafetensors(goldenFile));
         trainer = trainerFor(path.join(fixtures, name));
       });
 
       it("gives transformers' logits", async () => {
         const ids = golden.input_ids;
         expectClose(await trainer.predict(ids.data, ids.shape), golden.logits, `${name} logits`);
+      });
+
+      it("computes transformers' gradients and takes its 3 AdamW steps", async () => {
+        const data = await Dataset.fromSafetensors(goldenFile, { input: 'input_ids', target: 'target' });
+        const sgd = trainerFor(path.join(fixtures, name), { name: 'sgd', lr: 1 }, { numEpochs: 1 });
+        const before = await sgd.stateDict();
+        await sgd.fit(data);
+        const after = await sgd.stateDict();
+        for (const [parameter, grad] of Object.entries(withPrefix(golden, 'grad.'))) {
+          expectClose(stepTaken(before[parameter], after[parameter]), grad, `gradient of ${parameter}`);
+        }
+        // The fixture's eps (GPT-2's is larger: see adamw_eps in scripts/make-pretrained-fixtures.py).
+        const eps = Number(metadata.adamw_eps);
+        const adamw = trainerFor(path.join(fixtures, name), { name: 'adamw', eps }, { numEpochs: 3 });
+        const history = await adamw.fit(data);
+        const losses = JSON.parse(metadata.adamw3_losses) as number[];
+        expectClose(
+          history.epochs.map((epoch) => epoch.loss),
+          losses,
+          'losses of the 3 steps',
+        );
+        expectStateClose(await adamw.stateDict(), withPrefix(golden, 'adamw3.'), 'after 3 AdamW steps');
       });
 
       // A sliding window is a mask over the whole sequence, which the cache cannot continue (yet): generation
