@@ -4,6 +4,7 @@
 // holds it keys on FIREBRAND_TORCH_AT_LEAST (nn/trunc_normal.cpp).
 #pragma once
 #include <ATen/autocast_mode.h>
+#include <c10/util/variant.h>
 #include <torch/optim/optimizer.h>
 #include <torch/version.h>
 

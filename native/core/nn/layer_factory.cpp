@@ -1,6 +1,6 @@
 #include "core/nn/layer_factory.h"
 
-#include <torch/nn/modules.h>
+#include <torch/nn.h>
 
 #include <map>
 

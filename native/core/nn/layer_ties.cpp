@@ -1,6 +1,6 @@
 #include "core/nn/layer_ties.h"
 
-#include <torch/nn/modules.h>
+#include <torch/nn.h>
 
 #include <type_traits>
 

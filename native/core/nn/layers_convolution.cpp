@@ -1,5 +1,5 @@
 // Convolutions over 1, 2 or 3 spatial dimensions and the transposed ones.
-#include <torch/nn/modules.h>
+#include <torch/nn.h>
 
 #include "core/nn/layer_row.h"
 

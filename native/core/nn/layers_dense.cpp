@@ -1,5 +1,5 @@
 // Layers whose weight is a matrix or a table: linear, embedding, and PReLU's slopes.
-#include <torch/nn/modules.h>
+#include <torch/nn.h>
 
 #include "core/nn/layer_row.h"
 

@@ -1,5 +1,5 @@
 // Normalisation layers: batch (1d, 2d, 3d), layer, group, instance and RMS norms.
-#include <torch/nn/modules.h>
+#include <torch/nn.h>
 
 #include "core/nn/layer_row.h"
 #include "core/nn/rms_norm.h"

@@ -1,6 +1,6 @@
 #include "core/nn/rms_norm.h"
 
-#include <ATen/Functions.h>
+#include <ATen/ATen.h>
 
 #include <limits>
 

@@ -3,6 +3,9 @@
 // scaling and non-finite checks.
 #include <ATen/ATen.h>
 #include <torch/csrc/autograd/autograd.h>
+#include <torch/types.h>
+
+// After torch/types.h: clip_grad.h names torch::Tensor without including it.
 #include <torch/nn/utils.h>
 
 #include <cmath>
