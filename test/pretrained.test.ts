@@ -10,17 +10,17 @@ import path from 'node:path';
 import { Dataset, fromPretrained, loadSafetensors, Trainer, TrainerOptions } from '../src';
 import { expectClose } from './support/expect-close';
 import { expectStateClose, stepTaken, type Tensors, withPrefix } from './support/golden-tensors';
-import { errorOf, pythonJson, rejectionOf, seededRandom } from './support/helpers';
+import { pythonJson, rejectionOf, seededRandom } from './support/helpers';
 
 const fixtures = path.join(__dirname, '..', '..', 'test', 'fixtures', 'pretrained');
 
-const trainerFor = (
+const trainerFor = async (
   folder: string,
   optimizer: TrainerOptions['optimizer'] = 'adamw',
   config: TrainerOptions['config'] = {},
 ) =>
   new Trainer({
-    model: fromPretrained(folder),
+    model: await fromPretrained(folder),
     loss: 'cross_entropy',
     optimizer,
     config: { progressBar: false, numThreads: 1, seed: 0, batchSize: 2, shuffle: false, ...config },
@@ -36,7 +36,7 @@ describe('fromPretrained: Hugging Face checkpoints, against transformers', funct
       let trainer: Trainer;
       before(async () => {
         ({ tensors: golden, metadata } = await loadSafetensors(goldenFile));
-        trainer = trainerFor(path.join(fixtures, name));
+        trainer = await trainerFor(path.join(fixtures, name));
       });
 
       it("gives transformers' logits", async () => {
@@ -46,7 +46,7 @@ describe('fromPretrained: Hugging Face checkpoints, against transformers', funct
 
       it("computes transformers' gradients and takes its 3 AdamW steps", async () => {
         const data = await Dataset.fromSafetensors(goldenFile, { input: 'input_ids', target: 'target' });
-        const sgd = trainerFor(path.join(fixtures, name), { name: 'sgd', lr: 1 }, { numEpochs: 1 });
+        const sgd = await trainerFor(path.join(fixtures, name), { name: 'sgd', lr: 1 }, { numEpochs: 1 });
         const before = await sgd.stateDict();
         await sgd.fit(data);
         const after = await sgd.stateDict();
@@ -55,7 +55,7 @@ describe('fromPretrained: Hugging Face checkpoints, against transformers', funct
         }
         // The fixture's eps (GPT-2's is larger: see adamw_eps in scripts/make-pretrained-fixtures.py).
         const eps = Number(metadata.adamw_eps);
-        const adamw = trainerFor(path.join(fixtures, name), { name: 'adamw', eps }, { numEpochs: 3 });
+        const adamw = await trainerFor(path.join(fixtures, name), { name: 'adamw', eps }, { numEpochs: 3 });
         const history = await adamw.fit(data);
         const losses = JSON.parse(metadata.adamw3_losses) as number[];
         expectClose(
@@ -98,7 +98,7 @@ describe('fromPretrained: Hugging Face checkpoints, against transformers', funct
     try {
       const trainedLogits: Record<string, Float32Array> = {};
       for (const name of ['gpt2', 'qwen2']) {
-        const trainer = trainerFor(path.join(fixtures, name));
+        const trainer = await trainerFor(path.join(fixtures, name));
         const random = seededRandom(7);
         const tokens = Array.from({ length: 200 }, () => Math.floor(random() * 64));
         await trainer.fit(Dataset.fromTokens(tokens, { contextLength: 8 }), { numEpochs: 1 });
@@ -111,7 +111,7 @@ describe('fromPretrained: Hugging Face checkpoints, against transformers', funct
         ]);
         const ids = { data: new BigInt64Array([3n, 17n, 42n, 5n, 9n, 60n, 1n, 33n]), shape: [1, 8] };
         const trained = await trainer.predict(ids.data, ids.shape);
-        const reloaded = await trainerFor(saved).predict(ids.data, ids.shape);
+        const reloaded = await (await trainerFor(saved)).predict(ids.data, ids.shape);
         expectClose(reloaded, trained, `${name} reloaded`, { tolerance: 0 });
         trainedLogits[name] = trained.data;
       }
@@ -140,11 +140,11 @@ print(json.dumps(logits))`;
     }
   });
 
-  it('names the model_type it does not know, and the ones it does', () => {
+  it('names the model_type it does not know, and the ones it does', async () => {
     const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'firebrand-pretrained-'));
     try {
       fs.writeFileSync(path.join(folder, 'config.json'), JSON.stringify({ model_type: 'bloom' }));
-      const error = errorOf(() => fromPretrained(folder));
+      const error = await rejectionOf(fromPretrained(folder));
       expect(error.code).to.equal('ERR_FIREBRAND_INVALID_ARGUMENT');
       expect(error.message).to.contain('model_type "bloom"').and.contain('supported: gpt2, llama, qwen2, mistral');
     } finally {
@@ -160,7 +160,7 @@ print(json.dumps(logits))`;
       }
       const config = JSON.parse(fs.readFileSync(path.join(folder, 'config.json'), 'utf8'));
       fs.writeFileSync(path.join(folder, 'config.json'), JSON.stringify({ ...config, num_hidden_layers: 3 }));
-      const error = await rejectionOf(trainerFor(folder).setup());
+      const error = await rejectionOf((await trainerFor(folder)).setup());
       expect(error.code).to.equal('ERR_FIREBRAND_FILE');
       expect(error.message).to.contain('model.layers.2.self_attn.q_proj.weight').and.contain('are in no file');
     } finally {

@@ -11,6 +11,7 @@ import { readJsonObject } from '../io/json-file';
 import type { Module } from '../nn/module/module';
 import { GPT2LMHeadModel, type GPT2Config } from './architectures/gpt2';
 import { LlamaForCausalLM, type LlamaConfig } from './architectures/llama';
+import { hubSnapshot, isHubId, type HubOptions } from './hub-download';
 
 export const CONFIG_FILE = 'config.json';
 export const SAFETENSORS_FILE = 'model.safetensors';
@@ -72,13 +73,19 @@ function weightFilesOf(folder: string): string[] {
 }
 
 /**
- * The model of a Hugging Face checkpoint folder, as an ordinary module (read it, subclass it, give it
- * a new head). A trainer given it loads the checkpoint's weights when it sets up, strictly: every
- * weight must be in the files with its shape. `model.config` is config.json's object.
+ * The model of a Hugging Face checkpoint, as an ordinary module (read it, subclass it, give it a new
+ * head): `source` is a folder as save_pretrained writes it, or a hub id ('org/name') downloaded into
+ * Hugging Face's cache (hub-download.ts). A trainer given the model loads the checkpoint's weights
+ * when it sets up, strictly: every weight must be in the files with its shape. `model.config` is
+ * config.json's object.
  */
-export function fromPretrained(folder: string): Module & { config: PretrainedConfig } {
+export async function fromPretrained(
+  source: string,
+  options: HubOptions = {},
+): Promise<Module & { config: PretrainedConfig }> {
+  const folder = isHubId(source) ? await hubSnapshot(source, options) : source;
   if (!fs.existsSync(folder) || !fs.statSync(folder).isDirectory()) {
-    throw firebrandError('ERR_FIREBRAND_FILE', `fromPretrained: ${folder} is not a folder`);
+    throw firebrandError('ERR_FIREBRAND_FILE', `fromPretrained: ${folder} is not a folder (nor a hub id 'org/name')`);
   }
   const config = readJsonObject(path.join(folder, CONFIG_FILE), 'fromPretrained');
   const modelType = config.model_type;
