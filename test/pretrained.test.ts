@@ -11,6 +11,7 @@ import { Dataset, fromPretrained, loadSafetensors, Trainer, TrainerOptions } fro
 import { expectClose } from './support/expect-close';
 import { expectStateClose, stepTaken, type Tensors, withPrefix } from './support/golden-tensors';
 import { pythonJson, rejectionOf, seededRandom } from './support/helpers';
+import { startHub, type Hub } from './support/hub-server';
 
 const fixtures = path.join(__dirname, '..', '..', 'test', 'fixtures', 'pretrained');
 
@@ -166,5 +167,71 @@ print(json.dumps(logits))`;
     } finally {
       fs.rmSync(folder, { recursive: true, force: true });
     }
+  });
+});
+
+describe('fromPretrained with hub ids, against a loopback hub', function () {
+  this.timeout(120_000);
+  const variables = ['HF_HOME', 'HF_HUB_CACHE', 'HF_ENDPOINT', 'HF_TOKEN', 'HF_HUB_OFFLINE'] as const;
+  const saved = Object.fromEntries(variables.map((name) => [name, process.env[name]]));
+  let home: string;
+  let hub: Hub | undefined;
+  beforeEach(() => {
+    home = fs.mkdtempSync(path.join(os.tmpdir(), 'firebrand-hf-home-'));
+    for (const name of variables) delete process.env[name];
+    process.env.HF_HOME = home;
+  });
+  afterEach(async () => {
+    await hub?.close();
+    hub = undefined;
+    for (const name of variables) {
+      if (saved[name] === undefined) delete process.env[name];
+      else process.env[name] = saved[name];
+    }
+    fs.rmSync(home, { recursive: true, force: true });
+  });
+
+  it("downloads into Hugging Face's cache layout with HF_TOKEN, then loads from the cache with the hub gone", async () => {
+    hub = await startHub([{ id: 'firebrand/tiny-llama', folder: path.join(fixtures, 'llama') }], {
+      token: 'hf_firebrand',
+    });
+    process.env.HF_ENDPOINT = hub.url;
+    process.env.HF_TOKEN = 'hf_firebrand';
+    const golden = (await loadSafetensors(path.join(fixtures, 'llama.golden.safetensors'))).tensors;
+    const logitsOf = async () =>
+      (await trainerFor('firebrand/tiny-llama')).predict(golden.input_ids.data, golden.input_ids.shape);
+    expectClose(await logitsOf(), golden.logits, 'logits of the downloaded checkpoint');
+    const storage = path.join(home, 'hub', 'models--firebrand--tiny-llama');
+    const commit = fs.readFileSync(path.join(storage, 'refs', 'main'), 'utf8');
+    expect(commit).to.match(/^[0-9a-f]{40}$/);
+    const snapshot = path.join(storage, 'snapshots', commit);
+    expect(fs.readdirSync(snapshot).sort()).to.deep.equal([
+      'config.json',
+      'generation_config.json',
+      'model.safetensors',
+    ]);
+    for (const file of fs.readdirSync(snapshot)) {
+      expect(fs.lstatSync(path.join(snapshot, file)).isSymbolicLink(), `${file} links into blobs/`).to.equal(true);
+    }
+    expect(hub.requests.filter((request) => request.includes('/resolve/'))).to.have.length.greaterThan(0);
+
+    await hub.close();
+    hub = undefined;
+    expectClose(await logitsOf(), golden.logits, 'logits with the hub unreachable (from the cache)');
+    process.env.HF_HUB_OFFLINE = '1';
+    expectClose(await logitsOf(), golden.logits, 'logits with HF_HUB_OFFLINE=1');
+  });
+
+  it('says what failed when the hub refuses and the cache has nothing, and names the revision offline', async () => {
+    hub = await startHub([{ id: 'firebrand/tiny-llama', folder: path.join(fixtures, 'llama') }], {
+      token: 'hf_firebrand',
+    });
+    process.env.HF_ENDPOINT = hub.url;
+    const refused = await rejectionOf(fromPretrained('firebrand/tiny-llama'));
+    expect(refused.code).to.equal('ERR_FIREBRAND_FILE');
+    expect(refused.message).to.contain(`cannot download revision 'main' from ${hub.url}`);
+    process.env.HF_HUB_OFFLINE = '1';
+    const offline = await rejectionOf(fromPretrained('firebrand/tiny-llama', { revision: 'v1' }));
+    expect(offline.message).to.contain('HF_HUB_OFFLINE is set and the cache').and.contain("at revision 'v1'");
   });
 });
