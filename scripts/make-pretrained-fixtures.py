@@ -92,8 +92,42 @@ def write(seed, name, config_class, model_class, fields):
     print(f"wrote {folder} ({sum(p.numel() for p in model.parameters())} parameters), generated {generated.tolist()}")
 
 
+CHAT_TEMPLATE = (
+    "{{ bos_token }}{% for message in messages %}"
+    "{{ '<|' + message['role'] + '|>\\n' + message['content'] + eos_token + '\\n' }}"
+    "{% endfor %}{% if add_generation_prompt %}{{ '<|assistant|>\\n' }}{% endif %}"
+)
+CONVERSATIONS = [
+    [{"role": "user", "content": "The quick brown fox?"}],
+    [{"role": "system", "content": "Answer briefly."}, {"role": "user", "content": "What does the fox do?"},
+     {"role": "assistant", "content": "It jumps over the lazy dog."}, {"role": "user", "content": "And the dog?"}],
+]
+
+
+def write_chat_tokenizer():
+    """chat-tokenizer/: the llama-style tokenizer of test/fixtures/tokenizers with special tokens and a chat
+    template, as save_pretrained writes them; chat-tokenizer.golden.json: apply_chat_template's text and ids."""
+    source = HERE.parent / "test" / "fixtures" / "tokenizers" / "llama-style" / "tokenizer.json"
+    tokenizer = transformers.PreTrainedTokenizerFast(tokenizer_file=str(source), bos_token="<s>", eos_token="</s>",
+                                                     unk_token="<unk>", chat_template=CHAT_TEMPLATE)
+    folder = OUT / "chat-tokenizer"
+    shutil.rmtree(folder, ignore_errors=True)
+    tokenizer.save_pretrained(folder)
+    cases = []
+    for messages in CONVERSATIONS:
+        for add_generation_prompt in (False, True):
+            text = tokenizer.apply_chat_template(messages, add_generation_prompt=add_generation_prompt, tokenize=False)
+            ids = tokenizer(text, add_special_tokens=False)["input_ids"]
+            cases.append({"messages": messages, "addGenerationPrompt": add_generation_prompt, "text": text, "ids": ids})
+    golden = {"generatedBy": "scripts/make-pretrained-fixtures.py", "transformers": transformers.__version__,
+              "bosTokenId": tokenizer.bos_token_id, "eosTokenId": tokenizer.eos_token_id, "cases": cases}
+    (OUT / "chat-tokenizer.golden.json").write_text(json.dumps(golden, indent=1) + "\n")
+    print(f"wrote {folder}: {sorted(p.name for p in folder.iterdir())}")
+
+
 def main():
     OUT.mkdir(parents=True, exist_ok=True)
+    write_chat_tokenizer()
     for seed, (name, (config_class, model_class, fields)) in enumerate(CASES.items()):
         write(seed, name, config_class, model_class, fields)
 

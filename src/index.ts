@@ -126,5 +126,11 @@ export type { TrainerState } from './training/checkpoints';
 export { ByteTokenizer } from './text/byte-tokenizer';
 export { CharTokenizer } from './text/char-tokenizer';
 export { HuggingFaceTokenizer } from './text/huggingface-tokenizer';
-export type { DecodeOptions, EncodeOptions } from './text/huggingface-tokenizer';
+export type {
+  ChatMessage,
+  ChatTemplateOptions,
+  DecodeOptions,
+  EncodeOptions,
+  SpecialTokens,
+} from './text/huggingface-tokenizer';
 export type { Tokenizer } from './text/tokenizer';

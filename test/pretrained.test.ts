@@ -7,10 +7,18 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-import { Dataset, fromPretrained, loadSafetensors, Trainer, TrainerOptions } from '../src';
+import {
+  ChatMessage,
+  Dataset,
+  fromPretrained,
+  HuggingFaceTokenizer,
+  loadSafetensors,
+  Trainer,
+  TrainerOptions,
+} from '../src';
 import { expectClose } from './support/expect-close';
 import { expectStateClose, stepTaken, type Tensors, withPrefix } from './support/golden-tensors';
-import { pythonJson, rejectionOf, seededRandom } from './support/helpers';
+import { errorOf, pythonJson, rejectionOf, seededRandom } from './support/helpers';
 import { startHub, type Hub } from './support/hub-server';
 
 const fixtures = path.join(__dirname, '..', '..', 'test', 'fixtures', 'pretrained');
@@ -233,5 +241,44 @@ describe('fromPretrained with hub ids, against a loopback hub', function () {
     process.env.HF_HUB_OFFLINE = '1';
     const offline = await rejectionOf(fromPretrained('firebrand/tiny-llama', { revision: 'v1' }));
     expect(offline.message).to.contain('HF_HUB_OFFLINE is set and the cache').and.contain("at revision 'v1'");
+  });
+});
+
+describe("HuggingFaceTokenizer.fromPretrained: a checkpoint's tokenizer and chat template, against transformers", () => {
+  interface ChatCase {
+    messages: ChatMessage[];
+    addGenerationPrompt: boolean;
+    text: string;
+    ids: number[];
+  }
+  const golden = JSON.parse(fs.readFileSync(path.join(fixtures, 'chat-tokenizer.golden.json'), 'utf8')) as {
+    bosTokenId: number;
+    eosTokenId: number;
+    cases: ChatCase[];
+  };
+
+  it("renders transformers' apply_chat_template text and ids, with the special tokens in scope", async () => {
+    const tokenizer = await HuggingFaceTokenizer.fromPretrained(path.join(fixtures, 'chat-tokenizer'));
+    expect(tokenizer.specialTokens).to.deep.equal({ bos: '<s>', eos: '</s>', unk: '<unk>' });
+    expect([tokenizer.specialTokenId('bos'), tokenizer.specialTokenId('eos')]).to.deep.equal([
+      golden.bosTokenId,
+      golden.eosTokenId,
+    ]);
+    for (const { messages, addGenerationPrompt, text, ids } of golden.cases) {
+      const what = `${messages.length} messages, addGenerationPrompt ${addGenerationPrompt}`;
+      expect(tokenizer.applyChatTemplate(messages, { addGenerationPrompt, tokenize: false }), what).to.equal(text);
+      expect(Array.from(tokenizer.applyChatTemplate(messages, { addGenerationPrompt })), what).to.deep.equal(ids);
+    }
+  });
+
+  it('says plainly when the tokenizer files or the chat template are missing', async () => {
+    const missing = await rejectionOf(HuggingFaceTokenizer.fromPretrained(path.join(fixtures, 'llama')));
+    expect(missing.code).to.equal('ERR_FIREBRAND_FILE');
+    expect(missing.message).to.contain('has no tokenizer.json');
+    const plain = HuggingFaceTokenizer.fromFile(
+      path.join(__dirname, '..', '..', 'test', 'fixtures', 'tokenizers', 'llama-style'),
+    );
+    const error = errorOf(() => plain.applyChatTemplate([{ role: 'user', content: 'hi' }]));
+    expect(error.message).to.contain('has no chat template');
   });
 });

@@ -3,12 +3,14 @@
 // (@huggingface/tokenizers): pure JavaScript, no second native binary to match
 // to the platform, and the same ids as the Rust `tokenizers` that wrote the file
 // (test/bpe-tokenizer.test.ts checks both BPE layouts against it).
+import { Template } from '@huggingface/jinja';
 import { Tokenizer as TokenizersJs } from '@huggingface/tokenizers';
 import fs from 'node:fs';
 import path from 'node:path';
 
 import { firebrandError } from '../errors';
 import { readJsonObject } from '../io/json-file';
+import { hubSnapshot, isHubId, type HubOptions } from '../pretrained/hub-download';
 import type { Tokenizer } from './tokenizer';
 
 type Json = Record<string, unknown>;
@@ -25,16 +27,109 @@ export interface DecodeOptions {
 
 const readJson = (file: string, owner: string): Json => readJsonObject(file, owner, "a tokenizer's JSON");
 
+/** A chat message as chat templates read it. */
+export interface ChatMessage {
+  role: string;
+  content: string;
+}
+
+export interface ChatTemplateOptions {
+  /** End with the template's opening of the assistant's turn (transformers' add_generation_prompt). Default false. */
+  addGenerationPrompt?: boolean;
+}
+
+/** The special tokens tokenizer_config.json names (bos_token, eos_token, ...), as text. */
+export type SpecialTokens = Partial<Record<'bos' | 'eos' | 'unk' | 'pad', string>>;
+
+const SPECIAL_TOKEN_FIELDS = ['bos', 'eos', 'unk', 'pad'] as const;
+
+/** tokenizer_config.json's special tokens: strings, or AddedToken objects ({ content }). */
+function specialTokensOf(config: Json): SpecialTokens {
+  const tokens: SpecialTokens = {};
+  for (const name of SPECIAL_TOKEN_FIELDS) {
+    const value = config[`${name}_token`];
+    const text = typeof value === 'string' ? value : (value as { content?: unknown } | null)?.content;
+    if (typeof text === 'string') tokens[name] = text;
+  }
+  return tokens;
+}
+
+/** The default chat template: chat_template.jinja beside the config (transformers 5), or the config's own. */
+function chatTemplateOf(config: Json, folder: string | undefined): string | undefined {
+  const file = folder === undefined ? undefined : path.join(folder, 'chat_template.jinja');
+  if (file !== undefined && fs.existsSync(file)) return fs.readFileSync(file, 'utf8');
+  const template = config.chat_template;
+  if (typeof template === 'string') return template;
+  if (Array.isArray(template)) {
+    const named = template.find((entry: { name?: string }) => entry?.name === 'default') as
+      { template?: string } | undefined;
+    return named?.template;
+  }
+  return undefined;
+}
+
 export class HuggingFaceTokenizer implements Tokenizer {
   /** Ids run from 0 to vocabSize - 1, added tokens included. */
   readonly vocabSize: number;
+  /** The special tokens tokenizer_config.json names. */
+  readonly specialTokens: SpecialTokens;
+  /** The chat template (Jinja) the checkpoint ships, if any. */
+  readonly chatTemplate?: string;
 
   private constructor(
     private readonly tokenizer: TokenizersJs,
     private readonly json: Json,
+    config: Json,
+    folder?: string,
   ) {
     const vocabulary = tokenizer.get_vocab(true);
     this.vocabSize = vocabulary.size === 0 ? 0 : Math.max(...vocabulary.values()) + 1;
+    this.specialTokens = specialTokensOf(config);
+    this.chatTemplate = chatTemplateOf(config, folder);
+  }
+
+  /**
+   * The tokenizer of a Hugging Face checkpoint: a folder with tokenizer.json (and tokenizer_config.json,
+   * chat_template.jinja), or a hub id downloaded as fromPretrained downloads it.
+   */
+  static async fromPretrained(source: string, options: HubOptions = {}): Promise<HuggingFaceTokenizer> {
+    const folder = isHubId(source) ? await hubSnapshot(source, options) : source;
+    if (!fs.existsSync(path.join(folder, 'tokenizer.json'))) {
+      throw firebrandError(
+        'ERR_FIREBRAND_FILE',
+        `HuggingFaceTokenizer.fromPretrained: ${folder} has no tokenizer.json; a checkpoint's tokenizer is its tokenizer.json, with tokenizer_config.json for special tokens and the chat template`,
+      );
+    }
+    return HuggingFaceTokenizer.fromFile(folder);
+  }
+
+  /** The id of a special token ('bos', 'eos', ...), or undefined when the tokenizer has none. */
+  specialTokenId(name: keyof SpecialTokens): number | undefined {
+    const token = this.specialTokens[name];
+    return token === undefined ? undefined : this.tokenToId(token);
+  }
+
+  /**
+   * Messages as the checkpoint's chat template writes them (transformers' apply_chat_template), with
+   * its special tokens (bos_token, eos_token, ...) in scope: the text, or with `tokenize` its ids
+   * (encoded without adding special tokens again, as transformers does).
+   */
+  applyChatTemplate(messages: ChatMessage[], options?: ChatTemplateOptions & { tokenize?: true }): Int32Array;
+  applyChatTemplate(messages: ChatMessage[], options: ChatTemplateOptions & { tokenize: false }): string;
+  applyChatTemplate(
+    messages: ChatMessage[],
+    { addGenerationPrompt = false, tokenize = true }: ChatTemplateOptions & { tokenize?: boolean } = {},
+  ): Int32Array | string {
+    if (this.chatTemplate === undefined) {
+      throw firebrandError(
+        'ERR_FIREBRAND_INVALID_STATE',
+        'HuggingFaceTokenizer.applyChatTemplate: the tokenizer has no chat template (chat_template in tokenizer_config.json or chat_template.jinja)',
+      );
+    }
+    const scope: Record<string, unknown> = { messages, add_generation_prompt: addGenerationPrompt };
+    for (const name of SPECIAL_TOKEN_FIELDS) scope[`${name}_token`] = this.specialTokens[name] ?? '';
+    const text = new Template(this.chatTemplate).render(scope);
+    return tokenize ? this.encode(text, { addSpecialTokens: false }) : text;
   }
 
   /**
@@ -50,11 +145,12 @@ export class HuggingFaceTokenizer implements Tokenizer {
       readJson(tokenizerFile, 'HuggingFaceTokenizer.fromFile'),
       config,
       tokenizerFile,
+      path.dirname(tokenizerFile),
     );
   }
 
   /** A tokenizer.json's content (and tokenizer_config.json's). */
-  static fromJSON(json: Json, config: Json = {}, source = 'the JSON'): HuggingFaceTokenizer {
+  static fromJSON(json: Json, config: Json = {}, source = 'the JSON', folder?: string): HuggingFaceTokenizer {
     const model = json.model as Json | undefined;
     if (typeof model?.type !== 'string' && typeof model?.vocab !== 'object') {
       throw firebrandError(
@@ -63,7 +159,7 @@ export class HuggingFaceTokenizer implements Tokenizer {
       );
     }
     try {
-      return new HuggingFaceTokenizer(new TokenizersJs(json, config), json);
+      return new HuggingFaceTokenizer(new TokenizersJs(json, config), json, config, folder);
     } catch (error) {
       throw firebrandError(
         'ERR_FIREBRAND_INVALID_ARGUMENT',
