@@ -4,7 +4,6 @@
 // holds it keys on FIREBRAND_TORCH_AT_LEAST (nn/trunc_normal.cpp).
 #pragma once
 #include <ATen/autocast_mode.h>
-#include <c10/util/variant.h>
 #include <torch/optim/optimizer.h>
 #include <torch/version.h>
 
@@ -12,6 +11,11 @@
 #include <string>
 #include <type_traits>
 #include <variant>
+
+// c10::variant, which libtorch used until 2.1 (variantAlternative).
+#if __has_include(<c10/util/variant.h>)
+#include <c10/util/variant.h>
+#endif
 
 #define FIREBRAND_TORCH_AT_LEAST(major, minor) \
   (TORCH_VERSION_MAJOR > (major) || (TORCH_VERSION_MAJOR == (major) && TORCH_VERSION_MINOR >= (minor)))
