@@ -125,9 +125,26 @@ def write_chat_tokenizer():
     print(f"wrote {folder}: {sorted(p.name for p in folder.iterdir())}")
 
 
+def write_example_checkpoint():
+    """examples/data/tiny-chat-llama/: a tiny random Llama whose vocabulary is the chat tokenizer's, with that
+    tokenizer beside it, for examples/finetune-llama.ts."""
+    folder = HERE.parent / "examples" / "data" / "tiny-chat-llama"
+    shutil.rmtree(folder, ignore_errors=True)
+    tokenizer = transformers.PreTrainedTokenizerFast.from_pretrained(OUT / "chat-tokenizer")
+    torch.manual_seed(10)
+    config = transformers.LlamaConfig(vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64,
+                                      num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+                                      max_position_embeddings=256, bos_token_id=tokenizer.bos_token_id,
+                                      eos_token_id=tokenizer.eos_token_id, tie_word_embeddings=True)
+    transformers.LlamaForCausalLM(config).save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    print(f"wrote {folder}: {sorted(p.name for p in folder.iterdir())}")
+
+
 def main():
     OUT.mkdir(parents=True, exist_ok=True)
     write_chat_tokenizer()
+    write_example_checkpoint()
     for seed, (name, (config_class, model_class, fields)) in enumerate(CASES.items()):
         write(seed, name, config_class, model_class, fields)
 
