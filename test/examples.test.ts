@@ -27,6 +27,14 @@ describe('examples', function () {
   // A safety net, not a verdict: each example is sized by the environment to take seconds on an idle
   // machine, and may take many times that on a busy one.
   this.timeout(900_000);
+  it('finetune-llama trains LoRA adapters on a chat text file, answers in the chat template and saves PEFT adapters', () => {
+    const output = runExample('finetune-llama', { epochs: 10 });
+    const [, first, last] = /loss (\d+\.\d+) -> (\d+\.\d+) over 10 epochs/.exec(output) ?? [];
+    expect(Number(last), output).to.be.below(Number(first));
+    expect(output).to.match(/What does the fox do\? -> ".*"/);
+    expect(output).to.contain('adapter_config.json, adapter_model.safetensors');
+  });
+
   it('subclass-torchscript fits the sine with its own training_step', () => {
     const output = runExample('subclass-torchscript', { epochs: 8 });
     const mse = Number(/best validation mse (\d+\.\d+)/.exec(output)?.[1]);
