@@ -161,6 +161,27 @@ print(json.dumps(logits))`;
     }
   });
 
+  it('names every weight whose shape does not fit the config', async () => {
+    const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'firebrand-pretrained-'));
+    try {
+      for (const file of ['config.json', 'model.safetensors']) {
+        fs.copyFileSync(path.join(fixtures, 'llama', file), path.join(folder, file));
+      }
+      const config = JSON.parse(fs.readFileSync(path.join(folder, 'config.json'), 'utf8'));
+      fs.writeFileSync(path.join(folder, 'config.json'), JSON.stringify({ ...config, intermediate_size: 48 }));
+      const error = await rejectionOf((await trainerFor(folder)).setup());
+      expect(error.code).to.equal('ERR_FIREBRAND_SHAPE_MISMATCH');
+      expect(error.message).to.contain('6 weights do not fit the model');
+      for (const layer of [0, 1]) {
+        for (const projection of ['gate_proj', 'up_proj', 'down_proj']) {
+          expect(error.message).to.contain(`'model.layers.${layer}.mlp.${projection}.weight' has shape`);
+        }
+      }
+    } finally {
+      fs.rmSync(folder, { recursive: true, force: true });
+    }
+  });
+
   it('names every weight that is missing or foreign when the files do not fit the config', async () => {
     const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'firebrand-pretrained-'));
     try {
