@@ -87,6 +87,7 @@ describe('fromPretrained: Hugging Face checkpoints, against transformers', funct
           );
           expect(refused.message).to.contain('takes a mask written for the whole sequence');
         }
+        // The golden tokens were generated with eos_token_id=None: no stop tokens here either.
         for (const kvCache of windowed ? [undefined, false] : [true, false]) {
           const tokens: number[] = [];
           for await (const token of trainer.generate(prompt, {
@@ -144,6 +145,39 @@ print(json.dumps(logits))`;
       }
       for (const [name, logits] of Object.entries(trainedLogits))
         expectClose(python[name], logits, `${name} loaded by transformers`);
+    } finally {
+      fs.rmSync(folder, { recursive: true, force: true });
+    }
+  });
+
+  it("stops generating at generation_config.json's eos_token_id unless stopTokens says otherwise", async () => {
+    const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'firebrand-pretrained-'));
+    try {
+      for (const file of ['config.json', 'model.safetensors']) {
+        fs.copyFileSync(path.join(fixtures, 'llama', file), path.join(folder, file));
+      }
+      const golden = (await loadSafetensors(path.join(fixtures, 'llama.golden.safetensors'))).tensors;
+      const prompt = Array.from(golden.input_ids.data, Number).slice(0, golden.input_ids.shape[1]);
+      const expected = Array.from(golden.generated.data, Number);
+      // The second generated token as the end of sequence.
+      fs.writeFileSync(
+        path.join(folder, 'generation_config.json'),
+        JSON.stringify({ eos_token_id: [expected[1], 63] }),
+      );
+      const trainer = await trainerFor(folder);
+      const generate = async (stopTokens?: number[]) => {
+        const tokens: number[] = [];
+        for await (const token of trainer.generate(prompt, {
+          maxNewTokens: expected.length,
+          greedy: true,
+          stopTokens,
+        })) {
+          tokens.push(token);
+        }
+        return tokens;
+      };
+      expect(await generate()).to.deep.equal(expected.slice(0, 2));
+      expect(await generate([])).to.deep.equal(expected);
     } finally {
       fs.rmSync(folder, { recursive: true, force: true });
     }

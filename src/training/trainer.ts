@@ -23,7 +23,7 @@ import {
 import { generateTokens } from '../inference/generation';
 import { type ModelLike, type ModelSpec, resolveModelSpec } from '../nn/model-spec';
 import { Module } from '../nn/module/module';
-import { pretrainedSourceOf, type PretrainedSource } from '../pretrained/from-pretrained';
+import { pretrainedSourceOf, pretrainedStopTokens, type PretrainedSource } from '../pretrained/from-pretrained';
 import { loadPretrainedWeights } from '../pretrained/load-weights';
 import { writePretrained } from '../pretrained/save-pretrained';
 import { runtimeInfo, setNumThreads, useDeterministicAlgorithms, warnIfSlowBlas } from '../runtime';
@@ -614,7 +614,11 @@ export class Trainer {
     prompt: ArrayLike<number> | NumericArray,
     options: GenerateOptions,
   ): AsyncGenerator<number, void, undefined> {
-    yield* generateTokens(await this.ready('generate'), prompt, options);
+    const engine = await this.ready('generate');
+    yield* generateTokens(engine, prompt, {
+      ...options,
+      stopTokens: options.stopTokens ?? pretrainedStopTokens(this.pretrained),
+    });
   }
 
   /**
