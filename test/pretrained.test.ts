@@ -94,6 +94,7 @@ describe('fromPretrained: Hugging Face checkpoints, against transformers', funct
             maxNewTokens: expected.length,
             greedy: true,
             kvCache,
+            stopTokens: [],
           })) {
             tokens.push(token);
           }
