@@ -13,6 +13,7 @@ import {
   fromPretrained,
   HuggingFaceTokenizer,
   loadSafetensors,
+  Model,
   Trainer,
   TrainerOptions,
 } from '../src';
@@ -336,5 +337,71 @@ describe("HuggingFaceTokenizer.fromPretrained: a checkpoint's tokenizer and chat
     );
     const error = errorOf(() => plain.applyChatTemplate([{ role: 'user', content: 'hi' }]));
     expect(error.message).to.contain('has no chat template');
+  });
+});
+
+describe('a pretrained Llama through the rest of the trainer', function () {
+  this.timeout(120_000);
+  const folder = path.join(fixtures, 'llama');
+  const goldenFile = path.join(fixtures, 'llama.golden.safetensors');
+  const fitted = async (config: TrainerOptions['config']) => {
+    const trainer = await trainerFor(folder, 'adamw', { numEpochs: 2, ...config });
+    const history = await trainer.fit(
+      await Dataset.fromSafetensors(goldenFile, { input: 'input_ids', target: 'target' }),
+    );
+    return { trainer, history, state: await trainer.stateDict() };
+  };
+  let plain: Awaited<ReturnType<typeof fitted>>;
+  let initial: Tensors;
+  before(async () => {
+    plain = await fitted({});
+    initial = await (await trainerFor(folder)).stateDict();
+  });
+
+  it('freezes modules by path: their weights stay as loaded, the others train', async () => {
+    const { state } = await fitted({ freeze: ['model.layers.0'] });
+    for (const name of Object.keys(state)) {
+      const moved = state[name].data.some((value, i) => value !== initial[name].data[i]);
+      expect(moved, name).to.equal(!name.startsWith('model.layers.0.'));
+    }
+  });
+
+  it('recomputes checkpointed decoder layers in backward to the same weights', async () => {
+    const { history, state } = await fitted({ activationCheckpointing: ['model.layers.*'] });
+    expect(history.epochs.map((epoch) => epoch.loss)).to.deep.equal(plain.history.epochs.map((epoch) => epoch.loss));
+    expectStateClose(state, plain.state, 'with activation checkpointing');
+  });
+
+  it('trains under bf16 autocast to losses near float32 ones', async () => {
+    const { history } = await fitted({ mixedPrecision: 'bf16' });
+    history.epochs.forEach((epoch, i) => expect(epoch.loss).to.be.closeTo(plain.history.epochs[i].loss, 0.05));
+  });
+
+  it('ends on the averaged weights with EMA (decay 0: the last weights themselves)', async () => {
+    expectStateClose((await fitted({ ema: { enabled: true, decay: 0 } })).state, plain.state, 'EMA of decay 0');
+    const averaged = (await fitted({ ema: { enabled: true, decay: 0.9 } })).state;
+    const differs = Object.keys(averaged).some((name) =>
+      averaged[name].data.some((v, i) => v !== plain.state[name].data[i]),
+    );
+    expect(differs, 'EMA of decay 0.9 differs from the last weights').to.equal(true);
+  });
+
+  it('saves with trainer.save and predicts the same through Model.load', async () => {
+    const saved = fs.mkdtempSync(path.join(os.tmpdir(), 'firebrand-llama-saved-'));
+    try {
+      await plain.trainer.save(saved);
+      const ids = { data: new BigInt64Array([3n, 17n, 42n, 5n, 9n, 60n, 1n, 33n]), shape: [1, 8] };
+      const model = await Model.load(saved);
+      expectClose(
+        await model.predict(ids.data, ids.shape),
+        await plain.trainer.predict(ids.data, ids.shape),
+        'Model.load',
+        {
+          tolerance: 0,
+        },
+      );
+    } finally {
+      fs.rmSync(saved, { recursive: true, force: true });
+    }
   });
 });
