@@ -121,7 +121,7 @@ export type {
   OptimizerConfiguration,
   TrainerOptions,
   TrainingData,
-} from './training/trainer';
+} from './training/trainer-options';
 export type { TrainerState } from './training/checkpoints';
 export { ByteTokenizer } from './text/byte-tokenizer';
 export { CharTokenizer } from './text/char-tokenizer';

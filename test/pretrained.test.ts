@@ -36,6 +36,19 @@ const trainerFor = async (
     config: { progressBar: false, numThreads: 1, seed: 0, batchSize: 2, shuffle: false, ...config },
   });
 
+/** Runs `body` on a temporary copy of the llama fixture's config and weights, `config` merged into its config.json. */
+async function withLlamaCopy(config: object, body: (folder: string) => Promise<void>): Promise<void> {
+  const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'firebrand-pretrained-'));
+  try {
+    fs.copyFileSync(path.join(fixtures, 'llama', 'model.safetensors'), path.join(folder, 'model.safetensors'));
+    const original = JSON.parse(fs.readFileSync(path.join(fixtures, 'llama', 'config.json'), 'utf8'));
+    fs.writeFileSync(path.join(folder, 'config.json'), JSON.stringify({ ...original, ...config }));
+    await body(folder);
+  } finally {
+    fs.rmSync(folder, { recursive: true, force: true });
+  }
+}
+
 describe('fromPretrained: Hugging Face checkpoints, against transformers', function () {
   this.timeout(120_000);
   for (const name of ['gpt2', 'llama', 'qwen2', 'mistral']) {
@@ -152,12 +165,8 @@ print(json.dumps(logits))`;
     }
   });
 
-  it("stops generating at generation_config.json's eos_token_id unless stopTokens says otherwise", async () => {
-    const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'firebrand-pretrained-'));
-    try {
-      for (const file of ['config.json', 'model.safetensors']) {
-        fs.copyFileSync(path.join(fixtures, 'llama', file), path.join(folder, file));
-      }
+  it("stops generating at generation_config.json's eos_token_id unless stopTokens says otherwise", () =>
+    withLlamaCopy({}, async (folder) => {
       const golden = (await loadSafetensors(path.join(fixtures, 'llama.golden.safetensors'))).tensors;
       const prompt = Array.from(golden.input_ids.data, Number).slice(0, golden.input_ids.shape[1]);
       const expected = Array.from(golden.generated.data, Number);
@@ -180,10 +189,7 @@ print(json.dumps(logits))`;
       };
       expect(await generate()).to.deep.equal(expected.slice(0, 2));
       expect(await generate([])).to.deep.equal(expected);
-    } finally {
-      fs.rmSync(folder, { recursive: true, force: true });
-    }
-  });
+    }));
 
   it('names the model_type it does not know, and the ones it does', async () => {
     const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'firebrand-pretrained-'));
@@ -197,14 +203,8 @@ print(json.dumps(logits))`;
     }
   });
 
-  it('names every weight whose shape does not fit the config', async () => {
-    const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'firebrand-pretrained-'));
-    try {
-      for (const file of ['config.json', 'model.safetensors']) {
-        fs.copyFileSync(path.join(fixtures, 'llama', file), path.join(folder, file));
-      }
-      const config = JSON.parse(fs.readFileSync(path.join(folder, 'config.json'), 'utf8'));
-      fs.writeFileSync(path.join(folder, 'config.json'), JSON.stringify({ ...config, intermediate_size: 48 }));
+  it('names every weight whose shape does not fit the config', () =>
+    withLlamaCopy({ intermediate_size: 48 }, async (folder) => {
       const error = await rejectionOf((await trainerFor(folder)).setup());
       expect(error.code).to.equal('ERR_FIREBRAND_SHAPE_MISMATCH');
       expect(error.message).to.contain('6 weights do not fit the model');
@@ -213,26 +213,14 @@ print(json.dumps(logits))`;
           expect(error.message).to.contain(`'model.layers.${layer}.mlp.${projection}.weight' has shape`);
         }
       }
-    } finally {
-      fs.rmSync(folder, { recursive: true, force: true });
-    }
-  });
+    }));
 
-  it('names every weight that is missing or foreign when the files do not fit the config', async () => {
-    const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'firebrand-pretrained-'));
-    try {
-      for (const file of ['config.json', 'model.safetensors']) {
-        fs.copyFileSync(path.join(fixtures, 'llama', file), path.join(folder, file));
-      }
-      const config = JSON.parse(fs.readFileSync(path.join(folder, 'config.json'), 'utf8'));
-      fs.writeFileSync(path.join(folder, 'config.json'), JSON.stringify({ ...config, num_hidden_layers: 3 }));
+  it('names every weight that is missing or foreign when the files do not fit the config', () =>
+    withLlamaCopy({ num_hidden_layers: 3 }, async (folder) => {
       const error = await rejectionOf((await trainerFor(folder)).setup());
       expect(error.code).to.equal('ERR_FIREBRAND_FILE');
       expect(error.message).to.contain('model.layers.2.self_attn.q_proj.weight').and.contain('are in no file');
-    } finally {
-      fs.rmSync(folder, { recursive: true, force: true });
-    }
-  });
+    }));
 });
 
 describe('fromPretrained with hub ids, against a loopback hub', function () {

@@ -50,15 +50,6 @@ import type {
   TrainingData,
 } from './trainer-options';
 
-export type {
-  DataloaderConfiguration,
-  FitOptions,
-  ModelConfiguration,
-  OptimizerConfiguration,
-  TrainerOptions,
-  TrainingData,
-} from './trainer-options';
-
 // Hook methods a Trainer subclass may define are the Callback interface's.
 export interface Trainer extends Callback {}
 
