@@ -4,10 +4,11 @@ test/pretrained.test.ts. Run in the sid chroot, where python3-transformers is (s
     python3 scripts/make-pretrained-fixtures.py
 
 Each architecture gets test/fixtures/pretrained/<name>/ as save_pretrained writes it (config.json,
-model.safetensors, generation_config.json) and <name>.golden.safetensors beside: the input ids, the
-logits in eval mode ([batch, vocabulary, time], firebrand's layout), the tokens generate(do_sample=False)
-gives with its cache, and training on (input_ids, target) with cross-entropy over every position: the
-gradients (grad.<name>), the weights after 3 AdamW steps (adamw3.<name>) and those steps' losses.
+model.safetensors, generation_config.json) and <name>.golden.safetensors beside: the inputs under
+transformers' argument names (input_ids, attention_mask, token_type_ids, pixel_values), the target, the
+logits in eval mode (a language model's as [batch, vocabulary, time], firebrand's layout), for causal LMs
+the tokens generate(do_sample=False) gives with its cache, and training with cross-entropy on (inputs,
+target): the gradients (grad.<name>), the weights after 3 AdamW steps (adamw3.<name>) and their losses.
 """
 import json
 import pathlib
@@ -16,6 +17,7 @@ import shutil
 import torch
 import transformers
 from safetensors.torch import save_file
+from transformers.core_model_loading import revert_weight_conversion
 
 HERE = pathlib.Path(__file__).resolve().parent
 OUT = HERE.parent / "test" / "fixtures" / "pretrained"
@@ -24,33 +26,65 @@ OUT = HERE.parent / "test" / "fixtures" / "pretrained"
 COMMON = dict(vocab_size=64, initializer_range=0.3)
 LLAMA = dict(COMMON, hidden_size=16, intermediate_size=32, num_hidden_layers=2, num_attention_heads=4,
              num_key_value_heads=2, max_position_embeddings=64, rms_norm_eps=1e-6)
-CASES = {
-    "gpt2": (transformers.GPT2Config, transformers.GPT2LMHeadModel,
-             dict(COMMON, n_positions=32, n_embd=16, n_layer=2, n_head=2, resid_pdrop=0.0, embd_pdrop=0.0,
-                  attn_pdrop=0.0, bos_token_id=1, eos_token_id=2)),
-    "llama": (transformers.LlamaConfig, transformers.LlamaForCausalLM, dict(LLAMA, tie_word_embeddings=False)),
-    "qwen2": (transformers.Qwen2Config, transformers.Qwen2ForCausalLM, dict(LLAMA, tie_word_embeddings=True)),
-    # A window shorter than the inputs, so that it matters.
-    "mistral": (transformers.MistralConfig, transformers.MistralForCausalLM,
-                dict(LLAMA, tie_word_embeddings=False, sliding_window=4)),
-}
+BERT = dict(COMMON, hidden_size=16, intermediate_size=32, num_hidden_layers=2, num_attention_heads=4,
+            max_position_embeddings=32, type_vocab_size=2, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
+            pad_token_id=0)
+VIT = dict(initializer_range=0.3, image_size=8, patch_size=4, num_channels=3, hidden_size=16, intermediate_size=32,
+           num_hidden_layers=2, num_attention_heads=4, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
+           id2label={0: "cat", 1: "dog", 2: "fox"}, label2id={"cat": 0, "dog": 1, "fox": 2})
+
 INPUT_IDS = torch.tensor([[3, 17, 42, 5, 9, 60, 1, 33], [8, 8, 21, 54, 2, 47, 30, 11]])
 TARGETS = torch.tensor([[17, 42, 5, 9, 60, 1, 33, 7], [8, 21, 54, 2, 47, 30, 11, 19]])
+# BERT's batch as its tokenizer gives it: the second sequence padded (pad id 0) after 5 tokens, two segments.
+BERT_INPUTS = dict(input_ids=torch.tensor([[2, 17, 42, 5, 9, 60, 1, 3], [2, 8, 21, 54, 3, 0, 0, 0]]),
+                   attention_mask=torch.tensor([[1, 1, 1, 1, 1, 1, 1, 1], [1, 1, 1, 1, 1, 0, 0, 0]]),
+                   token_type_ids=torch.tensor([[0, 0, 0, 0, 1, 1, 1, 1], [0, 0, 0, 1, 1, 0, 0, 0]]))
+# Masked-LM targets: the original token where it was masked, -100 (ignored) elsewhere.
+MLM_TARGETS = torch.tensor([[-100, -100, 11, -100, -100, 23, -100, -100], [-100, 40, -100, -100, -100, -100, -100, -100]])
+PIXELS = torch.Generator().manual_seed(5)
+PIXEL_VALUES = torch.rand(2, 3, 8, 8, generator=PIXELS) * 2 - 1
+
+
+def causal_lm(config_class, model_class, fields):
+    """A causal LM: input_ids alone, logits [batch, vocabulary, time], next tokens as targets, generation."""
+    return dict(config=config_class(**fields), model_class=model_class, inputs=dict(input_ids=INPUT_IDS),
+                target=TARGETS, logits=lambda output: output.logits.transpose(1, 2), generate=True)
+
+
+CASES = {
+    "gpt2": causal_lm(transformers.GPT2Config, transformers.GPT2LMHeadModel,
+                      dict(COMMON, n_positions=32, n_embd=16, n_layer=2, n_head=2, resid_pdrop=0.0, embd_pdrop=0.0,
+                           attn_pdrop=0.0, bos_token_id=1, eos_token_id=2)),
+    "llama": causal_lm(transformers.LlamaConfig, transformers.LlamaForCausalLM, dict(LLAMA, tie_word_embeddings=False)),
+    "qwen2": causal_lm(transformers.Qwen2Config, transformers.Qwen2ForCausalLM, dict(LLAMA, tie_word_embeddings=True)),
+    # A window shorter than the inputs, so that it matters.
+    "mistral": causal_lm(transformers.MistralConfig, transformers.MistralForCausalLM,
+                         dict(LLAMA, tie_word_embeddings=False, sliding_window=4)),
+    "bert-mlm": dict(config=transformers.BertConfig(**BERT), model_class=transformers.BertForMaskedLM,
+                     inputs=BERT_INPUTS, target=MLM_TARGETS, logits=lambda output: output.logits.transpose(1, 2)),
+    "bert-classifier": dict(config=transformers.BertConfig(**BERT, id2label={0: "no", 1: "yes", 2: "maybe"},
+                                                           label2id={"no": 0, "yes": 1, "maybe": 2}),
+                            model_class=transformers.BertForSequenceClassification, inputs=BERT_INPUTS,
+                            target=torch.tensor([2, 0]), logits=lambda output: output.logits),
+    "vit": dict(config=transformers.ViTConfig(**VIT), model_class=transformers.ViTForImageClassification,
+                inputs=dict(pixel_values=PIXEL_VALUES), target=torch.tensor([1, 2]), logits=lambda output: output.logits),
+}
 
 
 def adamw_eps(name):
     """GPT-2's key bias has an exact gradient of zero (it shifts every score of a query alike), so its
     computed gradient is rounding noise (~1e-7 at these weights), which Adam's default eps (1e-8) turns
     into steps of lr * noise / |noise|, different in every implementation; eps 1e-4 keeps those steps
-    below 1e-6. The Llama family's rotary embeddings make its key biases' gradients real: its default eps."""
-    return 1e-4 if name == "gpt2" else 1e-8
+    below 1e-6. The same holds for BERT's and ViT's key biases. The Llama family's rotary embeddings make
+    its key biases' gradients real: its default eps."""
+    return 1e-8 if name in ("llama", "qwen2", "mistral") else 1e-4
 
 
-def train(model, eps):
+def train(model, case, eps):
     """Gradients of the first step, then the weights and losses of 3 AdamW steps (lr 1e-3, `eps`)."""
     initial = {k: v.clone() for k, v in model.state_dict().items()}
     model.train()
-    loss_of = lambda: torch.nn.functional.cross_entropy(model(INPUT_IDS).logits.transpose(1, 2), TARGETS)
+    loss_of = lambda: torch.nn.functional.cross_entropy(case["logits"](model(**case["inputs"])), case["target"])
     loss_of().backward()
     grads = {n: p.grad.clone() for n, p in model.named_parameters()}
     model.zero_grad(set_to_none=True)
@@ -69,19 +103,22 @@ def train(model, eps):
 NEW_TOKENS = 10
 
 
-def write(seed, name, config_class, model_class, fields):
+def write(seed, name, case):
     torch.manual_seed(seed)
-    config = config_class(**fields)
-    model = model_class(config).eval()
+    model = case["model_class"](case["config"]).eval()
     folder = OUT / name
     shutil.rmtree(folder, ignore_errors=True)
     model.save_pretrained(folder)
+    tensors = dict(case["inputs"], target=case["target"])
     with torch.no_grad():
-        logits = model(INPUT_IDS).logits.transpose(1, 2).contiguous()
-        generated = model.generate(INPUT_IDS[:1], max_new_tokens=NEW_TOKENS, do_sample=False, use_cache=True,
-                                   pad_token_id=0, eos_token_id=None)[0, INPUT_IDS.size(1):]
-    grads, trained, losses = train(model, adamw_eps(name))
-    tensors = {"input_ids": INPUT_IDS, "target": TARGETS, "logits": logits, "generated": generated.contiguous()}
+        tensors["logits"] = case["logits"](model(**case["inputs"])).contiguous()
+        if case.get("generate"):
+            generated = model.generate(INPUT_IDS[:1], max_new_tokens=NEW_TOKENS, do_sample=False, use_cache=True,
+                                       pad_token_id=0, eos_token_id=None)[0, INPUT_IDS.size(1):]
+            tensors["generated"] = generated.contiguous()
+    grads, trained, losses = train(model, case, adamw_eps(name))
+    # Under the names save_pretrained writes (transformers 5 renames ViT's modules in memory).
+    grads, trained = (revert_weight_conversion(model, tensors) for tensors in (grads, trained))
     tensors.update({f"grad.{k}": v for k, v in grads.items()})
     # Tied weights are one tensor under two names: safetensors stores each name's own copy.
     tensors.update({f"adamw3.{k}": v.contiguous().clone() for k, v in trained.items()})
@@ -89,7 +126,8 @@ def write(seed, name, config_class, model_class, fields):
               {"generatedBy": "scripts/make-pretrained-fixtures.py", "transformers": transformers.__version__,
                "torch": torch.__version__, "adamw3_losses": json.dumps(losses),
                "adamw_eps": repr(adamw_eps(name))})
-    print(f"wrote {folder} ({sum(p.numel() for p in model.parameters())} parameters), generated {generated.tolist()}")
+    print(f"wrote {folder} ({sum(p.numel() for p in model.parameters())} parameters)"
+          + (f", generated {tensors['generated'].tolist()}" if "generated" in tensors else ""))
 
 
 CHAT_TEMPLATE = (
@@ -145,8 +183,8 @@ def main():
     OUT.mkdir(parents=True, exist_ok=True)
     write_chat_tokenizer()
     write_example_checkpoint()
-    for seed, (name, (config_class, model_class, fields)) in enumerate(CASES.items()):
-        write(seed, name, config_class, model_class, fields)
+    for seed, (name, case) in enumerate(CASES.items()):
+        write(seed, name, case)
 
 
 if __name__ == "__main__":

@@ -26,6 +26,7 @@ export type {
 } from './native';
 export { Model } from './inference/model';
 export type { ModelLoadOptions } from './inference/model';
+export type { PredictionFields, PredictOptions } from './inference/prediction-inputs';
 export { loadSafetensors, saveSafetensors } from './io/safetensors';
 export type { SafetensorsContents } from './io/safetensors';
 export { nn } from './nn/layers';
@@ -101,7 +102,7 @@ export type {
 } from './training/objectives';
 export { Trainer } from './training/trainer';
 export { fromPretrained } from './pretrained/from-pretrained';
-export type { PretrainedConfig } from './pretrained/from-pretrained';
+export type { FromPretrainedOptions, PretrainedConfig } from './pretrained/from-pretrained';
 export { Conv1D, GPT2Attention, GPT2Block, GPT2LMHeadModel, GPT2MLP, GPT2Model } from './pretrained/architectures/gpt2';
 export type { GPT2Config } from './pretrained/architectures/gpt2';
 export {
@@ -112,6 +113,36 @@ export {
   LlamaModel,
 } from './pretrained/architectures/llama';
 export type { LlamaConfig } from './pretrained/architectures/llama';
+export {
+  BertAttention,
+  BertEmbeddings,
+  BertEncoder,
+  BertForMaskedLM,
+  BertForSequenceClassification,
+  BertIntermediate,
+  BertLayer,
+  BertLMPredictionHead,
+  BertModel,
+  BertOnlyMLMHead,
+  BertPooler,
+  BertPredictionHeadTransform,
+  BertResidualOutput,
+  BertSelfAttention,
+} from './pretrained/architectures/bert';
+export type { BertConfig } from './pretrained/architectures/bert';
+export {
+  ViTAttention,
+  ViTEmbeddings,
+  ViTEncoder,
+  ViTForImageClassification,
+  ViTIntermediate,
+  ViTLayer,
+  ViTModel,
+  ViTPatchEmbeddings,
+  ViTSelfAttention,
+  ViTSelfOutput,
+} from './pretrained/architectures/vit';
+export type { ViTConfig } from './pretrained/architectures/vit';
 export type { WeightNameMap } from './training/weight-renames';
 export type { LoraConfig } from './training/lora';
 export type {

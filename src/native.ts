@@ -201,7 +201,12 @@ export interface ModelDescription {
 }
 
 export interface NativeModel {
-  predict(inputs: NumericArray, shape: number[], batchSize: number): Promise<Prediction>;
+  /** shape undefined: `inputs` holds the named fields of a model that takes several. */
+  predict(
+    inputs: NumericArray | Record<string, TensorData<NumericArray>>,
+    shape: number[] | undefined,
+    batchSize: number,
+  ): Promise<Prediction>;
   startGeneration(prompt: NumericArray, options: GenerateOptions): GenerationHandle;
   generateNext(generation: GenerationHandle): Promise<number | null>;
   loadWeights(path: string, strict: boolean): Promise<{ missing: string[]; unexpected: string[] }>;
@@ -323,7 +328,12 @@ export interface NativeEngine {
   readonly learningRates: number[];
   /** Names of learningRates' entries: 'adamw', 'adamw/pg1', 'generator'. */
   readonly learningRateNames: string[];
-  predict(inputs: NumericArray, shape: number[], batchSize: number): Promise<Prediction>;
+  /** shape undefined: `inputs` holds the named fields of a model that takes several. */
+  predict(
+    inputs: NumericArray | Record<string, TensorData<NumericArray>>,
+    shape: number[] | undefined,
+    batchSize: number,
+  ): Promise<Prediction>;
   startGeneration(prompt: NumericArray, options: GenerateOptions): GenerationHandle;
   generateNext(generation: GenerationHandle): Promise<number | null>;
   /** LoRA adapters: written or read under PEFT's names (.safetensors), or merged into the weights. */

@@ -49,26 +49,45 @@ async function withLlamaCopy(config: object, body: (folder: string) => Promise<v
   }
 }
 
+/** The golden file's inputs, under transformers' argument names. */
+const GOLDEN_INPUTS = ['input_ids', 'attention_mask', 'token_type_ids', 'pixel_values'];
+
+/**
+ * How a checkpoint's golden inputs feed the model: a model of one input takes the one the golden file
+ * holds as 'input'; one of several (BERT) takes them by their own names.
+ */
+function inputsOf(model: { inputFields(): string[] }, golden: Tensors): Record<string, string> {
+  const given = GOLDEN_INPUTS.filter((name) => name in golden);
+  return model.inputFields().length === 1 ? { input: given[0] } : Object.fromEntries(given.map((name) => [name, name]));
+}
+
 describe('fromPretrained: Hugging Face checkpoints, against transformers', function () {
   this.timeout(120_000);
-  for (const name of ['gpt2', 'llama', 'qwen2', 'mistral']) {
+  const causalLMs = ['gpt2', 'llama', 'qwen2', 'mistral'];
+  for (const name of [...causalLMs, 'bert-mlm', 'bert-classifier', 'vit']) {
     describe(name, () => {
       const goldenFile = path.join(fixtures, `${name}.golden.safetensors`);
       let golden: Tensors;
       let metadata: Record<string, string>;
       let trainer: Trainer;
+      let fields: Record<string, string>;
       before(async () => {
         ({ tensors: golden, metadata } = await loadSafetensors(goldenFile));
+        const model = await fromPretrained(path.join(fixtures, name));
+        fields = inputsOf(model, golden);
         trainer = await trainerFor(path.join(fixtures, name));
       });
 
-      it("gives transformers' logits", async () => {
-        const ids = golden.input_ids;
-        expectClose(await trainer.predict(ids.data, ids.shape), golden.logits, `${name} logits`);
+      it(`gives transformers' logits${name.startsWith('bert') ? ', padding masked out' : ''}`, async () => {
+        const logits =
+          'input' in fields
+            ? await trainer.predict(golden[fields.input].data, golden[fields.input].shape)
+            : await trainer.predict(Object.fromEntries(Object.keys(fields).map((field) => [field, golden[field]])));
+        expectClose(logits, golden.logits, `${name} logits`);
       });
 
       it("computes transformers' gradients and takes its 3 AdamW steps", async () => {
-        const data = await Dataset.fromSafetensors(goldenFile, { input: 'input_ids', target: 'target' });
+        const data = await Dataset.fromSafetensors(goldenFile, { ...fields, target: 'target' });
         const sgd = await trainerFor(path.join(fixtures, name), { name: 'sgd', lr: 1 }, { numEpochs: 1 });
         const before = await sgd.stateDict();
         await sgd.fit(data);
@@ -76,7 +95,7 @@ describe('fromPretrained: Hugging Face checkpoints, against transformers', funct
         for (const [parameter, grad] of Object.entries(withPrefix(golden, 'grad.'))) {
           expectClose(stepTaken(before[parameter], after[parameter]), grad, `gradient of ${parameter}`);
         }
-        // The fixture's eps (GPT-2's is larger: see adamw_eps in scripts/make-pretrained-fixtures.py).
+        // The fixture's eps (see adamw_eps in scripts/make-pretrained-fixtures.py).
         const eps = Number(metadata.adamw_eps);
         const adamw = await trainerFor(path.join(fixtures, name), { name: 'adamw', eps }, { numEpochs: 3 });
         const history = await adamw.fit(data);
@@ -89,6 +108,7 @@ describe('fromPretrained: Hugging Face checkpoints, against transformers', funct
         expectStateClose(await adamw.stateDict(), withPrefix(golden, 'adamw3.'), 'after 3 AdamW steps');
       });
 
+      if (!causalLMs.includes(name)) return;
       // A sliding window is a mask over the whole sequence, which the cache cannot continue (yet): generation
       // then runs full forwards, and kvCache: true says why.
       const windowed = name === 'mistral';
@@ -197,7 +217,9 @@ print(json.dumps(logits))`;
       fs.writeFileSync(path.join(folder, 'config.json'), JSON.stringify({ model_type: 'bloom' }));
       const error = await rejectionOf(fromPretrained(folder));
       expect(error.code).to.equal('ERR_FIREBRAND_INVALID_ARGUMENT');
-      expect(error.message).to.contain('model_type "bloom"').and.contain('supported: gpt2, llama, qwen2, mistral');
+      expect(error.message)
+        .to.contain('model_type "bloom"')
+        .and.contain('supported: gpt2, llama, qwen2, mistral, bert, vit');
     } finally {
       fs.rmSync(folder, { recursive: true, force: true });
     }

@@ -192,6 +192,11 @@ TensorDict toTensorDict(const Napi::Value& value, const std::string& field) {
   return tensors;
 }
 
+PredictionInputs toPredictionInputs(const Napi::Value& inputs, const Napi::Value& shape) {
+  if (shape.IsUndefined()) return toTensorDict(inputs, "inputs");
+  return toTensor(inputs, toShape(shape, "inputShape"), "inputs");
+}
+
 Napi::Value sharedTypedArray(Napi::Env env, const at::Tensor& tensor) {
   const TypedArrayKind* kind = kindOf(tensor.scalar_type());
   if (!kind || !tensor.is_contiguous() || !tensor.device().is_cpu()) {

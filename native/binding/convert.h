@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <set>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "core/model/model_source.h"
@@ -36,6 +37,10 @@ at::Tensor toTensor(const Napi::Value& value, const std::vector<int64_t>& shape,
 // { name: { data: TypedArray, shape: number[] }, ... } -> tensors by name (copies).
 // Errors name "<field>.<name>", or just the name when `field` is empty.
 TensorDict toTensorDict(const Napi::Value& value, const std::string& field);
+// predict's inputs: a TypedArray of the full shape `shape`, or (shape undefined) { name: { data, shape } }
+// for a model that takes several inputs by name.
+using PredictionInputs = std::variant<at::Tensor, TensorDict>;
+PredictionInputs toPredictionInputs(const Napi::Value& inputs, const Napi::Value& shape);
 // { data: <TypedArray of the tensor's dtype>, shape: number[] }
 Napi::Object fromTensor(Napi::Env env, const at::Tensor& tensor);
 // A model's outputs as its forward returned them: one tensor, an array or an object of tensors.

@@ -258,13 +258,14 @@ Napi::Value EngineWrap::LearningRates(const Napi::CallbackInfo& info) {
 Napi::Value EngineWrap::Predict(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   return guard(env, [&]() -> Napi::Value {
-    at::Tensor inputs = toTensor(info[0], toShape(info[1], "inputShape"), "inputs");
+    PredictionInputs inputs = toPredictionInputs(info[0], info[1]);
     const int64_t batchSize = toInteger(info[2], "batchSize", 1);
     auto engine = engine_;
     return startTask(
         env,
         [engine, inputs, batchSize]() -> PromiseWorker::Finish {
-          std::vector<at::Tensor> outputs = engine->predict(inputs, batchSize);
+          std::vector<at::Tensor> outputs =
+              std::visit([&](const auto& given) { return engine->predict(given, batchSize); }, inputs);
           return [outputs, layout = engine->model().outputLayout()](Napi::Env env) -> Napi::Value {
             return fromOutputs(env, layout, outputs);
           };

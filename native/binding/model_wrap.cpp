@@ -59,14 +59,15 @@ Napi::Value ModelWrap::Summary(const Napi::CallbackInfo& info) {
 Napi::Value ModelWrap::Predict(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   return guard(env, [&]() -> Napi::Value {
-    at::Tensor inputs = toTensor(info[0], toShape(info[1], "inputShape"), "inputs");
+    PredictionInputs inputs = toPredictionInputs(info[0], info[1]);
     PredictionOptions options{device_, std::nullopt, toInteger(info[2], "batchSize", 1)};
     auto model = model_;
     return startOnThread(
         env, thread_,
         [model, inputs, options]() -> PromiseWorker::Finish {
           useRequestedThreads();
-          std::vector<at::Tensor> outputs = predictInBatches(*model, inputs, options);
+          std::vector<at::Tensor> outputs =
+              std::visit([&](const auto& given) { return predictInBatches(*model, given, options); }, inputs);
           return [outputs, layout = model->outputLayout()](Napi::Env env) -> Napi::Value {
             return fromOutputs(env, layout, outputs);
           };

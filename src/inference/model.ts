@@ -4,6 +4,7 @@ import path from 'node:path';
 
 import { GenerateOptions, native, NativeModel, NumericArray, Prediction, TensorData } from '../native';
 import { generateTokens } from './generation';
+import { predictionArguments, type PredictionFields, type PredictOptions } from './prediction-inputs';
 import { resolveModelSpec } from '../nn/model-spec';
 import { readSavedModel, WEIGHTS_FILE } from './saved-model';
 
@@ -32,18 +33,26 @@ export class Model {
   }
 
   /**
-   * Outputs for `inputs` of the given full shape (samples first), in eval mode, as float32. Calls may
-   * overlap (a service's concurrent requests): they run one after another, in call order. A module
-   * whose forward returns several tensors gets them all, as it returned them (see Trainer.predict).
+   * Outputs for `inputs` of the given full shape (samples first), in eval mode, as float32; a module
+   * that takes several inputs (inputFields) gets them by name: `predict({ input_ids, attention_mask })`.
+   * Calls may overlap (a service's concurrent requests): they run one after another, in call order. A
+   * module whose forward returns several tensors gets them all, as it returned them (see Trainer.predict).
    */
-  async predict(inputs: NumericArray, shape: number[], options?: { batchSize?: number }): Promise<TensorData>;
+  async predict(inputs: NumericArray, shape: number[], options?: PredictOptions): Promise<TensorData>;
   async predict<Output extends Prediction>(
     inputs: NumericArray,
     shape: number[],
-    options?: { batchSize?: number },
+    options?: PredictOptions,
   ): Promise<Output>;
-  async predict(inputs: NumericArray, shape: number[], options: { batchSize?: number } = {}): Promise<Prediction> {
-    return this.native.predict(inputs, shape, options.batchSize ?? 256);
+  async predict(fields: PredictionFields, options?: PredictOptions): Promise<TensorData>;
+  async predict<Output extends Prediction>(fields: PredictionFields, options?: PredictOptions): Promise<Output>;
+  async predict(
+    inputs: NumericArray | PredictionFields,
+    shapeOrOptions?: number[] | PredictOptions,
+    options?: PredictOptions,
+  ): Promise<Prediction> {
+    const [given, shape, { batchSize }] = predictionArguments(inputs, shapeOrOptions, options);
+    return this.native.predict(given, shape, batchSize ?? 256);
   }
 
   /** Samples tokens after `prompt` in C++, as Trainer.generate does. */

@@ -9,8 +9,10 @@ import path from 'node:path';
 import { firebrandError } from '../errors';
 import { readJsonObject } from '../io/json-file';
 import type { Module } from '../nn/module/module';
+import { BertForMaskedLM, BertForSequenceClassification, type BertConfig } from './architectures/bert';
 import { GPT2LMHeadModel, type GPT2Config } from './architectures/gpt2';
 import { LlamaForCausalLM, type LlamaConfig } from './architectures/llama';
+import { ViTForImageClassification, type ViTConfig } from './architectures/vit';
 import { hubSnapshot, isHubId, type HubOptions } from './hub-download';
 
 export const CONFIG_FILE = 'config.json';
@@ -21,13 +23,36 @@ export const GENERATION_CONFIG_FILE = 'generation_config.json';
 /** config.json as transformers writes it: model_type picks the architecture, the rest is its own. */
 export type PretrainedConfig = { model_type: string } & Record<string, unknown>;
 
-/** The architectures by config.json's model_type. */
-const ARCHITECTURES: Record<string, (config: PretrainedConfig) => Module> = {
-  gpt2: (config) => new GPT2LMHeadModel(config as unknown as GPT2Config),
-  llama: (config) => new LlamaForCausalLM(config as unknown as LlamaConfig),
-  qwen2: (config) => new LlamaForCausalLM(config as unknown as LlamaConfig),
-  mistral: (config) => new LlamaForCausalLM(config as unknown as LlamaConfig),
+type Architecture = (config: PretrainedConfig) => Module;
+const llama: Architecture = (config) => new LlamaForCausalLM(config as unknown as LlamaConfig);
+
+/**
+ * The architectures by config.json's model_type, then by class name (config.json's architectures[0]
+ * picks one, else the first).
+ */
+const ARCHITECTURES: Record<string, Record<string, Architecture>> = {
+  gpt2: { GPT2LMHeadModel: (config) => new GPT2LMHeadModel(config as unknown as GPT2Config) },
+  llama: { LlamaForCausalLM: llama },
+  qwen2: { Qwen2ForCausalLM: llama },
+  mistral: { MistralForCausalLM: llama },
+  bert: {
+    BertForMaskedLM: (config) => new BertForMaskedLM(config as unknown as BertConfig),
+    BertForSequenceClassification: (config) => new BertForSequenceClassification(config as unknown as BertConfig),
+  },
+  vit: { ViTForImageClassification: (config) => new ViTForImageClassification(config as unknown as ViTConfig) },
 };
+
+export interface FromPretrainedOptions extends HubOptions {
+  /**
+   * The class to build, when it is not the checkpoint's own (config.json's architectures[0]): a BERT
+   * pretrained as BertForMaskedLM fine-tuned as 'BertForSequenceClassification'. As transformers does,
+   * the new head's weights are initialized afresh (and named in a warning), and the checkpoint's weights
+   * the class lacks (the old head's) are left out.
+   */
+  architecture?: string;
+  /** The classes of a classification head (config.json's id2label becomes LABEL_0 .. LABEL_{n-1}). */
+  numLabels?: number;
+}
 
 /** What fromPretrained read besides the model: its folder, config and generation defaults. */
 export interface PretrainedSource {
@@ -36,6 +61,8 @@ export interface PretrainedSource {
   generationConfig?: Record<string, unknown>;
   /** The safetensors files that hold the weights (several for a sharded checkpoint). */
   weightFiles: string[];
+  /** The class built is not the checkpoint's own: its new weights are initialized, the old head's left out. */
+  newHead: boolean;
 }
 
 const sources = new WeakMap<Module, PretrainedSource>();
@@ -91,28 +118,65 @@ function weightFilesOf(folder: string): string[] {
  */
 export async function fromPretrained(
   source: string,
-  options: HubOptions = {},
+  options: FromPretrainedOptions = {},
 ): Promise<Module & { config: PretrainedConfig }> {
   const folder = isHubId(source) ? await hubSnapshot(source, options) : source;
   if (!fs.existsSync(folder) || !fs.statSync(folder).isDirectory()) {
     throw firebrandError('ERR_FIREBRAND_FILE', `fromPretrained: ${folder} is not a folder (nor a hub id 'org/name')`);
   }
-  const config = readJsonObject(path.join(folder, CONFIG_FILE), 'fromPretrained');
-  const modelType = config.model_type;
-  const make = typeof modelType === 'string' ? ARCHITECTURES[modelType] : undefined;
-  if (make === undefined) {
-    throw firebrandError(
-      'ERR_FIREBRAND_INVALID_ARGUMENT',
-      `fromPretrained: ${path.join(folder, CONFIG_FILE)} has model_type ${JSON.stringify(modelType)}; supported: ${Object.keys(ARCHITECTURES).join(', ')}`,
-    );
-  }
-  const model = make(config as PretrainedConfig) as Module & { config: PretrainedConfig };
+  const configFile = path.join(folder, CONFIG_FILE);
+  const config = withLabels(readJsonObject(configFile, 'fromPretrained') as PretrainedConfig, options.numLabels);
+  const [architecture, make] = architectureOf(config, configFile, options.architecture);
+  const model = make(config) as Module & { config: PretrainedConfig };
   const generationFile = path.join(folder, GENERATION_CONFIG_FILE);
+  const own = Array.isArray(config.architectures) ? config.architectures[0] : undefined;
   sources.set(model, {
     folder,
-    config: config as PretrainedConfig,
+    config: { ...config, architectures: [architecture] },
     generationConfig: fs.existsSync(generationFile) ? readJsonObject(generationFile, 'fromPretrained') : undefined,
     weightFiles: weightFilesOf(folder),
+    newHead: own !== undefined && own !== architecture,
   });
   return model;
+}
+
+/** The class to build: `requested`, else config.json's architectures[0], else the model_type's first. */
+function architectureOf(
+  config: PretrainedConfig,
+  configFile: string,
+  requested: string | undefined,
+): [string, Architecture] {
+  const classes = typeof config.model_type === 'string' ? ARCHITECTURES[config.model_type] : undefined;
+  if (classes === undefined) {
+    throw firebrandError(
+      'ERR_FIREBRAND_INVALID_ARGUMENT',
+      `fromPretrained: ${configFile} has model_type ${JSON.stringify(config.model_type)}; supported: ${Object.keys(ARCHITECTURES).join(', ')}`,
+    );
+  }
+  const own = Array.isArray(config.architectures) ? config.architectures[0] : undefined;
+  const name = requested ?? (typeof own === 'string' && own in classes ? own : Object.keys(classes)[0]);
+  if (!(name in classes)) {
+    throw firebrandError(
+      'ERR_FIREBRAND_INVALID_ARGUMENT',
+      `fromPretrained: architecture '${name}' is not one of model_type '${config.model_type}''s: ${Object.keys(classes).join(', ')}`,
+    );
+  }
+  return [name, classes[name]];
+}
+
+/** config with numLabels classes named as transformers names them (LABEL_0, ...), when given. */
+function withLabels(config: PretrainedConfig, numLabels: number | undefined): PretrainedConfig {
+  if (numLabels === undefined) return config;
+  if (!Number.isInteger(numLabels) || numLabels < 1) {
+    throw firebrandError(
+      'ERR_FIREBRAND_INVALID_ARGUMENT',
+      `fromPretrained.numLabels: got ${numLabels}, expected an integer >= 1`,
+    );
+  }
+  const labels = Array.from({ length: numLabels }, (_, i) => `LABEL_${i}`);
+  return {
+    ...config,
+    id2label: Object.fromEntries(labels.map((label, i) => [String(i), label])),
+    label2id: Object.fromEntries(labels.map((label, i) => [label, i])),
+  };
 }

@@ -21,6 +21,7 @@ import {
   TensorData,
 } from '../native';
 import { generateTokens } from '../inference/generation';
+import { predictionArguments, type PredictionFields, type PredictOptions } from '../inference/prediction-inputs';
 import { type ModelLike, type ModelSpec, resolveModelSpec } from '../nn/model-spec';
 import { Module } from '../nn/module/module';
 import { pretrainedSourceOf, pretrainedStopTokens, type PretrainedSource } from '../pretrained/from-pretrained';
@@ -578,21 +579,29 @@ export class Trainer {
   }
 
   /**
-   * Model outputs for `inputs` of the given full shape (samples first), in eval mode, without gradients.
-   * Calls may overlap: they run one after another in call order. During fit they run from the current
-   * weights between two optimizer steps, leaving the training run exactly as it would be without them.
-   * A module whose forward returns several tensors gets them all, as it returned them: name that shape,
-   * `predict<TensorData[]>(...)` or `predict<Record<'logits' | 'features', TensorData>>(...)`.
+   * Model outputs for `inputs` of the given full shape (samples first), in eval mode, without gradients;
+   * a module that takes several inputs (inputFields) gets them by name: `predict({ input_ids,
+   * attention_mask })`. Calls may overlap: they run one after another in call order. During fit they
+   * run from the current weights between two optimizer steps, leaving the training run exactly as it
+   * would be without them. A module whose forward returns several tensors gets them all, as it returned
+   * them: name that shape, `predict<TensorData[]>(...)` or `predict<Record<'logits' | 'features', TensorData>>(...)`.
    */
-  async predict(inputs: NumericArray, shape: number[], options?: { batchSize?: number }): Promise<TensorData>;
+  async predict(inputs: NumericArray, shape: number[], options?: PredictOptions): Promise<TensorData>;
   async predict<Output extends Prediction>(
     inputs: NumericArray,
     shape: number[],
-    options?: { batchSize?: number },
+    options?: PredictOptions,
   ): Promise<Output>;
-  async predict(inputs: NumericArray, shape: number[], options: { batchSize?: number } = {}): Promise<Prediction> {
+  async predict(fields: PredictionFields, options?: PredictOptions): Promise<TensorData>;
+  async predict<Output extends Prediction>(fields: PredictionFields, options?: PredictOptions): Promise<Output>;
+  async predict(
+    inputs: NumericArray | PredictionFields,
+    shapeOrOptions?: number[] | PredictOptions,
+    options?: PredictOptions,
+  ): Promise<Prediction> {
     const engine = await this.ready('predict');
-    return engine.predict(inputs, shape, options.batchSize ?? this.config.evalBatchSize);
+    const [given, shape, { batchSize }] = predictionArguments(inputs, shapeOrOptions, options);
+    return engine.predict(given, shape, batchSize ?? this.config.evalBatchSize);
   }
 
   /**

@@ -20,5 +20,8 @@ struct PredictionOptions {
 // Every output (model.outputLayout() order) for `inputs` (first dimension = samples) as float32
 // on the CPU. Floating inputs are cast to the model's dtype; integer inputs (token ids) are kept.
 std::vector<at::Tensor> predictInBatches(Model& model, const at::Tensor& inputs, const PredictionOptions& options);
+// The same for a model that takes several inputs by name (Module.inputFields): `fields` holds them,
+// each with the same number of samples.
+std::vector<at::Tensor> predictInBatches(Model& model, const TensorDict& fields, const PredictionOptions& options);
 
 }  // namespace firebrand

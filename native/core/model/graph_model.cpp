@@ -68,7 +68,7 @@ std::vector<at::Tensor> GraphModel::singleInput(const at::Tensor& input) const {
     std::string names;
     for (const auto& name : program_->inputs()) names += (names.empty() ? "'" : ", '") + name + "'";
     throw InvalidArgument("model: forward takes " + std::to_string(program_->inputs().size()) + " inputs (" + names +
-                          "), so it needs a batch of those fields; one input tensor (predict) cannot feed it");
+                          "), so it needs a batch of those fields; give predict an object of them by name");
   }
   return {input};
 }
@@ -87,11 +87,13 @@ at::Tensor GraphModel::forwardIncremental(const at::Tensor& newTokens, DecodeCac
   return output;
 }
 
-at::Tensor GraphModel::forward(const Batch& batch) {
+at::Tensor GraphModel::forward(const Batch& batch) { return forwardAll(batch)[selectedOutput_]; }
+
+std::vector<at::Tensor> GraphModel::forwardAll(const Batch& batch) {
   std::vector<at::Tensor> inputs;
   inputs.reserve(program_->inputs().size());
   for (const auto& name : program_->inputs()) inputs.push_back(batch.field(name));
-  return program_->run(inputs, tree_.root->is_training(), device_)[selectedOutput_];
+  return program_->run(inputs, tree_.root->is_training(), device_);
 }
 
 std::string GraphModel::describeInputs(const Batch& batch) const {

@@ -19,6 +19,7 @@ class GraphModel : public Model {
   // The fields forward takes (Module.inputFields()), by name.
   at::Tensor forward(const Batch& batch) override;
   std::vector<at::Tensor> forwardAll(const at::Tensor& input) override;
+  std::vector<at::Tensor> forwardAll(const Batch& batch) override;
   at::Tensor forwardIncremental(const at::Tensor& newTokens, DecodeCache& cache) override;
   const OutputLayout& outputLayout() const override { return program_->graph().returns; }
   std::string describeInputs(const Batch& batch) const override;

@@ -28,6 +28,8 @@ class Model {
   virtual at::Tensor forward(const Batch& batch) { return forward(batch.inputs()); }
   // Every output, in outputLayout() order (what predict returns).
   virtual std::vector<at::Tensor> forwardAll(const at::Tensor& inputs) { return {forward(inputs)}; }
+  // Every output for a batch's fields (predict with named inputs).
+  virtual std::vector<at::Tensor> forwardAll(const Batch& batch) { return forwardAll(batch.inputs()); }
   // Incremental decoding (generate's key/value cache): the output for `newTokens` ([1, T]), the
   // positions after the cache.past ones the cache holds, which it then holds too. Throws
   // NotIncremental, naming why, for a model that cannot (by default: only traced modules can).

@@ -29,6 +29,7 @@ class ScriptModel : public Model {
   at::Tensor forward(const at::Tensor& inputs) override;
   // A forward that returns a tuple of tensors gives them all ("0", "1", ... by position).
   std::vector<at::Tensor> forwardAll(const at::Tensor& inputs) override;
+  using Model::forwardAll;
   const OutputLayout& outputLayout() const override { return outputLayout_; }
   torch::OrderedDict<std::string, at::Tensor> namedParameters() const override;
   torch::OrderedDict<std::string, at::Tensor> namedBuffers() const override;

@@ -1,5 +1,6 @@
 #include "core/model/weights.h"
 
+#include <caffe2/serialize/inline_container.h>
 #include <torch/script.h>
 #include <torch/utils.h>
 
@@ -9,6 +10,7 @@
 #include "core/errors.h"
 #include "core/io/input_file.h"
 #include "core/io/safetensors_reader.h"
+#include "core/io/torch_save_reader.h"
 #include "core/model/lora_adapters.h"
 #include "core/shape_text.h"
 
@@ -95,25 +97,42 @@ TensorDict renamedWeights(const TensorDict& weights, const std::map<std::string,
   return renamed;
 }
 
-TensorDict readWeightsFile(const std::string& path) {
-  checkInputFile(path, "weights file (.safetensors or TorchScript)");
-  std::ifstream file(path, std::ios::binary);
-  if (!file) throw FileError(path + ": cannot open weights file");
-  char magic[2] = {0, 0};
-  file.read(magic, 2);
-  // TorchScript files are ZIP archives ("PK"); safetensors files start with a header length.
-  if (!(magic[0] == 'P' && magic[1] == 'K')) return readSafetensors(path).tensors;
+namespace {
+
+// Whether a zip archive is a TorchScript module (it has constants.pkl) rather than a torch.save file.
+bool isTorchScript(const std::string& path) {
+  try {
+    return caffe2::serialize::PyTorchStreamReader(path).hasRecord("constants.pkl");
+  } catch (const c10::Error& error) {
+    throw FileError(path + ": a zip file that is neither a TorchScript module nor a torch.save file (" +
+                    error.what_without_backtrace() + ")");
+  }
+}
+
+TensorDict torchScriptWeights(const std::string& path) {
   torch::jit::Module module;
   try {
     module = torch::jit::load(path);
   } catch (const c10::Error& error) {
-    throw FileError(path + ": neither a safetensors file nor a TorchScript module (" + error.what_without_backtrace() +
-                    ")");
+    throw FileError(path + ": not a TorchScript module that loads (" + error.what_without_backtrace() + ")");
   }
   TensorDict weights;
   for (const auto& item : module.named_parameters(/*recurse=*/true)) weights[item.name] = item.value.detach();
   for (const auto& item : module.named_buffers(/*recurse=*/true)) weights[item.name] = item.value.detach();
   return weights;
+}
+
+}  // namespace
+
+TensorDict readWeightsFile(const std::string& path) {
+  checkInputFile(path, "weights file (.safetensors, torch.save .pt/.pth or TorchScript)");
+  std::ifstream file(path, std::ios::binary);
+  if (!file) throw FileError(path + ": cannot open weights file");
+  char magic[2] = {0, 0};
+  file.read(magic, 2);
+  // torch.save and TorchScript files are ZIP archives ("PK"); safetensors files start with a header length.
+  if (!(magic[0] == 'P' && magic[1] == 'K')) return readSafetensors(path).tensors;
+  return isTorchScript(path) ? torchScriptWeights(path) : readTorchSave(path);
 }
 
 }  // namespace firebrand

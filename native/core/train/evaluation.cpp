@@ -115,4 +115,9 @@ std::vector<at::Tensor> TrainingEngine::predict(const at::Tensor& inputs, int64_
   return predictInBatches(*model_, inputs, {device_, autocastDtype_, batchSize});
 }
 
+std::vector<at::Tensor> TrainingEngine::predict(const TensorDict& fields, int64_t batchSize) {
+  useRequestedThreads();
+  return predictInBatches(*model_, fields, {device_, autocastDtype_, batchSize});
+}
+
 }  // namespace firebrand

@@ -117,6 +117,8 @@ class TrainingEngine {
   std::vector<std::string> publishedLearningRateNames() const;
   // Every model output for `inputs` (first dimension = samples), float32 on the CPU.
   std::vector<at::Tensor> predict(const at::Tensor& inputs, int64_t batchSize);
+  // The same for a model that takes several inputs by name.
+  std::vector<at::Tensor> predict(const TensorDict& fields, int64_t batchSize);
 
   // Work the caller runs between two optimizer steps of an epoch, on the
   // training thread (predictions asked for during a fit); each call must be
