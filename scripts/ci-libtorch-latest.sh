@@ -10,8 +10,9 @@ cd "$(dirname "$0")/.."
 
 root=${FIREBRAND_SID_ROOT:-/var/tmp/firebrand-sid}
 mirror=http://deb.debian.org/debian
-# python3-transformers: the tests check that transformers loads what savePretrained writes.
-packages=(libtorch-dev python3-torch python3-transformers libgloo-dev libopenblas0-openmp zlib1g-dev nodejs npm g++ cmake
+# python3-transformers: the tests check that transformers loads what savePretrained writes; python3-torchvision
+# computes the torchvision checkpoints' references at test time.
+packages=(libtorch-dev python3-torch python3-transformers python3-torchvision python3-safetensors libgloo-dev libopenblas0-openmp zlib1g-dev nodejs npm g++ cmake
           ninja-build ca-certificates dataset-fashion-mnist bsdutils libblas3)
 started=$SECONDS
 

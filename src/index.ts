@@ -143,6 +143,12 @@ export {
   ViTSelfOutput,
 } from './pretrained/architectures/vit';
 export type { ViTConfig } from './pretrained/architectures/vit';
+export { torchvision } from './pretrained/torchvision-models';
+export type { WeightsOption } from './pretrained/torchvision-models';
+export { BasicBlock, Bottleneck, ResNet } from './pretrained/architectures/torchvision-resnet';
+export type { ResNetOptions } from './pretrained/architectures/torchvision-resnet';
+export { InvertedResidual, MobileNetV3, SqueezeExcitation } from './pretrained/architectures/torchvision-mobilenetv3';
+export type { MobileNetV3Options } from './pretrained/architectures/torchvision-mobilenetv3';
 export type { WeightNameMap } from './training/weight-renames';
 export type { LoraConfig } from './training/lora';
 export type {

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { Callback, Dataset, F, Layer, Model, Module, nn, Parameter, Tensor, torch, Trainer } from '../src';
 import { ResNet18 } from '../examples/models/resnet';
 import { blobDataset, errorOf, makeBlobs, pythonJson, rejectionOf } from './support/helpers';
+import { expectClose } from './support/expect-close';
 
 /** y = x Wᵀ + b with its own parameters, initialised as torch.nn.Linear does. */
 class MyLinear extends nn.Module {
@@ -247,7 +248,7 @@ describe('models written as TypeScript modules', () => {
     expect(history.epochs).to.have.length(1);
   });
 
-  it('takes several dataset fields by name (inputFields), and says predict cannot feed them', async () => {
+  it('takes several dataset fields by name (inputFields), in fit and in predict (trainer and Model.load)', async () => {
     class Masked extends nn.Module {
       fc = nn.linear(4, 2);
       override inputFields(): string[] {
@@ -271,8 +272,33 @@ describe('models written as TypeScript modules', () => {
     expect(missing.message).to.contain("batch: no field 'keep' (it has input, target)");
     const predicted = await rejectionOf(trainer.predict(inputs, [64, 4]));
     expect(predicted.message).to.contain(
-      "model: forward takes 2 inputs ('input', 'keep'), so it needs a batch of those fields",
+      "model: forward takes 2 inputs ('input', 'keep'), so it needs a batch of those fields; give predict an object of them by name",
     );
+    // By name: the same as the one-input model fed input * keep.
+    const fields = { input: { data: inputs, shape: [64, 4] }, keep: { data: keep, shape: [64, 4] } };
+    const byName = await trainer.predict(fields, { batchSize: 10 });
+    const state = await trainer.stateDict();
+    const product = Float32Array.from(inputs, (value, i) => value * keep[i]);
+    const weight = state['fc.weight'].data as Float32Array;
+    const bias = state['fc.bias'].data as Float32Array;
+    const expected = Array.from({ length: 128 }, (_, i) => {
+      const [sample, out] = [Math.floor(i / 2), i % 2];
+      let sum = bias[out];
+      for (let j = 0; j < 4; j += 1) sum += product[sample * 4 + j] * weight[out * 4 + j];
+      return sum;
+    });
+    expectClose(byName, expected, 'predict by name');
+    const saved = fs.mkdtempSync(path.join(os.tmpdir(), 'firebrand-fields-'));
+    try {
+      await trainer.save(saved);
+      expectClose(await (await Model.load(saved)).predict(fields), byName, 'Model.load predict by name', {
+        tolerance: 0,
+      });
+    } finally {
+      fs.rmSync(saved, { recursive: true, force: true });
+    }
+    const short = await rejectionOf(trainer.predict({ ...fields, keep: { data: keep.slice(0, 8), shape: [2, 4] } }));
+    expect(short.message).to.contain('every input field needs the same number of samples');
   });
 
   it('trains with parameter groups by module path, bf16 autocast, accumulation and clipping', async () => {

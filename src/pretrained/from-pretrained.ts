@@ -63,9 +63,16 @@ export interface PretrainedSource {
   weightFiles: string[];
   /** The class built is not the checkpoint's own: its new weights are initialized, the old head's left out. */
   newHead: boolean;
+  /** The model's modules by path when it was made: one replaced since (a new head) keeps its own weights. */
+  modules: Map<string, Module>;
 }
 
 const sources = new WeakMap<Module, PretrainedSource>();
+
+/** @internal Records where `model`'s weights come from; a trainer given it loads them when it sets up. */
+export function setPretrainedSource(model: Module, source: Omit<PretrainedSource, 'modules'>): void {
+  sources.set(model, { ...source, modules: new Map(model.namedModules()) });
+}
 
 /**
  * The tokens generation stops after by default for a checkpoint: generation_config.json's eos_token_id
@@ -130,7 +137,7 @@ export async function fromPretrained(
   const model = make(config) as Module & { config: PretrainedConfig };
   const generationFile = path.join(folder, GENERATION_CONFIG_FILE);
   const own = Array.isArray(config.architectures) ? config.architectures[0] : undefined;
-  sources.set(model, {
+  setPretrainedSource(model, {
     folder,
     config: { ...config, architectures: [architecture] },
     generationConfig: fs.existsSync(generationFile) ? readJsonObject(generationFile, 'fromPretrained') : undefined,

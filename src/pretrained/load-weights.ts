@@ -1,8 +1,11 @@
 // A checkpoint's weights into the model a trainer built: each shard in turn,
 // then one check that every weight came from some file and no file held a
 // weight the architecture lacks (except buffers transformers itself ignores).
+// A module replaced after the model was made (a new head, as torchvision users
+// swap model.fc) keeps its own weights: the file's for it are left out.
 import { firebrandError } from '../errors';
 import { native, type NativeEngine } from '../native';
+import type { Module } from '../nn/module/module';
 import type { PretrainedSource } from './from-pretrained';
 
 /** Weights older checkpoints hold that the architectures make anew (transformers ignores them on load too). */
@@ -14,11 +17,23 @@ const LEGACY_NAMES: [RegExp, string][] = [
   [/LayerNorm\.beta$/, 'LayerNorm.bias'],
 ];
 
-async function legacyRenames(file: string): Promise<Record<string, string>> {
-  const renames: Record<string, string> = {};
+/** The paths of the modules replaced since the model was made (the outermost of them). */
+function replacedModules(model: Module, source: PretrainedSource): string[] {
+  const now = new Map(model.namedModules());
+  const replaced = [...source.modules].filter(([path, module]) => path !== '' && now.get(path) !== module);
+  const paths = replaced.map(([path]) => path);
+  return paths.filter((path) => !paths.some((outer) => path.startsWith(`${outer}.`)));
+}
+
+const under = (name: string, paths: string[]) => paths.some((path) => name.startsWith(`${path}.`));
+
+/** The file's weights renamed (legacy names) or left out (null: those of replaced modules). */
+async function renamesOf(file: string, replaced: string[]): Promise<Record<string, string | null>> {
+  const renames: Record<string, string | null> = {};
   for (const name of await native.weightNames(file)) {
     for (const [pattern, replacement] of LEGACY_NAMES)
       if (pattern.test(name)) renames[name] = name.replace(pattern, replacement);
+    if (under(renames[name] ?? name, replaced)) renames[name] = null;
   }
   return renames;
 }
@@ -26,12 +41,19 @@ async function legacyRenames(file: string): Promise<Record<string, string>> {
 const listed = (names: string[]) =>
   names.slice(0, 8).join(', ') + (names.length > 8 ? ` and ${names.length - 8} more` : '');
 
-export async function loadPretrainedWeights(engine: NativeEngine, source: PretrainedSource): Promise<void> {
+export async function loadPretrainedWeights(
+  engine: NativeEngine,
+  model: Module,
+  source: PretrainedSource,
+): Promise<void> {
+  const replaced = replacedModules(model, source);
   let missing: Set<string> | undefined;
   const unexpected = new Set<string>();
   for (const file of source.weightFiles) {
-    const result = await engine.initWeightsFrom(file, false, await legacyRenames(file));
-    missing = new Set(result.missing.filter((name) => missing === undefined || missing.has(name)));
+    const result = await engine.initWeightsFrom(file, false, await renamesOf(file, replaced));
+    missing = new Set(
+      result.missing.filter((name) => (missing === undefined || missing.has(name)) && !under(name, replaced)),
+    );
     for (const name of result.unexpected)
       if (!IGNORED_ON_LOAD.some((pattern) => pattern.test(name))) unexpected.add(name);
   }
@@ -53,6 +75,6 @@ export async function loadPretrainedWeights(engine: NativeEngine, source: Pretra
   ].filter(Boolean);
   throw firebrandError(
     'ERR_FIREBRAND_FILE',
-    `fromPretrained: ${source.folder} does not fit a ${source.config.model_type} model built from its config.json: ${problems.join('; ')}`,
+    `${source.weightFiles.length === 1 ? source.weightFiles[0] : source.folder} does not fit the ${source.config.architectures} model: ${problems.join('; ')}`,
   );
 }

@@ -196,7 +196,7 @@ export class Trainer {
     }
     // A checkpoint's weights (fromPretrained): every rank reads the same files.
     const pretrained = pretrainedSourceOf(models.model);
-    if (pretrained !== undefined) await loadPretrainedWeights(engine, pretrained);
+    if (pretrained !== undefined) await loadPretrainedWeights(engine, models.model as Module, pretrained);
     this.pretrained = pretrained;
     this.nativeEngine = engine;
     this.modelSpec = modelSpec;
