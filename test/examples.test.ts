@@ -2,7 +2,10 @@
 import { expect } from 'chai';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
+
+import { pythonJson } from './support/helpers';
 
 const root = path.join(__dirname, '..', '..');
 const compiled = path.join(__dirname, '..', 'examples');
@@ -114,6 +117,35 @@ describe('examples', function () {
     expect(output).to.contain('layers 1-3 and the stem (90 parameters and buffers) unchanged: true');
     expect(output).to.contain('learning rates: adamw/pg0 0.01, adamw/pg1 0.0001');
     expect(Number(/test accuracy (\d\.\d+)/.exec(output)?.[1])).to.be.above(0.5);
+  });
+
+  it("finetune-torchvision trains torchvision's ResNet-18 from its .pth with the head swapped", function () {
+    needFashionMnist(this);
+    // torchvision's own state dict of a ResNet-18 (its initialization: the example cannot download weights).
+    const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'firebrand-torchvision-example-'));
+    try {
+      const weights = path.join(folder, 'resnet18.pth');
+      const made = pythonJson(
+        this,
+        `import json, sys
+try:
+    import torch, torchvision
+except ImportError as error:
+    print(json.dumps({'missing': str(error)})); sys.exit(0)
+torch.manual_seed(0)
+torch.save(torchvision.models.resnet18().state_dict(), sys.argv[1])
+print(json.dumps({}))`,
+        weights,
+      ) as { missing?: string };
+      const args = made.missing === undefined ? [weights] : [];
+      if (made.missing !== undefined)
+        console.log(`      (no torchvision in python3: ${made.missing}; the example runs from its own initialization)`);
+      const output = runExample('finetune-torchvision', { epochs: 1, trainSamples: 3000 }, args);
+      expect(output).to.contain(args.length > 0 ? `weights from ${weights}` : "torchvision's initialization");
+      expect(Number(/test accuracy (\d\.\d+)/.exec(output)?.[1]), output).to.be.above(0.5);
+    } finally {
+      fs.rmSync(folder, { recursive: true, force: true });
+    }
   });
 
   it('resnet-fashion-mnist trains the TypeScript ResNet-18 for 2 epochs of 3,000 images past 75% test accuracy', function () {

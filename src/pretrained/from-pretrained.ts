@@ -89,6 +89,27 @@ export function pretrainedSourceOf(model: unknown): PretrainedSource | undefined
   return typeof model === 'object' && model !== null ? sources.get(model as Module) : undefined;
 }
 
+/**
+ * @internal The pretrained modules inside `model` (itself, or a backbone a user's module holds), each
+ * with its path ('' for the model itself): their weights load under that path.
+ */
+export function pretrainedSourcesIn(model: unknown): { path: string; module: Module; source: PretrainedSource }[] {
+  if (!(model instanceof Object) || typeof (model as Module).namedModules !== 'function') return [];
+  const found: { path: string; module: Module; source: PretrainedSource }[] = [];
+  for (const [path, module] of (model as Module).namedModules()) {
+    const source = sources.get(module);
+    if (source !== undefined && !found.some((outer) => path.startsWith(`${outer.path}.`))) {
+      found.push({ path, module, source });
+    }
+  }
+  return found;
+}
+
+/** @internal Whether `source` is a Hugging Face checkpoint (with a config.json savePretrained can write). */
+export function isHuggingFaceSource(source: PretrainedSource): boolean {
+  return typeof source.config.model_type === 'string' && source.config.model_type in ARCHITECTURES;
+}
+
 /** The weight files of `folder`: model.safetensors, or every shard its index names (in order, once each). */
 function weightFilesOf(folder: string): string[] {
   const index = path.join(folder, SAFETENSORS_INDEX_FILE);

@@ -27,13 +27,18 @@ function replacedModules(model: Module, source: PretrainedSource): string[] {
 
 const under = (name: string, paths: string[]) => paths.some((path) => name.startsWith(`${path}.`));
 
-/** The file's weights renamed (legacy names) or left out (null: those of replaced modules). */
-async function renamesOf(file: string, replaced: string[]): Promise<Record<string, string | null>> {
+/**
+ * The file's weights renamed (legacy names; under `prefix`, the path of the module they are for inside
+ * the model) or left out (null: those of replaced modules).
+ */
+async function renamesOf(file: string, replaced: string[], prefix: string): Promise<Record<string, string | null>> {
   const renames: Record<string, string | null> = {};
   for (const name of await native.weightNames(file)) {
-    for (const [pattern, replacement] of LEGACY_NAMES)
-      if (pattern.test(name)) renames[name] = name.replace(pattern, replacement);
-    if (under(renames[name] ?? name, replaced)) renames[name] = null;
+    let target = name;
+    for (const [pattern, replacement] of LEGACY_NAMES) target = target.replace(pattern, replacement);
+    if (prefix !== '') target = `${prefix}.${target}`;
+    if (under(target, replaced)) renames[name] = null;
+    else if (target !== name) renames[name] = target;
   }
   return renames;
 }
@@ -41,18 +46,24 @@ async function renamesOf(file: string, replaced: string[]): Promise<Record<strin
 const listed = (names: string[]) =>
   names.slice(0, 8).join(', ') + (names.length > 8 ? ` and ${names.length - 8} more` : '');
 
+/** Loads `source`'s weights into `module`, the model itself or the module at `prefix` inside it. */
 export async function loadPretrainedWeights(
   engine: NativeEngine,
-  model: Module,
+  module: Module,
   source: PretrainedSource,
+  prefix = '',
 ): Promise<void> {
-  const replaced = replacedModules(model, source);
+  const inModel = (path: string) => (prefix === '' ? path : `${prefix}.${path}`);
+  const replaced = replacedModules(module, source).map(inModel);
+  const outside = (name: string) => prefix !== '' && !name.startsWith(`${prefix}.`);
   let missing: Set<string> | undefined;
   const unexpected = new Set<string>();
   for (const file of source.weightFiles) {
-    const result = await engine.initWeightsFrom(file, false, await renamesOf(file, replaced));
+    const result = await engine.initWeightsFrom(file, false, await renamesOf(file, replaced, prefix));
     missing = new Set(
-      result.missing.filter((name) => (missing === undefined || missing.has(name)) && !under(name, replaced)),
+      result.missing.filter(
+        (name) => (missing === undefined || missing.has(name)) && !under(name, replaced) && !outside(name),
+      ),
     );
     for (const name of result.unexpected)
       if (!IGNORED_ON_LOAD.some((pattern) => pattern.test(name))) unexpected.add(name);

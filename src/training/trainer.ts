@@ -24,7 +24,13 @@ import { generateTokens } from '../inference/generation';
 import { predictionArguments, type PredictionFields, type PredictOptions } from '../inference/prediction-inputs';
 import { type ModelLike, type ModelSpec, resolveModelSpec } from '../nn/model-spec';
 import { Module } from '../nn/module/module';
-import { pretrainedSourceOf, pretrainedStopTokens, type PretrainedSource } from '../pretrained/from-pretrained';
+import {
+  isHuggingFaceSource,
+  pretrainedSourceOf,
+  pretrainedSourcesIn,
+  pretrainedStopTokens,
+  type PretrainedSource,
+} from '../pretrained/from-pretrained';
 import { loadPretrainedWeights } from '../pretrained/load-weights';
 import { writePretrained } from '../pretrained/save-pretrained';
 import { runtimeInfo, setNumThreads, useDeterministicAlgorithms, warnIfSlowBlas } from '../runtime';
@@ -194,10 +200,12 @@ export class Trainer {
       const { rank, worldSize, masterAddr, masterPort } = this.place;
       await engine.distribute({ rank, worldSize, masterAddr, masterPort, ...this.config.distributed });
     }
-    // A checkpoint's weights (fromPretrained): every rank reads the same files.
-    const pretrained = pretrainedSourceOf(models.model);
-    if (pretrained !== undefined) await loadPretrainedWeights(engine, models.model as Module, pretrained);
-    this.pretrained = pretrained;
+    // A checkpoint's weights (fromPretrained, torchvision.models), for the model or modules inside it:
+    // every rank reads the same files.
+    for (const { path: prefix, module, source } of pretrainedSourcesIn(models.model)) {
+      await loadPretrainedWeights(engine, module, source, prefix);
+    }
+    this.pretrained = pretrainedSourceOf(models.model);
     this.nativeEngine = engine;
     this.modelSpec = modelSpec;
     await this.hooks.run('postSetup', this);
@@ -507,7 +515,7 @@ export class Trainer {
     return this.exclusive('savePretrained', 'anyHook', async () => {
       const engine = await this.ready('savePretrained');
       const source = this.pretrained;
-      if (source === undefined) {
+      if (source === undefined || !isHuggingFaceSource(source)) {
         throw firebrandError(
           'ERR_FIREBRAND_INVALID_STATE',
           `savePretrained(${folder}): the model was not made by fromPretrained, so there is no config.json to write; use save()`,
