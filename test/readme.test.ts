@@ -23,6 +23,7 @@ const PRELUDE: Record<string, string> = {
   loss: "'cross_entropy'",
   optimizer: "'adamw'",
   source: 'string',
+  weightsFile: 'string',
   run: '{ log(data: object, options: { step: number }): void }',
 };
 // What the prelude imports from 'firebrand' (unless the block imports it itself).
