@@ -60,6 +60,21 @@ CASES = {
     # A window shorter than the inputs, so that it matters.
     "mistral": causal_lm(transformers.MistralConfig, transformers.MistralForCausalLM,
                          dict(LLAMA, tie_word_embeddings=False, sliding_window=4)),
+    # Rope scaling kinds, with the rotary dim (4) small enough that every branch of each kind is taken.
+    "llama-rope-linear": causal_lm(transformers.LlamaConfig, transformers.LlamaForCausalLM,
+                                   dict(LLAMA, rope_parameters=dict(rope_type="linear", rope_theta=10000.0, factor=4.0))),
+    "llama-rope-llama3": causal_lm(transformers.LlamaConfig, transformers.LlamaForCausalLM,
+                                   dict(LLAMA, rope_parameters=dict(rope_type="llama3", rope_theta=10000.0, factor=8.0,
+                                                                    low_freq_factor=1.0, high_freq_factor=4.0,
+                                                                    original_max_position_embeddings=16))),
+    "llama-rope-yarn": causal_lm(transformers.LlamaConfig, transformers.LlamaForCausalLM,
+                                 dict(LLAMA, rope_parameters=dict(rope_type="yarn", rope_theta=10000.0, factor=4.0,
+                                                                  original_max_position_embeddings=16))),
+    # The inputs (8 positions) reach past the original context (4): the long factors apply.
+    "llama-rope-longrope": causal_lm(transformers.LlamaConfig, transformers.LlamaForCausalLM,
+                                     dict(LLAMA, rope_parameters=dict(rope_type="longrope", rope_theta=10000.0,
+                                                                      short_factor=[1.0, 1.5], long_factor=[2.0, 3.0],
+                                                                      original_max_position_embeddings=4))),
     "bert-mlm": dict(config=transformers.BertConfig(**BERT), model_class=transformers.BertForMaskedLM,
                      inputs=BERT_INPUTS, target=MLM_TARGETS, logits=lambda output: output.logits.transpose(1, 2)),
     "bert-classifier": dict(config=transformers.BertConfig(**BERT, id2label={0: "no", 1: "yes", 2: "maybe"},

@@ -63,7 +63,16 @@ function inputsOf(model: { inputFields(): string[] }, golden: Tensors): Record<s
 
 describe('fromPretrained: Hugging Face checkpoints, against transformers', function () {
   this.timeout(120_000);
-  const causalLMs = ['gpt2', 'llama', 'qwen2', 'mistral'];
+  const causalLMs = [
+    'gpt2',
+    'llama',
+    'qwen2',
+    'mistral',
+    'llama-rope-linear',
+    'llama-rope-llama3',
+    'llama-rope-yarn',
+    'llama-rope-longrope',
+  ];
   for (const name of [...causalLMs, 'bert-mlm', 'bert-classifier', 'vit']) {
     describe(name, () => {
       const goldenFile = path.join(fixtures, `${name}.golden.safetensors`);
@@ -223,6 +232,23 @@ print(json.dumps(logits))`;
     } finally {
       fs.rmSync(folder, { recursive: true, force: true });
     }
+  });
+
+  it('names a rope scaling kind it does not support, and says why dynamic is not', async () => {
+    for (const [kind, why] of [
+      ['su', "rope_type 'su' is not supported; supported: default, linear, llama3, yarn, longrope"],
+      ['dynamic', "rope_type 'dynamic' is not supported (its frequencies depend on the longest sequence"],
+    ]) {
+      await withLlamaCopy({ rope_parameters: { rope_type: kind, rope_theta: 10000, factor: 2 } }, async (folder) => {
+        const error = await rejectionOf(fromPretrained(folder));
+        expect(error.code).to.equal('ERR_FIREBRAND_INVALID_ARGUMENT');
+        expect(error.message).to.contain(why);
+      });
+    }
+    await withLlamaCopy({ rope_parameters: { rope_type: 'llama3', rope_theta: 10000, factor: 8 } }, async (folder) => {
+      const error = await rejectionOf(fromPretrained(folder));
+      expect(error.message).to.contain("rope_type 'llama3' needs a number for rope_parameters.low_freq_factor");
+    });
   });
 
   it('names every weight whose shape does not fit the config', () =>

@@ -12,16 +12,22 @@ export interface RotaryEmbeddingOptions {
   base?: number;
   /** Scales cos and sin (transformers' attention_scaling; 1 for the default rope). */
   attentionScaling?: number;
+  /**
+   * The inverse frequencies from the powers base^(2i/dim) and the positions (a rope scaling kind:
+   * rope-scaling.ts); by default 1 / powers.
+   */
+  inverseFrequencies?: (powers: Tensor, positionIds: Tensor) => Tensor;
 }
 
 /** cos and sin, [batch, positions, dim], of positionIds [batch, positions] (LlamaRotaryEmbedding). */
 export class RotaryEmbedding extends Module {
   private readonly base: number;
   private readonly attentionScaling: number;
+  private readonly scaled?: (powers: Tensor, positionIds: Tensor) => Tensor;
 
   constructor(
     readonly dim: number,
-    { base = 10000, attentionScaling = 1 }: RotaryEmbeddingOptions = {},
+    { base = 10000, attentionScaling = 1, inverseFrequencies }: RotaryEmbeddingOptions = {},
   ) {
     super();
     if (!Number.isInteger(dim) || dim < 2 || dim % 2 !== 0) {
@@ -32,21 +38,23 @@ export class RotaryEmbedding extends Module {
     }
     this.base = base;
     this.attentionScaling = attentionScaling;
+    this.scaled = inverseFrequencies;
   }
 
   /**
-   * base^(-2i/dim) for i < dim/2, in float32 with PyTorch's own kernels, as transformers computes
-   * inv_freq (a buffer there; computed in the graph here, so no rounding of JavaScript's differs).
+   * base^(-2i/dim) for i < dim/2 (or as the rope scaling kind makes them), in float32 with PyTorch's
+   * own kernels, as transformers computes inv_freq (a buffer there; computed in the graph here, so no
+   * rounding of JavaScript's differs).
    */
-  inverseFrequencies(): Tensor {
+  inverseFrequencies(positionIds: Tensor): Tensor {
     const exponents = torch.arange(this.dim, { step: 2 }).float().div(this.dim);
     const powers = torch.full([], this.base).pow(exponents);
-    return torch.onesLike(powers).div(powers);
+    return this.scaled === undefined ? torch.onesLike(powers).div(powers) : this.scaled(powers, positionIds);
   }
 
   /** `x` gives the dtype of cos and sin. */
   forward(x: Tensor, positionIds: Tensor): [Tensor, Tensor] {
-    const freqs = positionIds.unsqueeze(-1).float().mul(this.inverseFrequencies());
+    const freqs = positionIds.unsqueeze(-1).float().mul(this.inverseFrequencies(positionIds));
     const emb = torch.cat([freqs, freqs], -1);
     const scaled = (t: Tensor) => (this.attentionScaling === 1 ? t : t.mul(this.attentionScaling));
     return [scaled(emb.cos()).typeAs(x), scaled(emb.sin()).typeAs(x)];

@@ -9,6 +9,7 @@ import { nn } from '../../nn/layers';
 import { F, torch } from '../../nn/module/functional';
 import type { Layer, ModuleList } from '../../nn/module/module';
 import { applyRotaryPosEmb, RotaryEmbedding } from '../../nn/module/rotary';
+import { ropeOptions, type RopeParameters } from './rope-scaling';
 import type { SymInt, Tensor } from '../../nn/module/tensor';
 
 /** config.json's fields the Llama family reads (transformers' LlamaConfig names). */
@@ -23,10 +24,12 @@ export interface LlamaConfig {
   head_dim?: number;
   hidden_act?: string;
   rms_norm_eps?: number;
-  /** transformers 5 writes rope_theta and the rope kind here; earlier versions at the top level. */
-  rope_parameters?: { rope_type?: string; rope_theta?: number } | null;
+  /** transformers 5 writes rope_theta and the rope scaling kind here; earlier versions at the top level. */
+  rope_parameters?: RopeParameters | null;
   rope_theta?: number;
-  rope_scaling?: { rope_type?: string; type?: string } | null;
+  rope_scaling?: RopeParameters | null;
+  max_position_embeddings?: number;
+  original_max_position_embeddings?: number;
   /** Mistral: each position attends to the last sliding_window positions (itself included). */
   sliding_window?: number | null;
   /** Qwen2: sliding_window applies only when this is true. */
@@ -182,22 +185,20 @@ export class LlamaModel extends nn.Module {
   constructor(config: LlamaConfig) {
     super();
     const c = resolve(config);
-    const rope = config.rope_parameters ?? config.rope_scaling ?? undefined;
-    const kind = rope?.rope_type ?? config.rope_scaling?.type ?? 'default';
-    if (kind !== 'default') {
-      throw firebrandError(
-        'ERR_FIREBRAND_INVALID_ARGUMENT',
-        `config.json: rope_type '${kind}' is not supported yet; supported: 'default'`,
-      );
-    }
     this.embed_tokens = nn.embedding(config.vocab_size, c.hidden);
     this.layers = nn.moduleList(
       Array.from({ length: config.num_hidden_layers }, () => new LlamaDecoderLayer(c, config.intermediate_size)),
     );
     this.norm = nn.rmsNorm(c.hidden, { eps: c.eps });
-    this.rotary_emb = new RotaryEmbedding(c.headDim, {
-      base: config.rope_parameters?.rope_theta ?? config.rope_theta ?? 10000,
-    });
+    const rope = { rope_theta: config.rope_theta, ...(config.rope_parameters ?? config.rope_scaling ?? {}) };
+    this.rotary_emb = new RotaryEmbedding(
+      c.headDim,
+      ropeOptions(rope, {
+        maxPositionEmbeddings: config.max_position_embeddings ?? 2048,
+        originalMaxPositionEmbeddings: config.original_max_position_embeddings,
+        headDim: c.headDim,
+      }),
+    );
   }
 
   forward(tokens: Tensor): Tensor {
