@@ -75,6 +75,10 @@ CASES = {
                                      dict(LLAMA, rope_parameters=dict(rope_type="longrope", rope_theta=10000.0,
                                                                       short_factor=[1.0, 1.5], long_factor=[2.0, 3.0],
                                                                       original_max_position_embeddings=4))),
+    # Qwen2's window on the layers from max_window_layers on: layer 0 full, layer 1 windowed.
+    "qwen2-sliding": causal_lm(transformers.Qwen2Config, transformers.Qwen2ForCausalLM,
+                               dict(LLAMA, tie_word_embeddings=True, use_sliding_window=True, sliding_window=4,
+                                    max_window_layers=1)),
     "bert-mlm": dict(config=transformers.BertConfig(**BERT), model_class=transformers.BertForMaskedLM,
                      inputs=BERT_INPUTS, target=MLM_TARGETS, logits=lambda output: output.logits.transpose(1, 2)),
     "bert-classifier": dict(config=transformers.BertConfig(**BERT, id2label={0: "no", 1: "yes", 2: "maybe"},

@@ -72,6 +72,7 @@ describe('fromPretrained: Hugging Face checkpoints, against transformers', funct
     'llama-rope-llama3',
     'llama-rope-yarn',
     'llama-rope-longrope',
+    'qwen2-sliding',
   ];
   for (const name of [...causalLMs, 'bert-mlm', 'bert-classifier', 'vit']) {
     describe(name, () => {
@@ -120,7 +121,7 @@ describe('fromPretrained: Hugging Face checkpoints, against transformers', funct
       if (!causalLMs.includes(name)) return;
       // A sliding window is a mask over the whole sequence, which the cache cannot continue (yet): generation
       // then runs full forwards, and kvCache: true says why.
-      const windowed = name === 'mistral';
+      const windowed = name === 'mistral' || name === 'qwen2-sliding';
       it(`generates transformers' greedy tokens, ${windowed ? 'with full forwards' : 'with the cache and without'}`, async () => {
         const prompt = Array.from(golden.input_ids.data, Number).slice(0, golden.input_ids.shape[1]);
         const expected = Array.from(golden.generated.data, Number);

@@ -32,8 +32,11 @@ export interface LlamaConfig {
   original_max_position_embeddings?: number;
   /** Mistral: each position attends to the last sliding_window positions (itself included). */
   sliding_window?: number | null;
-  /** Qwen2: sliding_window applies only when this is true. */
+  /** Qwen2: sliding_window applies only when this is true, and to the layers from max_window_layers on. */
   use_sliding_window?: boolean;
+  max_window_layers?: number;
+  /** Each layer's attention, 'full_attention' or 'sliding_attention' (Qwen2; derived when absent). */
+  layer_types?: string[];
   attention_bias?: boolean;
   mlp_bias?: boolean;
   tie_word_embeddings?: boolean;
@@ -54,6 +57,19 @@ interface Resolved {
   window?: number;
 }
 
+/** Each layer's window: Mistral's on every layer; Qwen2's on its 'sliding_attention' layers, as transformers builds them. */
+function layerWindows(config: LlamaConfig): (number | undefined)[] {
+  const layers = Array.from({ length: config.num_hidden_layers }, (_, i) => i);
+  if (config.model_type !== 'qwen2') return layers.map(() => config.sliding_window ?? undefined);
+  const window = config.use_sliding_window ? (config.sliding_window ?? 4096) : undefined;
+  const types =
+    config.layer_types ??
+    layers.map((i) =>
+      window !== undefined && i >= (config.max_window_layers ?? 28) ? 'sliding_attention' : 'full_attention',
+    );
+  return layers.map((i) => (types[i] === 'sliding_attention' ? window : undefined));
+}
+
 function resolve(config: LlamaConfig): Resolved {
   const heads = config.num_attention_heads;
   const kvHeads = config.num_key_value_heads ?? heads;
@@ -71,12 +87,6 @@ function resolve(config: LlamaConfig): Resolved {
   }
   const qwen2 = config.model_type === 'qwen2';
   const attentionBias = config.attention_bias ?? false;
-  if (qwen2 && config.use_sliding_window) {
-    throw firebrandError(
-      'ERR_FIREBRAND_INVALID_ARGUMENT',
-      "config.json: Qwen2's use_sliding_window is not supported yet",
-    );
-  }
   return {
     hidden: config.hidden_size,
     heads,
@@ -86,7 +96,6 @@ function resolve(config: LlamaConfig): Resolved {
     qkvBias: qwen2 || attentionBias,
     outputBias: !qwen2 && attentionBias,
     mlpBias: config.mlp_bias ?? false,
-    window: qwen2 ? undefined : (config.sliding_window ?? undefined),
   };
 }
 
@@ -187,7 +196,7 @@ export class LlamaModel extends nn.Module {
     const c = resolve(config);
     this.embed_tokens = nn.embedding(config.vocab_size, c.hidden);
     this.layers = nn.moduleList(
-      Array.from({ length: config.num_hidden_layers }, () => new LlamaDecoderLayer(c, config.intermediate_size)),
+      layerWindows(config).map((window) => new LlamaDecoderLayer({ ...c, window }, config.intermediate_size)),
     );
     this.norm = nn.rmsNorm(c.hidden, { eps: c.eps });
     const rope = { rope_theta: config.rope_theta, ...(config.rope_parameters ?? config.rope_scaling ?? {}) };
