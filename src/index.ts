@@ -130,6 +130,8 @@ export {
   BertSelfAttention,
 } from './pretrained/architectures/bert';
 export type { BertConfig } from './pretrained/architectures/bert';
+export { DenseActivation, EncoderSelfAttention } from './pretrained/architectures/encoder-blocks';
+export type { EncoderConfig } from './pretrained/architectures/encoder-blocks';
 export {
   ViTAttention,
   ViTEmbeddings,

@@ -6,32 +6,22 @@
 import { firebrandError } from '../../errors';
 import type { LinearSpec } from '../../nn/layer-specs';
 import { nn } from '../../nn/layers';
-import { F, torch } from '../../nn/module/functional';
+import { torch } from '../../nn/module/functional';
 import type { FunctionalLayer } from '../../nn/module/functional-layers';
 import type { Layer, ModuleList, Parameter } from '../../nn/module/module';
 import type { Tensor } from '../../nn/module/tensor';
+import { DenseActivation, type EncoderConfig, EncoderSelfAttention } from './encoder-blocks';
 import { hiddenActivation } from './hidden-activation';
 
 /** config.json's fields BERT reads (transformers' BertConfig names). */
-export interface BertConfig {
-  model_type: string;
+export interface BertConfig extends EncoderConfig {
   vocab_size: number;
-  hidden_size: number;
-  num_hidden_layers: number;
-  num_attention_heads: number;
-  intermediate_size: number;
-  hidden_act?: string;
-  hidden_dropout_prob?: number;
-  attention_probs_dropout_prob?: number;
   max_position_embeddings?: number;
   type_vocab_size?: number;
-  layer_norm_eps?: number;
   pad_token_id?: number | null;
   position_embedding_type?: string;
   is_decoder?: boolean;
   classifier_dropout?: number | null;
-  /** The classes of a sequence-classification head (their count is num_labels). */
-  id2label?: Record<string, string>;
 }
 
 /** The fields both heads take, in forward's order: what a BERT tokenizer gives. */
@@ -77,33 +67,8 @@ export class BertEmbeddings extends nn.Module {
   }
 }
 
-export class BertSelfAttention extends nn.Module {
-  query: Layer<LinearSpec>;
-  key: Layer<LinearSpec>;
-  value: Layer<LinearSpec>;
-
-  constructor(private readonly config: BertConfig) {
-    super();
-    this.query = nn.linear(config.hidden_size, config.hidden_size);
-    this.key = nn.linear(config.hidden_size, config.hidden_size);
-    this.value = nn.linear(config.hidden_size, config.hidden_size);
-  }
-
-  /** keep: [batch, 1, 1, time], true for the keys a query may attend to (not padding). */
-  forward(x: Tensor, keep: Tensor): Tensor {
-    const { hidden_size: dim, num_attention_heads: heads } = this.config;
-    const [batch, time] = [x.size(0), x.size(1)];
-    const [q, k, v] = [this.query, this.key, this.value].map((projection) =>
-      projection
-        .forward(x)
-        .view(batch, time, heads, dim / heads)
-        .transpose(1, 2),
-    );
-    const dropoutP = this.config.attention_probs_dropout_prob ?? 0.1;
-    const y = F.scaledDotProductAttention(q, k, v, { attnMask: keep, dropoutP });
-    return y.transpose(1, 2).contiguous().view(batch, time, dim);
-  }
-}
+/** BERT's self-attention (query, key, value) with the mask of its padding. */
+export class BertSelfAttention extends EncoderSelfAttention {}
 
 /** A sublayer's output: dense, dropout, then LayerNorm over it plus the sublayer's input (post-norm). */
 export class BertResidualOutput extends nn.Module {
@@ -138,20 +103,7 @@ export class BertAttention extends nn.Module {
   }
 }
 
-export class BertIntermediate extends nn.Module {
-  dense: Layer<LinearSpec>;
-  private readonly activation: (x: Tensor) => Tensor;
-
-  constructor(config: BertConfig) {
-    super();
-    this.dense = nn.linear(config.hidden_size, config.intermediate_size);
-    this.activation = hiddenActivation(config.hidden_act ?? 'gelu');
-  }
-
-  forward(x: Tensor): Tensor {
-    return this.activation(this.dense.forward(x));
-  }
-}
+export class BertIntermediate extends DenseActivation {}
 
 export class BertLayer extends nn.Module {
   attention: BertAttention;

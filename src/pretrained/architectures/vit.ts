@@ -5,29 +5,18 @@
 import { firebrandError } from '../../errors';
 import type { Conv2dSpec, LinearSpec } from '../../nn/layer-specs';
 import { nn } from '../../nn/layers';
-import { F, torch } from '../../nn/module/functional';
+import { torch } from '../../nn/module/functional';
 import type { FunctionalLayer } from '../../nn/module/functional-layers';
 import type { Layer, ModuleList, Parameter } from '../../nn/module/module';
 import type { Tensor } from '../../nn/module/tensor';
-import { hiddenActivation } from './hidden-activation';
+import { DenseActivation, type EncoderConfig, EncoderSelfAttention } from './encoder-blocks';
 
 /** config.json's fields ViT reads (transformers' ViTConfig names). */
-export interface ViTConfig {
-  model_type: string;
+export interface ViTConfig extends EncoderConfig {
   image_size: number;
   patch_size: number;
   num_channels?: number;
-  hidden_size: number;
-  num_hidden_layers: number;
-  num_attention_heads: number;
-  intermediate_size: number;
-  hidden_act?: string;
-  hidden_dropout_prob?: number;
-  attention_probs_dropout_prob?: number;
-  layer_norm_eps?: number;
   qkv_bias?: boolean;
-  /** The classes (their count is num_labels). */
-  id2label?: Record<string, string>;
 }
 
 export class ViTPatchEmbeddings extends nn.Module {
@@ -69,30 +58,13 @@ export class ViTEmbeddings extends nn.Module {
   }
 }
 
-export class ViTSelfAttention extends nn.Module {
-  query: Layer<LinearSpec>;
-  key: Layer<LinearSpec>;
-  value: Layer<LinearSpec>;
-
-  constructor(private readonly config: ViTConfig) {
-    super();
-    const bias = config.qkv_bias ?? true;
-    this.query = nn.linear(config.hidden_size, config.hidden_size, { bias });
-    this.key = nn.linear(config.hidden_size, config.hidden_size, { bias });
-    this.value = nn.linear(config.hidden_size, config.hidden_size, { bias });
-  }
-
-  forward(x: Tensor): Tensor {
-    const { hidden_size: dim, num_attention_heads: heads } = this.config;
-    const [batch, time] = [x.size(0), x.size(1)];
-    const [q, k, v] = [this.query, this.key, this.value].map((projection) =>
-      projection
-        .forward(x)
-        .view(batch, time, heads, dim / heads)
-        .transpose(1, 2),
+/** ViT's self-attention (query, key, value; their biases as qkv_bias says). */
+export class ViTSelfAttention extends EncoderSelfAttention {
+  constructor(config: ViTConfig) {
+    super(
+      { ...config, attention_probs_dropout_prob: config.attention_probs_dropout_prob ?? 0 },
+      config.qkv_bias ?? true,
     );
-    const y = F.scaledDotProductAttention(q, k, v, { dropoutP: this.config.attention_probs_dropout_prob ?? 0 });
-    return y.transpose(1, 2).contiguous().view(batch, time, dim);
   }
 }
 
@@ -127,20 +99,7 @@ export class ViTAttention extends nn.Module {
   }
 }
 
-export class ViTIntermediate extends nn.Module {
-  dense: Layer<LinearSpec>;
-  private readonly activation: (x: Tensor) => Tensor;
-
-  constructor(config: ViTConfig) {
-    super();
-    this.dense = nn.linear(config.hidden_size, config.intermediate_size);
-    this.activation = hiddenActivation(config.hidden_act ?? 'gelu');
-  }
-
-  forward(x: Tensor): Tensor {
-    return this.activation(this.dense.forward(x));
-  }
-}
+export class ViTIntermediate extends DenseActivation {}
 
 export class ViTLayer extends nn.Module {
   attention: ViTAttention;
