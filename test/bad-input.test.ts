@@ -125,7 +125,10 @@ describe('bad input', () => {
       expect(error.message).to.contain(`${folder}: is a directory, expected a ${kind}`);
     };
     await isDirectory(loadSafetensors(folder), 'safetensors file');
-    await isDirectory(blobTrainer().initWeightsFrom(folder), 'weights file (.safetensors or TorchScript)');
+    await isDirectory(
+      blobTrainer().initWeightsFrom(folder),
+      'weights file (.safetensors, torch.save .pt/.pth or TorchScript)',
+    );
     await isDirectory(Dataset.fromNpy(folder, folder), '.npy file');
     await isDirectory(Dataset.fromCsv(folder), 'CSV file');
     await isDirectory(Dataset.fromIdx(folder, folder), 'IDX file');

@@ -94,7 +94,7 @@ Napi::Value ModelWrap::LoadWeights(const Napi::CallbackInfo& info) {
     return startOnThread(
         env, thread_,
         [model, path, strict]() -> PromiseWorker::Finish {
-          const WeightsReport report = loadWeights(*model, readWeightsFile(path), strict, path);
+          const WeightsReport report = loadWeights(*model, *openWeightsFile(path), strict, path);
           return [report](Napi::Env env) -> Napi::Value { return toJs(env, report); };
         },
         lock_.claim(Value(), "loadWeights", "model"));

@@ -41,7 +41,8 @@ Napi::Value WeightNames(const Napi::CallbackInfo& info) {
     const std::string path = toString(info[0], "path");
     return PromiseWorker::Start(env, [path]() -> PromiseWorker::Finish {
       std::vector<std::string> names;
-      for (const auto& [name, tensor] : readWeightsFile(path)) names.push_back(name);
+      const auto weights = openWeightsFile(path);
+      for (const auto& [name, shape] : weights->shapes()) names.push_back(name);
       return [names](Napi::Env env) -> Napi::Value { return toJs(env, names); };
     });
   });

@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <limits>
+#include <map>
 #include <vector>
 
 #include "core/errors.h"
@@ -125,9 +127,15 @@ std::vector<Entry> parseHeader(const std::string& header, uint64_t dataBytes, co
   return parsed;
 }
 
-// Reads a file of `fileSize` bytes through `read(offset, count, destination)`.
+struct Header {
+  std::vector<Entry> entries;
+  std::map<std::string, std::string> metadata;
+  uint64_t dataStart = 0;
+};
+
+// The checked header of a file of `fileSize` bytes, read through `read(offset, count, destination)`.
 template <typename ReadBytes>
-SafetensorsFile load(uint64_t fileSize, const std::string& origin, ReadBytes read) {
+Header headerOf(uint64_t fileSize, const std::string& origin, ReadBytes read) {
   if (fileSize < 8)
     throw FileError(origin + ": too short for a safetensors file (" + std::to_string(fileSize) + " bytes)");
   unsigned char prefix[8];
@@ -138,23 +146,84 @@ SafetensorsFile load(uint64_t fileSize, const std::string& origin, ReadBytes rea
     throw FileError(origin + ": header length " + std::to_string(length) + " does not fit a file of " +
                     std::to_string(fileSize) + " bytes; not a safetensors file, or truncated");
   }
-  std::string header(length, '\0');
-  read(8, length, header.data());
-  SafetensorsFile file;
-  const uint64_t dataStart = 8 + length;
-  for (const Entry& entry : parseHeader(header, fileSize - dataStart, origin, file.metadata)) {
-    at::Tensor tensor;
-    try {
-      tensor = at::empty(entry.shape, at::TensorOptions().dtype(entry.dtype));
-    } catch (const c10::Error& error) {  // a shape whose element count overflows
-      throw FileError(origin + ": tensor '" + entry.name + "' has an impossible shape (" +
-                      error.what_without_backtrace() + ")");
-    }
-    if (entry.end > entry.begin) read(dataStart + entry.begin, entry.end - entry.begin, tensor.data_ptr());
-    file.tensors.emplace(entry.name, std::move(tensor));
+  std::string text(length, '\0');
+  read(8, length, text.data());
+  Header header;
+  header.dataStart = 8 + length;
+  header.entries = parseHeader(text, fileSize - header.dataStart, origin, header.metadata);
+  return header;
+}
+
+// One tensor's values, read through `read`.
+template <typename ReadBytes>
+at::Tensor tensorOf(const Entry& entry, uint64_t dataStart, const std::string& origin, ReadBytes read) {
+  at::Tensor tensor;
+  try {
+    tensor = at::empty(entry.shape, at::TensorOptions().dtype(entry.dtype));
+  } catch (const c10::Error& error) {  // a shape whose element count overflows
+    throw FileError(origin + ": tensor '" + entry.name + "' has an impossible shape (" +
+                    error.what_without_backtrace() + ")");
   }
+  if (entry.end > entry.begin) read(dataStart + entry.begin, entry.end - entry.begin, tensor.data_ptr());
+  return tensor;
+}
+
+template <typename ReadBytes>
+SafetensorsFile load(uint64_t fileSize, const std::string& origin, ReadBytes read) {
+  Header header = headerOf(fileSize, origin, read);
+  SafetensorsFile file;
+  file.metadata = std::move(header.metadata);
+  for (const Entry& entry : header.entries)
+    file.tensors.emplace(entry.name, tensorOf(entry, header.dataStart, origin, read));
   return file;
 }
+
+// Reads `count` bytes at `offset` of an open file.
+class FileBytes {
+ public:
+  explicit FileBytes(const std::string& path) : path_(path), in_(path, std::ios::binary) {
+    if (!in_) throw FileError(path + ": cannot open safetensors file (" + std::strerror(errno) + ")");
+    in_.seekg(0, std::ios::end);
+    size_ = static_cast<uint64_t>(in_.tellg());
+  }
+  uint64_t size() const { return size_; }
+  void operator()(uint64_t offset, uint64_t count, void* destination) {
+    in_.seekg(static_cast<std::streamoff>(offset));
+    if (!in_.read(static_cast<char*>(destination), static_cast<std::streamsize>(count))) {
+      throw FileError(path_ + ": cannot read " + std::to_string(count) + " bytes at " + std::to_string(offset));
+    }
+  }
+
+ private:
+  std::string path_;
+  std::ifstream in_;
+  uint64_t size_ = 0;
+};
+
+class SafetensorsWeights : public WeightsReader {
+ public:
+  explicit SafetensorsWeights(const std::string& path) : path_(path), bytes_(path) {
+    Header header = headerOf(bytes_.size(), path, std::ref(bytes_));
+    dataStart_ = header.dataStart;
+    for (auto& entry : header.entries) {
+      shapes_.emplace(entry.name, entry.shape);
+      entries_.emplace(entry.name, std::move(entry));
+    }
+  }
+  const WeightShapes& shapes() const override { return shapes_; }
+  at::Tensor read(const std::string& name) override {
+    const auto it = entries_.find(name);
+    if (it == entries_.end()) throw InvalidArgument("internal: no weight '" + name + "' in " + path_);
+    return tensorOf(it->second, dataStart_, path_, std::ref(bytes_));
+  }
+
+ private:
+  std::string path_;
+  FileBytes bytes_;
+  uint64_t dataStart_ = 0;
+  WeightShapes shapes_;
+  std::map<std::string, Entry, std::less<>> entries_;
+};
 
 }  // namespace
 
@@ -166,16 +235,13 @@ SafetensorsFile parseSafetensors(const std::string& bytes, const std::string& or
 
 SafetensorsFile readSafetensors(const std::string& path) {
   checkInputFile(path, "safetensors file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw FileError(path + ": cannot open safetensors file (" + std::strerror(errno) + ")");
-  in.seekg(0, std::ios::end);
-  const auto fileSize = static_cast<uint64_t>(in.tellg());
-  return load(fileSize, path, [&](uint64_t offset, uint64_t count, void* destination) {
-    in.seekg(static_cast<std::streamoff>(offset));
-    if (!in.read(static_cast<char*>(destination), static_cast<std::streamsize>(count))) {
-      throw FileError(path + ": cannot read " + std::to_string(count) + " bytes at " + std::to_string(offset));
-    }
-  });
+  FileBytes bytes(path);
+  return load(bytes.size(), path, std::ref(bytes));
+}
+
+std::unique_ptr<WeightsReader> openSafetensors(const std::string& path) {
+  checkInputFile(path, "safetensors file");
+  return std::make_unique<SafetensorsWeights>(path);
 }
 
 }  // namespace firebrand

@@ -5,8 +5,10 @@
 // overlapping another) are checked before any tensor is read.
 #pragma once
 #include <map>
+#include <memory>
 #include <string>
 
+#include "core/io/weights_reader.h"
 #include "core/tensor_dict.h"
 
 namespace firebrand {
@@ -17,6 +19,8 @@ struct SafetensorsFile {
 };
 
 SafetensorsFile readSafetensors(const std::string& path);
+// The same file's tensors read one at a time, as a model loads them (the header is checked now).
+std::unique_ptr<WeightsReader> openSafetensors(const std::string& path);
 // The same checks on the bytes of a whole file (for fuzzing and in-memory data).
 SafetensorsFile parseSafetensors(const std::string& bytes, const std::string& origin);
 

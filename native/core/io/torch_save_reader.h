@@ -4,12 +4,14 @@
 // by name; dicts nested in the file (a checkpoint's {"state_dict": ...}) give
 // theirs under "outer.inner" names; other values (numbers, strings) are left out.
 #pragma once
+#include <memory>
 #include <string>
 
-#include "core/tensor_dict.h"
+#include "core/io/weights_reader.h"
 
 namespace firebrand {
 
-TensorDict readTorchSave(const std::string& path);
+// The file's tensors, read one storage at a time (the pickle and every view are checked now).
+std::unique_ptr<WeightsReader> openTorchSave(const std::string& path);
 
 }  // namespace firebrand

@@ -25,8 +25,9 @@ std::string joined(const std::vector<std::string>& names) {
 
 }  // namespace
 
-WeightsReport loadWeights(Model& model, const TensorDict& weights, bool strict, const std::string& origin) {
+WeightsReport loadWeights(Model& model, WeightsReader& weights, bool strict, const std::string& origin) {
   TensorDict targets = model.stateTensors();
+  const WeightShapes& shapes = weights.shapes();
   // A tied name may be left out when the tensor comes under its first name (as safetensors' save_model does).
   std::map<std::string, std::string> tiedTo;
   for (const auto& [alias, name] : model.tiedNames()) tiedTo.emplace(alias, name);
@@ -34,12 +35,12 @@ WeightsReport loadWeights(Model& model, const TensorDict& weights, bool strict, 
   WeightsReport report;
   std::vector<std::string> misshapen;
   for (const auto& [name, target] : targets) {
-    const auto it = weights.find(name);
+    const auto it = shapes.find(name);
     const auto tied = tiedTo.find(name);
-    if (it == weights.end()) {
-      const bool elsewhere = (tied != tiedTo.end() && weights.count(tied->second)) || adapters.count(name);
+    if (it == shapes.end()) {
+      const bool elsewhere = (tied != tiedTo.end() && shapes.count(tied->second)) || adapters.count(name);
       if (!elsewhere) report.missing.push_back(name);
-    } else if (!it->second.sizes().equals(target.sizes())) {
+    } else if (!target.sizes().equals(it->second)) {
       misshapen.push_back("'" + name + "' has shape " + shapeText(it->second) + " but the model's is " +
                           shapeText(target));
     }
@@ -51,19 +52,18 @@ WeightsReport loadWeights(Model& model, const TensorDict& weights, bool strict, 
   // One tensor in the model under two names: the file must agree with itself (PyTorch's
   // load_state_dict would keep whichever name it copies last, silently).
   for (const auto& [alias, name] : tiedTo) {
-    const auto first = weights.find(name);
-    const auto second = weights.find(alias);
-    if (first == weights.end() || second == weights.end()) continue;
-    if (!at::equal(first->second.to(at::kDouble), second->second.to(at::kDouble))) {
-      const double difference =
-          (first->second.to(at::kDouble) - second->second.to(at::kDouble)).abs().max().item<double>();
+    if (!shapes.count(name) || !shapes.count(alias)) continue;
+    const at::Tensor first = weights.read(name).to(at::kDouble);
+    const at::Tensor second = weights.read(alias).to(at::kDouble);
+    if (!at::equal(first, second)) {
+      const double difference = (first - second).abs().max().item<double>();
       throw InvalidArgument(origin + ": weights '" + name + "' and '" + alias +
                             "' are one tied tensor in the model, but the file " +
                             "holds different values for them (they differ by up to " + std::to_string(difference) +
                             "); keep one of them (initWeightsFrom's map can leave the other out with null)");
     }
   }
-  for (const auto& [name, value] : weights) {
+  for (const auto& [name, shape] : shapes) {
     if (!targets.count(name)) report.unexpected.push_back(name);
   }
   if (strict && (!report.missing.empty() || !report.unexpected.empty())) {
@@ -71,30 +71,17 @@ WeightsReport loadWeights(Model& model, const TensorDict& weights, bool strict, 
                           (report.missing.empty() ? "" : "; missing: " + joined(report.missing)) +
                           (report.unexpected.empty() ? "" : "; unexpected: " + joined(report.unexpected)));
   }
+  // One file tensor at a time: read, copied into the model and let go.
   torch::NoGradGuard noGrad;
   for (auto& [name, target] : targets) {
-    const auto it = weights.find(name);
-    if (it != weights.end()) target.copy_(it->second);
+    if (shapes.count(name)) target.copy_(weights.read(name));
   }
   return report;
 }
 
-TensorDict renamedWeights(const TensorDict& weights, const std::map<std::string, std::optional<std::string>>& renames,
-                          const std::string& origin) {
-  TensorDict renamed;
-  std::map<std::string, std::string> sources;  // by new name, for collisions
-  for (const auto& [name, value] : weights) {
-    const auto it = renames.find(name);
-    if (it != renames.end() && !it->second) continue;
-    const std::string target = it == renames.end() ? name : *it->second;
-    const auto [previous, isNew] = sources.emplace(target, name);
-    if (!isNew) {
-      throw InvalidArgument(origin + ": the map gives weights '" + previous->second + "' and '" + name +
-                            "' the same name '" + target + "'");
-    }
-    renamed[target] = value;
-  }
-  return renamed;
+WeightsReport loadWeights(Model& model, const TensorDict& weights, bool strict, const std::string& origin) {
+  TensorDictReader reader(weights);
+  return loadWeights(model, reader, strict, origin);
 }
 
 namespace {
@@ -109,7 +96,7 @@ bool isTorchScript(const std::string& path) {
   }
 }
 
-TensorDict torchScriptWeights(const std::string& path) {
+std::unique_ptr<WeightsReader> torchScriptWeights(const std::string& path) {
   torch::jit::Module module;
   try {
     module = torch::jit::load(path);
@@ -119,20 +106,20 @@ TensorDict torchScriptWeights(const std::string& path) {
   TensorDict weights;
   for (const auto& item : module.named_parameters(/*recurse=*/true)) weights[item.name] = item.value.detach();
   for (const auto& item : module.named_buffers(/*recurse=*/true)) weights[item.name] = item.value.detach();
-  return weights;
+  return std::make_unique<TensorDictReader>(std::move(weights));
 }
 
 }  // namespace
 
-TensorDict readWeightsFile(const std::string& path) {
+std::unique_ptr<WeightsReader> openWeightsFile(const std::string& path) {
   checkInputFile(path, "weights file (.safetensors, torch.save .pt/.pth or TorchScript)");
   std::ifstream file(path, std::ios::binary);
   if (!file) throw FileError(path + ": cannot open weights file");
   char magic[2] = {0, 0};
   file.read(magic, 2);
   // torch.save and TorchScript files are ZIP archives ("PK"); safetensors files start with a header length.
-  if (!(magic[0] == 'P' && magic[1] == 'K')) return readSafetensors(path).tensors;
-  return isTorchScript(path) ? torchScriptWeights(path) : readTorchSave(path);
+  if (!(magic[0] == 'P' && magic[1] == 'K')) return openSafetensors(path);
+  return isTorchScript(path) ? torchScriptWeights(path) : openTorchSave(path);
 }
 
 }  // namespace firebrand

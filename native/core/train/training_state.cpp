@@ -111,7 +111,8 @@ void TrainingEngine::saveWeights(const std::string& path) const {
 WeightsReport TrainingEngine::initWeightsFrom(const std::string& path, bool strict,
                                               const std::map<std::string, std::optional<std::string>>& renames) {
   requireStepBoundary("initWeightsFrom");
-  return loadWeights(*model_, renamedWeights(readWeightsFile(path), renames, path), strict, path);
+  RenamedReader weights(openWeightsFile(path), renames, path);
+  return loadWeights(*model_, weights, strict, path);
 }
 
 void TrainingEngine::loadState(const std::string& folder) {
