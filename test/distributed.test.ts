@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-import { distributedTrainer, evalData, trainData } from './support/distributed-child';
+import { distributedTrainer, evalData, llamaData, llamaTrainer, trainData } from './support/distributed-child';
 import { freePort } from './support/helpers';
 
 const cli = path.join(__dirname, '..', 'src', 'cli', 'main.js');
@@ -147,6 +147,25 @@ describe('distributed data parallel (2 ranks, Gloo on 127.0.0.1)', function () {
     const result = runLaunch(await freePort(), ['--nproc-per-node', '2'], ['train-module']);
     expect(result.status, result.stderr).to.equal(0);
     expectSameAsSingleProcess(reports(result.stdout), await singleProcessRun(true));
+  });
+
+  it('fine-tunes a pretrained Llama on 2 ranks to the weights of one process (AdamW, 2 epochs)', async () => {
+    const result = runLaunch(await freePort(), ['--nproc-per-node', '2'], ['train-llama']);
+    expect(result.status, result.stderr).to.equal(0);
+    const ranks = reports(result.stdout);
+    const trainer = await llamaTrainer(16);
+    const history = await trainer.fit(llamaData());
+    const state = await trainer.stateDict();
+    const weights = Object.fromEntries(
+      Object.entries(state).map(([name, tensor]) => [name, Array.from(tensor.data as Float32Array)]),
+    );
+    expect(ranks.map((rank) => rank.rank)).to.deep.equal([0, 1]);
+    for (const rank of ranks) {
+      expect(rank.error, JSON.stringify(rank.error)).to.equal(undefined);
+      expect(maxAbsDifference(rank.weights ?? {}, weights)).to.be.at.most(1e-5);
+      rank.history?.epochs.forEach((epoch, i) => expect(epoch.loss).to.be.closeTo(history.epochs[i].loss, 1e-5));
+    }
+    expect(maxAbsDifference(ranks[0].weights ?? {}, ranks[1].weights ?? {})).to.equal(0);
   });
 
   it('runs across two launchers with --nnodes 2 (one rank per node) the same way', async () => {

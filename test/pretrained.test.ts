@@ -195,6 +195,37 @@ print(json.dumps(logits))`;
     }
   });
 
+  it('writes savePretrained awaited from a batch hook, between two steps, without holding up the fit', async () => {
+    const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'firebrand-pretrained-hook-'));
+    try {
+      const saved = path.join(folder, 'at-step-2');
+      const trainer: Trainer = new Trainer({
+        model: await fromPretrained(path.join(fixtures, 'qwen2')),
+        loss: 'cross_entropy',
+        optimizer: 'adamw',
+        callbacks: [
+          {
+            async postTrainBatch({ globalStep }) {
+              if (globalStep === 2) await trainer.savePretrained(saved);
+            },
+          },
+        ],
+        config: { progressBar: false, numThreads: 1, seed: 0, batchSize: 2, numEpochs: 1 },
+      });
+      const random = seededRandom(3);
+      const tokens = Array.from({ length: 65 }, () => Math.floor(random() * 64));
+      const history = await trainer.fit(Dataset.fromTokens(tokens, { contextLength: 8 }));
+      expect(history.epochs[0].steps).to.equal(4);
+      expect(fs.readdirSync(saved).sort()).to.deep.equal([
+        'config.json',
+        'generation_config.json',
+        'model.safetensors',
+      ]);
+    } finally {
+      fs.rmSync(folder, { recursive: true, force: true });
+    }
+  });
+
   it("stops generating at generation_config.json's eos_token_id unless stopTokens says otherwise", () =>
     withLlamaCopy({}, async (folder) => {
       const golden = (await loadSafetensors(path.join(fixtures, 'llama.golden.safetensors'))).tensors;

@@ -5,10 +5,13 @@
 //   train            train; argv[3] (optional) is an outputDir to checkpoint and log
 //                    in (with a progress bar), argv[4] (optional) maxSteps
 //   train-module     train the same MLP written as a TypeScript module (BlobMlp)
+//   train-llama      fine-tune the tiny pretrained Llama of test/fixtures/pretrained/llama (AdamW)
 //   die-at-step-5    rank 1 exits at step 5; the others must fail, not hang
 //   hang-at-step-5   rank 1 stops answering at step 5; the others must time out
-import { BatchResult, Callback, F, nn, Tensor, Trainer } from '../../src';
-import { blobDataset, blobTrainer } from './helpers';
+import path from 'node:path';
+
+import { BatchResult, Callback, Dataset, F, fromPretrained, nn, Tensor, Trainer } from '../../src';
+import { blobDataset, blobTrainer, seededRandom } from './helpers';
 
 /** The blob MLP written as a TypeScript module: its forward is a traced graph. */
 export class BlobMlp extends nn.Module {
@@ -41,6 +44,34 @@ export function distributedTrainer(
   );
 }
 
+/** The tiny pretrained Llama fine-tuned with AdamW, `batchSize` windows of 8 tokens per rank, 2 epochs. */
+export async function llamaTrainer(batchSize: number): Promise<Trainer> {
+  const folder = path.join(__dirname, '..', '..', '..', 'test', 'fixtures', 'pretrained', 'llama');
+  return new Trainer({
+    model: await fromPretrained(folder),
+    loss: 'cross_entropy',
+    optimizer: { name: 'adamw', lr: 1e-3 },
+    config: {
+      numEpochs: 2,
+      batchSize,
+      seed: 7,
+      numWorkers: 0,
+      numThreads: 1,
+      progressBar: false,
+      distributed: { timeout: 20 },
+    },
+  });
+}
+
+/** 32 windows of 8 token ids below the Llama fixture's vocabulary (64). */
+export function llamaData(): Dataset {
+  const random = seededRandom(11);
+  return Dataset.fromTokens(
+    Array.from({ length: 32 * 8 + 1 }, () => Math.floor(random() * 64)),
+    { contextLength: 8 },
+  );
+}
+
 export const trainData = () => blobDataset(256, 4, 3);
 export const evalData = () => blobDataset(51, 4, 4);
 
@@ -59,7 +90,8 @@ async function main(): Promise<void> {
     });
   }
   if (process.argv[4] !== undefined) config.maxSteps = Number(process.argv[4]);
-  if (mode !== 'train' && mode !== 'train-module') config.distributed = { timeout: 3 };
+  const healthy = ['train', 'train-module', 'train-llama'].includes(mode);
+  if (!healthy) config.distributed = { timeout: 3 };
   const faulty: Callback = {
     async postTrainBatch({ globalStep }: BatchResult) {
       if (globalStep !== 5) return;
@@ -67,11 +99,12 @@ async function main(): Promise<void> {
       await new Promise((resolve) => setTimeout(resolve, 60_000));
     },
   };
-  const faults = mode !== 'train' && mode !== 'train-module' && rank === 1 ? [faulty] : [];
-  const trainer = distributedTrainer(8, config, faults, mode === 'train-module');
+  const faults = !healthy && rank === 1 ? [faulty] : [];
+  const llama = mode === 'train-llama';
+  const trainer = llama ? await llamaTrainer(8) : distributedTrainer(8, config, faults, mode === 'train-module');
   const started = Date.now();
   try {
-    const history = await trainer.fit(trainData(), { evalData: evalData() });
+    const history = llama ? await trainer.fit(llamaData()) : await trainer.fit(trainData(), { evalData: evalData() });
     const weights = Object.fromEntries(
       Object.entries(await trainer.stateDict()).map(([name, tensor]) => [
         name,
