@@ -41,6 +41,9 @@ BERT_INPUTS = dict(input_ids=torch.tensor([[2, 17, 42, 5, 9, 60, 1, 3], [2, 8, 2
                    token_type_ids=torch.tensor([[0, 0, 0, 0, 1, 1, 1, 1], [0, 0, 0, 1, 1, 0, 0, 0]]))
 # Masked-LM targets: the original token where it was masked, -100 (ignored) elsewhere.
 MLM_TARGETS = torch.tensor([[-100, -100, 11, -100, -100, 23, -100, -100], [-100, 40, -100, -100, -100, -100, -100, -100]])
+PADDED_MASK = torch.tensor([[1, 1, 1, 1, 1, 1, 1, 1], [1, 1, 1, 1, 1, 0, 0, 0]])
+PADDED_IDS = INPUT_IDS.masked_fill(PADDED_MASK == 0, 0)
+PADDED_TARGETS = TARGETS
 PIXELS = torch.Generator().manual_seed(5)
 PIXEL_VALUES = torch.rand(2, 3, 8, 8, generator=PIXELS) * 2 - 1
 
@@ -87,6 +90,13 @@ CASES = {
                             target=torch.tensor([2, 0]), logits=lambda output: output.logits),
     "vit": dict(config=transformers.ViTConfig(**VIT), model_class=transformers.ViTForImageClassification,
                 inputs=dict(pixel_values=PIXEL_VALUES), target=torch.tensor([1, 2]), logits=lambda output: output.logits),
+    # A right-padded batch (the second sequence: 5 tokens, then padding), the padding out of the loss. The logits
+    # at padding positions are zeroed (each implementation fills them its own way; nothing reads them).
+    "llama-padded": dict(causal_lm(transformers.LlamaConfig, transformers.LlamaForCausalLM,
+                                   dict(LLAMA, tie_word_embeddings=False)),
+                         inputs=dict(input_ids=PADDED_IDS, attention_mask=PADDED_MASK),
+                         target=PADDED_TARGETS.masked_fill(PADDED_MASK == 0, -100), generate=False, zeroes_padding=True,
+                         logits=lambda output: output.logits.transpose(1, 2) * PADDED_MASK.unsqueeze(1)),
 }
 
 
@@ -144,7 +154,7 @@ def write(seed, name, case):
     save_file(tensors, str(OUT / f"{name}.golden.safetensors"),
               {"generatedBy": "scripts/make-pretrained-fixtures.py", "transformers": transformers.__version__,
                "torch": torch.__version__, "adamw3_losses": json.dumps(losses),
-               "adamw_eps": repr(adamw_eps(name))})
+               "adamw_eps": repr(adamw_eps(name)), "logitsAtPaddingZeroed": json.dumps(bool(case.get("zeroes_padding")))})
     print(f"wrote {folder} ({sum(p.numel() for p in model.parameters())} parameters)"
           + (f", generated {tensors['generated'].tolist()}" if "generated" in tensors else ""))
 

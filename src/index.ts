@@ -112,7 +112,7 @@ export {
   LlamaMLP,
   LlamaModel,
 } from './pretrained/architectures/llama';
-export type { LlamaConfig } from './pretrained/architectures/llama';
+export type { CausalLMOptions, LlamaConfig } from './pretrained/architectures/llama';
 export {
   BertAttention,
   BertEmbeddings,

@@ -23,8 +23,9 @@ export const GENERATION_CONFIG_FILE = 'generation_config.json';
 /** config.json as transformers writes it: model_type picks the architecture, the rest is its own. */
 export type PretrainedConfig = { model_type: string } & Record<string, unknown>;
 
-type Architecture = (config: PretrainedConfig) => Module;
-const llama: Architecture = (config) => new LlamaForCausalLM(config as unknown as LlamaConfig);
+type Architecture = (config: PretrainedConfig, options: FromPretrainedOptions) => Module;
+const llama: Architecture = (config, options) =>
+  new LlamaForCausalLM(config as unknown as LlamaConfig, { attentionMask: options.attentionMask });
 
 /**
  * The architectures by config.json's model_type, then by class name (config.json's architectures[0]
@@ -52,6 +53,8 @@ export interface FromPretrainedOptions extends HubOptions {
   architecture?: string;
   /** The classes of a classification head (config.json's id2label becomes LABEL_0 .. LABEL_{n-1}). */
   numLabels?: number;
+  /** A causal LM (the Llama family) takes { input_ids, attention_mask } by name: a padded batch. */
+  attentionMask?: boolean;
 }
 
 /** What fromPretrained read besides the model: its folder, config and generation defaults. */
@@ -155,7 +158,13 @@ export async function fromPretrained(
   const configFile = path.join(folder, CONFIG_FILE);
   const config = withLabels(readJsonObject(configFile, 'fromPretrained') as PretrainedConfig, options.numLabels);
   const [architecture, make] = architectureOf(config, configFile, options.architecture);
-  const model = make(config) as Module & { config: PretrainedConfig };
+  if (options.attentionMask && make !== llama) {
+    throw firebrandError(
+      'ERR_FIREBRAND_INVALID_ARGUMENT',
+      `fromPretrained.attentionMask: ${architecture} does not take it (the Llama family does; BERT always takes its mask)`,
+    );
+  }
+  const model = make(config, options) as Module & { config: PretrainedConfig };
   const generationFile = path.join(folder, GENERATION_CONFIG_FILE);
   const own = Array.isArray(config.architectures) ? config.architectures[0] : undefined;
   setPretrainedSource(model, {

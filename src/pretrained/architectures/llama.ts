@@ -109,10 +109,26 @@ function repeatKv(x: Tensor, repeats: number): Tensor {
     .reshape(batch, kvHeads.mul(repeats), time, headDim);
 }
 
-/** [time, time], true where query i may see key j: i - window < j <= i (transformers' sliding_window_overlay on causal). */
-function slidingWindowMask(time: SymInt, window: number): Tensor {
+/**
+ * [time, time], true where query i may see key j: j <= i, and i - window < j with a window
+ * (transformers' sliding_window_overlay on causal).
+ */
+function visibleKeys(time: SymInt, window: number | undefined): Tensor {
   const back = torch.arange(time).unsqueeze(1).sub(torch.arange(time).unsqueeze(0));
-  return back.ge(0).mul(back.lt(window));
+  return window === undefined ? back.ge(0) : back.ge(0).mul(back.lt(window));
+}
+
+/**
+ * The attention mask of a padded batch: [batch, 1, time, time], the visible keys that are not padding
+ * (attentionMask [batch, time]: 1 for tokens, 0 for padding). A padding query keeps its own key, so
+ * that no row is empty; its output is padding's, which the loss leaves out.
+ */
+function paddedMask(attentionMask: Tensor, window: number | undefined): Tensor {
+  const time = attentionMask.size(1);
+  const back = torch.arange(time).unsqueeze(1).sub(torch.arange(time).unsqueeze(0));
+  const padding = attentionMask.eq(0).unsqueeze(1).unsqueeze(1);
+  const hidden = padding.mul(back.ne(0)); // a padding key, unless it is the query's own
+  return visibleKeys(time, window).mul(hidden.logicalNot());
 }
 
 export class LlamaAttention extends nn.Module {
@@ -129,7 +145,8 @@ export class LlamaAttention extends nn.Module {
     this.o_proj = nn.linear(c.heads * c.headDim, c.hidden, { bias: c.outputBias });
   }
 
-  forward(x: Tensor, cos: Tensor, sin: Tensor): Tensor {
+  /** attentionMask: [batch, time], 1 for tokens and 0 for padding (none: every position is a token). */
+  forward(x: Tensor, cos: Tensor, sin: Tensor, attentionMask?: Tensor): Tensor {
     const { heads, kvHeads, headDim } = this.c;
     const [batch, time] = [x.size(0), x.size(1)];
     const split = (t: Tensor, count: number) => t.view(batch, time, count, headDim).transpose(1, 2);
@@ -142,7 +159,11 @@ export class LlamaAttention extends nn.Module {
     const v = split(this.v_proj.forward(x), kvHeads);
     const repeats = heads / kvHeads;
     const attention =
-      this.c.window === undefined ? { isCausal: true } : { attnMask: slidingWindowMask(time, this.c.window) };
+      attentionMask !== undefined
+        ? { attnMask: paddedMask(attentionMask, this.c.window) }
+        : this.c.window === undefined
+          ? { isCausal: true }
+          : { attnMask: visibleKeys(time, this.c.window) };
     const y = F.scaledDotProductAttention(q, repeatKv(k, repeats), repeatKv(v, repeats), attention);
     return this.o_proj.forward(y.transpose(1, 2).reshape(batch, time, heads * headDim));
   }
@@ -179,8 +200,8 @@ export class LlamaDecoderLayer extends nn.Module {
     this.post_attention_layernorm = nn.rmsNorm(c.hidden, { eps: c.eps });
   }
 
-  forward(x: Tensor, cos: Tensor, sin: Tensor): Tensor {
-    const h = x.add(this.self_attn.forward(this.input_layernorm.forward(x), cos, sin));
+  forward(x: Tensor, cos: Tensor, sin: Tensor, attentionMask?: Tensor): Tensor {
+    const h = x.add(this.self_attn.forward(this.input_layernorm.forward(x), cos, sin, attentionMask));
     return h.add(this.mlp.forward(this.post_attention_layernorm.forward(h)));
   }
 }
@@ -210,28 +231,46 @@ export class LlamaModel extends nn.Module {
     );
   }
 
-  forward(tokens: Tensor): Tensor {
+  /** attentionMask: [batch, time], 1 for tokens and 0 for padding (none: every position is a token). */
+  forward(tokens: Tensor, attentionMask?: Tensor): Tensor {
     let x = this.embed_tokens.forward(tokens);
     const positions = torch.arange(tokens.size(1)).unsqueeze(0);
     const [cos, sin] = this.rotary_emb.forward(x, positions);
-    for (const layer of this.layers) x = layer.forward(x, cos, sin);
+    for (const layer of this.layers) x = layer.forward(x, cos, sin, attentionMask);
     return this.norm.forward(x);
   }
+}
+
+export interface CausalLMOptions {
+  /**
+   * Take { input_ids, attention_mask } by name (a padded batch, as a tokenizer pads it; padding is left
+   * out of attention) instead of the token ids alone. Generation takes the ids alone: leave it off there.
+   */
+  attentionMask?: boolean;
 }
 
 /** LlamaForCausalLM (also Qwen2ForCausalLM and MistralForCausalLM): logits [batch, vocabulary, time]. */
 export class LlamaForCausalLM extends nn.Module {
   model: LlamaModel;
   lm_head: Layer<LinearSpec>;
+  private readonly masked: boolean;
 
-  constructor(readonly config: LlamaConfig) {
+  constructor(
+    readonly config: LlamaConfig,
+    { attentionMask = false }: CausalLMOptions = {},
+  ) {
     super();
+    this.masked = attentionMask;
     this.model = new LlamaModel(config);
     this.lm_head = nn.linear(config.hidden_size, config.vocab_size, { bias: false });
     if (config.tie_word_embeddings ?? false) this.lm_head.weight = this.model.embed_tokens.weight;
   }
 
-  forward(tokens: Tensor): Tensor {
-    return this.lm_head.forward(this.model.forward(tokens)).transpose(1, 2);
+  override inputFields(): string[] {
+    return this.masked ? ['input_ids', 'attention_mask'] : super.inputFields();
+  }
+
+  forward(tokens: Tensor, attentionMask?: Tensor): Tensor {
+    return this.lm_head.forward(this.model.forward(tokens, attentionMask)).transpose(1, 2);
   }
 }
