@@ -174,11 +174,20 @@ describe('fromPretrained: Hugging Face checkpoints, against transformers', funct
     const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'firebrand-pretrained-'));
     try {
       const trainedLogits: Record<string, Float32Array> = {};
-      for (const name of ['gpt2', 'qwen2']) {
-        const trainer = await trainerFor(path.join(fixtures, name));
+      // qwen2-lora: LoRA on PEFT's Llama targets (q_proj, v_proj), merged before saving.
+      for (const name of ['gpt2', 'qwen2', 'qwen2-lora']) {
+        const lora = name === 'qwen2-lora';
+        const trainer = new Trainer({
+          model: await fromPretrained(path.join(fixtures, lora ? 'qwen2' : name)),
+          loss: 'cross_entropy',
+          optimizer: { name: 'adamw', lr: 1e-2 },
+          ...(lora ? { lora: { r: 4, alpha: 8, targetModules: ['q_proj', 'v_proj'] } } : {}),
+          config: { progressBar: false, numThreads: 1, seed: 0, batchSize: 2, shuffle: false },
+        });
         const random = seededRandom(7);
         const tokens = Array.from({ length: 200 }, () => Math.floor(random() * 64));
         await trainer.fit(Dataset.fromTokens(tokens, { contextLength: 8 }), { numEpochs: 1 });
+        if (lora) await trainer.mergeAdapter();
         const saved = path.join(folder, name);
         await trainer.savePretrained(saved);
         expect(fs.readdirSync(saved).sort()).to.deep.equal([
