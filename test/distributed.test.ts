@@ -228,7 +228,8 @@ describe('distributed data parallel (2 ranks, Gloo on 127.0.0.1)', function () {
       /epoch 1, step 12: distributed: the all-reduce of the gradients failed on rank 0 of 2 \(gloo/,
     );
     expect(survivor.report?.error?.message).to.contain('Another rank probably stopped or failed');
-    expect(survivor.report?.seconds).to.be.below(3);
+    // At once, not by its 60 s timeout (startRank kills a rank still running at 30 s: a safety net, not a timing).
+    expect(survivor.report?.seconds).to.be.below(30);
   });
 
   it('fails the other rank within the timeout when one stops answering', async () => {

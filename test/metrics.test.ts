@@ -38,6 +38,34 @@ describe('metrics against scikit-learn', () => {
     }
   });
 
+  it("counts a language model's accuracy and macro averages over a 60,000-token vocabulary without a classes-squared matrix", async () => {
+    // [2, 60000, 3] logits, the predicted token of each position set: a [C, C] matrix would be 28.8 GB.
+    const [batch, classes, time] = [2, 60_000, 3];
+    const logits = new Float32Array(batch * classes * time);
+    const predicted = [
+      [7, 59_999, 123],
+      [7, 5, 40_000],
+    ];
+    predicted.forEach((row, b) => row.forEach((token, t) => (logits[(b * classes + token) * time + t] = 1)));
+    const targets = new Int32Array([7, 59_999, 1, -100, 5, 40_000]);
+    const data = Dataset.fromFields({
+      input: { data: logits, shape: [batch, classes, time] },
+      target: { data: targets, shape: [batch, time] },
+    });
+    const trainer = new Trainer({
+      model: nn.sequential(nn.identity()),
+      loss: 'cross_entropy',
+      optimizer: 'sgd',
+      config: { metrics: ['accuracy', 'f1Macro', 'recallMacro'], progressBar: false, numThreads: 1 },
+    });
+    const result = await trainer.evaluate(data);
+    // 4 of the 5 counted positions right (the -100 left out); classes seen: 7, 59999, 1, 123, 5, 40000.
+    expect(result.accuracy).to.be.closeTo(4 / 5, 1e-12);
+    // recall per class in targets {7: 1, 59999: 1, 1: 0, 5: 1, 40000: 1}, and 123 (predicted only): 0.
+    expect(result.recallMacro).to.be.closeTo(4 / 6, 1e-12);
+    expect(result.f1Macro).to.be.closeTo(4 / 6, 1e-12);
+  });
+
   it('regression: mse, mae and r2 over all target elements', async () => {
     const samples = fixture.targets.length;
     const data = Dataset.fromArrays({

@@ -91,7 +91,8 @@ async function main(): Promise<void> {
   }
   if (process.argv[4] !== undefined) config.maxSteps = Number(process.argv[4]);
   const healthy = ['train', 'train-module', 'train-llama'].includes(mode);
-  if (!healthy) config.distributed = { timeout: 3 };
+  // A dead rank must fail the others at once, long before a timeout; a hung one by its timeout.
+  if (!healthy) config.distributed = { timeout: mode === 'die-at-step-5' ? 60 : 3 };
   const faulty: Callback = {
     async postTrainBatch({ globalStep }: BatchResult) {
       if (globalStep !== 5) return;

@@ -42,10 +42,15 @@ MetricSet::MetricSet(const std::vector<std::string>& names, bool classIndexTarge
     if (classification != classIndexTargets && (classification || contains(regressionNames(), name))) {
       throw InvalidState("firebrand bug: metric '" + name + "' reached C++ for a loss it does not fit");
     }
+    classification_ = classification_ || classification;
     if (isTopK) {
       topK_.push_back(std::stoll(match[1]));
+    } else if (name == "confusionMatrix") {
+      needsConfusionMatrix_ = true;
+    } else if (name.find("Macro") != std::string::npos) {
+      needsClassCounts_ = true;
     } else if (classification) {
-      needsConfusion_ = true;
+      // accuracy and the micro averages: the count of correct samples
     } else if (contains(regressionNames(), name)) {
       needsRegression_ = true;
     } else if (name != "perplexity") {
@@ -59,7 +64,9 @@ void MetricSet::reset(const c10::Device& device) {
   device_ = device;
   classes_ = 0;
   confusion_ = at::Tensor();
+  classCounts_ = at::Tensor();
   const auto longs = at::TensorOptions().dtype(at::kLong).device(device);
+  correct_ = at::zeros({}, longs);
   topKCorrect_.assign(topK_.size(), at::Tensor());
   for (auto& correct : topKCorrect_) correct = at::zeros({}, longs);
   counted_ = at::zeros({}, longs);
@@ -67,15 +74,26 @@ void MetricSet::reset(const c10::Device& device) {
 }
 
 void MetricSet::update(const at::Tensor& output, const at::Tensor& targets) {
-  if (needsConfusion_ || !topK_.empty()) {
+  if (classification_) {
     const int64_t classes = output.size(1);
+    const auto longs = at::TensorOptions().dtype(at::kLong).device(device_);
+    classes_ = classes;
     const at::Tensor valid = targets.ne(ignoreIndex_);
-    if (needsConfusion_) {
-      if (!confusion_.defined()) {
-        classes_ = classes;
-        confusion_ = at::zeros({classes * classes}, at::TensorOptions().dtype(at::kLong).device(device_));
-      }
-      const at::Tensor cells = (targets * classes + output.argmax(1)).masked_select(valid);
+    const at::Tensor predicted = output.argmax(1);
+    correct_.add_(predicted.eq(targets).logical_and(valid).sum());
+    // Per-class counts (O(classes)) for the macro averages; the whole [C, C] matrix only when asked for,
+    // since a language model's classes are its vocabulary.
+    if (needsClassCounts_) {
+      if (!classCounts_.defined()) classCounts_ = at::zeros({3, classes}, longs);
+      const at::Tensor actual = targets.masked_select(valid);
+      const at::Tensor guessed = predicted.masked_select(valid);
+      classCounts_[0].add_(at::bincount(actual.masked_select(guessed.eq(actual)), {}, classes));
+      classCounts_[1].add_(at::bincount(actual, {}, classes));
+      classCounts_[2].add_(at::bincount(guessed, {}, classes));
+    }
+    if (needsConfusionMatrix_) {
+      if (!confusion_.defined()) confusion_ = at::zeros({classes * classes}, longs);
+      const at::Tensor cells = (targets * classes + predicted).masked_select(valid);
       confusion_.add_(at::bincount(cells, {}, classes * classes));
     }
     for (size_t i = 0; i < topK_.size(); ++i) {
@@ -96,8 +114,10 @@ void MetricSet::update(const at::Tensor& output, const at::Tensor& targets) {
 std::vector<at::Tensor> MetricSet::runningSums() const {
   std::vector<at::Tensor> sums = topKCorrect_;
   sums.push_back(counted_);
+  if (classification_) sums.push_back(correct_);
   if (needsRegression_) sums.push_back(regression_);
-  if (needsConfusion_) sums.push_back(confusion_);
+  if (needsClassCounts_) sums.push_back(classCounts_);
+  if (needsConfusionMatrix_) sums.push_back(confusion_);
   return sums;
 }
 
@@ -105,6 +125,8 @@ MetricSet MetricSet::snapshot() const {
   MetricSet copy = *this;
   const auto own = [](const at::Tensor& sum) { return sum.defined() ? sum.clone() : sum; };
   copy.confusion_ = own(confusion_);
+  copy.classCounts_ = own(classCounts_);
+  copy.correct_ = own(correct_);
   for (auto& correct : copy.topKCorrect_) correct = own(correct);
   copy.counted_ = own(counted_);
   copy.regression_ = own(regression_);
@@ -114,41 +136,36 @@ MetricSet MetricSet::snapshot() const {
 MetricValues MetricSet::compute(double meanLoss) const {
   MetricValues values;
   const double counted = counted_.defined() ? static_cast<double>(counted_.item<int64_t>()) : 0.0;
-  if (needsConfusion_ && confusion_.defined()) {
-    const at::Tensor matrix = confusion_.view({classes_, classes_}).to(at::kCPU);
-    const at::Tensor truePositives = matrix.diagonal().to(at::kDouble);
-    const at::Tensor actual = matrix.sum(1).to(at::kDouble);
-    const at::Tensor predicted = matrix.sum(0).to(at::kDouble);
-    const double total = actual.sum().item<double>();
-    const double accuracy = ratio(truePositives.sum().item<double>(), total);
+  if (classes_ > 0) {
     // Single-label classification: micro precision, recall and F1 all equal accuracy.
-    double precisionSum = 0, recallSum = 0, f1Sum = 0;
-    int64_t present = 0;
-    for (int64_t c = 0; c < classes_; ++c) {
-      const double tp = truePositives[c].item<double>();
-      const double inTargets = actual[c].item<double>();
-      const double inPredictions = predicted[c].item<double>();
-      if (inTargets == 0 && inPredictions == 0) continue;
-      const double precision = ratio(tp, inPredictions);
-      const double recall = ratio(tp, inTargets);
-      precisionSum += precision;
-      recallSum += recall;
-      f1Sum += ratio(2 * precision * recall, precision + recall);
-      ++present;
+    const double accuracy = ratio(static_cast<double>(correct_.item<int64_t>()), counted);
+    std::map<std::string, double> classification = {
+        {"accuracy", accuracy}, {"precisionMicro", accuracy}, {"recallMicro", accuracy}, {"f1Micro", accuracy}};
+    if (classCounts_.defined()) {
+      const at::Tensor counts = classCounts_.to(at::kCPU).to(at::kDouble);
+      double precisionSum = 0, recallSum = 0, f1Sum = 0;
+      int64_t present = 0;
+      for (int64_t c = 0; c < classes_; ++c) {
+        const double tp = counts[0][c].item<double>();
+        const double inTargets = counts[1][c].item<double>();
+        const double inPredictions = counts[2][c].item<double>();
+        if (inTargets == 0 && inPredictions == 0) continue;
+        const double precision = ratio(tp, inPredictions);
+        const double recall = ratio(tp, inTargets);
+        precisionSum += precision;
+        recallSum += recall;
+        f1Sum += ratio(2 * precision * recall, precision + recall);
+        ++present;
+      }
+      classification["precisionMacro"] = ratio(precisionSum, static_cast<double>(present));
+      classification["recallMacro"] = ratio(recallSum, static_cast<double>(present));
+      classification["f1Macro"] = ratio(f1Sum, static_cast<double>(present));
     }
-    const std::map<std::string, double> classification = {
-        {"accuracy", accuracy},
-        {"precisionMicro", accuracy},
-        {"recallMicro", accuracy},
-        {"f1Micro", accuracy},
-        {"precisionMacro", ratio(precisionSum, static_cast<double>(present))},
-        {"recallMacro", ratio(recallSum, static_cast<double>(present))},
-        {"f1Macro", ratio(f1Sum, static_cast<double>(present))}};
     for (const auto& name : names_) {
       const auto it = classification.find(name);
       if (it != classification.end()) values.scalars[name] = it->second;
     }
-    if (contains(names_, "confusionMatrix")) values.confusionMatrix = matrix;
+    if (confusion_.defined()) values.confusionMatrix = confusion_.view({classes_, classes_}).to(at::kCPU);
   }
   for (size_t i = 0; i < topK_.size(); ++i) {
     values.scalars["top" + std::to_string(topK_[i]) + "Accuracy"] =

@@ -42,12 +42,16 @@ class MetricSet {
   std::vector<std::string> names_;
   bool classIndexTargets_;
   int64_t ignoreIndex_;
-  std::vector<int64_t> topK_;  // k of each top<k>Accuracy asked for
-  bool needsConfusion_ = false;
+  std::vector<int64_t> topK_;          // k of each top<k>Accuracy asked for
+  bool classification_ = false;        // any class-index metric: counts correct samples
+  bool needsClassCounts_ = false;      // a macro average: per-class counts
+  bool needsConfusionMatrix_ = false;  // confusionMatrix: the whole [C, C] matrix
   bool needsRegression_ = false;
   c10::Device device_{c10::kCPU};
-  int64_t classes_ = 0;
-  at::Tensor confusion_;  // [C, C] int64, allocated at the first batch
+  int64_t classes_ = 0;     // of the latest batch; 0 before the first
+  at::Tensor correct_;      // samples whose argmax is their target
+  at::Tensor classCounts_;  // [3, C] int64: true positives, targets and predictions per class
+  at::Tensor confusion_;    // [C * C] int64, allocated at the first batch
   std::vector<at::Tensor> topKCorrect_;
   at::Tensor counted_;     // samples (classification) or elements (regression)
   at::Tensor regression_;  // [5] float64: sum sq err, sum abs err, sum y, sum y^2, unused
