@@ -89,7 +89,7 @@ describe('torchvision.models: torchvision checkpoints, against torchvision', fun
     expect(history.epochs[0].loss).to.be.a('number');
   });
 
-  it('refuses a pickle that holds more than tensors, naming the global, and reads a nested checkpoint by map', async () => {
+  it('refuses a pickle that holds more than tensors (a whole model, a command), naming the global, and reads a nested checkpoint by map', async () => {
     const whole = await rejectionOf(
       trainerOf(
         torchvision.models.mobilenetV3Small({ numClasses: 10, weights: path.join(folder, 'whole-model.pt') }),
@@ -97,6 +97,14 @@ describe('torchvision.models: torchvision checkpoints, against torchvision', fun
     );
     expect(whole.code).to.equal('ERR_FIREBRAND_FILE');
     expect(whole.message).to.match(/refers to torchvision\.models\.mobilenetv3\.MobileNetV3, which is not a tensor/);
+    const malicious = await rejectionOf(
+      trainerOf(
+        torchvision.models.mobilenetV3Small({ numClasses: 10, weights: path.join(folder, 'malicious.pt') }),
+      ).setup(),
+    );
+    expect(malicious.code).to.equal('ERR_FIREBRAND_FILE');
+    expect(malicious.message).to.match(/refers to (posix|os)\.system, which is not a tensor/);
+    expect(fs.existsSync(path.join(folder, 'pwned')), 'the command did not run').to.equal(false);
     const trainer = trainerOf(torchvision.models.mobilenetV3Small({ numClasses: 10 }));
     const report = await trainer.initWeightsFrom(path.join(folder, 'checkpoint.pt'), { map: { 'model.': '' } });
     expect(report).to.deep.equal({ missing: [], unexpected: [] });

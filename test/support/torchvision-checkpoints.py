@@ -42,6 +42,14 @@ for name, make in MODELS.items():
     result[name] = {"logits": logits.flatten().tolist(), "files": files}
 # A whole pickled model (its classes are globals the file would import): refused.
 torch.save(torchvision.models.mobilenet_v3_small(num_classes=10), f"{folder}/whole-model.pt")
+# A pickle that would run a command when unpickled by Python's pickle: refused, never run.
+class Payload:
+    def __reduce__(self):
+        import os
+        return (os.system, (f"touch {folder}/pwned",))
+
+
+torch.save({"weight": torch.zeros(2), "payload": Payload()}, f"{folder}/malicious.pt")
 # A checkpoint with the state dict nested beside other values.
 torch.save({"epoch": 3, "lr": 0.1, "model": MODELS["mobilenet_v3_small"]().state_dict()}, f"{folder}/checkpoint.pt")
 print(json.dumps(result))
