@@ -157,7 +157,7 @@ export async function fromPretrained(
   }
   const configFile = path.join(folder, CONFIG_FILE);
   const config = withLabels(readJsonObject(configFile, 'fromPretrained') as PretrainedConfig, options.numLabels);
-  const [architecture, make] = architectureOf(config, configFile, options.architecture);
+  const { architecture, make, newHead } = architectureOf(config, configFile, options.architecture);
   if (options.attentionMask && make !== llama) {
     throw firebrandError(
       'ERR_FIREBRAND_INVALID_ARGUMENT',
@@ -166,23 +166,25 @@ export async function fromPretrained(
   }
   const model = make(config, options) as Module & { config: PretrainedConfig };
   const generationFile = path.join(folder, GENERATION_CONFIG_FILE);
-  const own = Array.isArray(config.architectures) ? config.architectures[0] : undefined;
   setPretrainedSource(model, {
     folder,
     config: { ...config, architectures: [architecture] },
     generationConfig: fs.existsSync(generationFile) ? readJsonObject(generationFile, 'fromPretrained') : undefined,
     weightFiles: weightFilesOf(folder),
-    newHead: own !== undefined && own !== architecture,
+    newHead,
   });
   return model;
 }
 
-/** The class to build: `requested`, else config.json's architectures[0], else the model_type's first. */
+/**
+ * The class to build: `requested`, else config.json's architectures[0], else the model_type's first;
+ * newHead when it is not the checkpoint's own class.
+ */
 function architectureOf(
   config: PretrainedConfig,
   configFile: string,
   requested: string | undefined,
-): [string, Architecture] {
+): { architecture: string; make: Architecture; newHead: boolean } {
   const classes = typeof config.model_type === 'string' ? ARCHITECTURES[config.model_type] : undefined;
   if (classes === undefined) {
     throw firebrandError(
@@ -198,7 +200,7 @@ function architectureOf(
       `fromPretrained: architecture '${name}' is not one of model_type '${config.model_type}''s: ${Object.keys(classes).join(', ')}`,
     );
   }
-  return [name, classes[name]];
+  return { architecture: name, make: classes[name], newHead: own !== undefined && own !== name };
 }
 
 /** config with numLabels classes named as transformers names them (LABEL_0, ...), when given. */

@@ -53,8 +53,6 @@ interface Resolved {
   qkvBias: boolean;
   outputBias: boolean;
   mlpBias: boolean;
-  /** Keys a query may see: the last `window` positions; undefined: all earlier ones. */
-  window?: number;
 }
 
 /** Each layer's window: Mistral's on every layer; Qwen2's on its 'sliding_attention' layers, as transformers builds them. */
@@ -145,8 +143,8 @@ export class LlamaAttention extends nn.Module {
     this.o_proj = nn.linear(c.heads * c.headDim, c.hidden, { bias: c.outputBias });
   }
 
-  /** attentionMask: [batch, time], 1 for tokens and 0 for padding (none: every position is a token). */
-  forward(x: Tensor, cos: Tensor, sin: Tensor, attentionMask?: Tensor): Tensor {
+  /** attnMask: the keys each query may see (LlamaModel's mask); none: the causal ones. */
+  forward(x: Tensor, cos: Tensor, sin: Tensor, attnMask?: Tensor): Tensor {
     const { heads, kvHeads, headDim } = this.c;
     const [batch, time] = [x.size(0), x.size(1)];
     const split = (t: Tensor, count: number) => t.view(batch, time, count, headDim).transpose(1, 2);
@@ -158,12 +156,7 @@ export class LlamaAttention extends nn.Module {
     );
     const v = split(this.v_proj.forward(x), kvHeads);
     const repeats = heads / kvHeads;
-    const attention =
-      attentionMask !== undefined
-        ? { attnMask: paddedMask(attentionMask, this.c.window) }
-        : this.c.window === undefined
-          ? { isCausal: true }
-          : { attnMask: visibleKeys(time, this.c.window) };
+    const attention = attnMask === undefined ? { isCausal: true } : { attnMask };
     const y = F.scaledDotProductAttention(q, repeatKv(k, repeats), repeatKv(v, repeats), attention);
     return this.o_proj.forward(y.transpose(1, 2).reshape(batch, time, heads * headDim));
   }
@@ -200,8 +193,8 @@ export class LlamaDecoderLayer extends nn.Module {
     this.post_attention_layernorm = nn.rmsNorm(c.hidden, { eps: c.eps });
   }
 
-  forward(x: Tensor, cos: Tensor, sin: Tensor, attentionMask?: Tensor): Tensor {
-    const h = x.add(this.self_attn.forward(this.input_layernorm.forward(x), cos, sin, attentionMask));
+  forward(x: Tensor, cos: Tensor, sin: Tensor, attnMask?: Tensor): Tensor {
+    const h = x.add(this.self_attn.forward(this.input_layernorm.forward(x), cos, sin, attnMask));
     return h.add(this.mlp.forward(this.post_attention_layernorm.forward(h)));
   }
 }
@@ -211,13 +204,16 @@ export class LlamaModel extends nn.Module {
   layers: ModuleList<LlamaDecoderLayer>;
   norm: Layer;
   rotary_emb: RotaryEmbedding;
+  /** Each layer's sliding window (undefined: every earlier position). */
+  private readonly windows: (number | undefined)[];
 
   constructor(config: LlamaConfig) {
     super();
     const c = resolve(config);
+    this.windows = layerWindows(config);
     this.embed_tokens = nn.embedding(config.vocab_size, c.hidden);
     this.layers = nn.moduleList(
-      layerWindows(config).map((window) => new LlamaDecoderLayer({ ...c, window }, config.intermediate_size)),
+      Array.from({ length: config.num_hidden_layers }, () => new LlamaDecoderLayer(c, config.intermediate_size)),
     );
     this.norm = nn.rmsNorm(c.hidden, { eps: c.eps });
     const rope = { rope_theta: config.rope_theta, ...(config.rope_parameters ?? config.rope_scaling ?? {}) };
@@ -236,7 +232,22 @@ export class LlamaModel extends nn.Module {
     let x = this.embed_tokens.forward(tokens);
     const positions = torch.arange(tokens.size(1)).unsqueeze(0);
     const [cos, sin] = this.rotary_emb.forward(x, positions);
-    for (const layer of this.layers) x = layer.forward(x, cos, sin, attentionMask);
+    // One mask per distinct window, made once for the layers that share it; none: causal attention.
+    const masks = new Map<number | undefined, Tensor | undefined>();
+    const maskFor = (window: number | undefined) => {
+      if (!masks.has(window)) {
+        const time = tokens.size(1);
+        const mask =
+          attentionMask !== undefined
+            ? paddedMask(attentionMask, window)
+            : window === undefined
+              ? undefined
+              : visibleKeys(time, window);
+        masks.set(window, mask);
+      }
+      return masks.get(window);
+    };
+    [...this.layers].forEach((layer, i) => (x = layer.forward(x, cos, sin, maskFor(this.windows[i]))));
     return this.norm.forward(x);
   }
 }
