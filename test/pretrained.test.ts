@@ -297,6 +297,34 @@ print(json.dumps(logits))`;
     }
   });
 
+  it('builds another head on a checkpoint (architecture, numLabels): the body loaded, the new head initialized and named', async () => {
+    const mlm = await trainerFor(path.join(fixtures, 'bert-mlm'));
+    const warnings: string[] = [];
+    const warn = console.warn;
+    console.warn = (message: string) => warnings.push(message);
+    try {
+      const classifier = await trainerFor(
+        path.join(fixtures, 'bert-mlm'),
+        'adamw',
+        {},
+        {
+          architecture: 'BertForSequenceClassification',
+          numLabels: 3,
+        },
+      );
+      const state = await classifier.stateDict();
+      expect(state['classifier.weight'].shape).to.deep.equal([3, 16]);
+      const body = await mlm.stateDict();
+      for (const name of Object.keys(body).filter((name) => name.startsWith('bert.')))
+        expect(state[name].data, name).to.deep.equal(body[name].data);
+    } finally {
+      console.warn = warn;
+    }
+    expect(warnings.join('\n')).to.contain('newly initialized').and.contain('classifier.weight');
+    const wrong = await rejectionOf(fromPretrained(path.join(fixtures, 'bert-mlm'), { architecture: 'BertModel' }));
+    expect(wrong.message).to.contain("architecture 'BertModel' is not one of model_type 'bert''s");
+  });
+
   it('refuses attentionMask for an architecture that does not take it', async () => {
     const error = await rejectionOf(fromPretrained(path.join(fixtures, 'vit'), { attentionMask: true }));
     expect(error.code).to.equal('ERR_FIREBRAND_INVALID_ARGUMENT');
