@@ -7,6 +7,7 @@
 #include "core/errors.h"
 #include "core/graph/op_support.h"
 #include "core/nn/attention.h"
+#include "core/nn/linear_layer.h"
 #include "core/nn/script_text.h"
 
 namespace firebrand {
@@ -72,7 +73,9 @@ OpRun linear(const NodeArgs& a) {
   a.expectCount(3);
   const int64_t x = a.tensor(0), w = a.tensor(1);
   const auto b = a.optionalTensor(2);
-  return [=](GraphFrame& f) -> c10::IValue { return at::linear(T(f, x), T(f, w), optionalT(f, b)); };
+  return [=](GraphFrame& f) -> c10::IValue {
+    return linearForward(T(f, x), T(f, w), optionalT(f, b).value_or(at::Tensor()));
+  };
 }
 
 OpRun interpolate(const NodeArgs& a) {

@@ -2,6 +2,7 @@
 #include <torch/nn.h>
 
 #include "core/nn/layer_row.h"
+#include "core/nn/linear_layer.h"
 
 namespace firebrand {
 namespace {
@@ -10,7 +11,7 @@ std::string count(int64_t value) { return std::to_string(value); }
 
 BuiltLayer linear(ResolvedOptions& o) {
   const int64_t in = o.integer("inFeatures"), out = o.integer("outFeatures");
-  return {torch::nn::AnyModule(torch::nn::Linear(torch::nn::LinearOptions(in, out).bias(o.flag("bias")))),
+  return {torch::nn::AnyModule(LinearLayer(torch::nn::LinearOptions(in, out).bias(o.flag("bias")))),
           "[*, " + count(in) + "] (inFeatures=" + count(in) + ")"};
 }
 

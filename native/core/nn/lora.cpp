@@ -11,6 +11,7 @@
 #include "core/compat/torch_compat.h"
 #include "core/errors.h"
 #include "core/nn/layer_factory.h"
+#include "core/nn/linear_layer.h"
 
 namespace firebrand {
 
@@ -33,8 +34,8 @@ void attachLora(BuiltLayer& layer, const LoraOptions& options, const std::string
   if (auto* linear = dynamic_cast<torch::nn::LinearImpl*>(&base)) {
     baseWeight = linear->weight;
     const int64_t in = linear->options.in_features(), out = linear->options.out_features();
-    adapter->a = adapterPart<torch::nn::Linear>(torch::nn::LinearOptions(in, options.r).bias(false), adapter->aWeight);
-    adapter->b = adapterPart<torch::nn::Linear>(torch::nn::LinearOptions(options.r, out).bias(false), adapter->bWeight);
+    adapter->a = adapterPart<LinearLayer>(torch::nn::LinearOptions(in, options.r).bias(false), adapter->aWeight);
+    adapter->b = adapterPart<LinearLayer>(torch::nn::LinearOptions(options.r, out).bias(false), adapter->bWeight);
   } else if (auto* conv = dynamic_cast<torch::nn::Conv2dImpl*>(&base)) {
     baseWeight = conv->weight;
     const auto& o = conv->options;
