@@ -118,6 +118,26 @@ describe('models written as TypeScript modules', () => {
     expect((await twice.evaluate(blobDataset(64, 4, 7))).accuracy).to.be.above(0.8);
   });
 
+  it('gives one row alone (a decode step: a matrix-vector product) what that row gets in a batch', async () => {
+    class Projections extends nn.Module {
+      layer = nn.linear(6, 5);
+      noBias = nn.linear(5, 3, { bias: false });
+      functional = new MyLinear(3, 4);
+
+      forward(x: Tensor): Tensor {
+        return this.functional.forward(this.noBias.forward(this.layer.forward(x)));
+      }
+    }
+    const trainer = new Trainer({ model: new Projections(), loss: 'mse', optimizer: 'sgd', config });
+    const batch = Float32Array.from({ length: 3 * 2 * 6 }, (_, i) => Math.sin(i + 1));
+    const rows = await trainer.predict(batch, [3, 2, 6]);
+    for (let row = 0; row < 6; row++) {
+      const alone = await trainer.predict(batch.slice(row * 6, row * 6 + 6), [1, 1, 6]);
+      expect(alone.shape).to.deep.equal([1, 1, 4]);
+      expectClose(alone.data, rows.data.slice(row * 4, row * 4 + 4), `row ${row}`, { tolerance: 1e-6 });
+    }
+  });
+
   it('saves and loads the traced model for inference without its TypeScript class', async () => {
     const trainer = trainerFor(new ResidualMlp());
     await trainer.fit(blobDataset(64));
