@@ -216,6 +216,17 @@ class SafetensorsWeights : public WeightsReader {
     if (it == entries_.end()) throw InvalidArgument("internal: no weight '" + name + "' in " + path_);
     return tensorOf(it->second, dataStart_, path_, std::ref(bytes_));
   }
+  void copyInto(const std::string& name, at::Tensor& target) override {
+    const auto it = entries_.find(name);
+    if (it == entries_.end()) throw InvalidArgument("internal: no weight '" + name + "' in " + path_);
+    const Entry& entry = it->second;
+    const bool sameLayout = target.device().is_cpu() && target.is_contiguous() && target.scalar_type() == entry.dtype &&
+                            target.sizes().equals(entry.shape) &&
+                            static_cast<uint64_t>(target.nbytes()) == entry.end - entry.begin;
+    if (!sameLayout) return WeightsReader::copyInto(name, target);
+    if (entry.end > entry.begin) bytes_(dataStart_ + entry.begin, entry.end - entry.begin, target.data_ptr());
+    target.unsafeGetTensorImpl()->bump_version();  // as copy_ would: what caches the weights sees them change
+  }
 
  private:
   std::string path_;

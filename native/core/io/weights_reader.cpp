@@ -31,10 +31,16 @@ RenamedReader::RenamedReader(std::unique_ptr<WeightsReader> source,
   }
 }
 
-at::Tensor RenamedReader::read(const std::string& name) {
+const std::string& RenamedReader::sourceName(const std::string& name) const {
   const auto it = sourceNames_.find(name);
   if (it == sourceNames_.end()) throw InvalidArgument("internal: no weight '" + name + "' to read");
-  return source_->read(it->second);
+  return it->second;
+}
+
+at::Tensor RenamedReader::read(const std::string& name) { return source_->read(sourceName(name)); }
+
+void RenamedReader::copyInto(const std::string& name, at::Tensor& target) {
+  source_->copyInto(sourceName(name), target);
 }
 
 }  // namespace firebrand

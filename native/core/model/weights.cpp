@@ -74,7 +74,7 @@ WeightsReport loadWeights(Model& model, WeightsReader& weights, bool strict, con
   // One file tensor at a time: read, copied into the model and let go.
   torch::NoGradGuard noGrad;
   for (auto& [name, target] : targets) {
-    if (shapes.count(name)) target.copy_(weights.read(name));
+    if (shapes.count(name)) weights.copyInto(name, target);
   }
   return report;
 }
