@@ -215,6 +215,7 @@ class Functional(nn.Module):
             "attentionCausal": attention(x2, x2.sin(), x2.cos(), is_causal=True, scale=0.3),
             "attentionBoolMask": attention(x2, x2.sin(), x2.cos(), attn_mask=self.keep),
             "attentionFloatMask": attention(x2, x2.sin(), x2.cos(), attn_mask=x2.tanh()),
+            "attentionWindow": attention(x2, x2.sin(), x2.cos(), attn_mask=sliding_window_keep(x2.size(-2), 2), scale=0.3),
             "cumsum": x.cumsum(-1),
             "rmsNorm": rms_norm(x, [16], self.g, 1e-6),
             "rmsNormNoWeight": rms_norm(x2, [4, 4]),
@@ -254,6 +255,12 @@ class GRURegressor(nn.Module):
         out, h = self.gru(x.transpose(0, 1), h0)
         out, _ = self.rnn(out)
         return self.head(out.mean(0) + h[0])
+
+
+def sliding_window_keep(time, window):
+    """transformers' sliding-window causal mask: query i sees key j when i - window < j <= i."""
+    back = torch.arange(time)[:, None] - torch.arange(time)[None, :]
+    return (back >= 0) & (back < window)
 
 
 def attention(q, k, v, attn_mask=None, is_causal=False, scale=None):

@@ -88,6 +88,17 @@ class ConvolutionLM extends TinyLM {
   }
 }
 
+/** Causal attention over the last 3 positions (Mistral's sliding window), with learned positions. */
+class WindowAttentionLM extends TinyLM {
+  positions = nn.embedding(32, 16);
+  qkv = nn.linear(16, 48);
+
+  body(x: Tensor): Tensor {
+    const [q, k, v] = this.qkv.forward(x.add(this.positions.forward(torch.arange(x.size(1))))).split([16, 16, 16], 2);
+    return F.slidingWindowAttention(q, k, v, 3);
+  }
+}
+
 /** Attention without a causal mask: every position sees the later ones. */
 class BidirectionalAttentionLM extends TinyLM {
   qkv = nn.linear(16, 48);
@@ -163,6 +174,10 @@ describe('generate with a key/value cache', function () {
     };
     const full = await tokensAround(false);
     expect(await tokensAround(true)).to.deep.equal(full);
+  });
+
+  it('keeps the last window - 1 keys and values of a sliding-window attention, past the window', async () => {
+    await sameTokens(trainerOf(new WindowAttentionLM()));
   });
 
   it('carries recurrent state (LSTM of two layers, GRU) from step to step', async () => {

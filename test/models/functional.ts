@@ -41,6 +41,7 @@ export class Functional extends nn.Module {
       attentionCausal: F.scaledDotProductAttention(x2, x2.sin(), x2.cos(), { isCausal: true, scale: 0.3 }),
       attentionBoolMask: F.scaledDotProductAttention(x2, x2.sin(), x2.cos(), { attnMask: this.keep }),
       attentionFloatMask: F.scaledDotProductAttention(x2, x2.sin(), x2.cos(), { attnMask: x2.tanh() }),
+      attentionWindow: F.slidingWindowAttention(x2, x2.sin(), x2.cos(), 2, { scale: 0.3 }),
       cumsum: x.cumsum(-1),
       rmsNorm: F.rmsNorm(x, [16], this.g, 1e-6),
       rmsNormNoWeight: F.rmsNorm(x2, [4, 4]),

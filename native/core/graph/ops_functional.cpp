@@ -32,26 +32,70 @@ OpRun attention(const NodeArgs& a) {
   };
 }
 
-// F.scaledDotProductAttention as its reference formula (nn/attention.cpp), in ops every PyTorch has.
+// F.slidingWindowAttention: causal attention in which each query sees its last `window` positions.
+OpRun windowAttention(const NodeArgs& a) {
+  a.expectCount(6);
+  const int64_t q = a.tensor(0), k = a.tensor(1), v = a.tensor(2);
+  const IntArg window = a.integer(3);
+  const double dropoutP = a.number(4);
+  const auto scale = a.optionalNumber(5);
+  const size_t node = a.index();
+  return [=](GraphFrame& f) -> c10::IValue {
+    const int64_t positions = window.get(f);
+    if (positions < 1)
+      throw InvalidArgument("slidingWindowAttention: window must be >= 1, got " + std::to_string(positions));
+    const at::Tensor& query = T(f, q);
+    const at::Tensor& key = T(f, k);
+    if (f.cache) return cachedWindowAttention(query, key, T(f, v), positions, scale, f.cache->entries[node]);
+    return scaledDotProductAttention(query, key, T(f, v),
+                                     windowKeep(query.size(-2), key.size(-2), positions, query.options()), dropoutP,
+                                     false, scale, f.training);
+  };
+}
+
+// Attention's reference formula in ops every PyTorch has: weights (q kᵀ · scale, masked) through
+// softmax and dropout, times v.
+std::string attentionFormula(const std::string& weights, const std::string& value, const GraphNode& n,
+                             size_t dropoutArg) {
+  std::string softmax = "torch.softmax(" + weights + ", -1)";
+  if (scriptReal(n.args[dropoutArg]) != "0.0")
+    softmax = "torch.dropout(" + softmax + ", " + scriptReal(n.args[dropoutArg]) + ", self.training)";
+  return "torch.matmul(" + softmax + ", " + value + ")";
+}
+
+std::string scaledScores(const GraphNode& n, const ScriptArgs& a, size_t scaleArg) {
+  const std::string scale =
+      isNullArg(n, scaleArg) ? "(1.0 / float(" + a[0] + ".size(-1)) ** 0.5)" : scriptReal(n.args[scaleArg]);
+  return "torch.matmul(" + a[0] + ", " + a[1] + ".transpose(-2, -1)) * " + scale;
+}
+
+// [queries, keys] of booleans in TorchScript (no torch.bool without Python).
+std::string scriptOnes(const ScriptArgs& a) {
+  const std::string boolType = std::to_string(static_cast<int>(at::kBool));
+  return "torch.ones([" + a[0] + ".size(-2), " + a[1] + ".size(-2)], dtype=" + boolType + ", device=" + a[0] +
+         ".device)";
+}
+
 std::string attentionScript(const GraphNode& n, const ScriptArgs& a) {
-  const std::string& q = a[0];
-  const std::string& k = a[1];
-  const std::string boolType = std::to_string(static_cast<int>(at::kBool));  // no torch.bool without Python
-  const std::string scale = isNullArg(n, 6) ? "(1.0 / float(" + q + ".size(-1)) ** 0.5)" : scriptReal(n.args[6]);
-  std::string weights = "torch.matmul(" + q + ", " + k + ".transpose(-2, -1)) * " + scale;
-  if (const auto* causal = std::get_if<bool>(&n.args[5].value); causal && *causal) {
-    weights = "(" + weights + ").masked_fill(torch.ones([" + q + ".size(-2), " + k + ".size(-2)], dtype=" + boolType +
-              ", device=" + q + ".device).tril().logical_not(), float('-inf'))";
-  }
+  const std::string boolType = std::to_string(static_cast<int>(at::kBool));
+  std::string weights = scaledScores(n, a, 6);
+  if (const auto* causal = std::get_if<bool>(&n.args[5].value); causal && *causal)
+    weights = "(" + weights + ").masked_fill(" + scriptOnes(a) + ".tril().logical_not(), float('-inf'))";
   if (!isNullArg(n, 3)) {
     const std::string& mask = a[3];
     weights = "((" + weights + ").masked_fill(" + mask + ".logical_not(), float('-inf')) if " + mask +
               ".dtype == " + boolType + " else (" + weights + ") + " + mask + ")";
   }
-  weights = "torch.softmax(" + weights + ", -1)";
-  if (scriptReal(n.args[4]) != "0.0")
-    weights = "torch.dropout(" + weights + ", " + scriptReal(n.args[4]) + ", self.training)";
-  return "torch.matmul(" + weights + ", " + a[2] + ")";
+  return attentionFormula(weights, a[2], n, 4);
+}
+
+// windowKeep's mask: key j seen by query i when keys - queries + i - window < j <= keys - queries + i.
+std::string windowAttentionScript(const GraphNode& n, const ScriptArgs& a) {
+  const std::string offset = "(" + a[1] + ".size(-2) - " + a[0] + ".size(-2))";
+  const std::string keep = scriptOnes(a) + ".tril(" + offset + ").logical_and(" + scriptOnes(a) + ".triu(" + offset +
+                           " - " + a[3] + " + 1))";
+  return attentionFormula("(" + scaledScores(n, a, 5) + ").masked_fill(" + keep + ".logical_not(), float('-inf'))",
+                          a[2], n, 4);
 }
 
 OpRun dropout(const NodeArgs& a) {
@@ -120,6 +164,7 @@ OpRun embedding(const NodeArgs& a) {
 OpRows functionalOps() {
   return {
       {"scaledDotProductAttention", attention, attentionScript},
+      {"slidingWindowAttention", windowAttention, windowAttentionScript},
       {"dropout", dropout,
        [](const GraphNode& n, const ScriptArgs& a) {
          return "torch.dropout(" + a[0] + ", " + scriptReal(n.args[1]) + ", self.training)";

@@ -2,6 +2,7 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -38,6 +39,11 @@ at::Tensor causalKeep(int64_t queries, int64_t keys, const at::TensorOptions& op
   return at::ones({queries, keys}, options.dtype(at::kBool)).tril(keys - queries);
 }
 
+at::Tensor windowKeep(int64_t queries, int64_t keys, int64_t window, const at::TensorOptions& options) {
+  const at::Tensor all = at::ones({queries, keys}, options.dtype(at::kBool));
+  return all.tril(keys - queries).logical_and(all.triu(keys - queries - window + 1));
+}
+
 at::Tensor cachedCausalAttention(const at::Tensor& query, const at::Tensor& key, const at::Tensor& value,
                                  std::optional<double> scale, std::vector<at::Tensor>& entry) {
   const auto [keys, values] = extendKeysValues(entry, key, value);
@@ -46,6 +52,17 @@ at::Tensor cachedCausalAttention(const at::Tensor& query, const at::Tensor& key,
   const c10::optional<at::Tensor> keep =
       queries == 1 ? c10::nullopt : c10::optional<at::Tensor>(causalKeep(queries, keys.size(-2), query.options()));
   return scaledDotProductAttention(query, keys, values, keep, 0.0, false, scale, false);
+}
+
+at::Tensor cachedWindowAttention(const at::Tensor& query, const at::Tensor& key, const at::Tensor& value,
+                                 int64_t window, std::optional<double> scale, std::vector<at::Tensor>& entry) {
+  const auto [keys, values] = extendKeysValues(entry, key, value);
+  const at::Tensor output =
+      scaledDotProductAttention(query, keys, values, windowKeep(query.size(-2), keys.size(-2), window, query.options()),
+                                0.0, false, scale, false);
+  const int64_t kept = std::min(window - 1, keys.size(-2));
+  entry = {keys.narrow(-2, keys.size(-2) - kept, kept), values.narrow(-2, values.size(-2) - kept, kept)};
+  return output;
 }
 
 }  // namespace firebrand

@@ -26,9 +26,18 @@ std::pair<at::Tensor, at::Tensor> extendKeysValues(std::vector<at::Tensor>& entr
 // key's position (the queries are the newest positions; with as many of each, the plain triangle).
 at::Tensor causalKeep(int64_t queries, int64_t keys, const at::TensorOptions& options);
 
+// Which keys each query may see when it sees its last `window` positions, itself included
+// (transformers' sliding_window), the queries being the newest positions as in causalKeep.
+at::Tensor windowKeep(int64_t queries, int64_t keys, int64_t window, const at::TensorOptions& options);
+
 // Causal scaledDotProductAttention of the newest positions' queries over every position's keys and
 // values: the earlier ones kept in `entry` (extendKeysValues) and their own. No dropout (inference).
 at::Tensor cachedCausalAttention(const at::Tensor& query, const at::Tensor& key, const at::Tensor& value,
                                  std::optional<double> scale, std::vector<at::Tensor>& entry);
+
+// cachedCausalAttention with each query seeing its last `window` positions. `entry` then keeps the
+// last window - 1 positions only, all that the next position sees.
+at::Tensor cachedWindowAttention(const at::Tensor& query, const at::Tensor& key, const at::Tensor& value,
+                                 int64_t window, std::optional<double> scale, std::vector<at::Tensor>& entry);
 
 }  // namespace firebrand

@@ -1,5 +1,6 @@
 // F (torch.nn.functional) and the tensor-building functions of torch, for use
 // inside a traced forward. Names are PyTorch's in camelCase; so are defaults.
+import { firebrandError } from '../../errors';
 import type { Size2d } from '../layer-specs';
 import { op, splitPieces, tensorsOp, type Dim, type DtypeName, type SizeArg, type Tensor } from './tensor';
 
@@ -156,6 +157,27 @@ export const F = {
       scale = null,
     }: { attnMask?: Optional<Tensor>; dropoutP?: number; isCausal?: boolean; scale?: Optional<number> } = {},
   ) => op('scaledDotProductAttention', query, key, value, attnMask, dropoutP, isCausal, scale),
+  /**
+   * Causal attention in which each query sees its last `window` positions, itself included: key j for
+   * query i when i - window < j <= i (transformers' `sliding_window`, as Mistral and Qwen2 use it). The
+   * same numbers as scaledDotProductAttention with that mask, but generate's key/value cache can carry
+   * it (keeping the last window - 1 positions), where a mask written for the whole sequence cannot.
+   */
+  slidingWindowAttention: (
+    query: Tensor,
+    key: Tensor,
+    value: Tensor,
+    window: number,
+    { dropoutP = 0, scale = null }: { dropoutP?: number; scale?: Optional<number> } = {},
+  ) => {
+    if (!Number.isInteger(window) || window < 1) {
+      throw firebrandError(
+        'ERR_FIREBRAND_INVALID_ARGUMENT',
+        `F.slidingWindowAttention: window must be an integer >= 1 (positions each query sees), got ${window}`,
+      );
+    }
+    return op('slidingWindowAttention', query, key, value, window, dropoutP, scale);
+  },
 };
 
 /** Tensor-building and multi-tensor functions of torch (torch.cat, torch.arange, ...). */

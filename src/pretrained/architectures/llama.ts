@@ -135,7 +135,11 @@ export class LlamaAttention extends nn.Module {
   v_proj: Layer<LinearSpec>;
   o_proj: Layer<LinearSpec>;
 
-  constructor(private readonly c: Resolved) {
+  /** window: this layer's sliding window (undefined: every earlier position). */
+  constructor(
+    private readonly c: Resolved,
+    private readonly window: number | undefined,
+  ) {
     super();
     this.q_proj = nn.linear(c.hidden, c.heads * c.headDim, { bias: c.qkvBias });
     this.k_proj = nn.linear(c.hidden, c.kvHeads * c.headDim, { bias: c.qkvBias });
@@ -143,7 +147,7 @@ export class LlamaAttention extends nn.Module {
     this.o_proj = nn.linear(c.heads * c.headDim, c.hidden, { bias: c.outputBias });
   }
 
-  /** attnMask: the keys each query may see (LlamaModel's mask); none: the causal ones. */
+  /** attnMask: the keys each query may see (a padded batch's, from LlamaModel); none: the causal ones in the window. */
   forward(x: Tensor, cos: Tensor, sin: Tensor, attnMask?: Tensor): Tensor {
     const { heads, kvHeads, headDim } = this.c;
     const [batch, time] = [x.size(0), x.size(1)];
@@ -156,8 +160,13 @@ export class LlamaAttention extends nn.Module {
     );
     const v = split(this.v_proj.forward(x), kvHeads);
     const repeats = heads / kvHeads;
-    const attention = attnMask === undefined ? { isCausal: true } : { attnMask };
-    const y = F.scaledDotProductAttention(q, repeatKv(k, repeats), repeatKv(v, repeats), attention);
+    const [keys, values] = [repeatKv(k, repeats), repeatKv(v, repeats)];
+    const y =
+      attnMask !== undefined
+        ? F.scaledDotProductAttention(q, keys, values, { attnMask })
+        : this.window !== undefined
+          ? F.slidingWindowAttention(q, keys, values, this.window)
+          : F.scaledDotProductAttention(q, keys, values, { isCausal: true });
     return this.o_proj.forward(y.transpose(1, 2).reshape(batch, time, heads * headDim));
   }
 }
@@ -185,9 +194,9 @@ export class LlamaDecoderLayer extends nn.Module {
   input_layernorm: Layer;
   post_attention_layernorm: Layer;
 
-  constructor(c: Resolved, intermediate: number) {
+  constructor(c: Resolved, intermediate: number, window: number | undefined) {
     super();
-    this.self_attn = new LlamaAttention(c);
+    this.self_attn = new LlamaAttention(c, window);
     this.mlp = new LlamaMLP(c.hidden, intermediate, c.mlpBias);
     this.input_layernorm = nn.rmsNorm(c.hidden, { eps: c.eps });
     this.post_attention_layernorm = nn.rmsNorm(c.hidden, { eps: c.eps });
@@ -213,7 +222,7 @@ export class LlamaModel extends nn.Module {
     this.windows = layerWindows(config);
     this.embed_tokens = nn.embedding(config.vocab_size, c.hidden);
     this.layers = nn.moduleList(
-      Array.from({ length: config.num_hidden_layers }, () => new LlamaDecoderLayer(c, config.intermediate_size)),
+      this.windows.map((window) => new LlamaDecoderLayer(c, config.intermediate_size, window)),
     );
     this.norm = nn.rmsNorm(c.hidden, { eps: c.eps });
     const rope = { rope_theta: config.rope_theta, ...(config.rope_parameters ?? config.rope_scaling ?? {}) };
@@ -232,19 +241,12 @@ export class LlamaModel extends nn.Module {
     let x = this.embed_tokens.forward(tokens);
     const positions = torch.arange(tokens.size(1)).unsqueeze(0);
     const [cos, sin] = this.rotary_emb.forward(x, positions);
-    // One mask per distinct window, made once for the layers that share it; none: causal attention.
-    const masks = new Map<number | undefined, Tensor | undefined>();
+    // A padded batch's masks, one per distinct window, made once for the layers that share it; without
+    // padding, each layer's attention is causal within its window and needs none.
+    const masks = new Map<number | undefined, Tensor>();
     const maskFor = (window: number | undefined) => {
-      if (!masks.has(window)) {
-        const time = tokens.size(1);
-        const mask =
-          attentionMask !== undefined
-            ? paddedMask(attentionMask, window)
-            : window === undefined
-              ? undefined
-              : visibleKeys(time, window);
-        masks.set(window, mask);
-      }
+      if (attentionMask === undefined) return undefined;
+      if (!masks.has(window)) masks.set(window, paddedMask(attentionMask, window));
       return masks.get(window);
     };
     [...this.layers].forEach((layer, i) => (x = layer.forward(x, cos, sin, maskFor(this.windows[i]))));
