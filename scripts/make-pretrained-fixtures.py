@@ -208,12 +208,66 @@ def write_example_checkpoint():
     print(f"wrote {folder}: {sorted(p.name for p in folder.iterdir())}")
 
 
+def greedy_margin(model):
+    """generate(do_sample=False)'s tokens, and the smallest gap between the best and second-best logit
+    over its steps: bfloat16 logits are coarse, so near ties would make greedy parity a matter of rounding."""
+    out = model.generate(INPUT_IDS[:1], max_new_tokens=NEW_TOKENS, do_sample=False, use_cache=True, pad_token_id=0,
+                         eos_token_id=None, return_dict_in_generate=True, output_scores=True)
+    gaps = [float(step[0].float().topk(2).values.diff().abs()) for step in out.scores]
+    return out.sequences[0, INPUT_IDS.size(1):].contiguous(), min(gaps)
+
+
+def write_bfloat16_checkpoint():
+    """llama-bf16/: a tiny Llama saved in bfloat16 (config.json's dtype), and llama-bf16.golden.safetensors:
+    what from_pretrained's default (dtype 'auto': bfloat16) computes with it: the logits (and how far its eager
+    attention's lie from them), the greedy tokens
+    (the first seed from 100 whose greedy choices are 0.2 apart, over 12 bfloat16 steps at these logits), and
+    3 AdamW steps (losses, weights) with the loss over float32 logits, as transformers' own loss takes them.
+    AdamW's eps is 1e-3: bfloat16 gradients carry rounding noise of ~2^-8 of their size, which Adam's
+    normalized step would turn into full steps of lr where a gradient is near zero (see adamw_eps)."""
+    folder = OUT / "llama-bf16"
+    for seed in range(100, 200):
+        torch.manual_seed(seed)
+        shutil.rmtree(folder, ignore_errors=True)
+        transformers.LlamaForCausalLM(transformers.LlamaConfig(**LLAMA)).to(torch.bfloat16).save_pretrained(folder)
+        model = transformers.AutoModelForCausalLM.from_pretrained(folder).eval()
+        assert next(model.parameters()).dtype == torch.bfloat16
+        with torch.no_grad():
+            generated, margin = greedy_margin(model)
+        if margin >= 0.2:
+            break
+    tensors = dict(input_ids=INPUT_IDS, target=TARGETS, generated=generated)
+    with torch.no_grad():
+        tensors["logits"] = model(INPUT_IDS).logits.transpose(1, 2).float().contiguous()
+        # How far transformers' own attention implementations (sdpa, the default, and eager) round apart in
+        # bfloat16: the precision at which another implementation can be held to these logits.
+        eager = transformers.AutoModelForCausalLM.from_pretrained(folder, attn_implementation="eager").eval()
+        spread = (eager(INPUT_IDS).logits.transpose(1, 2).float() - tensors["logits"]).abs().max().item()
+    model.train()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3, eps=1e-3)
+    losses = []
+    for _ in range(3):
+        optimizer.zero_grad(set_to_none=True)
+        loss = torch.nn.functional.cross_entropy(model(INPUT_IDS).logits.float().transpose(1, 2), TARGETS)
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    tensors.update({f"adamw3.{k}": v.float().contiguous().clone() for k, v in model.state_dict().items()})
+    save_file(tensors, str(OUT / "llama-bf16.golden.safetensors"),
+              {"generatedBy": "scripts/make-pretrained-fixtures.py", "transformers": transformers.__version__,
+               "torch": torch.__version__, "seed": str(seed), "greedyMargin": repr(margin),
+               "eagerSdpaSpread": repr(spread),
+               "adamw_eps": "1e-3", "adamw3_losses": json.dumps(losses)})
+    print(f"wrote {folder} (seed {seed}, greedy margin {margin}, eager-sdpa spread {spread}), generated {generated.tolist()}, losses {losses}")
+
+
 def main():
     OUT.mkdir(parents=True, exist_ok=True)
     write_chat_tokenizer()
     write_example_checkpoint()
     for seed, (name, case) in enumerate(CASES.items()):
         write(seed, name, case)
+    write_bfloat16_checkpoint()
 
 
 if __name__ == "__main__":

@@ -32,7 +32,17 @@ export type { SafetensorsContents } from './io/safetensors';
 export { nn } from './nn/layers';
 export type * from './nn/layer-specs';
 export type * from './nn/model-spec';
-export { Buffer, BuiltinLayer, Layer, Module, ModuleDict, ModuleList, Parameter, Sequential } from './nn/module/module';
+export {
+  Buffer,
+  BuiltinLayer,
+  Layer,
+  Module,
+  ModuleDict,
+  ModuleList,
+  Parameter,
+  Sequential,
+  type ModuleDtype,
+} from './nn/module/module';
 export { FunctionalLayer } from './nn/module/functional-layers';
 export type { FunctionalLayerSpec, FunctionalLayerType } from './nn/module/functional-layers';
 export { GRU, LSTM, RNN } from './nn/module/recurrent';

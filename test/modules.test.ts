@@ -118,6 +118,39 @@ describe('models written as TypeScript modules', () => {
     expect((await twice.evaluate(blobDataset(64, 4, 7))).accuracy).to.be.above(0.8);
   });
 
+  it('casts a module with to(dtype), as PyTorch does: the whole model casts its inputs, a part cast alone is named', async () => {
+    class Net extends nn.Module {
+      body = nn.linear(4, 8);
+      head = nn.linear(8, 2);
+
+      forward(x: Tensor): Tensor {
+        return this.head.forward(this.body.forward(x).relu());
+      }
+    }
+    const seeded = { ...config, seed: 1 };
+    const probe = Float32Array.from({ length: 12 }, (_, i) => Math.sin(i));
+    const predictionOf = (model: Module) =>
+      new Trainer({ model, loss: 'cross_entropy', optimizer: 'sgd', config: seeded }).predict(probe, [3, 4]);
+    const float32 = await predictionOf(new Net());
+    // The same seeded weights in float64: the float32 inputs are widened, the outputs agree to float32's rounding.
+    expectClose(await predictionOf(new Net().to('float64')), float32, 'float64', { tolerance: 1e-6 });
+    const bfloat16 = await predictionOf(new Net().to('bfloat16'));
+    expectClose(bfloat16, float32, 'bfloat16', { tolerance: 2 ** -6 });
+    expect(
+      Array.from(bfloat16.data).every((v) => (new Uint32Array(Float32Array.of(v).buffer)[0] & 0xffff) === 0),
+    ).to.equal(true);
+    const partly = new Net();
+    partly.head.to('bfloat16');
+    const error = await rejectionOf(predictionOf(partly));
+    expect(error.code).to.equal('ERR_FIREBRAND_INVALID_ARGUMENT');
+    expect(error.message).to.contain(
+      "head (linear) holds bfloat16 weights but got [3, 8] float32: cast its input in forward (x.to('bfloat16')), or cast the whole model with model.to(dtype), which casts its inputs too",
+    );
+    expect(errorOf(() => new Net().to('int8' as never)).message).to.equal(
+      'Net.to: dtype must be one of float32, float64, float16, bfloat16, got "int8"',
+    );
+  });
+
   it('gives one row alone (a decode step: a matrix-vector product) what that row gets in a batch', async () => {
     class Projections extends nn.Module {
       layer = nn.linear(6, 5);
@@ -441,6 +474,27 @@ m = torch.jit.load(sys.argv[1] + '/model.pt')
 m.eval()
 x = torch.tensor(json.load(open(sys.argv[1] + '/input.json'))).reshape(2, 3, 8, 8)
 print(json.dumps(m(x).flatten().tolist()))`;
+      const actual = pythonJson(this, script, folder) as number[];
+      actual.forEach((value, i) => expect(value).to.be.closeTo(expected.data[i] as number, 1e-6));
+    } finally {
+      fs.rmSync(folder, { recursive: true, force: true });
+    }
+  });
+
+  it("exports a model cast to float64 that Python's torch.jit.load runs on float32 inputs, casting them as predict does", async function () {
+    const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'firebrand-module-python-'));
+    try {
+      const trainer = trainerFor(new ResidualMlp().to('float64'));
+      const input = Float32Array.from({ length: 12 }, (_, i) => Math.sin(i));
+      await trainer.exportTorchScript(path.join(folder, 'model.pt'));
+      const expected = await trainer.predict(input, [3, 4]);
+      fs.writeFileSync(path.join(folder, 'input.json'), JSON.stringify(Array.from(input)));
+      const script = `import json, sys, torch
+m = torch.jit.load(sys.argv[1] + '/model.pt')
+m.eval()
+y = m(torch.tensor(json.load(open(sys.argv[1] + '/input.json'))).reshape(3, 4))
+assert y.dtype == torch.float64, y.dtype
+print(json.dumps(y.flatten().tolist()))`;
       const actual = pythonJson(this, script, folder) as number[];
       actual.forEach((value, i) => expect(value).to.be.closeTo(expected.data[i] as number, 1e-6));
     } finally {

@@ -20,7 +20,7 @@ import {
   TrainerOptions,
 } from '../src';
 import { expectClose } from './support/expect-close';
-import { expectStateClose, stepTaken, type Tensors, withPrefix } from './support/golden-tensors';
+import { expectGreedyTokens, expectStateClose, stepTaken, type Tensors, withPrefix } from './support/golden-tensors';
 import { errorOf, pythonJson, rejectionOf, seededRandom } from './support/helpers';
 import { startHub, type Hub } from './support/hub-server';
 
@@ -143,21 +143,7 @@ describe('fromPretrained: Hugging Face checkpoints, against transformers', funct
       if (!causalLMs.includes(name)) return;
       // Mistral's and Qwen2's windows (4 positions) are shorter than the prompt: the cache keeps the last 3.
       it("generates transformers' greedy tokens, with the cache and without", async () => {
-        const prompt = Array.from(golden.input_ids.data, Number).slice(0, golden.input_ids.shape[1]);
-        const expected = Array.from(golden.generated.data, Number);
-        // The golden tokens were generated with eos_token_id=None: no stop tokens here either.
-        for (const kvCache of [true, false]) {
-          const tokens: number[] = [];
-          for await (const token of trainer.generate(prompt, {
-            maxNewTokens: expected.length,
-            greedy: true,
-            kvCache,
-            stopTokens: [],
-          })) {
-            tokens.push(token);
-          }
-          expect(tokens, `kvCache: ${kvCache}`).to.deep.equal(expected);
-        }
+        await expectGreedyTokens(trainer, golden);
       });
     });
   }

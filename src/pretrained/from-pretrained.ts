@@ -8,7 +8,7 @@ import path from 'node:path';
 
 import { firebrandError } from '../errors';
 import { readJsonObject } from '../io/json-file';
-import type { Module } from '../nn/module/module';
+import type { Module, ModuleDtype } from '../nn/module/module';
 import { BertForMaskedLM, BertForSequenceClassification, type BertConfig } from './architectures/bert';
 import { GPT2LMHeadModel, type GPT2Config } from './architectures/gpt2';
 import { LlamaForCausalLM, type LlamaConfig } from './architectures/llama';
@@ -55,6 +55,12 @@ export interface FromPretrainedOptions extends HubOptions {
   numLabels?: number;
   /** A causal LM (the Llama family) takes { input_ids, attention_mask } by name: a padded batch. */
   attentionMask?: boolean;
+  /**
+   * The dtype of the model's weights (model.to(dtype) after it is built): 'float32' (the default, as
+   * PyTorch builds modules and as training wants), 'bfloat16', 'float16', or 'auto' for config.json's
+   * dtype (torch_dtype in older files; float32 where it names none), as transformers 5 defaults to.
+   */
+  dtype?: ModuleDtype | 'auto';
 }
 
 /** What fromPretrained read besides the model: its folder, config and generation defaults. */
@@ -165,6 +171,8 @@ export async function fromPretrained(
     );
   }
   const model = make(config, options) as Module & { config: PretrainedConfig };
+  const dtype = weightsDtype(options.dtype, config, configFile);
+  if (dtype !== 'float32') model.to(dtype);
   const generationFile = path.join(folder, GENERATION_CONFIG_FILE);
   setPretrainedSource(model, {
     folder,
@@ -174,6 +182,30 @@ export async function fromPretrained(
     newHead,
   });
   return model;
+}
+
+const DTYPES: readonly string[] = ['float32', 'bfloat16', 'float16', 'float64'];
+
+/** The dtype fromPretrained's `dtype` asks for ('auto': config.json's). */
+function weightsDtype(requested: unknown, config: PretrainedConfig, configFile: string): ModuleDtype {
+  if (requested === undefined) return 'float32';
+  if (requested === 'auto') {
+    const own = config.dtype ?? config.torch_dtype ?? 'float32';
+    if (typeof own !== 'string' || !DTYPES.includes(own)) {
+      throw firebrandError(
+        'ERR_FIREBRAND_FILE',
+        `fromPretrained: ${configFile} has dtype ${JSON.stringify(own)}; dtype 'auto' takes ${DTYPES.join(', ')}`,
+      );
+    }
+    return own as ModuleDtype;
+  }
+  if (typeof requested !== 'string' || !DTYPES.includes(requested)) {
+    throw firebrandError(
+      'ERR_FIREBRAND_INVALID_ARGUMENT',
+      `fromPretrained.dtype: expected one of ${DTYPES.join(', ')} or 'auto', got ${JSON.stringify(requested)}`,
+    );
+  }
+  return requested as ModuleDtype;
 }
 
 /**

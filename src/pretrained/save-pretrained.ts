@@ -20,13 +20,16 @@ const COMPANION_FILES = [
   'tokenizer.model',
 ];
 
+/** Writes the checkpoint folder; config.json's dtype is the weights' (`dtype`), as save_pretrained writes it. */
 export async function writePretrained(
   folder: string,
   source: PretrainedSource,
+  dtype: string,
   saveWeights: (file: string) => Promise<void>,
 ): Promise<void> {
+  const { torch_dtype: _older, ...config } = source.config;
   await replaceFolder(folder, async (temporary) => {
-    fs.writeFileSync(path.join(temporary, CONFIG_FILE), `${JSON.stringify(source.config, null, 2)}\n`);
+    fs.writeFileSync(path.join(temporary, CONFIG_FILE), `${JSON.stringify({ ...config, dtype }, null, 2)}\n`);
     await saveWeights(path.join(temporary, SAFETENSORS_FILE));
     for (const name of COMPANION_FILES) {
       const file = path.join(source.folder, name);

@@ -24,6 +24,7 @@ import { generateTokens } from '../inference/generation';
 import { predictionArguments, type PredictionFields, type PredictOptions } from '../inference/prediction-inputs';
 import { type ModelLike, type ModelSpec, resolveModelSpec } from '../nn/model-spec';
 import { Module } from '../nn/module/module';
+import { modelDtype } from '../nn/module/tracer';
 import {
   isHuggingFaceSource,
   pretrainedSourceOf,
@@ -527,7 +528,7 @@ export class Trainer {
           `savePretrained(${folder}): the model has LoRA adapters; merge them first (mergeAdapter) or save them alone (saveAdapter)`,
         );
       }
-      await writePretrained(folder, source, (file) => engine.saveWeights(file));
+      await writePretrained(folder, source, modelDtype(this.modelSpec), (file) => engine.saveWeights(file));
     });
   }
 

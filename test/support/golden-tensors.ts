@@ -1,8 +1,9 @@
 // Golden fixtures' tensors by name: the group under a prefix ("grad.", "adamw3."),
-// a whole state dict compared with one, and a parameter's move in one step.
+// a whole state dict compared with one, a parameter's move in one step, and the
+// greedy tokens a causal LM generates.
 import { expect } from 'chai';
 
-import type { NumericArray, TensorData } from '../../src';
+import type { NumericArray, TensorData, Trainer } from '../../src';
 import { expectClose } from './expect-close';
 
 export type Tensors = Record<string, TensorData<NumericArray>>;
@@ -28,4 +29,19 @@ export function stepTaken(before: TensorData<NumericArray>, after: TensorData<Nu
     shape: before.shape,
     data: Float64Array.from(before.data as Float32Array, (value, i) => value - Number(after.data[i])),
   };
+}
+
+/**
+ * generate's greedy tokens from the golden prompt (input_ids' first row), with the cache and without,
+ * equal to the golden 'generated' (made with eos_token_id=None: no stop tokens here either).
+ */
+export async function expectGreedyTokens(trainer: Trainer, golden: Tensors): Promise<void> {
+  const prompt = Array.from(golden.input_ids.data, Number).slice(0, golden.input_ids.shape[1]);
+  const expected = Array.from(golden.generated.data, Number);
+  for (const kvCache of [true, false]) {
+    const tokens: number[] = [];
+    const options = { maxNewTokens: expected.length, greedy: true, kvCache, stopTokens: [] };
+    for await (const token of trainer.generate(prompt, options)) tokens.push(token);
+    expect(tokens, `kvCache: ${kvCache}`).to.deep.equal(expected);
+  }
 }

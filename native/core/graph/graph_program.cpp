@@ -29,7 +29,7 @@ std::string valueText(const c10::IValue& value) {
 
 }  // namespace
 
-GraphProgram::GraphProgram(GraphSpec graph, ModuleTree& tree) : graph_(std::move(graph)) {
+GraphProgram::GraphProgram(GraphSpec graph, ModuleTree& tree) : graph_(std::move(graph)), inputDtype_(tree.inputDtype) {
   steps_.reserve(graph_.nodes.size());
   for (size_t index = 0; index < graph_.nodes.size(); ++index) {
     std::vector<int64_t> reads;
@@ -93,7 +93,10 @@ GraphFrame GraphProgram::runFrame(const std::vector<at::Tensor>& inputs, bool tr
   frame.training = training;
   frame.device = device;
   frame.cache = cache;
-  for (size_t i = 0; i < inputSlots_.size(); ++i) frame.values[inputSlots_[i]] = inputs.at(i);
+  for (size_t i = 0; i < inputSlots_.size(); ++i) {
+    const at::Tensor& input = inputs.at(i);
+    frame.values[inputSlots_[i]] = inputDtype_ && input.is_floating_point() ? input.to(*inputDtype_) : input;
+  }
   const bool checkpointing = training && at::GradMode::is_enabled() && !segments_.empty();
   for (size_t index = 0; index < steps_.size();) {
     const int64_t segment = checkpointing && !segmentAt_.empty() ? segmentAt_[index] : -1;

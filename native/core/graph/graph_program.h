@@ -4,6 +4,7 @@
 #pragma once
 #include <ATen/core/Tensor.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -42,9 +43,10 @@ class GraphProgram {
   [[noreturn]] void fail(size_t index, const GraphFrame& frame, const std::exception& error, bool wrongType) const;
 
   GraphSpec graph_;
-  std::vector<OpRun> steps_;                 // by node; empty for inputs
-  std::vector<int64_t> inputSlots_;          // the node of each graph input
-  std::vector<std::vector<int64_t>> reads_;  // the nodes each node reads, for errors
+  std::optional<at::ScalarType> inputDtype_;  // the model's dtype: floating inputs are cast to it
+  std::vector<OpRun> steps_;                  // by node; empty for inputs
+  std::vector<int64_t> inputSlots_;           // the node of each graph input
+  std::vector<std::vector<int64_t>> reads_;   // the nodes each node reads, for errors
   std::vector<CheckpointSegment> segments_;
   std::vector<int64_t> segmentAt_;  // by node: the segment that begins there, or -1
 };

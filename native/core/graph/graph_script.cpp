@@ -33,7 +33,10 @@ std::string graphScript(const GraphSpec& graph, const ModuleTree& tree, const Sc
     const GraphNode& node = graph.nodes[index];
     std::string expression;
     if (node.op == "input") {
-      expression = "input";
+      // A model cast as a whole casts its floating inputs, as GraphProgram does.
+      expression = !tree.inputDtype ? "input"
+                                    : "(input.to(dtype=" + std::to_string(static_cast<int>(*tree.inputDtype)) +
+                                          ") if input.is_floating_point() else input)";
     } else if (node.op == "state") {
       expression = writer.tensor(*node.args.at(0).string());
     } else if (isLayerCall(node.op)) {

@@ -138,6 +138,12 @@ ConstructionStep constructionStep(const JsonValue& value) {
         copied != object.end() && std::get_if<bool>(&copied->second.value) && *std::get_if<bool>(&copied->second.value);
     return step;
   }
+  if (const auto it = object.find("cast"); it != object.end()) {
+    step.castPath = stringOf(it->second, "construction[].cast");
+    step.castTo =
+        dtypeNamed(stringOf(member(object, "dtype", "construction[]"), "construction[].dtype"), "construction[].dtype");
+    return step;
+  }
   if (const auto it = object.find("copy"); it != object.end()) {
     step.copyTo = stringOf(it->second, "construction[].copy");
     step.copyFrom = stringOf(member(object, "from", "construction[]"), "construction[].from");

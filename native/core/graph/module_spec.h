@@ -5,6 +5,7 @@
 #include <c10/core/ScalarType.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,15 +41,18 @@ struct ModuleSpec {
   std::vector<std::pair<std::string, ModuleSpec>> children;
 };
 
-// A layer built (its default initialisation), an nn.init call, or a module's values copied into
-// another (a deep copy, as nn.transformerEncoder's layers are), in the order they ran.
+// A layer built (its default initialisation), an nn.init call, a module's values copied into
+// another (a deep copy, as nn.transformerEncoder's layers are), or a module cast to a dtype
+// (module.to(dtype)), in the order they ran.
 struct ConstructionStep {
   std::string layerPath;     // set for a layer
   bool copiedLayer = false;  // a layer of a copy: its values come from the copy step, its build draws nothing
   std::string initTarget;    // set for an init: the tensor's state-dict name
   std::string scheme;
   OptionMap options;
-  std::string copyTo, copyFrom;  // set for a copy: module paths
+  std::string copyTo, copyFrom;          // set for a copy: module paths
+  std::optional<at::ScalarType> castTo;  // set for a cast, of the module at castPath ("" the model)
+  std::string castPath;
 };
 
 struct GraphNode {

@@ -42,6 +42,10 @@ class TreeBuilder {
       copyModule(step.copyFrom, step.copyTo);
       return;
     }
+    if (step.castTo) {
+      castModule(step.castPath, *step.castTo);
+      return;
+    }
     at::Tensor tensor = stateTensor(step.initTarget);
     applyInit(tensor, step.scheme, step.options, step.initTarget);
   }
@@ -61,9 +65,9 @@ class TreeBuilder {
   }
 
   bool sequentialRoot_;
-  // Every tensor made so far at or under the module `path`, by its name relative to it.
+  // Every tensor made so far at or under the module `path` ("" the model), by its name relative to it.
   std::map<std::string, at::Tensor> tensorsUnder(const std::string& path) {
-    const std::string prefix = path + ".";
+    const std::string prefix = path.empty() ? "" : path + ".";
     std::map<std::string, at::Tensor> found;
     for (const auto& [name, tensor] : tensors_) {
       if (name.rfind(prefix, 0) == 0) found[name.substr(prefix.size())] = tensor;
@@ -89,6 +93,16 @@ class TreeBuilder {
       if (target == targets.end()) throw InvalidState("firebrand bug: the copy '" + to + "' has no '" + name + "'");
       target->second.copy_(source);
     }
+  }
+
+  // module.to(dtype): its floating tensors and its layers' take `dtype` in place, as PyTorch's
+  // Module._apply sets param.data, so that ties and layers' members keep pointing at them.
+  void castModule(const std::string& path, at::ScalarType dtype) {
+    at::NoGradGuard noGrad;
+    for (auto& [name, tensor] : tensorsUnder(path)) {
+      if (tensor.is_floating_point()) tensor.set_data(tensor.to(dtype));
+    }
+    if (path.empty()) tree_.inputDtype = dtype;
   }
 
   void index(const ModuleSpec& spec, const std::string& path) {

@@ -7,6 +7,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "core/graph/module_spec.h"
@@ -23,6 +24,8 @@ struct TreeLayer {
 struct ModuleTree {
   std::shared_ptr<torch::nn::Module> root;
   std::map<std::string, TreeLayer> layers;  // by module path
+  // The model's own dtype (model.to(dtype)), which floating inputs are cast to; none: as given.
+  std::optional<at::ScalarType> inputDtype;
 };
 
 // Builds the layers and runs the nn.init calls in `construction` order, so the

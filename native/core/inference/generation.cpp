@@ -69,6 +69,7 @@ at::Tensor TokenGenerator::lastLogits(const at::Tensor& context, Forward forward
                        std::to_string(cache_ ? cache_->past + context.size(1) : context.size(1)) +
                        " tokens; contextLength crops them to its position table)");
   }
+  logitsDtype_ = output.scalar_type();
   // Language models give [1, vocabulary, time] (cross_entropy's layout) or [1, vocabulary].
   const int64_t time = context.size(1);
   if (output.dim() == 3 && output.size(0) == 1 && output.size(2) != time && output.size(1) == time) {
@@ -110,11 +111,13 @@ std::optional<at::Tensor> TokenGenerator::cachedLogits() {
   if (past == 0 || cacheChecked_) return logits;
   // The first step from the cache is checked once against a full forward: an op that mixes
   // positions other than attention and recurrence (a convolution or a mean over the sequence)
-  // gives other logits. Rounding differs by ~1e-6; a wrong position differs by far more.
+  // gives other logits. Rounding differs by ~10 steps of the logits' precision at most (1e-5 in float32,
+  // 2^-7 in bfloat16, whose products round after every op); a wrong position differs by far more.
   cacheChecked_ = true;
+  const double step = logitsDtype_ == at::kBFloat16 ? 0.0078125 : logitsDtype_ == at::kHalf ? 0.0009765625 : 1e-5;
   const at::Tensor full = fullLogits();
   const double difference = (logits - full).abs().max().item<double>();
-  if (difference <= 1e-4 * (1.0 + full.abs().max().item<double>())) return logits;
+  if (difference <= 10 * step * (1.0 + full.abs().max().item<double>())) return logits;
   giveUpCache("its logits from the cache differ from a full forward's by " + std::to_string(difference) + " at token " +
               std::to_string(produced_ + 1) + ", so an op mixes positions in a way the cache does not carry");
   return full;

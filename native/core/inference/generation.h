@@ -61,9 +61,10 @@ class TokenGenerator {
   at::Generator generator_;
   int64_t produced_ = 0;
   bool stopped_ = false;
-  std::optional<DecodeCache> cache_;  // while decoding incrementally
-  bool cacheChecked_ = false;         // its first step was compared with a full forward
-  int64_t cachedWeights_ = 0;         // weightsVersion() when the cache was filled
+  std::optional<DecodeCache> cache_;         // while decoding incrementally
+  bool cacheChecked_ = false;                // its first step was compared with a full forward
+  at::ScalarType logitsDtype_ = at::kFloat;  // the model's, before they are widened for sampling
+  int64_t cachedWeights_ = 0;                // weightsVersion() when the cache was filled
 };
 
 }  // namespace firebrand

@@ -11,6 +11,13 @@ namespace firebrand {
 at::Tensor scaledDotProductAttention(const at::Tensor& query, const at::Tensor& key, const at::Tensor& value,
                                      const c10::optional<at::Tensor>& mask, double dropoutP, bool isCausal,
                                      std::optional<double> scale, bool training) {
+  // Half precision accumulates in float32 and rounds once, as PyTorch's CPU kernel (flash attention) does.
+  if (query.scalar_type() == at::kBFloat16 || query.scalar_type() == at::kHalf) {
+    const auto wide = [](const at::Tensor& t) { return t.is_floating_point() ? t.to(at::kFloat) : t; };
+    const c10::optional<at::Tensor> wideMask = mask ? c10::optional<at::Tensor>(wide(*mask)) : c10::nullopt;
+    return scaledDotProductAttention(wide(query), wide(key), wide(value), wideMask, dropoutP, isCausal, scale, training)
+        .to(query.scalar_type());
+  }
   const double factor = scale.value_or(1.0 / std::sqrt(static_cast<double>(query.size(-1))));
   at::Tensor weights = at::matmul(query, key.transpose(-2, -1)) * factor;
   const double blocked = -std::numeric_limits<double>::infinity();

@@ -68,6 +68,14 @@ at::Tensor runLayer(BuiltLayer& layer, const at::Tensor& input, const std::strin
           dtypeText(parameters.front().scalar_type()) +
           "): give the inputs as a Float32Array, or convert them with transforms.cast({ dtype: 'float32' })");
     }
+    // A module cast apart from the rest (module.to(dtype)): PyTorch casts nothing between modules.
+    if (input.is_floating_point() && !parameters.empty() && parameters.front().is_floating_point() &&
+        parameters.front().scalar_type() != input.scalar_type()) {
+      throw InvalidArgument(owner + " holds " + dtypeText(parameters.front().scalar_type()) + " weights but got " +
+                            shapeAndDtypeText(input) + ": cast its input in forward (x.to('" +
+                            dtypeText(parameters.front().scalar_type()) +
+                            "')), or cast the whole model with model.to(dtype), which casts its inputs too");
+    }
     throw ShapeMismatch(owner + " cannot take an input of shape " + shapeAndDtypeText(input) + "; it expects " +
                         layer.expectedInput + ". libtorch: " + torchReason(error));
   }

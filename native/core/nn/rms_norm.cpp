@@ -11,18 +11,13 @@
 namespace firebrand {
 namespace {
 
-// torch.finfo(dtype).eps.
+// PyTorch's rms_norm computes half precision in float32 (its "opmath" type), eps included.
+at::ScalarType computeType(at::ScalarType dtype) {
+  return dtype == at::kHalf || dtype == at::kBFloat16 ? at::kFloat : dtype;
+}
+
 double machineEpsilon(at::ScalarType dtype) {
-  switch (dtype) {
-    case at::kDouble:
-      return std::numeric_limits<double>::epsilon();
-    case at::kHalf:
-      return 0.0009765625;
-    case at::kBFloat16:
-      return 0.0078125;
-    default:
-      return std::numeric_limits<float>::epsilon();
-  }
+  return dtype == at::kDouble ? std::numeric_limits<double>::epsilon() : std::numeric_limits<float>::epsilon();
 }
 
 std::vector<int64_t> trailingDims(size_t count) {
@@ -42,16 +37,23 @@ at::Tensor rmsNorm(const at::Tensor& input, const std::vector<int64_t>& normaliz
     throw ShapeMismatch(owner + ": normalizedShape " + trailing + " expects input of shape [*, " + trailing.substr(1) +
                         ", got " + shapeText(input));
   }
-  const at::Tensor scaled = input * at::rsqrt(input.pow(2).mean(trailingDims(dims), /*keepdim=*/true) +
-                                              eps.value_or(machineEpsilon(input.scalar_type())));
+  // As PyTorch's rms_norm: normalized in float32 for half precision, cast back before the weight.
+  const at::ScalarType type = computeType(input.scalar_type());
+  const at::Tensor x = input.to(type);
+  const at::Tensor scaled =
+      (x * at::rsqrt(x.pow(2).mean(trailingDims(dims), /*keepdim=*/true) + eps.value_or(machineEpsilon(type))))
+          .to(input.scalar_type());
   return weight ? scaled * *weight : scaled;
 }
 
 std::string rmsNormScript(const std::string& x, size_t normalizedDims, const std::string& weight,
                           std::optional<double> eps) {
-  const std::string mean = x + ".pow(2).mean(" + scriptList(trailingDims(normalizedDims)) + ", keepdim=True)";
-  const std::string scaled =
-      x + " * torch.rsqrt(" + mean + " + " + scriptNumber(eps.value_or(std::numeric_limits<float>::epsilon())) + ")";
+  // float() is the identity on float32 (and widens half precision, as rms_norm does).
+  const std::string wide = x + ".float()";
+  const std::string mean = wide + ".pow(2).mean(" + scriptList(trailingDims(normalizedDims)) + ", keepdim=True)";
+  const std::string scaled = "(" + wide + " * torch.rsqrt(" + mean + " + " +
+                             scriptNumber(eps.value_or(std::numeric_limits<float>::epsilon())) + ")).type_as(" + x +
+                             ")";
   return weight == "None" ? scaled : scaled + " * " + weight;
 }
 

@@ -121,7 +121,11 @@ void LossFunction::checkShapes(const at::Tensor& output, const at::Tensor& targe
   }
 }
 
-at::Tensor LossFunction::operator()(const at::Tensor& output, const at::Tensor& rawTargets) const {
+at::Tensor LossFunction::operator()(const at::Tensor& halfOrFullOutput, const at::Tensor& rawTargets) const {
+  // A half-precision output (a model cast to bfloat16 or float16) is scored in float32, as transformers'
+  // losses upcast logits and autocast runs losses.
+  const bool half = halfOrFullOutput.scalar_type() == at::kBFloat16 || halfOrFullOutput.scalar_type() == at::kHalf;
+  const at::Tensor output = half ? halfOrFullOutput.to(at::kFloat) : halfOrFullOutput;
   // A regression model's [N, 1] output against flat [N] targets is the common
   // case from JS; PyTorch would broadcast it to [N, N] with only a warning.
   const bool flatTargets = !takesClassIndices_ && output.dim() == 2 && output.size(1) == 1 && rawTargets.dim() == 1 &&

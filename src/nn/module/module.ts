@@ -18,6 +18,15 @@ export const constructionOf = (value: object): number => constructed.get(value) 
 /** @internal Gives `value` (made without its constructor: a copy) the next construction number. */
 export const markConstructed = (value: object): void => void constructed.set(value, nextConstruction());
 
+/** The dtypes a module's floating parameters and buffers can be cast to (module.to). */
+export type ModuleDtype = 'float32' | 'float64' | 'float16' | 'bfloat16';
+const MODULE_DTYPES: readonly ModuleDtype[] = ['float32', 'float64', 'float16', 'bfloat16'];
+const casts = new WeakMap<Module, { dtype: ModuleDtype; construction: number }[]>();
+/** @internal The casts of `module` (module.to), in the order they ran. */
+export const castsOf = (module: Module): { dtype: ModuleDtype; construction: number }[] => casts.get(module) ?? [];
+/** The dtype `module` was last cast to (module.to), or undefined: as built (float32). */
+export const dtypeOf = (module: Module): ModuleDtype | undefined => castsOf(module).at(-1)?.dtype;
+
 export type FloatDtype = 'float32' | 'float64';
 
 export interface ParameterOptions {
@@ -134,6 +143,22 @@ export abstract class Module {
 
   modules(): Module[] {
     return this.namedModules().map(([, module]) => module);
+  }
+
+  /**
+   * Casts this module's floating parameters and buffers, its submodules' included, to `dtype`, after
+   * everything constructed before the call (PyTorch's module.to(dtype)). Cast as a whole, the model
+   * also casts its floating inputs (a JavaScript array is float32). Returns the module.
+   */
+  to(dtype: ModuleDtype): this {
+    if (!MODULE_DTYPES.includes(dtype)) {
+      throw firebrandError(
+        'ERR_FIREBRAND_INVALID_ARGUMENT',
+        `${this.className}.to: dtype must be one of ${MODULE_DTYPES.join(', ')}, got ${JSON.stringify(dtype)}`,
+      );
+    }
+    casts.set(this, [...castsOf(this), { dtype, construction: nextConstruction() }]);
+    return this;
   }
 
   /** The class name PyTorch would show (BasicBlock, Sequential, Conv2d). */

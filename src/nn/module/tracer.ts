@@ -4,7 +4,7 @@
 import { firebrandError } from '../../errors';
 import { layers } from '../layer-schemas';
 import { copyOf, isCopiedLayer } from './clone';
-import { Buffer, BuiltinLayer, constructionOf, Module, Parameter } from './module';
+import { Buffer, BuiltinLayer, castsOf, constructionOf, Module, Parameter } from './module';
 import { Tensor } from './tensor';
 import { type GraphSpec, recording, Trace } from './trace';
 
@@ -26,7 +26,8 @@ export interface ModuleNode {
 export type ConstructionStep =
   | { layer: string; copied?: true }
   | { init: string; scheme: string; options: Record<string, number | string> }
-  | { copy: string; from: string };
+  | { copy: string; from: string }
+  | { cast: string; dtype: string };
 
 /** A model written as TypeScript modules, traced: what C++ builds. */
 export interface GraphModelSpec {
@@ -34,6 +35,15 @@ export interface GraphModelSpec {
   modules: ModuleNode;
   construction: ConstructionStep[];
   graph: GraphSpec;
+}
+
+/** The dtype a model's weights were cast to as a whole (model.to), float32 when never. */
+export function modelDtype(spec: unknown): string {
+  const construction = (spec as Partial<GraphModelSpec>).construction ?? [];
+  const casts = construction.filter(
+    (step): step is { cast: string; dtype: string } => 'cast' in step && step.cast === '',
+  );
+  return casts.at(-1)?.dtype ?? 'float32';
 }
 
 const join = (prefix: string, name: string): string => (prefix ? `${prefix}.${name}` : name);
@@ -102,6 +112,8 @@ class TreeWalk {
     const copy = copyOf(module);
     if (copy)
       this.steps.push({ construction: copy.construction, step: { copyPath: modulePath, original: copy.original } });
+    for (const { dtype, construction } of castsOf(module))
+      this.steps.push({ construction, step: { cast: modulePath, dtype } });
     if (module instanceof BuiltinLayer) return this.layer(module, modulePath);
     const node: ModuleNode = { className: module.className, parameters: [], buffers: [], children: [] };
     for (const [name, value] of Object.entries(module)) {
