@@ -2,8 +2,10 @@
 // firebrand against transformers on the same machine and libtorch, 1 thread, each measure in its own
 // process (peak RSS is per process): training tokens/s (AdamW, cross-entropy over every position),
 // greedy generation tokens/s with the cache, load seconds and peak RSS against the file's size.
+// Training and generation run BENCH_ROUNDS times, the two sides taking turns, and report the median
+// ratio: on a shared machine a single pair swings from 0.9x to 1.5x with the neighbours' load.
 // Run where python3-transformers is (the sid chroot):
-//   npm run bench:pretrained        (BENCH_STEPS, BENCH_BATCH, BENCH_LENGTH, BENCH_NEW_TOKENS size it)
+//   npm run bench:pretrained        (BENCH_STEPS, BENCH_BATCH, BENCH_LENGTH, BENCH_NEW_TOKENS, BENCH_ROUNDS size it)
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -16,6 +18,7 @@ const BATCH = Number(process.env.BENCH_BATCH ?? 4);
 const LENGTH = Number(process.env.BENCH_LENGTH ?? 128);
 const PROMPT = 32;
 const NEW_TOKENS = Number(process.env.BENCH_NEW_TOKENS ?? 64);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const PYTHON = process.env.BENCH_PYTHON ?? 'python3';
 const script = path.join(__dirname, '..', '..', '..', 'scripts', 'bench', 'pretrained_llama.py');
 
@@ -45,6 +48,23 @@ function tokens(count: number, vocab: number, seed: number): Int32Array {
     return state % vocab;
   });
 }
+
+/** The median of some numbers. */
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+}
+
+/** ROUNDS pairs of measures, the sides taking turns: each side's tokens/s and the median ratio. */
+function rounds(measure: () => [Measure, Measure]): { firebrand: number[]; transformers: number[]; ratio: number } {
+  const pairs = Array.from({ length: ROUNDS }, measure);
+  const speed = (side: number) => pairs.map((pair) => pair[side].tokensPerSecond as number);
+  const [firebrand, transformers] = [speed(0), speed(1)];
+  return { firebrand, transformers, ratio: median(firebrand.map((value, i) => value / transformers[i])) };
+}
+
+const listed = (values: number[]) => values.map((value) => value.toFixed(0)).join(', ');
 
 /** The generation prompt both sides take. */
 const promptOf = (vocab: number) => tokens(PROMPT, vocab, 2);
@@ -96,18 +116,29 @@ function main(): void {
     const [small, large] = [path.join(work, 'small'), path.join(work, 'large')];
     const parameters = python('make', small, 'small').parameters as number;
     console.log(`Llama of ${(parameters / 1e6).toFixed(1)}M parameters, 1 thread, ${os.cpus()[0].model}`);
-    const [fbTrain, pyTrain] = [firebrand('train', small), python('train', small, `${STEPS}`, `${BATCH}`, `${LENGTH}`)];
+    const training = rounds(() => [
+      firebrand('train', small),
+      python('train', small, `${STEPS}`, `${BATCH}`, `${LENGTH}`),
+    ]);
     console.log(
-      `training (AdamW, batch ${BATCH} x ${LENGTH} tokens, ${STEPS} steps): firebrand ${(fbTrain.tokensPerSecond as number).toFixed(0)} tokens/s, ` +
-        `transformers in a PyTorch loop ${(pyTrain.tokensPerSecond as number).toFixed(0)}: ${((fbTrain.tokensPerSecond as number) / (pyTrain.tokensPerSecond as number)).toFixed(2)}x`,
+      `training (AdamW, batch ${BATCH} x ${LENGTH} tokens, ${STEPS} steps), tokens/s over ${ROUNDS} rounds: firebrand ${listed(training.firebrand)}; ` +
+        `transformers in a PyTorch loop ${listed(training.transformers)}: median ratio ${training.ratio.toFixed(2)}x`,
     );
     const vocab = JSON.parse(fs.readFileSync(path.join(small, 'config.json'), 'utf8')).vocab_size as number;
     const prompt = Array.from(promptOf(vocab)).join(',');
-    const [fbGen, pyGen] = [firebrand('generate', small), python('generate', small, prompt, `${NEW_TOKENS}`)];
-    const same = JSON.stringify(fbGen.tokens) === JSON.stringify(pyGen.tokens);
+    const generated: [Measure, Measure][] = [];
+    const generation = rounds(() => {
+      const pair: [Measure, Measure] = [
+        firebrand('generate', small),
+        python('generate', small, prompt, `${NEW_TOKENS}`),
+      ];
+      generated.push(pair);
+      return pair;
+    });
+    const same = generated.every(([fb, py]) => JSON.stringify(fb.tokens) === JSON.stringify(py.tokens));
     console.log(
-      `greedy generation with the cache (${PROMPT}-token prompt, ${NEW_TOKENS} new): firebrand ${(fbGen.tokensPerSecond as number).toFixed(0)} tokens/s, ` +
-        `transformers' generate ${(pyGen.tokensPerSecond as number).toFixed(0)}: ${((fbGen.tokensPerSecond as number) / (pyGen.tokensPerSecond as number)).toFixed(2)}x; same tokens: ${same}`,
+      `greedy generation with the cache (${PROMPT}-token prompt, ${NEW_TOKENS} new), tokens/s over ${ROUNDS} rounds: firebrand ${listed(generation.firebrand)}; ` +
+        `transformers' generate ${listed(generation.transformers)}: median ratio ${generation.ratio.toFixed(2)}x; same tokens: ${same}`,
     );
     const largeParameters = python('make', large, 'large').parameters as number;
     for (const [name, folder] of [
