@@ -212,14 +212,10 @@ class SafetensorsWeights : public WeightsReader {
   }
   const WeightShapes& shapes() const override { return shapes_; }
   at::Tensor read(const std::string& name) override {
-    const auto it = entries_.find(name);
-    if (it == entries_.end()) throw InvalidArgument("internal: no weight '" + name + "' in " + path_);
-    return tensorOf(it->second, dataStart_, path_, std::ref(bytes_));
+    return tensorOf(entryNamed(name), dataStart_, path_, std::ref(bytes_));
   }
   void copyInto(const std::string& name, at::Tensor& target) override {
-    const auto it = entries_.find(name);
-    if (it == entries_.end()) throw InvalidArgument("internal: no weight '" + name + "' in " + path_);
-    const Entry& entry = it->second;
+    const Entry& entry = entryNamed(name);
     const bool sameLayout = target.device().is_cpu() && target.is_contiguous() && target.scalar_type() == entry.dtype &&
                             target.sizes().equals(entry.shape) &&
                             static_cast<uint64_t>(target.nbytes()) == entry.end - entry.begin;
@@ -229,6 +225,12 @@ class SafetensorsWeights : public WeightsReader {
   }
 
  private:
+  const Entry& entryNamed(const std::string& name) const {
+    const auto it = entries_.find(name);
+    if (it == entries_.end()) throw InvalidArgument("internal: no weight '" + name + "' in " + path_);
+    return it->second;
+  }
+
   std::string path_;
   FileBytes bytes_;
   uint64_t dataStart_ = 0;

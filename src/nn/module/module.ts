@@ -24,8 +24,6 @@ const MODULE_DTYPES: readonly ModuleDtype[] = ['float32', 'float64', 'float16', 
 const casts = new WeakMap<Module, { dtype: ModuleDtype; construction: number }[]>();
 /** @internal The casts of `module` (module.to), in the order they ran. */
 export const castsOf = (module: Module): { dtype: ModuleDtype; construction: number }[] => casts.get(module) ?? [];
-/** The dtype `module` was last cast to (module.to), or undefined: as built (float32). */
-export const dtypeOf = (module: Module): ModuleDtype | undefined => castsOf(module).at(-1)?.dtype;
 
 export type FloatDtype = 'float32' | 'float64';
 
