@@ -4,6 +4,7 @@
 // holds it keys on FIREBRAND_TORCH_AT_LEAST (nn/trunc_normal.cpp).
 #pragma once
 #include <ATen/autocast_mode.h>
+#include <c10/core/Allocator.h>
 #include <torch/optim/optimizer.h>
 #include <torch/version.h>
 
@@ -108,5 +109,35 @@ inline at::ScalarType autocastDtype(c10::DeviceType device) {
                                          : at::autocast::get_autocast_cpu_dtype();
 #endif
 }
+
+// c10::Allocator: allocate() is const in 1.13 and not in 2.x, where copy_data
+// is pure virtual too. An allocator derives from AllocatorAdapter<> and
+// defines allocateData; the adapter, a template, is checked only for the
+// version built against. (Detected, not keyed on a version number.)
+template <typename Member>
+struct IsConstMember : std::false_type {};
+template <typename Result, typename Class, typename... Args>
+struct IsConstMember<Result (Class::*)(Args...) const> : std::true_type {};
+
+template <bool ConstAllocate = IsConstMember<decltype(&c10::Allocator::allocate)>::value,
+          typename Base = c10::Allocator>
+class AllocatorAdapter;
+
+template <typename Base>
+class AllocatorAdapter<true, Base> : public Base {
+ public:
+  virtual c10::DataPtr allocateData(size_t bytes) const = 0;
+  c10::DataPtr allocate(size_t bytes) const override { return allocateData(bytes); }
+};
+
+template <typename Base>
+class AllocatorAdapter<false, Base> : public Base {
+ public:
+  virtual c10::DataPtr allocateData(size_t bytes) const = 0;
+  c10::DataPtr allocate(size_t bytes) override { return allocateData(bytes); }
+  void copy_data(void* dest, const void* source, std::size_t count) const override {
+    this->default_copy_data(dest, source, count);
+  }
+};
 
 }  // namespace firebrand::compat

@@ -6,6 +6,7 @@
 #include "core/errors.h"
 #include "core/inference/prediction.h"
 #include "core/model/eval_mode_scope.h"
+#include "core/runtime/cpu_memory_cache.h"
 #include "core/runtime/runtime_info.h"
 #include "core/train/loop_support.h"
 #include "core/train/training_engine.h"
@@ -47,6 +48,7 @@ class AverageInModel {
 }  // namespace
 
 EvalResult TrainingEngine::evaluate(BatchStream& stream, const EvalCallbacks& callbacks) {
+  const CpuMemoryCache::Scope reuseFreedBlocks;
   const StreamCloser closer(stream);
   const AverageInModel averaged(average_ && average_->options().evaluate ? average_.get() : nullptr);
   useRequestedThreads();

@@ -12,6 +12,7 @@
 #include "core/data/dataset_loader.h"
 #include "core/distributed/data_parallel.h"
 #include "core/errors.h"
+#include "core/runtime/cpu_memory_cache.h"
 #include "core/runtime/malloc_settings.h"
 #include "core/runtime/runtime_info.h"
 #include "core/train/loop_support.h"
@@ -136,6 +137,7 @@ EpochResult TrainingEngine::trainEpoch(std::shared_ptr<const TensorDataset> data
 
 EpochResult TrainingEngine::trainEpoch(BatchStream& stream, const EpochSegment& segment, const ReportSink& report,
                                        const BatchHook& batchHook) {
+  const CpuMemoryCache::Scope reuseFreedBlocks;
   const StreamCloser closer(stream);
   EpochCursor cursor = beginEpoch(stream, segment);
   const auto pauseDue = [&] { return segment.stopAtGlobalStep && globalStep_ >= *segment.stopAtGlobalStep; };

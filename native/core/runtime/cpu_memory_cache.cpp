@@ -1,0 +1,152 @@
+#include "core/runtime/cpu_memory_cache.h"
+
+#include <c10/core/CPUAllocator.h>
+#include <c10/core/impl/alloc_cpu.h>
+#include <c10/util/Exception.h>
+
+#include <cstdlib>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
+
+#include "core/compat/torch_compat.h"
+
+namespace firebrand {
+namespace {
+
+constexpr size_t kSmallestCached = size_t{256} << 10;
+constexpr size_t kHugePage = size_t{2} << 20;
+constexpr size_t kPage = 4096;
+constexpr size_t kAlignment = 64;  // c10's, which vectorized kernels assume
+
+size_t roundedUp(size_t bytes, size_t unit) { return (bytes + unit - 1) / unit * unit; }
+
+struct Blocks {
+  std::mutex mutex;
+  int openScopes = 0;
+  std::unordered_map<void*, size_t> live;               // cached-class block -> its size
+  std::unordered_map<size_t, std::vector<void*>> idle;  // size -> blocks freed for reuse
+  size_t liveBytes = 0;
+  size_t idleBytes = 0;
+  size_t peakLiveBytes = 0;
+
+  void emptyIdle() {
+    for (auto& [size, blocks] : idle) {
+      for (void* block : blocks) std::free(block);
+    }
+    idle.clear();
+    idleBytes = 0;
+    peakLiveBytes = liveBytes;
+  }
+};
+
+// Never destroyed: tensors may be freed while the process exits.
+Blocks& blocks() {
+  static auto* state = new Blocks();
+  return *state;
+}
+
+void* freshBlock(size_t size) {
+  const size_t alignment = size >= kHugePage ? kHugePage : kAlignment;
+  void* block = nullptr;
+  if (posix_memalign(&block, alignment, size) != 0) {
+    TORCH_CHECK(false, "DefaultCPUAllocator: not enough memory: you tried to allocate ", size, " bytes.");
+  }
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  if (size >= kHugePage) madvise(block, size, MADV_HUGEPAGE);  // advice only: failure changes nothing
+#endif
+  return block;
+}
+
+// The one deleter of every block this allocator hands out (c10 requires one,
+// for raw_allocate): a block it cached goes back to the cache or the system,
+// any other to c10's free.
+void release(void* block) {
+  Blocks& state = blocks();
+  std::unique_lock lock(state.mutex);
+  const auto found = state.live.find(block);
+  if (found == state.live.end()) {
+    lock.unlock();
+    c10::free_cpu(block);
+    return;
+  }
+  const size_t size = found->second;
+  state.live.erase(found);
+  state.liveBytes -= size;
+  if (state.openScopes > 0 && state.idleBytes + size <= state.peakLiveBytes) {
+    state.idle[size].push_back(block);
+    state.idleBytes += size;
+    return;
+  }
+  lock.unlock();
+  std::free(block);
+}
+
+class CachingCpuAllocator final : public compat::AllocatorAdapter<> {
+ public:
+  c10::DataPtr allocateData(size_t bytes) const override {
+    const c10::Device cpu(c10::DeviceType::CPU);
+    Blocks& state = blocks();
+    if (bytes >= kSmallestCached) {
+      const size_t size = roundedUp(bytes, bytes >= kHugePage ? kHugePage : kPage);
+      std::unique_lock lock(state.mutex);
+      if (state.openScopes > 0) {
+        void* block = nullptr;
+        const auto kept = state.idle.find(size);
+        if (kept != state.idle.end() && !kept->second.empty()) {
+          block = kept->second.back();
+          kept->second.pop_back();
+          state.idleBytes -= size;
+        } else {
+          lock.unlock();
+          block = freshBlock(size);
+          lock.lock();
+        }
+        state.live.emplace(block, size);
+        state.liveBytes += size;
+        if (state.liveBytes > state.peakLiveBytes) state.peakLiveBytes = state.liveBytes;
+        return {block, block, &release, cpu};
+      }
+    }
+    void* block = c10::alloc_cpu(bytes);
+    return {block, block, &release, cpu};
+  }
+
+  c10::DeleterFnPtr raw_deleter() const override { return &release; }
+};
+
+void installOnce() {
+  static std::once_flag installed;
+  std::call_once(installed, [] {
+    static CachingCpuAllocator allocator;
+    // Above the priority c10 registers its default with, so it stays in place.
+    c10::SetCPUAllocator(&allocator, /*priority=*/1);
+  });
+}
+
+}  // namespace
+
+CpuMemoryCache::Scope::Scope() {
+  installOnce();
+  Blocks& state = blocks();
+  const std::lock_guard lock(state.mutex);
+  ++state.openScopes;
+}
+
+CpuMemoryCache::Scope::~Scope() {
+  Blocks& state = blocks();
+  const std::lock_guard lock(state.mutex);
+  if (--state.openScopes == 0) state.emptyIdle();
+}
+
+size_t CpuMemoryCache::idleBytes() {
+  Blocks& state = blocks();
+  const std::lock_guard lock(state.mutex);
+  return state.idleBytes;
+}
+
+}  // namespace firebrand

@@ -1,0 +1,34 @@
+// A training step frees and allocates the same large tensors every step: a
+// Llama step's logits, their log-softmax and its gradient are 65 MB each.
+// glibc hands blocks past its mmap threshold (32 MB at most, and a thread's
+// arena maps anything past its 64 MB heaps) back to the kernel when freed, so
+// every step faults them in again, page by zeroed page. While a
+// CpuMemoryCache::Scope is open, CPU blocks of 256 KB and more are kept when
+// freed and handed out again for the same size, as PyTorch's CUDA caching
+// allocator does on the GPU; blocks of 2 MB and more are 2 MB-aligned and
+// advised as transparent huge pages. The cache never holds more than the
+// bytes that were live at once at the scopes' peak, and is emptied when the
+// last scope closes, so memory returns to the system between fits.
+#pragma once
+
+#include <cstddef>
+
+namespace firebrand {
+
+class CpuMemoryCache {
+ public:
+  // Opens the cache on this process's CPU allocations until destroyed;
+  // scopes nest and may be opened on several threads at once.
+  class Scope {
+   public:
+    Scope();
+    ~Scope();
+    Scope(const Scope&) = delete;
+    Scope& operator=(const Scope&) = delete;
+  };
+
+  // Bytes held by freed blocks waiting for reuse (zero with no scope open).
+  static size_t idleBytes();
+};
+
+}  // namespace firebrand
