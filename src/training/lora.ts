@@ -64,6 +64,19 @@ export function writeAdapterConfig(folder: string, lora: ResolvedLora, modulesTo
   fs.writeFileSync(path.join(folder, ADAPTER_CONFIG_FILE), `${JSON.stringify(config, null, 2)}\n`);
 }
 
+/** LoraConfig fields that change what the adapters compute, each with what it asks for; firebrand takes their defaults. */
+const UNSUPPORTED_LORA_VARIANTS: [string, string][] = [
+  ['use_dora', 'DoRA (weight-decomposed adapters, with a magnitude vector)'],
+  ['use_rslora', 'rank-stabilized scaling (alpha / sqrt(r))'],
+  ['rank_pattern', 'a rank per module (rank_pattern)'],
+  ['alpha_pattern', 'an alpha per module (alpha_pattern)'],
+  ['bias', "trained biases of the base layers (bias other than 'none')"],
+  ['lora_bias', 'a bias on lora_B (lora_bias)'],
+];
+
+const isEmptyObject = (value: unknown) =>
+  typeof value === 'object' && value !== null && !Array.isArray(value) && Object.keys(value).length === 0;
+
 /** Checks a folder's adapter_config.json against the trainer's lora options: what differs is named. */
 export function checkAdapterConfig(folder: string, lora: ResolvedLora): void {
   const file = path.join(folder, ADAPTER_CONFIG_FILE);
@@ -78,6 +91,17 @@ export function checkAdapterConfig(folder: string, lora: ResolvedLora): void {
       'ERR_FIREBRAND_INVALID_ARGUMENT',
       `loadAdapter: ${file} holds a ${String(config.peft_type)} adapter; only LoRA adapters load`,
     );
+  }
+  for (const [key, computes] of UNSUPPORTED_LORA_VARIANTS) {
+    const value = config[key];
+    const isDefault =
+      value === undefined || value === null || value === false || value === 'none' || isEmptyObject(value);
+    if (!isDefault) {
+      throw firebrandError(
+        'ERR_FIREBRAND_INVALID_ARGUMENT',
+        `loadAdapter: ${file} has ${key} ${JSON.stringify(value)}: ${computes}, which firebrand's LoRA does not compute`,
+      );
+    }
   }
   for (const [key, ours] of [
     ['r', lora.r],

@@ -1,0 +1,135 @@
+// LoRA adapters as PEFT writes and reads them, on a Hugging Face checkpoint:
+// test/fixtures/pretrained/qwen2-peft-adapter is PEFT's own save_pretrained
+// (scripts/make-pretrained-fixtures.py, with PEFT's source on PYTHONPATH, since
+// Debian packages no peft), beside the logits PEFT's PeftModel computes with it.
+import { expect } from 'chai';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+import { Dataset, fromPretrained, loadSafetensors, Trainer } from '../src';
+import { expectClose } from './support/expect-close';
+import type { Tensors } from './support/golden-tensors';
+import { pythonJson, rejectionOf, seededRandom } from './support/helpers';
+
+const fixtures = path.join(__dirname, '..', '..', 'test', 'fixtures', 'pretrained');
+const base = path.join(fixtures, 'qwen2');
+const peftAdapter = path.join(fixtures, 'qwen2-peft-adapter');
+const lora = { r: 4, alpha: 8, targetModules: ['q_proj', 'v_proj'] };
+
+const adaptedTrainer = async () =>
+  new Trainer({
+    model: await fromPretrained(base),
+    loss: 'cross_entropy',
+    optimizer: { name: 'adamw', lr: 1e-2 },
+    lora,
+    config: { progressBar: false, numThreads: 1, seed: 0, batchSize: 2, shuffle: false },
+  });
+
+const readJson = (file: string) => JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
+
+describe("LoRA adapters in PEFT's files, on a Hugging Face checkpoint", function () {
+  this.timeout(120_000);
+  let golden: Tensors;
+  let folder: string;
+  before(async () => {
+    ({ tensors: golden } = await loadSafetensors(path.join(fixtures, 'qwen2-peft-adapter.golden.safetensors')));
+  });
+  beforeEach(() => {
+    folder = fs.mkdtempSync(path.join(os.tmpdir(), 'firebrand-peft-'));
+  });
+  afterEach(() => fs.rmSync(folder, { recursive: true, force: true }));
+
+  it("loads an adapter PEFT saved and computes PeftModel's logits, adapted and merged", async () => {
+    const trainer = await adaptedTrainer();
+    const ids = golden.input_ids;
+    const unadapted = await trainer.predict(ids.data, ids.shape);
+    await trainer.loadAdapter(peftAdapter);
+    const adapted = await trainer.predict(ids.data, ids.shape);
+    expectClose(adapted, golden.logits, 'logits with the adapter');
+    // init_lora_weights=False: the adapter does change the logits, so the check above has teeth.
+    expect(Math.max(...Array.from(adapted.data, (value, i) => Math.abs(value - unadapted.data[i])))).to.be.above(0.01);
+    await trainer.mergeAdapter();
+    expectClose(await trainer.predict(ids.data, ids.shape), golden.logits, 'logits with the adapter merged');
+  });
+
+  it('writes back what PEFT wrote: the same tensors under the same names, and the same LoraConfig', async () => {
+    const trainer = await adaptedTrainer();
+    await trainer.loadAdapter(peftAdapter);
+    await trainer.saveAdapter(folder);
+    const weights = 'adapter_model.safetensors';
+    const [ours, peft] = await Promise.all([
+      loadSafetensors(path.join(folder, weights)),
+      loadSafetensors(path.join(peftAdapter, weights)),
+    ]);
+    expect(Object.keys(ours.tensors).sort()).to.deep.equal(Object.keys(peft.tensors).sort());
+    for (const [name, tensor] of Object.entries(peft.tensors)) {
+      expect(ours.tensors[name].shape, name).to.deep.equal(tensor.shape);
+      expect(ours.tensors[name].data, name).to.deep.equal(tensor.data); // the same typed array: the same dtype
+    }
+    const [ourConfig, peftConfig] = [
+      readJson(path.join(folder, 'adapter_config.json')),
+      readJson(path.join(peftAdapter, 'adapter_config.json')),
+    ];
+    for (const key of Object.keys(ourConfig)) {
+      if (key === 'init_lora_weights') continue; // how the adapters began: PEFT's were drawn at random
+      const sorted = (value: unknown) => (Array.isArray(value) ? [...value].sort() : value);
+      expect(sorted(ourConfig[key]), key).to.deep.equal(sorted(peftConfig[key]));
+    }
+  });
+
+  it('refuses an adapter whose LoraConfig computes what firebrand does not, naming the field', async () => {
+    for (const [key, value, said] of [
+      ['use_dora', true, 'DoRA'],
+      ['use_rslora', true, 'rank-stabilized'],
+      ['rank_pattern', { q_proj: 8 }, 'rank_pattern'],
+      ['alpha_pattern', { v_proj: 16 }, 'alpha_pattern'],
+      ['bias', 'all', 'bias'],
+      ['lora_bias', true, 'lora_bias'],
+    ] as const) {
+      const changed = path.join(folder, key);
+      fs.mkdirSync(changed);
+      fs.copyFileSync(
+        path.join(peftAdapter, 'adapter_model.safetensors'),
+        path.join(changed, 'adapter_model.safetensors'),
+      );
+      const config = { ...readJson(path.join(peftAdapter, 'adapter_config.json')), [key]: value };
+      fs.writeFileSync(path.join(changed, 'adapter_config.json'), JSON.stringify(config));
+      const error = await rejectionOf((await adaptedTrainer()).loadAdapter(changed));
+      expect(error.code, key).to.equal('ERR_FIREBRAND_INVALID_ARGUMENT');
+      expect(error.message, key).to.contain(key).and.contain(said).and.contain(changed);
+    }
+  });
+
+  it("is loaded by PEFT's PeftModel to firebrand's logits, after training (where peft is importable)", async function () {
+    const trainer = await adaptedTrainer();
+    const random = seededRandom(3);
+    const tokens = Array.from({ length: 120 }, () => Math.floor(random() * 64));
+    await trainer.fit(Dataset.fromTokens(tokens, { contextLength: 8 }), { numEpochs: 1 });
+    await trainer.saveAdapter(folder);
+    const ids = golden.input_ids;
+    const ours = await trainer.predict(ids.data, ids.shape);
+    const script = `import json, sys
+try:
+    import peft, torch, transformers
+except ImportError as error:
+    print(json.dumps({'missing': str(error)})); sys.exit(0)
+model = transformers.AutoModelForCausalLM.from_pretrained(sys.argv[1])
+model = peft.PeftModel.from_pretrained(model, sys.argv[2]).eval()
+with torch.no_grad():
+    logits = model(input_ids=torch.tensor(json.loads(sys.argv[3]))).logits.transpose(1, 2)
+print(json.dumps({'logits': logits.flatten().tolist()}))`;
+    const rows = [Array.from(ids.data.slice(0, 8), Number), Array.from(ids.data.slice(8), Number)];
+    const python = pythonJson(this, script, base, folder, JSON.stringify(rows)) as {
+      logits?: number[];
+      missing?: string;
+    };
+    if (python.missing !== undefined) {
+      console.log(
+        `      skipped: ${python.missing} (Debian packages no peft: put the src/ of github.com/huggingface/peft on PYTHONPATH)`,
+      );
+      this.skip();
+    }
+    expectClose(ours, { data: Float32Array.from(python.logits as number[]), shape: ours.shape }, "PeftModel's logits");
+  });
+});
