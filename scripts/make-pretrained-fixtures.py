@@ -265,34 +265,43 @@ PEFT_TARGETS = ["q_proj", "v_proj"]
 
 
 def write_peft_adapter():
-    """qwen2-peft-adapter/: LoRA adapters for the qwen2 fixture as PEFT's save_pretrained writes them
-    (adapter_config.json, with no base_model_name_or_path, and adapter_model.safetensors; PEFT's README.md
-    model card left out), r 4, alpha 8 on
-    q_proj and v_proj, with init_lora_weights=False so that lora_B is not zero and the adapters change the
-    logits; and qwen2-peft-adapter.golden.safetensors: the logits of PEFT's PeftModel over INPUT_IDS.
+    """<base>-peft-adapter/: LoRA adapters as PEFT's save_pretrained writes them (adapter_config.json, with no
+    base_model_name_or_path, and adapter_model.safetensors; PEFT's README.md model card left out), r 4, alpha 8
+    on q_proj and v_proj, with init_lora_weights=False so that lora_B is not zero and the adapters change the
+    logits; and <base>-peft-adapter.golden.safetensors: the logits of PEFT's PeftModel over INPUT_IDS. Bases:
+    qwen2, and llama-bf16, loaded in bfloat16 as from_pretrained does by default, whose adapters PEFT keeps in
+    float32 (autocast_adapter_dtype), with how far transformers' eager and sdpa attention round apart there.
     Debian packages no peft: put its source on PYTHONPATH (github.com/huggingface/peft, src/); without it
-    the committed fixture stays as it is."""
+    the committed fixtures stay as they are."""
     try:
         import peft
     except ImportError as error:
-        print(f"kept the committed qwen2-peft-adapter: {error} (put peft's src/ on PYTHONPATH)")
+        print(f"kept the committed PEFT adapters: {error} (put peft's src/ on PYTHONPATH)")
         return
-    base = transformers.AutoModelForCausalLM.from_pretrained(OUT / "qwen2").eval()
-    torch.manual_seed(40)
-    config = peft.LoraConfig(r=4, lora_alpha=8, lora_dropout=0.0, target_modules=PEFT_TARGETS, init_lora_weights=False)
-    model = peft.get_peft_model(base, config).eval()
-    folder = OUT / "qwen2-peft-adapter"
-    shutil.rmtree(folder, ignore_errors=True)
-    model.save_pretrained(folder)
-    (folder / "README.md").unlink(missing_ok=True)
-    config_file = folder / "adapter_config.json"  # the base's path here means nothing elsewhere
-    config_file.write_text(json.dumps(dict(json.loads(config_file.read_text()), base_model_name_or_path=None), indent=2))
-    with torch.no_grad():
-        logits = model(input_ids=INPUT_IDS).logits.transpose(1, 2).contiguous()
-    save_file(dict(input_ids=INPUT_IDS, logits=logits), str(OUT / "qwen2-peft-adapter.golden.safetensors"),
-              {"generatedBy": "scripts/make-pretrained-fixtures.py", "peft": peft.__version__,
-               "transformers": transformers.__version__, "torch": torch.__version__})
-    print(f"wrote {folder} with peft {peft.__version__}")
+    for seed, base_name in ((40, "qwen2"), (41, "llama-bf16")):
+        def adapted(attention):
+            base = transformers.AutoModelForCausalLM.from_pretrained(OUT / base_name, attn_implementation=attention)
+            torch.manual_seed(seed)
+            config = peft.LoraConfig(r=4, lora_alpha=8, lora_dropout=0.0, target_modules=PEFT_TARGETS,
+                                     init_lora_weights=False)
+            return peft.get_peft_model(base.eval(), config).eval()
+
+        model = adapted("sdpa")
+        folder = OUT / f"{base_name}-peft-adapter"
+        shutil.rmtree(folder, ignore_errors=True)
+        model.save_pretrained(folder)
+        (folder / "README.md").unlink(missing_ok=True)
+        config_file = folder / "adapter_config.json"  # the base's path here means nothing elsewhere
+        config_file.write_text(json.dumps(dict(json.loads(config_file.read_text()), base_model_name_or_path=None),
+                                          indent=2))
+        with torch.no_grad():
+            logits = model(input_ids=INPUT_IDS).logits.transpose(1, 2).float().contiguous()
+            spread = (adapted("eager")(input_ids=INPUT_IDS).logits.transpose(1, 2).float() - logits).abs().max().item()
+        save_file(dict(input_ids=INPUT_IDS, logits=logits), str(OUT / f"{base_name}-peft-adapter.golden.safetensors"),
+                  {"generatedBy": "scripts/make-pretrained-fixtures.py", "peft": peft.__version__,
+                   "transformers": transformers.__version__, "torch": torch.__version__,
+                   "baseDtype": str(next(model.parameters()).dtype), "eagerSdpaSpread": repr(spread)})
+        print(f"wrote {folder} with peft {peft.__version__} (eager-sdpa spread {spread})")
 
 
 def main():

@@ -11,7 +11,7 @@ import path from 'node:path';
 
 import { Dataset, fromPretrained, FromPretrainedOptions, loadSafetensors, Model, Trainer } from '../src';
 import { expectClose } from './support/expect-close';
-import { expectGreedyTokens, type Tensors, withPrefix } from './support/golden-tensors';
+import { expectGreedyTokens, safetensorsDtypes, type Tensors, withPrefix } from './support/golden-tensors';
 import { rejectionOf } from './support/helpers';
 
 const folder = path.join(__dirname, '..', '..', 'test', 'fixtures', 'pretrained', 'llama-bf16');
@@ -23,18 +23,6 @@ const trainerFor = async (options: FromPretrainedOptions, source = folder, eps =
     optimizer: { name: 'adamw', lr: 1e-3, eps },
     config: { progressBar: false, numThreads: 1, seed: 0, batchSize: 2, shuffle: false, numEpochs: 3 },
   });
-
-/** The dtype of each tensor of a safetensors file, from its header. */
-function safetensorsDtypes(file: string): Record<string, string> {
-  const bytes = fs.readFileSync(file);
-  const length = Number(bytes.readBigUInt64LE(0));
-  const header = JSON.parse(bytes.subarray(8, 8 + length).toString('utf8')) as Record<string, { dtype?: string }>;
-  return Object.fromEntries(
-    Object.entries(header)
-      .filter(([name]) => name !== '__metadata__')
-      .map(([name, entry]) => [name, entry.dtype as string]),
-  );
-}
 
 /** Whether a float32 value is a bfloat16 one (its low 16 bits zero). */
 function isBfloat16(value: number | bigint): boolean {

@@ -1,7 +1,8 @@
 // Golden fixtures' tensors by name: the group under a prefix ("grad.", "adamw3."),
-// a whole state dict compared with one, a parameter's move in one step, and the
-// greedy tokens a causal LM generates.
+// a whole state dict compared with one, a parameter's move in one step, the
+// greedy tokens a causal LM generates, and the dtypes a safetensors file stores.
 import { expect } from 'chai';
+import fs from 'node:fs';
 
 import type { NumericArray, TensorData, Trainer } from '../../src';
 import { expectClose } from './expect-close';
@@ -44,4 +45,16 @@ export async function expectGreedyTokens(trainer: Trainer, golden: Tensors): Pro
     for await (const token of trainer.generate(prompt, options)) tokens.push(token);
     expect(tokens, `kvCache: ${kvCache}`).to.deep.equal(expected);
   }
+}
+
+/** The dtype of each tensor of a safetensors file, from its header. */
+export function safetensorsDtypes(file: string): Record<string, string> {
+  const bytes = fs.readFileSync(file);
+  const length = Number(bytes.readBigUInt64LE(0));
+  const header = JSON.parse(bytes.subarray(8, 8 + length).toString('utf8')) as Record<string, { dtype?: string }>;
+  return Object.fromEntries(
+    Object.entries(header)
+      .filter(([name]) => name !== '__metadata__')
+      .map(([name, entry]) => [name, entry.dtype as string]),
+  );
 }

@@ -61,8 +61,11 @@ void attachLora(BuiltLayer& layer, const LoraOptions& options, const std::string
     torch::nn::init::kaiming_uniform_(adapter->aWeight, std::sqrt(5.0));
     adapter->bWeight.zero_();
   }
-  adapter->a.ptr()->to(baseWeight.device(), baseWeight.scalar_type());
-  adapter->b.ptr()->to(baseWeight.device(), baseWeight.scalar_type());
+  // PEFT's autocast_adapter_dtype: adapters on a half-precision layer train in float32.
+  const bool half = baseWeight.scalar_type() == at::kBFloat16 || baseWeight.scalar_type() == at::kHalf;
+  const at::ScalarType adapterDtype = half ? at::kFloat : baseWeight.scalar_type();
+  adapter->a.ptr()->to(baseWeight.device(), adapterDtype);
+  adapter->b.ptr()->to(baseWeight.device(), adapterDtype);
   base.register_module("lora_A", adapter->a.ptr());
   base.register_module("lora_B", adapter->b.ptr());
   adapter->scaling = options.alpha / static_cast<double>(options.r);
@@ -70,9 +73,11 @@ void attachLora(BuiltLayer& layer, const LoraOptions& options, const std::string
   layer.lora = std::move(adapter);
 }
 
-at::Tensor loraDelta(LoraAdapter& adapter, const at::Tensor& input, bool training) {
-  const at::Tensor x = adapter.dropout > 0 ? at::dropout(input, adapter.dropout, training) : input;
-  return adapter.b.forward(adapter.a.forward(x)) * adapter.scaling;
+at::Tensor withLora(LoraAdapter& adapter, const at::Tensor& output, const at::Tensor& input, bool training) {
+  // As PEFT's LoraLayer: the input in the adapters' dtype, the sum in the wider one, cast back to the output's.
+  const at::Tensor adapterInput = input.to(adapter.aWeight.scalar_type());
+  const at::Tensor x = adapter.dropout > 0 ? at::dropout(adapterInput, adapter.dropout, training) : adapterInput;
+  return (output + adapter.b.forward(adapter.a.forward(x)) * adapter.scaling).to(output.scalar_type());
 }
 
 void mergeLora(BuiltLayer& layer) {
@@ -82,12 +87,14 @@ void mergeLora(BuiltLayer& layer) {
   const at::Tensor& b = layer.lora->bWeight;
   {
     torch::NoGradGuard noGrad;
+    // The delta in the adapters' dtype, rounded to the weight's before the sum, as PEFT's merge.
     if (auto* linear = dynamic_cast<torch::nn::LinearImpl*>(&base)) {
-      linear->weight.add_(at::matmul(b, a) * layer.lora->scaling);
+      linear->weight.add_((at::matmul(b, a) * layer.lora->scaling).to(linear->weight.scalar_type()));
     } else {
       // PEFT's Conv2d.get_delta_weight: B (1x1) composed with A's kernel.
       auto* conv = dynamic_cast<torch::nn::Conv2dImpl*>(&base);
-      conv->weight.add_(at::conv2d(a.permute({1, 0, 2, 3}), b).permute({1, 0, 2, 3}) * layer.lora->scaling);
+      const at::Tensor delta = at::conv2d(a.permute({1, 0, 2, 3}), b).permute({1, 0, 2, 3}) * layer.lora->scaling;
+      conv->weight.add_(delta.to(conv->weight.scalar_type()));
     }
   }
   base.unregister_module("lora_A");

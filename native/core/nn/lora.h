@@ -33,10 +33,11 @@ struct LoraAdapter {
 };
 
 // Puts an adapter on `layer` (linear or conv2d; another kind is an error naming `owner`), drawing A
-// and B as PEFT does: both constructed, then A kaiming-uniform (a = sqrt(5)) again and B zeroed.
+// and B as PEFT does: both constructed, then A kaiming-uniform (a = sqrt(5)) again and B zeroed. On a
+// bfloat16 or float16 layer the adapter is float32, as PEFT's autocast_adapter_dtype makes it.
 void attachLora(BuiltLayer& layer, const LoraOptions& options, const std::string& owner);
-// What the adapter adds to the layer's output for `input`.
-at::Tensor loraDelta(LoraAdapter& adapter, const at::Tensor& input, bool training);
+// The layer's `output` for `input` with what the adapter adds.
+at::Tensor withLora(LoraAdapter& adapter, const at::Tensor& output, const at::Tensor& input, bool training);
 // Folds the adapter into the layer's weight (W += B A * scaling) and removes it.
 void mergeLora(BuiltLayer& layer);
 
