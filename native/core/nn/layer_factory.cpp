@@ -43,8 +43,7 @@ BuiltLayer buildLayer(const LayerSpec& spec, const std::string& owner) {
 
 at::Tensor runLayer(BuiltLayer& layer, const at::Tensor& input, const std::string& owner) {
   try {
-    if (layer.lora)
-      return withLora(*layer.lora, layer.module.forward(input), input, layer.module.ptr()->is_training());
+    if (layer.lora) return withLora(*layer.lora, layer.module.forward(input), input, layer.module.ptr()->is_training());
     return layer.module.forward(input);
   } catch (const Error&) {
     throw;
