@@ -147,7 +147,7 @@ describe('models written as TypeScript modules', () => {
       "head (linear) holds bfloat16 weights but got [3, 8] float32: cast its input in forward (x.to('bfloat16')), or cast the whole model with model.to(dtype), which casts its inputs too",
     );
     expect(errorOf(() => new Net().to('int8' as never)).message).to.equal(
-      'Net.to: dtype must be one of float32, float64, float16, bfloat16, got "int8"',
+      'Net.to: dtype must be one of float32, bfloat16, float16, float64, got "int8"',
     );
   });
 

@@ -8,7 +8,7 @@ import path from 'node:path';
 
 import { firebrandError } from '../errors';
 import { readJsonObject } from '../io/json-file';
-import type { Module, ModuleDtype } from '../nn/module/module';
+import { MODULE_DTYPES, type Module, type ModuleDtype } from '../nn/module/module';
 import { BertForMaskedLM, BertForSequenceClassification, type BertConfig } from './architectures/bert';
 import { GPT2LMHeadModel, type GPT2Config } from './architectures/gpt2';
 import { LlamaForCausalLM, type LlamaConfig } from './architectures/llama';
@@ -184,25 +184,23 @@ export async function fromPretrained(
   return model;
 }
 
-const DTYPES: readonly string[] = ['float32', 'bfloat16', 'float16', 'float64'];
-
 /** The dtype fromPretrained's `dtype` asks for ('auto': config.json's). */
 function weightsDtype(requested: unknown, config: PretrainedConfig, configFile: string): ModuleDtype {
   if (requested === undefined) return 'float32';
   if (requested === 'auto') {
     const own = config.dtype ?? config.torch_dtype ?? 'float32';
-    if (typeof own !== 'string' || !DTYPES.includes(own)) {
+    if (typeof own !== 'string' || !(MODULE_DTYPES as readonly string[]).includes(own)) {
       throw firebrandError(
         'ERR_FIREBRAND_FILE',
-        `fromPretrained: ${configFile} has dtype ${JSON.stringify(own)}; dtype 'auto' takes ${DTYPES.join(', ')}`,
+        `fromPretrained: ${configFile} has dtype ${JSON.stringify(own)}; dtype 'auto' takes ${MODULE_DTYPES.join(', ')}`,
       );
     }
     return own as ModuleDtype;
   }
-  if (typeof requested !== 'string' || !DTYPES.includes(requested)) {
+  if (typeof requested !== 'string' || !(MODULE_DTYPES as readonly string[]).includes(requested)) {
     throw firebrandError(
       'ERR_FIREBRAND_INVALID_ARGUMENT',
-      `fromPretrained.dtype: expected one of ${DTYPES.join(', ')} or 'auto', got ${JSON.stringify(requested)}`,
+      `fromPretrained.dtype: expected one of ${MODULE_DTYPES.join(', ')} or 'auto', got ${JSON.stringify(requested)}`,
     );
   }
   return requested as ModuleDtype;

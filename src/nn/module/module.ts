@@ -20,7 +20,8 @@ export const markConstructed = (value: object): void => void constructed.set(val
 
 /** The dtypes a module's floating parameters and buffers can be cast to (module.to). */
 export type ModuleDtype = 'float32' | 'float64' | 'float16' | 'bfloat16';
-const MODULE_DTYPES: readonly ModuleDtype[] = ['float32', 'float64', 'float16', 'bfloat16'];
+/** @internal The same, as a list: module.to and fromPretrained's dtype name them in this order. */
+export const MODULE_DTYPES: readonly ModuleDtype[] = ['float32', 'bfloat16', 'float16', 'float64'];
 const casts = new WeakMap<Module, { dtype: ModuleDtype; construction: number }[]>();
 /** @internal The casts of `module` (module.to), in the order they ran. */
 export const castsOf = (module: Module): { dtype: ModuleDtype; construction: number }[] => casts.get(module) ?? [];
