@@ -4,6 +4,8 @@ export type FirebrandErrorCode =
   | 'ERR_FIREBRAND_INVALID_ARGUMENT'
   | 'ERR_FIREBRAND_SHAPE_MISMATCH'
   | 'ERR_FIREBRAND_FILE'
+  /** A data file's or record's content: a cell, a missing value, a category unseen at fit time. */
+  | 'ERR_FIREBRAND_DATA'
   | 'ERR_FIREBRAND_INVALID_STATE'
   | 'ERR_FIREBRAND_TRACED_VALUE'
   | 'ERR_FIREBRAND_NON_FINITE'

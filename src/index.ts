@@ -14,6 +14,16 @@ export type { DrainResult, LoaderOptions } from './data/batch-loader';
 export { StreamingDataset } from './data/streaming-dataset';
 export type { BatchSource, StreamingDatasetOptions } from './data/streaming-dataset';
 export type { Dtype, TransformSpec } from './data/transforms';
+export { Table, type TableColumn, type TableRecord } from './tables/table';
+export { readCsv, PANDAS_NA_VALUES, type ReadCsvOptions } from './tables/read-csv';
+export {
+  TablePreprocessor,
+  type CategoricalColumns,
+  type NumericColumns,
+  type SavedTablePreprocessor,
+  type TablePreprocessorSpec,
+  type TargetColumn,
+} from './tables/table-preprocessor';
 export type { FirebrandError, FirebrandErrorCode } from './errors';
 export type {
   GenerateOptions,

@@ -1,0 +1,295 @@
+// The preprocessing of a table, fitted on the training rows only and saved with
+// the model, as scikit-learn's ColumnTransformer of imputers, scalers and
+// encoders fits and transforms it. Its output is a Dataset's fields: `input`
+// (float32: the numeric groups, then the one-hot ones), `categories` (int64:
+// the index-encoded columns, for embeddings) and `target`.
+import { firebrandError } from '../errors';
+import type { DatasetFields } from '../data/dataset';
+import { resolveOptions } from '../data/data-schemas';
+import { boolean, either, field, oneOf, REQUIRED, type Rule, type Schema } from '../options/schema';
+import { categoriesOf, type Cell } from './column-statistics';
+import {
+  categoricalNames,
+  fitCategorical,
+  transformCategorical,
+  type CategoricalColumns,
+  type FittedCategorical,
+} from './categorical-columns';
+import {
+  fitNumeric,
+  numbersOf,
+  numericNames,
+  transformNumeric,
+  type FittedNumeric,
+  type NumericColumns,
+} from './numeric-columns';
+import type { Table } from './table';
+
+export type { CategoricalColumns, NumericColumns };
+
+export interface TargetColumn {
+  column: string;
+  /** 'class': the labels' indices among the training rows' sorted labels (LabelEncoder), int64; 'value': float32. Default 'class'. */
+  kind?: 'class' | 'value';
+}
+
+export interface TablePreprocessorSpec {
+  /** Numeric columns: imputed, with indicators, and scaled (sklearn's num pipeline). */
+  numeric?: NumericColumns | NumericColumns[];
+  /** Categorical columns: imputed and encoded one-hot or as indices. */
+  categorical?: CategoricalColumns | CategoricalColumns[];
+  /** The target column, by name (a class label unless kind says 'value'). */
+  target?: string | TargetColumn;
+}
+
+const FORMAT = 'firebrand-table-preprocessor';
+
+/** A TablePreprocessor as saved (toJSON): its spec and what fit learned. */
+export interface SavedTablePreprocessor {
+  format: typeof FORMAT;
+  formatVersion: 1;
+  numeric: { columns: Required<NumericColumns>; fitted: FittedNumeric }[];
+  categorical: { columns: Required<CategoricalColumns>; fitted: FittedCategorical }[];
+  target?: { column: string; kind: 'class' | 'value'; classes?: Cell[] };
+}
+
+const columnList: Rule = (value) =>
+  Array.isArray(value) && value.length > 0 && value.every((name) => typeof name === 'string' && name.length > 0)
+    ? undefined
+    : 'a non-empty list of column names';
+const constant =
+  (...kinds: string[]): Rule =>
+  (value) =>
+    typeof value === 'object' &&
+    value !== null &&
+    Object.keys(value).join() === 'constant' &&
+    kinds.includes(typeof (value as { constant: unknown }).constant)
+      ? undefined
+      : `{ constant: <${kinds.join(' or ')}> }`;
+
+const numericSchema: Schema = {
+  columns: field(columnList, REQUIRED),
+  impute: field(either(oneOf('mean', 'median', 'most_frequent'), constant('number')), undefined),
+  indicator: field(boolean, false),
+  scale: field(oneOf('standard', 'minmax', 'none'), 'standard'),
+};
+const categoricalSchema: Schema = {
+  columns: field(columnList, REQUIRED),
+  encode: field(oneOf('onehot', 'index'), 'onehot'),
+  impute: field(either(oneOf('most_frequent'), constant('string', 'number')), undefined),
+  handleUnknown: field(oneOf('error', 'ignore'), 'error'),
+};
+
+const listed = <T>(value: T | T[] | undefined): T[] =>
+  value === undefined ? [] : Array.isArray(value) ? value : [value];
+
+export class TablePreprocessor {
+  private readonly numeric: Required<NumericColumns>[];
+  private readonly categorical: Required<CategoricalColumns>[];
+  private readonly target?: Required<TargetColumn>;
+  private fitted?: { numeric: FittedNumeric[]; categorical: FittedCategorical[]; classes?: Cell[] };
+
+  constructor(spec: TablePreprocessorSpec) {
+    const known = ['numeric', 'categorical', 'target'];
+    for (const key of Object.keys(spec ?? {})) {
+      if (!known.includes(key)) {
+        throw firebrandError(
+          'ERR_FIREBRAND_INVALID_ARGUMENT',
+          `TablePreprocessor: unknown field '${key}'; the fields are ${known.join(', ')}`,
+        );
+      }
+    }
+    this.numeric = listed(spec.numeric).map(
+      (group, i) => resolveOptions(group, numericSchema, `TablePreprocessor.numeric[${i}]`) as Required<NumericColumns>,
+    );
+    this.categorical = listed(spec.categorical).map(
+      (group, i) =>
+        resolveOptions(group, categoricalSchema, `TablePreprocessor.categorical[${i}]`) as Required<CategoricalColumns>,
+    );
+    if (spec.target !== undefined) {
+      const target = typeof spec.target === 'string' ? { column: spec.target } : spec.target;
+      this.target = { column: target.column, kind: target.kind ?? 'class' };
+      if (typeof this.target.column !== 'string' || !['class', 'value'].includes(this.target.kind)) {
+        throw firebrandError(
+          'ERR_FIREBRAND_INVALID_ARGUMENT',
+          `TablePreprocessor.target: expected a column name or { column, kind: 'class' | 'value' }, got ${JSON.stringify(spec.target)}`,
+        );
+      }
+    }
+    const columns = [...this.numeric, ...this.categorical].flatMap((group) => group.columns);
+    const twice = columns.find((name, i) => columns.indexOf(name) !== i);
+    if (twice !== undefined) {
+      throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', `TablePreprocessor: column '${twice}' is in two groups`);
+    }
+  }
+
+  /** A preprocessor as toJSON saved it, fitted. */
+  static fromJSON(saved: SavedTablePreprocessor): TablePreprocessor {
+    if (saved?.format !== FORMAT || saved.formatVersion !== 1) {
+      throw firebrandError(
+        'ERR_FIREBRAND_FILE',
+        `TablePreprocessor.fromJSON: not a ${FORMAT} v1 (format ${String(saved?.format)})`,
+      );
+    }
+    const preprocessor = new TablePreprocessor({
+      numeric: saved.numeric.map((group) => group.columns),
+      categorical: saved.categorical.map((group) => group.columns),
+      target: saved.target && { column: saved.target.column, kind: saved.target.kind },
+    });
+    preprocessor.fitted = {
+      numeric: saved.numeric.map((group) => group.fitted),
+      categorical: saved.categorical.map((group) => group.fitted),
+      classes: saved.target?.classes,
+    };
+    return preprocessor;
+  }
+
+  /** Learns the statistics, categories and classes from the training rows (and nothing else): returns this. */
+  fit(table: Table): this {
+    this.checkColumns(table, true);
+    this.fitted = {
+      numeric: this.numeric.map((group) => fitNumeric(group, table)),
+      categorical: this.categorical.map((group) => fitCategorical(group, table)),
+      classes: this.target?.kind === 'class' ? categoriesOf(this.targetCells(table)) : undefined,
+    };
+    return this;
+  }
+
+  /** The feature fields of `table`'s rows: `input` (float32 [rows, features]) and `categories` (int64), as present. */
+  transform(table: Table): DatasetFields {
+    const fitted = this.fittedState('transform');
+    this.checkColumns(table, false);
+    const floats = [
+      ...this.numeric.flatMap((group, i) => transformNumeric(group, fitted.numeric[i], table)),
+      ...this.categorical.flatMap((group, i) =>
+        group.encode === 'onehot' ? transformCategorical(group, fitted.categorical[i], table) : [],
+      ),
+    ];
+    const indices = this.categorical.flatMap((group, i) =>
+      group.encode === 'index' ? transformCategorical(group, fitted.categorical[i], table) : [],
+    );
+    const fields: DatasetFields = {};
+    const rows = table.numRows;
+    if (floats.length > 0)
+      fields.input = { data: interleaved(floats, rows, Float32Array), shape: [rows, floats.length] };
+    if (indices.length > 0) {
+      const data = interleaved(indices, rows, Float64Array);
+      fields.categories = { data: BigInt64Array.from(data, (value) => BigInt(value)), shape: [rows, indices.length] };
+    }
+    return fields;
+  }
+
+  /** The features and the target of `table`'s rows: a Dataset's fields (Dataset.fromTable builds it). */
+  transformWithTarget(table: Table): DatasetFields {
+    const fields = this.transform(table);
+    if (this.target === undefined) return fields;
+    const cells = this.targetCells(table);
+    if (this.target.kind === 'value') {
+      fields.target = { data: Float32Array.from(cells as number[]), shape: [table.numRows] };
+      return fields;
+    }
+    const classes = this.fittedState('transform').classes as Cell[];
+    const index = new Map(classes.map((label, i) => [label, i]));
+    fields.target = {
+      data: BigInt64Array.from(cells, (label, row) => {
+        const found = index.get(label);
+        if (found === undefined) {
+          throw firebrandError(
+            'ERR_FIREBRAND_DATA',
+            `${table.where(row)}: target column '${this.target?.column}' holds ${JSON.stringify(label)}, a class unseen in the training rows (known: ${classes.map((c) => JSON.stringify(c)).join(', ')})`,
+          );
+        }
+        return BigInt(found);
+      }),
+      shape: [table.numRows],
+    };
+    return fields;
+  }
+
+  /** The names of each field's columns, as sklearn's get_feature_names_out: "num__age", "cat__sex_female". */
+  get featureNames(): Record<string, string[]> {
+    const fitted = this.fittedState('featureNames');
+    const prefixed = (kind: string, count: number, i: number, names: string[]) =>
+      names.map((name) => `${kind}${count > 1 ? i : ''}__${name}`);
+    const input = [
+      ...this.numeric.flatMap((group, i) =>
+        prefixed('num', this.numeric.length, i, numericNames(group, fitted.numeric[i])),
+      ),
+      ...this.categorical.flatMap((group, i) =>
+        group.encode === 'onehot'
+          ? prefixed('cat', this.categorical.length, i, categoricalNames(group, fitted.categorical[i]))
+          : [],
+      ),
+    ];
+    const categories = this.categorical.flatMap((group, i) =>
+      group.encode === 'index'
+        ? prefixed('cat', this.categorical.length, i, categoricalNames(group, fitted.categorical[i]))
+        : [],
+    );
+    return { ...(input.length > 0 ? { input } : {}), ...(categories.length > 0 ? { categories } : {}) };
+  }
+
+  /** The target's classes, in index order (LabelEncoder's classes_), once fitted. */
+  get classes(): Cell[] | undefined {
+    return this.fitted?.classes;
+  }
+
+  /** The spec and what fit learned, as JSON (saved with the model). */
+  toJSON(): SavedTablePreprocessor {
+    const fitted = this.fittedState('toJSON');
+    return {
+      format: FORMAT,
+      formatVersion: 1,
+      numeric: this.numeric.map((columns, i) => ({ columns, fitted: fitted.numeric[i] })),
+      categorical: this.categorical.map((columns, i) => ({ columns, fitted: fitted.categorical[i] })),
+      ...(this.target ? { target: { ...this.target, ...(fitted.classes ? { classes: fitted.classes } : {}) } } : {}),
+    };
+  }
+
+  private fittedState(operation: string) {
+    if (this.fitted === undefined) {
+      throw firebrandError(
+        'ERR_FIREBRAND_INVALID_STATE',
+        `TablePreprocessor.${operation}: fit it on the training rows first`,
+      );
+    }
+    return this.fitted;
+  }
+
+  /** Every column the groups name (and the target, when fitting) is in `table`; a missing one is named. */
+  private checkColumns(table: Table, withTarget: boolean): void {
+    for (const group of [...this.numeric, ...this.categorical]) for (const name of group.columns) table.column(name);
+    if (withTarget && this.target) table.column(this.target.column);
+  }
+
+  /** The target's cells: numbers for 'value' (and for a numeric class column), texts otherwise; none may be missing. */
+  private targetCells(table: Table): Cell[] {
+    const target = this.target as Required<TargetColumn>;
+    const numeric = target.kind === 'value' || table.kindOf(target.column) === 'number';
+    const cells: Cell[] = numeric
+      ? Array.from(numbersOf(table, target.column))
+      : [...(table.column(target.column) as (string | null)[])];
+    cells.forEach((cell, row) => {
+      if (cell === null || (typeof cell === 'number' && Number.isNaN(cell))) {
+        throw firebrandError(
+          'ERR_FIREBRAND_DATA',
+          `${table.where(row)}: target column '${target.column}' is missing a value`,
+        );
+      }
+    });
+    return cells;
+  }
+}
+
+/** Columns as one row-major matrix of `rows` rows. */
+function interleaved<T extends Float32Array | Float64Array>(
+  columns: Float64Array[],
+  rows: number,
+  Kind: { new (length: number): T },
+): T {
+  const data = new Kind(rows * columns.length);
+  columns.forEach((column, j) => {
+    for (let row = 0; row < rows; row++) data[row * columns.length + j] = column[row];
+  });
+  return data;
+}

@@ -1,0 +1,135 @@
+// A table of named columns as a CSV file or JSON records give it: each column
+// numbers (Float64Array, NaN where a value is missing) or text (string, null
+// where missing). It remembers where each row came from, so that an error
+// names the file and line, or the record, at fault.
+import { firebrandError } from '../errors';
+import { didYouMean } from '../options/closest-match';
+
+/** A column of numbers (NaN: missing) or of text (null: missing). */
+export type TableColumn = Float64Array | (string | null)[];
+
+/** One row as a service receives it: values by column name; a missing or null field is a missing value. */
+export type TableRecord = Record<string, string | number | boolean | null | undefined>;
+
+/** Where a table's rows came from, for errors: a CSV file (rows start at `firstLine`) or records. */
+export type TableOrigin = { file: string; lines: number[] } | { records: string };
+
+export class Table {
+  /** @internal */
+  constructor(
+    private readonly data: Map<string, TableColumn>,
+    readonly numRows: number,
+    private readonly origin: TableOrigin,
+  ) {}
+
+  /**
+   * A table of JSON records (what a service receives): a column per field name seen, numbers where every
+   * present value is a number (or a numeric text, as a CSV cell), text otherwise; a field missing from a
+   * record, null or '' is a missing value.
+   */
+  static fromRecords(records: TableRecord[], name = 'records'): Table {
+    if (!Array.isArray(records)) {
+      throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', `${name}: expected an array of records (objects)`);
+    }
+    const names: string[] = [];
+    const seen = new Set<string>();
+    records.forEach((record, row) => {
+      if (typeof record !== 'object' || record === null || Array.isArray(record)) {
+        throw firebrandError('ERR_FIREBRAND_DATA', `${name}[${row}]: expected a record (an object of fields)`);
+      }
+      for (const key of Object.keys(record)) {
+        if (!seen.has(key)) names.push(key);
+        seen.add(key);
+      }
+    });
+    const cells = names.map((column) =>
+      records.map((record) => {
+        const value = record[column];
+        return value === undefined || value === null || value === '' ? null : String(value);
+      }),
+    );
+    return new Table(columnsOf(names, cells), records.length, { records: name });
+  }
+
+  /** @internal A table of text cells by column (null: missing), typed column by column. */
+  static fromCells(names: string[], cells: (string | null)[][], origin: TableOrigin): Table {
+    return new Table(columnsOf(names, cells), cells[0]?.length ?? 0, origin);
+  }
+
+  /** The column names, in order. */
+  get columns(): string[] {
+    return [...this.data.keys()];
+  }
+
+  /** Whether a column holds numbers or text. */
+  kindOf(name: string): 'number' | 'text' {
+    return this.column(name) instanceof Float64Array ? 'number' : 'text';
+  }
+
+  /** A column by name; an unknown name is an error naming the closest. */
+  column(name: string): TableColumn {
+    const column = this.data.get(name);
+    if (column === undefined) throw this.unknownColumn(name);
+    return column;
+  }
+
+  /** @internal The error for a column this table lacks, with a did-you-mean and the columns it has. */
+  unknownColumn(name: string, what = 'column'): Error {
+    return firebrandError(
+      'ERR_FIREBRAND_INVALID_ARGUMENT',
+      `${this.source()}: no ${what} '${name}'${didYouMean(name, this.columns)}; the columns are ${this.columns.join(', ')}`,
+    );
+  }
+
+  /** The rows at `indices`, in that order (a part of a split). */
+  rows(indices: ArrayLike<number>): Table {
+    const picked = new Map<string, TableColumn>();
+    for (const [name, column] of this.data) {
+      picked.set(
+        name,
+        column instanceof Float64Array
+          ? Float64Array.from(indices, (i) => column[i])
+          : Array.from(indices, (i) => column[i]),
+      );
+    }
+    const origin: TableOrigin =
+      'file' in this.origin
+        ? { file: this.origin.file, lines: Array.from(indices, (i) => (this.origin as { lines: number[] }).lines[i]) }
+        : this.origin;
+    return new Table(picked, indices.length, origin);
+  }
+
+  /** Where row `row` came from: "file.csv, line 7" or "records[3]". */
+  where(row: number): string {
+    return 'file' in this.origin
+      ? `${this.origin.file}, line ${this.origin.lines[row]}`
+      : `${this.origin.records}[${row}]`;
+  }
+
+  /** @internal The file or records the table came from. */
+  source(): string {
+    return 'file' in this.origin ? this.origin.file : this.origin.records;
+  }
+}
+
+const NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
+const INFINITY = /^[+-]?(inf|infinity)$/i;
+
+/** A cell's number (surrounding spaces allowed), or undefined when it is text. */
+export function numberOf(cell: string): number | undefined {
+  const text = cell.trim();
+  if (NUMBER.test(text)) return Number(text);
+  if (INFINITY.test(text)) return text.startsWith('-') ? -Infinity : Infinity;
+  return undefined;
+}
+
+/** Columns typed one by one: numbers where every present cell is one, text otherwise. */
+function columnsOf(names: string[], cells: (string | null)[][]): Map<string, TableColumn> {
+  const columns = new Map<string, TableColumn>();
+  names.forEach((name, index) => {
+    const values = cells[index];
+    const numbers = values.map((cell) => (cell === null ? NaN : numberOf(cell)));
+    columns.set(name, numbers.every((value) => value !== undefined) ? Float64Array.from(numbers as number[]) : values);
+  });
+  return columns;
+}
