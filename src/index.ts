@@ -23,7 +23,7 @@ export {
   type SavedTablePreprocessor,
   type TablePreprocessorSpec,
   type TargetColumn,
-} from './tables/table-preprocessor';
+} from './preprocessing/table-preprocessor';
 export type { FirebrandError, FirebrandErrorCode } from './errors';
 export type {
   GenerateOptions,

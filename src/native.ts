@@ -382,7 +382,6 @@ export interface NativeBinding {
       arrays: Record<string, NumericArray>;
     };
     fromNpy(inputsPath: string, targetsPath: string): Promise<NativeDataset>;
-    fromCsv(path: string, options: OptionFields): Promise<NativeDataset>;
     fromNpz(path: string, fields?: Record<string, string>): Promise<NativeDataset>;
     fromSafetensors(path: string, fields?: Record<string, string>): Promise<NativeDataset>;
   };

@@ -48,13 +48,24 @@ describe('datasets from .npy, .npz, .safetensors and CSV files', () => {
       return path.join(dir, name);
     };
     const ragged = write('ragged.csv', 'a,b,label\n1,2,0\n3,0\n');
-    expect((await rejectionOf(Dataset.fromCsv(ragged))).message).to.equal(`${ragged}:3: 2 columns, expected 3`);
+    expect((await rejectionOf(Dataset.fromCsv(ragged))).message).to.match(
+      new RegExp(`^${ragged}, line 3: Invalid Record Length: expect 3, got 2`),
+    );
     const text = write('text.csv', 'a,label\n1,0\nx,1\n');
-    expect((await rejectionOf(Dataset.fromCsv(text))).message).to.equal(`${text}:3: column 1 holds 'x', not a number`);
+    const textError = await rejectionOf(Dataset.fromCsv(text));
+    expect(textError.code).to.equal('ERR_FIREBRAND_DATA');
+    expect(textError.message).to.contain(`${text}, line 3: column 'a' holds "x", not a number`);
     const fraction = write('fraction.csv', 'a,label\n1,0.5\n');
-    expect((await rejectionOf(Dataset.fromCsv(fraction))).message).to.contain("class label '0.5' is not an integer");
-    expect((await rejectionOf(Dataset.fromCsv(ragged, { labelColumn: 'species' }))).message).to.contain(
-      "no column named 'species'",
+    expect((await rejectionOf(Dataset.fromCsv(fraction))).message).to.contain(
+      `${fraction}, line 2: target column 'label' holds 0.5, not a class index (a whole number >= 0)`,
+    );
+    const wellFormed = write('well-formed.csv', 'a,b,label\n1,2,0\n');
+    expect((await rejectionOf(Dataset.fromCsv(wellFormed, { labelColumn: 'species' }))).message).to.contain(
+      "no column 'species'",
+    );
+    const empty = write('empty-cell.csv', 'age,label\r\n31,0\r\n,1\r\n');
+    expect((await rejectionOf(Dataset.fromCsv(empty))).message).to.contain(
+      `${empty}, line 3: column 'age' is missing a value`,
     );
     const notNpy = write('not.npy', 'hello');
     expect((await rejectionOf(Dataset.fromNpy(notNpy, notNpy))).message).to.equal(

@@ -7,7 +7,18 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-import { readCsv, Table, TablePreprocessor, type TablePreprocessorSpec } from '../src';
+import {
+  Dataset,
+  Model,
+  nn,
+  readCsv,
+  Table,
+  TablePreprocessor,
+  Tensor,
+  torch,
+  Trainer,
+  type TablePreprocessorSpec,
+} from '../src';
 import { expectClose } from './support/expect-close';
 import { rejectionOf } from './support/helpers';
 
@@ -28,6 +39,18 @@ interface Golden {
       trainTargets: number[];
     }
   >;
+}
+
+/** 8 numeric and one-hot features beside an embedded index column: the fields fromTable gives. */
+class TabularNet extends nn.Module {
+  embedding = nn.embedding(4, 3); // one more row than the 3 classes: the index of an unseen one
+  head = nn.linear(11, 2);
+  override inputFields(): string[] {
+    return ['input', 'categories'];
+  }
+  forward(input: Tensor, categories: Tensor): Tensor {
+    return this.head.forward(torch.cat([input, this.embedding.forward(categories).flatten(1)], 1));
+  }
 }
 
 const golden = JSON.parse(fs.readFileSync(path.join(fixtures, 'passengers.golden.json'), 'utf8')) as Golden;
@@ -151,7 +174,58 @@ describe('tables: CSV files and preprocessing, against pandas and scikit-learn',
       'request[1]: column \'age\' holds "three", not a number',
     );
     expect(() => new TablePreprocessor({ numeric: { columns: ['age'] } }).fit(train)).to.throw(
-      /passengers\.csv, line \d+: column 'age' is missing a value, and its group imputes none/,
+      /passengers\.csv, line \d+: column 'age' is missing a value, and nothing imputes it/,
+    );
+  });
+
+  it('trains on a table and serves JSON records, preprocessed as the training rows, through trainer.save and Model.load', async () => {
+    const { spec } = golden.preprocessings['mean-minmax-missing-category-index'];
+    const preprocessor = new TablePreprocessor(spec).fit(train);
+    const data = Dataset.fromTable(train, preprocessor);
+    expect(data.fieldShapes).to.deep.equal({ input: [8], categories: [1], target: [] });
+    const trainer = new Trainer({
+      model: new TabularNet(),
+      loss: 'cross_entropy',
+      optimizer: 'adam',
+      config: { progressBar: false, numThreads: 1, seed: 0, batchSize: 8, numEpochs: 2 },
+    });
+    // The parts of a split keep the preprocessing, so fitting on either is fitting on the same.
+    const [fitPart, checkPart] = data.split({ validation: 0.25, seed: 1 });
+    await trainer.fit(fitPart, { evalData: checkPart });
+    await trainer.fit(fitPart, { numEpochs: 1 });
+    const other = Dataset.fromTable(train, new TablePreprocessor(spec).fit(unseen.rows(range(0, 10))));
+    expect((await rejectionOf(trainer.fit(other))).message).to.contain('preprocessed otherwise');
+
+    const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'firebrand-table-model-'));
+    try {
+      await trainer.save(folder);
+      const model = await Model.load(folder);
+      const records = range(0, unseen.numRows).map((row) =>
+        Object.fromEntries(
+          ['age', 'fare', 'sex', 'port', 'class'].map((name) => {
+            const cell = unseen.column(name)[row];
+            return [name, typeof cell === 'number' && Number.isNaN(cell) ? undefined : cell];
+          }),
+        ),
+      );
+      const byHand = preprocessor.transform(unseen);
+      const expected = await trainer.predict(byHand);
+      expect((await model.predict(records)).data).to.deep.equal(expected.data);
+      expect((await trainer.predict(records)).data).to.deep.equal(expected.data);
+      expect(model.preprocessing?.tablePreprocessor?.classes).to.deep.equal(['no', 'yes']);
+      // class 9 is unseen: handleUnknown 'ignore' gives it the index after the last (the embedding's extra row).
+      expect((await model.predict([{ age: 30, fare: 10, sex: 'male', port: 'S', class: 9 }])).shape).to.deep.equal([
+        1, 2,
+      ]);
+      const notANumber = await rejectionOf(model.predict([{ age: 'old', fare: 10, sex: 'male', port: 'S', class: 1 }]));
+      expect(notANumber.code).to.equal('ERR_FIREBRAND_DATA');
+      expect(notANumber.message).to.contain(`records[0]: column 'age' holds "old", not a number`);
+    } finally {
+      fs.rmSync(folder, { recursive: true, force: true });
+    }
+    const plain = new Trainer({ model: nn.sequential(nn.linear(2, 2)), loss: 'cross_entropy', optimizer: 'sgd' });
+    expect((await rejectionOf(plain.predict([{ a: 1 }]))).message).to.contain(
+      'got records, but the model was not trained on a table',
     );
   });
 

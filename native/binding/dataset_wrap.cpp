@@ -9,7 +9,6 @@
 #include "binding/loader_wrap.h"
 #include "binding/promise_worker.h"
 #include "core/data/archive_dataset.h"
-#include "core/data/csv_dataset.h"
 #include "core/data/idx_dataset.h"
 #include "core/data/npy_reader.h"
 #include "core/data/token_file.h"
@@ -29,12 +28,11 @@ void DatasetWrap::Export(Napi::Env env, Napi::Object exports) {
       {StaticMethod<&DatasetWrap::FromIdx>("fromIdx"), StaticMethod<&DatasetWrap::FromFields>("fromFields"),
        StaticMethod<&DatasetWrap::FromTokens>("fromTokens"), StaticMethod<&DatasetWrap::FromTokenFile>("fromTokenFile"),
        StaticMethod<&DatasetWrap::Allocate>("allocate"), StaticMethod<&DatasetWrap::FromNpy>("fromNpy"),
-       StaticMethod<&DatasetWrap::FromCsv>("fromCsv"), StaticMethod<&DatasetWrap::FromNpz>("fromNpz"),
-       StaticMethod<&DatasetWrap::FromSafetensors>("fromSafetensors"), InstanceAccessor<&DatasetWrap::Size>("size"),
-       InstanceAccessor<&DatasetWrap::FieldShapes>("fieldShapes"), InstanceMethod<&DatasetWrap::Slice>("slice"),
-       InstanceMethod<&DatasetWrap::Fields>("fields"), InstanceMethod<&DatasetWrap::BatchOrder>("batchOrder"),
-       InstanceMethod<&DatasetWrap::Split>("split"), InstanceMethod<&DatasetWrap::WithTransforms>("withTransforms"),
-       InstanceMethod<&DatasetWrap::Loader>("loader")});
+       StaticMethod<&DatasetWrap::FromNpz>("fromNpz"), StaticMethod<&DatasetWrap::FromSafetensors>("fromSafetensors"),
+       InstanceAccessor<&DatasetWrap::Size>("size"), InstanceAccessor<&DatasetWrap::FieldShapes>("fieldShapes"),
+       InstanceMethod<&DatasetWrap::Slice>("slice"), InstanceMethod<&DatasetWrap::Fields>("fields"),
+       InstanceMethod<&DatasetWrap::BatchOrder>("batchOrder"), InstanceMethod<&DatasetWrap::Split>("split"),
+       InstanceMethod<&DatasetWrap::WithTransforms>("withTransforms"), InstanceMethod<&DatasetWrap::Loader>("loader")});
   addonData(env).dataset = Napi::Persistent(cls);
   exports.Set("NativeDataset", cls);
 }
@@ -88,15 +86,6 @@ Napi::Value DatasetWrap::FromNpy(const Napi::CallbackInfo& info) {
     const std::string inputs = toString(info[0], "inputs");
     const std::string targets = toString(info[1], "targets");
     return LoadAsync(env, [=] { return TensorDataset(readNpy(inputs), readNpy(targets)); });
-  });
-}
-
-Napi::Value DatasetWrap::FromCsv(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  return guard(env, [&]() -> Napi::Value {
-    const std::string path = toString(info[0], "path");
-    const CsvOptions options = csvOptions(toOptionMap(info[1], "Dataset.fromCsv options"));
-    return LoadAsync(env, [=] { return loadCsvDataset(path, options); });
   });
 }
 

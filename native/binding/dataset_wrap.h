@@ -35,7 +35,6 @@ class DatasetWrap : public Napi::ObjectWrap<DatasetWrap> {
   static Napi::Value FromTokenFile(const Napi::CallbackInfo& info);
   static Napi::Value Allocate(const Napi::CallbackInfo& info);
   static Napi::Value FromNpy(const Napi::CallbackInfo& info);
-  static Napi::Value FromCsv(const Napi::CallbackInfo& info);
   static Napi::Value FromNpz(const Napi::CallbackInfo& info);
   static Napi::Value FromSafetensors(const Napi::CallbackInfo& info);
   static Napi::Promise LoadAsync(Napi::Env env, std::function<TensorDataset()> load);

@@ -6,6 +6,7 @@ import {
   either,
   field,
   integer,
+  listOf,
   number,
   oneOf,
   REQUIRED,
@@ -78,6 +79,7 @@ export const csvOptionsSchema: Schema = {
   delimiter: field(oneOf(',', ';', '\t', '|', ' '), ',', [',']),
   header: field(boolean, true, [true]),
   targets: field(oneOf('class', 'value'), 'class', ['value']),
+  columns: field(listOf(), undefined, [['a']]),
 };
 
 /** `options` checked against `schema` (errors under `origin`) and defaulted, without the fields left unset. */

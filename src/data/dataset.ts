@@ -10,6 +10,10 @@ import {
   TokenWindowOptions,
 } from '../native';
 import { BatchLoader, LoaderOptions } from './batch-loader';
+import { ModelPreprocessing } from '../preprocessing/model-preprocessing';
+import { TablePreprocessor } from '../preprocessing/table-preprocessor';
+import { readCsv } from '../tables/read-csv';
+import type { Table } from '../tables/table';
 import { csvOptionsSchema, idxOptionsSchema, resolveOptions, transformSchemas } from './data-schemas';
 import { batchOrderSchema, loaderSchema, resolveLoaderOptions } from './loader-options';
 import type { TransformSpec } from './transforms';
@@ -32,6 +36,8 @@ export interface CsvOptions {
   header?: boolean;
   /** 'class': integer labels (int64); 'value': float32 regression targets. Default 'class'. */
   targets?: 'class' | 'value';
+  /** The feature columns, by name, in this order. Default: every column but the label's. */
+  columns?: string[];
 }
 
 export interface BatchOrderOptions {
@@ -63,9 +69,15 @@ export interface ArrayDatasetSource {
 export class Dataset {
   /** @internal */
   readonly native: NativeDataset;
+  /**
+   * How raw rows became these samples (Dataset.fromTable, fromCsv): a trainer that fits on them saves it
+   * with the model, so that the served model takes raw records.
+   */
+  readonly preprocessing?: ModelPreprocessing;
 
-  private constructor(handle: NativeDataset) {
+  private constructor(handle: NativeDataset, preprocessing?: ModelPreprocessing) {
     this.native = handle;
+    this.preprocessing = preprocessing;
   }
 
   /**
@@ -104,14 +116,44 @@ export class Dataset {
     return new Dataset(await native.NativeDataset.fromSafetensors(path, fields));
   }
 
-  /** A numeric CSV file read in C++: one target column, every other column a float32 feature. */
+  /**
+   * A CSV file of numeric columns (readCsv: a header, quoting, CRLF, a BOM): the label column as `target`
+   * (default the last; class labels are class indices, whole numbers), the others, or `columns`, as float32
+   * `input`. A text column or a missing value is an error naming the column and line: encode and impute
+   * those with a TablePreprocessor fitted on the training rows, and Dataset.fromTable.
+   */
   static async fromCsv(path: string, options: CsvOptions = {}): Promise<Dataset> {
-    return new Dataset(
-      await native.NativeDataset.fromCsv(
-        path,
-        resolveOptions(options, csvOptionsSchema, 'Dataset.fromCsv options') as OptionFields,
-      ),
-    );
+    const resolved = resolveOptions(options, csvOptionsSchema, 'Dataset.fromCsv options') as CsvOptions;
+    const table = await readCsv(path, { delimiter: resolved.delimiter, header: resolved.header });
+    const label = labelColumnOf(table, resolved.labelColumn);
+    const columns = resolved.columns ?? table.columns.filter((name) => name !== label);
+    for (const name of columns) {
+      const cells = table.column(name);
+      const row =
+        cells instanceof Float64Array ? -1 : cells.findIndex((cell) => cell !== null && Number.isNaN(Number(cell)));
+      if (row >= 0) {
+        throw firebrandError(
+          'ERR_FIREBRAND_DATA',
+          `${table.where(row)}: column '${name}' holds ${JSON.stringify(cells[row])}, not a number; fromCsv reads numeric columns: ` +
+            'choose them (columns), or encode this one with a TablePreprocessor and Dataset.fromTable',
+        );
+      }
+    }
+    const preprocessor = new TablePreprocessor({
+      numeric: { columns, scale: 'none' },
+      target: { column: label, kind: resolved.targets === 'value' ? 'value' : 'index' },
+    });
+    return Dataset.fromTable(table, preprocessor.fit(table));
+  }
+
+  /**
+   * A table's rows through a TablePreprocessor fitted on the training rows (never on these, unless these
+   * are them): fields `input` (float32), `categories` (int64, for index-encoded columns) and `target`.
+   * The preprocessing goes with the dataset, and with a model trained on it.
+   */
+  static fromTable(table: Table, preprocessor: TablePreprocessor): Dataset {
+    const fields = preprocessor.transformWithTarget(table);
+    return new Dataset(native.NativeDataset.fromFields(fields), ModelPreprocessing.ofTable(preprocessor));
   }
 
   /**
@@ -209,6 +251,7 @@ export class Dataset {
       this.native.withTransforms(
         transforms.map((spec, i) => transformSchemas.resolve(spec, `transforms[${i}]`) as TransformSpec),
       ),
+      this.preprocessing,
     );
   }
 
@@ -229,7 +272,7 @@ export class Dataset {
   split(parts: SplitFractions): [Dataset, Dataset] {
     const [train, validation] = splitFractions(parts);
     const [trainPart, validationPart] = this.native.split(train, validation, parts.seed ?? 42);
-    return [new Dataset(trainPart), new Dataset(validationPart)];
+    return [new Dataset(trainPart, this.preprocessing), new Dataset(validationPart, this.preprocessing)];
   }
 
   /**
@@ -242,8 +285,24 @@ export class Dataset {
 
   /** Samples [start, end), sharing memory with this dataset. */
   slice(start: number, end: number = this.length): Dataset {
-    return new Dataset(this.native.slice(start, end));
+    return new Dataset(this.native.slice(start, end), this.preprocessing);
   }
+}
+
+/** The label column's name: given by name or 0-based index, or the last column. */
+function labelColumnOf(table: Table, given: string | number | undefined): string {
+  if (typeof given === 'string') {
+    table.column(given);
+    return given;
+  }
+  const index = given ?? table.columns.length - 1;
+  if (index >= table.columns.length) {
+    throw firebrandError(
+      'ERR_FIREBRAND_INVALID_ARGUMENT',
+      `Dataset.fromCsv: labelColumn ${index} is past the last of ${table.source()}'s ${table.columns.length} columns`,
+    );
+  }
+  return table.columns[index];
 }
 
 /** A plain array of token ids as int32 (int64 past its range); a fractional or unsafe id is named. */

@@ -7,6 +7,8 @@ import { generateTokens } from './generation';
 import { predictionArguments, type PredictionFields, type PredictOptions } from './prediction-inputs';
 import { resolveModelSpec } from '../nn/model-spec';
 import { readSavedModel, WEIGHTS_FILE } from './saved-model';
+import { ModelPreprocessing } from '../preprocessing/model-preprocessing';
+import type { TableRecord } from '../tables/table';
 
 export interface ModelLoadOptions {
   /** 'cpu' (default), 'cuda', 'cuda:<i>', 'mps'. */
@@ -14,14 +16,18 @@ export interface ModelLoadOptions {
 }
 
 export class Model {
-  private constructor(private readonly native: NativeModel) {}
+  private constructor(
+    private readonly native: NativeModel,
+    /** How the model's training rows were preprocessed (preprocessing.json), which predict applies to records. */
+    readonly preprocessing: ModelPreprocessing | undefined,
+  ) {}
 
   /** Loads what trainer.save(folder) wrote. A TorchScript model runs code from the folder: load trusted folders only. */
   static async load(folder: string, options: ModelLoadOptions = {}): Promise<Model> {
     const spec = readSavedModel(folder);
     const model = new native.NativeModel(resolveModelSpec(spec), options.device ?? 'cpu');
     await model.loadWeights(path.join(folder, WEIGHTS_FILE), true);
-    return new Model(model);
+    return new Model(model, ModelPreprocessing.read(folder));
   }
 
   get parameterCount(): number {
@@ -35,6 +41,8 @@ export class Model {
   /**
    * Outputs for `inputs` of the given full shape (samples first), in eval mode, as float32; a module
    * that takes several inputs (inputFields) gets them by name: `predict({ input_ids, attention_mask })`.
+   * A model trained on a table (Dataset.fromTable, fromCsv) takes JSON records, missing fields included:
+   * `predict([{ age: 31, port: 'S' }])`, preprocessed as its training rows were.
    * Calls may overlap (a service's concurrent requests): they run one after another, in call order. A
    * module whose forward returns several tensors gets them all, as it returned them (see Trainer.predict).
    */
@@ -46,12 +54,13 @@ export class Model {
   ): Promise<Output>;
   async predict(fields: PredictionFields, options?: PredictOptions): Promise<TensorData>;
   async predict<Output extends Prediction>(fields: PredictionFields, options?: PredictOptions): Promise<Output>;
+  async predict(records: TableRecord[], options?: PredictOptions): Promise<TensorData>;
   async predict(
-    inputs: NumericArray | PredictionFields,
+    inputs: NumericArray | PredictionFields | TableRecord[],
     shapeOrOptions?: number[] | PredictOptions,
     options?: PredictOptions,
   ): Promise<Prediction> {
-    const [given, shape, { batchSize }] = predictionArguments(inputs, shapeOrOptions, options);
+    const [given, shape, { batchSize }] = predictionArguments(inputs, shapeOrOptions, options, this.preprocessing);
     return this.native.predict(given, shape, batchSize ?? 256);
   }
 

@@ -8,26 +8,10 @@ import { firebrandError } from '../errors';
 import { Table } from './table';
 
 /** pandas.read_csv's default na_values: cells that read as a missing value. */
+// prettier-ignore
 export const PANDAS_NA_VALUES = [
-  '',
-  '#N/A',
-  '#N/A N/A',
-  '#NA',
-  '-1.#IND',
-  '-1.#QNAN',
-  '-NaN',
-  '-nan',
-  '1.#IND',
-  '1.#QNAN',
-  '<NA>',
-  'N/A',
-  'NA',
-  'NULL',
-  'NaN',
-  'None',
-  'n/a',
-  'nan',
-  'null',
+  '', '#N/A', '#N/A N/A', '#NA', '-1.#IND', '-1.#QNAN', '-NaN', '-nan', '1.#IND', '1.#QNAN',
+  '<NA>', 'N/A', 'NA', 'NULL', 'NaN', 'None', 'n/a', 'nan', 'null',
 ];
 
 export interface ReadCsvOptions {
@@ -44,9 +28,11 @@ export interface ReadCsvOptions {
 /** Reads a CSV file: column names from the header row, each column numbers or text (see Table). */
 export async function readCsv(file: string, options: ReadCsvOptions = {}): Promise<Table> {
   const missing = new Set(options.naValues ?? PANDAS_NA_VALUES);
-  const parser = fs
-    .createReadStream(file)
-    .pipe(parse({ bom: true, delimiter: options.delimiter ?? ',', skip_empty_lines: true, info: true }));
+  await checkCsvFile(file);
+  const parser = parse({ bom: true, delimiter: options.delimiter ?? ',', skip_empty_lines: true, info: true });
+  fs.createReadStream(file)
+    .on('error', (error) => parser.destroy(error))
+    .pipe(parser);
   let names: string[] | undefined;
   let cells: (string | null)[][] = [];
   const lines: number[] = [];
@@ -94,10 +80,18 @@ function selected(
   );
 }
 
+/** A file that can be read: a missing one, or a directory, is said as the C++ readers say it. */
+async function checkCsvFile(file: string): Promise<void> {
+  const status = await fs.promises.stat(file).catch((error: Error) => {
+    throw firebrandError('ERR_FIREBRAND_FILE', `${file}: cannot open CSV file (${error.message})`);
+  });
+  if (status.isDirectory()) throw firebrandError('ERR_FIREBRAND_FILE', `${file}: is a directory, expected a CSV file`);
+}
+
 /** A file or CSV error as firebrand's, naming the file and line. */
 function readError(error: { code?: string; lines?: number; message: string }, file: string): Error {
   if (error.code === 'ENOENT' || error.code === 'EACCES' || error.code === 'EISDIR') {
-    return firebrandError('ERR_FIREBRAND_FILE', `${file}: cannot read the CSV file (${error.message})`);
+    return firebrandError('ERR_FIREBRAND_FILE', `${file}: cannot open CSV file (${error.message})`);
   }
   const line = error.lines !== undefined ? `, line ${error.lines}` : '';
   return firebrandError('ERR_FIREBRAND_FILE', `${file}${line}: ${error.message}`);

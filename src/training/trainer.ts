@@ -22,6 +22,8 @@ import {
 } from '../native';
 import { generateTokens } from '../inference/generation';
 import { predictionArguments, type PredictionFields, type PredictOptions } from '../inference/prediction-inputs';
+import type { ModelPreprocessing } from '../preprocessing/model-preprocessing';
+import type { TableRecord } from '../tables/table';
 import { type ModelLike, type ModelSpec, resolveModelSpec } from '../nn/model-spec';
 import { Module } from '../nn/module/module';
 import { modelDtype } from '../nn/module/tracer';
@@ -86,6 +88,8 @@ export class Trainer {
   /** options.model's tensors, described before setup. */
   private describedModel: ModelDescription | undefined;
   private dataloaders: DataloaderConfiguration = {};
+  /** How the training rows were preprocessed (a dataset's, adopted by fit), saved with the model. */
+  private inputPreprocessing: ModelPreprocessing | undefined;
   private runningOperation: string | undefined;
   private readonly control = new FitControl();
   private fitLoop: FitLoop | undefined;
@@ -455,6 +459,7 @@ export class Trainer {
             'fit: give trainData, or return { train } from configureDataloaders()',
           );
         }
+        this.adoptPreprocessing(data);
         const context = {
           trainer: this,
           config: this.config,
@@ -493,6 +498,28 @@ export class Trainer {
     await this.ranks.onRankZero(`the model ${folder}`, () => this.writeModelFiles(folder));
   }
 
+  /**
+   * How the model's inputs are preprocessed: what the training dataset's rows went through (Dataset.fromTable,
+   * fromCsv), which trainer.save writes beside the model and predict applies to records.
+   */
+  get preprocessing(): ModelPreprocessing | undefined {
+    return this.inputPreprocessing;
+  }
+
+  /** Takes the training data's preprocessing; another than the one an earlier fit took is an error. */
+  private adoptPreprocessing(data: TrainingData): void {
+    const given = (data as { preprocessing?: ModelPreprocessing }).preprocessing;
+    if (given === undefined) return;
+    if (this.inputPreprocessing !== undefined && !this.inputPreprocessing.sameAs(given)) {
+      throw firebrandError(
+        'ERR_FIREBRAND_INVALID_ARGUMENT',
+        'fit: this dataset was preprocessed otherwise than the one an earlier fit trained on (another TablePreprocessor, or one fitted on other rows); ' +
+          'preprocess every part with the preprocessor fitted on the training rows',
+      );
+    }
+    this.inputPreprocessing = given;
+  }
+
   private writeModelFiles(folder: string): Promise<void> {
     if (this.lora !== undefined && !this.adaptersMerged) {
       throw firebrandError(
@@ -503,6 +530,7 @@ export class Trainer {
     const spec = this.modelSpec as ModelSpec;
     return writeSavedModel(folder, spec, async (temporary) => {
       await this.engine.saveWeights(path.join(temporary, WEIGHTS_FILE));
+      this.inputPreprocessing?.write(temporary);
       if (spec.type === 'torchscript') await this.engine.exportTorchScript(path.join(temporary, TORCHSCRIPT_FILE));
     });
   }
@@ -603,13 +631,14 @@ export class Trainer {
   ): Promise<Output>;
   async predict(fields: PredictionFields, options?: PredictOptions): Promise<TensorData>;
   async predict<Output extends Prediction>(fields: PredictionFields, options?: PredictOptions): Promise<Output>;
+  async predict(records: TableRecord[], options?: PredictOptions): Promise<TensorData>;
   async predict(
-    inputs: NumericArray | PredictionFields,
+    inputs: NumericArray | PredictionFields | TableRecord[],
     shapeOrOptions?: number[] | PredictOptions,
     options?: PredictOptions,
   ): Promise<Prediction> {
     const engine = await this.ready('predict');
-    const [given, shape, { batchSize }] = predictionArguments(inputs, shapeOrOptions, options);
+    const [given, shape, { batchSize }] = predictionArguments(inputs, shapeOrOptions, options, this.inputPreprocessing);
     return engine.predict(given, shape, batchSize ?? this.config.evalBatchSize);
   }
 

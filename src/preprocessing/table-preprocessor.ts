@@ -23,14 +23,17 @@ import {
   type FittedNumeric,
   type NumericColumns,
 } from './numeric-columns';
-import type { Table } from './table';
+import type { Table } from '../tables/table';
 
 export type { CategoricalColumns, NumericColumns };
 
 export interface TargetColumn {
   column: string;
-  /** 'class': the labels' indices among the training rows' sorted labels (LabelEncoder), int64; 'value': float32. Default 'class'. */
-  kind?: 'class' | 'value';
+  /**
+   * 'class': each label's index among the training rows' sorted labels (LabelEncoder), int64; 'index': whole
+   * numbers that are class indices already, int64; 'value': float32 (regression). Default 'class'.
+   */
+  kind?: 'class' | 'index' | 'value';
 }
 
 export interface TablePreprocessorSpec {
@@ -50,7 +53,7 @@ export interface SavedTablePreprocessor {
   formatVersion: 1;
   numeric: { columns: Required<NumericColumns>; fitted: FittedNumeric }[];
   categorical: { columns: Required<CategoricalColumns>; fitted: FittedCategorical }[];
-  target?: { column: string; kind: 'class' | 'value'; classes?: Cell[] };
+  target?: { column: string; kind: 'class' | 'index' | 'value'; classes?: Cell[] };
 }
 
 const columnList: Rule = (value) =>
@@ -109,10 +112,10 @@ export class TablePreprocessor {
     if (spec.target !== undefined) {
       const target = typeof spec.target === 'string' ? { column: spec.target } : spec.target;
       this.target = { column: target.column, kind: target.kind ?? 'class' };
-      if (typeof this.target.column !== 'string' || !['class', 'value'].includes(this.target.kind)) {
+      if (typeof this.target.column !== 'string' || !['class', 'index', 'value'].includes(this.target.kind)) {
         throw firebrandError(
           'ERR_FIREBRAND_INVALID_ARGUMENT',
-          `TablePreprocessor.target: expected a column name or { column, kind: 'class' | 'value' }, got ${JSON.stringify(spec.target)}`,
+          `TablePreprocessor.target: expected a column name or { column, kind: 'class' | 'index' | 'value' }, got ${JSON.stringify(spec.target)}`,
         );
       }
     }
@@ -186,6 +189,13 @@ export class TablePreprocessor {
     const cells = this.targetCells(table);
     if (this.target.kind === 'value') {
       fields.target = { data: Float32Array.from(cells as number[]), shape: [table.numRows] };
+      return fields;
+    }
+    if (this.target.kind === 'index') {
+      fields.target = {
+        data: BigInt64Array.from(cells, (label, row) => BigInt(this.classIndex(table, row, label))),
+        shape: [table.numRows],
+      };
       return fields;
     }
     const classes = this.fittedState('transform').classes as Cell[];
@@ -262,10 +272,21 @@ export class TablePreprocessor {
     if (withTarget && this.target) table.column(this.target.column);
   }
 
+  /** A label that is a class index already: a whole number >= 0, else named with its row. */
+  private classIndex(table: Table, row: number, label: Cell): number {
+    if (typeof label !== 'number' || !Number.isInteger(label) || label < 0) {
+      throw firebrandError(
+        'ERR_FIREBRAND_DATA',
+        `${table.where(row)}: target column '${this.target?.column}' holds ${JSON.stringify(label)}, not a class index (a whole number >= 0); kind 'class' encodes any labels`,
+      );
+    }
+    return label;
+  }
+
   /** The target's cells: numbers for 'value' (and for a numeric class column), texts otherwise; none may be missing. */
   private targetCells(table: Table): Cell[] {
     const target = this.target as Required<TargetColumn>;
-    const numeric = target.kind === 'value' || table.kindOf(target.column) === 'number';
+    const numeric = target.kind !== 'class' || table.kindOf(target.column) === 'number';
     const cells: Cell[] = numeric
       ? Array.from(numbersOf(table, target.column))
       : [...(table.column(target.column) as (string | null)[])];

@@ -7,7 +7,7 @@
 // under 'ignore' takes the index after the last, one more embedding row.
 import { firebrandError } from '../errors';
 import { categoriesOf, type Cell, mostFrequent } from './column-statistics';
-import { numberOf, type Table } from './table';
+import { numberOf, type Table } from '../tables/table';
 
 export interface CategoricalColumns {
   columns: string[];

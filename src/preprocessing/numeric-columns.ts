@@ -5,7 +5,7 @@
 // column (the indicators too) scaled with the training rows' statistics.
 import { firebrandError } from '../errors';
 import { mean, median, mostFrequent } from './column-statistics';
-import { numberOf, type Table } from './table';
+import { numberOf, type Table } from '../tables/table';
 
 export type NumericImpute = 'mean' | 'median' | 'most_frequent' | { constant: number };
 
@@ -119,7 +119,7 @@ function imputed(group: NumericColumns, fitted: FittedNumeric, table: Table, col
       if (fitted.fill === undefined) {
         throw firebrandError(
           'ERR_FIREBRAND_DATA',
-          `${table.where(row)}: column '${group.columns[i]}' is missing a value, and its group imputes none (give it impute: 'mean', 'median', 'most_frequent' or { constant })`,
+          `${table.where(row)}: column '${group.columns[i]}' is missing a value, and nothing imputes it (a TablePreprocessor's numeric group does, with impute: 'mean', 'median', 'most_frequent' or { constant })`,
         );
       }
       return fitted.fill[i];

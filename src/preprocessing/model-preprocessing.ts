@@ -1,0 +1,80 @@
+// The preprocessing a model's training inputs went through, saved beside the
+// model (preprocessing.json) by trainer.save, so that the served model
+// (Model.load) takes what a service receives: a table's JSON records, missing
+// fields included, preprocessed exactly as the training rows were.
+import fs from 'node:fs';
+import path from 'node:path';
+
+import { firebrandError } from '../errors';
+import type { PredictionFields } from '../inference/prediction-inputs';
+import { Table, type TableRecord } from '../tables/table';
+import { TablePreprocessor, type SavedTablePreprocessor } from './table-preprocessor';
+
+export const PREPROCESSING_FILE = 'preprocessing.json';
+const FORMAT = 'firebrand-preprocessing';
+
+interface SavedPreprocessing {
+  format: typeof FORMAT;
+  formatVersion: 1;
+  table?: SavedTablePreprocessor;
+}
+
+export class ModelPreprocessing {
+  private constructor(private readonly table?: TablePreprocessor) {}
+
+  /** A table's fitted preprocessing (Dataset.fromTable). */
+  static ofTable(preprocessor: TablePreprocessor): ModelPreprocessing {
+    preprocessor.toJSON(); // refuses an unfitted one, naming fit
+    return new ModelPreprocessing(preprocessor);
+  }
+
+  /** What `folder` saved, or undefined when the model was trained on preprocessed arrays. */
+  static read(folder: string): ModelPreprocessing | undefined {
+    const file = path.join(folder, PREPROCESSING_FILE);
+    if (!fs.existsSync(file)) return undefined;
+    let saved: SavedPreprocessing;
+    try {
+      saved = JSON.parse(fs.readFileSync(file, 'utf8')) as SavedPreprocessing;
+    } catch (error) {
+      throw firebrandError('ERR_FIREBRAND_FILE', `${file}: not valid JSON (${(error as Error).message})`);
+    }
+    if (saved.format !== FORMAT || saved.formatVersion !== 1) {
+      throw firebrandError(
+        'ERR_FIREBRAND_FILE',
+        `${file}: format ${String(saved.format)} v${String(saved.formatVersion)} is not ${FORMAT} v1`,
+      );
+    }
+    return new ModelPreprocessing(saved.table && TablePreprocessor.fromJSON(saved.table));
+  }
+
+  /** Writes preprocessing.json into `folder`. */
+  write(folder: string): void {
+    fs.writeFileSync(path.join(folder, PREPROCESSING_FILE), `${JSON.stringify(this, null, 1)}\n`);
+  }
+
+  toJSON(): SavedPreprocessing {
+    return { format: FORMAT, formatVersion: 1, ...(this.table ? { table: this.table.toJSON() } : {}) };
+  }
+
+  /** Whether both preprocess alike (the same spec and fitted values). */
+  sameAs(other: ModelPreprocessing): boolean {
+    return JSON.stringify(this) === JSON.stringify(other);
+  }
+
+  /** The table preprocessing, when the model was trained on a table. */
+  get tablePreprocessor(): TablePreprocessor | undefined {
+    return this.table;
+  }
+}
+
+/** A model's inputs for JSON records, preprocessed as its training rows were. */
+export function recordInputs(preprocessing: ModelPreprocessing | undefined, records: TableRecord[]): PredictionFields {
+  const table = preprocessing?.tablePreprocessor;
+  if (table === undefined) {
+    throw firebrandError(
+      'ERR_FIREBRAND_INVALID_ARGUMENT',
+      'predict: got records, but the model was not trained on a table (Dataset.fromTable saves the preprocessing records need)',
+    );
+  }
+  return table.transform(Table.fromRecords(records));
+}
