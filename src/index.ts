@@ -1,5 +1,6 @@
 // firebrand: train PyTorch models from Node.js; the loop runs in libtorch C++.
-export { Dataset, type SplitFractions } from './data/dataset';
+export { Dataset } from './data/dataset';
+export type { SplitFractions } from './data/split-fractions';
 export type {
   ArrayDatasetSource,
   ArrayDtype,
@@ -15,6 +16,7 @@ export { StreamingDataset } from './data/streaming-dataset';
 export type { BatchSource, StreamingDatasetOptions } from './data/streaming-dataset';
 export type { Dtype, TransformSpec } from './data/transforms';
 export { Table, type TableColumn, type TableRecord } from './tables/table';
+export type { TableSplitOptions } from './tables/table-split';
 export { readCsv, PANDAS_NA_VALUES, type ReadCsvOptions } from './tables/read-csv';
 export {
   TablePreprocessor,

@@ -229,6 +229,37 @@ describe('tables: CSV files and preprocessing, against pandas and scikit-learn',
     );
   });
 
+  it('splits rows into named parts as random_split picks them: plain, stratified by a label, grouped', () => {
+    const ids = (part: Table) => Array.from(part.column('id') as Float64Array);
+    const plain = table.split({ validation: 0.25, seed: 3 });
+    const [, byDataset] = Dataset.fromFields({ id: { data: table.column('id') as Float64Array, shape: [40] } }).split({
+      validation: 0.25,
+      seed: 3,
+    });
+    expect(ids(plain.validation)).to.deep.equal(
+      Array.from(byDataset.fields().id.data as Float64Array).sort((a, b) => a - b),
+    );
+    expect(ids(plain.train).length + ids(plain.validation).length).to.equal(40);
+
+    const labels = (part: Table) => part.column('survived') as string[];
+    const count = (values: string[], label: string) => values.filter((value) => value === label).length;
+    const stratified = table.split({ validation: 0.25, seed: 3, stratify: 'survived' });
+    for (const label of ['no', 'yes']) {
+      const all = count(labels(table), label);
+      const held = count(labels(stratified.validation), label);
+      expect(held, label).to.be.within(Math.floor(all * 0.25), Math.ceil(all * 0.25));
+      expect(count(labels(stratified.train), label) + held).to.equal(all);
+    }
+
+    const grouped = table.split({ validation: 0.5, seed: 3, groups: 'class' });
+    const classes = (part: Table) => new Set(part.column('class') as Float64Array);
+    const shared = [...classes(grouped.train)].filter((value) => classes(grouped.validation).has(value));
+    expect(shared).to.deep.equal([]);
+    expect(grouped.train.numRows + grouped.validation.numRows).to.equal(40);
+    expect(() => table.split({ validation: 0.2, stratify: 'survived', groups: 'class' })).to.throw('not both');
+    expect(() => table.split({ validation: 0.2, stratify: 'survive' })).to.throw("did you mean 'survived'");
+  });
+
   it('names a column the file lacks with the closest one, and a bad spec by its field', async () => {
     const error = await rejectionOf(readCsv(csvFile, { columns: ['age', 'fair'] }));
     expect(error.code).to.equal('ERR_FIREBRAND_INVALID_ARGUMENT');

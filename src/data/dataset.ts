@@ -16,6 +16,7 @@ import { readCsv } from '../tables/read-csv';
 import type { Table } from '../tables/table';
 import { csvOptionsSchema, idxOptionsSchema, resolveOptions, transformSchemas } from './data-schemas';
 import { batchOrderSchema, loaderSchema, resolveLoaderOptions } from './loader-options';
+import { splitFractions, type SplitFractions } from './split-fractions';
 import type { TransformSpec } from './transforms';
 
 export interface IdxOptions {
@@ -319,32 +320,4 @@ function tokenIds(values: number[], field: string): Int32Array | BigInt64Array {
     ids[i] = (wide ? BigInt(value) : value) as never;
   });
   return ids;
-}
-
-/** Which fraction of the samples goes to which part of Dataset.split: give one of train and validation. */
-export type SplitFractions = ({ train: number; validation?: undefined } | { validation: number; train?: undefined }) & {
-  seed?: number;
-};
-
-/** [train, validation] fractions; the one not given is its complement as written in decimals (0.2 for 0.8). */
-function splitFractions(parts: SplitFractions | number): [number, number] {
-  if (typeof parts === 'number') {
-    // The old form gave the bare number to validation, which read as the training share (split(0.8)).
-    throw firebrandError(
-      'ERR_FIREBRAND_INVALID_ARGUMENT',
-      `split(${parts}): say which part the fraction is for: split({ train: ${parts} }) or split({ validation: ${parts} }) ` +
-        '(a bare number went to validation before)',
-    );
-  }
-  const { train, validation } = parts ?? {};
-  if ((train === undefined) === (validation === undefined)) {
-    throw firebrandError(
-      'ERR_FIREBRAND_INVALID_ARGUMENT',
-      'split: give exactly one of { train } and { validation }, a fraction between 0 and 1',
-    );
-  }
-  const complement = (fraction: number) => Number((1 - fraction).toFixed(12));
-  return validation === undefined
-    ? [train as number, complement(train as number)]
-    : [complement(validation), validation];
 }

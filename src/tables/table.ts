@@ -4,6 +4,7 @@
 // names the file and line, or the record, at fault.
 import { firebrandError } from '../errors';
 import { didYouMean } from '../options/closest-match';
+import { splitTable, type TableSplitOptions } from './table-split';
 
 /** A column of numbers (NaN: missing) or of text (null: missing). */
 export type TableColumn = Float64Array | (string | null)[];
@@ -97,6 +98,16 @@ export class Table {
         ? { file: this.origin.file, lines: Array.from(indices, (i) => (this.origin as { lines: number[] }).lines[i]) }
         : this.origin;
     return new Table(picked, indices.length, origin);
+  }
+
+  /**
+   * The rows in two named parts: `split({ validation: 0.2, seed: 0 })`, `{ ..., stratify: 'label' }` (each
+   * label in both parts in the split's proportion) or `{ ..., groups: 'patient' }` (a group's rows together).
+   * Which rows go where is torch.utils.data.random_split's choice with a generator seeded `seed` (default 42),
+   * over the rows, each label's rows, or the groups; each part keeps the file's order.
+   */
+  split(options: TableSplitOptions): { train: Table; validation: Table } {
+    return splitTable(this, options);
   }
 
   /** Where row `row` came from: "file.csv, line 7" or "records[3]". */

@@ -1,0 +1,31 @@
+// The fractions Dataset.split and Table.split take: one of train and
+// validation, the other its complement.
+import { firebrandError } from '../errors';
+
+/** Which fraction of the samples goes to which part of a split: give one of train and validation. */
+export type SplitFractions = ({ train: number; validation?: undefined } | { validation: number; train?: undefined }) & {
+  seed?: number;
+};
+
+/** [train, validation] fractions; the one not given is its complement as written in decimals (0.2 for 0.8). */
+export function splitFractions(parts: SplitFractions | number): [number, number] {
+  if (typeof parts === 'number') {
+    // The old form gave the bare number to validation, which read as the training share (split(0.8)).
+    throw firebrandError(
+      'ERR_FIREBRAND_INVALID_ARGUMENT',
+      `split(${parts}): say which part the fraction is for: split({ train: ${parts} }) or split({ validation: ${parts} }) ` +
+        '(a bare number went to validation before)',
+    );
+  }
+  const { train, validation } = parts ?? {};
+  if ((train === undefined) === (validation === undefined)) {
+    throw firebrandError(
+      'ERR_FIREBRAND_INVALID_ARGUMENT',
+      'split: give exactly one of { train } and { validation }, a fraction between 0 and 1',
+    );
+  }
+  const complement = (fraction: number) => Number((1 - fraction).toFixed(12));
+  return validation === undefined
+    ? [train as number, complement(train as number)]
+    : [complement(validation), validation];
+}
