@@ -6,6 +6,8 @@ test/tables.test.ts. Run in the sid chroot, where python3-sklearn (1.9) and pyth
 test/fixtures/tables/passengers.csv: a header row, CRLF line ends, a UTF-8 byte-order mark, quoted cells
 with commas, quotes and a line break, empty cells, two text columns and a numeric one that is categorical.
 Its first 30 rows train, the last 10 are new rows (with categories the training rows lack).
+examples/data/passengers.csv: 600 passengers of the same columns whose survival follows sex, class and age
+(with noise), for examples/tabular-http.ts and the README's serving example.
 test/fixtures/tables/passengers.golden.json: how pandas reads each column (dtype, missing cells), and for
 each preprocessing below (the same spec in firebrand's terms beside it) sklearn's feature names, the
 transformed training and new rows (float64), the classes (LabelEncoder) and the training targets' indices.
@@ -81,8 +83,32 @@ PREPROCESSINGS = {
 }
 
 
+def write_example_table():
+    """examples/data/passengers.csv: a logit of 1.2 for female, -0.9 a class step, -0.03 a year past 30."""
+    generator = random.Random(11)
+    names = ["Smith, John", 'O"Brien, Ann', "Garcia, Ana", "Brown", "Müller, Jörg", "Lee, Min"]
+    out = []
+    for i in range(600):
+        age = generator.uniform(1, 80)
+        fare = generator.uniform(5, 250)
+        sex = generator.choice(["female", "male"])
+        klass = generator.choice([1, 2, 3])
+        logit = 1.2 * (sex == "female") - 0.9 * (klass - 2) - 0.03 * (age - 30) + generator.gauss(0, 0.7)
+        out.append([str(i + 1), generator.choice(names),
+                    "" if generator.random() < 0.2 else f"{age:.1f}", "" if generator.random() < 0.05 else f"{fare:.2f}",
+                    sex, "" if generator.random() < 0.05 else generator.choice(["C", "Q", "S", "S"]), str(klass),
+                    "yes" if logit > 0 else "no"])
+    example = OUT.parent.parent.parent / "examples" / "data" / "passengers.csv"
+    with open(example, "w", newline="", encoding="utf-8-sig") as file:
+        writer = csv.writer(file, lineterminator="\r\n")
+        writer.writerow(HEADER)
+        writer.writerows(out)
+    print(f"wrote {example}")
+
+
 def main():
     OUT.mkdir(parents=True, exist_ok=True)
+    write_example_table()
     data = rows()
     csv_file = OUT / "passengers.csv"
     with open(csv_file, "w", newline="", encoding="utf-8-sig") as file:

@@ -44,6 +44,15 @@ describe('examples', function () {
     expect(mse).to.be.below(0.1);
   });
 
+  it('tabular-http trains on a raw CSV file and serves JSON records over HTTP, missing fields and all', () => {
+    const output = runExample('tabular-http', { epochs: 20 });
+    expect(Number(/validation accuracy (\d\.\d+)/.exec(output)?.[1]), output).to.be.above(0.7);
+    const reply = /-> 200 (\[.*\])$/m.exec(output)?.[1];
+    const answers = JSON.parse(reply ?? 'null') as { label: string; probability: number }[];
+    expect(answers.map((answer) => answer.label)).to.deep.equal(['yes', 'no']);
+    for (const { probability } of answers) expect(probability).to.be.within(0.5, 1);
+  });
+
   it('csv-regression predicts house prices (r2 > 0.9)', () => {
     const output = runExample('csv-regression', { epochs: 30 });
     expect(Number(/r2 (\d\.\d+)/.exec(output)?.[1])).to.be.above(0.9);

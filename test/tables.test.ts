@@ -217,6 +217,10 @@ describe('tables: CSV files and preprocessing, against pandas and scikit-learn',
       expect((await model.predict([{ age: 30, fare: 10, sex: 'male', port: 'S', class: 9 }])).shape).to.deep.equal([
         1, 2,
       ]);
+      // No record has fare: a column of missing values, imputed. A field the model does not take is named.
+      expect((await model.predict([{ age: 30, sex: 'male', port: 'S', class: 1 }])).shape).to.deep.equal([1, 2]);
+      const typo = await rejectionOf(model.predict([{ Age: 30, sex: 'male' }]));
+      expect(typo.message).to.contain("records[0]: field 'Age' is none of the columns taken (did you mean 'age'?)");
       const notANumber = await rejectionOf(model.predict([{ age: 'old', fare: 10, sex: 'male', port: 'S', class: 1 }]));
       expect(notANumber.code).to.equal('ERR_FIREBRAND_DATA');
       expect(notANumber.message).to.contain(`records[0]: column 'age' holds "old", not a number`);

@@ -76,5 +76,5 @@ export function recordInputs(preprocessing: ModelPreprocessing | undefined, reco
       'predict: got records, but the model was not trained on a table (Dataset.fromTable saves the preprocessing records need)',
     );
   }
-  return table.transform(Table.fromRecords(records));
+  return table.transform(Table.fromRecords(records, 'records', table.columns));
 }

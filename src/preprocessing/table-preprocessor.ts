@@ -119,7 +119,7 @@ export class TablePreprocessor {
         );
       }
     }
-    const columns = [...this.numeric, ...this.categorical].flatMap((group) => group.columns);
+    const columns = this.columns;
     const twice = columns.find((name, i) => columns.indexOf(name) !== i);
     if (twice !== undefined) {
       throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', `TablePreprocessor: column '${twice}' is in two groups`);
@@ -237,6 +237,11 @@ export class TablePreprocessor {
         : [],
     );
     return { ...(input.length > 0 ? { input } : {}), ...(categories.length > 0 ? { categories } : {}) };
+  }
+
+  /** The feature columns the groups take, in order (not the target). */
+  get columns(): string[] {
+    return [...this.numeric, ...this.categorical].flatMap((group) => group.columns);
   }
 
   /** The target's classes, in index order (LabelEncoder's classes_), once fitted. */

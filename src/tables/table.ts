@@ -24,21 +24,28 @@ export class Table {
   ) {}
 
   /**
-   * A table of JSON records (what a service receives): a column per field name seen, numbers where every
-   * present value is a number (or a numeric text, as a CSV cell), text otherwise; a field missing from a
-   * record, null or '' is a missing value.
+   * A table of JSON records (what a service receives): a column per field name seen (or each of `columns`,
+   * and then a field outside them is an error naming it), numbers where every present value is a number (or
+   * a numeric text, as a CSV cell), text otherwise; a field missing from a record, null or '' is a missing
+   * value.
    */
-  static fromRecords(records: TableRecord[], name = 'records'): Table {
+  static fromRecords(records: TableRecord[], name = 'records', columns?: string[]): Table {
     if (!Array.isArray(records)) {
       throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', `${name}: expected an array of records (objects)`);
     }
-    const names: string[] = [];
-    const seen = new Set<string>();
+    const names: string[] = [...(columns ?? [])];
+    const seen = new Set<string>(names);
     records.forEach((record, row) => {
       if (typeof record !== 'object' || record === null || Array.isArray(record)) {
         throw firebrandError('ERR_FIREBRAND_DATA', `${name}[${row}]: expected a record (an object of fields)`);
       }
       for (const key of Object.keys(record)) {
+        if (columns !== undefined && !seen.has(key)) {
+          throw firebrandError(
+            'ERR_FIREBRAND_DATA',
+            `${name}[${row}]: field '${key}' is none of the columns taken${didYouMean(key, columns)}: ${columns.join(', ')}`,
+          );
+        }
         if (!seen.has(key)) names.push(key);
         seen.add(key);
       }
