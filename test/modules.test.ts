@@ -186,6 +186,31 @@ describe('models written as TypeScript modules', () => {
     }
   });
 
+  it('takes a bare layer as the whole model: seeded as inside a sequential, trained, saved and loaded', async () => {
+    const seeded = { ...config, seed: 3 };
+    const bare = new Trainer({ model: nn.linear(4, 3), loss: 'cross_entropy', optimizer: 'sgd', config: seeded });
+    const wrapped = new Trainer({
+      model: nn.sequential(nn.linear(4, 3)),
+      loss: 'cross_entropy',
+      optimizer: 'sgd',
+      config: seeded,
+    });
+    const [bareWeights, wrappedWeights] = [await bare.stateDict(), await wrapped.stateDict()];
+    expect(Object.keys(bareWeights)).to.deep.equal(['weight', 'bias']);
+    expect(bareWeights.weight.data).to.deep.equal(wrappedWeights['0.weight'].data);
+    const history = await bare.fit(blobDataset(64));
+    expect(history.epochs[2].loss).to.be.below(history.epochs[0].loss);
+    const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'firebrand-bare-layer-'));
+    try {
+      await bare.save(folder);
+      const probe = makeBlobs(5).inputs;
+      const expected = await bare.predict(probe, [5, 4]);
+      expect((await (await Model.load(folder)).predict(probe, [5, 4])).data).to.deep.equal(expected.data);
+    } finally {
+      fs.rmSync(folder, { recursive: true, force: true });
+    }
+  });
+
   it('keeps a non-persistent buffer out of the state dict, saved weights and strict loads, as register_buffer(persistent=False)', async () => {
     class Offset extends nn.Module {
       head = nn.linear(4, 2);

@@ -132,6 +132,7 @@ ConstructionStep constructionStep(const JsonValue& value) {
   const auto& object = objectOf(value, "construction[]");
   ConstructionStep step;
   if (const auto it = object.find("layer"); it != object.end()) {
+    step.kind = ConstructionStep::Kind::Layer;
     step.layerPath = stringOf(it->second, "construction[].layer");
     const auto copied = object.find("copied");
     step.copiedLayer =
@@ -139,12 +140,14 @@ ConstructionStep constructionStep(const JsonValue& value) {
     return step;
   }
   if (const auto it = object.find("cast"); it != object.end()) {
+    step.kind = ConstructionStep::Kind::Cast;
     step.castPath = stringOf(it->second, "construction[].cast");
     step.castTo =
         dtypeNamed(stringOf(member(object, "dtype", "construction[]"), "construction[].dtype"), "construction[].dtype");
     return step;
   }
   if (const auto it = object.find("copy"); it != object.end()) {
+    step.kind = ConstructionStep::Kind::Copy;
     step.copyTo = stringOf(it->second, "construction[].copy");
     step.copyFrom = stringOf(member(object, "from", "construction[]"), "construction[].from");
     return step;

@@ -45,6 +45,8 @@ struct ModuleSpec {
 // another (a deep copy, as nn.transformerEncoder's layers are), or a module cast to a dtype
 // (module.to(dtype)), in the order they ran.
 struct ConstructionStep {
+  // What the step does. The paths alone cannot say: the model itself is the path "" (a bare layer as the model).
+  enum class Kind { Layer, Init, Copy, Cast } kind = Kind::Init;
   std::string layerPath;     // set for a layer
   bool copiedLayer = false;  // a layer of a copy: its values come from the copy step, its build draws nothing
   std::string initTarget;    // set for an init: the tensor's state-dict name

@@ -21,7 +21,7 @@ class TreeBuilder {
   explicit TreeBuilder(const ModuleSpec& root) : sequentialRoot_(root.className == "Sequential") { index(root, ""); }
 
   void construct(const ConstructionStep& step) {
-    if (!step.layerPath.empty()) {
+    if (step.kind == ConstructionStep::Kind::Layer) {
       const auto it = specs_.find(step.layerPath);
       if (it == specs_.end() || !it->second->layer)
         throw InvalidState("firebrand bug: no layer at '" + step.layerPath + "'");
@@ -38,11 +38,11 @@ class TreeBuilder {
       }
       return;
     }
-    if (!step.copyTo.empty()) {
+    if (step.kind == ConstructionStep::Kind::Copy) {
       copyModule(step.copyFrom, step.copyTo);
       return;
     }
-    if (step.castTo) {
+    if (step.kind == ConstructionStep::Kind::Cast) {
       castModule(step.castPath, *step.castTo);
       return;
     }
