@@ -6,6 +6,7 @@ import path from 'node:path';
 
 import { firebrandError } from '../errors';
 import { replaceFolder } from '../io/folder-writes';
+import { readFormatFile } from '../io/json-file';
 import type { ModelSpec } from '../nn/model-spec';
 import { runtimeInfo } from '../runtime';
 import { LIBRARY_VERSION } from '../version';
@@ -64,18 +65,7 @@ export function readSavedModel(folder: string): ModelSpec {
       `${folder}: not a saved firebrand model (no ${DESCRIPTION_FILE}); trainer.save(folder) writes one`,
     );
   }
-  let description: SavedModelDescription;
-  try {
-    description = JSON.parse(fs.readFileSync(file, 'utf8')) as SavedModelDescription;
-  } catch (error) {
-    throw firebrandError('ERR_FIREBRAND_FILE', `${file}: not valid JSON (${(error as Error).message})`);
-  }
-  if (description.format !== FORMAT || description.formatVersion !== 1) {
-    throw firebrandError(
-      'ERR_FIREBRAND_FILE',
-      `${file}: format ${String(description.format)} v${String(description.formatVersion)} is not ${FORMAT} v1`,
-    );
-  }
+  const description = readFormatFile<SavedModelDescription>(file, FORMAT);
   const model = description.model;
   if (model.type === 'torchscript') return { type: 'torchscript', path: path.join(folder, TORCHSCRIPT_FILE) };
   if (model.type === 'script') {

@@ -20,3 +20,20 @@ export function readJsonObject(file: string, owner: string, expected = 'a JSON o
     throw firebrandError('ERR_FIREBRAND_FILE', `${owner}: ${file} is not ${expected}: ${(error as Error).message}`);
   }
 }
+
+/** A file firebrand wrote as `{ format, formatVersion: 1, ... }`: bad JSON or another format is named. */
+export function readFormatFile<Saved>(file: string, format: string): Saved {
+  let saved: { format?: unknown; formatVersion?: unknown };
+  try {
+    saved = JSON.parse(fs.readFileSync(file, 'utf8')) as typeof saved;
+  } catch (error) {
+    throw firebrandError('ERR_FIREBRAND_FILE', `${file}: not valid JSON (${(error as Error).message})`);
+  }
+  if (saved.format !== format || saved.formatVersion !== 1) {
+    throw firebrandError(
+      'ERR_FIREBRAND_FILE',
+      `${file}: format ${String(saved.format)} v${String(saved.formatVersion)} is not ${format} v1`,
+    );
+  }
+  return saved as Saved;
+}

@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 import { firebrandError } from '../errors';
+import { readFormatFile } from '../io/json-file';
 import type { PredictionFields } from '../inference/prediction-inputs';
 import { Table, type TableRecord } from '../tables/table';
 import { TablePreprocessor, type SavedTablePreprocessor } from './table-preprocessor';
@@ -32,18 +33,7 @@ export class ModelPreprocessing {
   static read(folder: string): ModelPreprocessing | undefined {
     const file = path.join(folder, PREPROCESSING_FILE);
     if (!fs.existsSync(file)) return undefined;
-    let saved: SavedPreprocessing;
-    try {
-      saved = JSON.parse(fs.readFileSync(file, 'utf8')) as SavedPreprocessing;
-    } catch (error) {
-      throw firebrandError('ERR_FIREBRAND_FILE', `${file}: not valid JSON (${(error as Error).message})`);
-    }
-    if (saved.format !== FORMAT || saved.formatVersion !== 1) {
-      throw firebrandError(
-        'ERR_FIREBRAND_FILE',
-        `${file}: format ${String(saved.format)} v${String(saved.formatVersion)} is not ${FORMAT} v1`,
-      );
-    }
+    const saved = readFormatFile<SavedPreprocessing>(file, FORMAT);
     return new ModelPreprocessing(saved.table && TablePreprocessor.fromJSON(saved.table));
   }
 
