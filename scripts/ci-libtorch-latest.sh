@@ -12,7 +12,7 @@ root=${FIREBRAND_SID_ROOT:-/var/tmp/firebrand-sid}
 mirror=http://deb.debian.org/debian
 # python3-transformers: the tests check that transformers loads what savePretrained writes; python3-torchvision
 # computes the torchvision checkpoints' references at test time.
-packages=(libtorch-dev python3-torch python3-transformers python3-torchvision python3-safetensors libgloo-dev libopenblas0-openmp zlib1g-dev nodejs npm g++ cmake
+packages=(libtorch-dev python3-torch python3-transformers python3-torchvision python3-safetensors libgloo-dev libopenblas0-openmp zlib1g-dev libjpeg62-turbo-dev libpng-dev libwebp-dev nodejs npm g++ cmake
           ninja-build ca-certificates dataset-fashion-mnist bsdutils libblas3)
 started=$SECONDS
 

@@ -6,6 +6,7 @@
 #   libopenblas0-openmp OpenBLAS: Debian's default reference BLAS makes a
 #                       training step about 8x slower (43 ms vs 5 ms for an MLP)
 #   zlib1g-dev          gzip-compressed IDX files
+#   libjpeg62-turbo-dev, libpng-dev, libwebp-dev   image decoding (Dataset.fromImageFolder)
 #   dataset-fashion-mnist  Fashion-MNIST (IDX) in /usr/share/datasets/fashion-mnist
 #   cmake, g++          when missing
 set -euo pipefail
@@ -26,7 +27,7 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 
 export DEBIAN_FRONTEND=noninteractive
-packages=(libtorch-dev libgloo-dev libopenblas0-openmp zlib1g-dev dataset-fashion-mnist)
+packages=(libtorch-dev libgloo-dev libopenblas0-openmp zlib1g-dev libjpeg62-turbo-dev libpng-dev libwebp-dev dataset-fashion-mnist)
 command -v cmake >/dev/null 2>&1 || packages+=(cmake)
 command -v g++ >/dev/null 2>&1 || packages+=(g++)
 

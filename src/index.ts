@@ -16,6 +16,12 @@ export { StreamingDataset } from './data/streaming-dataset';
 export type { BatchSource, StreamingDatasetOptions } from './data/streaming-dataset';
 export type { Dtype, TransformSpec } from './data/transforms';
 export { Table, type TableColumn, type TableRecord } from './tables/table';
+export { imageTransforms, RANDOM_IMAGE_TRANSFORMS } from './images/image-transforms';
+export type { ImageDtype, ImageTransformSpec, Interpolation, JitterRange } from './images/image-transforms';
+export { decodeImage, readImage, type DecodeImageOptions } from './images/decode-image';
+export { IMAGE_EXTENSIONS } from './images/image-folder';
+export type { ImageCsvOptions, ImageDatasetOptions, ImageFile, ImageFolderOptions } from './images/image-datasets';
+export type { ImagePipeline, ImageReadMode } from './preprocessing/image-preprocessing';
 export type { TableSplitOptions } from './tables/table-split';
 export { readCsv, PANDAS_NA_VALUES, type ReadCsvOptions } from './tables/read-csv';
 export {
@@ -38,7 +44,7 @@ export type {
 } from './native';
 export { Model } from './inference/model';
 export type { ModelLoadOptions } from './inference/model';
-export type { PredictionFields, PredictOptions } from './inference/prediction-inputs';
+export type { EncodedImages, PredictionFields, PredictOptions } from './inference/prediction-inputs';
 export { loadSafetensors, saveSafetensors } from './io/safetensors';
 export type { SafetensorsContents } from './io/safetensors';
 export { nn } from './nn/layers';

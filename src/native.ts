@@ -405,6 +405,23 @@ export interface NativeBinding {
     tensors: Record<string, TensorData<NumericArray>>,
     metadata?: Record<string, string>,
   ): Promise<void>;
+  /** A dataset whose input is decoded from `paths` (as each batch is cut) and whose other fields are held. */
+  imageDataset(
+    paths: string[],
+    fields: Record<string, TensorData<NumericArray>>,
+    options: { mode: string; onError: 'stop' | 'skip'; transforms: OptionFields[] },
+  ): NativeDataset;
+  withImageTransforms(dataset: NativeDataset, transforms: OptionFields[]): NativeDataset;
+  /** The files an image dataset left out so far (onError 'skip'), each once. */
+  skippedImages(dataset: NativeDataset): { path: string; reason: string }[];
+  /** One encoded JPEG, PNG or WebP decoded and transformed on libuv's pool; errors name `source`. */
+  decodeImage(
+    bytes: Uint8Array,
+    mode: string,
+    transforms: OptionFields[],
+    seed: number,
+    source: string,
+  ): Promise<TensorData<NumericArray>>;
   setNumThreads(threads: number, adaptive?: boolean): void;
   /** Every op row of the graph runtime and the forms it has ('run', 'torchScript'). */
   graphOps(): { name: string; forms: string[] }[];

@@ -6,6 +6,7 @@
 #include "binding/batch_queue_wrap.h"
 #include "binding/dataset_wrap.h"
 #include "binding/engine_wrap.h"
+#include "binding/image_exports.h"
 #include "binding/loader_wrap.h"
 #include "binding/model_wrap.h"
 #include "binding/runtime_exports.h"
@@ -22,6 +23,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   EngineWrap::Export(env, exports);
   exportRuntime(env, exports);
   exportSafetensors(env, exports);
+  exportImages(env, exports);
   return exports;
 }
 

@@ -221,12 +221,19 @@ Napi::Value DatasetWrap::Size(const Napi::CallbackInfo& info) {
 }
 
 // { input: [1, 28, 28], target: [] }: each field's shape per sample.
+// An image dataset's input: sample 0 decoded and transformed.
 Napi::Value DatasetWrap::FieldShapes(const Napi::CallbackInfo& info) {
-  auto shapes = Napi::Object::New(info.Env());
-  for (const auto& entry : dataset_.data->fields()) {
-    shapes.Set(entry.first, fromShape(info.Env(), dataset_.data->sampleShape(entry.first)));
-  }
-  return shapes;
+  Napi::Env env = info.Env();
+  return guard(env, [&]() -> Napi::Value {
+    auto shapes = Napi::Object::New(env);
+    if (dataset_.data->images() != nullptr) {
+      shapes.Set(kInputField, fromShape(env, dataset_.data->sampleShape(kInputField)));
+    }
+    for (const auto& entry : dataset_.data->fields()) {
+      shapes.Set(entry.first, fromShape(env, dataset_.data->sampleShape(entry.first)));
+    }
+    return shapes;
+  });
 }
 
 Napi::Value DatasetWrap::Slice(const Napi::CallbackInfo& info) {

@@ -14,6 +14,17 @@ import { ModelPreprocessing } from '../preprocessing/model-preprocessing';
 import { TablePreprocessor } from '../preprocessing/table-preprocessor';
 import { readCsv } from '../tables/read-csv';
 import type { Table } from '../tables/table';
+import {
+  imageCsvDataset,
+  imageFilesDataset,
+  imageFolderDataset,
+  type ImageCsvOptions,
+  type ImageDatasetOptions,
+  type ImageDatasetParts,
+  type ImageFile,
+  type ImageFolderOptions,
+} from '../images/image-datasets';
+import { resolveImageTransforms, type ImageTransformSpec } from '../images/image-transforms';
 import { csvOptionsSchema, idxOptionsSchema, resolveOptions, transformSchemas } from './data-schemas';
 import { batchOrderSchema, loaderSchema, resolveLoaderOptions } from './loader-options';
 import { splitFractions, type SplitFractions } from './split-fractions';
@@ -148,6 +159,34 @@ export class Dataset {
   }
 
   /**
+   * torchvision's ImageFolder: a class per subfolder of `root` (sorted names: `dataset.classes`), its
+   * .jpg/.jpeg/.png/.webp files found recursively, as ImageFolder orders them. The images are decoded (JPEG,
+   * PNG 8/16-bit gray/RGB/RGBA/palette, WebP; EXIF orientation applied) and put through `transforms`
+   * (imageTransforms: torchvision.transforms.v2's) in C++, on the loader's worker threads, as batches are cut;
+   * `target` holds the class indices. An empty class folder is an error naming it.
+   */
+  static async fromImageFolder(root: string, options: ImageFolderOptions = {}): Promise<Dataset> {
+    return Dataset.ofImages(await imageFolderDataset(root, options));
+  }
+
+  /** Image files with labels (class indices, or class names indexed in sorted order), read as fromImageFolder. */
+  static fromImageFiles(files: ImageFile[], options: ImageDatasetOptions = {}): Dataset {
+    return Dataset.ofImages(imageFilesDataset(files, options));
+  }
+
+  /**
+   * A CSV of image paths (relative to the CSV's folder, or `root`) and labels (pathColumn 'path', labelColumn
+   * 'label' by default), read as fromImageFolder.
+   */
+  static async fromImageCsv(path: string, options: ImageCsvOptions = {}): Promise<Dataset> {
+    return Dataset.ofImages(await imageCsvDataset(path, options));
+  }
+
+  private static ofImages(parts: ImageDatasetParts): Dataset {
+    return new Dataset(parts.handle, ModelPreprocessing.ofImages(parts.pipeline));
+  }
+
+  /**
    * A table's rows through a TablePreprocessor fitted on the training rows (never on these, unless these
    * are them): fields `input` (float32), `categories` (int64, for index-encoded columns) and `target`.
    * The preprocessing goes with the dataset, and with a model trained on it.
@@ -254,6 +293,36 @@ export class Dataset {
       ),
       this.preprocessing,
     );
+  }
+
+  /**
+   * The same image files through other per-image transforms (an image dataset's; see fromImageFolder):
+   * `const [train, validation] = data.split({ validation: 0.1 })`, then each its own transforms.
+   */
+  withImageTransforms(...transforms: ImageTransformSpec[]): Dataset {
+    const pipeline = this.preprocessing?.imagePipeline;
+    if (pipeline === undefined) {
+      throw firebrandError(
+        'ERR_FIREBRAND_INVALID_ARGUMENT',
+        'withImageTransforms: this dataset holds no image files (Dataset.fromImageFolder, fromImageFiles, fromImageCsv); ' +
+          'transform tensors with withTransforms',
+      );
+    }
+    const resolved = resolveImageTransforms(transforms, 'withImageTransforms');
+    return new Dataset(
+      native.withImageTransforms(this.native, resolved as OptionFields[]),
+      ModelPreprocessing.ofImages({ ...pipeline, transforms: resolved }),
+    );
+  }
+
+  /** The class names by index, for a dataset of images labelled by folder or by name. */
+  get classes(): string[] | undefined {
+    return this.preprocessing?.imagePipeline?.classes;
+  }
+
+  /** The image files left out so far because they did not decode (onError: 'skip'), each once, with why. */
+  skippedImages(): { path: string; reason: string }[] {
+    return native.skippedImages(this.native);
   }
 
   /**

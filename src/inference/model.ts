@@ -4,7 +4,12 @@ import path from 'node:path';
 
 import { GenerateOptions, native, NativeModel, NumericArray, Prediction, TensorData } from '../native';
 import { generateTokens } from './generation';
-import { predictionArguments, type PredictionFields, type PredictOptions } from './prediction-inputs';
+import {
+  predictionArguments,
+  type EncodedImages,
+  type PredictionFields,
+  type PredictOptions,
+} from './prediction-inputs';
 import { resolveModelSpec } from '../nn/model-spec';
 import { readSavedModel, WEIGHTS_FILE } from './saved-model';
 import { ModelPreprocessing } from '../preprocessing/model-preprocessing';
@@ -55,12 +60,18 @@ export class Model {
   async predict(fields: PredictionFields, options?: PredictOptions): Promise<TensorData>;
   async predict<Output extends Prediction>(fields: PredictionFields, options?: PredictOptions): Promise<Output>;
   async predict(records: TableRecord[], options?: PredictOptions): Promise<TensorData>;
+  async predict(images: EncodedImages, options?: PredictOptions): Promise<TensorData>;
   async predict(
-    inputs: NumericArray | PredictionFields | TableRecord[],
+    inputs: NumericArray | PredictionFields | TableRecord[] | EncodedImages,
     shapeOrOptions?: number[] | PredictOptions,
     options?: PredictOptions,
   ): Promise<Prediction> {
-    const [given, shape, { batchSize }] = predictionArguments(inputs, shapeOrOptions, options, this.preprocessing);
+    const [given, shape, { batchSize }] = await predictionArguments(
+      inputs,
+      shapeOrOptions,
+      options,
+      this.preprocessing,
+    );
     return this.native.predict(given, shape, batchSize ?? 256);
   }
 

@@ -1,7 +1,8 @@
 // The preprocessing a model's training inputs went through, saved beside the
 // model (preprocessing.json) by trainer.save, so that the served model
 // (Model.load) takes what a service receives: a table's JSON records, missing
-// fields included, preprocessed exactly as the training rows were.
+// fields included, preprocessed exactly as the training rows were, or encoded
+// images, decoded and transformed as the evaluation images were.
 import fs from 'node:fs';
 import path from 'node:path';
 
@@ -10,6 +11,7 @@ import { readFormatFile } from '../io/json-file';
 import type { PredictionFields } from '../inference/prediction-inputs';
 import { Table, type TableRecord } from '../tables/table';
 import { TablePreprocessor, type SavedTablePreprocessor } from './table-preprocessor';
+import type { ImagePipeline } from './image-preprocessing';
 
 export const PREPROCESSING_FILE = 'preprocessing.json';
 const FORMAT = 'firebrand-preprocessing';
@@ -18,10 +20,14 @@ interface SavedPreprocessing {
   format: typeof FORMAT;
   formatVersion: 1;
   table?: SavedTablePreprocessor;
+  images?: ImagePipeline;
 }
 
 export class ModelPreprocessing {
-  private constructor(private readonly table?: TablePreprocessor) {}
+  private constructor(
+    private readonly table?: TablePreprocessor,
+    private readonly images?: ImagePipeline,
+  ) {}
 
   /** A table's fitted preprocessing (Dataset.fromTable). */
   static ofTable(preprocessor: TablePreprocessor): ModelPreprocessing {
@@ -29,12 +35,17 @@ export class ModelPreprocessing {
     return new ModelPreprocessing(preprocessor);
   }
 
+  /** How images were decoded and transformed (an image dataset's mode, transforms and classes). */
+  static ofImages(pipeline: ImagePipeline): ModelPreprocessing {
+    return new ModelPreprocessing(undefined, pipeline);
+  }
+
   /** What `folder` saved, or undefined when the model was trained on preprocessed arrays. */
   static read(folder: string): ModelPreprocessing | undefined {
     const file = path.join(folder, PREPROCESSING_FILE);
     if (!fs.existsSync(file)) return undefined;
     const saved = readFormatFile<SavedPreprocessing>(file, FORMAT);
-    return new ModelPreprocessing(saved.table && TablePreprocessor.fromJSON(saved.table));
+    return new ModelPreprocessing(saved.table && TablePreprocessor.fromJSON(saved.table), saved.images);
   }
 
   /** Writes preprocessing.json into `folder`. */
@@ -43,7 +54,12 @@ export class ModelPreprocessing {
   }
 
   toJSON(): SavedPreprocessing {
-    return { format: FORMAT, formatVersion: 1, ...(this.table ? { table: this.table.toJSON() } : {}) };
+    return {
+      format: FORMAT,
+      formatVersion: 1,
+      ...(this.table ? { table: this.table.toJSON() } : {}),
+      ...(this.images ? { images: this.images } : {}),
+    };
   }
 
   /** Whether both preprocess alike (the same spec and fitted values). */
@@ -54,6 +70,11 @@ export class ModelPreprocessing {
   /** The table preprocessing, when the model was trained on a table. */
   get tablePreprocessor(): TablePreprocessor | undefined {
     return this.table;
+  }
+
+  /** How images were read and transformed, when the model was trained on images. */
+  get imagePipeline(): ImagePipeline | undefined {
+    return this.images;
   }
 }
 

@@ -21,8 +21,13 @@ import {
   TensorData,
 } from '../native';
 import { generateTokens } from '../inference/generation';
-import { predictionArguments, type PredictionFields, type PredictOptions } from '../inference/prediction-inputs';
-import type { ModelPreprocessing } from '../preprocessing/model-preprocessing';
+import {
+  predictionArguments,
+  type EncodedImages,
+  type PredictionFields,
+  type PredictOptions,
+} from '../inference/prediction-inputs';
+import { ModelPreprocessing } from '../preprocessing/model-preprocessing';
 import type { TableRecord } from '../tables/table';
 import { type ModelLike, type ModelSpec, resolveModelSpec } from '../nn/model-spec';
 import { Module } from '../nn/module/module';
@@ -459,7 +464,7 @@ export class Trainer {
             'fit: give trainData, or return { train } from configureDataloaders()',
           );
         }
-        this.adoptPreprocessing(data);
+        this.adoptPreprocessing(data, options.evalData ?? this.dataloaders.eval);
         const context = {
           trainer: this,
           config: this.config,
@@ -506,15 +511,26 @@ export class Trainer {
     return this.inputPreprocessing;
   }
 
-  /** Takes the training data's preprocessing; another than the one an earlier fit took is an error. */
-  private adoptPreprocessing(data: TrainingData): void {
-    const given = (data as { preprocessing?: ModelPreprocessing }).preprocessing;
+  /**
+   * Takes the training data's preprocessing; another than the one an earlier fit took is an error. Images are
+   * served as the evaluation data's were transformed (no random crops or flips), so an image dataset in
+   * evalData gives its pipeline, with the training images' classes.
+   */
+  private adoptPreprocessing(data: TrainingData, evalData: TrainingData | undefined): void {
+    const preprocessingOf = (source: TrainingData | undefined) =>
+      (source as { preprocessing?: ModelPreprocessing } | undefined)?.preprocessing;
+    const training = preprocessingOf(data);
+    const evaluation = preprocessingOf(evalData)?.imagePipeline;
+    const given =
+      training?.imagePipeline !== undefined && evaluation !== undefined
+        ? ModelPreprocessing.ofImages({ ...evaluation, classes: training.imagePipeline.classes ?? evaluation.classes })
+        : training;
     if (given === undefined) return;
     if (this.inputPreprocessing !== undefined && !this.inputPreprocessing.sameAs(given)) {
       throw firebrandError(
         'ERR_FIREBRAND_INVALID_ARGUMENT',
-        'fit: this dataset was preprocessed otherwise than the one an earlier fit trained on (another TablePreprocessor, or one fitted on other rows); ' +
-          'preprocess every part with the preprocessor fitted on the training rows',
+        'fit: this dataset was preprocessed otherwise than the one an earlier fit trained on (another TablePreprocessor, ' +
+          'one fitted on other rows, or other image transforms); preprocess every part as the training data was',
       );
     }
     this.inputPreprocessing = given;
@@ -632,13 +648,19 @@ export class Trainer {
   async predict(fields: PredictionFields, options?: PredictOptions): Promise<TensorData>;
   async predict<Output extends Prediction>(fields: PredictionFields, options?: PredictOptions): Promise<Output>;
   async predict(records: TableRecord[], options?: PredictOptions): Promise<TensorData>;
+  async predict(images: EncodedImages, options?: PredictOptions): Promise<TensorData>;
   async predict(
-    inputs: NumericArray | PredictionFields | TableRecord[],
+    inputs: NumericArray | PredictionFields | TableRecord[] | EncodedImages,
     shapeOrOptions?: number[] | PredictOptions,
     options?: PredictOptions,
   ): Promise<Prediction> {
     const engine = await this.ready('predict');
-    const [given, shape, { batchSize }] = predictionArguments(inputs, shapeOrOptions, options, this.inputPreprocessing);
+    const [given, shape, { batchSize }] = await predictionArguments(
+      inputs,
+      shapeOrOptions,
+      options,
+      this.inputPreprocessing,
+    );
     return engine.predict(given, shape, batchSize ?? this.config.evalBatchSize);
   }
 

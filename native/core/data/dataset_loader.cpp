@@ -36,7 +36,8 @@ DatasetLoader::DatasetLoader(std::shared_ptr<const TensorDataset> dataset, Batch
                           std::to_string(sampler_.batchCount()) + "), the batches of this epoch");
   }
   // numWorkers and prefetchFactor are bounded by their TypeScript owner (data/loader-options.ts).
-  const int64_t workers = options_.workerCount(!transforms_.empty());
+  // Decoding images is work for the workers whatever the transforms.
+  const int64_t workers = options_.workerCount(!transforms_.empty() || dataset_->images() != nullptr);
   queueDepth_ = workers * options_.prefetchFactor;
   // Beyond the queue: one being cut per worker, the batch being trained, the next one, and one free again.
   recycler_ = std::make_unique<BatchRecycler>(static_cast<size_t>(queueDepth_ + workers + 3));
@@ -58,14 +59,13 @@ void DatasetLoader::close() {
 
 Batch DatasetLoader::makeBatch(int64_t index) {
   const std::optional<Batch> spare = recycler_->takeUnused();
-  Batch batch = dataset_->batch(sampler_.indices(index), spare ? &*spare : nullptr);
-  batch.sampleIndices = sampler_.indices(index);
+  at::Generator generator =
+      at::detail::createCPUGenerator(mix(mix(seed_) ^ static_cast<uint64_t>(epoch_)) ^ static_cast<uint64_t>(index));
+  Batch batch = dataset_->batch(sampler_.indices(index), spare ? &*spare : nullptr, &generator);
+  // A batch that left out a broken image no longer lines up with its indices.
+  if (batch.size() == static_cast<int64_t>(sampler_.indices(index).size())) batch.sampleIndices = sampler_.indices(index);
   recycler_->keep(batch);
-  if (!transforms_.empty()) {
-    at::Generator generator =
-        at::detail::createCPUGenerator(mix(mix(seed_) ^ static_cast<uint64_t>(epoch_)) ^ static_cast<uint64_t>(index));
-    applyTransforms(transforms_, batch, generator);
-  }
+  if (!transforms_.empty()) applyTransforms(transforms_, batch, generator);
   if (options_.pinMemory) {
     for (auto& entry : batch.fields) entry.second = entry.second.pin_memory();
   }

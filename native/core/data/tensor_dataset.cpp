@@ -39,10 +39,24 @@ TensorDataset::TensorDataset(TensorDict fields) : fields_(std::move(fields)) {
   if (size_ == 0) throw InvalidArgument("dataset: it holds no samples (" + fieldShapes(fields_) + ")");
 }
 
+TensorDataset::TensorDataset(TensorDict fields, ImageFiles images)
+    : TensorDataset(std::move(fields)) {
+  if (size_ != images.size()) {
+    throw ShapeMismatch("dataset: " + std::to_string(images.size()) + " image files for fields " +
+                        fieldShapes(fields_) + "; each file needs one sample of each field");
+  }
+  if (fields_.count(kInputField) > 0) throw InvalidArgument("dataset: 'input' is decoded from the image files");
+  images_ = std::make_shared<const ImageFiles>(std::move(images));
+}
+
 TensorDataset::TensorDataset(at::Tensor inputs, at::Tensor targets)
     : TensorDataset(TensorDict{{kInputField, std::move(inputs)}, {kTargetField, std::move(targets)}}) {}
 
 const at::Tensor& TensorDataset::field(const std::string& name) const {
+  if (images_ && name == kInputField) {
+    throw InvalidArgument("dataset: 'input' is decoded from " + std::to_string(images_->size()) +
+                          " image files as batches are cut; it is not held as a tensor (use batches())");
+  }
   const auto it = fields_.find(name);
   if (it == fields_.end()) {
     throw InvalidArgument("dataset: no field '" + name + "' (it has " + fieldNames(fields_) + ")");
@@ -51,6 +65,7 @@ const at::Tensor& TensorDataset::field(const std::string& name) const {
 }
 
 std::vector<int64_t> TensorDataset::sampleShape(const std::string& name) const {
+  if (images_ && name == kInputField) return images_->sampleShape();
   return field(name).sizes().slice(1).vec();
 }
 
@@ -59,9 +74,26 @@ TensorDataset TensorDataset::slice(int64_t start, int64_t end) const {
     throw InvalidArgument("dataset.slice(" + std::to_string(start) + ", " + std::to_string(end) +
                           "): expected 0 <= start < end <= " + std::to_string(size()));
   }
+  if (images_) {
+    std::vector<int64_t> indices(static_cast<size_t>(end - start));
+    for (int64_t i = start; i < end; ++i) indices[static_cast<size_t>(i - start)] = i;
+    return select(indices);
+  }
   TensorDict part;
   for (const auto& [name, tensor] : fields_) part.emplace(name, tensor.narrow(0, start, end - start));
   return TensorDataset(std::move(part));
+}
+
+TensorDataset TensorDataset::select(c10::ArrayRef<int64_t> indices) const {
+  TensorDict part;
+  for (const auto& [name, tensor] : fields_) part.emplace(name, gatherRows(tensor, indices));
+  if (images_) return TensorDataset(std::move(part), images_->select(indices));
+  return TensorDataset(std::move(part));
+}
+
+TensorDataset TensorDataset::withImageTransforms(ImageTransforms transforms) const {
+  if (!images_) throw InvalidArgument("dataset: image transforms need an image dataset (Dataset.fromImageFolder)");
+  return TensorDataset(fields_, images_->withTransforms(std::move(transforms)));
 }
 
 std::pair<TensorDataset, TensorDataset> TensorDataset::randomSplit(std::array<double, 2> fractions,
@@ -83,11 +115,11 @@ std::pair<TensorDataset, TensorDataset> TensorDataset::randomSplit(std::array<do
   at::Generator generator = at::detail::createCPUGenerator(seed);
   const at::Tensor order = at::randperm(size(), generator, at::TensorOptions().dtype(at::kLong));
   const c10::ArrayRef<int64_t> samples(order.data_ptr<int64_t>(), static_cast<size_t>(order.numel()));
-  return {TensorDataset(batch(samples.slice(0, lengths[0])).fields),
-          TensorDataset(batch(samples.slice(lengths[0], lengths[1])).fields)};
+  return {select(samples.slice(0, lengths[0])), select(samples.slice(lengths[0], lengths[1]))};
 }
 
-Batch TensorDataset::batch(c10::ArrayRef<int64_t> indices, const Batch* reuse) const {
+Batch TensorDataset::batch(c10::ArrayRef<int64_t> indices, const Batch* reuse, at::Generator* generator) const {
+  if (images_) return decodeBatch(indices, generator);
   Batch batch;
   for (const auto& [name, tensor] : fields_) {
     const at::Tensor* into = nullptr;
@@ -97,6 +129,37 @@ Batch TensorDataset::batch(c10::ArrayRef<int64_t> indices, const Batch* reuse) c
     }
     batch.fields.emplace(name, gatherRows(tensor, indices, into));
   }
+  return batch;
+}
+
+Batch TensorDataset::decodeBatch(c10::ArrayRef<int64_t> indices, at::Generator* generator) const {
+  at::Generator fallback = at::detail::createCPUGenerator(0);
+  at::Generator& draws = generator != nullptr ? *generator : fallback;
+  std::vector<at::Tensor> images;
+  std::vector<int64_t> kept;
+  for (const int64_t index : indices) {
+    if (index < 0 || index >= size()) {
+      throw InvalidArgument("dataset: sample " + std::to_string(index) + " is outside [0, " + std::to_string(size()) +
+                            ")");
+    }
+    std::optional<at::Tensor> image = images_->load(index, draws);
+    if (!image) continue;
+    if (!images.empty() && image->sizes() != images.front().sizes()) {
+      throw ShapeMismatch(images_->paths()[static_cast<size_t>(index)] + " is " + shapeText(*image) + " but " +
+                          images_->paths()[static_cast<size_t>(kept.front())] + " is " + shapeText(images.front()) +
+                          " after the transforms; a batch needs one size: end the transforms with resize and "
+                          "centerCrop, or randomResizedCrop");
+    }
+    images.push_back(std::move(*image));
+    kept.push_back(index);
+  }
+  if (images.empty()) {
+    throw FileError("dataset: every image of a batch of " + std::to_string(indices.size()) +
+                    " was broken and skipped (the first: " + images_->paths()[static_cast<size_t>(indices[0])] + ")");
+  }
+  Batch batch;
+  batch.fields.emplace(kInputField, at::stack(images));
+  for (const auto& [name, tensor] : fields_) batch.fields.emplace(name, gatherRows(tensor, kept));
   return batch;
 }
 

@@ -1,6 +1,7 @@
 // A dataset held as named tensors whose first dimension indexes the samples
 // ("input" and "target", and any others a TorchScript step reads, such as
-// "mask"). Batches are cut by index, so shuffled order costs no copy.
+// "mask"). Batches are cut by index, so shuffled order costs no copy. An image
+// dataset's "input" is decoded from its files instead, as each batch is cut.
 #pragma once
 #include <c10/util/ArrayRef.h>
 
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "core/data/batch.h"
+#include "core/data/image_files.h"
 
 namespace firebrand {
 
@@ -19,10 +21,17 @@ class TensorDataset {
   // number of samples, and that there are samples.
   explicit TensorDataset(TensorDict fields);
   TensorDataset(at::Tensor inputs, at::Tensor targets);
+  // "input" decoded from `images`, the other fields (a "target") held.
+  TensorDataset(TensorDict fields, ImageFiles images);
 
   int64_t size() const { return size_; }
+  // The fields held as tensors (all but an image dataset's input).
   const TensorDict& fields() const { return fields_; }
-  bool has(const std::string& name) const { return fields_.count(name) > 0; }
+  bool has(const std::string& name) const { return fields_.count(name) > 0 || (images_ && name == kInputField); }
+  // The files "input" is decoded from, or null.
+  const ImageFiles* images() const { return images_.get(); }
+  // The same images through other per-image transforms.
+  TensorDataset withImageTransforms(ImageTransforms transforms) const;
   // The field `name`, or an error naming the dataset's fields.
   const at::Tensor& field(const std::string& name) const;
   const at::Tensor& inputs() const { return field(kInputField); }
@@ -38,10 +47,17 @@ class TensorDataset {
   std::pair<TensorDataset, TensorDataset> randomSplit(std::array<double, 2> fractions, uint64_t seed) const;
   // The samples `indices`, in that order (copies), written into `reuse`'s
   // tensors (held exclusively by the caller) where their dtype and shape fit.
-  Batch batch(c10::ArrayRef<int64_t> indices, const Batch* reuse = nullptr) const;
+  // Images are transformed with `generator` (one seeded 0 when null); a broken
+  // file left out (BrokenImagePolicy::Skip) leaves its sample out of every field.
+  Batch batch(c10::ArrayRef<int64_t> indices, const Batch* reuse = nullptr, at::Generator* generator = nullptr) const;
+  // The samples `indices`, in that order, as a dataset of their own (tensor fields copied).
+  TensorDataset select(c10::ArrayRef<int64_t> indices) const;
 
  private:
+  Batch decodeBatch(c10::ArrayRef<int64_t> indices, at::Generator* generator) const;
+
   TensorDict fields_;
+  std::shared_ptr<const ImageFiles> images_;
   int64_t size_ = 0;
 };
 

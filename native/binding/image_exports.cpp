@@ -1,0 +1,118 @@
+#include "binding/image_exports.h"
+
+#include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
+
+#include "binding/config_convert.h"
+#include "binding/convert.h"
+#include "binding/dataset_wrap.h"
+#include "binding/js_errors.h"
+#include "binding/promise_worker.h"
+#include "core/data/image_files.h"
+#include "core/errors.h"
+#include "core/images/image_decoding.h"
+
+namespace firebrand::binding {
+namespace {
+
+// [{ name: 'resize', size: [256] }, ...], resolved by src/images/image-transforms.ts.
+ImageTransforms toImageTransforms(const Napi::Value& value, const std::string& field) {
+  if (!value.IsArray()) throw InvalidArgument(field + " must be an array of { name, ... }");
+  const auto specs = value.As<Napi::Array>();
+  ImageTransforms transforms;
+  for (uint32_t i = 0; i < specs.Length(); ++i) {
+    const std::string owner = field + "[" + std::to_string(i) + "]";
+    const Napi::Value spec = specs.Get(i);
+    if (!spec.IsObject() || spec.IsArray()) throw InvalidArgument(owner + " must be an object with a 'name'");
+    const std::string name = toString(spec.As<Napi::Object>().Get("name"), owner + ".name");
+    transforms.push_back(makeImageTransform(i, name, toOptionMap(spec, owner, {"name"})));
+  }
+  return transforms;
+}
+
+// (paths, targets { data, shape }, { mode, onError, transforms }) -> NativeDataset whose input is decoded
+// from the files as batches are cut.
+Napi::Value ImageDataset(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  return guard(env, [&]() -> Napi::Value {
+    std::vector<std::string> paths = toStrings(info[0], "paths");
+    TensorDict fields = toTensorDict(info[1], "fields");
+    const Napi::Object options = toObject(info[2], "image options");
+    ImageFileOptions imageOptions;
+    imageOptions.mode = imageReadMode(toString(options.Get("mode"), "mode"));
+    imageOptions.onError =
+        toString(options.Get("onError"), "onError") == "skip" ? BrokenImagePolicy::Skip : BrokenImagePolicy::Stop;
+    imageOptions.transforms = toImageTransforms(options.Get("transforms"), "transforms");
+    return DatasetWrap::NewInstance(
+        env, TensorDataset(std::move(fields), ImageFiles(std::move(paths), std::move(imageOptions))));
+  });
+}
+
+// (dataset, transforms) -> the same images through other per-image transforms.
+Napi::Value WithImageTransforms(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  return guard(env, [&]() -> Napi::Value {
+    const DatasetRef dataset = DatasetWrap::From(info[0], "dataset");
+    auto images =
+        std::make_shared<const TensorDataset>(dataset.data->withImageTransforms(toImageTransforms(info[1], "transforms")));
+    return DatasetWrap::NewInstance(env, {std::move(images), dataset.transforms});
+  });
+}
+
+// (dataset) -> [{ path, reason }]: the files left out so far (onError 'skip').
+Napi::Value SkippedImages(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  return guard(env, [&]() -> Napi::Value {
+    const DatasetRef dataset = DatasetWrap::From(info[0], "dataset");
+    auto list = Napi::Array::New(env);
+    if (dataset.data->images() == nullptr) return list;
+    uint32_t i = 0;
+    for (const auto& [path, reason] : dataset.data->images()->skipped().list()) {
+      auto entry = Napi::Object::New(env);
+      entry.Set("path", path);
+      entry.Set("reason", reason);
+      list.Set(i++, entry);
+    }
+    return list;
+  });
+}
+
+// (bytes: Uint8Array, mode, transforms, seed, source) -> Promise<{ data, shape }>: one encoded image decoded
+// and transformed, random transforms drawn from a generator seeded `seed`.
+Napi::Value DecodeImage(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  return guard(env, [&]() -> Napi::Value {
+    if (!info[0].IsTypedArray() || info[0].As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array) {
+      throw InvalidArgument("image bytes must be a Buffer or Uint8Array of an encoded JPEG, PNG or WebP");
+    }
+    const auto view = info[0].As<Napi::Uint8Array>();
+    // Copied: JavaScript may change or transfer the buffer while the pool decodes.
+    auto bytes = std::make_shared<std::vector<uint8_t>>(view.Data(), view.Data() + view.ByteLength());
+    const ImageReadMode mode = imageReadMode(toString(info[1], "mode"));
+    auto transforms = std::make_shared<ImageTransforms>(toImageTransforms(info[2], "transforms"));
+    const auto seed = static_cast<uint64_t>(toInteger(info[3], "seed", 0));
+    const std::string source = toString(info[4], "source");
+    return PromiseWorker::Start(env, [=]() -> PromiseWorker::Finish {
+      at::Generator generator = at::detail::createCPUGenerator(seed);
+      const at::Tensor image = decodeImage(bytes->data(), bytes->size(), mode, source);
+      at::Tensor transformed;
+      try {
+        transformed = applyImageTransforms(*transforms, image, generator).contiguous();
+      } catch (const Error& error) {
+        throw Error(error.code(), source + ": " + error.what());
+      }
+      return [transformed](Napi::Env env) -> Napi::Value { return fromTensor(env, transformed); };
+    });
+  });
+}
+
+}  // namespace
+
+void exportImages(Napi::Env env, Napi::Object exports) {
+  exports.Set("imageDataset", Napi::Function::New<ImageDataset>(env, "imageDataset"));
+  exports.Set("withImageTransforms", Napi::Function::New<WithImageTransforms>(env, "withImageTransforms"));
+  exports.Set("skippedImages", Napi::Function::New<SkippedImages>(env, "skippedImages"));
+  exports.Set("decodeImage", Napi::Function::New<DecodeImage>(env, "decodeImage"));
+}
+
+}  // namespace firebrand::binding
