@@ -3,7 +3,7 @@
 // In your project, import from 'firebrand' instead of '../src'.
 import path from 'node:path';
 
-import { Dataset, Model, nn, transforms, Trainer } from '../src';
+import { Dataset, Model, nn, Trainer } from '../src';
 import { exampleSize } from './shared/example-size';
 
 const dataDir = process.env.FASHION_MNIST_DIR ?? '/usr/share/datasets/fashion-mnist';
@@ -11,13 +11,10 @@ const file = (name: string) => path.join(dataDir, name);
 
 async function main(): Promise<void> {
   const epochs = exampleSize('EXAMPLE_EPOCHS', 3);
-  const normalize = transforms.normalize({ mean: 0.286, std: 0.353 });
-  const train = (
-    await Dataset.fromIdx(file('train-images-idx3-ubyte.gz'), file('train-labels-idx1-ubyte.gz'))
-  ).withTransforms(normalize);
-  const test = (
-    await Dataset.fromIdx(file('t10k-images-idx3-ubyte.gz'), file('t10k-labels-idx1-ubyte.gz'))
-  ).withTransforms(normalize);
+  // Scaled to [0, 1] and normalized as the files are read; the saved model does the same to raw pixels.
+  const pixels = { mean: 0.286, std: 0.353 };
+  const train = await Dataset.fromIdx(file('train-images-idx3-ubyte.gz'), file('train-labels-idx1-ubyte.gz'), pixels);
+  const test = await Dataset.fromIdx(file('t10k-images-idx3-ubyte.gz'), file('t10k-labels-idx1-ubyte.gz'), pixels);
 
   const trainer = new Trainer({
     model: nn.sequential(nn.flatten(), nn.linear(784, 256), nn.relu(), nn.dropout(0.1), nn.linear(256, 10)),

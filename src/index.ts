@@ -7,6 +7,8 @@ export type {
   BatchOrderOptions,
   CsvOptions,
   DatasetFields,
+  DatasetSplit,
+  DatasetSplitOptions,
   IdxOptions,
 } from './data/dataset';
 export { transforms } from './data/transforms';

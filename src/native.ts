@@ -173,6 +173,8 @@ export interface NativeDataset {
   batchOrder(options: NativeLoaderRequest): number[][];
   /** [train, validation] parts of the given fractions (summing to 1), as random_split. */
   split(train: number, validation: number, seed: number): [NativeDataset, NativeDataset];
+  /** The samples `indices`, in that order (copies of held fields). */
+  select(indices: number[]): NativeDataset;
   withTransforms(transforms: (OptionFields & { name: string })[]): NativeDataset;
   loader(options: NativeLoaderRequest): NativeLoader;
 }
@@ -412,8 +414,12 @@ export interface NativeBinding {
     options: { mode: string; onError: 'stop' | 'skip'; transforms: OptionFields[] },
   ): NativeDataset;
   withImageTransforms(dataset: NativeDataset, transforms: OptionFields[]): NativeDataset;
+  /** The image file of each sample of an image dataset, in order. */
+  imagePaths(dataset: NativeDataset): string[];
   /** The files an image dataset left out so far (onError 'skip'), each once. */
   skippedImages(dataset: NativeDataset): { path: string; reason: string }[];
+  /** Raw pixels [N, C, H, W] ([N, H, W], [N, n]), each sample through the transforms, on libuv's pool. */
+  transformImages(inputs: TensorData<NumericArray>, transforms: OptionFields[]): Promise<TensorData<NumericArray>>;
   /** One encoded JPEG, PNG or WebP decoded and transformed on libuv's pool; errors name `source`. */
   decodeImage(
     bytes: Uint8Array,

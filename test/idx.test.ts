@@ -5,8 +5,9 @@ import os from 'node:os';
 import path from 'node:path';
 import zlib from 'node:zlib';
 
-import { Dataset } from '../src';
-import { idxFile } from './support/helpers';
+import { Dataset, Model, nn, Trainer } from '../src';
+import { expectClose } from './support/expect-close';
+import { idxFile, rejectionOf } from './support/helpers';
 
 describe('IDX datasets', () => {
   let dir: string;
@@ -31,6 +32,43 @@ describe('IDX datasets', () => {
     Array.from(inputs.data as Float32Array).forEach((value, i) => expect(value).to.be.closeTo((i * 20) / 255, 1e-6));
     expect(Array.from(targets.data as Uint8Array)).to.deep.equal([2, 0, 1]);
     expect(Array.from(data.slice(1).fields().target.data as Uint8Array)).to.deep.equal([0, 1]);
+  });
+
+  it('saves its scaling and normalization with the model, which then takes raw pixels as training saw them', async () => {
+    const count = 12;
+    const pixels = Buffer.from(Array.from({ length: count * 36 }, (_, i) => (i * 37) % 256));
+    fs.writeFileSync(path.join(dir, 'serve-images'), idxFile(0x08, [count, 6, 6], pixels));
+    fs.writeFileSync(
+      path.join(dir, 'serve-labels'),
+      idxFile(0x08, [count], Buffer.from(Array.from({ length: count }, (_, i) => i % 2))),
+    );
+    const data = await Dataset.fromIdx(path.join(dir, 'serve-images'), path.join(dir, 'serve-labels'), {
+      mean: 0.3,
+      std: 0.2,
+      sampleShape: [36],
+    });
+    const trainer = new Trainer({
+      model: nn.sequential(nn.linear(36, 8), nn.relu(), nn.linear(8, 2)),
+      loss: 'cross_entropy',
+      optimizer: { name: 'sgd', lr: 0.1 },
+      config: { numEpochs: 1, batchSize: 4, progressBar: false, numThreads: 1 },
+    });
+    await trainer.fit(data);
+    const folder = path.join(dir, 'served-idx-model');
+    await trainer.save(folder);
+    const model = await Model.load(folder);
+    const raw = pixels.subarray(0, 3 * 36);
+    const served = await model.predict(raw, [3, 6, 6]);
+    const trained = data.slice(0, 3).fields().input; // what training read: (x / 255 - 0.3) / 0.2
+    expectClose(served, await model.predict(trained.data, trained.shape), 'raw pixels', { tolerance: 1e-6 });
+    const unscaled = await model.predict(Float32Array.from(raw), [3, 36]);
+    expect(Math.abs(unscaled.data[0] - served.data[0])).to.be.above(1e-3);
+    const png = fs.readFileSync(path.join(__dirname, '..', '..', 'test', 'fixtures', 'images', 'gray.png'));
+    const error = await rejectionOf(model.predict(png));
+    expect(error.code).to.equal('ERR_FIREBRAND_SHAPE_MISMATCH');
+    expect(error.message).to.contain(
+      "[1,25,19] after the transforms hold 475 values, but the model's samples are [36]",
+    );
   });
 
   it('reads big-endian int32 and float32 IDX values exactly', async () => {

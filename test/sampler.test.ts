@@ -4,7 +4,7 @@ import { expect } from 'chai';
 import fs from 'node:fs';
 import path from 'node:path';
 
-import { Dataset } from '../src';
+import { Dataset, Table } from '../src';
 import { blobDataset, errorOf } from './support/helpers';
 
 const golden = JSON.parse(
@@ -23,6 +23,45 @@ describe('sampler', () => {
     expect(data.batchOrder({ batchSize: 100, shuffle: false, rank: 2, worldSize: 3 }).flat()).to.deep.equal(
       golden.unshuffledRank2Of3,
     );
+  });
+
+  it('names its parts, and splits by label (stratify) or keeps groups together, each part in the dataset order', () => {
+    const size = 60;
+    const labels = Int32Array.from({ length: size }, (_, i) => (i % 10 < 7 ? 0 : i % 10 < 9 ? 1 : 2));
+    const data = Dataset.fromArrays({
+      inputs: Float32Array.from({ length: size }, (_, i) => i),
+      inputShape: [size, 1],
+      targets: labels,
+    });
+    const { train, validation } = data.split({ validation: 0.5, seed: 5, stratify: 'target' });
+    const sampleIds = (part: Dataset) => Array.from(part.fields().input.data as Float32Array);
+    for (const label of [0, 1, 2]) {
+      const held = sampleIds(validation).filter((id) => labels[id] === label).length;
+      const all = labels.filter((value) => value === label).length;
+      expect(held, `label ${label}`).to.equal(all / 2);
+    }
+    expect(sampleIds(train)).to.deep.equal([...sampleIds(train)].sort((a, b) => a - b));
+    expect([...sampleIds(train), ...sampleIds(validation)].sort((a, b) => a - b)).to.deep.equal(
+      Array.from({ length: size }, (_, i) => i),
+    );
+    // The same split as a table's stratified split of the same labels.
+    const table = Table.fromRecords(Array.from(labels, (label) => ({ label })));
+    const tableParts = table.split({ validation: 0.5, seed: 5, stratify: 'label' });
+    expect(tableParts.validation.numRows).to.equal(validation.length);
+
+    const patients = Array.from({ length: size }, (_, i) => `patient-${i % 12}`);
+    const grouped = data.split({ validation: 0.25, seed: 2, groups: patients });
+    const groupsOf = (part: Dataset) => new Set(sampleIds(part).map((id) => patients[id]));
+    const [trainGroups, validationGroups] = [groupsOf(grouped.train), groupsOf(grouped.validation)];
+    expect([...trainGroups].filter((group) => validationGroups.has(group))).to.deep.equal([]);
+    expect(validationGroups.size).to.equal(3);
+    const [first, second] = grouped;
+    expect(first).to.equal(grouped.train);
+    expect(second).to.equal(grouped.validation);
+
+    expect(() => data.split({ validation: 0.2, stratify: 'label' })).to.throw("'label' is not a field");
+    expect(() => data.split({ validation: 0.2, groups: [1, 2] })).to.throw('2 values for 60 samples');
+    expect(() => data.split({ validation: 0.2, stratify: 'target', groups: 'target' })).to.throw('not both');
   });
 
   it('splits a dataset into the same train and validation samples as random_split', () => {

@@ -32,6 +32,7 @@ void DatasetWrap::Export(Napi::Env env, Napi::Object exports) {
        InstanceAccessor<&DatasetWrap::Size>("size"), InstanceAccessor<&DatasetWrap::FieldShapes>("fieldShapes"),
        InstanceMethod<&DatasetWrap::Slice>("slice"), InstanceMethod<&DatasetWrap::Fields>("fields"),
        InstanceMethod<&DatasetWrap::BatchOrder>("batchOrder"), InstanceMethod<&DatasetWrap::Split>("split"),
+       InstanceMethod<&DatasetWrap::Select>("select"),
        InstanceMethod<&DatasetWrap::WithTransforms>("withTransforms"), InstanceMethod<&DatasetWrap::Loader>("loader")});
   addonData(env).dataset = Napi::Persistent(cls);
   exports.Set("NativeDataset", cls);
@@ -291,6 +292,25 @@ Napi::Value DatasetWrap::Split(const Napi::CallbackInfo& info) {
     parts.Set(1u,
               NewInstance(env, {std::make_shared<const TensorDataset>(std::move(validation)), dataset_.transforms}));
     return parts;
+  });
+}
+
+// (indices: number[]) -> the samples `indices`, in that order, as a dataset of their own.
+Napi::Value DatasetWrap::Select(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  return guard(env, [&]() -> Napi::Value {
+    if (!info[0].IsArray()) throw InvalidArgument("select: indices must be an array of sample indices");
+    const auto given = info[0].As<Napi::Array>();
+    std::vector<int64_t> indices(given.Length());
+    for (uint32_t i = 0; i < given.Length(); ++i) {
+      indices[i] = toInteger(given.Get(i), "select: indices[" + std::to_string(i) + "]", 0);
+      if (indices[i] >= dataset_.data->size()) {
+        throw InvalidArgument("select: indices[" + std::to_string(i) + "] is " + std::to_string(indices[i]) +
+                              ", past the dataset's " + std::to_string(dataset_.data->size()) + " samples");
+      }
+    }
+    return NewInstance(env,
+                       {std::make_shared<const TensorDataset>(dataset_.data->select(indices)), dataset_.transforms});
   });
 }
 

@@ -46,6 +46,7 @@ class DatasetWrap : public Napi::ObjectWrap<DatasetWrap> {
   Napi::Value Fields(const Napi::CallbackInfo& info);
   Napi::Value BatchOrder(const Napi::CallbackInfo& info);
   Napi::Value Split(const Napi::CallbackInfo& info);
+  Napi::Value Select(const Napi::CallbackInfo& info);
   Napi::Value WithTransforms(const Napi::CallbackInfo& info);
   Napi::Value Loader(const Napi::CallbackInfo& info);
 

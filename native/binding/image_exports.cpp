@@ -8,9 +8,11 @@
 #include "binding/dataset_wrap.h"
 #include "binding/js_errors.h"
 #include "binding/promise_worker.h"
+#include "binding/results.h"
 #include "core/data/image_files.h"
 #include "core/errors.h"
 #include "core/images/image_decoding.h"
+#include "core/shape_text.h"
 
 namespace firebrand::binding {
 namespace {
@@ -77,6 +79,59 @@ Napi::Value SkippedImages(const Napi::CallbackInfo& info) {
   });
 }
 
+// A sample of raw pixels as an image [C, H, W]: [H, W] has one channel, [n] is one row of one channel.
+at::Tensor asImage(const at::Tensor& sample, int64_t index) {
+  switch (sample.dim()) {
+    case 3:
+      return sample;
+    case 2:
+      return sample.unsqueeze(0);
+    case 1:
+      return sample.view({1, 1, -1});
+    default:
+      throw ShapeMismatch("inputs[" + std::to_string(index) + "] " + shapeText(sample) +
+                          ": raw pixels are [C, H, W], [H, W] or [n] per sample");
+  }
+}
+
+// ({ data: Uint8Array, shape: [N, ...] }, transforms) -> Promise<{ data, shape }>: raw pixels, each sample
+// through the transforms (random ones seeded 0), stacked.
+Napi::Value TransformImages(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  return guard(env, [&]() -> Napi::Value {
+    const Napi::Object batch = toObject(info[0], "inputs");
+    const at::Tensor pixels = toTensor(batch.Get("data"), toShape(batch.Get("shape"), "inputs.shape"), "inputs");
+    auto transforms = std::make_shared<ImageTransforms>(toImageTransforms(info[1], "transforms"));
+    return PromiseWorker::Start(env, [pixels, transforms]() -> PromiseWorker::Finish {
+      at::Generator generator = at::detail::createCPUGenerator(0);
+      std::vector<at::Tensor> images;
+      for (int64_t i = 0; i < pixels.size(0); ++i) {
+        try {
+          images.push_back(applyImageTransforms(*transforms, asImage(pixels[i], i), generator));
+        } catch (const Error& error) {
+          throw Error(error.code(), "inputs[" + std::to_string(i) + "]: " + error.what());
+        }
+        if (images.back().sizes() != images.front().sizes()) {
+          throw ShapeMismatch("inputs[" + std::to_string(i) + "] is " + shapeText(images.back()) +
+                              " after the transforms but inputs[0] is " + shapeText(images.front()));
+        }
+      }
+      const at::Tensor stacked = at::stack(images);
+      return [stacked](Napi::Env env) -> Napi::Value { return fromTensor(env, stacked); };
+    });
+  });
+}
+
+// (dataset) -> string[]: the image file of each sample, in order.
+Napi::Value ImagePaths(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  return guard(env, [&]() -> Napi::Value {
+    const DatasetRef dataset = DatasetWrap::From(info[0], "dataset");
+    if (dataset.data->images() == nullptr) throw InvalidArgument("the dataset holds no image files");
+    return toJs(env, dataset.data->images()->paths());
+  });
+}
+
 // (bytes: Uint8Array, mode, transforms, seed, source) -> Promise<{ data, shape }>: one encoded image decoded
 // and transformed, random transforms drawn from a generator seeded `seed`.
 Napi::Value DecodeImage(const Napi::CallbackInfo& info) {
@@ -111,7 +166,9 @@ Napi::Value DecodeImage(const Napi::CallbackInfo& info) {
 void exportImages(Napi::Env env, Napi::Object exports) {
   exports.Set("imageDataset", Napi::Function::New<ImageDataset>(env, "imageDataset"));
   exports.Set("withImageTransforms", Napi::Function::New<WithImageTransforms>(env, "withImageTransforms"));
+  exports.Set("imagePaths", Napi::Function::New<ImagePaths>(env, "imagePaths"));
   exports.Set("skippedImages", Napi::Function::New<SkippedImages>(env, "skippedImages"));
+  exports.Set("transformImages", Napi::Function::New<TransformImages>(env, "transformImages"));
   exports.Set("decodeImage", Napi::Function::New<DecodeImage>(env, "decodeImage"));
 }
 

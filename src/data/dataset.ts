@@ -28,10 +28,14 @@ import { resolveImageTransforms, type ImageTransformSpec } from '../images/image
 import { csvOptionsSchema, idxOptionsSchema, resolveOptions, transformSchemas } from './data-schemas';
 import { batchOrderSchema, loaderSchema, resolveLoaderOptions } from './loader-options';
 import { splitFractions, type SplitFractions } from './split-fractions';
+import { splitIndicesBy } from './split-indices';
 import type { TransformSpec } from './transforms';
 
 export interface IdxOptions {
-  /** uint8 inputs become float32 in [0, 1], like torchvision's ToTensor. Default true. */
+  /**
+   * uint8 inputs become float32 in [0, 1], like torchvision's ToTensor. Default true: the scaling and the
+   * normalization below are saved with a model trained on the dataset, which then takes raw pixels.
+   */
   scaleBytes?: boolean;
   /** Normalisation applied after scaling: (x - mean) / std. */
   mean?: number;
@@ -51,6 +55,16 @@ export interface CsvOptions {
   /** The feature columns, by name, in this order. Default: every column but the label's. */
   columns?: string[];
 }
+
+export type DatasetSplitOptions = SplitFractions & {
+  /** Splits each label alone: a field of one value per sample ('target'), or the labels themselves. */
+  stratify?: string | ArrayLike<number | string | bigint>;
+  /** Keeps each group's samples in one part: a field of one value per sample, or the group of each sample. */
+  groups?: string | ArrayLike<number | string | bigint>;
+};
+
+/** The parts of Dataset.split, by position ([train, validation]) and by name. */
+export type DatasetSplit = [Dataset, Dataset] & { train: Dataset; validation: Dataset };
 
 export interface BatchOrderOptions {
   batchSize?: number;
@@ -97,13 +111,9 @@ export class Dataset {
    * on a worker thread.
    */
   static async fromIdx(inputsPath: string, targetsPath: string, options: IdxOptions = {}): Promise<Dataset> {
-    return new Dataset(
-      await native.NativeDataset.fromIdx(
-        inputsPath,
-        targetsPath,
-        resolveOptions(options, idxOptionsSchema, 'Dataset.fromIdx options') as OptionFields,
-      ),
-    );
+    const resolved = resolveOptions(options, idxOptionsSchema, 'Dataset.fromIdx options') as IdxOptions;
+    const handle = await native.NativeDataset.fromIdx(inputsPath, targetsPath, resolved as OptionFields);
+    return new Dataset(handle, idxPreprocessing(resolved, handle.fieldShapes.input));
   }
 
   /** Inputs and targets from two NumPy .npy files (any shape, samples first), read in C++. */
@@ -320,6 +330,15 @@ export class Dataset {
     return this.preprocessing?.imagePipeline?.classes;
   }
 
+  /** Each sample's image file and class index, in order (torchvision's ImageFolder.samples). */
+  get samples(): { path: string; label: number }[] {
+    if (this.preprocessing?.imagePipeline === undefined) {
+      throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', 'samples: this dataset holds no image files');
+    }
+    const labels = this.native.fields().target.data;
+    return native.imagePaths(this.native).map((file, i) => ({ path: file, label: Number(labels[i]) }));
+  }
+
   /** The image files left out so far because they did not decode (onError: 'skip'), each once, with why. */
   skippedImages(): { path: string; reason: string }[] {
     return native.skippedImages(this.native);
@@ -335,14 +354,50 @@ export class Dataset {
 
   /**
    * Random [train, validation] parts, the fraction named going to that part: `split({ validation: 0.2 })`
-   * or `split({ train: 0.8 })`. The same samples in the same order as
-   * torch.utils.data.random_split(dataset, [train, validation]) with a generator seeded `seed`
-   * (default 42). The parts are copies.
+   * or `split({ train: 0.8 })`, also by name: `const { train, validation } = data.split(...)`. The same samples
+   * in the same order as torch.utils.data.random_split(dataset, [train, validation]) with a generator seeded
+   * `seed` (default 42). With `stratify` (a field of one value per sample, such as 'target', or the values
+   * themselves) each label's samples are split alone, so both parts hold it in the split's proportion; with
+   * `groups` a group's samples stay together. Those parts keep the dataset's order. The parts are copies.
    */
-  split(parts: SplitFractions): [Dataset, Dataset] {
-    const [train, validation] = splitFractions(parts);
-    const [trainPart, validationPart] = this.native.split(train, validation, parts.seed ?? 42);
-    return [new Dataset(trainPart, this.preprocessing), new Dataset(validationPart, this.preprocessing)];
+  split(parts: DatasetSplitOptions): DatasetSplit {
+    const fractions = splitFractions(parts);
+    const seed = parts.seed ?? 42;
+    if (parts.stratify !== undefined && parts.groups !== undefined) {
+      throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', 'split: give stratify or groups, not both');
+    }
+    const by = parts.stratify ?? parts.groups;
+    const [train, validation] =
+      by === undefined
+        ? this.native.split(fractions[0], fractions[1], seed)
+        : splitIndicesBy(
+            this.splitValues(by, parts.stratify !== undefined ? 'stratify' : 'groups'),
+            parts.stratify !== undefined ? 'stratify' : 'groups',
+            fractions,
+            seed,
+          ).map((indices) => this.native.select(indices));
+    const named = [new Dataset(train, this.preprocessing), new Dataset(validation, this.preprocessing)];
+    return Object.assign(named, { train: named[0], validation: named[1] }) as DatasetSplit;
+  }
+
+  /** One value per sample to split by: a field's (of one value per sample), or the values given. */
+  private splitValues(by: string | ArrayLike<number | string | bigint>, option: string): (number | string)[] {
+    const values = typeof by === 'string' ? this.native.fields()[by]?.data : by;
+    if (values === undefined) {
+      throw firebrandError(
+        'ERR_FIREBRAND_INVALID_ARGUMENT',
+        `split: ${option} '${by}' is not a field of this dataset (it has ${Object.keys(this.fieldShapes).join(', ')})`,
+      );
+    }
+    if (values.length !== this.length) {
+      throw firebrandError(
+        'ERR_FIREBRAND_SHAPE_MISMATCH',
+        `split: ${option} gives ${values.length} values for ${this.length} samples; give one per sample`,
+      );
+    }
+    return Array.from(values as ArrayLike<number | string | bigint>, (value) =>
+      typeof value === 'bigint' ? Number(value) : value,
+    );
   }
 
   /**
@@ -357,6 +412,19 @@ export class Dataset {
   slice(start: number, end: number = this.length): Dataset {
     return new Dataset(this.native.slice(start, end), this.preprocessing);
   }
+}
+
+/**
+ * What fromIdx did to the file's uint8 pixels, as image transforms with the same arithmetic (/ 255, then
+ * (x - mean) / std), saved with a model so that it is served on raw pixels or on a PNG of the same size.
+ */
+function idxPreprocessing(options: IdxOptions, sampleShape: number[]): ModelPreprocessing | undefined {
+  if (options.scaleBytes === false) return undefined;
+  const transforms: ImageTransformSpec[] = [{ name: 'toTensor' }];
+  if (options.mean !== undefined || options.std !== undefined) {
+    transforms.push({ name: 'normalize', mean: options.mean ?? 0, std: options.std ?? 1 });
+  }
+  return ModelPreprocessing.ofImages({ mode: 'GRAY', transforms: resolveImageTransforms(transforms), sampleShape });
 }
 
 /** The label column's name: given by name or 0-based index, or the last column. */

@@ -22,6 +22,7 @@ export interface ImageTransformSpec extends OptionFields {
     | 'grayscale'
     | 'rgb'
     | 'toDtype'
+    | 'toTensor'
     | 'normalize';
 }
 
@@ -88,6 +89,7 @@ export const imageTransformSchemas = new Variants('image transform', {
     dtype: field(oneOf('float32', 'float64', 'float16', 'bfloat16', 'uint8'), 'float32', ['uint8']),
     scale: field(boolean, false, [true]),
   },
+  toTensor: {},
   normalize: { mean: field(numbers, REQUIRED, [0.5, [0.5, 0.5, 0.5]]), std: field(numbers, REQUIRED, [0.25]) },
 });
 
@@ -187,6 +189,13 @@ export const imageTransforms = {
   /** v2.ToDtype: with scale, uint8's [0, 255] maps to [0, 1] (and back). */
   toDtype(dtype: ImageDtype = 'float32', options: { scale?: boolean } = {}): ImageTransformSpec {
     return { name: 'toDtype', dtype, ...options };
+  },
+  /**
+   * torchvision.transforms.ToTensor's scaling (v1): uint8 to float32 x / 255, as Dataset.fromIdx scales (v2's
+   * toDtype multiplies by 1/255, which can differ in the last bit).
+   */
+  toTensor(): ImageTransformSpec {
+    return { name: 'toTensor' };
   },
   /** v2.Normalize: (x - mean) / std per channel, on a floating-point image. */
   normalize(mean: number | number[], std: number | number[]): ImageTransformSpec {

@@ -3,10 +3,12 @@
 // several (`predict({ input_ids, attention_mask })`, by inputFields()), a
 // table's JSON records, preprocessed as the model's training rows were, or
 // encoded images (Buffers of JPEG, PNG or WebP bytes), decoded and transformed
-// as its evaluation images were.
+// as its evaluation images were; a model trained on images (fromImageFolder,
+// fromIdx) also transforms raw uint8 pixels so, while floats are taken as
+// already preprocessed.
 import { firebrandError } from '../errors';
 import type { NumericArray, TensorData } from '../native';
-import { imageBatch } from '../preprocessing/image-preprocessing';
+import { imageBatch, pixelBatch } from '../preprocessing/image-preprocessing';
 import { recordInputs, type ModelPreprocessing } from '../preprocessing/model-preprocessing';
 import type { TableRecord } from '../tables/table';
 
@@ -60,6 +62,12 @@ export async function predictionArguments(
     return names.length === 1 && names[0] === 'input'
       ? [fields.input.data, fields.input.shape, given]
       : [fields, undefined, given];
+  }
+  const pipeline = preprocessing?.imagePipeline;
+  if (pipeline !== undefined && inputs instanceof Uint8Array && Array.isArray(shapeOrOptions)) {
+    // Raw pixels of a model trained on images: transformed as its evaluation images were.
+    const batch = await pixelBatch(pipeline, { data: inputs, shape: shapeOrOptions });
+    return [batch.data, batch.shape, options ?? {}];
   }
   return Array.isArray(shapeOrOptions)
     ? [inputs as NumericArray, shapeOrOptions, options ?? {}]

@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 #include <optional>
+#include <string>
 
 #include "core/data/batch.h"
 
@@ -19,6 +20,8 @@ class BatchStream {
   virtual int64_t firstBatch() const { return 0; }
   // Whether next() may hand out untrusted data that each batch must be checked for.
   virtual bool checkEachBatch() const { return false; }
+  // What the inputs are made from, when errors about their shape should say it ("" otherwise).
+  virtual std::string inputOrigin() const { return {}; }
   // The consumer is done with the stream (finished, stopped or failed).
   virtual void close() {}
 };

@@ -46,6 +46,12 @@ DatasetLoader::DatasetLoader(std::shared_ptr<const TensorDataset> dataset, Batch
 
 DatasetLoader::~DatasetLoader() { close(); }
 
+std::string DatasetLoader::inputOrigin() const {
+  if (dataset_->images() == nullptr) return {};
+  return "images decoded as " + imageReadModeName(dataset_->images()->options().mode) +
+         " (the image dataset's mode sets their channels: 'RGB' 3, 'GRAY' 1; imageTransforms.rgb() makes 1 channel 3)";
+}
+
 void DatasetLoader::close() {
   {
     std::lock_guard<std::mutex> lock(mutex_);

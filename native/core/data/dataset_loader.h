@@ -33,6 +33,7 @@ class DatasetLoader : public BatchStream {
   std::optional<Batch> next() override;
   std::optional<int64_t> batchCount() const override { return sampler_.batchCount(); }
   int64_t firstBatch() const override { return startBatch_; }
+  std::string inputOrigin() const override;
   void close() override;
 
  private:

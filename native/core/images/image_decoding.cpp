@@ -41,19 +41,30 @@ int channelsOf(ImageReadMode mode) {
   }
 }
 
-}  // namespace
-
-ImageReadMode imageReadMode(const std::string& name) {
+const std::map<std::string, ImageReadMode>& readModes() {
   static const std::map<std::string, ImageReadMode> modes = {{"UNCHANGED", ImageReadMode::Unchanged},
                                                              {"GRAY", ImageReadMode::Gray},
                                                              {"GRAY_ALPHA", ImageReadMode::GrayAlpha},
                                                              {"RGB", ImageReadMode::Rgb},
                                                              {"RGB_ALPHA", ImageReadMode::RgbAlpha}};
-  const auto it = modes.find(name);
-  if (it == modes.end()) {
+  return modes;
+}
+
+}  // namespace
+
+ImageReadMode imageReadMode(const std::string& name) {
+  const auto it = readModes().find(name);
+  if (it == readModes().end()) {
     throw InvalidArgument("image mode '" + name + "': expected UNCHANGED, GRAY, GRAY_ALPHA, RGB or RGB_ALPHA");
   }
   return it->second;
+}
+
+std::string imageReadModeName(ImageReadMode mode) {
+  for (const auto& [name, value] : readModes()) {
+    if (value == mode) return name;
+  }
+  return "UNCHANGED";
 }
 
 at::Tensor decodeImage(const uint8_t* data, size_t size, ImageReadMode mode, const std::string& source) {

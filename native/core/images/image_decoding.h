@@ -16,6 +16,7 @@ enum class ImageReadMode { Unchanged, Gray, GrayAlpha, Rgb, RgbAlpha };
 
 // "UNCHANGED", "GRAY", "GRAY_ALPHA", "RGB", "RGB_ALPHA" (torchvision's names).
 ImageReadMode imageReadMode(const std::string& name);
+std::string imageReadModeName(ImageReadMode mode);
 
 // `source` names the bytes in errors (a path). 16-bit PNG samples are scaled to
 // 8 bits with rounding (libpng's png_set_scale_16: v * 255 / 65535).

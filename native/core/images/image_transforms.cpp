@@ -157,6 +157,17 @@ Apply toDtype(ResolvedOptions& options) {
   return [=](const at::Tensor& image, at::Generator&) { return toDtypeImage(image, dtype, scale); };
 }
 
+// torchvision.transforms.ToTensor's arithmetic (v1): float32 of uint8 / 255, as Dataset.fromIdx scales;
+// v2's toDtype multiplies by 1/255 instead, which can differ in the last bit.
+Apply toTensor(ResolvedOptions&) {
+  return [](const at::Tensor& image, at::Generator&) {
+    if (image.scalar_type() != at::kByte) {
+      throw InvalidArgument("toTensor: needs a uint8 image, got " + shapeAndDtypeText(image));
+    }
+    return image.to(at::kFloat).div_(255.0);
+  };
+}
+
 Apply normalize(ResolvedOptions& options) {
   const std::vector<double> mean = options.numbers("mean");
   const std::vector<double> std = options.numbers("std");
@@ -173,6 +184,7 @@ const std::map<std::string, Row>& rows() {
       {"grayscale", {false, grayscale}},
       {"rgb", {false, rgb}},
       {"toDtype", {false, toDtype}},
+      {"toTensor", {false, toTensor}},
       {"normalize", {false, normalize}},
   };
   return table;

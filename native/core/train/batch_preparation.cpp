@@ -55,7 +55,7 @@ const LossFunction& TrainingEngine::lossFunction(const char* purpose) const {
   return *loss_;
 }
 
-void TrainingEngine::checkBatchFits(const Batch& batch) {
+void TrainingEngine::checkBatchFits(const Batch& batch, const std::string& inputOrigin) {
   // A model's own steps check their batches themselves.
   if (!loss_ || model_->hasTrainingStep()) return;
   torch::NoGradGuard noGrad;
@@ -69,7 +69,8 @@ void TrainingEngine::checkBatchFits(const Batch& batch) {
   try {
     output = model_->forward(sample);
   } catch (const ShapeMismatch& error) {
-    throw ShapeMismatch("dataset " + model_->describeInputs(batch) + " do not fit the model: " + error.what());
+    throw ShapeMismatch("dataset " + model_->describeInputs(batch) + " do not fit the model: " + error.what() +
+                        (inputOrigin.empty() ? "" : "; the samples are " + inputOrigin));
   }
   if (loss_->takesClassIndices() && output.dim() >= 2) {
     loss_->checkClassDimension(output, sample.targets());
@@ -90,7 +91,7 @@ Batch TrainingEngine::firstBatch(BatchStream& stream) {
   std::optional<Batch> first = stream.next();
   if (!first) throw InvalidArgument("the data gave no batches");
   classCount_.reset();
-  checkBatchFits(*first);
+  checkBatchFits(*first, stream.inputOrigin());
   return std::move(*first);
 }
 

@@ -238,7 +238,8 @@ class TrainingEngine {
   // Runs one sample of a batch through the model (eval mode, no grad) so that a
   // data/model mismatch fails before any step, naming both sides; notes the
   // number of classes that labels are checked against.
-  void checkBatchFits(const Batch& batch);
+  // `inputOrigin`: what the inputs are made from (BatchStream::inputOrigin), named in a shape error.
+  void checkBatchFits(const Batch& batch, const std::string& inputOrigin);
   LoaderOptions loaderOptions(LoaderOptions options) const;
   // The metrics' and logged values' sums over the ranks, as values.
   MetricValues globalMetrics(const MetricSet& metrics, const TensorDict& loggedSums, double loss, int64_t samples);
