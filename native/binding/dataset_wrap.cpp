@@ -32,8 +32,8 @@ void DatasetWrap::Export(Napi::Env env, Napi::Object exports) {
        InstanceAccessor<&DatasetWrap::Size>("size"), InstanceAccessor<&DatasetWrap::FieldShapes>("fieldShapes"),
        InstanceMethod<&DatasetWrap::Slice>("slice"), InstanceMethod<&DatasetWrap::Fields>("fields"),
        InstanceMethod<&DatasetWrap::BatchOrder>("batchOrder"), InstanceMethod<&DatasetWrap::Split>("split"),
-       InstanceMethod<&DatasetWrap::Select>("select"),
-       InstanceMethod<&DatasetWrap::WithTransforms>("withTransforms"), InstanceMethod<&DatasetWrap::Loader>("loader")});
+       InstanceMethod<&DatasetWrap::Select>("select"), InstanceMethod<&DatasetWrap::WithTransforms>("withTransforms"),
+       InstanceMethod<&DatasetWrap::Loader>("loader")});
   addonData(env).dataset = Napi::Persistent(cls);
   exports.Set("NativeDataset", cls);
 }

@@ -55,8 +55,8 @@ Napi::Value WithImageTransforms(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   return guard(env, [&]() -> Napi::Value {
     const DatasetRef dataset = DatasetWrap::From(info[0], "dataset");
-    auto images =
-        std::make_shared<const TensorDataset>(dataset.data->withImageTransforms(toImageTransforms(info[1], "transforms")));
+    auto images = std::make_shared<const TensorDataset>(
+        dataset.data->withImageTransforms(toImageTransforms(info[1], "transforms")));
     return DatasetWrap::NewInstance(env, {std::move(images), dataset.transforms});
   });
 }

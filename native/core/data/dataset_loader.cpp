@@ -69,7 +69,8 @@ Batch DatasetLoader::makeBatch(int64_t index) {
       at::detail::createCPUGenerator(mix(mix(seed_) ^ static_cast<uint64_t>(epoch_)) ^ static_cast<uint64_t>(index));
   Batch batch = dataset_->batch(sampler_.indices(index), spare ? &*spare : nullptr, &generator);
   // A batch that left out a broken image no longer lines up with its indices.
-  if (batch.size() == static_cast<int64_t>(sampler_.indices(index).size())) batch.sampleIndices = sampler_.indices(index);
+  if (batch.size() == static_cast<int64_t>(sampler_.indices(index).size()))
+    batch.sampleIndices = sampler_.indices(index);
   recycler_->keep(batch);
   if (!transforms_.empty()) applyTransforms(transforms_, batch, generator);
   if (options_.pinMemory) {

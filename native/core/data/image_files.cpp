@@ -11,8 +11,7 @@ namespace firebrand {
 
 void SkippedImages::note(const std::string& path, const std::string& reason) {
   std::lock_guard<std::mutex> lock(mutex_);
-  const bool known =
-      std::any_of(files_.begin(), files_.end(), [&](const auto& file) { return file.first == path; });
+  const bool known = std::any_of(files_.begin(), files_.end(), [&](const auto& file) { return file.first == path; });
   if (!known) files_.emplace_back(path, reason);
 }
 
@@ -67,8 +66,8 @@ std::vector<int64_t> ImageFiles::sampleShape() const {
     const std::optional<at::Tensor> image = load(i, generator);
     if (image) return image->sizes().vec();
   }
-  throw FileError("image dataset: none of its " + std::to_string(size()) + " files decodes (the first: " +
-                  paths_.front() + ")");
+  throw FileError("image dataset: none of its " + std::to_string(size()) +
+                  " files decodes (the first: " + paths_.front() + ")");
 }
 
 }  // namespace firebrand

@@ -39,8 +39,7 @@ TensorDataset::TensorDataset(TensorDict fields) : fields_(std::move(fields)) {
   if (size_ == 0) throw InvalidArgument("dataset: it holds no samples (" + fieldShapes(fields_) + ")");
 }
 
-TensorDataset::TensorDataset(TensorDict fields, ImageFiles images)
-    : TensorDataset(std::move(fields)) {
+TensorDataset::TensorDataset(TensorDict fields, ImageFiles images) : TensorDataset(std::move(fields)) {
   if (size_ != images.size()) {
     throw ShapeMismatch("dataset: " + std::to_string(images.size()) + " image files for fields " +
                         fieldShapes(fields_) + "; each file needs one sample of each field");

@@ -67,8 +67,7 @@ at::Tensor hsvToRgb(const at::Tensor& image) {
   const at::Tensor p = oneMinusS.mul_(v).clamp_(0.0, 1.0);
   i.remainder_(6);
   const at::Tensor vpqt = at::stack({v, p, q, t}, -3);
-  const at::Tensor select =
-      at::tensor({0, 2, 1, 1, 3, 0, 3, 0, 0, 2, 1, 1, 1, 1, 3, 0, 0, 2}, at::kLong).view({3, 6});
+  const at::Tensor select = at::tensor({0, 2, 1, 1, 3, 0, 3, 0, 0, 2, 1, 1, 1, 1, 3, 0, 0, 2}, at::kLong).view({3, 6});
   return vpqt.gather(-3, select.index_select(1, i.flatten().to(at::kLong)).view({3, i.size(0), i.size(1)}));
 }
 
@@ -143,9 +142,8 @@ at::Tensor normalizeImage(const at::Tensor& image, const std::vector<double>& me
   const int64_t channels = image.size(-3);
   for (const auto* values : {&mean, &std}) {
     if (values->size() != 1 && static_cast<int64_t>(values->size()) != channels) {
-      throw ShapeMismatch("normalize: " + std::to_string(values->size()) + " values for an image " +
-                          shapeText(image) + " of " + std::to_string(channels) + " channels; give 1 or " +
-                          std::to_string(channels));
+      throw ShapeMismatch("normalize: " + std::to_string(values->size()) + " values for an image " + shapeText(image) +
+                          " of " + std::to_string(channels) + " channels; give 1 or " + std::to_string(channels));
     }
   }
   const auto options = at::TensorOptions().dtype(image.scalar_type());

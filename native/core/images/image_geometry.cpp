@@ -99,8 +99,8 @@ at::Tensor cropImage(const at::Tensor& image, int64_t top, int64_t left, int64_t
   if (left < 0 || top < 0 || right > imageWidth || bottom > imageHeight) {
     const int64_t fromTop = std::max<int64_t>(top, 0);
     const int64_t fromLeft = std::max<int64_t>(left, 0);
-    const at::Tensor inside = image.slice(-2, fromTop, std::max(bottom, fromTop)).slice(-1, fromLeft,
-                                                                                        std::max(right, fromLeft));
+    const at::Tensor inside =
+        image.slice(-2, fromTop, std::max(bottom, fromTop)).slice(-1, fromLeft, std::max(right, fromLeft));
     return at::constant_pad_nd(inside,
                                {std::max<int64_t>(std::min<int64_t>(right, 0) - left, 0),
                                 std::max<int64_t>(right - std::max(imageWidth, left), 0),

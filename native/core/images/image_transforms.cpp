@@ -69,8 +69,7 @@ Apply randomResizedCrop(ResolvedOptions& options) {
     bool found = false;
     for (int attempt = 0; attempt < 10 && !found; ++attempt) {
       const double targetArea = area * uniform(scale[0], scale[1], generator);
-      const double aspect =
-          at::exp(at::empty({1}, at::kFloat).uniform_(logLow, logHigh, generator)).item<double>();
+      const double aspect = at::exp(at::empty({1}, at::kFloat).uniform_(logLow, logHigh, generator)).item<double>();
       w = roundHalfEven(std::sqrt(targetArea * aspect));
       h = roundHalfEven(std::sqrt(targetArea / aspect));
       if (0 < w && w <= width && 0 < h && h <= height) {
@@ -149,9 +148,11 @@ Apply rgb(ResolvedOptions&) {
 }
 
 Apply toDtype(ResolvedOptions& options) {
-  static const std::map<std::string, at::ScalarType> dtypes = {
-      {"float32", at::kFloat}, {"float64", at::kDouble}, {"float16", at::kHalf}, {"bfloat16", at::kBFloat16},
-      {"uint8", at::kByte}};
+  static const std::map<std::string, at::ScalarType> dtypes = {{"float32", at::kFloat},
+                                                               {"float64", at::kDouble},
+                                                               {"float16", at::kHalf},
+                                                               {"bfloat16", at::kBFloat16},
+                                                               {"uint8", at::kByte}};
   const at::ScalarType dtype = dtypes.at(options.text("dtype"));
   const bool scale = options.flag("scale");
   return [=](const at::Tensor& image, at::Generator&) { return toDtypeImage(image, dtype, scale); };

@@ -1,12 +1,12 @@
 // JPEG through libjpeg(-turbo): torchvision's decode_jpeg settings (the
 // library's default IDCT and upsampling), with corrupt-data warnings, such as
 // a file that ends early, taken as errors.
+#include <jpeglib.h>
+
 #include <csetjmp>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-
-#include <jpeglib.h>
 
 #include "core/images/decoded_pixels.h"
 #include "core/images/exif_orientation.h"
@@ -35,8 +35,7 @@ void onMessage(j_common_ptr info, int level) {
 
 int orientationOf(j_decompress_ptr info) {
   for (jpeg_saved_marker_ptr marker = info->marker_list; marker != nullptr; marker = marker->next) {
-    if (marker->marker == JPEG_APP0 + 1 && marker->data_length > 6 &&
-        std::memcmp(marker->data, "Exif\0\0", 6) == 0) {
+    if (marker->marker == JPEG_APP0 + 1 && marker->data_length > 6 && std::memcmp(marker->data, "Exif\0\0", 6) == 0) {
       return exifOrientation(marker->data + 6, marker->data_length - 6);
     }
   }
@@ -71,8 +70,8 @@ bool decodeJpeg(const uint8_t* data, size_t size, ImageReadMode mode, DecodedPix
     return false;
   }
   const bool grayFile = info.jpeg_color_space == JCS_GRAYSCALE;
-  const bool gray = mode == ImageReadMode::Gray || mode == ImageReadMode::GrayAlpha ||
-                    (mode == ImageReadMode::Unchanged && grayFile);
+  const bool gray =
+      mode == ImageReadMode::Gray || mode == ImageReadMode::GrayAlpha || (mode == ImageReadMode::Unchanged && grayFile);
   info.out_color_space = gray ? JCS_GRAYSCALE : JCS_RGB;
   jpeg_start_decompress(&info);
   const size_t stride = static_cast<size_t>(info.output_width) * info.output_components;
