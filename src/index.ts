@@ -21,6 +21,7 @@ export { Table, type TableColumn, type TableRecord } from './tables/table';
 export { imageTransforms, RANDOM_IMAGE_TRANSFORMS } from './images/image-transforms';
 export type { ImageDtype, ImageTransformSpec, Interpolation, JitterRange } from './images/image-transforms';
 export { decodeImage, readImage, type DecodeImageOptions } from './images/decode-image';
+export { encodeJpeg, encodePng, writeImage } from './images/encode-image';
 export { IMAGE_EXTENSIONS } from './images/image-folder';
 export type { ImageCsvOptions, ImageDatasetOptions, ImageFile, ImageFolderOptions } from './images/image-datasets';
 export type { ImagePipeline, ImageReadMode } from './preprocessing/image-preprocessing';

@@ -420,6 +420,8 @@ export interface NativeBinding {
   skippedImages(dataset: NativeDataset): { path: string; reason: string }[];
   /** Raw pixels [N, C, H, W] ([N, H, W], [N, n]), each sample through the transforms, on libuv's pool. */
   transformImages(inputs: TensorData<NumericArray>, transforms: OptionFields[]): Promise<TensorData<NumericArray>>;
+  /** A uint8 image [C, H, W] encoded as PNG (compression level 0..9) or JPEG (quality 1..100), on libuv's pool. */
+  encodeImage(image: TensorData<NumericArray>, format: 'png' | 'jpeg', setting: number): Promise<Buffer>;
   /** One encoded JPEG, PNG or WebP decoded and transformed on libuv's pool; errors name `source`. */
   decodeImage(
     bytes: Uint8Array,

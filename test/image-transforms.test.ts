@@ -8,7 +8,15 @@ import { expect } from 'chai';
 import fs from 'node:fs';
 import path from 'node:path';
 
-import { decodeImage, loadSafetensors, readImage, runtimeInfo, type ImageTransformSpec } from '../src';
+import {
+  decodeImage,
+  encodeJpeg,
+  encodePng,
+  loadSafetensors,
+  readImage,
+  runtimeInfo,
+  type ImageTransformSpec,
+} from '../src';
 import type { NumericArray, TensorData } from '../src/native';
 import { rejectionOf } from './support/helpers';
 
@@ -124,6 +132,28 @@ describe('image decoding and transforms, against torchvision', function () {
       expect(error.code, file).to.equal('ERR_FIREBRAND_FILE');
       expect(error.message, file).to.contain(file).and.to.match(reason);
     }
+  });
+
+  it('encodes PNG (1 to 4 channels) that decodes to the same pixels, and JPEG that decodes close to them', async () => {
+    const modes = { 1: 'GRAY', 2: 'GRAY_ALPHA', 3: 'RGB', 4: 'RGB_ALPHA' } as const;
+    const rgba = await readImage(path.join(folder, 'rgba.png'), { mode: 'RGB_ALPHA' });
+    const [, height, width] = rgba.shape;
+    for (const channels of [1, 2, 3, 4] as const) {
+      const image = { data: rgba.data.slice(0, channels * height * width), shape: [channels, height, width] };
+      const decoded = await decodeImage(await encodePng(image), { mode: modes[channels] });
+      expect(decoded, `${channels} channels`).to.deep.equal(image);
+    }
+    const photo = await readImage(path.join(folder, 'rgb.jpg'));
+    const again = await decodeImage(await encodeJpeg(photo, { quality: 95 }));
+    expect(again.shape).to.deep.equal(photo.shape);
+    let total = 0;
+    photo.data.forEach((value, i) => (total += Math.abs(Number(value) - Number(again.data[i]))));
+    expect(total / photo.data.length).to.be.below(3);
+    const error = await rejectionOf(encodeJpeg(rgba));
+    expect(error.code).to.equal('ERR_FIREBRAND_SHAPE_MISMATCH');
+    expect(error.message).to.contain(
+      'encode JPEG: needs a uint8 image [C, H, W] with C in {1, 3}, got [4, 21, 23] uint8',
+    );
   });
 
   it('options are checked in TypeScript, naming the transform and field', async () => {

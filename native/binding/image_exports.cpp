@@ -12,6 +12,7 @@
 #include "core/data/image_files.h"
 #include "core/errors.h"
 #include "core/images/image_decoding.h"
+#include "core/images/image_encoding.h"
 #include "core/shape_text.h"
 
 namespace firebrand::binding {
@@ -122,6 +123,24 @@ Napi::Value TransformImages(const Napi::CallbackInfo& info) {
   });
 }
 
+// ({ data: Uint8Array, shape: [C, H, W] }, 'png' | 'jpeg', level or quality) -> Promise<Buffer>.
+Napi::Value EncodeImage(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  return guard(env, [&]() -> Napi::Value {
+    const Napi::Object image = toObject(info[0], "image");
+    const at::Tensor pixels = toTensor(image.Get("data"), toShape(image.Get("shape"), "image.shape"), "image");
+    const bool png = toString(info[1], "format") == "png";
+    const int setting = static_cast<int>(toInteger(info[2], png ? "compressionLevel" : "quality", 0));
+    return PromiseWorker::Start(env, [pixels, png, setting]() -> PromiseWorker::Finish {
+      auto bytes =
+          std::make_shared<std::vector<uint8_t>>(png ? encodePng(pixels, setting) : encodeJpeg(pixels, setting));
+      return [bytes](Napi::Env env) -> Napi::Value {
+        return Napi::Buffer<uint8_t>::Copy(env, bytes->data(), bytes->size());
+      };
+    });
+  });
+}
+
 // (dataset) -> string[]: the image file of each sample, in order.
 Napi::Value ImagePaths(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
@@ -169,6 +188,7 @@ void exportImages(Napi::Env env, Napi::Object exports) {
   exports.Set("imagePaths", Napi::Function::New<ImagePaths>(env, "imagePaths"));
   exports.Set("skippedImages", Napi::Function::New<SkippedImages>(env, "skippedImages"));
   exports.Set("transformImages", Napi::Function::New<TransformImages>(env, "transformImages"));
+  exports.Set("encodeImage", Napi::Function::New<EncodeImage>(env, "encodeImage"));
   exports.Set("decodeImage", Napi::Function::New<DecodeImage>(env, "decodeImage"));
 }
 

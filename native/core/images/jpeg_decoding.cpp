@@ -1,12 +1,15 @@
 // JPEG through libjpeg(-turbo): torchvision's decode_jpeg settings (the
 // library's default IDCT and upsampling), with corrupt-data warnings, such as
 // a file that ends early, taken as errors.
-#include <jpeglib.h>
-
 #include <csetjmp>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+
+// jpeglib.h uses size_t and FILE without including their headers.
+// clang-format off
+#include <cstdio>
+#include <jpeglib.h>
+// clang-format on
 
 #include "core/images/decoded_pixels.h"
 #include "core/images/exif_orientation.h"
