@@ -157,6 +157,14 @@ print(json.dumps({}))`,
     }
   });
 
+  it('image-folder-resnet fine-tunes ResNet-18 on a folder of PNGs and serves the saved model on a file', function () {
+    needFashionMnist(this);
+    const output = runExample('image-folder-resnet', { epochs: 1, trainSamples: 600 });
+    expect(output).to.contain('600 training and 150 validation images of 10 classes');
+    expect(Number(/validation accuracy (\d\.\d+)/.exec(output)?.[1]), output).to.be.above(0.2);
+    expect(output).to.match(/\d+\.png \(a [a-z-]+\) -> [a-z-]+/);
+  });
+
   it('resnet-fashion-mnist trains the TypeScript ResNet-18 for 2 epochs of 3,000 images past 75% test accuracy', function () {
     needFashionMnist(this);
     const output = runExample('resnet-fashion-mnist', { epochs: 2, trainSamples: 3000 });
