@@ -65,14 +65,18 @@ void DatasetLoader::close() {
 
 Batch DatasetLoader::makeBatch(int64_t index) {
   const std::optional<Batch> spare = recycler_->takeUnused();
-  at::Generator generator =
-      at::detail::createCPUGenerator(mix(mix(seed_) ^ static_cast<uint64_t>(epoch_)) ^ static_cast<uint64_t>(index));
-  Batch batch = dataset_->batch(sampler_.indices(index), spare ? &*spare : nullptr, &generator);
+  // Only random draws need the generator; plain rows are cut in microseconds, which seeding one would double.
+  std::optional<at::Generator> generator;
+  if (!transforms_.empty() || dataset_->images() != nullptr) {
+    generator =
+        at::detail::createCPUGenerator(mix(mix(seed_) ^ static_cast<uint64_t>(epoch_)) ^ static_cast<uint64_t>(index));
+  }
+  Batch batch = dataset_->batch(sampler_.indices(index), spare ? &*spare : nullptr, generator ? &*generator : nullptr);
   // A batch that left out a broken image no longer lines up with its indices.
   if (batch.size() == static_cast<int64_t>(sampler_.indices(index).size()))
     batch.sampleIndices = sampler_.indices(index);
   recycler_->keep(batch);
-  if (!transforms_.empty()) applyTransforms(transforms_, batch, generator);
+  if (!transforms_.empty()) applyTransforms(transforms_, batch, *generator);
   if (options_.pinMemory) {
     for (auto& entry : batch.fields) entry.second = entry.second.pin_memory();
   }
