@@ -90,6 +90,28 @@ module.exports = { Net };
     fs.rmSync(folder, { recursive: true, force: true });
   });
 
+  it('trains from an image folder named in the run file, with its per-image transforms, and saves them', async () => {
+    const images = path.join(__dirname, '..', '..', 'test', 'fixtures', 'images', 'folder');
+    const transforms = [
+      { name: 'resize', size: [12, 12] },
+      { name: 'toDtype', dtype: 'float32', scale: true },
+    ];
+    const folder = runFolder({
+      model: {
+        type: 'sequential',
+        layers: [{ type: 'flatten' }, { type: 'linear', inFeatures: 3 * 12 * 12, outFeatures: 3 }],
+      },
+      loss: 'cross_entropy',
+      data: { train: { format: 'imageFolder', path: images, options: { transforms } } },
+      callbacks: [],
+    });
+    const result = firebrand(['train', 'run.json'], folder);
+    expect(result.status, result.stderr).to.equal(0);
+    const saved = JSON.parse(fs.readFileSync(path.join(folder, 'model', 'preprocessing.json'), 'utf8'));
+    expect(saved.images.classes).to.deep.equal(['Zebra', 'cat', 'dog']);
+    expect(saved.images.transforms.map((spec: { name: string }) => spec.name)).to.deep.equal(['resize', 'toDtype']);
+  });
+
   it('--help lists every config field with its default and what it accepts', () => {
     const result = firebrand(['train', '--help'], os.tmpdir());
     expect(result.status).to.equal(0);
@@ -156,7 +178,7 @@ module.exports = { Net };
     expect(typo.stderr).to.equal("firebrand: run.json.modle: unknown field (did you mean 'model'?)\n");
     const format = firebrand(['train', 'run.json', '--set', 'data.train.format=cvs'], runFolder());
     expect(format.stderr).to.contain(
-      'data.train.format: got "cvs", expected one of idx, npy, npz, safetensors, csv (did you mean \'csv\'?)',
+      'data.train.format: got "cvs", expected one of idx, npy, npz, safetensors, csv, imageFolder, imageCsv (did you mean \'csv\'?)',
     );
     const config = firebrand(['train', 'run.json', '--set', 'batchSize=0', '--set', 'numEpoch=2'], runFolder());
     expect(config.stderr).to.contain('config has 2 problems');

@@ -18,12 +18,15 @@ import type { TrainerConfig } from '../training/config';
 import type { LossSpec, NamedOptimizer, OptimizerSpec, SchedulerSpec } from '../training/objectives';
 import { didYouMean } from '../options/closest-match';
 
-/** Where a dataset comes from: a format and its files (Dataset.fromIdx, fromNpy, fromNpz, fromSafetensors, fromCsv). */
+/**
+ * Where a dataset comes from: a format and its files (Dataset.fromIdx, fromNpy, fromNpz, fromSafetensors, fromCsv,
+ * fromImageFolder, fromImageCsv).
+ */
 export type DataSource = (
   | { format: 'idx'; inputs: string; targets: string; options?: Record<string, unknown> }
   | { format: 'npy'; inputs: string; targets: string }
   | { format: 'npz' | 'safetensors'; path: string; fields?: Record<string, string> }
-  | { format: 'csv'; path: string; options?: Record<string, unknown> }
+  | { format: 'csv' | 'imageFolder' | 'imageCsv'; path: string; options?: Record<string, unknown> }
 ) & { transforms?: TransformSpec[] };
 
 /** A callback by its class name, with the options its constructor takes. */
@@ -145,9 +148,15 @@ export async function loadData(source: DataSource, folder: string, field: string
     case 'csv':
       data = await Dataset.fromCsv(at(source.path, 'path'), source.options ?? {});
       break;
+    case 'imageFolder':
+      data = await Dataset.fromImageFolder(at(source.path, 'path'), source.options ?? {});
+      break;
+    case 'imageCsv':
+      data = await Dataset.fromImageCsv(at(source.path, 'path'), source.options ?? {});
+      break;
     default: {
       const format = (source as { format?: unknown }).format;
-      const known = ['idx', 'npy', 'npz', 'safetensors', 'csv'];
+      const known = ['idx', 'npy', 'npz', 'safetensors', 'csv', 'imageFolder', 'imageCsv'];
       throw invalid(
         `${field}.format: got ${JSON.stringify(format)}, expected one of ${known.join(', ')}${typeof format === 'string' ? didYouMean(format, known) : ''}`,
       );
