@@ -8,7 +8,10 @@ import path from 'node:path';
 
 import {
   Dataset,
+  decodeImage,
   defaultConfig,
+  imageTransforms,
+  type ImageTransformSpec,
   LSTM,
   LSTMSpec,
   MultiheadAttention,
@@ -19,6 +22,7 @@ import {
   Tensor,
 } from '../src';
 import { csvOptionsSchema, idxOptionsSchema, transformSchemas } from '../src/data/data-schemas';
+import { imageTransformSchemas } from '../src/images/image-transforms';
 import { batchOrderSchema, loaderSchema } from '../src/data/loader-options';
 import type { NativeEngine } from '../src/native';
 import { Field, fieldDescriptions, fieldsOf, REQUIRED, resolve } from '../src/options/schema';
@@ -192,6 +196,30 @@ describe('config schema', () => {
       }
     }
     expect(built).to.be.above(130);
+  });
+
+  it('what TypeScript accepts for image transforms, C++ reads: each field at each of its bounds', async () => {
+    const jpeg = fs.readFileSync(path.join(root, 'test', 'fixtures', 'images', 'rgb.jpg'));
+    let read = 0;
+    for (const [name, schema] of Object.entries(imageTransformSchemas.variants)) {
+      const required = Object.fromEntries(
+        fieldsOf(schema)
+          .filter(([, entry]) => entry.fallback === REQUIRED)
+          .map(([field, entry]) => [field, entry.samples[0]]),
+      );
+      // normalize takes floats, as v2's does.
+      const before: ImageTransformSpec[] = name === 'normalize' ? [imageTransforms.toDtype('float32')] : [];
+      const samples = fieldsOf(schema).flatMap(([field, entry]) =>
+        entry.samples.map((sample) => ({ [field]: sample })),
+      );
+      for (const sample of [{}, ...samples]) {
+        const spec = { name, ...required, ...sample } as ImageTransformSpec;
+        const image = await decodeImage(jpeg, { transforms: [...before, spec] });
+        expect(image.shape.length, JSON.stringify(spec)).to.equal(3);
+        read += 1;
+      }
+    }
+    expect(read).to.be.above(20);
   });
 
   it('what TypeScript accepts for transforms and data files, C++ reads: each field at each of its bounds', async () => {

@@ -68,6 +68,10 @@ describe('image datasets', function () {
     );
     expect(data.length).to.equal(8);
     expect(data.fieldShapes).to.deep.equal({ input: [3, 16, 16], target: [] });
+    // From the read mode and the transforms, decoding nothing: -1 where only the files would tell.
+    expect((await Dataset.fromImageFolder(imageFolder)).fieldShapes.input).to.deep.equal([3, -1, -1]);
+    const gray = await Dataset.fromImageFolder(imageFolder, { mode: 'GRAY', transforms: [T.resize([8, 9]), T.rgb()] });
+    expect(gray.sampleShape).to.deep.equal([3, 8, 9]);
   });
 
   it('batches are decoded and transformed by seed: the same with 0 or 2 workers, and a resumed epoch replays its batches', async () => {

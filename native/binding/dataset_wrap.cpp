@@ -222,7 +222,7 @@ Napi::Value DatasetWrap::Size(const Napi::CallbackInfo& info) {
 }
 
 // { input: [1, 28, 28], target: [] }: each field's shape per sample.
-// An image dataset's input: sample 0 decoded and transformed.
+// An image dataset's input: from its read mode and transforms, -1 where only decoding would tell.
 Napi::Value DatasetWrap::FieldShapes(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   return guard(env, [&]() -> Napi::Value {

@@ -1,9 +1,9 @@
 #include "core/data/image_files.h"
 
 #include <ATen/ATen.h>
-#include <ATen/CPUGeneratorImpl.h>
 
 #include <algorithm>
+#include <map>
 
 #include "core/errors.h"
 
@@ -61,13 +61,10 @@ std::optional<at::Tensor> ImageFiles::load(int64_t index, at::Generator& generat
 }
 
 std::vector<int64_t> ImageFiles::sampleShape() const {
-  at::Generator generator = at::detail::createCPUGenerator(0);
-  for (int64_t i = 0; i < size(); ++i) {
-    const std::optional<at::Tensor> image = load(i, generator);
-    if (image) return image->sizes().vec();
-  }
-  throw FileError("image dataset: none of its " + std::to_string(size()) +
-                  " files decodes (the first: " + paths_.front() + ")");
+  static const std::map<ImageReadMode, int64_t> channels = {
+      {ImageReadMode::Gray, 1}, {ImageReadMode::GrayAlpha, 2}, {ImageReadMode::Rgb, 3}, {ImageReadMode::RgbAlpha, 4}};
+  const auto it = channels.find(options_->mode);
+  return transformedShape(options_->transforms, {it == channels.end() ? -1 : it->second, -1, -1});
 }
 
 }  // namespace firebrand

@@ -54,7 +54,8 @@ class ImageFiles {
 
   // Sample `index` decoded and transformed; nullopt for a broken file left out (BrokenImagePolicy::Skip).
   std::optional<at::Tensor> load(int64_t index, at::Generator& generator) const;
-  // The shape of sample 0 after the transforms (random ones drawn from seed 0).
+  // A sample's shape after the transforms, from the read mode and the transforms alone (nothing is decoded
+  // here: decoding is the loader's work): -1 where only decoding would tell (a size no transform fixes).
   std::vector<int64_t> sampleShape() const;
   const SkippedImages& skipped() const { return *skipped_; }
 

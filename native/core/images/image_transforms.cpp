@@ -16,10 +16,15 @@ namespace {
 
 using Apply = std::function<at::Tensor(const at::Tensor&, at::Generator&)>;
 
+// A row builds its transform, and sets `shape` when it changes an image's shape.
 struct Row {
   bool random;
-  Apply (*build)(ResolvedOptions&);
+  Apply (*build)(ResolvedOptions&, ShapeRule& shape);
 };
+
+std::vector<int64_t> withSize(const std::vector<int64_t>& shape, std::array<int64_t, 2> size) {
+  return {shape.at(0), size[0], size[1]};
+}
 
 // float(torch.empty(1).uniform_(low, high)): a float32 draw, as a double.
 double uniform(double low, double high, at::Generator& generator) {
@@ -36,24 +41,31 @@ std::array<int64_t, 2> squareOr(const std::vector<int64_t>& size) {
   return size.size() == 1 ? std::array<int64_t, 2>{size[0], size[0]} : std::array<int64_t, 2>{size[0], size[1]};
 }
 
-Apply resize(ResolvedOptions& options) {
+Apply resize(ResolvedOptions& options, ShapeRule& shape) {
   const std::vector<int64_t> size = options.integers("size");
   const Interpolation interpolation = interpolationMode(options.text("interpolation"));
   const bool antialias = options.flag("antialias");
   const std::optional<int64_t> maxSize = options.optionalInteger("maxSize");
+  shape = [=](const std::vector<int64_t>& input) {
+    if (size.size() == 2) return withSize(input, {size[0], size[1]});
+    if (input[1] < 0 || input[2] < 0) return std::vector<int64_t>{input[0], -1, -1};
+    return withSize(input, resizedSize(input[1], input[2], size, maxSize));
+  };
   return [=](const at::Tensor& image, at::Generator&) {
     return resizeImage(image, resizedSize(image.size(-2), image.size(-1), size, maxSize), interpolation, antialias);
   };
 }
 
-Apply centerCrop(ResolvedOptions& options) {
+Apply centerCrop(ResolvedOptions& options, ShapeRule& shape) {
   const std::array<int64_t, 2> size = squareOr(options.integers("size"));
+  shape = [=](const std::vector<int64_t>& input) { return withSize(input, size); };
   return [=](const at::Tensor& image, at::Generator&) { return centerCropImage(image, size); };
 }
 
 // v2.RandomResizedCrop.make_params, then F.resized_crop.
-Apply randomResizedCrop(ResolvedOptions& options) {
+Apply randomResizedCrop(ResolvedOptions& options, ShapeRule& shape) {
   const std::array<int64_t, 2> size = squareOr(options.integers("size"));
+  shape = [=](const std::vector<int64_t>& input) { return withSize(input, size); };
   const std::vector<double> scale = options.numbers("scale");
   const std::vector<double> ratio = options.numbers("ratio");
   const Interpolation interpolation = interpolationMode(options.text("interpolation"));
@@ -97,7 +109,7 @@ Apply randomResizedCrop(ResolvedOptions& options) {
   };
 }
 
-Apply randomHorizontalFlip(ResolvedOptions& options) {
+Apply randomHorizontalFlip(ResolvedOptions& options, ShapeRule&) {
   const double p = options.number("p");
   return [=](const at::Tensor& image, at::Generator& generator) {
     if (at::rand({1}, generator).ge(p).item<bool>()) return image;
@@ -112,7 +124,7 @@ std::optional<std::array<double, 2>> jitterRange(ResolvedOptions& options, const
   return std::array<double, 2>{(*range)[0], (*range)[1]};
 }
 
-Apply colorJitter(ResolvedOptions& options) {
+Apply colorJitter(ResolvedOptions& options, ShapeRule&) {
   const auto brightness = jitterRange(options, "brightness");
   const auto contrast = jitterRange(options, "contrast");
   const auto saturation = jitterRange(options, "saturation");
@@ -138,16 +150,20 @@ Apply colorJitter(ResolvedOptions& options) {
   };
 }
 
-Apply grayscale(ResolvedOptions& options) {
+Apply grayscale(ResolvedOptions& options, ShapeRule& shape) {
   const int64_t channels = options.integer("numOutputChannels");
+  shape = [=](const std::vector<int64_t>& input) { return std::vector<int64_t>{channels, input[1], input[2]}; };
   return [=](const at::Tensor& image, at::Generator&) { return grayscaleImage(image, channels); };
 }
 
-Apply rgb(ResolvedOptions&) {
+Apply rgb(ResolvedOptions&, ShapeRule& shape) {
+  shape = [](const std::vector<int64_t>& input) {
+    return std::vector<int64_t>{input[0] < 0 ? -1 : std::max<int64_t>(input[0], 3), input[1], input[2]};
+  };
   return [](const at::Tensor& image, at::Generator&) { return grayscaleToRgbImage(image); };
 }
 
-Apply toDtype(ResolvedOptions& options) {
+Apply toDtype(ResolvedOptions& options, ShapeRule&) {
   static const std::map<std::string, at::ScalarType> dtypes = {{"float32", at::kFloat},
                                                                {"float64", at::kDouble},
                                                                {"float16", at::kHalf},
@@ -160,7 +176,7 @@ Apply toDtype(ResolvedOptions& options) {
 
 // torchvision.transforms.ToTensor's arithmetic (v1): float32 of uint8 / 255, as Dataset.fromIdx scales;
 // v2's toDtype multiplies by 1/255 instead, which can differ in the last bit.
-Apply toTensor(ResolvedOptions&) {
+Apply toTensor(ResolvedOptions&, ShapeRule&) {
   return [](const at::Tensor& image, at::Generator&) {
     if (image.scalar_type() != at::kByte) {
       throw InvalidArgument("toTensor: needs a uint8 image, got " + shapeAndDtypeText(image));
@@ -169,7 +185,7 @@ Apply toTensor(ResolvedOptions&) {
   };
 }
 
-Apply normalize(ResolvedOptions& options) {
+Apply normalize(ResolvedOptions& options, ShapeRule&) {
   const std::vector<double> mean = options.numbers("mean");
   const std::vector<double> std = options.numbers("std");
   return [=](const at::Tensor& image, at::Generator&) { return normalizeImage(image, mean, std); };
@@ -201,9 +217,15 @@ ImageTransform makeImageTransform(size_t index, const std::string& name, const O
   ImageTransform transform;
   transform.owner = owner;
   transform.random = it->second.random;
-  transform.apply = it->second.build(resolved);
+  transform.shape = [](const std::vector<int64_t>& input) { return input; };
+  transform.apply = it->second.build(resolved, transform.shape);
   resolved.finish();
   return transform;
+}
+
+std::vector<int64_t> transformedShape(const ImageTransforms& transforms, std::vector<int64_t> shape) {
+  for (const auto& transform : transforms) shape = transform.shape(shape);
+  return shape;
 }
 
 at::Tensor applyImageTransforms(const ImageTransforms& transforms, const at::Tensor& image, at::Generator& generator) {

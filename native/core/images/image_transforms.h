@@ -15,16 +15,23 @@
 
 namespace firebrand {
 
+// The shape [C, H, W] a transform makes of an image's shape, -1 where it is not known before decoding.
+using ShapeRule = std::function<std::vector<int64_t>(const std::vector<int64_t>&)>;
+
 struct ImageTransform {
   std::string owner;  // "transforms[2] (randomResizedCrop)", for errors
   bool random = false;
   std::function<at::Tensor(const at::Tensor&, at::Generator&)> apply;
+  ShapeRule shape;
 };
 
 using ImageTransforms = std::vector<ImageTransform>;
 
 // `index` places the transform in its list, for error messages.
 ImageTransform makeImageTransform(size_t index, const std::string& name, const OptionMap& options);
+
+// The shape images of `shape` (-1: unknown) have after `transforms`, without decoding any.
+std::vector<int64_t> transformedShape(const ImageTransforms& transforms, std::vector<int64_t> shape);
 
 // `image` through `transforms` in order; an error names the transform and the image's shape.
 at::Tensor applyImageTransforms(const ImageTransforms& transforms, const at::Tensor& image, at::Generator& generator);
