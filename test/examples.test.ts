@@ -11,9 +11,15 @@ const root = path.join(__dirname, '..', '..');
 const compiled = path.join(__dirname, '..', 'examples');
 
 /** Runs an example sized by the environment (EXAMPLE_EPOCHS, EXAMPLE_TRAIN_SAMPLES), as the demo is. */
-function runExample(name: string, size: { epochs: number; trainSamples?: number }, args: string[] = []): string {
+function runExample(
+  name: string,
+  size: { epochs: number; trainSamples?: number },
+  args: string[] = [],
+  extraEnv: Record<string, string> = {},
+): string {
   const env = {
     ...process.env,
+    ...extraEnv,
     EXAMPLE_EPOCHS: String(size.epochs),
     ...(size.trainSamples ? { EXAMPLE_TRAIN_SAMPLES: String(size.trainSamples) } : {}),
   };
@@ -157,12 +163,37 @@ print(json.dumps({}))`,
     }
   });
 
-  it('image-folder-resnet fine-tunes ResNet-18 on a folder of PNGs and serves the saved model on a file', function () {
+  it("image-folder-resnet fine-tunes torchvision's ResNet-18 on a folder of PNGs and serves the saved model on a file", function () {
     needFashionMnist(this);
-    const output = runExample('image-folder-resnet', { epochs: 1, trainSamples: 600 });
-    expect(output).to.contain('600 training and 150 validation images of 10 classes');
-    expect(Number(/validation accuracy (\d\.\d+)/.exec(output)?.[1]), output).to.be.above(0.2);
-    expect(output).to.match(/\d+\.png \(a [a-z-]+\) -> [a-z-]+/);
+    const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'firebrand-image-folder-example-'));
+    try {
+      // torchvision's own state dict of a ResNet-18 (its initialization: the example cannot download weights).
+      const weights = path.join(folder, 'resnet18.pth');
+      const made = pythonJson(
+        this,
+        `import json, sys
+try:
+    import torch, torchvision
+except ImportError as error:
+    print(json.dumps({'missing': str(error)})); sys.exit(0)
+torch.manual_seed(0)
+torch.save(torchvision.models.resnet18().state_dict(), sys.argv[1])
+print(json.dumps({}))`,
+        weights,
+      ) as { missing?: string };
+      if (made.missing !== undefined)
+        console.log(`      (no torchvision in python3: ${made.missing}; the example runs from its own initialization)`);
+      const env: Record<string, string> = made.missing === undefined ? { TORCHVISION_WEIGHTS: weights } : {};
+      const output = runExample('image-folder-resnet', { epochs: 1, trainSamples: 600 }, [], env);
+      expect(output).to.contain(
+        made.missing === undefined ? `weights from ${weights}` : "torchvision's initialization",
+      );
+      expect(output).to.contain('600 training and 150 validation images of 10 classes');
+      expect(Number(/validation accuracy (\d\.\d+)/.exec(output)?.[1]), output).to.be.above(0.2);
+      expect(output).to.match(/\d+\.png \(a [a-z-]+\) -> [a-z-]+/);
+    } finally {
+      fs.rmSync(folder, { recursive: true, force: true });
+    }
   });
 
   it('resnet-fashion-mnist trains the TypeScript ResNet-18 for 2 epochs of 3,000 images past 75% test accuracy', function () {

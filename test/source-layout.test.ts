@@ -9,7 +9,7 @@ const core = path.join(__dirname, '..', '..', 'native', 'core');
 // Lowest first; the files at core's root (errors, shapes, tensor dicts) are below every folder.
 const layers: string[][] = [
   ['compat', 'io', 'options'],
-  ['runtime', 'metrics'],
+  ['runtime', 'metrics', 'images'],
   ['data', 'nn'],
   ['graph'],
   ['model'],
