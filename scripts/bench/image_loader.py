@@ -1,7 +1,8 @@
 """The Python side of scripts/bench/image-loader.ts (run where python3-torchvision is, the sid chroot).
 
     python3 image_loader.py make <root> <kind> <per_class>   writes an image folder: 'photos' (500x375 JPEGs,
-                                                             ImageNet-like) or 'tiny' (32x32 PNGs, CIFAR-like)
+                                                             ImageNet-like) or 'tiny' (32x32 PNGs, CIFAR-like);
+                                                             prints {"images": n, "seconds": s}
     python3 image_loader.py load <root> <size> <workers> <batch> <epochs> <loader>
         torchvision's ImageFolder + DataLoader over <root>: decode, RandomResizedCrop(size), RandomHorizontalFlip,
         ToDtype(float32, scale=True), Normalize; <loader> 'pil' (ImageFolder's default) or 'decode_image'
@@ -23,6 +24,7 @@ from torchvision.transforms import v2
 
 
 def make(root, kind, per_class):
+    started = time.perf_counter()
     generator = numpy.random.default_rng(0)
     height, width, suffix = (375, 500, "jpg") if kind == "photos" else (32, 32, "png")
     y, x = numpy.mgrid[0:height, 0:width]
@@ -35,6 +37,7 @@ def make(root, kind, per_class):
             pixels = numpy.stack(planes, -1) + generator.normal(0, 20, (height, width, 3))
             image = Image.fromarray(numpy.clip(pixels, 0, 255).astype(numpy.uint8))
             image.save(folder / f"{i}.{suffix}", **({"quality": 90} if suffix == "jpg" else {}))
+    print(json.dumps({"images": 10 * per_class, "seconds": time.perf_counter() - started}))
 
 
 def load(root, size, workers, batch, epochs, loader):
