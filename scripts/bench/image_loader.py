@@ -40,6 +40,11 @@ def make(root, kind, per_class):
     print(json.dumps({"images": 10 * per_class, "seconds": time.perf_counter() - started}))
 
 
+def read_rgb(path):
+    """torchvision.io's decoder as ImageFolder's loader (a module-level function: workers pickle it)."""
+    return decode_image(path, mode=ImageReadMode.RGB)
+
+
 def load(root, size, workers, batch, epochs, loader):
     steps = [v2.RandomResizedCrop(size, antialias=True), v2.RandomHorizontalFlip()]
     if loader == "pil":
@@ -47,7 +52,7 @@ def load(root, size, workers, batch, epochs, loader):
         dataset = ImageFolder(root, transform=v2.Compose(steps + [v2.ToDtype(torch.float32, scale=True),
                                                                   v2.Normalize([0.485, 0.456, 0.406], [0.229, 0.224, 0.225])]))
     else:
-        dataset = ImageFolder(root, loader=lambda path: decode_image(path, mode=ImageReadMode.RGB),
+        dataset = ImageFolder(root, loader=read_rgb,
                               transform=v2.Compose(steps + [v2.ToDtype(torch.float32, scale=True),
                                                             v2.Normalize([0.485, 0.456, 0.406], [0.229, 0.224, 0.225])]))
     data = DataLoader(dataset, batch_size=batch, shuffle=True, num_workers=workers)
