@@ -79,10 +79,20 @@ at::Tensor resizeImage(const at::Tensor& image, std::array<int64_t, 2> size, Int
   if (interpolation == Interpolation::Nearest) antialias = false;
   if (image.size(-2) == size[0] && image.size(-1) == size[1]) return image;
   const bool bytes = image.scalar_type() == at::kByte;
-  const bool cast = bytes ? interpolation != Interpolation::Nearest && !interpolatesBytes(interpolation, antialias)
-                          : !image.is_floating_point();
   const at::Tensor batch = image.unsqueeze(0);
-  at::Tensor resized = interpolate(cast ? batch.to(at::kFloat) : batch, size, interpolation, antialias);
+  bool cast = bytes ? interpolation != Interpolation::Nearest && !interpolatesBytes(interpolation, antialias)
+                    : !image.is_floating_point();
+  at::Tensor resized;
+  if (!cast) {
+    try {
+      resized = interpolate(batch, size, interpolation, antialias);
+    } catch (const c10::Error&) {
+      // libtorch 2.x's uint8 antialiased kernel fails an internal assert for some sizes (a 1-pixel side):
+      // those go through float, within one step of it.
+      cast = true;
+    }
+  }
+  if (cast) resized = interpolate(batch.to(at::kFloat), size, interpolation, antialias);
   if (cast) {
     if (interpolation == Interpolation::Bicubic && bytes) resized.clamp_(0, 255);
     if (!image.is_floating_point()) resized.round_();
