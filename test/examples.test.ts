@@ -32,6 +32,29 @@ function runExample(
   return result.stdout;
 }
 
+/**
+ * torchvision's own state dict of a ResNet-18 (its initialization: the examples cannot download weights),
+ * written in `folder` by python3's torchvision; undefined, saying why, where python3 has none.
+ */
+function torchvisionResnet18(test: Mocha.Context, folder: string): string | undefined {
+  const weights = path.join(folder, 'resnet18.pth');
+  const made = pythonJson(
+    test,
+    `import json, sys
+try:
+    import torch, torchvision
+except ImportError as error:
+    print(json.dumps({'missing': str(error)})); sys.exit(0)
+torch.manual_seed(0)
+torch.save(torchvision.models.resnet18().state_dict(), sys.argv[1])
+print(json.dumps({}))`,
+    weights,
+  ) as { missing?: string };
+  if (made.missing === undefined) return weights;
+  console.log(`      (no torchvision in python3: ${made.missing}; the example runs from its own initialization)`);
+  return undefined;
+}
+
 describe('examples', function () {
   // A safety net, not a verdict: each example is sized by the environment to take seconds on an idle
   // machine, and may take many times that on a busy one.
@@ -136,25 +159,10 @@ describe('examples', function () {
 
   it("finetune-torchvision trains torchvision's ResNet-18 from its .pth with the head swapped", function () {
     needFashionMnist(this);
-    // torchvision's own state dict of a ResNet-18 (its initialization: the example cannot download weights).
     const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'firebrand-torchvision-example-'));
     try {
-      const weights = path.join(folder, 'resnet18.pth');
-      const made = pythonJson(
-        this,
-        `import json, sys
-try:
-    import torch, torchvision
-except ImportError as error:
-    print(json.dumps({'missing': str(error)})); sys.exit(0)
-torch.manual_seed(0)
-torch.save(torchvision.models.resnet18().state_dict(), sys.argv[1])
-print(json.dumps({}))`,
-        weights,
-      ) as { missing?: string };
-      const args = made.missing === undefined ? [weights] : [];
-      if (made.missing !== undefined)
-        console.log(`      (no torchvision in python3: ${made.missing}; the example runs from its own initialization)`);
+      const weights = torchvisionResnet18(this, folder);
+      const args = weights === undefined ? [] : [weights];
       const output = runExample('finetune-torchvision', { epochs: 1, trainSamples: 3000 }, args);
       expect(output).to.contain(args.length > 0 ? `weights from ${weights}` : "torchvision's initialization");
       expect(Number(/test accuracy (\d\.\d+)/.exec(output)?.[1]), output).to.be.above(0.5);
@@ -167,27 +175,10 @@ print(json.dumps({}))`,
     needFashionMnist(this);
     const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'firebrand-image-folder-example-'));
     try {
-      // torchvision's own state dict of a ResNet-18 (its initialization: the example cannot download weights).
-      const weights = path.join(folder, 'resnet18.pth');
-      const made = pythonJson(
-        this,
-        `import json, sys
-try:
-    import torch, torchvision
-except ImportError as error:
-    print(json.dumps({'missing': str(error)})); sys.exit(0)
-torch.manual_seed(0)
-torch.save(torchvision.models.resnet18().state_dict(), sys.argv[1])
-print(json.dumps({}))`,
-        weights,
-      ) as { missing?: string };
-      if (made.missing !== undefined)
-        console.log(`      (no torchvision in python3: ${made.missing}; the example runs from its own initialization)`);
-      const env: Record<string, string> = made.missing === undefined ? { TORCHVISION_WEIGHTS: weights } : {};
+      const weights = torchvisionResnet18(this, folder);
+      const env: Record<string, string> = weights === undefined ? {} : { TORCHVISION_WEIGHTS: weights };
       const output = runExample('image-folder-resnet', { epochs: 1, trainSamples: 600 }, [], env);
-      expect(output).to.contain(
-        made.missing === undefined ? `weights from ${weights}` : "torchvision's initialization",
-      );
+      expect(output).to.contain(weights === undefined ? "torchvision's initialization" : `weights from ${weights}`);
       expect(output).to.contain('600 training and 150 validation images of 10 classes');
       expect(Number(/validation accuracy (\d\.\d+)/.exec(output)?.[1]), output).to.be.above(0.2);
       expect(output).to.match(/\d+\.png \(a [a-z-]+\) -> [a-z-]+/);

@@ -4,16 +4,12 @@
 
 #include <algorithm>
 #include <csetjmp>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
-// jpeglib.h uses size_t and FILE without including their headers.
-// clang-format off
-#include <cstdio>
-#include <jpeglib.h>
-// clang-format on
-
 #include "core/errors.h"
+#include "core/images/jpeg_errors.h"
 #include "core/shape_text.h"
 
 namespace firebrand {
@@ -70,24 +66,11 @@ bool writePng(const uint8_t* rows, int height, int width, int channels, int leve
   return true;
 }
 
-struct JpegErrors {
-  jpeg_error_mgr manager;
-  jmp_buf jump;
-  char message[JMSG_LENGTH_MAX];
-};
-
-void onJpegError(j_common_ptr info) {
-  auto* errors = reinterpret_cast<JpegErrors*>(info->err);
-  (*info->err->format_message)(info, errors->message);
-  longjmp(errors->jump, 1);
-}
-
 bool writeJpeg(const uint8_t* rows, int height, int width, int channels, int quality, unsigned char** data,
                unsigned long* size, char* why) {
   jpeg_compress_struct info;
   JpegErrors errors;
-  info.err = jpeg_std_error(&errors.manager);
-  errors.manager.error_exit = onJpegError;
+  info.err = jpegErrorManager(errors);
   if (setjmp(errors.jump) != 0) {
     jpeg_destroy_compress(&info);
     std::snprintf(why, 256, "%s", errors.message);

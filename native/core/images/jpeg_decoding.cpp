@@ -1,33 +1,16 @@
 // JPEG through libjpeg(-turbo): torchvision's decode_jpeg settings (the
 // library's default IDCT and upsampling), with corrupt-data warnings, such as
 // a file that ends early, taken as errors.
-#include <csetjmp>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
-// jpeglib.h uses size_t and FILE without including their headers.
-// clang-format off
-#include <cstdio>
-#include <jpeglib.h>
-// clang-format on
-
 #include "core/images/decoded_pixels.h"
 #include "core/images/exif_orientation.h"
+#include "core/images/jpeg_errors.h"
 
 namespace firebrand {
 namespace {
-
-struct JpegErrors {
-  jpeg_error_mgr manager;
-  jmp_buf jump;
-  char message[JMSG_LENGTH_MAX];
-};
-
-void onError(j_common_ptr info) {
-  auto* errors = reinterpret_cast<JpegErrors*>(info->err);
-  (*info->err->format_message)(info, errors->message);
-  longjmp(errors->jump, 1);
-}
 
 // A warning (level -1) means corrupt data that libjpeg would paper over with gray.
 void onMessage(j_common_ptr info, int level) {
@@ -50,10 +33,8 @@ int orientationOf(j_decompress_ptr info) {
 bool decodeJpeg(const uint8_t* data, size_t size, ImageReadMode mode, DecodedPixels& out, char* why) {
   jpeg_decompress_struct info;
   JpegErrors errors;
-  info.err = jpeg_std_error(&errors.manager);
-  errors.manager.error_exit = onError;
+  info.err = jpegErrorManager(errors);
   errors.manager.emit_message = onMessage;
-  errors.message[0] = '\0';
   uint8_t* volatile rows = nullptr;
   if (setjmp(errors.jump) != 0) {
     std::free(rows);
