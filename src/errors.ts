@@ -15,6 +15,7 @@ export type FirebrandErrorCode =
   | 'ERR_FIREBRAND_CALLBACK'
   | 'ERR_FIREBRAND_CALLBACK_ABANDONED'
   | 'ERR_FIREBRAND_DISTRIBUTED'
+  | 'ERR_FIREBRAND_NOT_EXPORTABLE'
   | 'ERR_FIREBRAND_NATIVE_LOAD';
 
 export interface FirebrandError extends Error {

@@ -46,6 +46,7 @@ export type {
   TokenWindowOptions,
 } from './native';
 export { Model } from './inference/model';
+export { ONNX_OPSETS, type ExampleInput, type ExampleShape, type ExportOnnxOptions } from './export/export-onnx';
 export type { ModelLoadOptions } from './inference/model';
 export type { EncodedImages, PredictionFields, PredictOptions } from './inference/prediction-inputs';
 export { loadSafetensors, saveSafetensors } from './io/safetensors';

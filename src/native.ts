@@ -3,6 +3,7 @@
 import path from 'node:path';
 
 import { LoadedBinary, loadNativeBinding } from './native-loader';
+import type { NativeOnnxOptions, OnnxGraph } from './export/onnx-graph';
 import type { MetricLogs } from './training/metrics';
 
 export type NumericArray =
@@ -212,6 +213,7 @@ export interface NativeModel {
   startGeneration(prompt: NumericArray, options: GenerateOptions): GenerationHandle;
   generateNext(generation: GenerationHandle): Promise<number | null>;
   loadWeights(path: string, strict: boolean): Promise<{ missing: string[]; unexpected: string[] }>;
+  exportOnnx(example: Record<string, TensorData<NumericArray>>, options: NativeOnnxOptions): Promise<OnnxGraph>;
   readonly parameterCount: number;
   readonly device: string;
 }
@@ -302,6 +304,7 @@ export interface NativeEngine {
   ): FitPlan;
   onEvalMetric(value: number): void;
   exportTorchScript(path: string): Promise<void>;
+  exportOnnx(example: Record<string, TensorData<NumericArray>>, options: NativeOnnxOptions): Promise<OnnxGraph>;
   stateDict(): Promise<Record<string, TensorData<NumericArray>>>;
   saveState(folder: string): Promise<void>;
   loadState(folder: string): Promise<void>;

@@ -7,6 +7,7 @@
 #include "binding/dataset_wrap.h"
 #include "binding/generation_convert.h"
 #include "binding/js_errors.h"
+#include "binding/onnx_convert.h"
 #include "binding/results.h"
 #include "binding/thread_task.h"
 #include "core/distributed/distributed_options.h"
@@ -137,6 +138,7 @@ void EngineWrap::Export(Napi::Env env, Napi::Object exports) {
                                     InstanceMethod<&EngineWrap::Unfreeze>("unfreeze"),
                                     InstanceMethod<&EngineWrap::BeginFit>("beginFit"),
                                     InstanceMethod<&EngineWrap::ExportTorchScript>("exportTorchScript"),
+                                    InstanceMethod<&EngineWrap::ExportOnnx>("exportOnnx"),
                                     InstanceMethod<&EngineWrap::StateDict>("stateDict"),
                                     InstanceMethod<&EngineWrap::SaveState>("saveState"),
                                     InstanceMethod<&EngineWrap::LoadState>("loadState"),
@@ -384,6 +386,22 @@ Napi::Value EngineWrap::pathTask(const Napi::CallbackInfo& info, const char* fie
 Napi::Value EngineWrap::ExportTorchScript(const Napi::CallbackInfo& info) {
   return pathTask(info, "path", kBetweenSteps,
                   [](TrainingEngine& engine, const std::string& path) { engine.exportTorchScript(path); });
+}
+
+Napi::Value EngineWrap::ExportOnnx(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  return guard(env, [&]() -> Napi::Value {
+    const TensorDict example = toTensorDict(info[0], "example");
+    const OnnxExportOptions options = toOnnxExportOptions(info[1]);
+    auto engine = engine_;
+    return startTask(
+        env,
+        [engine, example, options]() -> PromiseWorker::Finish {
+          auto graph = std::make_shared<OnnxGraph>(engine->exportOnnx(example, options));
+          return [graph](Napi::Env env) -> Napi::Value { return fromOnnxGraph(env, *graph); };
+        },
+        kBetweenSteps);
+  });
 }
 
 Napi::Value EngineWrap::StateDict(const Napi::CallbackInfo& info) {

@@ -38,6 +38,8 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
   Napi::Value Unfreeze(const Napi::CallbackInfo& info);
   Napi::Value BeginFit(const Napi::CallbackInfo& info);
   Napi::Value ExportTorchScript(const Napi::CallbackInfo& info);
+  // (example: { field: { data, shape } }, options) -> Promise of onnx_convert.h's graph object.
+  Napi::Value ExportOnnx(const Napi::CallbackInfo& info);
   Napi::Value StateDict(const Napi::CallbackInfo& info);
   Napi::Value SaveState(const Napi::CallbackInfo& info);
   Napi::Value LoadState(const Napi::CallbackInfo& info);

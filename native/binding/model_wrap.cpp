@@ -3,6 +3,7 @@
 #include "binding/convert.h"
 #include "binding/generation_convert.h"
 #include "binding/js_errors.h"
+#include "binding/onnx_convert.h"
 #include "binding/results.h"
 #include "binding/thread_task.h"
 #include "core/errors.h"
@@ -20,6 +21,7 @@ void ModelWrap::Export(Napi::Env env, Napi::Object exports) {
       env, "NativeModel",
       {InstanceMethod<&ModelWrap::Predict>("predict"), InstanceMethod<&ModelWrap::StartGeneration>("startGeneration"),
        InstanceMethod<&ModelWrap::GenerateNext>("generateNext"), InstanceMethod<&ModelWrap::LoadWeights>("loadWeights"),
+       InstanceMethod<&ModelWrap::ExportOnnx>("exportOnnx"),
        InstanceAccessor<&ModelWrap::ParameterCount>("parameterCount"), InstanceAccessor<&ModelWrap::Device>("device"),
        StaticMethod<&ModelWrap::Describe>("describe"), StaticMethod<&ModelWrap::Summary>("summary")});
   exports.Set("NativeModel", cls);
@@ -71,6 +73,22 @@ Napi::Value ModelWrap::Predict(const Napi::CallbackInfo& info) {
           return [outputs, layout = model->outputLayout()](Napi::Env env) -> Napi::Value {
             return fromOutputs(env, layout, outputs);
           };
+        },
+        OperationLock::keepAlive(Value()));
+  });
+}
+
+Napi::Value ModelWrap::ExportOnnx(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  return guard(env, [&]() -> Napi::Value {
+    const TensorDict example = toTensorDict(info[0], "example");
+    const OnnxExportOptions options = toOnnxExportOptions(info[1]);
+    auto model = model_;
+    return startOnThread(
+        env, thread_,
+        [model, example, options]() -> PromiseWorker::Finish {
+          auto graph = std::make_shared<OnnxGraph>(model->onnxGraph(example, options));
+          return [graph](Napi::Env env) -> Napi::Value { return fromOnnxGraph(env, *graph); };
         },
         OperationLock::keepAlive(Value()));
   });

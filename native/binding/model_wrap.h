@@ -28,6 +28,8 @@ class ModelWrap : public Napi::ObjectWrap<ModelWrap> {
   // (handle) -> Promise<number | null>: the next token, on this model's thread.
   Napi::Value GenerateNext(const Napi::CallbackInfo& info);
   Napi::Value LoadWeights(const Napi::CallbackInfo& info);
+  // (example, options) -> Promise of the ONNX graph object (onnx_convert.h), on this model's thread.
+  Napi::Value ExportOnnx(const Napi::CallbackInfo& info);
   Napi::Value ParameterCount(const Napi::CallbackInfo& info);
   Napi::Value Device(const Napi::CallbackInfo& info);
 

@@ -40,6 +40,11 @@ struct InvalidState : Error {
   explicit InvalidState(const std::string& message) : Error("ERR_FIREBRAND_INVALID_STATE", message) {}
 };
 
+// A model or op that exportOnnx cannot write (no ONNX form, a TorchScript-source model).
+struct NotExportable : Error {
+  explicit NotExportable(const std::string& message) : Error("ERR_FIREBRAND_NOT_EXPORTABLE", message) {}
+};
+
 // A collective operation of a data-parallel run that failed or timed out:
 // another rank stopped, crashed or could not be reached.
 struct DistributedError : Error {

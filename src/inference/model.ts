@@ -10,7 +10,8 @@ import {
   type PredictionFields,
   type PredictOptions,
 } from './prediction-inputs';
-import { resolveModelSpec } from '../nn/model-spec';
+import { modelInputFields, resolveModelSpec } from '../nn/model-spec';
+import { type ExportOnnxOptions, resolveOnnxExport, writeOnnxFile } from '../export/export-onnx';
 import { readSavedModel, WEIGHTS_FILE } from './saved-model';
 import { ModelPreprocessing } from '../preprocessing/model-preprocessing';
 import type { TableRecord } from '../tables/table';
@@ -23,6 +24,7 @@ export interface ModelLoadOptions {
 export class Model {
   private constructor(
     private readonly native: NativeModel,
+    private readonly inputFields: string[],
     /** How the model's training rows were preprocessed (preprocessing.json), which predict applies to records. */
     readonly preprocessing: ModelPreprocessing | undefined,
   ) {}
@@ -30,9 +32,10 @@ export class Model {
   /** Loads what trainer.save(folder) wrote. A TorchScript model runs code from the folder: load trusted folders only. */
   static async load(folder: string, options: ModelLoadOptions = {}): Promise<Model> {
     const spec = readSavedModel(folder);
-    const model = new native.NativeModel(resolveModelSpec(spec), options.device ?? 'cpu');
+    const resolved = resolveModelSpec(spec);
+    const model = new native.NativeModel(resolved, options.device ?? 'cpu');
     await model.loadWeights(path.join(folder, WEIGHTS_FILE), true);
-    return new Model(model, ModelPreprocessing.read(folder));
+    return new Model(model, modelInputFields(resolved), ModelPreprocessing.read(folder));
   }
 
   get parameterCount(): number {
@@ -73,6 +76,12 @@ export class Model {
       this.preprocessing,
     );
     return this.native.predict(given, shape, batchSize ?? 256);
+  }
+
+  /** Writes the model as an ONNX file, as Trainer.exportOnnx does. */
+  async exportOnnx(file: string, options: ExportOnnxOptions = {}): Promise<void> {
+    const { example, native } = resolveOnnxExport(options, this.inputFields, this.preprocessing);
+    await writeOnnxFile(file, await this.native.exportOnnx(example, native), 'firebrand');
   }
 
   /** Samples tokens after `prompt` in C++, as Trainer.generate does. */

@@ -62,6 +62,11 @@ function resolveSequentialLayers(specs: unknown): LayerSpec[] {
   return resolved as unknown as LayerSpec[];
 }
 
+/** The fields the model's forward takes, in order: a traced module's inputFields, else 'input'. */
+export function modelInputFields(spec: ModelSpec): string[] {
+  return spec.type === 'graph' ? spec.graph.inputs : ['input'];
+}
+
 /**
  * The model as C++ builds it: a TypeScript module, or a sequential model (its layers checked first),
  * traced; a graph saved before parameterless layers were modules, upgraded; a TorchScript model as is.

@@ -29,7 +29,8 @@ import {
 } from '../inference/prediction-inputs';
 import { ModelPreprocessing } from '../preprocessing/model-preprocessing';
 import type { TableRecord } from '../tables/table';
-import { type ModelLike, type ModelSpec, resolveModelSpec } from '../nn/model-spec';
+import { modelInputFields, type ModelLike, type ModelSpec, resolveModelSpec } from '../nn/model-spec';
+import { type ExportOnnxOptions, resolveOnnxExport, writeOnnxFile } from '../export/export-onnx';
 import { Module } from '../nn/module/module';
 import { modelDtype } from '../nn/module/tracer';
 import {
@@ -588,6 +589,19 @@ export class Trainer {
   async exportTorchScript(file: string): Promise<void> {
     const engine = await this.ready('exportTorchScript');
     await engine.exportTorchScript(file);
+  }
+
+  /**
+   * Writes the model as an ONNX file (eval mode) that onnxruntime runs in Node, the browser or
+   * Python: each op of the traced forward becomes ONNX ops, the weights initializers. `example` is
+   * what forward is traced on (its dtypes and ranks; sizes on dynamic axes stay free). An op without an
+   * ONNX form is named with its module path, and no file is left behind.
+   */
+  async exportOnnx(file: string, options: ExportOnnxOptions = {}): Promise<void> {
+    const engine = await this.ready('exportOnnx');
+    const spec = this.modelSpec as ModelSpec;
+    const { example, native } = resolveOnnxExport(options, modelInputFields(spec), this.inputPreprocessing);
+    await writeOnnxFile(file, await engine.exportOnnx(example, native), 'firebrand');
   }
 
   /**

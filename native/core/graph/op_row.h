@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/graph/node_args.h"
+#include "core/graph/onnx_op.h"
 
 namespace firebrand {
 
@@ -20,6 +21,8 @@ struct OpRow {
   std::function<OpRun(const NodeArgs&)> compile;
   // The node as one TorchScript expression (`args` are its arguments as literals).
   std::function<std::string(const GraphNode&, const ScriptArgs&)> torchScript;
+  // The node as ONNX nodes (empty: the op has no ONNX form, and exportOnnx names it).
+  OnnxForm onnx;
 };
 
 using OpRows = std::vector<OpRow>;

@@ -26,8 +26,38 @@ c10::optional<at::Tensor> optionalT(const GraphFrame& frame, const std::optional
 
 std::vector<int64_t> constants(const std::vector<IntArg>& args) { return intValues(args, GraphFrame{}); }
 
-OpRow torchUnary(const char* name, at::Tensor (*fn)(const at::Tensor&)) {
-  return {name, unaryOp(fn), scriptCall(std::string("torch.") + name)};
+OpRow torchUnary(const char* name, at::Tensor (*fn)(const at::Tensor&), OnnxForm onnx) {
+  return {name, unaryOp(fn), scriptCall(std::string("torch.") + name), std::move(onnx)};
+}
+
+OnnxForm onnxUnary(const std::string& opType) {
+  return [opType](const OnnxOp& o) -> OnnxValue { return {o.b.op(opType, {o.tensor(0)})}; };
+}
+
+OnnxForm onnxBinary(const std::string& opType) {
+  return [opType](const OnnxOp& o) -> OnnxValue {
+    const at::ScalarType type = o.resultType();
+    return {o.b.op(opType, {o.operand(0, type), o.operand(1, type)})};
+  };
+}
+
+std::vector<int64_t> onnxAxes(const std::vector<int64_t>& dims, int64_t rank) {
+  std::vector<int64_t> axes;
+  for (const int64_t dim : dims) axes.push_back(normalizedDim(dim, rank));
+  return axes;
+}
+
+std::string onnxReduction(const OnnxOp& o, const std::string& opType, const std::string& x, size_t dimsArg,
+                          size_t keepArg) {
+  const int64_t rank = o.rank(0);
+  std::vector<int64_t> axes;
+  if (isNullArg(o.args.node(), dimsArg)) {
+    for (int64_t d = 0; d < rank; ++d) axes.push_back(d);
+  } else {
+    axes = onnxAxes(o.constants(dimsArg), rank);
+  }
+  const bool keep = isNullArg(o.args.node(), dimsArg) ? false : o.args.flag(keepArg);
+  return o.b.reduce(opType, x, axes, keep);
 }
 
 namespace {

@@ -38,8 +38,8 @@ OpCompile unaryOp(Fn fn) {
   };
 }
 
-// A unary op that is torch.<name> in both forms.
-OpRow torchUnary(const char* name, at::Tensor (*fn)(const at::Tensor&));
+// A unary op that is torch.<name> in the TorchScript form and `onnx` in the ONNX one.
+OpRow torchUnary(const char* name, at::Tensor (*fn)(const at::Tensor&), OnnxForm onnx);
 
 // fn(x, y) where y is a tensor or a number: fn takes (Tensor, Tensor) and (Tensor, Scalar).
 template <typename Fn>
@@ -80,5 +80,15 @@ std::string scriptReal(const JsonValue& value);
 // TorchScript compiled from source without Python has no torch.float32: a dtype is its ScalarType number.
 std::string scriptDtype(const JsonValue& value);
 bool isNullArg(const GraphNode& node, size_t i);
+
+// ONNX forms: one ONNX op on x; one on (x, y) with both operands in the result's dtype (PyTorch
+// promotes types where ONNX wants them equal).
+OnnxForm onnxUnary(const std::string& opType);
+OnnxForm onnxBinary(const std::string& opType);
+// A reduction over a node's dims argument `dimsArg` (null: every dim), keepdim at `keepArg`.
+std::string onnxReduction(const OnnxOp& o, const std::string& opType, const std::string& x, size_t dimsArg,
+                          size_t keepArg);
+// dims normalized against rank: ONNX reads negative axes too, but firebrand's forms compare them.
+std::vector<int64_t> onnxAxes(const std::vector<int64_t>& dims, int64_t rank);
 
 }  // namespace firebrand

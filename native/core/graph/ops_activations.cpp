@@ -1,6 +1,8 @@
 // Activations: torch.nn.functional's nonlinearities and softmax.
 #include <ATen/Functions.h>
 
+#include <cmath>
+
 #include "core/graph/op_support.h"
 
 namespace firebrand {
@@ -39,32 +41,85 @@ OpRun gelu(const NodeArgs& a) {
   return [=](GraphFrame& f) -> c10::IValue { return at::gelu(T(f, x), approximate); };
 }
 
+std::string number(const OnnxOp& o, double value) { return o.b.scalar(value, o.resultType()); }
+
+// F.gelu: x·Φ(x) with erf, or the tanh approximation (ONNX's Gelu arrives only in opset 20).
+OnnxValue geluOnnx(const OnnxOp& o) {
+  OnnxBuilder& b = o.b;
+  const std::string x = o.tensor(0);
+  std::string inner;
+  if (o.args.text(1) == "tanh") {
+    const std::string cubic = b.op("Mul", {number(o, 0.044715), b.op("Pow", {x, number(o, 3)})});
+    inner = b.op("Tanh", {b.op("Mul", {number(o, std::sqrt(2.0 / M_PI)), b.op("Add", {x, cubic})})});
+  } else {
+    inner = b.op("Erf", {b.op("Div", {x, number(o, std::sqrt(2.0))})});
+  }
+  return {b.op("Mul", {b.op("Mul", {x, number(o, 0.5)}), b.op("Add", {inner, number(o, 1)})})};
+}
+
+OnnxValue siluOnnx(const OnnxOp& o) { return {o.b.op("Mul", {o.tensor(0), o.b.op("Sigmoid", {o.tensor(0)})})}; }
+
+OnnxValue mishOnnx(const OnnxOp& o) {
+  return {o.b.op("Mul", {o.tensor(0), o.b.op("Tanh", {o.b.op("Softplus", {o.tensor(0)})})})};
+}
+
+// PyTorch's hardsigmoid is relu6(x + 3) / 6: ONNX's with alpha 1/6, beta 1/2.
+OnnxValue hardsigmoidOnnx(const OnnxOp& o) {
+  return {o.b.op("HardSigmoid", {o.tensor(0)}, {{"alpha", 1.0 / 6}, {"beta", 0.5}})};
+}
+
+OnnxForm withAlphaOnnx(const char* opType) {
+  return [opType](const OnnxOp& o) -> OnnxValue {
+    return {o.b.op(opType, {o.tensor(0)}, {{"alpha", o.args.number(1)}})};
+  };
+}
+
+OnnxValue hardtanhOnnx(const OnnxOp& o) {
+  return {o.b.op("Clip", {o.tensor(0), number(o, o.args.number(1)), number(o, o.args.number(2))})};
+}
+
+// softplus(x, beta, threshold): x where beta·x > threshold, else log(1 + exp(beta·x)) / beta.
+OnnxValue softplusOnnx(const OnnxOp& o) {
+  OnnxBuilder& b = o.b;
+  const std::string x = o.tensor(0), beta = number(o, o.args.number(1));
+  const std::string scaled = b.op("Mul", {x, beta});
+  return {b.op("Where", {b.op("Greater", {scaled, number(o, o.args.number(2))}), x,
+                         b.op("Div", {b.op("Softplus", {scaled}), beta})})};
+}
+
+OnnxForm alongAxisOnnx(const char* opType) {
+  return [opType](const OnnxOp& o) -> OnnxValue {
+    return {o.b.op(opType, {o.tensor(0)}, {{"axis", normalizedDim(o.constant(1), o.rank(0))}})};
+  };
+}
+
 }  // namespace
 
 OpRows activationOps() {
   return {
-      torchUnary("relu", at::relu),
-      torchUnary("sigmoid", at::sigmoid),
-      torchUnary("tanh", at::tanh),
-      torchUnary("silu", at::silu),
-      torchUnary("mish", at::mish),
-      torchUnary("hardswish", at::hardswish),
-      torchUnary("hardsigmoid", at::hardsigmoid),
+      torchUnary("relu", at::relu, onnxUnary("Relu")),
+      torchUnary("sigmoid", at::sigmoid, onnxUnary("Sigmoid")),
+      torchUnary("tanh", at::tanh, onnxUnary("Tanh")),
+      torchUnary("silu", at::silu, siluOnnx),
+      torchUnary("mish", at::mish, mishOnnx),
+      torchUnary("hardswish", at::hardswish, onnxUnary("HardSwish")),
+      torchUnary("hardsigmoid", at::hardsigmoid, hardsigmoidOnnx),
       {"gelu", gelu,
-       [](const GraphNode&, const ScriptArgs& a) { return "torch.gelu(" + a[0] + ", approximate=" + a[1] + ")"; }},
+       [](const GraphNode&, const ScriptArgs& a) { return "torch.gelu(" + a[0] + ", approximate=" + a[1] + ")"; },
+       geluOnnx},
       {"leakyRelu", withNumbers([](const at::Tensor& x, double s) { return at::leaky_relu(x, s); }),
-       realsScript("torch.leaky_relu")},
+       realsScript("torch.leaky_relu"), withAlphaOnnx("LeakyRelu")},
       {"elu", withNumbers([](const at::Tensor& x, double alpha) { return at::elu(x, alpha); }),
-       realsScript("torch.elu")},
+       realsScript("torch.elu"), withAlphaOnnx("Elu")},
       {"hardtanh", withNumbers([](const at::Tensor& x, double low, double high) { return at::hardtanh(x, low, high); }),
-       realsScript("torch.hardtanh")},
+       realsScript("torch.hardtanh"), hardtanhOnnx},
       {"softplus",
        withNumbers([](const at::Tensor& x, double beta, double threshold) { return at::softplus(x, beta, threshold); }),
-       realsScript("torch.softplus")},
+       realsScript("torch.softplus"), softplusOnnx},
       {"softmax", alongDim([](const at::Tensor& x, int64_t d) { return at::softmax(x, d); }),
-       scriptCall("torch.softmax")},
+       scriptCall("torch.softmax"), alongAxisOnnx("Softmax")},
       {"logSoftmax", alongDim([](const at::Tensor& x, int64_t d) { return at::log_softmax(x, d); }),
-       scriptCall("torch.log_softmax")},
+       scriptCall("torch.log_softmax"), alongAxisOnnx("LogSoftmax")},
   };
 }
 

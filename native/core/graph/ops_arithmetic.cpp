@@ -89,27 +89,74 @@ OpRun addmm(const NodeArgs& a) {
   return [=](GraphFrame& f) -> c10::IValue { return at::addmm(T(f, input), T(f, x), T(f, y)); };
 }
 
+// x.size(d) as a 0-d int64: read from x's shape when the model runs.
+OnnxValue sizeOnnx(const OnnxOp& o) {
+  const int64_t dim = normalizedDim(o.constant(1), o.rank(0));
+  return {o.b.squeeze(o.b.shape(o.tensor(0), dim, dim + 1), {0})};
+}
+
+OnnxForm sizeArithmeticOnnx(const char* opType) {
+  return [opType](const OnnxOp& o) -> OnnxValue { return {o.b.op(opType, {o.integer(0), o.integer(1)})}; };
+}
+
+// Python's // on integers: (x - x mod d) / d, Mod with fmod 0 taking the divisor's sign.
+std::string integerFloorDivide(OnnxBuilder& b, const std::string& x, const std::string& d) {
+  return b.op("Div", {b.op("Sub", {x, b.op("Mod", {x, d})}), d});
+}
+
+OnnxValue floorDivideOnnx(const OnnxOp& o) { return {integerFloorDivide(o.b, o.integer(0), o.integer(1))}; }
+
+OnnxForm addLikeOnnx(const char* opType) {
+  return [opType](const OnnxOp& o) -> OnnxValue {
+    const at::ScalarType type = o.resultType();
+    std::string y = o.operand(1, type);
+    if (o.args.number(2) != 1) y = o.b.op("Mul", {y, o.operand(2, type)});
+    return {o.b.op(opType, {o.operand(0, type), y})};
+  };
+}
+
+// torch.div: true division in the result's (floating) type, or rounded 'floor' / 'trunc'.
+OnnxValue divideOnnx(const OnnxOp& o) {
+  const at::ScalarType type = o.resultType();
+  const std::string x = o.operand(0, type), y = o.operand(1, type);
+  const auto mode = o.args.optionalText(2);
+  if (!mode) return {o.b.op("Div", {x, y})};
+  const bool integral = !at::isFloatingType(type);
+  if (*mode == "floor") return {integral ? integerFloorDivide(o.b, x, y) : o.b.op("Floor", {o.b.op("Div", {x, y})})};
+  if (integral) return {o.b.op("Div", {x, y})};  // ONNX's integer Div truncates
+  const std::string quotient = o.b.op("Div", {x, y});
+  return {o.b.op("Mul", {o.b.op("Sign", {quotient}), o.b.op("Floor", {o.b.op("Abs", {quotient})})})};
+}
+
+OnnxValue addmmOnnx(const OnnxOp& o) {
+  const at::ScalarType type = o.resultType();
+  return {o.b.op("Gemm", {o.operand(1, type), o.operand(2, type), o.operand(0, type)})};
+}
+
 }  // namespace
 
 OpRows arithmeticOps() {
   return {
-      {"size", size, [](const GraphNode&, const ScriptArgs& a) { return a[0] + ".size(" + a[1] + ")"; }},
-      {"intAdd", sizeArithmetic([](int64_t x, int64_t y) { return x + y; }), infix("+")},
-      {"intSub", sizeArithmetic([](int64_t x, int64_t y) { return x - y; }), infix("-")},
-      {"intMul", sizeArithmetic([](int64_t x, int64_t y) { return x * y; }), infix("*")},
-      {"intFloorDiv", sizeArithmetic(floorDivide), infix("//")},
-      {"add", addLike(false), withAlpha("torch.add")},
-      {"sub", addLike(true), withAlpha("torch.sub")},
-      {"mul", binaryOp([](const auto& x, const auto& y) { return at::mul(x, y); }), scriptCall("torch.mul")},
-      {"pow", binaryOp([](const auto& x, const auto& y) { return at::pow(x, y); }), scriptCall("torch.pow")},
+      {"size", size, [](const GraphNode&, const ScriptArgs& a) { return a[0] + ".size(" + a[1] + ")"; }, sizeOnnx},
+      {"intAdd", sizeArithmetic([](int64_t x, int64_t y) { return x + y; }), infix("+"), sizeArithmeticOnnx("Add")},
+      {"intSub", sizeArithmetic([](int64_t x, int64_t y) { return x - y; }), infix("-"), sizeArithmeticOnnx("Sub")},
+      {"intMul", sizeArithmetic([](int64_t x, int64_t y) { return x * y; }), infix("*"), sizeArithmeticOnnx("Mul")},
+      {"intFloorDiv", sizeArithmetic(floorDivide), infix("//"), floorDivideOnnx},
+      {"add", addLike(false), withAlpha("torch.add"), addLikeOnnx("Add")},
+      {"sub", addLike(true), withAlpha("torch.sub"), addLikeOnnx("Sub")},
+      {"mul", binaryOp([](const auto& x, const auto& y) { return at::mul(x, y); }), scriptCall("torch.mul"),
+       onnxBinary("Mul")},
+      {"pow", binaryOp([](const auto& x, const auto& y) { return at::pow(x, y); }), scriptCall("torch.pow"),
+       onnxBinary("Pow")},
       {"div", divide,
        [](const GraphNode&, const ScriptArgs& a) {
          return "torch.div(" + a[0] + ", " + a[1] + ", rounding_mode=" + a[2] + ")";
-       }},
-      {"neg", unaryOp([](const at::Tensor& x) { return x.neg(); }), scriptCall("torch.neg")},
-      {"matmul", tensorPair<at::matmul>, scriptCall("torch.matmul")},
-      {"bmm", tensorPair<at::bmm>, scriptCall("torch.bmm")},
-      {"addmm", addmm, scriptCall("torch.addmm")},
+       },
+       divideOnnx},
+      {"neg", unaryOp([](const at::Tensor& x) { return x.neg(); }), scriptCall("torch.neg"), onnxUnary("Neg")},
+      {"matmul", tensorPair<at::matmul>, scriptCall("torch.matmul"), onnxBinary("MatMul")},
+      {"bmm", tensorPair<at::bmm>, scriptCall("torch.bmm"), onnxBinary("MatMul")},
+      {"addmm", addmm, scriptCall("torch.addmm"), addmmOnnx},
   };
 }
 

@@ -65,23 +65,65 @@ OpRun full(const NodeArgs& a) {
   };
 }
 
+OnnxForm joinedOnnx(bool stack) {
+  return [stack](const OnnxOp& o) -> OnnxValue {
+    const at::ScalarType type = o.resultType();
+    const int64_t axis = normalizedDim(o.constant(1), o.resultRank());
+    std::vector<std::string> parts;
+    const auto slots = o.args.tensors(0);
+    const auto names = o.tensors(0);
+    for (size_t i = 0; i < names.size(); ++i) {
+      std::string part = names[i];
+      if (o.exampleOf(slots[i]).toTensor().scalar_type() != type) part = o.b.cast(part, type);
+      parts.push_back(stack ? o.b.unsqueeze(part, {axis}) : part);
+    }
+    return {o.b.op("Concat", parts, {{"axis", axis}})};
+  };
+}
+
+OnnxValue whereOnnx(const OnnxOp& o) {
+  const at::ScalarType type = o.resultType();
+  return {o.b.op("Where", {o.operand(0, at::kBool), o.operand(1, type), o.operand(2, type)})};
+}
+
+// A traced or constant integer argument as a 0-d value of `type`.
+std::string numberAs(const OnnxOp& o, size_t i, at::ScalarType type) {
+  if (o.args.isTensor(i)) return o.b.cast(o.integer(i), type);
+  return o.b.scalar(o.args.number(i), type);
+}
+
+OnnxValue arangeOnnx(const OnnxOp& o) {
+  const at::ScalarType type = o.resultType();
+  return {o.b.op("Range", {numberAs(o, 0, type), numberAs(o, 1, type), o.b.scalar(o.args.number(2), type)})};
+}
+
+OnnxValue fullLikeOnnx(const OnnxOp& o) {
+  return {o.b.op("Expand", {o.b.scalar(o.args.number(1), o.resultType()), o.b.shape(o.tensor(0))})};
+}
+
+OnnxValue fullOnnx(const OnnxOp& o) {
+  return {o.b.op("Expand", {o.b.scalar(o.args.number(1), o.resultType()), o.integers(0)})};
+}
+
 }  // namespace
 
 OpRows constructorOps() {
   return {
-      {"cat", joined(false), scriptCall("torch.cat")},
-      {"stack", joined(true), scriptCall("torch.stack")},
-      {"where", where, scriptCall("torch.where")},
+      {"cat", joined(false), scriptCall("torch.cat"), joinedOnnx(false)},
+      {"stack", joined(true), scriptCall("torch.stack"), joinedOnnx(true)},
+      {"where", where, scriptCall("torch.where"), whereOnnx},
       {"arange", arange,
        [](const GraphNode& n, const ScriptArgs& a) {
          return "torch.arange(" + a[0] + ", " + a[1] + ", " + a[2] + ", dtype=" + scriptDtype(n.args[3]) +
                 ", device=input.device)";
-       }},
-      {"fullLike", fullLike, scriptCall("torch.full_like")},
+       },
+       arangeOnnx},
+      {"fullLike", fullLike, scriptCall("torch.full_like"), fullLikeOnnx},
       {"full", full,
        [](const GraphNode& n, const ScriptArgs& a) {
          return "torch.full(" + a[0] + ", " + a[1] + ", dtype=" + scriptDtype(n.args[2]) + ", device=input.device)";
-       }},
+       },
+       fullOnnx},
   };
 }
 

@@ -9,6 +9,7 @@
 #include "core/nn/attention.h"
 #include "core/nn/linear_layer.h"
 #include "core/nn/script_text.h"
+#include "core/onnx/onnx_layers.h"
 
 namespace firebrand {
 namespace {
@@ -159,28 +160,107 @@ OpRun embedding(const NodeArgs& a) {
   return [=](GraphFrame& f) -> c10::IValue { return at::embedding(T(f, w), T(f, ids)); };
 }
 
+// The scores' scale: given, or 1/sqrt of the queries' last (static) size.
+double attentionScale(const OnnxOp& o, size_t scaleArg) {
+  if (const auto scale = o.args.optionalNumber(scaleArg)) return *scale;
+  return 1.0 / std::sqrt(static_cast<double>(o.example(0).size(-1)));
+}
+
+OnnxValue attentionOnnx(const OnnxOp& o) {
+  const at::ScalarType type = o.resultType();
+  const std::string q = o.tensor(0), k = o.tensor(1);
+  std::string keep = o.args.flag(5) ? onnxCausalKeep(o.b, q, k, /*alignEnd=*/false, std::nullopt) : "";
+  std::string additive;
+  if (const auto mask = o.optionalTensor(3)) {
+    if (o.dtype(3) == at::kBool) {
+      keep = keep.empty() ? *mask : o.b.op("And", {keep, *mask});
+    } else {
+      additive = o.dtype(3) == type ? *mask : o.b.cast(*mask, type);
+    }
+  }
+  return {onnxAttention(o.b, q, k, o.tensor(2), o.rank(0), attentionScale(o, 6), keep, additive, type)};
+}
+
+OnnxValue windowAttentionOnnx(const OnnxOp& o) {
+  const std::string q = o.tensor(0), k = o.tensor(1);
+  const std::string keep = onnxCausalKeep(o.b, q, k, /*alignEnd=*/true, o.integer(3));
+  return {onnxAttention(o.b, q, k, o.tensor(2), o.rank(0), attentionScale(o, 5), keep, "", o.resultType())};
+}
+
+OnnxValue linearOnnx(const OnnxOp& o) {
+  return {onnxLinear(o.b, o.tensor(0), o.rank(0), o.tensor(1), o.optionalTensor(2).value_or(""))};
+}
+
+// F.interpolate as Resize, with torch.onnx's coordinate modes for PyTorch's nearest and bilinear.
+OnnxValue interpolateOnnx(const OnnxOp& o) {
+  OnnxBuilder& b = o.b;
+  const std::string x = o.tensor(0);
+  const bool nearest = o.args.text(3) == "nearest";
+  std::vector<OnnxAttribute> attributes;
+  if (nearest) {
+    attributes = {{"mode", std::string("nearest")},
+                  {"coordinate_transformation_mode", std::string("asymmetric")},
+                  {"nearest_mode", std::string("floor")}};
+  } else {
+    attributes = {
+        {"mode", std::string("linear")},
+        {"coordinate_transformation_mode", std::string(o.args.flag(4) ? "align_corners" : "pytorch_half_pixel")}};
+  }
+  if (isNullArg(o.args.node(), 1)) {
+    const float scale = static_cast<float>(o.args.number(2));
+    const std::string scales = b.constant(at::tensor(std::vector<float>{1, 1, scale, scale}));
+    return {b.op("Resize", {x, "", scales}, std::move(attributes))};
+  }
+  const std::string sizes = b.op("Concat", {b.shape(x, 0, 2), o.integers(1)}, {{"axis", int64_t{0}}});
+  return {b.op("Resize", {x, "", "", sizes}, std::move(attributes))};
+}
+
+// F.pad's pairs run from the last dim backwards; ONNX's pads are every dim's begins, then its ends.
+OnnxValue constantPadOnnx(const OnnxOp& o) {
+  const int64_t rank = o.rank(0);
+  const auto pad = o.constants(1);
+  std::vector<int64_t> pads(2 * rank, 0);
+  for (size_t i = 0; 2 * i + 1 < pad.size(); ++i) {
+    const int64_t dim = rank - 1 - static_cast<int64_t>(i);
+    pads[dim] = pad[2 * i];
+    pads[rank + dim] = pad[2 * i + 1];
+  }
+  return {
+      o.b.op("Pad", {o.tensor(0), o.b.ints(pads), o.operand(2, o.resultType())}, {{"mode", std::string("constant")}})};
+}
+
+OnnxValue embeddingOnnx(const OnnxOp& o) {
+  return {o.b.op("Gather", {o.tensor(0), o.tensor(1)}, {{"axis", int64_t{0}}})};
+}
+
+// Dropout is the identity in the exported (eval) model.
+OnnxValue identityOnnx(const OnnxOp& o) { return {o.tensor(0)}; }
+
 }  // namespace
 
 OpRows functionalOps() {
   return {
-      {"scaledDotProductAttention", attention, attentionScript},
-      {"slidingWindowAttention", windowAttention, windowAttentionScript},
+      {"scaledDotProductAttention", attention, attentionScript, attentionOnnx},
+      {"slidingWindowAttention", windowAttention, windowAttentionScript, windowAttentionOnnx},
       {"dropout", dropout,
        [](const GraphNode& n, const ScriptArgs& a) {
          return "torch.dropout(" + a[0] + ", " + scriptReal(n.args[1]) + ", self.training)";
-       }},
+       },
+       identityOnnx},
       {"featureDropout", featureDropout,
        [](const GraphNode& n, const ScriptArgs& a) {
          return "torch.feature_dropout(" + a[0] + ", " + scriptReal(n.args[1]) + ", self.training)";
-       }},
-      {"linear", linear, scriptCall("torch.linear")},
+       },
+       identityOnnx},
+      {"linear", linear, scriptCall("torch.linear"), linearOnnx},
       {"interpolate2d", interpolate,
        [](const GraphNode& n, const ScriptArgs& a) {
          return scriptInterpolate(a[0], a[1], isNullArg(n, 2) ? a[2] : scriptReal(n.args[2]),
                                   *n.args[3].string() == "nearest", a[4]);
-       }},
-      {"constantPad", constantPad, scriptCall("torch.constant_pad_nd")},
-      {"embedding", embedding, scriptCall("torch.embedding")},
+       },
+       interpolateOnnx},
+      {"constantPad", constantPad, scriptCall("torch.constant_pad_nd"), constantPadOnnx},
+      {"embedding", embedding, scriptCall("torch.embedding"), embeddingOnnx},
   };
 }
 

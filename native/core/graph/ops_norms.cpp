@@ -3,6 +3,7 @@
 
 #include "core/graph/op_support.h"
 #include "core/nn/rms_norm.h"
+#include "core/onnx/onnx_layers.h"
 
 namespace firebrand {
 namespace {
@@ -46,6 +47,23 @@ OpRun groupNorm(const NodeArgs& a) {
   };
 }
 
+std::string optionalName(const OnnxOp& o, size_t i) { return o.optionalTensor(i).value_or(""); }
+
+OnnxValue layerNormOnnx(const OnnxOp& o) {
+  return {onnxLayerNorm(o.b, o.tensor(0), o.constants(1), optionalName(o, 2), optionalName(o, 3), o.args.number(4),
+                        o.resultType())};
+}
+
+OnnxValue rmsNormOnnx(const OnnxOp& o) {
+  return {onnxRmsNorm(o.b, o.tensor(0), o.constants(1).size(), optionalName(o, 2), o.args.optionalNumber(3),
+                      o.resultType())};
+}
+
+OnnxValue groupNormOnnx(const OnnxOp& o) {
+  return {onnxGroupNorm(o.b, o.tensor(0), o.rank(0), o.constant(1), optionalName(o, 2), optionalName(o, 3),
+                        o.args.number(4), o.resultType())};
+}
+
 }  // namespace
 
 OpRows normOps() {
@@ -54,13 +72,15 @@ OpRows normOps() {
        [](const GraphNode& n, const ScriptArgs& a) {
          return "torch.layer_norm(" + a[0] + ", " + scriptDims(n.args[1]) + ", " + a[2] + ", " + a[3] + ", " +
                 scriptReal(n.args[4]) + ")";
-       }},
-      {"rmsNorm", rmsNormOp, rmsNormOpScript},
+       },
+       layerNormOnnx},
+      {"rmsNorm", rmsNormOp, rmsNormOpScript, rmsNormOnnx},
       {"groupNorm", groupNorm,
        [](const GraphNode& n, const ScriptArgs& a) {
          return "torch.group_norm(" + a[0] + ", " + a[1] + ", " + a[2] + ", " + a[3] + ", " + scriptReal(n.args[4]) +
                 ")";
-       }},
+       },
+       groupNormOnnx},
   };
 }
 

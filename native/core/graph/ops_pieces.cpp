@@ -2,6 +2,8 @@
 // slices, and elements selected or gathered by index.
 #include <ATen/Functions.h>
 
+#include <limits>
+
 #include "core/errors.h"
 #include "core/graph/op_support.h"
 #include "core/shape_text.h"
@@ -103,22 +105,91 @@ OpRun select(const NodeArgs& a) {
   return [=](GraphFrame& f) -> c10::IValue { return T(f, x).select(dim, index.get(f)); };
 }
 
+// x's size along `dim` as a 1-D int64 of one element.
+std::string dimSize(const OnnxOp& o, int64_t dim) { return o.b.shape(o.tensor(0), dim, dim + 1); }
+
+OnnxValue splitOnnx(const OnnxOp& o, const std::string& sizes, int64_t dim, size_t pieces) {
+  return o.b.add("Split", {o.tensor(0), sizes}, {{"axis", dim}}, pieces);
+}
+
+OnnxValue splitWithSizesOnnx(const OnnxOp& o) {
+  return splitOnnx(o, o.integers(1), normalizedDim(o.constant(2), o.rank(0)), o.args.integers(1).size());
+}
+
+// Pieces of `size` along dim, the last one what remains.
+OnnxValue splitSizeOnnx(const OnnxOp& o) {
+  const int64_t size = o.constant(1), dim = normalizedDim(o.constant(2), o.rank(0)), count = o.constant(3);
+  const std::string last = o.b.op("Sub", {dimSize(o, dim), o.b.ints({size * (count - 1)})});
+  const std::string sizes =
+      o.b.op("Concat", {o.b.ints(std::vector<int64_t>(count - 1, size)), last}, {{"axis", int64_t{0}}});
+  return splitOnnx(o, sizes, dim, count);
+}
+
+// chunk: pieces of ceil(n / chunks), the last one what remains (as PyTorch splits).
+OnnxValue chunkOnnx(const OnnxOp& o) {
+  OnnxBuilder& b = o.b;
+  const int64_t chunks = o.constant(1), dim = normalizedDim(o.constant(2), o.rank(0));
+  const std::string n = dimSize(o, dim);
+  const std::string size = b.op("Div", {b.op("Add", {n, b.ints({chunks - 1})}), b.ints({chunks})});
+  std::vector<std::string> sizes(chunks - 1, size);
+  sizes.push_back(b.op("Sub", {n, b.op("Mul", {size, b.ints({chunks - 1})})}));
+  return splitOnnx(o, b.op("Concat", sizes, {{"axis", int64_t{0}}}), dim, chunks);
+}
+
+OnnxValue listItemOnnx(const OnnxOp& o) {
+  const OnnxValue& list = o.value(0);
+  int64_t index = o.constant(1);
+  if (index < 0) index += static_cast<int64_t>(list.size());
+  return {list.at(index)};
+}
+
+// One traced or constant integer as a 1-D int64 of one element.
+std::string oneInteger(const OnnxOp& o, size_t i) { return o.b.unsqueeze(o.integer(i), {0}); }
+
+OnnxValue narrowOnnx(const OnnxOp& o) {
+  const int64_t dim = normalizedDim(o.constant(1), o.rank(0));
+  const std::string start = oneInteger(o, 2);
+  const std::string end = o.b.op("Add", {start, oneInteger(o, 3)});
+  return {o.b.op("Slice", {o.tensor(0), start, end, o.b.ints({dim})})};
+}
+
+OnnxValue sliceOnnx(const OnnxOp& o) {
+  const int64_t dim = normalizedDim(o.constant(1), o.rank(0));
+  const auto bound = [&](size_t i, int64_t none) {
+    return isNullArg(o.args.node(), i) ? o.b.ints({none}) : oneInteger(o, i);
+  };
+  return {o.b.op("Slice", {o.tensor(0), bound(2, 0), bound(3, std::numeric_limits<int64_t>::max()), o.b.ints({dim}),
+                           o.b.ints({o.constant(4)})})};
+}
+
+OnnxValue selectOnnx(const OnnxOp& o) {
+  return {o.b.op("Gather", {o.tensor(0), o.integer(2)}, {{"axis", normalizedDim(o.constant(1), o.rank(0))}})};
+}
+
+OnnxForm byIndexOnnx(const char* opType) {
+  return [opType](const OnnxOp& o) -> OnnxValue {
+    return {o.b.op(opType, {o.tensor(0), o.tensor(2)}, {{"axis", normalizedDim(o.constant(1), o.rank(0))}})};
+  };
+}
+
 }  // namespace
 
 OpRows pieceOps() {
   return {
-      {"splitWithSizes", splitWithSizes, scriptCall("torch.split_with_sizes")},
+      {"splitWithSizes", splitWithSizes, scriptCall("torch.split_with_sizes"), splitWithSizesOnnx},
       {"splitSize", splitSize,
-       [](const GraphNode&, const ScriptArgs& a) { return "torch.split(" + a[0] + ", " + a[1] + ", " + a[2] + ")"; }},
-      {"chunk", chunk, scriptCall("torch.chunk")},
-      {"listItem", listItem, [](const GraphNode&, const ScriptArgs& a) { return a[0] + "[" + a[1] + "]"; }},
-      {"narrow", narrow, scriptCall("torch.narrow")},
-      {"slice", slice, scriptCall("torch.ops.aten.slice")},
-      {"select", select, scriptCall("torch.select")},
+       [](const GraphNode&, const ScriptArgs& a) { return "torch.split(" + a[0] + ", " + a[1] + ", " + a[2] + ")"; },
+       splitSizeOnnx},
+      {"chunk", chunk, scriptCall("torch.chunk"), chunkOnnx},
+      {"listItem", listItem, [](const GraphNode&, const ScriptArgs& a) { return a[0] + "[" + a[1] + "]"; },
+       listItemOnnx},
+      {"narrow", narrow, scriptCall("torch.narrow"), narrowOnnx},
+      {"slice", slice, scriptCall("torch.ops.aten.slice"), sliceOnnx},
+      {"select", select, scriptCall("torch.select"), selectOnnx},
       {"indexSelect", byIndex([](const at::Tensor& x, int64_t d, const at::Tensor& i) { return x.index_select(d, i); }),
-       scriptCall("torch.index_select")},
+       scriptCall("torch.index_select"), byIndexOnnx("Gather")},
       {"gather", byIndex([](const at::Tensor& x, int64_t d, const at::Tensor& i) { return x.gather(d, i); }),
-       scriptCall("torch.gather")},
+       scriptCall("torch.gather"), byIndexOnnx("GatherElements")},
   };
 }
 

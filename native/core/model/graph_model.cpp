@@ -124,6 +124,23 @@ void GraphModel::moveTo(const c10::Device& device) {
 
 void GraphModel::saveTorchScript(const std::string& path) const { exportGraph(*this, path); }
 
+OnnxGraph GraphModel::onnxGraph(const TensorDict& example, const OnnxExportOptions& options) const {
+  const auto& names = program_->inputs();
+  std::vector<at::Tensor> inputs;
+  if (names.size() == 1 && example.size() == 1) {
+    inputs.push_back(example.begin()->second.to(device_));
+  } else {
+    for (const auto& name : names) {
+      const auto it = example.find(name);
+      if (it == example.end())
+        throw InvalidArgument("exportOnnx: example has no '" + name + "'; forward takes " +
+                              std::to_string(names.size()) + " inputs by name");
+      inputs.push_back(it->second.to(device_));
+    }
+  }
+  return graphOnnx(*program_, tree_, inputs, options);
+}
+
 void GraphModel::setModelTraining(bool training) { tree_.root->train(training); }
 
 std::vector<std::string> GraphModel::modulePaths() const { return submodulePaths(*tree_.root); }

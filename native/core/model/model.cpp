@@ -8,6 +8,10 @@
 
 namespace firebrand {
 
+OnnxGraph Model::onnxGraph(const TensorDict&, const OnnxExportOptions&) const {
+  throw NotExportable("exportOnnx: this model has no traced graph to write as ONNX");
+}
+
 TensorDict Model::trainingStep(const TensorDict&) { throw InvalidState("this model defines no training_step"); }
 
 TensorDict Model::validationStep(const TensorDict&) { throw InvalidState("this model defines no validation_step"); }

@@ -12,6 +12,7 @@
 
 #include "core/data/batch.h"
 #include "core/graph/decode_cache.h"
+#include "core/graph/graph_onnx.h"
 #include "core/nn/layer_factory.h"
 #include "core/output_layout.h"
 #include "core/tensor_dict.h"
@@ -73,6 +74,9 @@ class Model {
   virtual void moveTo(const c10::Device& device) = 0;
   // Writes a TorchScript module that torch.jit.load (Python or C++) can run.
   virtual void saveTorchScript(const std::string& path) const = 0;
+  // The model as an ONNX graph, traced from `example` (the tensors forward takes, by input field:
+  // "input" for a model of one). Throws NotExportable for a model firebrand has no graph of.
+  virtual OnnxGraph onnxGraph(const TensorDict& example, const OnnxExportOptions& options) const;
 
   virtual bool hasTrainingStep() const { return false; }
   virtual bool hasValidationStep() const { return false; }

@@ -114,6 +114,14 @@ void ScriptModel::saveTorchScript(const std::string& path) const {
   }
 }
 
+OnnxGraph ScriptModel::onnxGraph(const TensorDict&, const OnnxExportOptions&) const {
+  throw NotExportable(
+      "exportOnnx: the model is TorchScript source (a .pt module), which libtorch runs in its interpreter; firebrand "
+      "has no op-by-op graph of it to write as ONNX. Export it where it was written, with PyTorch's "
+      "torch.onnx.export, or describe the model as TypeScript modules (nn.Module, or a pretrained architecture) and "
+      "load these weights into it (loadWeights), which exportOnnx can write");
+}
+
 TensorDict ScriptModel::callStep(const char* method, const TensorDict& batch) {
   c10::Dict<std::string, at::Tensor> fields;
   for (const auto& [name, tensor] : batch) fields.insert(name, tensor);

@@ -36,6 +36,8 @@ class ScriptModel : public Model {
   bool isTraining() const override { return module_.is_training(); }
   void moveTo(const c10::Device& device) override { module_.to(device); }
   void saveTorchScript(const std::string& path) const override;
+  // Refused, saying why: libtorch runs TorchScript in its interpreter, with no op-by-op graph here.
+  OnnxGraph onnxGraph(const TensorDict& example, const OnnxExportOptions& options) const override;
 
   bool hasTrainingStep() const override { return hasTrainingStep_; }
   bool hasValidationStep() const override { return hasValidationStep_; }

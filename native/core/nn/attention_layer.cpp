@@ -9,6 +9,7 @@
 
 #include "core/errors.h"
 #include "core/nn/attention.h"
+#include "core/nn/attention_onnx.h"
 #include "core/nn/attention_script.h"
 #include "core/nn/layer_row.h"
 #include "core/shape_text.h"
@@ -120,6 +121,8 @@ std::vector<at::Tensor> runMultiheadAttention(BuiltLayer& layer, bool batchFirst
   }
 }
 
-LayerRows attentionLayers() { return {{"multiheadAttention", buildMultiheadAttention, multiheadAttentionScript}}; }
+LayerRows attentionLayers() {
+  return {{"multiheadAttention", buildMultiheadAttention, multiheadAttentionScript, multiheadAttentionOnnx}};
+}
 
 }  // namespace firebrand

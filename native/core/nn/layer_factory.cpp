@@ -32,6 +32,13 @@ ScriptCall layerScript(const LayerSpec& spec, const LayerScriptContext& context)
   return row->torchScript(options, context);
 }
 
+OnnxValue layerOnnx(const LayerSpec& spec, const OnnxLayerCall& call) {
+  const LayerRow* row = findLayer(spec.type);
+  if (!row || !row->onnx) throw NotExportable("firebrand has no ONNX form for layer type '" + spec.type + "' yet");
+  ResolvedOptions options("exportOnnx: " + spec.type, spec.options);
+  return row->onnx(options, call);
+}
+
 BuiltLayer buildLayer(const LayerSpec& spec, const std::string& owner) {
   const LayerRow* row = findLayer(spec.type);
   if (!row) throw InvalidState("firebrand bug: " + owner + ": layer type '" + spec.type + "' has no C++ row");

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/nn/layer_factory.h"
+#include "core/nn/layer_onnx.h"
 #include "core/nn/script_text.h"
 #include "core/options/resolved_options.h"
 
@@ -16,6 +17,8 @@ struct LayerRow {
   std::string type;
   std::function<BuiltLayer(ResolvedOptions&)> build;
   std::function<ScriptCall(ResolvedOptions&, const LayerScriptContext&)> torchScript;
+  // The call as ONNX nodes (empty: exportOnnx names the layer as having no ONNX form).
+  std::function<OnnxValue(ResolvedOptions&, const OnnxLayerCall&)> onnx;
 };
 
 using LayerRows = std::vector<LayerRow>;
@@ -33,5 +36,7 @@ std::vector<const LayerRow*> allLayers();
 
 // The layer's call as TorchScript, from its spec as TypeScript resolved it.
 ScriptCall layerScript(const LayerSpec& spec, const LayerScriptContext& context);
+// The layer's call as ONNX nodes; throws NotExportable for a layer without an ONNX form.
+OnnxValue layerOnnx(const LayerSpec& spec, const OnnxLayerCall& call);
 
 }  // namespace firebrand

@@ -2,6 +2,7 @@
 #include <torch/nn.h>
 
 #include "core/nn/layer_row.h"
+#include "core/onnx/onnx_layers.h"
 
 namespace firebrand {
 namespace {
@@ -60,23 +61,45 @@ std::function<ScriptCall(ResolvedOptions&, const LayerScriptContext&)> transpose
   };
 }
 
+std::function<OnnxValue(ResolvedOptions&, const OnnxLayerCall&)> convolutionOnnx(size_t n) {
+  return [n](ResolvedOptions& o, const OnnxLayerCall& c) -> OnnxValue {
+    return {onnxConvolution(c.b, c.operands.at(0), c.tensor("weight"), c.tensor("bias"), o.integers("stride", n),
+                            o.integers("padding", n), o.integers("dilation", n), o.integer("groups"))};
+  };
+}
+
+std::function<OnnxValue(ResolvedOptions&, const OnnxLayerCall&)> transposedOnnx(size_t n) {
+  return [n](ResolvedOptions& o, const OnnxLayerCall& c) -> OnnxValue {
+    std::vector<int64_t> pads = o.integers("padding", n);
+    pads.insert(pads.end(), pads.begin(), pads.end());
+    std::vector<std::string> inputs{c.operands.at(0), c.tensor("weight")};
+    if (!c.tensor("bias").empty()) inputs.push_back(c.tensor("bias"));
+    return {c.b.op("ConvTranspose", inputs,
+                   {{"strides", o.integers("stride", n)},
+                    {"pads", pads},
+                    {"output_padding", o.integers("outputPadding", n)},
+                    {"dilations", o.integers("dilation", n)},
+                    {"group", o.integer("groups")}})};
+  };
+}
+
 }  // namespace
 
 LayerRows convolutionLayers() {
   using namespace torch::nn;
   return {
       {"conv1d", [](ResolvedOptions& o) { return convolution<1, Conv1d, Conv1dOptions>(o, "[N, C, L]"); },
-       convolutionScript(1)},
+       convolutionScript(1), convolutionOnnx(1)},
       {"conv2d", [](ResolvedOptions& o) { return convolution<2, Conv2d, Conv2dOptions>(o, "[N, C, H, W]"); },
-       convolutionScript(2)},
+       convolutionScript(2), convolutionOnnx(2)},
       {"conv3d", [](ResolvedOptions& o) { return convolution<3, Conv3d, Conv3dOptions>(o, "[N, C, D, H, W]"); },
-       convolutionScript(3)},
+       convolutionScript(3), convolutionOnnx(3)},
       {"convTranspose1d",
        [](ResolvedOptions& o) { return transposed<1, ConvTranspose1d, ConvTranspose1dOptions>(o, "[N, C, L]"); },
-       transposedScript(1)},
+       transposedScript(1), transposedOnnx(1)},
       {"convTranspose2d",
        [](ResolvedOptions& o) { return transposed<2, ConvTranspose2d, ConvTranspose2dOptions>(o, "[N, C, H, W]"); },
-       transposedScript(2)},
+       transposedScript(2), transposedOnnx(2)},
   };
 }
 

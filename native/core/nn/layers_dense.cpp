@@ -3,6 +3,7 @@
 
 #include "core/nn/layer_row.h"
 #include "core/nn/linear_layer.h"
+#include "core/onnx/onnx_layers.h"
 
 namespace firebrand {
 namespace {
@@ -38,6 +39,26 @@ BuiltLayer prelu(ResolvedOptions& o) {
           parameters == 1 ? "any shape" : "[N, C, *] with C=" + count(parameters) + " (numParameters)"};
 }
 
+OnnxValue linearOnnx(ResolvedOptions&, const OnnxLayerCall& c) {
+  return {onnxLinear(c.b, c.operands.at(0), c.examples.at(0).toTensor().dim(), c.tensor("weight"), c.tensor("bias"))};
+}
+
+OnnxValue embeddingOnnx(ResolvedOptions&, const OnnxLayerCall& c) {
+  return {c.b.op("Gather", {c.tensor("weight"), c.operands.at(0)}, {{"axis", int64_t{0}}})};
+}
+
+// PReLU's slopes [C] broadcast over [N, C, *]: as [C, 1, ...].
+OnnxValue preluOnnx(ResolvedOptions& o, const OnnxLayerCall& c) {
+  const int64_t rank = c.examples.at(0).toTensor().dim();
+  std::string slope = c.tensor("weight");
+  if (o.integer("numParameters") > 1 && rank > 2) {
+    std::vector<int64_t> axes;
+    for (int64_t d = 1; d < rank - 1; ++d) axes.push_back(d);
+    slope = c.b.unsqueeze(slope, axes);
+  }
+  return {c.b.op("PRelu", {c.operands.at(0), slope})};
+}
+
 }  // namespace
 
 LayerRows denseLayers() {
@@ -45,12 +66,14 @@ LayerRows denseLayers() {
       {"linear", linear,
        [](ResolvedOptions&, const LayerScriptContext& c) -> ScriptCall {
          return {"torch.linear(" + c.operands.at(0) + ", " + c.tensor("weight") + ", " + c.tensor("bias") + ")"};
-       }},
-      {"embedding", embedding, embeddingScript},
+       },
+       linearOnnx},
+      {"embedding", embedding, embeddingScript, embeddingOnnx},
       {"prelu", prelu,
        [](ResolvedOptions&, const LayerScriptContext& c) -> ScriptCall {
          return {"torch.prelu(" + c.operands.at(0) + ", " + c.tensor("weight") + ")"};
-       }},
+       },
+       preluOnnx},
   };
 }
 

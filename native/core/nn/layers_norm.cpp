@@ -1,8 +1,10 @@
 // Normalisation layers: batch (1d, 2d, 3d), layer, group, instance and RMS norms.
 #include <torch/nn.h>
 
+#include "core/errors.h"
 #include "core/nn/layer_row.h"
 #include "core/nn/rms_norm.h"
+#include "core/onnx/onnx_layers.h"
 #include "core/shape_text.h"
 
 namespace firebrand {
@@ -88,6 +90,45 @@ ScriptCall rmsNormLayerScript(ResolvedOptions& o, const LayerScriptContext& c) {
                         o.flag("elementwiseAffine") ? c.tensor("weight") : "None", o.optionalNumber("eps"))};
 }
 
+at::ScalarType inputType(const OnnxLayerCall& c) { return c.examples.at(0).toTensor().scalar_type(); }
+
+// Batch norms in the exported (eval) model: their running statistics.
+OnnxValue batchNormOnnx(ResolvedOptions& o, const OnnxLayerCall& c) {
+  if (!o.flag("trackRunningStats")) {
+    throw NotExportable(
+        "a batch norm without running statistics (trackRunningStats: false) normalizes by each batch; "
+        "ONNX's BatchNormalization reads kept statistics");
+  }
+  return {onnxBatchNorm(c.b, c.operands.at(0), o.integer("numFeatures"), c.tensor("weight"), c.tensor("bias"),
+                        c.tensor("running_mean"), c.tensor("running_var"), o.number("eps"), inputType(c))};
+}
+
+// An instance norm with running statistics uses them in eval mode; without, each sample's own.
+OnnxValue instanceNormOnnx(ResolvedOptions& o, const OnnxLayerCall& c) {
+  if (o.flag("trackRunningStats")) return batchNormOnnx(o, c);
+  const int64_t features = o.integer("numFeatures");
+  const auto options = at::TensorOptions().dtype(inputType(c));
+  const std::string weight = c.tensor("weight"), bias = c.tensor("bias");
+  const std::string scale = weight.empty() ? c.b.constant(at::ones({features}, options)) : weight;
+  const std::string shift = bias.empty() ? c.b.constant(at::zeros({features}, options)) : bias;
+  return {c.b.op("InstanceNormalization", {c.operands.at(0), scale, shift}, {{"epsilon", o.number("eps")}})};
+}
+
+OnnxValue layerNormOnnx(ResolvedOptions& o, const OnnxLayerCall& c) {
+  return {onnxLayerNorm(c.b, c.operands.at(0), o.integers("normalizedShape"), c.tensor("weight"), c.tensor("bias"),
+                        o.number("eps"), inputType(c))};
+}
+
+OnnxValue groupNormOnnx(ResolvedOptions& o, const OnnxLayerCall& c) {
+  return {onnxGroupNorm(c.b, c.operands.at(0), c.examples.at(0).toTensor().dim(), o.integer("numGroups"),
+                        c.tensor("weight"), c.tensor("bias"), o.number("eps"), inputType(c))};
+}
+
+OnnxValue rmsNormOnnx(ResolvedOptions& o, const OnnxLayerCall& c) {
+  return {onnxRmsNorm(c.b, c.operands.at(0), o.integers("normalizedShape").size(), c.tensor("weight"),
+                      o.optionalNumber("eps"), inputType(c))};
+}
+
 }  // namespace
 
 LayerRows normLayers() {
@@ -95,24 +136,26 @@ LayerRows normLayers() {
   return {
       {"batchNorm1d",
        [](ResolvedOptions& o) { return batchNorm<BatchNorm1d, BatchNorm1dOptions>(o, "[N, C] or [N, C, L]"); },
-       runningStatsScript("torch.batch_norm")},
+       runningStatsScript("torch.batch_norm"), batchNormOnnx},
       {"batchNorm2d", [](ResolvedOptions& o) { return batchNorm<BatchNorm2d, BatchNorm2dOptions>(o, "[N, C, H, W]"); },
-       runningStatsScript("torch.batch_norm")},
+       runningStatsScript("torch.batch_norm"), batchNormOnnx},
       {"batchNorm3d",
        [](ResolvedOptions& o) { return batchNorm<BatchNorm3d, BatchNorm3dOptions>(o, "[N, C, D, H, W]"); },
-       runningStatsScript("torch.batch_norm")},
-      {"instanceNorm2d", instanceNorm2d, runningStatsScript("torch.instance_norm")},
+       runningStatsScript("torch.batch_norm"), batchNormOnnx},
+      {"instanceNorm2d", instanceNorm2d, runningStatsScript("torch.instance_norm"), instanceNormOnnx},
       {"layerNorm", layerNorm,
        [](ResolvedOptions& o, const LayerScriptContext& c) -> ScriptCall {
          return {"torch.layer_norm(" + c.operands.at(0) + ", " + scriptList(o.integers("normalizedShape")) + ", " +
                  c.tensor("weight") + ", " + c.tensor("bias") + ", " + scriptNumber(o.number("eps")) + ")"};
-       }},
+       },
+       layerNormOnnx},
       {"groupNorm", groupNorm,
        [](ResolvedOptions& o, const LayerScriptContext& c) -> ScriptCall {
          return {"torch.group_norm(" + c.operands.at(0) + ", " + std::to_string(o.integer("numGroups")) + ", " +
                  c.tensor("weight") + ", " + c.tensor("bias") + ", " + scriptNumber(o.number("eps")) + ")"};
-       }},
-      {"rmsNorm", rmsNormLayer, rmsNormLayerScript},
+       },
+       groupNormOnnx},
+      {"rmsNorm", rmsNormLayer, rmsNormLayerScript, rmsNormOnnx},
   };
 }
 

@@ -5,6 +5,7 @@
 
 #include "core/errors.h"
 #include "core/nn/layer_row.h"
+#include "core/nn/recurrent_onnx.h"
 #include "core/nn/recurrent_script.h"
 #include "core/shape_text.h"
 
@@ -131,7 +132,12 @@ LayerRows recurrentLayers() {
   const auto script = [](const std::string& type) {
     return [type](ResolvedOptions& o, const LayerScriptContext& c) { return recurrentScript(type, o, c); };
   };
-  return {{"lstm", buildLstm, script("lstm")}, {"gru", buildGru, script("gru")}, {"rnn", buildRnn, script("rnn")}};
+  const auto onnx = [](const std::string& type) {
+    return [type](ResolvedOptions& o, const OnnxLayerCall& c) { return recurrentOnnx(type, o, c); };
+  };
+  return {{"lstm", buildLstm, script("lstm"), onnx("lstm")},
+          {"gru", buildGru, script("gru"), onnx("gru")},
+          {"rnn", buildRnn, script("rnn"), onnx("rnn")}};
 }
 
 }  // namespace firebrand

@@ -153,6 +153,8 @@ class TrainingEngine {
                                 const std::map<std::string, std::optional<std::string>>& renames = {});
   // Writes the model as a TorchScript module, in eval mode, for inference anywhere.
   void exportTorchScript(const std::string& path);
+  // The model as an ONNX graph (eval mode), traced from `example` (Model::onnxGraph).
+  OnnxGraph exportOnnx(const TensorDict& example, const OnnxExportOptions& options);
 
   // Keeps an exponential moving average of the weights from here on (config.ema), updated after
   // each optimizer step, evaluated on (unless options.evaluate is off) and checkpointed.

@@ -61,14 +61,28 @@ std::vector<std::pair<std::string, at::Tensor>> TrainingEngine::stateDict() cons
   return state;
 }
 
-void TrainingEngine::exportTorchScript(const std::string& path) {
-  if (hasLora(*model_)) {
-    throw InvalidState(
-        "exportTorchScript: the model has LoRA adapters; merge them into the weights first (mergeAdapter), "
-        "or save them alone (saveAdapter)");
+namespace {
+
+void requireNoAdapters(Model& model, const std::string& operation) {
+  if (hasLora(model)) {
+    throw InvalidState(operation +
+                       ": the model has LoRA adapters; merge them into the weights first (mergeAdapter), "
+                       "or save them alone (saveAdapter)");
   }
+}
+
+}  // namespace
+
+void TrainingEngine::exportTorchScript(const std::string& path) {
+  requireNoAdapters(*model_, "exportTorchScript");
   EvalModeScope evalMode(*model_);
   model_->saveTorchScript(path);
+}
+
+OnnxGraph TrainingEngine::exportOnnx(const TensorDict& example, const OnnxExportOptions& options) {
+  requireNoAdapters(*model_, "exportOnnx");
+  EvalModeScope evalMode(*model_);
+  return model_->onnxGraph(example, options);
 }
 
 void TrainingEngine::saveState(const std::string& folder) const {

@@ -1,0 +1,116 @@
+// exportOnnx's options and their defaults: the example forward is traced on,
+// the opset, and which axes stay dynamic; then the file, written whole.
+import { firebrandError } from '../errors';
+import type { NumericArray, TensorData } from '../native';
+import type { ModelPreprocessing } from '../preprocessing/model-preprocessing';
+import { recordInputs } from '../preprocessing/model-preprocessing';
+import { encodeOnnxModel, writeWhole } from './onnx-file';
+import type { NativeOnnxOptions, OnnxGraph } from './onnx-graph';
+
+/** Zeros of a shape, as an example input. */
+export interface ExampleShape {
+  shape: number[];
+  /** Default 'float32'. */
+  dtype?: 'float32' | 'float64' | 'int64' | 'int32' | 'uint8';
+}
+
+export type ExampleInput = TensorData<NumericArray> | ExampleShape;
+
+export interface ExportOnnxOptions {
+  /**
+   * What forward is traced on, once, in eval mode: one tensor (`{ data, shape }`, or zeros of
+   * `{ shape, dtype }`), or a model's inputs by field name. Only dtypes and ranks are kept: sizes on
+   * dynamic axes are free. Default: for a model trained on images or a table, two samples as its
+   * preprocessing makes them; otherwise required.
+   */
+  example?: ExampleInput | Record<string, ExampleInput>;
+  /** ONNX opset: 17 (default, LayerNormalization's first) or 18. */
+  opset?: number;
+  /**
+   * Labels of the axes whose size may change, by input or output name: `{ input: { 0: 'batch' } }`.
+   * Default: every input's axis 0 ('batch'), and axis 1 ('sequence') of integer inputs of 2 or more
+   * dims (token ids). Output axes are left unknown unless named here.
+   */
+  dynamicAxes?: Record<string, Record<number, string>>;
+}
+
+export const ONNX_OPSETS = [17, 18];
+
+const DTYPES = {
+  float32: Float32Array,
+  float64: Float64Array,
+  int64: BigInt64Array,
+  int32: Int32Array,
+  uint8: Uint8Array,
+} as const;
+
+function isExampleInput(value: unknown): value is ExampleInput {
+  return typeof value === 'object' && value !== null && Array.isArray((value as { shape?: unknown }).shape);
+}
+
+function tensorOf(given: ExampleInput, field: string): TensorData<NumericArray> {
+  if ('data' in given) return given;
+  const dtype = given.dtype ?? 'float32';
+  const Kind = DTYPES[dtype];
+  if (Kind === undefined) {
+    throw firebrandError(
+      'ERR_FIREBRAND_INVALID_ARGUMENT',
+      `exportOnnx: ${field}.dtype must be one of ${Object.keys(DTYPES).join(', ')}, got '${String(dtype)}'`,
+    );
+  }
+  const size = given.shape.reduce((product, dim) => product * dim, 1);
+  return { data: new Kind(size), shape: given.shape };
+}
+
+/** Two samples of what the model was trained on, as its saved preprocessing makes them. */
+function preprocessedExample(preprocessing: ModelPreprocessing | undefined): Record<string, TensorData<NumericArray>> {
+  const sampleShape = preprocessing?.imagePipeline?.sampleShape;
+  if (sampleShape !== undefined) return { input: tensorOf({ shape: [2, ...sampleShape] }, 'example') };
+  if (preprocessing?.tablePreprocessor !== undefined) return recordInputs(preprocessing, [{}, {}]);
+  throw firebrandError(
+    'ERR_FIREBRAND_INVALID_ARGUMENT',
+    'exportOnnx: give options.example, what forward is traced on: { shape: [2, 1, 28, 28] } (zeros), ' +
+      '{ data, shape }, or the inputs by name; only a model trained on images or a table has a default',
+  );
+}
+
+/** The example by input field, and the native options with every default resolved. */
+export function resolveOnnxExport(
+  options: ExportOnnxOptions,
+  inputFields: string[],
+  preprocessing: ModelPreprocessing | undefined,
+): { example: Record<string, TensorData<NumericArray>>; native: NativeOnnxOptions } {
+  const opset = options.opset ?? 17;
+  if (!ONNX_OPSETS.includes(opset)) {
+    throw firebrandError(
+      'ERR_FIREBRAND_INVALID_ARGUMENT',
+      `exportOnnx: opset must be one of ${ONNX_OPSETS.join(', ')}, got ${String(opset)}`,
+    );
+  }
+  let example: Record<string, TensorData<NumericArray>>;
+  if (options.example === undefined) {
+    example = preprocessedExample(preprocessing);
+  } else if (isExampleInput(options.example)) {
+    example = { [inputFields[0] ?? 'input']: tensorOf(options.example, 'example') };
+  } else {
+    example = Object.fromEntries(
+      Object.entries(options.example).map(([name, given]) => [name, tensorOf(given, `example.${name}`)]),
+    );
+  }
+  if (Object.keys(example).length === 1 && inputFields.length === 1) {
+    example = { [inputFields[0]]: Object.values(example)[0] };
+  }
+  const dynamicAxes: Record<string, Record<number, string>> = {};
+  for (const [name, tensor] of Object.entries(example)) {
+    const integral = !(tensor.data instanceof Float32Array || tensor.data instanceof Float64Array);
+    const axes: Record<number, string> = { 0: 'batch' };
+    if (integral && tensor.shape.length >= 2) axes[1] = 'sequence';
+    dynamicAxes[name] = axes;
+  }
+  return { example, native: { opset, dynamicAxes: { ...dynamicAxes, ...(options.dynamicAxes ?? {}) } } };
+}
+
+/** Encodes the native graph and writes it to `file` (no partial file on failure). */
+export async function writeOnnxFile(file: string, graph: OnnxGraph, graphName: string): Promise<void> {
+  await writeWhole(file, encodeOnnxModel(graph, graphName));
+}
