@@ -124,7 +124,9 @@ void GraphModel::moveTo(const c10::Device& device) {
 
 void GraphModel::saveTorchScript(const std::string& path) const { exportGraph(*this, path); }
 
-OnnxGraph GraphModel::onnxGraph(const TensorDict& example, const OnnxExportOptions& options) const {
+OnnxGraph GraphModel::onnxGraph(const TensorDict& example, const OnnxExportOptions& options) {
+  // Layers run in their own mode (batch norm's statistics): the whole tree is put in eval mode.
+  EvalModeScope evalMode(*this);
   const auto& names = program_->inputs();
   std::vector<at::Tensor> inputs;
   if (names.size() == 1 && example.size() == 1) {

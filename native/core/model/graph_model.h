@@ -33,7 +33,7 @@ class GraphModel : public Model {
   std::vector<std::pair<std::string, BuiltLayer*>> builtLayers() override;
   std::vector<std::string> checkpointActivations(const std::vector<std::string>& patterns) override;
   void saveTorchScript(const std::string& path) const override;
-  OnnxGraph onnxGraph(const TensorDict& example, const OnnxExportOptions& options) const override;
+  OnnxGraph onnxGraph(const TensorDict& example, const OnnxExportOptions& options) override;
 
   // Each graph node's output shape for `input` (nullopt for values that are not one tensor), in
   // eval mode without autograd: what summary() shows.

@@ -8,7 +8,7 @@
 
 namespace firebrand {
 
-OnnxGraph Model::onnxGraph(const TensorDict&, const OnnxExportOptions&) const {
+OnnxGraph Model::onnxGraph(const TensorDict&, const OnnxExportOptions&) {
   throw NotExportable("exportOnnx: this model has no traced graph to write as ONNX");
 }
 

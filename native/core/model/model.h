@@ -74,9 +74,9 @@ class Model {
   virtual void moveTo(const c10::Device& device) = 0;
   // Writes a TorchScript module that torch.jit.load (Python or C++) can run.
   virtual void saveTorchScript(const std::string& path) const = 0;
-  // The model as an ONNX graph, traced from `example` (the tensors forward takes, by input field:
-  // "input" for a model of one). Throws NotExportable for a model firebrand has no graph of.
-  virtual OnnxGraph onnxGraph(const TensorDict& example, const OnnxExportOptions& options) const;
+  // The model as an ONNX graph, traced in eval mode from `example` (the tensors forward takes, by
+  // input field: "input" for a model of one). Throws NotExportable for a model firebrand has no graph of.
+  virtual OnnxGraph onnxGraph(const TensorDict& example, const OnnxExportOptions& options);
 
   virtual bool hasTrainingStep() const { return false; }
   virtual bool hasValidationStep() const { return false; }

@@ -114,7 +114,7 @@ void ScriptModel::saveTorchScript(const std::string& path) const {
   }
 }
 
-OnnxGraph ScriptModel::onnxGraph(const TensorDict&, const OnnxExportOptions&) const {
+OnnxGraph ScriptModel::onnxGraph(const TensorDict&, const OnnxExportOptions&) {
   throw NotExportable(
       "exportOnnx: the model is TorchScript source (a .pt module), which libtorch runs in its interpreter; firebrand "
       "has no op-by-op graph of it to write as ONNX. Export it where it was written, with PyTorch's "

@@ -37,7 +37,7 @@ class ScriptModel : public Model {
   void moveTo(const c10::Device& device) override { module_.to(device); }
   void saveTorchScript(const std::string& path) const override;
   // Refused, saying why: libtorch runs TorchScript in its interpreter, with no op-by-op graph here.
-  OnnxGraph onnxGraph(const TensorDict& example, const OnnxExportOptions& options) const override;
+  OnnxGraph onnxGraph(const TensorDict& example, const OnnxExportOptions& options) override;
 
   bool hasTrainingStep() const override { return hasTrainingStep_; }
   bool hasValidationStep() const override { return hasValidationStep_; }

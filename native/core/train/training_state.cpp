@@ -81,7 +81,6 @@ void TrainingEngine::exportTorchScript(const std::string& path) {
 
 OnnxGraph TrainingEngine::exportOnnx(const TensorDict& example, const OnnxExportOptions& options) {
   requireNoAdapters(*model_, "exportOnnx");
-  EvalModeScope evalMode(*model_);
   return model_->onnxGraph(example, options);
 }
 

@@ -1,0 +1,353 @@
+// exportOnnx against real runtimes: each model's file runs in onnxruntime-node
+// (and, where installed, Python's onnxruntime after onnx.checker's full check)
+// and must give firebrand's predict outputs. Batch and sequence sizes differ
+// from the example's, so the dynamic axes are exercised too.
+import { expect } from 'chai';
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+import * as ort from 'onnxruntime-node';
+
+import {
+  Dataset,
+  fromPretrained,
+  Model,
+  nn,
+  readCsv,
+  TablePreprocessor,
+  Tensor,
+  torch,
+  torchvision,
+  Trainer,
+  type NumericArray,
+  type TensorData,
+} from '../src';
+import { PackedRecurrent } from './models/recurrent';
+import { expectClose } from './support/expect-close';
+import { rejectionOf, seededRandom } from './support/helpers';
+
+const fixtures = path.join(__dirname, '..', '..', 'test', 'fixtures');
+type Fields = Record<string, TensorData<NumericArray>>;
+interface CheckedFile {
+  file: string;
+  inputs: Fields;
+  expected: Record<string, TensorData<NumericArray>>;
+  tolerance: number;
+}
+
+/** Tokens below `vocabulary`, as int64. */
+function tokens(shape: number[], vocabulary: number, seed: number): TensorData<BigInt64Array> {
+  const random = seededRandom(seed);
+  const size = shape.reduce((a, b) => a * b, 1);
+  return { data: BigInt64Array.from({ length: size }, () => BigInt(Math.floor(random() * vocabulary))), shape };
+}
+
+function floats(shape: number[], seed: number): TensorData<Float32Array> {
+  const random = seededRandom(seed);
+  const size = shape.reduce((a, b) => a * b, 1);
+  return { data: Float32Array.from({ length: size }, () => random() * 2 - 1), shape };
+}
+
+function ortTensor({ data, shape }: TensorData<NumericArray>): ort.Tensor {
+  if (data instanceof BigInt64Array) return new ort.Tensor('int64', data, shape);
+  if (data instanceof Int32Array) return new ort.Tensor('int32', data, shape);
+  if (data instanceof Float32Array) return new ort.Tensor('float32', data, shape);
+  throw new Error(`no onnxruntime tensor for ${data.constructor.name}`);
+}
+
+function jsonTensor({ data, shape }: TensorData<NumericArray>) {
+  const dtype = data instanceof BigInt64Array ? 'int64' : data instanceof Int32Array ? 'int32' : 'float32';
+  return { data: Array.from(data as ArrayLike<number | bigint>, Number), shape, dtype };
+}
+
+class LengthsClassifier extends nn.Module {
+  embed = nn.embedding(20, 8);
+  lstm = nn.lstm(8, 6, { numLayers: 2, batchFirst: true, bidirectional: true });
+  head = nn.linear(12, 3);
+  override inputFields(): string[] {
+    return ['tokens', 'lengths'];
+  }
+  forward(tokenIds: Tensor, lengths: Tensor): Tensor {
+    const [, [h]] = this.lstm.forward(this.embed.forward(tokenIds), null, { lengths });
+    return this.head.forward(torch.cat([h.select(0, -2), h.select(0, -1)], 1));
+  }
+}
+
+describe('exportOnnx: onnxruntime runs the file and gives predict’s outputs', function () {
+  this.timeout(600_000);
+  let folder: string;
+  const written: CheckedFile[] = [];
+
+  before(() => {
+    folder = fs.mkdtempSync(path.join(os.tmpdir(), 'firebrand-onnx-'));
+  });
+  after(() => fs.rmSync(folder, { recursive: true, force: true }));
+
+  /** Exports, runs `inputs` in onnxruntime-node and compares every output with `expected`. */
+  async function checkFile(
+    name: string,
+    exported: (file: string) => Promise<void>,
+    inputs: Fields,
+    expected: Record<string, TensorData<NumericArray>>,
+    tolerance: number,
+  ): Promise<void> {
+    const file = path.join(folder, `${name}.onnx`);
+    await exported(file);
+    const session = await ort.InferenceSession.create(file);
+    const outputs = await session.run(Object.fromEntries(Object.entries(inputs).map(([k, v]) => [k, ortTensor(v)])));
+    expect(Object.keys(outputs).sort()).to.deep.equal(Object.keys(expected).sort());
+    for (const [output, want] of Object.entries(expected)) {
+      const got = outputs[output];
+      expectClose({ data: got.data as Float32Array, shape: got.dims.map(Number) }, want, `${name} ${output}`, {
+        tolerance,
+      });
+    }
+    written.push({ file, inputs, expected, tolerance });
+  }
+
+  it('the demo CNN (conv, batch norm, pooling, dropout, linear) at another batch size than the example', async () => {
+    const trainer = new Trainer({
+      model: nn.sequential(
+        nn.conv2d(1, 8, 3, { padding: 1 }),
+        nn.batchNorm2d(8),
+        nn.relu(),
+        nn.maxPool2d(2),
+        nn.conv2d(8, 16, 3, { padding: 1 }),
+        nn.relu(),
+        nn.avgPool2d(2),
+        nn.flatten(),
+        nn.linear(16 * 7 * 7, 32),
+        nn.gelu(),
+        nn.dropout(0.25),
+        nn.linear(32, 10),
+      ),
+      loss: 'cross_entropy',
+      optimizer: 'adamw',
+      config: { seed: 1, progressBar: false },
+    });
+    const input = floats([5, 1, 28, 28], 2);
+    const expected = await trainer.predict(input.data, input.shape);
+    await checkFile(
+      'cnn',
+      (file) => trainer.exportOnnx(file, { example: { shape: [2, 1, 28, 28] } }),
+      { input },
+      {
+        output: expected,
+      },
+      1e-5,
+    );
+  });
+
+  it("torchvision's ResNet-18 through Model.load, its image sizes dynamic too", async () => {
+    const trainer = new Trainer({
+      model: torchvision.models.resnet18({ numClasses: 7 }),
+      loss: 'cross_entropy',
+      optimizer: 'adamw',
+    });
+    const saved = path.join(folder, 'resnet18');
+    await trainer.save(saved);
+    const model = await Model.load(saved);
+    const input = floats([3, 3, 64, 64], 3);
+    const expected = await model.predict(input.data, input.shape);
+    await checkFile(
+      'resnet18',
+      (file) =>
+        model.exportOnnx(file, {
+          example: { shape: [2, 3, 32, 32] },
+          dynamicAxes: { input: { 0: 'batch', 2: 'height', 3: 'width' } },
+        }),
+      { input },
+      {
+        output: expected,
+      },
+      1e-5,
+    );
+  });
+
+  it("a ViT (Hugging Face's ViTForImageClassification): patches, attention, the class token", async () => {
+    const trainer = new Trainer({
+      model: await fromPretrained(path.join(fixtures, 'pretrained', 'vit')),
+      loss: 'cross_entropy',
+      optimizer: 'adamw',
+    });
+    const input = floats([3, 3, 8, 8], 4);
+    const expected = await trainer.predict(input.data, input.shape);
+    await checkFile(
+      'vit',
+      (file) => trainer.exportOnnx(file, { example: { shape: [2, 3, 8, 8] } }),
+      { input },
+      {
+        output: expected,
+      },
+      1e-4,
+    );
+  });
+
+  it('a GPT-2 forward over a full context, at other batch and sequence sizes than the example', async () => {
+    const trainer = new Trainer({
+      model: await fromPretrained(path.join(fixtures, 'pretrained', 'gpt2')),
+      loss: 'cross_entropy',
+      optimizer: 'adamw',
+    });
+    const input = tokens([3, 32], 50, 5);
+    const expected = await trainer.predict(input.data, input.shape);
+    await checkFile(
+      'gpt2',
+      (file) => trainer.exportOnnx(file, { example: { shape: [2, 8], dtype: 'int64' } }),
+      { input },
+      { output: expected },
+      1e-4,
+    );
+  });
+
+  it('an LSTM classifier taking lengths, and packed LSTM/GRU layers whose lengths forward computes', async () => {
+    const classifier = new Trainer({
+      model: new LengthsClassifier(),
+      loss: 'cross_entropy',
+      optimizer: 'adamw',
+      config: { seed: 2 },
+    });
+    const inputs = {
+      tokens: tokens([4, 9], 20, 6),
+      lengths: { data: BigInt64Array.from([9n, 3n, 1n, 6n]), shape: [4] },
+    };
+    const expected = await classifier.predict(inputs);
+    await checkFile(
+      'lstm-lengths',
+      (file) =>
+        classifier.exportOnnx(file, {
+          example: { tokens: tokens([2, 5], 20, 7), lengths: { data: BigInt64Array.from([5n, 2n]), shape: [2] } },
+        }),
+      inputs,
+      { output: expected },
+      1e-5,
+    );
+
+    const packed = new Trainer({
+      model: new PackedRecurrent(),
+      loss: 'cross_entropy',
+      optimizer: 'adamw',
+      config: { seed: 3 },
+    });
+    const input = tokens([5, 7], 12, 8);
+    await checkFile(
+      'packed-recurrent',
+      (file) => packed.exportOnnx(file, { example: { shape: [2, 4], dtype: 'int64' } }),
+      { input },
+      { output: await packed.predict(input.data, input.shape) },
+      1e-5,
+    );
+  });
+
+  it('a tabular model trained on a preprocessed table: the example comes from its saved preprocessing', async () => {
+    const table = await readCsv(path.join(fixtures, 'tables', 'passengers.csv'));
+    const preprocessor = new TablePreprocessor({
+      numeric: { columns: ['age', 'fare'], impute: 'mean', scale: 'standard' },
+      categorical: [{ columns: ['sex', 'port', 'class'], encode: 'onehot', handleUnknown: 'ignore' }],
+      target: 'survived',
+    }).fit(table);
+    const data = Dataset.fromTable(table, preprocessor);
+    const [features] = data.fieldShapes.input;
+    const trainer = new Trainer({
+      model: nn.sequential(nn.linear(features, 16), nn.batchNorm1d(16), nn.relu(), nn.linear(16, 2)),
+      loss: 'cross_entropy',
+      optimizer: 'adamw',
+      config: { seed: 4, numEpochs: 2, batchSize: 8, progressBar: false },
+    });
+    await trainer.fit(data);
+    const { input } = preprocessor.transform(table);
+    await checkFile(
+      'tabular',
+      (file) => trainer.exportOnnx(file),
+      { input },
+      { output: await trainer.predict(input.data, input.shape) },
+      1e-5,
+    );
+  });
+
+  it('passes onnx.checker with full checks, and Python’s onnxruntime gives the same outputs', function () {
+    const python = '/usr/bin/python3';
+    const probe = spawnSync(python, ['-c', 'import onnx, numpy'], { encoding: 'utf8' });
+    if (probe.status !== 0) {
+      console.log(`      skipped: ${python} has no onnx module (apt-get install python3-onnx)`);
+      this.skip();
+    }
+    expect(written.length, 'files the tests above wrote').to.equal(7);
+    const cases = path.join(folder, 'cases.json');
+    fs.writeFileSync(
+      cases,
+      JSON.stringify(
+        written.map(({ file, inputs, expected, tolerance }) => ({
+          file,
+          tolerance,
+          inputs: Object.fromEntries(Object.entries(inputs).map(([k, v]) => [k, jsonTensor(v)])),
+          expected: Object.fromEntries(Object.entries(expected).map(([k, v]) => [k, jsonTensor(v)])),
+        })),
+      ),
+    );
+    const script = path.join(__dirname, '..', '..', 'test', 'support', 'check-onnx.py');
+    const run = spawnSync(python, [script, cases], { encoding: 'utf8', maxBuffer: 1 << 28 });
+    expect(run.status, run.stderr).to.equal(0);
+    const result = JSON.parse(run.stdout) as {
+      onnx: string;
+      onnxruntime?: string;
+      onnxruntimeMissing?: string;
+      checked: string[];
+      failures: unknown[];
+    };
+    if (result.onnxruntime === undefined) {
+      console.log(
+        `      onnx ${result.onnx} checked the files; Python's onnxruntime is missing (${result.onnxruntimeMissing})`,
+      );
+    }
+    expect(result.failures).to.deep.equal([]);
+    expect(result.checked).to.have.length(written.length);
+  });
+});
+
+describe('exportOnnx: what cannot be exported is named, and no file is left', () => {
+  it('names the module path of a layer without an ONNX form', async () => {
+    class Projected extends nn.Module {
+      encoder = nn.lstm(4, 6, { projSize: 3, batchFirst: true });
+      forward(x: Tensor): Tensor {
+        const [out] = this.encoder.forward(x);
+        return out;
+      }
+    }
+    const file = path.join(os.tmpdir(), `firebrand-unexportable-${process.pid}.onnx`);
+    const trainer = new Trainer({ model: new Projected(), loss: 'mse', optimizer: 'adamw' });
+    const error = await rejectionOf(trainer.exportOnnx(file, { example: { shape: [2, 3, 4] } }));
+    expect(error.code).to.equal('ERR_FIREBRAND_NOT_EXPORTABLE');
+    expect(error.message).to.contain('encoder');
+    expect(error.message).to.contain('projSize');
+    expect(fs.existsSync(file)).to.equal(false);
+    expect(
+      fs.readdirSync(os.tmpdir()).filter((name) => name.startsWith(`firebrand-unexportable-${process.pid}`)),
+    ).to.deep.equal([]);
+  });
+
+  it('says how a TorchScript-source model can be exported instead', async () => {
+    const trainer = new Trainer({
+      model: nn.torchScript(path.join(fixtures, 'scripted', 'regressor.pt')),
+      loss: 'mse',
+      optimizer: 'adamw',
+    });
+    const error = await rejectionOf(
+      trainer.exportOnnx(path.join(os.tmpdir(), 'never.onnx'), { example: { shape: [2, 4] } }),
+    );
+    expect(error.code).to.equal('ERR_FIREBRAND_NOT_EXPORTABLE');
+    expect(error.message).to.contain('torch.onnx.export');
+    expect(error.message).to.contain('nn.Module');
+  });
+
+  it('refuses an opset it does not write, and a model with no example to trace', async () => {
+    const trainer = new Trainer({ model: nn.sequential(nn.linear(4, 2)), loss: 'mse', optimizer: 'adamw' });
+    const opset = await rejectionOf(trainer.exportOnnx('x.onnx', { opset: 13, example: { shape: [2, 4] } }));
+    expect(opset.code).to.equal('ERR_FIREBRAND_INVALID_ARGUMENT');
+    expect(opset.message).to.contain('opset must be one of 17, 18');
+    const example = await rejectionOf(trainer.exportOnnx('x.onnx'));
+    expect(example.message).to.contain('give options.example');
+  });
+});
