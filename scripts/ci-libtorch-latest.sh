@@ -11,8 +11,9 @@ cd "$(dirname "$0")/.."
 root=${FIREBRAND_SID_ROOT:-/var/tmp/firebrand-sid}
 mirror=http://deb.debian.org/debian
 # python3-transformers: the tests check that transformers loads what savePretrained writes; python3-torchvision
-# computes the torchvision checkpoints' references at test time.
-packages=(libtorch-dev python3-torch python3-transformers python3-torchvision python3-safetensors libgloo-dev libopenblas0-openmp zlib1g-dev libjpeg62-turbo-dev libpng-dev libwebp-dev nodejs npm g++ cmake
+# computes the torchvision checkpoints' references at test time; python3-onnx and python3-onnxruntime check
+# what exportOnnx writes.
+packages=(libtorch-dev python3-torch python3-transformers python3-torchvision python3-safetensors python3-onnx python3-onnxruntime libgloo-dev libopenblas0-openmp zlib1g-dev libjpeg62-turbo-dev libpng-dev libwebp-dev nodejs npm g++ cmake
           ninja-build ca-certificates dataset-fashion-mnist bsdutils libblas3)
 started=$SECONDS
 
@@ -65,7 +66,7 @@ in_root "rm -rf $work && mkdir -p $work"
 { git ls-files -z --cached --others --exclude-standard; [ ! -d prebuilds ] || find prebuilds -type f -print0; } |
   tar --null -T - -cf - | in_root "tar -xf - -C $work"
 # The source install is tested here (on the newest libtorch): no prebuild fits, so npm compiles.
-in_root "cd $work && npm ci --no-audit --no-fund && FIREBRAND_TEST_SOURCE_INSTALL=1 npm test"
+in_root "cd $work && ONNXRUNTIME_NODE_INSTALL=skip npm ci --no-audit --no-fund && FIREBRAND_TEST_SOURCE_INSTALL=1 npm test"
 # The prebuild made there joins this tree's: `npm pack` here then ships one per libtorch.
 mkdir -p prebuilds
 in_root "cd $work && tar -cf - prebuilds" | tar -xf - -C .

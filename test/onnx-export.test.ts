@@ -26,7 +26,7 @@ import {
 } from '../src';
 import { PackedRecurrent } from './models/recurrent';
 import { expectClose } from './support/expect-close';
-import { rejectionOf, seededRandom } from './support/helpers';
+import { idxFile, rejectionOf, seededRandom } from './support/helpers';
 
 const fixtures = path.join(__dirname, '..', '..', 'test', 'fixtures');
 type Fields = Record<string, TensorData<NumericArray>>;
@@ -54,11 +54,19 @@ function ortTensor({ data, shape }: TensorData<NumericArray>): ort.Tensor {
   if (data instanceof BigInt64Array) return new ort.Tensor('int64', data, shape);
   if (data instanceof Int32Array) return new ort.Tensor('int32', data, shape);
   if (data instanceof Float32Array) return new ort.Tensor('float32', data, shape);
+  if (data instanceof Uint8Array) return new ort.Tensor('uint8', data, shape);
   throw new Error(`no onnxruntime tensor for ${data.constructor.name}`);
 }
 
 function jsonTensor({ data, shape }: TensorData<NumericArray>) {
-  const dtype = data instanceof BigInt64Array ? 'int64' : data instanceof Int32Array ? 'int32' : 'float32';
+  const dtype =
+    data instanceof BigInt64Array
+      ? 'int64'
+      : data instanceof Int32Array
+        ? 'int32'
+        : data instanceof Uint8Array
+          ? 'uint8'
+          : 'float32';
   return { data: Array.from(data as ArrayLike<number | bigint>, Number), shape, dtype };
 }
 
@@ -267,6 +275,39 @@ describe('exportOnnx: onnxruntime runs the file and gives predict’s outputs', 
     );
   });
 
+  it('a model trained on fromIdx images, its scaling and normalization folded in: the file takes raw uint8 pixels', async () => {
+    const count = 12;
+    const pixels = Buffer.from(Array.from({ length: count * 64 }, (_, i) => (i * 37) % 256));
+    const images = path.join(folder, 'images-idx');
+    const labels = path.join(folder, 'labels-idx');
+    fs.writeFileSync(images, idxFile(0x08, [count, 8, 8], pixels));
+    fs.writeFileSync(labels, idxFile(0x08, [count], Buffer.from(Array.from({ length: count }, (_, i) => i % 2))));
+    const data = await Dataset.fromIdx(images, labels, { mean: 0.3, std: 0.2, sampleShape: [1, 8, 8] });
+    const trainer = new Trainer({
+      model: nn.sequential(nn.conv2d(1, 4, 3), nn.relu(), nn.flatten(), nn.linear(4 * 6 * 6, 2)),
+      loss: 'cross_entropy',
+      optimizer: 'adamw',
+      config: { numEpochs: 1, batchSize: 4, progressBar: false, seed: 5 },
+    });
+    await trainer.fit(data);
+    const raw = { data: Uint8Array.from(pixels.subarray(0, 3 * 64)), shape: [3, 1, 8, 8] };
+    const expected = await trainer.predict(raw.data, raw.shape);
+    const file = path.join(folder, 'idx-raw.onnx');
+    await trainer.exportOnnx(file, { includePreprocessing: true });
+    const session = await ort.InferenceSession.create(file);
+    expect(session.inputNames).to.deep.equal(['input']);
+    const outputs = await session.run({ input: new ort.Tensor('uint8', raw.data, raw.shape) });
+    expectClose(
+      { data: outputs.output.data as Float32Array, shape: outputs.output.dims.map(Number) },
+      expected,
+      'raw',
+      {
+        tolerance: 1e-5,
+      },
+    );
+    written.push({ file, inputs: { input: raw }, expected: { output: expected }, tolerance: 1e-5 });
+  });
+
   it('passes onnx.checker with full checks, and Python’s onnxruntime gives the same outputs', function () {
     const python = '/usr/bin/python3';
     const probe = spawnSync(python, ['-c', 'import onnx, numpy'], { encoding: 'utf8' });
@@ -274,7 +315,7 @@ describe('exportOnnx: onnxruntime runs the file and gives predict’s outputs', 
       console.log(`      skipped: ${python} has no onnx module (apt-get install python3-onnx)`);
       this.skip();
     }
-    expect(written.length, 'files the tests above wrote').to.equal(7);
+    expect(written.length, 'files the tests above wrote').to.equal(8);
     const cases = path.join(folder, 'cases.json');
     fs.writeFileSync(
       cases,

@@ -8,7 +8,7 @@ const core = path.join(__dirname, '..', '..', 'native', 'core');
 
 // Lowest first; the files at core's root (errors, shapes, tensor dicts) are below every folder.
 const layers: string[][] = [
-  ['compat', 'io', 'options'],
+  ['compat', 'io', 'options', 'onnx'],
   ['runtime', 'metrics', 'images'],
   ['data', 'nn'],
   ['graph'],

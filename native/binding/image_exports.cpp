@@ -19,21 +19,6 @@
 namespace firebrand::binding {
 namespace {
 
-// [{ name: 'resize', size: [256] }, ...], resolved by src/images/image-transforms.ts.
-ImageTransforms toImageTransforms(const Napi::Value& value, const std::string& field) {
-  if (!value.IsArray()) throw InvalidArgument(field + " must be an array of { name, ... }");
-  const auto specs = value.As<Napi::Array>();
-  ImageTransforms transforms;
-  for (uint32_t i = 0; i < specs.Length(); ++i) {
-    const std::string owner = field + "[" + std::to_string(i) + "]";
-    const Napi::Value spec = specs.Get(i);
-    if (!spec.IsObject() || spec.IsArray()) throw InvalidArgument(owner + " must be an object with a 'name'");
-    const std::string name = toString(spec.As<Napi::Object>().Get("name"), owner + ".name");
-    transforms.push_back(makeImageTransform(i, name, toOptionMap(spec, owner, {"name"})));
-  }
-  return transforms;
-}
-
 // (paths, targets { data, shape }, { mode, onError, transforms }) -> NativeDataset whose input is decoded
 // from the files as batches are cut.
 Napi::Value ImageDataset(const Napi::CallbackInfo& info) {
@@ -186,6 +171,20 @@ Napi::Value DecodeImage(const Napi::CallbackInfo& info) {
 }
 
 }  // namespace
+
+ImageTransforms toImageTransforms(const Napi::Value& value, const std::string& field) {
+  if (!value.IsArray()) throw InvalidArgument(field + " must be an array of { name, ... }");
+  const auto specs = value.As<Napi::Array>();
+  ImageTransforms transforms;
+  for (uint32_t i = 0; i < specs.Length(); ++i) {
+    const std::string owner = field + "[" + std::to_string(i) + "]";
+    const Napi::Value spec = specs.Get(i);
+    if (!spec.IsObject() || spec.IsArray()) throw InvalidArgument(owner + " must be an object with a 'name'");
+    const std::string name = toString(spec.As<Napi::Object>().Get("name"), owner + ".name");
+    transforms.push_back(makeImageTransform(i, name, toOptionMap(spec, owner, {"name"})));
+  }
+  return transforms;
+}
 
 void exportImages(Napi::Env env, Napi::Object exports) {
   exports.Set("imageDataset", Napi::Function::New<ImageDataset>(env, "imageDataset"));

@@ -1,6 +1,7 @@
 #include "binding/onnx_convert.h"
 
 #include "binding/convert.h"
+#include "binding/image_exports.h"
 #include "core/errors.h"
 
 namespace firebrand::binding {
@@ -87,6 +88,8 @@ OnnxExportOptions toOnnxExportOptions(const Napi::Value& value) {
       options.dynamicAxes[name][std::stoll(key)] = toString(byAxis.Get(key), "dynamicAxes." + name + "." + key);
     }
   }
+  const Napi::Value images = object.Get("imageTransforms");
+  if (!images.IsUndefined()) options.rawImages = toImageTransforms(images, "imageTransforms");
   return options;
 }
 

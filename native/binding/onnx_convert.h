@@ -8,7 +8,7 @@
 
 namespace firebrand::binding {
 
-// { opset, dynamicAxes: { name: { axis: label } } }
+// { opset, dynamicAxes: { name: { axis: label } }, imageTransforms? }
 OnnxExportOptions toOnnxExportOptions(const Napi::Value& value);
 
 // { opset, nodes: [{ opType, name, inputs, outputs, attributes: [{ name, kind, value }] }],

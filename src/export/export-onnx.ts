@@ -5,6 +5,8 @@ import type { NumericArray, TensorData } from '../native';
 import type { ModelPreprocessing } from '../preprocessing/model-preprocessing';
 import { recordInputs } from '../preprocessing/model-preprocessing';
 import { encodeOnnxModel, writeWhole } from './onnx-file';
+import type { ImageTransformSpec } from '../images/image-transforms';
+import { randomTransformsOf } from '../preprocessing/image-preprocessing';
 import type { NativeOnnxOptions, OnnxGraph } from './onnx-graph';
 
 /** Zeros of a shape, as an example input. */
@@ -32,6 +34,13 @@ export interface ExportOnnxOptions {
    * dims (token ids). Output axes are left unknown unless named here.
    */
   dynamicAxes?: Record<string, Record<number, string>>;
+  /**
+   * Fold the saved image preprocessing into the graph, so that the file takes raw uint8 images
+   * [N, C, H, W] as decoded: Dataset.fromIdx's scaling and normalization, an image dataset's
+   * toTensor / toDtype / normalize. Transforms ONNX cannot reproduce exactly (resize, crops, colour
+   * conversions) are refused, naming them. Default false: the file takes what the model takes.
+   */
+  includePreprocessing?: boolean;
 }
 
 export const ONNX_OPSETS = [17, 18];
@@ -74,6 +83,38 @@ function preprocessedExample(preprocessing: ModelPreprocessing | undefined): Rec
   );
 }
 
+/** The saved image transforms an export takes raw images through. */
+function foldedTransforms(
+  preprocessing: ModelPreprocessing | undefined,
+  example: Record<string, TensorData<NumericArray>>,
+): ImageTransformSpec[] {
+  const pipeline = preprocessing?.imagePipeline;
+  if (pipeline === undefined) {
+    throw firebrandError(
+      'ERR_FIREBRAND_INVALID_ARGUMENT',
+      'exportOnnx: includePreprocessing needs a model trained on images (Dataset.fromIdx, fromImageFolder), whose ' +
+        'preprocessing was saved; this one has none',
+    );
+  }
+  const random = randomTransformsOf(pipeline);
+  if (random.length > 0) {
+    throw firebrandError(
+      'ERR_FIREBRAND_NOT_EXPORTABLE',
+      `exportOnnx: the saved image transforms include random ones (${random.join(', ')}); fit with evalData of ` +
+        'images, whose transforms are saved for serving',
+    );
+  }
+  const shapes = Object.values(example).map((tensor) => tensor.shape);
+  if (shapes.length !== 1 || shapes[0].length !== 4) {
+    throw firebrandError(
+      'ERR_FIREBRAND_NOT_EXPORTABLE',
+      `exportOnnx: includePreprocessing folds image transforms into a model taking images [N, C, H, W]; this one ` +
+        `takes ${shapes.map((shape) => `[${shape.join(', ')}]`).join(', ')}`,
+    );
+  }
+  return pipeline.transforms;
+}
+
 /** The example by input field, and the native options with every default resolved. */
 export function resolveOnnxExport(
   options: ExportOnnxOptions,
@@ -107,7 +148,9 @@ export function resolveOnnxExport(
     if (integral && tensor.shape.length >= 2) axes[1] = 'sequence';
     dynamicAxes[name] = axes;
   }
-  return { example, native: { opset, dynamicAxes: { ...dynamicAxes, ...(options.dynamicAxes ?? {}) } } };
+  const native: NativeOnnxOptions = { opset, dynamicAxes: { ...dynamicAxes, ...(options.dynamicAxes ?? {}) } };
+  if (options.includePreprocessing === true) native.imageTransforms = foldedTransforms(preprocessing, example);
+  return { example, native };
 }
 
 /** Encodes the native graph and writes it to `file` (no partial file on failure). */

@@ -1,6 +1,7 @@
 // The ONNX graph the native export builds (native/binding/onnx_convert.h), as
 // plain data: nodes in order, initializers with their bytes, and the graph's
 // inputs and outputs with their dims.
+import type { ImageTransformSpec } from '../images/image-transforms';
 
 export type OnnxAttribute =
   | { name: string; kind: 'int'; value: number }
@@ -47,4 +48,6 @@ export interface OnnxGraph {
 export interface NativeOnnxOptions {
   opset: number;
   dynamicAxes: Record<string, Record<number, string>>;
+  /** The saved image transforms folded in: the input is then raw uint8 images. */
+  imageTransforms?: ImageTransformSpec[];
 }

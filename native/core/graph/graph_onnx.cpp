@@ -69,6 +69,24 @@ OnnxValue layerNode(const GraphNode& node, size_t index, const ModuleTree& tree,
   return layerOnnx(layer.spec, call);
 }
 
+// Raw uint8 images through the saved transforms' ONNX forms.
+std::string rawImagesThrough(const ImageTransforms& transforms, OnnxBuilder& b, const std::string& images,
+                             size_t inputs) {
+  if (inputs != 1)
+    throw NotExportable("image preprocessing is folded into a model of one input; this one takes " +
+                        std::to_string(inputs));
+  std::string value = images;
+  for (const ImageTransform& transform : transforms) {
+    if (!transform.onnx) {
+      throw NotExportable("the saved image " + transform.owner +
+                          " has no ONNX form giving the same values; export without preprocessing and apply it "
+                          "before the model");
+    }
+    value = transform.onnx(b, value);
+  }
+  return value;
+}
+
 std::string where(const GraphNode& node) {
   return (node.scope.empty() ? std::string("forward") : node.scope) + " (" + node.op +
          (node.at.empty() ? "" : ", at " + node.at) + ")";
@@ -110,9 +128,15 @@ OnnxGraph graphOnnx(const GraphProgram& program, const ModuleTree& tree, const s
         const std::string name = *node.args.at(0).string();
         const auto position = std::find(graph.inputs.begin(), graph.inputs.end(), name) - graph.inputs.begin();
         const at::Tensor& given = example.at(position);
-        b.addInput(declared(name, given, /*fixedSizes=*/true, options.dynamicAxes));
+        OnnxValueInfo input = declared(name, given, /*fixedSizes=*/true, options.dynamicAxes);
+        std::string value = name;
+        if (options.rawImages) {
+          input.dtype = at::kByte;
+          value = rawImagesThrough(*options.rawImages, b, name, graph.inputs.size());
+        }
+        b.addInput(input);
         const at::Tensor& cast = examples[index].toTensor();
-        names[index] = {cast.scalar_type() == given.scalar_type() ? name : b.cast(name, cast.scalar_type())};
+        names[index] = {cast.scalar_type() == given.scalar_type() ? value : b.cast(value, cast.scalar_type())};
       } else if (node.op == "state") {
         const std::string name = *node.args.at(0).string();
         const auto* parameter = parameters.find(name);

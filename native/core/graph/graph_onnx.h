@@ -7,11 +7,13 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/graph/graph_program.h"
 #include "core/graph/module_tree.h"
+#include "core/images/image_transforms.h"
 #include "core/onnx/onnx_graph.h"
 
 namespace firebrand {
@@ -21,6 +23,9 @@ struct OnnxExportOptions {
   // Named dynamic axes by input or output name: {"input": {0: "batch"}}. Other input axes keep
   // the example's sizes; other output axes are left unknown.
   std::map<std::string, std::map<int64_t, std::string>> dynamicAxes;
+  // The saved image preprocessing folded in: the model's one input is then raw uint8 images
+  // [N, C, H, W], put through these transforms' ONNX forms.
+  std::optional<ImageTransforms> rawImages;
 };
 
 // The graph's ONNX form. `example` (one tensor per graph input) runs once in eval mode to give

@@ -8,6 +8,7 @@
 #include "core/errors.h"
 #include "core/images/image_color.h"
 #include "core/images/image_geometry.h"
+#include "core/onnx/onnx_builder.h"
 #include "core/options/resolved_options.h"
 #include "core/shape_text.h"
 
@@ -19,7 +20,8 @@ using Apply = std::function<at::Tensor(const at::Tensor&, at::Generator&)>;
 // A row builds its transform, and sets `shape` when it changes an image's shape.
 struct Row {
   bool random;
-  Apply (*build)(ResolvedOptions&, ShapeRule& shape);
+  // Sets the transform's shape rule and ONNX form where they differ from the defaults.
+  Apply (*build)(ResolvedOptions&, ImageTransform& transform);
 };
 
 std::vector<int64_t> withSize(const std::vector<int64_t>& shape, std::array<int64_t, 2> size) {
@@ -41,12 +43,12 @@ std::array<int64_t, 2> squareOr(const std::vector<int64_t>& size) {
   return size.size() == 1 ? std::array<int64_t, 2>{size[0], size[0]} : std::array<int64_t, 2>{size[0], size[1]};
 }
 
-Apply resize(ResolvedOptions& options, ShapeRule& shape) {
+Apply resize(ResolvedOptions& options, ImageTransform& transform) {
   const std::vector<int64_t> size = options.integers("size");
   const Interpolation interpolation = interpolationMode(options.text("interpolation"));
   const bool antialias = options.flag("antialias");
   const std::optional<int64_t> maxSize = options.optionalInteger("maxSize");
-  shape = [=](const std::vector<int64_t>& input) {
+  transform.shape = [=](const std::vector<int64_t>& input) {
     if (size.size() == 2) return withSize(input, {size[0], size[1]});
     if (input[1] < 0 || input[2] < 0) return std::vector<int64_t>{input[0], -1, -1};
     return withSize(input, resizedSize(input[1], input[2], size, maxSize));
@@ -56,16 +58,16 @@ Apply resize(ResolvedOptions& options, ShapeRule& shape) {
   };
 }
 
-Apply centerCrop(ResolvedOptions& options, ShapeRule& shape) {
+Apply centerCrop(ResolvedOptions& options, ImageTransform& transform) {
   const std::array<int64_t, 2> size = squareOr(options.integers("size"));
-  shape = [=](const std::vector<int64_t>& input) { return withSize(input, size); };
+  transform.shape = [=](const std::vector<int64_t>& input) { return withSize(input, size); };
   return [=](const at::Tensor& image, at::Generator&) { return centerCropImage(image, size); };
 }
 
 // v2.RandomResizedCrop.make_params, then F.resized_crop.
-Apply randomResizedCrop(ResolvedOptions& options, ShapeRule& shape) {
+Apply randomResizedCrop(ResolvedOptions& options, ImageTransform& transform) {
   const std::array<int64_t, 2> size = squareOr(options.integers("size"));
-  shape = [=](const std::vector<int64_t>& input) { return withSize(input, size); };
+  transform.shape = [=](const std::vector<int64_t>& input) { return withSize(input, size); };
   const std::vector<double> scale = options.numbers("scale");
   const std::vector<double> ratio = options.numbers("ratio");
   const Interpolation interpolation = interpolationMode(options.text("interpolation"));
@@ -109,7 +111,7 @@ Apply randomResizedCrop(ResolvedOptions& options, ShapeRule& shape) {
   };
 }
 
-Apply randomHorizontalFlip(ResolvedOptions& options, ShapeRule&) {
+Apply randomHorizontalFlip(ResolvedOptions& options, ImageTransform&) {
   const double p = options.number("p");
   return [=](const at::Tensor& image, at::Generator& generator) {
     if (at::rand({1}, generator).ge(p).item<bool>()) return image;
@@ -124,7 +126,7 @@ std::optional<std::array<double, 2>> jitterRange(ResolvedOptions& options, const
   return std::array<double, 2>{(*range)[0], (*range)[1]};
 }
 
-Apply colorJitter(ResolvedOptions& options, ShapeRule&) {
+Apply colorJitter(ResolvedOptions& options, ImageTransform&) {
   const auto brightness = jitterRange(options, "brightness");
   const auto contrast = jitterRange(options, "contrast");
   const auto saturation = jitterRange(options, "saturation");
@@ -150,20 +152,22 @@ Apply colorJitter(ResolvedOptions& options, ShapeRule&) {
   };
 }
 
-Apply grayscale(ResolvedOptions& options, ShapeRule& shape) {
+Apply grayscale(ResolvedOptions& options, ImageTransform& transform) {
   const int64_t channels = options.integer("numOutputChannels");
-  shape = [=](const std::vector<int64_t>& input) { return std::vector<int64_t>{channels, input[1], input[2]}; };
+  transform.shape = [=](const std::vector<int64_t>& input) {
+    return std::vector<int64_t>{channels, input[1], input[2]};
+  };
   return [=](const at::Tensor& image, at::Generator&) { return grayscaleImage(image, channels); };
 }
 
-Apply rgb(ResolvedOptions&, ShapeRule& shape) {
-  shape = [](const std::vector<int64_t>& input) {
+Apply rgb(ResolvedOptions&, ImageTransform& transform) {
+  transform.shape = [](const std::vector<int64_t>& input) {
     return std::vector<int64_t>{input[0] < 0 ? -1 : std::max<int64_t>(input[0], 3), input[1], input[2]};
   };
   return [](const at::Tensor& image, at::Generator&) { return grayscaleToRgbImage(image); };
 }
 
-Apply toDtype(ResolvedOptions& options, ShapeRule&) {
+Apply toDtype(ResolvedOptions& options, ImageTransform& transform) {
   static const std::map<std::string, at::ScalarType> dtypes = {{"float32", at::kFloat},
                                                                {"float64", at::kDouble},
                                                                {"float16", at::kHalf},
@@ -171,12 +175,22 @@ Apply toDtype(ResolvedOptions& options, ShapeRule&) {
                                                                {"uint8", at::kByte}};
   const at::ScalarType dtype = dtypes.at(options.text("dtype"));
   const bool scale = options.flag("scale");
+  // uint8 to a float dtype, as toDtypeImage does it; other conversions are not folded into an export.
+  if (at::isFloatingType(dtype)) {
+    transform.onnx = [=](OnnxBuilder& b, const std::string& images) {
+      const std::string cast = b.cast(images, dtype);
+      return scale ? b.op("Mul", {cast, b.scalar(1.0 / 255, dtype)}) : cast;
+    };
+  }
   return [=](const at::Tensor& image, at::Generator&) { return toDtypeImage(image, dtype, scale); };
 }
 
 // torchvision.transforms.ToTensor's arithmetic (v1): float32 of uint8 / 255, as Dataset.fromIdx scales;
 // v2's toDtype multiplies by 1/255 instead, which can differ in the last bit.
-Apply toTensor(ResolvedOptions&, ShapeRule&) {
+Apply toTensor(ResolvedOptions&, ImageTransform& transform) {
+  transform.onnx = [](OnnxBuilder& b, const std::string& images) {
+    return b.op("Div", {b.cast(images, at::kFloat), b.scalar(255, at::kFloat)});
+  };
   return [](const at::Tensor& image, at::Generator&) {
     if (image.scalar_type() != at::kByte) {
       throw InvalidArgument("toTensor: needs a uint8 image, got " + shapeAndDtypeText(image));
@@ -185,9 +199,16 @@ Apply toTensor(ResolvedOptions&, ShapeRule&) {
   };
 }
 
-Apply normalize(ResolvedOptions& options, ShapeRule&) {
+Apply normalize(ResolvedOptions& options, ImageTransform& transform) {
   const std::vector<double> mean = options.numbers("mean");
   const std::vector<double> std = options.numbers("std");
+  // On float32 images (what toTensor or toDtype made), per channel as [C, 1, 1].
+  transform.onnx = [=](OnnxBuilder& b, const std::string& images) {
+    const auto perChannel = [&](const std::vector<double>& values) {
+      return b.constant(at::tensor(values, at::kDouble).to(at::kFloat).view({-1, 1, 1}));
+    };
+    return b.op("Div", {b.op("Sub", {images, perChannel(mean)}), perChannel(std)});
+  };
   return [=](const at::Tensor& image, at::Generator&) { return normalizeImage(image, mean, std); };
 }
 
@@ -218,7 +239,7 @@ ImageTransform makeImageTransform(size_t index, const std::string& name, const O
   transform.owner = owner;
   transform.random = it->second.random;
   transform.shape = [](const std::vector<int64_t>& input) { return input; };
-  transform.apply = it->second.build(resolved, transform.shape);
+  transform.apply = it->second.build(resolved, transform);
   resolved.finish();
   return transform;
 }

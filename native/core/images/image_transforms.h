@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "core/onnx/onnx_builder.h"
 #include "core/options/option_value.h"
 
 namespace firebrand {
@@ -23,6 +24,9 @@ struct ImageTransform {
   bool random = false;
   std::function<at::Tensor(const at::Tensor&, at::Generator&)> apply;
   ShapeRule shape;
+  // The transform on a batch [N, C, H, W] as ONNX nodes, for an export that takes raw images; empty
+  // where ONNX cannot give the same values (random ones, resizes, crops, colour conversions).
+  std::function<std::string(OnnxBuilder&, const std::string& images)> onnx;
 };
 
 using ImageTransforms = std::vector<ImageTransform>;
