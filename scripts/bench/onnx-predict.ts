@@ -8,8 +8,9 @@ import path from 'node:path';
 
 import * as ort from 'onnxruntime-node';
 
-import { ModelLike, nn, setNumThreads, torchvision, Trainer, type NumericArray } from '../../src';
+import { ModelLike, setNumThreads, torchvision, Trainer, type NumericArray } from '../../src';
 import { GPTMini } from '../../examples/models/gpt';
+import { demoCnn } from '../fashion-mnist';
 
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 20);
 const THREADS = Number(process.env.BENCH_THREADS ?? os.availableParallelism());
@@ -22,24 +23,7 @@ interface Workload {
 }
 
 const workloads: Workload[] = [
-  {
-    describe: 'demo CNN, 1x28x28',
-    model: () =>
-      nn.sequential(
-        nn.conv2d(1, 32, 3, { padding: 1 }),
-        nn.relu(),
-        nn.maxPool2d(2),
-        nn.conv2d(32, 64, 3, { padding: 1 }),
-        nn.relu(),
-        nn.maxPool2d(2),
-        nn.flatten(),
-        nn.linear(64 * 7 * 7, 128),
-        nn.relu(),
-        nn.dropout(0.25),
-        nn.linear(128, 10),
-      ),
-    sample: [1, 28, 28],
-  },
+  { describe: 'demo CNN, 1x28x28', model: demoCnn, sample: [1, 28, 28] },
   { describe: 'ResNet-18, 3x224x224', model: () => torchvision.models.resnet18(), sample: [3, 224, 224] },
   {
     describe: 'GPT-mini (4 blocks of 128), 128 tokens',
