@@ -21,11 +21,19 @@ import {
   torch,
   torchvision,
   Trainer,
+  type ExampleShape,
+  type Module,
   type NumericArray,
   type TensorData,
 } from '../src';
 import { DemoCnn, demoCnn } from '../scripts/fashion-mnist';
-import { PackedRecurrent } from './models/recurrent';
+import { GPTMini } from '../examples/models/gpt';
+import { AttentionClassifier } from './models/attention';
+import { Functional } from './models/functional';
+import { GRURegressor, LSTMClassifier, PackedRecurrent } from './models/recurrent';
+import { TiedLM } from './models/tied-lm';
+import { TransformerModel } from './models/transformer';
+import { UNet } from './models/unet';
 import { expectClose } from './support/expect-close';
 import { idxFile, rejectionOf, seededRandom } from './support/helpers';
 
@@ -252,6 +260,84 @@ describe('exportOnnx: onnxruntime runs the file and gives predict’s outputs', 
     );
   });
 
+  it("the golden tests' module zoo: F ops of every dimension with dict outputs, U-Net, tied LM, recurrent, GPT-mini, multi-head attention, transformer", async () => {
+    const zoo: [string, Module, Fields, ExampleShape, Record<number, string>, number][] = [
+      ['functional', new Functional(), { input: floats([2, 4, 16], 10) }, { shape: [2, 4, 16] }, {}, 1e-4],
+      [
+        'unet',
+        new UNet(3, 2, 8),
+        { input: floats([3, 3, 16, 16], 11) },
+        { shape: [2, 3, 16, 16] },
+        { 0: 'batch' },
+        1e-5,
+      ],
+      [
+        'tied-lm',
+        new TiedLM(),
+        { input: tokens([3, 6], 16, 12) },
+        { shape: [2, 4], dtype: 'int64' },
+        { 0: 'b', 1: 't' },
+        1e-5,
+      ],
+      [
+        'lstm',
+        new LSTMClassifier(),
+        { input: tokens([3, 7], 12, 13) },
+        { shape: [2, 5], dtype: 'int64' },
+        { 0: 'b', 1: 't' },
+        1e-5,
+      ],
+      ['gru-rnn', new GRURegressor(), { input: floats([3, 6, 5], 14) }, { shape: [2, 4, 5] }, { 0: 'b', 1: 't' }, 1e-5],
+      [
+        'gpt-mini',
+        new GPTMini(),
+        { input: tokens([3, 8], 16, 15) },
+        { shape: [2, 5], dtype: 'int64' },
+        { 0: 'b', 1: 't' },
+        1e-4,
+      ],
+      [
+        'mha',
+        new AttentionClassifier(),
+        { input: tokens([3, 6], 12, 16) },
+        { shape: [2, 4], dtype: 'int64' },
+        { 0: 'b', 1: 't' },
+        1e-4,
+      ],
+      [
+        'transformer',
+        new TransformerModel(),
+        { input: tokens([3, 6], 12, 17) },
+        { shape: [2, 4], dtype: 'int64' },
+        { 0: 'b', 1: 't' },
+        1e-4,
+      ],
+    ];
+    for (const [name, model, inputs, example, axes, tolerance] of zoo) {
+      const trainer = new Trainer({ model, loss: 'mse', optimizer: 'adamw', config: { seed: 6 } });
+      const { input } = inputs;
+      const predicted = await trainer.predict(input.data, input.shape);
+      const expected =
+        'data' in predicted
+          ? { output: predicted as TensorData<NumericArray> }
+          : (predicted as Record<string, TensorData<NumericArray>>);
+      const exported = (file: string) => trainer.exportOnnx(file, { example, dynamicAxes: { input: axes } });
+      await checkFile(name, exported, inputs, expected, tolerance);
+    }
+  });
+
+  it("a Llama (Hugging Face's LlamaForCausalLM): RMSNorm, rotary embeddings, grouped-query attention", async () => {
+    const trainer = new Trainer({
+      model: await fromPretrained(path.join(fixtures, 'pretrained', 'llama')),
+      loss: 'cross_entropy',
+      optimizer: 'adamw',
+    });
+    const input = tokens([2, 12], 50, 18);
+    const expected = await trainer.predict(input.data, input.shape);
+    const exported = (file: string) => trainer.exportOnnx(file, { example: { shape: [2, 5], dtype: 'int64' } });
+    await checkFile('llama', exported, { input }, { output: expected }, 1e-4);
+  });
+
   it('a tabular model trained on a preprocessed table: the example comes from its saved preprocessing', async () => {
     const table = await readCsv(path.join(fixtures, 'tables', 'passengers.csv'));
     const preprocessor = new TablePreprocessor({
@@ -318,7 +404,7 @@ describe('exportOnnx: onnxruntime runs the file and gives predict’s outputs', 
       console.log(`      skipped: ${python} has no onnx module (apt-get install python3-onnx)`);
       this.skip();
     }
-    expect(written.length, 'files the tests above wrote').to.equal(11);
+    expect(written.length, 'files the tests above wrote').to.equal(20);
     const cases = path.join(folder, 'cases.json');
     fs.writeFileSync(
       cases,

@@ -37,7 +37,9 @@ OnnxForm onnxUnary(const std::string& opType) {
 OnnxForm onnxBinary(const std::string& opType) {
   return [opType](const OnnxOp& o) -> OnnxValue {
     const at::ScalarType type = o.resultType();
-    return {o.b.op(opType, {o.operand(0, type), o.operand(1, type)})};
+    // PyTorch multiplies booleans (a logical and); ONNX's Mul takes numbers only.
+    const std::string op = type == at::kBool && opType == "Mul" ? "And" : opType;
+    return {o.b.op(op, {o.operand(0, type), o.operand(1, type)})};
   };
 }
 

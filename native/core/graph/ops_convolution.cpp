@@ -2,7 +2,6 @@
 // of constants, one per dimension), and pixel shuffling.
 #include <ATen/Functions.h>
 
-#include "core/errors.h"
 #include "core/graph/op_support.h"
 #include "core/onnx/onnx_layers.h"
 
@@ -106,26 +105,31 @@ OnnxValue avgPoolOnnx(const OnnxOp& o) {
                   {"count_include_pad", int64_t{o.args.flag(5) ? 1 : 0}}})};
 }
 
-// Adaptive pooling: global to one position, else a fixed pool when the example's sizes divide evenly
-// (spatial sizes are then part of the exported model).
-OnnxForm adaptivePoolOnnx(const char* pool, const char* global) {
-  return [pool, global](const OnnxOp& o) -> OnnxValue {
+// Adaptive pooling: global to one position; otherwise PyTorch's bins, axis by axis (a bin's mean or max
+// over a rectangle is that over its rows of that over its columns), bin i of n positions spanning
+// [floor(i * n / out), ceil((i + 1) * n / out)), with n read from the input's shape when the model runs.
+OnnxForm adaptivePoolOnnx(const char* reduction, const char* global) {
+  return [reduction, global](const OnnxOp& o) -> OnnxValue {
+    OnnxBuilder& b = o.b;
     const auto size = o.constants(1);
-    const at::Tensor& x = o.example(0);
-    const int64_t spatial = static_cast<int64_t>(size.size());
     bool ones = true;
     for (const int64_t s : size) ones = ones && s == 1;
-    if (ones) return {o.b.op(global, {o.tensor(0)})};
-    std::vector<int64_t> kernel;
+    if (ones) return {b.op(global, {o.tensor(0)})};
+    std::string x = o.tensor(0);
+    const int64_t rank = o.rank(0), spatial = static_cast<int64_t>(size.size());
     for (int64_t d = 0; d < spatial; ++d) {
-      const int64_t in = x.size(x.dim() - spatial + d);
-      if (in % size[d] != 0) {
-        throw NotExportable("adaptive pooling from " + std::to_string(in) + " to " + std::to_string(size[d]) +
-                            " positions is not a fixed pool; ONNX has no adaptive one");
+      const int64_t axis = rank - spatial + d, out = size[d];
+      const std::string positions = b.shape(x, axis, axis + 1);
+      const auto times = [&](int64_t factor) { return b.op("Mul", {positions, b.ints({factor})}); };
+      std::vector<std::string> bins;
+      for (int64_t i = 0; i < out; ++i) {
+        const std::string start = b.op("Div", {times(i), b.ints({out})});
+        const std::string end = b.op("Div", {b.op("Add", {times(i + 1), b.ints({out - 1})}), b.ints({out})});
+        bins.push_back(b.reduce(reduction, b.op("Slice", {x, start, end, b.ints({axis})}), {axis}, true));
       }
-      kernel.push_back(in / size[d]);
+      x = b.op("Concat", bins, {{"axis", axis}});
     }
-    return {o.b.op(pool, {o.tensor(0)}, {{"kernel_shape", kernel}, {"strides", kernel}})};
+    return {x};
   };
 }
 
@@ -147,14 +151,14 @@ OpRows convolutionOps() {
       {"avgPool2d", avgPool<2>, scriptCall("torch.avg_pool2d"), avgPoolOnnx},
       {"avgPool3d", avgPool<3>, scriptCall("torch.avg_pool3d"), avgPoolOnnx},
       {"adaptiveAvgPool1d", adaptiveAvgPool<1>, scriptCall("torch.adaptive_avg_pool1d"),
-       adaptivePoolOnnx("AveragePool", "GlobalAveragePool")},
+       adaptivePoolOnnx("ReduceMean", "GlobalAveragePool")},
       {"adaptiveAvgPool2d", adaptiveAvgPool<2>, scriptCall("torch.adaptive_avg_pool2d"),
-       adaptivePoolOnnx("AveragePool", "GlobalAveragePool")},
+       adaptivePoolOnnx("ReduceMean", "GlobalAveragePool")},
       {"adaptiveAvgPool3d", adaptiveAvgPool<3>, scriptCall("torch.adaptive_avg_pool3d"),
-       adaptivePoolOnnx("AveragePool", "GlobalAveragePool")},
+       adaptivePoolOnnx("ReduceMean", "GlobalAveragePool")},
       {"adaptiveMaxPool2d", adaptiveMaxPool2d,
        [](const GraphNode&, const ScriptArgs& a) { return "torch.adaptive_max_pool2d(" + a[0] + ", " + a[1] + ")[0]"; },
-       adaptivePoolOnnx("MaxPool", "GlobalMaxPool")},
+       adaptivePoolOnnx("ReduceMax", "GlobalMaxPool")},
       {"pixelShuffle", pixelShuffle, scriptCall("torch.pixel_shuffle"), pixelShuffleOnnx},
   };
 }

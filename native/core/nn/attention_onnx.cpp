@@ -22,8 +22,7 @@ OnnxValue multiheadAttentionOnnx(ResolvedOptions& o, const OnnxLayerCall& c) {
   };
   // The packed in-projection's thirds as constants: queries, keys, values.
   const auto weights = c.value("in_proj_weight").detach().chunk(3);
-  const std::string bias = c.tensor("in_proj_bias");
-  const auto biases = bias.empty() ? std::vector<at::Tensor>(3) : c.value("in_proj_bias").detach().chunk(3);
+  const auto biases = o.flag("bias") ? c.value("in_proj_bias").detach().chunk(3) : std::vector<at::Tensor>(3);
   // x [N, T, E] -> [N, heads, T, headDim].
   const auto project = [&](size_t operand, int i) {
     const std::string projected = onnxLinear(b, batchMajor(c.operands.at(operand)), 3, b.constant(weights[i]),
