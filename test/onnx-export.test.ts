@@ -38,7 +38,8 @@ import { expectClose } from './support/expect-close';
 import { idxFile, rejectionOf, seededRandom } from './support/helpers';
 
 const fixtures = path.join(__dirname, '..', '..', 'test', 'fixtures');
-type Fields = Record<string, TensorData<NumericArray>>;
+type Feed = TensorData<NumericArray> | { data: string[]; shape: number[] };
+type Fields = Record<string, Feed>;
 interface CheckedFile {
   file: string;
   inputs: Fields;
@@ -59,7 +60,9 @@ function floats(shape: number[], seed: number): TensorData<Float32Array> {
   return { data: Float32Array.from({ length: size }, () => random() * 2 - 1), shape };
 }
 
-function ortTensor({ data, shape }: TensorData<NumericArray>): ort.Tensor {
+function ortTensor({ data, shape }: Feed): ort.Tensor {
+  if (Array.isArray(data)) return new ort.Tensor('string', data, shape);
+  if (data instanceof Float64Array) return new ort.Tensor('float64', data, shape);
   if (data instanceof BigInt64Array) return new ort.Tensor('int64', data, shape);
   if (data instanceof Int32Array) return new ort.Tensor('int32', data, shape);
   if (data instanceof Float32Array) return new ort.Tensor('float32', data, shape);
@@ -67,7 +70,9 @@ function ortTensor({ data, shape }: TensorData<NumericArray>): ort.Tensor {
   throw new Error(`no onnxruntime tensor for ${data.constructor.name}`);
 }
 
-function jsonTensor({ data, shape }: TensorData<NumericArray>) {
+function jsonTensor({ data, shape }: Feed) {
+  if (Array.isArray(data)) return { data, shape, dtype: 'str' };
+  if (data instanceof Float64Array) return { data: Array.from(data), shape, dtype: 'float64' };
   const dtype =
     data instanceof BigInt64Array
       ? 'int64'
@@ -315,7 +320,7 @@ describe('exportOnnx: onnxruntime runs the file and gives predict’s outputs', 
     ];
     for (const [name, model, inputs, example, axes, tolerance] of zoo) {
       const trainer = new Trainer({ model, loss: 'mse', optimizer: 'adamw', config: { seed: 6 } });
-      const { input } = inputs;
+      const input = inputs.input as TensorData<NumericArray>;
       const predicted = await trainer.predict(input.data, input.shape);
       const expected =
         'data' in predicted
@@ -364,6 +369,73 @@ describe('exportOnnx: onnxruntime runs the file and gives predict’s outputs', 
     );
   });
 
+  it('a table model with its preprocessing folded in: the file takes the raw columns, as predict takes records', async () => {
+    const table = await readCsv(path.join(fixtures, 'tables', 'passengers.csv'));
+    const preprocessor = new TablePreprocessor({
+      numeric: { columns: ['age', 'fare'], impute: 'median', indicator: true, scale: 'minmax' },
+      categorical: [
+        { columns: ['sex', 'port'], encode: 'onehot', handleUnknown: 'ignore' },
+        { columns: ['class'], encode: 'index', handleUnknown: 'ignore' },
+      ],
+      target: 'survived',
+    }).fit(table.rows(Array.from({ length: 30 }, (_, i) => i)));
+    const data = Dataset.fromTable(table, preprocessor);
+    const [features] = data.fieldShapes.input;
+    class Passengers extends nn.Module {
+      embedding = nn.embedding(4, 3);
+      head = nn.linear(features + 3, 2);
+      override inputFields(): string[] {
+        return ['input', 'categories'];
+      }
+      forward(input: Tensor, categories: Tensor): Tensor {
+        return this.head.forward(torch.cat([input, this.embedding.forward(categories).flatten(1)], 1));
+      }
+    }
+    const trainer = new Trainer({
+      model: new Passengers(),
+      loss: 'cross_entropy',
+      optimizer: 'adamw',
+      config: { seed: 4, numEpochs: 1, batchSize: 8, progressBar: false },
+    });
+    await trainer.fit(data);
+    // The last rows (unseen at fit), a record with an unseen port and class, one with nothing but a sex.
+    const records = [
+      ...Array.from({ length: 10 }, (_, row) =>
+        Object.fromEntries(
+          ['age', 'fare', 'sex', 'port', 'class'].map((name) => {
+            const cell = table.column(name)[30 + row];
+            return [name, typeof cell === 'number' && Number.isNaN(cell) ? undefined : cell];
+          }),
+        ),
+      ),
+      { age: 30, fare: 10, sex: 'male', port: 'X', class: 9 },
+      { sex: 'female' },
+    ];
+    const expected = await trainer.predict(records);
+    const number = (name: string) => ({
+      data: Float64Array.from(records, (record) => ((record as Record<string, unknown>)[name] as number) ?? NaN),
+      shape: [records.length],
+    });
+    const text = (name: string) => ({
+      data: records.map((record) => String((record as Record<string, unknown>)[name] ?? '')),
+      shape: [records.length],
+    });
+    const inputs = {
+      age: number('age'),
+      fare: number('fare'),
+      sex: text('sex'),
+      port: text('port'),
+      class: number('class'),
+    };
+    await checkFile(
+      'table-raw',
+      (file) => trainer.exportOnnx(file, { includePreprocessing: true }),
+      inputs,
+      { output: expected },
+      1e-5,
+    );
+  });
+
   it('a model trained on fromIdx images, its scaling and normalization folded in: the file takes raw uint8 pixels', async () => {
     const count = 12;
     const pixels = Buffer.from(Array.from({ length: count * 64 }, (_, i) => (i * 37) % 256));
@@ -404,7 +476,7 @@ describe('exportOnnx: onnxruntime runs the file and gives predict’s outputs', 
       console.log(`      skipped: ${python} has no onnx module (apt-get install python3-onnx)`);
       this.skip();
     }
-    expect(written.length, 'files the tests above wrote').to.equal(20);
+    expect(written.length, 'files the tests above wrote').to.equal(21);
     const cases = path.join(folder, 'cases.json');
     fs.writeFileSync(
       cases,

@@ -7,7 +7,9 @@ import { recordInputs } from '../preprocessing/model-preprocessing';
 import { encodeOnnxModel, writeWhole } from './onnx-file';
 import type { ImageTransformSpec } from '../images/image-transforms';
 import { randomTransformsOf } from '../preprocessing/image-preprocessing';
+import type { SavedTablePreprocessor } from '../preprocessing/table-preprocessor';
 import type { NativeOnnxOptions, OnnxGraph } from './onnx-graph';
+import { withTablePreprocessing } from './table-onnx';
 
 /** Zeros of a shape, as an example input. */
 export interface ExampleShape {
@@ -35,10 +37,12 @@ export interface ExportOnnxOptions {
    */
   dynamicAxes?: Record<string, Record<number, string>>;
   /**
-   * Fold the saved image preprocessing into the graph, so that the file takes raw uint8 images
-   * [N, C, H, W] as decoded: Dataset.fromIdx's scaling and normalization, an image dataset's
-   * toTensor / toDtype / normalize. Transforms ONNX cannot reproduce exactly (resize, crops, colour
-   * conversions) are refused, naming them. Default false: the file takes what the model takes.
+   * Fold the saved preprocessing into the graph. Images: the file takes raw uint8 images [N, C, H, W]
+   * as decoded (Dataset.fromIdx's scaling and normalization, an image dataset's toTensor / toDtype /
+   * normalize); transforms ONNX cannot reproduce exactly (resize, crops, colour conversions) are
+   * refused, naming them. Tables: the file takes the raw columns, one input each, as predict takes
+   * records (numbers as float64 with NaN for missing, text as strings with '' for missing). Default
+   * false: the file takes what the model takes.
    */
   includePreprocessing?: boolean;
 }
@@ -92,8 +96,8 @@ function foldedTransforms(
   if (pipeline === undefined) {
     throw firebrandError(
       'ERR_FIREBRAND_INVALID_ARGUMENT',
-      'exportOnnx: includePreprocessing needs a model trained on images (Dataset.fromIdx, fromImageFolder), whose ' +
-        'preprocessing was saved; this one has none',
+      'exportOnnx: includePreprocessing needs a model trained on images (Dataset.fromIdx, fromImageFolder) or a ' +
+        'table (Dataset.fromTable), whose preprocessing was saved; this one has none',
     );
   }
   const random = randomTransformsOf(pipeline);
@@ -120,7 +124,7 @@ export function resolveOnnxExport(
   options: ExportOnnxOptions,
   inputFields: string[],
   preprocessing: ModelPreprocessing | undefined,
-): { example: Record<string, TensorData<NumericArray>>; native: NativeOnnxOptions } {
+): { example: Record<string, TensorData<NumericArray>>; native: NativeOnnxOptions; table?: SavedTablePreprocessor } {
   const opset = options.opset ?? 17;
   if (!ONNX_OPSETS.includes(opset)) {
     throw firebrandError(
@@ -149,11 +153,19 @@ export function resolveOnnxExport(
     dynamicAxes[name] = axes;
   }
   const native: NativeOnnxOptions = { opset, dynamicAxes: { ...dynamicAxes, ...(options.dynamicAxes ?? {}) } };
+  const table = preprocessing?.tablePreprocessor;
+  if (options.includePreprocessing === true && table !== undefined) return { example, native, table: table.toJSON() };
   if (options.includePreprocessing === true) native.imageTransforms = foldedTransforms(preprocessing, example);
   return { example, native };
 }
 
-/** Encodes the native graph and writes it to `file` (no partial file on failure). */
-export async function writeOnnxFile(file: string, graph: OnnxGraph, graphName: string): Promise<void> {
-  await writeWhole(file, encodeOnnxModel(graph, graphName));
+/** Encodes the native graph (behind the table's preprocessing, if given) and writes it to `file` (no partial file on failure). */
+export async function writeOnnxFile(
+  file: string,
+  graph: OnnxGraph,
+  graphName: string,
+  table?: SavedTablePreprocessor,
+): Promise<void> {
+  const whole = table === undefined ? graph : withTablePreprocessing(graph, table);
+  await writeWhole(file, encodeOnnxModel(whole, graphName));
 }

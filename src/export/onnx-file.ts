@@ -55,12 +55,16 @@ export function encodeOnnxModel(graph: OnnxGraph, graphName: string): Uint8Array
     irVersion: IR_VERSION,
     producerName: 'firebrand',
     producerVersion: LIBRARY_VERSION,
-    opsetImport: [{ domain: '', version: graph.opset }],
+    opsetImport: [
+      { domain: '', version: graph.opset },
+      ...Object.entries(graph.domains ?? {}).map(([domain, version]) => ({ domain, version })),
+    ],
     graph: {
       name: graphName,
       node: graph.nodes.map((node) => ({
         name: node.name,
         opType: node.opType,
+        ...(node.domain ? { domain: node.domain } : {}),
         input: node.inputs,
         output: node.outputs,
         attribute: node.attributes.map(attribute),

@@ -17,6 +17,8 @@ export interface OnnxNode {
   inputs: string[];
   outputs: string[];
   attributes: OnnxAttribute[];
+  /** The operator set's domain; absent: ONNX's own. */
+  domain?: string;
 }
 
 /** A size, a dynamic axis' label, or null: unknown. */
@@ -38,6 +40,8 @@ export interface OnnxInitializer {
 
 export interface OnnxGraph {
   opset: number;
+  /** Other operator sets the nodes use, by domain: their versions. */
+  domains?: Record<string, number>;
   nodes: OnnxNode[];
   initializers: OnnxInitializer[];
   inputs: OnnxValueInfo[];

@@ -80,8 +80,8 @@ export class Model {
 
   /** Writes the model as an ONNX file, as Trainer.exportOnnx does. */
   async exportOnnx(file: string, options: ExportOnnxOptions = {}): Promise<void> {
-    const { example, native } = resolveOnnxExport(options, this.inputFields, this.preprocessing);
-    await writeOnnxFile(file, await this.native.exportOnnx(example, native), 'firebrand');
+    const { example, native, table } = resolveOnnxExport(options, this.inputFields, this.preprocessing);
+    await writeOnnxFile(file, await this.native.exportOnnx(example, native), 'firebrand', table);
   }
 
   /** Samples tokens after `prompt` in C++, as Trainer.generate does. */

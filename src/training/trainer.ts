@@ -600,8 +600,8 @@ export class Trainer {
   async exportOnnx(file: string, options: ExportOnnxOptions = {}): Promise<void> {
     const engine = await this.ready('exportOnnx');
     const spec = this.modelSpec as ModelSpec;
-    const { example, native } = resolveOnnxExport(options, modelInputFields(spec), this.inputPreprocessing);
-    await writeOnnxFile(file, await engine.exportOnnx(example, native), 'firebrand');
+    const { example, native, table } = resolveOnnxExport(options, modelInputFields(spec), this.inputPreprocessing);
+    await writeOnnxFile(file, await engine.exportOnnx(example, native), 'firebrand', table);
   }
 
   /**

@@ -36,8 +36,11 @@ for case in cases:
     if onnxruntime is None:
         continue
     session = onnxruntime.InferenceSession(case['file'], providers=['CPUExecutionProvider'])
+    # JSON writes NaN as null, which float64 reads back as NaN; text stays Python strings.
     feeds = {
-        name: np.array(tensor['data'], dtype=tensor['dtype']).reshape(tensor['shape'])
+        name: np.array(
+            [np.nan if value is None else value for value in tensor['data']], dtype=tensor['dtype']
+        ).reshape(tensor['shape'])
         for name, tensor in case['inputs'].items()
     }
     outputs = dict(zip([output.name for output in session.get_outputs()], session.run(None, feeds)))
