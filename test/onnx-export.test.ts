@@ -343,6 +343,43 @@ describe('exportOnnx: onnxruntime runs the file and gives predict’s outputs', 
     await checkFile('llama', exported, { input }, { output: expected }, 1e-4);
   });
 
+  it("BERT (BertForSequenceClassification: three inputs by name, a padding mask) and torchvision's MobileNetV3", async () => {
+    const bert = new Trainer({
+      model: await fromPretrained(path.join(fixtures, 'pretrained', 'bert-classifier')),
+      loss: 'cross_entropy',
+      optimizer: 'adamw',
+    });
+    const ids = tokens([3, 10], 50, 19);
+    const mask = {
+      data: BigInt64Array.from({ length: 30 }, (_, i) => (i % 10 < 10 - (i % 3) * 3 ? 1n : 0n)),
+      shape: [3, 10],
+    };
+    const types = { data: BigInt64Array.from({ length: 30 }, (_, i) => (i % 10 >= 6 ? 1n : 0n)), shape: [3, 10] };
+    const inputs = { input_ids: ids, attention_mask: mask, token_type_ids: types };
+    const example = {
+      input_ids: { shape: [2, 4], dtype: 'int64' as const },
+      attention_mask: { shape: [2, 4], dtype: 'int64' as const },
+      token_type_ids: { shape: [2, 4], dtype: 'int64' as const },
+    };
+    await checkFile(
+      'bert',
+      (file) => bert.exportOnnx(file, { example }),
+      inputs,
+      { output: await bert.predict(inputs) },
+      1e-4,
+    );
+
+    const mobilenet = new Trainer({
+      model: torchvision.models.mobilenetV3Small({ numClasses: 5 }),
+      loss: 'cross_entropy',
+      optimizer: 'adamw',
+    });
+    const input = floats([3, 3, 64, 64], 20);
+    const expected = await mobilenet.predict(input.data, input.shape);
+    const exported = (file: string) => mobilenet.exportOnnx(file, { example: { shape: [2, 3, 64, 64] } });
+    await checkFile('mobilenet-v3', exported, { input }, { output: expected }, 1e-5);
+  });
+
   it('a tabular model trained on a preprocessed table: the example comes from its saved preprocessing', async () => {
     const table = await readCsv(path.join(fixtures, 'tables', 'passengers.csv'));
     const preprocessor = new TablePreprocessor({
@@ -476,7 +513,7 @@ describe('exportOnnx: onnxruntime runs the file and gives predict’s outputs', 
       console.log(`      skipped: ${python} has no onnx module (apt-get install python3-onnx)`);
       this.skip();
     }
-    expect(written.length, 'files the tests above wrote').to.equal(21);
+    expect(written.length, 'files the tests above wrote').to.equal(23);
     const cases = path.join(folder, 'cases.json');
     fs.writeFileSync(
       cases,
