@@ -81,17 +81,11 @@ OnnxValue convolutionOnnx(const OnnxOp& o) {
                           o.constants(4), o.constants(5), o.constant(6))};
 }
 
-std::vector<int64_t> twice(const std::vector<int64_t>& padding) {
-  std::vector<int64_t> pads = padding;
-  pads.insert(pads.end(), padding.begin(), padding.end());
-  return pads;
-}
-
 OnnxValue maxPoolOnnx(const OnnxOp& o) {
   return {o.b.op("MaxPool", {o.tensor(0)},
                  {{"kernel_shape", o.constants(1)},
                   {"strides", o.constants(2)},
-                  {"pads", twice(o.constants(3))},
+                  {"pads", onnxPads(o.constants(3))},
                   {"dilations", o.constants(4)},
                   {"ceil_mode", int64_t{o.args.flag(5) ? 1 : 0}}})};
 }
@@ -100,7 +94,7 @@ OnnxValue avgPoolOnnx(const OnnxOp& o) {
   return {o.b.op("AveragePool", {o.tensor(0)},
                  {{"kernel_shape", o.constants(1)},
                   {"strides", o.constants(2)},
-                  {"pads", twice(o.constants(3))},
+                  {"pads", onnxPads(o.constants(3))},
                   {"ceil_mode", int64_t{o.args.flag(4) ? 1 : 0}},
                   {"count_include_pad", int64_t{o.args.flag(5) ? 1 : 0}}})};
 }

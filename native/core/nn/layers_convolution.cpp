@@ -70,13 +70,11 @@ std::function<OnnxValue(ResolvedOptions&, const OnnxLayerCall&)> convolutionOnnx
 
 std::function<OnnxValue(ResolvedOptions&, const OnnxLayerCall&)> transposedOnnx(size_t n) {
   return [n](ResolvedOptions& o, const OnnxLayerCall& c) -> OnnxValue {
-    std::vector<int64_t> pads = o.integers("padding", n);
-    pads.insert(pads.end(), pads.begin(), pads.end());
     std::vector<std::string> inputs{c.operands.at(0), c.tensor("weight")};
     if (!c.tensor("bias").empty()) inputs.push_back(c.tensor("bias"));
     return {c.b.op("ConvTranspose", inputs,
                    {{"strides", o.integers("stride", n)},
-                    {"pads", pads},
+                    {"pads", onnxPads(o.integers("padding", n))},
                     {"output_padding", o.integers("outputPadding", n)},
                     {"dilations", o.integers("dilation", n)},
                     {"group", o.integer("groups")}})};

@@ -7,6 +7,12 @@
 
 namespace firebrand {
 
+std::vector<int64_t> onnxPads(const std::vector<int64_t>& padding) {
+  std::vector<int64_t> pads = padding;
+  pads.insert(pads.end(), padding.begin(), padding.end());
+  return pads;
+}
+
 std::string onnxLinear(OnnxBuilder& b, const std::string& x, int64_t rank, const std::string& weight,
                        const std::string& bias) {
   if (rank == 2) {
@@ -73,11 +79,10 @@ std::string onnxBatchNorm(OnnxBuilder& b, const std::string& x, int64_t channels
 std::string onnxConvolution(OnnxBuilder& b, const std::string& x, const std::string& weight, const std::string& bias,
                             const std::vector<int64_t>& stride, const std::vector<int64_t>& padding,
                             const std::vector<int64_t>& dilation, int64_t groups) {
-  std::vector<int64_t> pads = padding;
-  pads.insert(pads.end(), padding.begin(), padding.end());
   std::vector<std::string> inputs{x, weight};
   if (!bias.empty()) inputs.push_back(bias);
-  return b.op("Conv", inputs, {{"strides", stride}, {"pads", pads}, {"dilations", dilation}, {"group", groups}});
+  return b.op("Conv", inputs,
+              {{"strides", stride}, {"pads", onnxPads(padding)}, {"dilations", dilation}, {"group", groups}});
 }
 
 std::string onnxAttention(OnnxBuilder& b, const std::string& q, const std::string& k, const std::string& v,

@@ -12,6 +12,9 @@
 
 namespace firebrand {
 
+// PyTorch's symmetric padding per spatial dim as ONNX's pads: every dim's begin, then every dim's end.
+std::vector<int64_t> onnxPads(const std::vector<int64_t>& padding);
+
 // x @ weightᵀ + bias: one Gemm for a matrix, a MatMul that broadcasts otherwise.
 std::string onnxLinear(OnnxBuilder& b, const std::string& x, int64_t rank, const std::string& weight,
                        const std::string& bias);
