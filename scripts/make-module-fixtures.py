@@ -17,6 +17,8 @@ With --version-dependent it writes only the models whose numbers depend on the v
 (the U-Net: GroupNorm and transposed convolutions move its three AdamW steps by 3e-5 between 1.13
 and 2.14) to test/fixtures/torch-<major.minor>/modules/, for that python3-torch's libtorch (2.14:
 run it in the sid chroot of scripts/ci-libtorch-latest.sh).
+With --live <model> <folder> <threads> it writes that model's file into <folder>, computed with that many
+threads: test/modules-golden.test.ts does so for the models in LIVE, whose numbers also depend on the CPU.
 """
 import sys
 import importlib.util
@@ -452,6 +454,8 @@ def with_lora(model, targets, r, alpha):
 
 def fixtures_folder():
     base = HERE.parent / "test" / "fixtures"
+    if "--live" in sys.argv:
+        return pathlib.Path(sys.argv[sys.argv.index("--live") + 2])
     if "--version-dependent" in sys.argv:
         return base / f"torch-{'.'.join(torch.__version__.split('.')[:2])}" / "modules"
     return base / "modules"
@@ -601,12 +605,27 @@ def write_init_schemes():
     print(f"wrote {out}")
 
 
+# The models whose three AdamW steps depend on the CPU's kernels as well as the version's: oneDNN picks
+# its convolution kernels by the instruction set (AVX2 against AVX-512 moves them by 1e-5).
+# test/modules-golden.test.ts computes their references live, on the machine and settings it runs on.
+LIVE = {
+    "unet": lambda: record("unet", lambda: UNet(3, 2, width=8), (2, 3, 16, 16), 2, (2, 16, 16)),
+    "resnet18": lambda: record("resnet18", lambda: ResNet18(width=8, num_classes=10), (4, 3, 16, 16), 10),
+    "lora-resnet": lambda: record("lora-resnet", lambda: with_lora(ResNet18(width=8, num_classes=10), ["conv1", "conv2", "fc"], 2, 4), (4, 3, 16, 16), 10),
+}
+
+
 def main():
-    record("unet", lambda: UNet(3, 2, width=8), (2, 3, 16, 16), 2, (2, 16, 16))
+    if "--live" in sys.argv:  # --live <model> <folder> <threads>: that model's fixture, made on this machine
+        at = sys.argv.index("--live")
+        torch.set_num_threads(int(sys.argv[at + 3]))
+        LIVE[sys.argv[at + 1]]()
+        return
+    LIVE["unet"]()
     write_init_schemes()
     if "--version-dependent" in sys.argv:
         return
-    record("resnet18", lambda: ResNet18(width=8, num_classes=10), (4, 3, 16, 16), 10)
+    LIVE["resnet18"]()
     record("tied-lm", TiedLM, (4, 8), 16, (4, 8), token_inputs=True)
     record("lstm-classifier", LSTMClassifier, (4, 7), 3, token_inputs=True, vocabulary=12)
     record("gru-regressor", GRURegressor, (4, 6, 5), 3)
@@ -614,7 +633,7 @@ def main():
     # LoRA (r 4, alpha 8) on every c_attn and c_proj of the GPT-mini, the rest frozen.
     record("lora-gpt", lambda: with_lora(GPTMini(), ["c_attn", "c_proj"], 4, 8), (4, 8), 16, (4, 8), token_inputs=True)
     # LoRA on every convolution named conv1/conv2 and the head of a ResNet-18; BatchNorm keeps training, as in PEFT.
-    record("lora-resnet", lambda: with_lora(ResNet18(width=8, num_classes=10), ["conv1", "conv2", "fc"], 2, 4), (4, 3, 16, 16), 10)
+    LIVE["lora-resnet"]()
     record("attention-classifier", AttentionClassifier, (4, 6), 3, token_inputs=True, vocabulary=12)
     # Attention's key bias has an exact gradient of zero (it shifts every score of a query alike), so
     # its computed gradient is rounding noise, which Adam's default eps (1e-8) would turn into steps of

@@ -9,6 +9,7 @@ export type {
   DatasetFields,
   DatasetSplit,
   DatasetSplitOptions,
+  SplitKey,
   IdxOptions,
 } from './data/dataset';
 export { transforms } from './data/transforms';
@@ -24,7 +25,7 @@ export { decodeImage, readImage, type DecodeImageOptions } from './images/decode
 export { encodeJpeg, encodePng, writeImage } from './images/encode-image';
 export { IMAGE_EXTENSIONS } from './images/image-folder';
 export type { ImageCsvOptions, ImageDatasetOptions, ImageFile, ImageFolderOptions } from './images/image-datasets';
-export type { ImagePipeline, ImageReadMode } from './preprocessing/image-preprocessing';
+export { MAX_IMAGE_PIXELS, type ImagePipeline, type ImageReadMode } from './preprocessing/image-preprocessing';
 export type { TableSplitOptions } from './tables/table-split';
 export { readCsv, PANDAS_NA_VALUES, type ReadCsvOptions } from './tables/read-csv';
 export {
@@ -187,6 +188,7 @@ export type { WeightNameMap } from './training/weight-renames';
 export type { LoraConfig } from './training/lora';
 export type {
   DataloaderConfiguration,
+  EvaluateOptions,
   FitOptions,
   ModelConfiguration,
   OptimizerConfiguration,

@@ -176,6 +176,8 @@ export interface NativeDataset {
   split(train: number, validation: number, seed: number): [NativeDataset, NativeDataset];
   /** The samples `indices`, in that order (copies of held fields). */
   select(indices: number[]): NativeDataset;
+  /** The same samples with these fields in place of their own (or beside them). */
+  withFields(fields: Record<string, TensorData<NumericArray>>): NativeDataset;
   withTransforms(transforms: (OptionFields & { name: string })[]): NativeDataset;
   loader(options: NativeLoaderRequest): NativeLoader;
 }
@@ -414,7 +416,7 @@ export interface NativeBinding {
   imageDataset(
     paths: string[],
     fields: Record<string, TensorData<NumericArray>>,
-    options: { mode: string; onError: 'stop' | 'skip'; transforms: OptionFields[] },
+    options: { mode: string; onError: 'stop' | 'skip'; transforms: OptionFields[]; maxPixels: number },
   ): NativeDataset;
   withImageTransforms(dataset: NativeDataset, transforms: OptionFields[]): NativeDataset;
   /** The image file of each sample of an image dataset, in order. */
@@ -432,6 +434,7 @@ export interface NativeBinding {
     transforms: OptionFields[],
     seed: number,
     source: string,
+    maxPixels: number,
   ): Promise<TensorData<NumericArray>>;
   setNumThreads(threads: number, adaptive?: boolean): void;
   /** Every op row of the graph runtime and the forms it has ('run', 'torchScript'). */

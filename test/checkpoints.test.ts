@@ -9,6 +9,7 @@ import path from 'node:path';
 import { loadSafetensors, nn, saveSafetensors, Trainer, TrainerState } from '../src';
 import { blobDataset, rejectionOf } from './support/helpers';
 import { RESUME_EPOCHS, resumeData, resumeTrainer } from './support/resume-run';
+import { pruneCheckpoints } from '../src/training/checkpoints';
 
 const fixtures = path.join(__dirname, '..', '..', 'test', 'fixtures', 'data');
 
@@ -161,6 +162,20 @@ describe('checkpoints and exact resume', function () {
       .sort();
     const expected = [...new Set([`step-${(bestEpoch + 1) * 13}`, 'step-52'])].sort();
     expect(left).to.deep.equal(expected);
+    fs.rmSync(outputDir, { recursive: true });
+  });
+
+  it('keeps saveTotalLimit checkpoints in all, the best and the latest counted among them', () => {
+    const outputDir = temporaryDir();
+    const checkpoints = path.join(outputDir, 'checkpoints');
+    for (const step of [10, 20, 30, 40]) fs.mkdirSync(path.join(checkpoints, `step-${step}`), { recursive: true });
+    pruneCheckpoints(outputDir, 2, [path.join(checkpoints, 'step-40'), path.join(checkpoints, 'step-10')]);
+    expect(fs.readdirSync(checkpoints).sort()).to.deep.equal(['step-10', 'step-40']);
+    pruneCheckpoints(outputDir, 3, [path.join(checkpoints, 'step-40'), undefined]);
+    expect(fs.readdirSync(checkpoints).sort()).to.deep.equal(['step-10', 'step-40']);
+    fs.mkdirSync(path.join(checkpoints, 'step-50'));
+    pruneCheckpoints(outputDir, 2, [path.join(checkpoints, 'step-50'), path.join(checkpoints, 'step-50')]);
+    expect(fs.readdirSync(checkpoints).sort()).to.deep.equal(['step-40', 'step-50']);
     fs.rmSync(outputDir, { recursive: true });
   });
 

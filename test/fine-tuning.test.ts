@@ -79,6 +79,42 @@ describe('fine-tuning', function () {
     expect(trainer.learningRateNames).to.deep.equal(['adamw']);
   });
 
+  it('runs a frozen module in eval mode, its dropout layers, F.dropout calls and attention dropout off', async () => {
+    // With lr 0 the weights never move, and each epoch is the same one batch: the losses differ only
+    // where something random still runs in the frozen backbone.
+    class FrozenDropouts extends Module {
+      backbone = new Backbone();
+      head = nn.sequential(nn.linear(16, 16), nn.batchNorm1d(16), nn.relu(), nn.linear(16, 2));
+
+      forward(x: Tensor): Tensor {
+        return this.head.forward(this.backbone.forward(x));
+      }
+    }
+    class Backbone extends Module {
+      layers = nn.sequential(nn.linear(4, 16), nn.dropout(0.5), nn.relu());
+      attention = nn.multiheadAttention(16, 2, { dropout: 0.5, batchFirst: true });
+
+      forward(x: Tensor): Tensor {
+        const hidden = F.dropout(this.layers.forward(x), 0.5).unsqueeze(1);
+        return this.attention.forward(hidden, hidden, hidden)[0].squeeze(1);
+      }
+    }
+    const losses = async (freeze: string | undefined) => {
+      const trainer = new Trainer({
+        model: new FrozenDropouts(),
+        loss: 'cross_entropy',
+        optimizer: { name: 'sgd', lr: 0 },
+        config: { ...config, numEpochs: 3, batchSize: 32, shuffle: false, ...(freeze ? { freeze } : {}) },
+      });
+      return (await trainer.fit(blobDataset(32))).epochs.map((epoch) => epoch.loss);
+    };
+    const frozen = await losses('backbone');
+    expect(new Set(frozen).size, `losses ${frozen.join(', ')}`).to.equal(1);
+    // The same model with nothing frozen draws new masks each epoch: the check above could fail.
+    const training = await losses(undefined);
+    expect(new Set(training).size, `losses ${training.join(', ')}`).to.equal(3);
+  });
+
   it('freezes by parameter name and glob, in layer stacks and TorchScript models', async () => {
     const stack = trainerOf(nn.sequential(nn.linear(4, 8), nn.relu(), nn.linear(8, 8), nn.relu(), nn.linear(8, 2)), {
       freeze: ['0.*', '2.bias'],

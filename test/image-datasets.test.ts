@@ -8,7 +8,16 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-import { Dataset, decodeImage, imageTransforms as T, Model, nn, Trainer, type ImageTransformSpec } from '../src';
+import {
+  Dataset,
+  decodeImage,
+  imageTransforms as T,
+  Model,
+  nn,
+  saveSafetensors,
+  Trainer,
+  type ImageTransformSpec,
+} from '../src';
 import { expectClose } from './support/expect-close';
 import { rejectionOf } from './support/helpers';
 
@@ -213,5 +222,76 @@ describe('image datasets', function () {
     ]);
     const files = Dataset.fromImageFiles(data.samples, { transforms: evalTransforms });
     expect(await batchesOf(files, { shuffle: false })).to.deep.equal(await batchesOf(data, { shuffle: false }));
+  });
+
+  it('labels an evaluation folder missing a class by class name, as the training folder does', async () => {
+    // Training: Zebra, cat, dog (indices 0, 1, 2). Validation: cat and dog only, which ImageFolder alone
+    // would index 0 and 1. A model that always says 'dog' is right on exactly the dog files.
+    const train = (await Dataset.fromImageFolder(imageFolder)).withImageTransforms(...evalTransforms);
+    const root = folderOf({ 'cat/a.jpg': 'rgb.jpg', 'cat/b.png': 'rgb.png', 'dog/c.png': 'palette.png' });
+    const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'firebrand-always-dog-'));
+    try {
+      const validation = (await Dataset.fromImageFolder(root)).withImageTransforms(...evalTransforms);
+      expect(validation.classes).to.deep.equal(['cat', 'dog']);
+      const alwaysDog = new Trainer({
+        model: nn.sequential(nn.flatten(), nn.linear(3 * 16 * 16, 3)),
+        loss: 'cross_entropy',
+        optimizer: { name: 'sgd', lr: 0 },
+        config: { numEpochs: 1, batchSize: 4, progressBar: false, numThreads: 1 },
+      });
+      const weights = path.join(folder, 'always-dog.safetensors');
+      await saveSafetensors(weights, {
+        '1.weight': { data: new Float32Array(3 * 768), shape: [3, 768] },
+        '1.bias': { data: Float32Array.from([0, 0, 1]), shape: [3] },
+      });
+      await alwaysDog.initWeightsFrom(weights);
+      const history = await alwaysDog.fit(train, { evalData: validation });
+      expect(history.epochs[0].valAccuracy).to.be.closeTo(1 / 3, 1e-9);
+      expect((await alwaysDog.evaluate(validation)).accuracy).to.be.closeTo(1 / 3, 1e-9);
+      // The dataset itself, relabelled by name.
+      expect(validation.withClasses(train.classes as string[]).samples.map((sample) => sample.label)).to.deep.equal([
+        1, 1, 2,
+      ]);
+      // A class the model never saw is refused, naming it and a file of it.
+      const horses = (
+        await Dataset.fromImageFolder(folderOf({ 'horse/h.png': 'rgb.png', 'dog/d.png': 'rgb.png' }))
+      ).withImageTransforms(...evalTransforms);
+      const error = await rejectionOf(alwaysDog.fit(train, { evalData: horses }));
+      expect(error.code).to.equal('ERR_FIREBRAND_DATA');
+      expect(error.message).to.match(
+        /^fit: evalData: class 'horse' \(\S*horse\/h\.png, and any other of its files\) is none of the classes the model knows \(Zebra, cat, dog\)/,
+      );
+    } finally {
+      fs.rmSync(root, { recursive: true, force: true });
+      fs.rmSync(folder, { recursive: true, force: true });
+    }
+  });
+
+  it('splits images by a group of each file, keeping twins of one object in one part', async () => {
+    // Twelve files, three photos each of four objects: a plain split would put some object's photos on both sides.
+    const files: Record<string, string> = {};
+    for (const object of ['ant', 'bee', 'cow', 'elk']) {
+      for (const take of [1, 2, 3])
+        files[`${object === 'cow' || object === 'elk' ? 'big' : 'small'}/${object}_${take}.png`] = 'rgb.png';
+    }
+    const root = folderOf(files);
+    try {
+      const data = await Dataset.fromImageFolder(root);
+      const objectOf = ({ path: file }: { path: string }) => path.basename(file).split('_')[0];
+      const { train, validation } = data.split({ validation: 0.25, seed: 3, groups: objectOf });
+      const trainObjects = new Set(train.samples.map(objectOf));
+      const validationObjects = new Set(validation.samples.map(objectOf));
+      expect(train.length + validation.length).to.equal(12);
+      expect(validation.length).to.equal(3);
+      expect([...validationObjects].filter((object) => trainObjects.has(object))).to.deep.equal([]);
+      const arrays = Dataset.fromArrays({
+        inputs: new Float32Array(8),
+        inputShape: [4, 2],
+        targets: new Int32Array(4),
+      });
+      expect(() => arrays.split({ validation: 0.5, groups: () => 1 })).to.throw('takes each image file');
+    } finally {
+      fs.rmSync(root, { recursive: true, force: true });
+    }
   });
 });

@@ -14,6 +14,7 @@ import {
   encodePng,
   loadSafetensors,
   readImage,
+  imageTransforms as T,
   runtimeInfo,
   type ImageTransformSpec,
 } from '../src';
@@ -175,5 +176,37 @@ describe('image decoding and transforms, against torchvision', function () {
     expect(error.message).to.match(
       /transforms\[0\] \(normalize\) on an image \[3, 48, 64\] uint8.*floating-point.*toDtype/,
     );
+  });
+});
+
+describe('flattenAlpha: transparency composited as a canvas draws it', () => {
+  it('composites RGB_ALPHA onto the background and drops alpha; images without alpha pass', async () => {
+    const bytes = fs.readFileSync(path.join(folder, 'rgba.png'));
+    const rgba = await decodeImage(bytes, { mode: 'RGB_ALPHA' });
+    const [, height, width] = rgba.shape;
+    const plane = height * width;
+    const pixels = rgba.data as Uint8Array;
+    expect(
+      Array.from(pixels.subarray(3 * plane)).some((alpha) => alpha < 255),
+      'the fixture has transparency',
+    ).to.equal(true);
+    for (const background of [
+      [255, 255, 255],
+      [0, 64, 128],
+    ]) {
+      const flat = await decodeImage(bytes, { mode: 'RGB_ALPHA', transforms: [T.flattenAlpha(background)] });
+      expect(flat.shape).to.deep.equal([3, height, width]);
+      const expected = Uint8Array.from({ length: 3 * plane }, (_, i) => {
+        const channel = Math.floor(i / plane);
+        const alpha = pixels[3 * plane + (i % plane)] / 255;
+        return Math.round(pixels[i] * alpha + background[channel] * (1 - alpha));
+      });
+      const got = flat.data as Uint8Array;
+      // C++ computes in float32, this in float64: a value on .5 may round either way, never further.
+      const off = Array.from(expected).filter((value, i) => Math.abs(value - got[i]) > 1);
+      expect(off, `background ${background}`).to.deep.equal([]);
+    }
+    const rgb = await decodeImage(bytes, { mode: 'RGB' });
+    expect(await decodeImage(bytes, { mode: 'RGB', transforms: [T.flattenAlpha()] })).to.deep.equal(rgb);
   });
 });

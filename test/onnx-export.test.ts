@@ -504,6 +504,17 @@ describe('exportOnnx: onnxruntime runs the file and gives predict’s outputs', 
       },
     );
     written.push({ file, inputs: { input: raw }, expected: { output: expected }, tolerance: 1e-5 });
+    // An example of raw pixels, as the file takes them, traces the model on what the transforms make of them.
+    const fromRaw = path.join(folder, 'idx-raw-example.onnx');
+    await trainer.exportOnnx(fromRaw, { includePreprocessing: true, example: raw });
+    const again = await (
+      await ort.InferenceSession.create(fromRaw)
+    ).run({
+      input: new ort.Tensor('uint8', raw.data, raw.shape),
+    });
+    expect(Array.from(again.output.data as Float32Array)).to.deep.equal(
+      Array.from(outputs.output.data as Float32Array),
+    );
   });
 
   it('passes onnx.checker with full checks, and Python’s onnxruntime gives the same outputs', function () {
@@ -595,5 +606,24 @@ describe('exportOnnx: what cannot be exported is named, and no file is left', ()
     expect(opset.message).to.contain('opset must be one of 17, 18');
     const example = await rejectionOf(trainer.exportOnnx('x.onnx'));
     expect(example.message).to.contain('give options.example');
+    const unknown = await rejectionOf(trainer.exportOnnx('x.onnx', { example: { shape: [2, 4] }, opSet: 18 } as never));
+    expect(unknown.message).to.match(/^exportOnnx options: unknown option 'opSet' \(did you mean 'opset'\?\)/);
+  });
+
+  it('makes the folder it writes into, as save does, and names the file it cannot write', async () => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'firebrand-onnx-folder-'));
+    try {
+      const trainer = new Trainer({ model: nn.sequential(nn.linear(4, 2)), loss: 'mse', optimizer: 'adamw' });
+      const file = path.join(root, 'models', 'v1', 'model.onnx');
+      await trainer.exportOnnx(file, { example: { shape: [2, 4] } });
+      expect(fs.readdirSync(path.dirname(file))).to.deep.equal(['model.onnx']);
+      fs.writeFileSync(path.join(root, 'taken'), '');
+      const blocked = path.join(root, 'taken', 'model.onnx');
+      const error = await rejectionOf(trainer.exportOnnx(blocked, { example: { shape: [2, 4] } }));
+      expect(error.code).to.equal('ERR_FIREBRAND_FILE');
+      expect(error.message).to.contain(`exportOnnx: cannot write ${blocked}`);
+    } finally {
+      fs.rmSync(root, { recursive: true, force: true });
+    }
   });
 });

@@ -29,6 +29,36 @@ describe('saved models for inference', () => {
     await roundTrip(blobTrainer({ numEpochs: 2 }), blobDataset(64), [6, 4]);
   });
 
+  it('predicts bit for bit what the trainer predicted, batching as its evalBatchSize did by default', async () => {
+    const samples = 300;
+    const trainer = new Trainer({
+      model: nn.sequential(
+        nn.conv2d(1, 8, 3),
+        nn.relu(),
+        nn.flatten(),
+        nn.linear(8 * 6 * 6, 64),
+        nn.relu(),
+        nn.linear(64, 3),
+      ),
+      loss: 'cross_entropy',
+      optimizer: 'adamw',
+      // A fixed thread count: numThreads 'auto' tunes it while training, and another count may sum a
+      // kernel's parts in another order (the last bits; README, Serving).
+      config: { numEpochs: 1, batchSize: 16, progressBar: false, seed: 2, numThreads: 2 },
+    });
+    const inputs = Float32Array.from({ length: samples * 64 }, (_, i) => Math.sin(i * 0.37));
+    const targets = Int32Array.from({ length: samples }, (_, i) => i % 3);
+    await trainer.fit(Dataset.fromArrays({ inputs, inputShape: [samples, 1, 8, 8], targets }));
+    const folder = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'firebrand-model-')), 'model');
+    await trainer.save(folder);
+    const model = await Model.load(folder);
+    expect(model.predictBatchSize).to.equal(16);
+    const expected = await trainer.predict(inputs, [samples, 1, 8, 8]);
+    const actual = await model.predict(inputs, [samples, 1, 8, 8]);
+    expect(Buffer.from(actual.data.buffer).equals(Buffer.from(expected.data.buffer))).to.equal(true);
+    fs.rmSync(path.dirname(folder), { recursive: true });
+  });
+
   it('saves and loads a model defined from TorchScript source', async () => {
     const model = nn.script(
       `

@@ -6,6 +6,7 @@
 #include "binding/batch_queue_wrap.h"
 #include "binding/dataset_wrap.h"
 #include "binding/engine_wrap.h"
+#include "binding/environment_teardown.h"
 #include "binding/image_exports.h"
 #include "binding/loader_wrap.h"
 #include "binding/model_wrap.h"
@@ -16,6 +17,7 @@ namespace firebrand::binding {
 
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   env.SetInstanceData(new AddonData());
+  watchEnvironmentTeardown(env);
   DatasetWrap::Export(env, exports);
   BatchQueueWrap::Export(env, exports);
   LoaderWrap::Export(env, exports);

@@ -2,6 +2,7 @@
 
 #include <memory>
 
+#include "binding/environment_teardown.h"
 #include "binding/results.h"
 #include "core/errors.h"
 
@@ -13,11 +14,15 @@ class JsBatchHook {
  public:
   JsBatchHook(Napi::Env env, Napi::Function onBatch, TaskThread& thread)
       : function_(Napi::ThreadSafeFunction::New(env, onBatch, "firebrand.batchHook", 0, 1)),
-        hookWaits_(thread.hookWaits()) {
+        hookWaits_(thread.hookWaits()),
+        gate_(thread.gate()) {
+    runTeardownFirst(env);
     // The epoch's promise keeps Node alive; this need not.
     function_.Unref(env);
   }
-  ~JsBatchHook() { function_.Release(); }
+  ~JsBatchHook() {
+    gate_->pass([&] { function_.Release(); });
+  }
   JsBatchHook(const JsBatchHook&) = delete;
   JsBatchHook& operator=(const JsBatchHook&) = delete;
 
@@ -25,15 +30,18 @@ class JsBatchHook {
   // run while this waits: the task thread is the one that runs it.
   void call(const BatchEvent& event) {
     const std::shared_ptr<TaskThread::HookWait> wait = hookWaits_();
-    const napi_status status = function_.BlockingCall([wait, event](Napi::Env env, Napi::Function onBatch) {
-      const auto done = Napi::Function::New(env, [wait](const Napi::CallbackInfo& info) {
-        wait->finish(info.Length() == 0 || info[0].ToBoolean().Value());
+    napi_status status = napi_closing;
+    gate_->pass([&] {
+      status = function_.BlockingCall([wait, event](Napi::Env env, Napi::Function onBatch) {
+        const auto done = Napi::Function::New(env, [wait](const Napi::CallbackInfo& info) {
+          wait->finish(info.Length() == 0 || info[0].ToBoolean().Value());
+        });
+        try {
+          onBatch.Call({toJs(env, event), done});
+        } catch (const Napi::Error&) {
+          wait->finish(false);
+        }
       });
-      try {
-        onBatch.Call({toJs(env, event), done});
-      } catch (const Napi::Error&) {
-        wait->finish(false);
-      }
     });
     if (status != napi_ok) {
       wait->finish(false);
@@ -48,6 +56,7 @@ class JsBatchHook {
  private:
   Napi::ThreadSafeFunction function_;
   std::function<std::shared_ptr<TaskThread::HookWait>()> hookWaits_;
+  std::shared_ptr<NapiGate> gate_;
 };
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include "binding/addon_data.h"
 #include "binding/convert.h"
+#include "binding/environment_teardown.h"
 #include "binding/js_errors.h"
 #include "core/errors.h"
 
@@ -47,10 +48,13 @@ Napi::Value BatchQueueWrap::WaitForRoom(const Napi::CallbackInfo& info) {
   auto deferred = std::make_shared<Napi::Promise::Deferred>(env);
   auto wake = Napi::ThreadSafeFunction::New(env, Napi::Function::New(env, [](const Napi::CallbackInfo&) {}),
                                             "firebrand.batchQueue", 0, 1);
-  queue_->whenRoom([wake, deferred](bool open) mutable {
-    wake.BlockingCall(
-        [deferred, open](Napi::Env env, Napi::Function) { deferred->Resolve(Napi::Boolean::New(env, open)); });
-    wake.Release();
+  runTeardownFirst(env);
+  queue_->whenRoom([wake, deferred, gate = napiGate(env)](bool open) mutable {
+    gate->pass([&] {
+      wake.BlockingCall(
+          [deferred, open](Napi::Env env, Napi::Function) { deferred->Resolve(Napi::Boolean::New(env, open)); });
+      wake.Release();
+    });
   });
   return deferred->Promise();
 }

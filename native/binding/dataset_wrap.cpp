@@ -32,8 +32,8 @@ void DatasetWrap::Export(Napi::Env env, Napi::Object exports) {
        InstanceAccessor<&DatasetWrap::Size>("size"), InstanceAccessor<&DatasetWrap::FieldShapes>("fieldShapes"),
        InstanceMethod<&DatasetWrap::Slice>("slice"), InstanceMethod<&DatasetWrap::Fields>("fields"),
        InstanceMethod<&DatasetWrap::BatchOrder>("batchOrder"), InstanceMethod<&DatasetWrap::Split>("split"),
-       InstanceMethod<&DatasetWrap::Select>("select"), InstanceMethod<&DatasetWrap::WithTransforms>("withTransforms"),
-       InstanceMethod<&DatasetWrap::Loader>("loader")});
+       InstanceMethod<&DatasetWrap::Select>("select"), InstanceMethod<&DatasetWrap::WithFields>("withFields"),
+       InstanceMethod<&DatasetWrap::WithTransforms>("withTransforms"), InstanceMethod<&DatasetWrap::Loader>("loader")});
   addonData(env).dataset = Napi::Persistent(cls);
   exports.Set("NativeDataset", cls);
 }
@@ -311,6 +311,16 @@ Napi::Value DatasetWrap::Select(const Napi::CallbackInfo& info) {
     }
     return NewInstance(env,
                        {std::make_shared<const TensorDataset>(dataset_.data->select(indices)), dataset_.transforms});
+  });
+}
+
+// ({ name: { data, shape } }) -> the same samples with these fields in place of their own (or beside them).
+Napi::Value DatasetWrap::WithFields(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  return guard(env, [&]() -> Napi::Value {
+    const TensorDict replaced = toTensorDict(info[0], "fields");
+    return NewInstance(
+        env, {std::make_shared<const TensorDataset>(dataset_.data->withFields(replaced)), dataset_.transforms});
   });
 }
 

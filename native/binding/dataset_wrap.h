@@ -47,6 +47,7 @@ class DatasetWrap : public Napi::ObjectWrap<DatasetWrap> {
   Napi::Value BatchOrder(const Napi::CallbackInfo& info);
   Napi::Value Split(const Napi::CallbackInfo& info);
   Napi::Value Select(const Napi::CallbackInfo& info);
+  Napi::Value WithFields(const Napi::CallbackInfo& info);
   Napi::Value WithTransforms(const Napi::CallbackInfo& info);
   Napi::Value Loader(const Napi::CallbackInfo& info);
 

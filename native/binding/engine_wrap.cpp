@@ -5,6 +5,7 @@
 #include "binding/config_convert.h"
 #include "binding/convert.h"
 #include "binding/dataset_wrap.h"
+#include "binding/environment_teardown.h"
 #include "binding/generation_convert.h"
 #include "binding/js_errors.h"
 #include "binding/onnx_convert.h"
@@ -159,7 +160,8 @@ void EngineWrap::Export(Napi::Env env, Napi::Object exports) {
   exports.Set("NativeEngine", cls);
 }
 
-EngineWrap::EngineWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<EngineWrap>(info) {
+EngineWrap::EngineWrap(const Napi::CallbackInfo& info)
+    : Napi::ObjectWrap<EngineWrap>(info), thread_(napiGate(info.Env())) {
   engine_ = guard(info.Env(), [&] { return makeEngine(toEngineSpec(info[0])); });
   if (engine_) engine_->setStepBoundary(thread_.stepBoundary());
 }

@@ -19,7 +19,7 @@
 namespace firebrand::binding {
 namespace {
 
-// (paths, targets { data, shape }, { mode, onError, transforms }) -> NativeDataset whose input is decoded
+// (paths, targets { data, shape }, { mode, onError, transforms, maxPixels }) -> NativeDataset whose input is decoded
 // from the files as batches are cut.
 Napi::Value ImageDataset(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
@@ -32,6 +32,7 @@ Napi::Value ImageDataset(const Napi::CallbackInfo& info) {
     imageOptions.onError =
         toString(options.Get("onError"), "onError") == "skip" ? BrokenImagePolicy::Skip : BrokenImagePolicy::Stop;
     imageOptions.transforms = toImageTransforms(options.Get("transforms"), "transforms");
+    imageOptions.maxPixels = toInteger(options.Get("maxPixels"), "maxPixels", 0);
     return DatasetWrap::NewInstance(
         env, TensorDataset(std::move(fields), ImageFiles(std::move(paths), std::move(imageOptions))));
   });
@@ -138,7 +139,7 @@ Napi::Value ImagePaths(const Napi::CallbackInfo& info) {
   });
 }
 
-// (bytes: Uint8Array, mode, transforms, seed, source) -> Promise<{ data, shape }>: one encoded image decoded
+// (bytes: Uint8Array, mode, transforms, seed, source, maxPixels) -> Promise<{ data, shape }>: one encoded image decoded
 // and transformed, random transforms drawn from a generator seeded `seed`.
 Napi::Value DecodeImage(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
@@ -153,12 +154,13 @@ Napi::Value DecodeImage(const Napi::CallbackInfo& info) {
     auto transforms = std::make_shared<ImageTransforms>(toImageTransforms(info[2], "transforms"));
     const auto seed = static_cast<uint64_t>(toInteger(info[3], "seed", 0));
     const std::string source = toString(info[4], "source");
+    const int64_t maxPixels = toInteger(info[5], "maxPixels", 0);
     return PromiseWorker::Start(env, [=]() -> PromiseWorker::Finish {
       // One kernel thread, as the loader's workers transform: elementwise kernels round their vector and
       // scalar parts differently, so a split between threads can move a pixel by one step.
       limitKernelThreadsOfThisThread();
       at::Generator generator = at::detail::createCPUGenerator(seed);
-      const at::Tensor image = decodeImage(bytes->data(), bytes->size(), mode, source);
+      const at::Tensor image = decodeImage(bytes->data(), bytes->size(), mode, source, maxPixels);
       at::Tensor transformed;
       try {
         transformed = applyImageTransforms(*transforms, image, generator).contiguous();

@@ -1,6 +1,7 @@
 #include "binding/model_wrap.h"
 
 #include "binding/convert.h"
+#include "binding/environment_teardown.h"
 #include "binding/generation_convert.h"
 #include "binding/js_errors.h"
 #include "binding/onnx_convert.h"
@@ -27,7 +28,8 @@ void ModelWrap::Export(Napi::Env env, Napi::Object exports) {
   exports.Set("NativeModel", cls);
 }
 
-ModelWrap::ModelWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<ModelWrap>(info) {
+ModelWrap::ModelWrap(const Napi::CallbackInfo& info)
+    : Napi::ObjectWrap<ModelWrap>(info), thread_(napiGate(info.Env())) {
   guard(info.Env(), [&] {
     device_ = parseDevice(toString(info[1], "device"));
     model_ = buildModel(toModelSource(info[0]));

@@ -1,6 +1,24 @@
 #include "binding/task_thread.h"
 
+#include <algorithm>
+#include <cstdio>
+#include <vector>
+
 namespace firebrand::binding {
+
+struct TaskThread::Registry {
+  std::mutex mutex;
+  std::vector<std::shared_ptr<Queue>> queues;
+};
+
+TaskThread::Registry& TaskThread::registry() {
+  static Registry* const live = new Registry();  // leaked: the process's exit still reads it
+  return *live;
+}
+
+TaskThread::TaskThread(std::shared_ptr<NapiGate> gate) : queue_(std::make_shared<Queue>()) {
+  queue_->gate = std::move(gate);
+}
 
 TaskThread::~TaskThread() {
   bool idle = false;
@@ -9,26 +27,39 @@ TaskThread::~TaskThread() {
     queue_->stopping = true;
     idle = queue_->tasks.empty() && !queue_->running;
   }
-  queue_->wake.notify_one();
-  if (!thread_.joinable()) return;
-  // Not idle includes being dropped from one of its own tasks, which it cannot join.
-  if (idle) {
-    thread_.join();
-  } else {
-    thread_.detach();  // it ends once its tasks are done
-  }
+  queue_->wake.notify_all();
+  // Not idle includes being dropped from one of its own tasks, which it cannot join: it ends once its
+  // tasks are done, and a later reap (or shutDown) joins it.
+  if (!idle || queue_->thread.get_id() == std::this_thread::get_id()) return;
+  if (queue_->thread.joinable()) queue_->thread.join();
+  Registry& live = registry();
+  std::lock_guard<std::mutex> lock(live.mutex);
+  live.queues.erase(std::remove(live.queues.begin(), live.queues.end(), queue_), live.queues.end());
 }
 
-void TaskThread::post(std::function<void()> task) { push({std::move(task), false}); }
+void TaskThread::post(std::function<void()> task, std::function<void()> stop) {
+  push({std::move(task), false, std::move(stop)});
+}
 
-void TaskThread::postBetweenSteps(std::function<void()> task) { push({std::move(task), true}); }
+void TaskThread::postBetweenSteps(std::function<void()> task) { push({std::move(task), true, {}}); }
 
 void TaskThread::push(Task task) {
+  bool started = false;
   {
     std::lock_guard<std::mutex> lock(queue_->mutex);
+    if (queue_->abandoned) return;  // shut down: the environment is going
     if (task.betweenSteps) ++queue_->betweenSteps;
     queue_->tasks.push_back(std::move(task));
-    if (!thread_.joinable()) thread_ = std::thread([queue = queue_] { runTasks(queue); });
+    if (!queue_->thread.joinable()) {
+      queue_->thread = std::thread([queue = queue_] { runTasks(queue); });
+      started = true;
+    }
+  }
+  if (started) {
+    reapFinished();
+    Registry& live = registry();
+    std::lock_guard<std::mutex> lock(live.mutex);
+    live.queues.push_back(queue_);
   }
   // Both the idle thread and a running task parked in a HookWait wait on it.
   queue_->wake.notify_all();
@@ -79,23 +110,24 @@ void TaskThread::HookWait::finish(bool ok) {
 bool TaskThread::HookWait::wait() {
   Queue& queue = *queue_;
   std::unique_lock<std::mutex> lock(queue.mutex);
-  while (!ok_) {
+  while (!ok_ && !queue.abandoned) {
     queue.parked = false;
     if (runFrontBetweenSteps(queue, lock)) continue;
     queue.parked = true;
     queue.wake.notify_all();  // for runWhileParked
-    queue.wake.wait(lock, [&] { return ok_ || (!queue.tasks.empty() && queue.tasks.front().betweenSteps); });
+    queue.wake.wait(
+        lock, [&] { return ok_ || queue.abandoned || (!queue.tasks.empty() && queue.tasks.front().betweenSteps); });
   }
   queue.hookWaiting = queue.parked = false;
   queue.wake.notify_all();
-  return *ok_;
+  return ok_.value_or(false);
 }
 
 bool TaskThread::runWhileParked(const std::function<void()>& work) {
   std::unique_lock<std::mutex> lock(queue_->mutex);
   // A hook that awaited a between-steps task may be here before that task has returned.
-  queue_->wake.wait(lock, [&] { return !queue_->hookWaiting || queue_->parked; });
-  if (!queue_->parked) return false;
+  queue_->wake.wait(lock, [&] { return !queue_->hookWaiting || queue_->parked || queue_->abandoned; });
+  if (!queue_->parked || queue_->abandoned) return false;
   work();
   return true;
 }
@@ -104,16 +136,74 @@ void TaskThread::runTasks(const std::shared_ptr<Queue>& queue) {
   std::unique_lock<std::mutex> lock(queue->mutex);
   while (true) {
     queue->wake.wait(lock, [&] { return queue->stopping || !queue->tasks.empty(); });
-    if (queue->tasks.empty()) return;  // stopping, and nothing left to run
+    if (queue->tasks.empty()) break;  // stopping, and nothing left to run
     Task task = std::move(queue->tasks.front());
     queue->tasks.pop_front();
     if (task.betweenSteps) --queue->betweenSteps;
     queue->running = true;
+    queue->stopRunning = std::move(task.stop);
     lock.unlock();
     task.run();
     lock.lock();
     queue->running = false;
+    queue->stopRunning = nullptr;
   }
+  queue->finished = true;
+  queue->wake.notify_all();
+}
+
+void TaskThread::reapFinished() {
+  std::vector<std::shared_ptr<Queue>> finished;
+  {
+    Registry& live = registry();
+    std::lock_guard<std::mutex> lock(live.mutex);
+    const auto done = [](const std::shared_ptr<Queue>& queue) {
+      std::lock_guard<std::mutex> queueLock(queue->mutex);
+      return queue->finished && queue->thread.get_id() != std::this_thread::get_id();
+    };
+    std::vector<std::shared_ptr<Queue>> running;
+    for (const auto& queue : live.queues) (done(queue) ? finished : running).push_back(queue);
+    live.queues.swap(running);
+  }
+  for (const auto& queue : finished) {
+    if (queue->thread.joinable()) queue->thread.join();
+  }
+}
+
+void TaskThread::stopAndJoin(Queue& queue, std::chrono::seconds patience) {
+  std::function<void()> stop;
+  {
+    std::lock_guard<std::mutex> lock(queue.mutex);
+    queue.stopping = queue.abandoned = true;
+    queue.tasks.clear();  // never started: nobody is left to settle them
+    queue.betweenSteps = 0;
+    stop = queue.stopRunning;
+  }
+  queue.wake.notify_all();
+  if (stop) stop();
+  if (queue.thread.get_id() == std::this_thread::get_id()) return;
+  std::unique_lock<std::mutex> lock(queue.mutex);
+  const bool ended = queue.wake.wait_for(lock, patience, [&] { return queue.finished || !queue.thread.joinable(); });
+  lock.unlock();
+  if (ended) {
+    if (queue.thread.joinable()) queue.thread.join();
+  } else {
+    std::fprintf(stderr, "firebrand: a trainer's task did not stop within %lld s of Node's exit; leaving it\n",
+                 static_cast<long long>(patience.count()));
+    queue.thread.detach();
+  }
+}
+
+void TaskThread::shutDown(const NapiGate* gate, std::chrono::seconds patience) {
+  std::vector<std::shared_ptr<Queue>> targets;
+  {
+    Registry& live = registry();
+    std::lock_guard<std::mutex> lock(live.mutex);
+    const auto matches = [&](const std::shared_ptr<Queue>& queue) { return !gate || queue->gate.get() == gate; };
+    std::copy_if(live.queues.begin(), live.queues.end(), std::back_inserter(targets), matches);
+    live.queues.erase(std::remove_if(live.queues.begin(), live.queues.end(), matches), live.queues.end());
+  }
+  for (const auto& queue : targets) stopAndJoin(*queue, patience);
 }
 
 }  // namespace firebrand::binding

@@ -9,8 +9,13 @@
 // them at its step boundaries instead of making them wait for its end. While
 // the running task waits for JavaScript (a per-batch hook, HookWait), it runs
 // them too: the hook may be awaiting one, which must not wait for the hook.
+//
+// No such thread outlives its environment: when the environment goes, or the
+// process exits, shutDown stops each (its running task asked to stop, its hook
+// waits ended, its queue dropped) and joins it.
 #pragma once
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -19,26 +24,31 @@
 #include <optional>
 #include <thread>
 
+#include "binding/napi_gate.h"
+
 namespace firebrand::binding {
 
 class TaskThread {
   struct Queue;
 
  public:
-  TaskThread() = default;
+  // `gate`: its environment's, which its tasks' calls into Node pass.
+  explicit TaskThread(std::shared_ptr<NapiGate> gate);
   TaskThread(const TaskThread&) = delete;
   TaskThread& operator=(const TaskThread&) = delete;
   // Joins the thread when it is idle; else lets it finish its tasks alone
-  // (a process exiting mid-epoch must not wait for the epoch).
+  // (a process exiting mid-epoch must not wait for the epoch): shutDown joins it then.
   ~TaskThread();
 
   // Queues `task` to run on this thread after those before it; it must not throw.
-  void post(std::function<void()> task);
+  // `stop` asks it to end early (shutDown calls it while it runs).
+  void post(std::function<void()> task, std::function<void()> stop = {});
   // As post, and the running task may run it at its next step boundary.
   void postBetweenSteps(std::function<void()> task);
   // For the running task to call at its step boundaries: runs the between-steps
   // tasks at the front of the queue (in order; an atomic load when there are none).
   std::function<void()> stepBoundary() const;
+  const std::shared_ptr<NapiGate>& gate() const { return queue_->gate; }
 
   // The running task's wait for the JS thread (a per-batch hook to settle).
   class HookWait {
@@ -46,6 +56,7 @@ class TaskThread {
     // Any thread; the first call decides what wait() returns.
     void finish(bool ok);
     // The running task: until finish(), runs the between-steps tasks posted meanwhile, in order.
+    // False when the thread is shut down meanwhile.
     bool wait();
 
    private:
@@ -63,12 +74,17 @@ class TaskThread {
   // until `work` returns. Returns whether it ran. For state the task reads at its next step.
   bool runWhileParked(const std::function<void()>& work);
 
+  // Stops and joins every task thread of the environment whose gate is `gate` (every one when null),
+  // waiting at most `patience` for each running task to stop; the gates must be closed first.
+  static void shutDown(const NapiGate* gate, std::chrono::seconds patience);
+
  private:
   struct Task {
     std::function<void()> run;
     bool betweenSteps = false;
+    std::function<void()> stop;
   };
-  // Shared with the thread, which may outlive this object.
+  // Shared with the thread, which may outlive this object, and with the registry of live threads.
   struct Queue {
     std::mutex mutex;
     std::condition_variable wake;
@@ -78,6 +94,11 @@ class TaskThread {
     bool hookWaiting = false;          // the running task waits in a HookWait
     bool parked = false;               // ... and runs nothing meanwhile
     bool stopping = false;
+    bool abandoned = false;             // shut down: hook waits end, false
+    bool finished = false;              // the thread has returned from its loop
+    std::function<void()> stopRunning;  // the running task's stop, if any
+    std::shared_ptr<NapiGate> gate;
+    std::thread thread;  // started by the first task
   };
 
   void push(Task task);
@@ -85,9 +106,14 @@ class TaskThread {
   static void runBetweenSteps(Queue& queue);
   // With the lock held: runs the between-steps task at the front, if any (unlocking meanwhile).
   static bool runFrontBetweenSteps(Queue& queue, std::unique_lock<std::mutex>& lock);
+  static void stopAndJoin(Queue& queue, std::chrono::seconds patience);
+  // Every thread started and not yet joined, by its queue; never destroyed (process exit reads it).
+  struct Registry;
+  static Registry& registry();
+  // Joins the threads whose loops have returned, but not the calling one.
+  static void reapFinished();
 
-  std::shared_ptr<Queue> queue_ = std::make_shared<Queue>();
-  std::thread thread_;  // started by the first task
+  std::shared_ptr<Queue> queue_;
 };
 
 }  // namespace firebrand::binding

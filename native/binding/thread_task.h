@@ -13,6 +13,7 @@
 #include <optional>
 #include <type_traits>
 
+#include "binding/environment_teardown.h"
 #include "binding/js_errors.h"
 #include "binding/promise_settlement.h"
 #include "binding/promise_worker.h"
@@ -37,15 +38,16 @@ class ThreadTask {
                              std::function<void()> stop, PromiseSettlement::Settled settled,
                              bool betweenSteps = false) {
     // Owned by the JS thread's last callback, which deletes it: its JS handles must die there.
-    auto* task = new ThreadTask(env, std::move(stop), std::move(settled));
+    auto* task = new ThreadTask(env, std::move(stop), std::move(settled), thread.gate());
     const Napi::Promise promise = task->settlement_.promise();
     task->channel_ =
         Napi::ThreadSafeFunction::New(env, onReport ? *onReport : Napi::Function(), "firebrand.task", 0, 1);
+    runTeardownFirst(env);
     auto work = [task, run = std::move(run)] { task->runOnThread(run); };
     if (betweenSteps) {
       thread.postBetweenSteps(std::move(work));
     } else {
-      thread.post(std::move(work));
+      thread.post(std::move(work), task->stop_);
     }
     return promise;
   }
@@ -56,8 +58,9 @@ class ThreadTask {
     std::optional<CapturedError> error;
   };
 
-  ThreadTask(Napi::Env env, std::function<void()> stop, PromiseSettlement::Settled settled)
-      : stop_(std::move(stop)), settlement_(env, std::move(settled)) {}
+  ThreadTask(Napi::Env env, std::function<void()> stop, PromiseSettlement::Settled settled,
+             std::shared_ptr<NapiGate> gate)
+      : stop_(std::move(stop)), settlement_(env, std::move(settled)), gate_(std::move(gate)) {}
 
   // On the task thread.
   void runOnThread(const Run& run) {
@@ -69,24 +72,30 @@ class ThreadTask {
     }
     // Once the call is queued the JS thread may settle and delete this at any moment.
     const Napi::ThreadSafeFunction channel = channel_;
-    const napi_status status = channel.BlockingCall(outcome, [this](Napi::Env env, Napi::Function, Outcome* done) {
-      std::unique_ptr<Outcome> owned(done);
-      if (env == nullptr) return;  // the environment is shutting down
-      settle(env, *owned);
-      delete this;
+    const std::shared_ptr<NapiGate> gate = gate_;
+    napi_status status = napi_closing;
+    gate->pass([&] {
+      status = channel.BlockingCall(outcome, [this](Napi::Env env, Napi::Function, Outcome* done) {
+        std::unique_ptr<Outcome> owned(done);
+        if (env == nullptr) return;  // the environment is shutting down
+        settle(env, *owned);
+        delete this;
+      });
+      channel.Release();
     });
     if (status != napi_ok) delete outcome;  // shutting down: nobody waits for it
-    channel.Release();
   }
 
   // On the task thread.
   void send(const Report& report) {
     auto* copy = new Report(report);
-    const napi_status status =
-        channel_.BlockingCall(copy, [this](Napi::Env env, Napi::Function onReport, Report* sent) {
-          std::unique_ptr<Report> owned(sent);
-          if (env != nullptr) deliver(env, onReport, *owned);
-        });
+    napi_status status = napi_closing;
+    gate_->pass([&] {
+      status = channel_.BlockingCall(copy, [this](Napi::Env env, Napi::Function onReport, Report* sent) {
+        std::unique_ptr<Report> owned(sent);
+        if (env != nullptr) deliver(env, onReport, *owned);
+      });
+    });
     if (status != napi_ok) delete copy;
   }
 
@@ -127,6 +136,7 @@ class ThreadTask {
   std::function<void()> stop_;
   Napi::ObjectReference callbackError_;
   PromiseSettlement settlement_;
+  std::shared_ptr<NapiGate> gate_;
 };
 
 // A task without reports on `thread`, settling the returned promise with what it returns.

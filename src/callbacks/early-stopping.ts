@@ -9,6 +9,7 @@ import type { Callback, CheckpointInfo } from '../training/callbacks';
 import type { EpochLogs } from '../training/logs';
 import type { Trainer } from '../training/trainer';
 import { MonitoredMetric, MonitorMode } from './monitored-metric';
+import { optionKeys, refuseUnknownKeys } from '../options/option-keys';
 
 export interface EarlyStoppingOptions {
   /** Epoch-log field. Default 'valLoss'. */
@@ -22,6 +23,14 @@ export interface EarlyStoppingOptions {
   /** At the end, load the weights of the best epoch. Default false. */
   restoreBestWeights?: boolean;
 }
+
+const OPTION_KEYS = optionKeys<EarlyStoppingOptions>()([
+  'monitor',
+  'mode',
+  'patience',
+  'minDelta',
+  'restoreBestWeights',
+]);
 
 const STATE_KEY = 'EarlyStopping';
 
@@ -38,6 +47,7 @@ export class EarlyStopping implements Callback {
   stoppedEpoch: number | undefined;
 
   constructor(options: EarlyStoppingOptions = {}) {
+    refuseUnknownKeys(options, OPTION_KEYS, 'EarlyStopping options');
     this.metric = new MonitoredMetric(options.monitor ?? 'valLoss', options.mode ?? 'auto', options.minDelta ?? 0);
     this.patience = options.patience ?? 3;
     this.restoreBestWeights = options.restoreBestWeights ?? false;
@@ -86,8 +96,10 @@ export class EarlyStopping implements Callback {
     if (++this.waited >= this.patience) {
       this.stoppedEpoch = epoch;
       const best =
-        this.best === undefined ? '' : ` (best ${this.best.toPrecision(4)} at epoch ${(this.bestEpoch ?? 0) + 1})`;
-      trainer.stop(`EarlyStopping: ${this.metric.name} did not improve for ${this.waited} epochs${best}`);
+        this.best === undefined ? '' : ` (best ${this.best.toPrecision(4)} in history.epochs[${this.bestEpoch ?? 0}])`;
+      trainer.stop(
+        `EarlyStopping: ${this.metric.name} did not improve for ${this.waited} epoch${this.waited === 1 ? '' : 's'}${best}`,
+      );
     }
   }
 

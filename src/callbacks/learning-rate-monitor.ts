@@ -4,11 +4,14 @@
 import type { Callback } from '../training/callbacks';
 import type { StepLogs } from '../training/logs';
 import type { Trainer } from '../training/trainer';
+import { optionKeys, refuseUnknownKeys } from '../options/option-keys';
 
 export interface LearningRateMonitorOptions {
   /** At every log step ('step', default) or at each epoch's end ('epoch'). */
   loggingInterval?: 'step' | 'epoch';
 }
+
+const OPTION_KEYS = optionKeys<LearningRateMonitorOptions>()(['loggingInterval']);
 
 export class LearningRateMonitor implements Callback {
   /** Every logged rate by metric name, in order. */
@@ -16,6 +19,7 @@ export class LearningRateMonitor implements Callback {
   private readonly interval: 'step' | 'epoch';
 
   constructor(options: LearningRateMonitorOptions = {}) {
+    refuseUnknownKeys(options, OPTION_KEYS, 'LearningRateMonitor options');
     this.interval = options.loggingInterval ?? 'step';
   }
 

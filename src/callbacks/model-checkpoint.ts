@@ -8,6 +8,7 @@ import type { Callback } from '../training/callbacks';
 import type { EpochLogs } from '../training/logs';
 import type { Trainer } from '../training/trainer';
 import { MonitoredMetric, MonitorMode } from './monitored-metric';
+import { optionKeys, refuseUnknownKeys } from '../options/option-keys';
 
 export interface ModelCheckpointOptions {
   /** Folder the saves go in. */
@@ -22,6 +23,15 @@ export interface ModelCheckpointOptions {
   /** Folder name, with {field} or {field:.4f} from the epoch logs. Default 'epoch={epoch}-step={globalStep}'. */
   filename?: string;
 }
+
+const OPTION_KEYS = optionKeys<ModelCheckpointOptions>()([
+  'dirpath',
+  'monitor',
+  'mode',
+  'saveTopK',
+  'saveLast',
+  'filename',
+]);
 
 /** 'epoch={epoch}-valLoss={valLoss:.4f}' with the logs' values. */
 function formatName(pattern: string, logs: EpochLogs): string {
@@ -39,6 +49,7 @@ export class ModelCheckpoint implements Callback {
   private saved: { folder: string; score: number }[] = [];
 
   constructor(options: ModelCheckpointOptions) {
+    refuseUnknownKeys(options, OPTION_KEYS, 'ModelCheckpoint options');
     this.metric =
       options.monitor === undefined ? undefined : new MonitoredMetric(options.monitor, options.mode ?? 'auto');
     this.options = {

@@ -4,6 +4,7 @@
 import { firebrandError } from '../errors';
 import type { Callback, CheckpointInfo } from '../training/callbacks';
 import type { Trainer } from '../training/trainer';
+import { optionKeys, refuseUnknownKeys } from '../options/option-keys';
 
 export type TimerDuration = number | string | { days?: number; hours?: number; minutes?: number; seconds?: number };
 
@@ -13,6 +14,8 @@ export interface TimerOptions {
   /** Check at every progress report ('step', default: stops within a fraction of a second) or at epoch ends. */
   interval?: 'step' | 'epoch';
 }
+
+const OPTION_KEYS = optionKeys<TimerOptions>()(['duration', 'interval']);
 
 export type TimerStage = 'train' | 'validate';
 
@@ -52,6 +55,7 @@ export class Timer implements Callback {
   private resumed = false;
 
   constructor(options: TimerOptions) {
+    refuseUnknownKeys(options, OPTION_KEYS, 'Timer options');
     this.duration = durationSeconds(options.duration);
     this.interval = options.interval ?? 'step';
   }

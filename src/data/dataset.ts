@@ -56,11 +56,19 @@ export interface CsvOptions {
   columns?: string[];
 }
 
+/** What a split goes by: a field of one value per sample, the values, or (images) a function of each file. */
+export type SplitKey =
+  string | ArrayLike<number | string | bigint> | ((sample: { path: string; label: number }) => number | string);
+
 export type DatasetSplitOptions = SplitFractions & {
   /** Splits each label alone: a field of one value per sample ('target'), or the labels themselves. */
-  stratify?: string | ArrayLike<number | string | bigint>;
-  /** Keeps each group's samples in one part: a field of one value per sample, or the group of each sample. */
-  groups?: string | ArrayLike<number | string | bigint>;
+  stratify?: SplitKey;
+  /**
+   * Keeps each group's samples in one part: a field of one value per sample, the group of each sample, or
+   * for images a function of each file: `groups: ({ path }) => path.split('_')[0]` keeps an object's photos
+   * together, so that none of them lands in validation next to its twin in training.
+   */
+  groups?: SplitKey;
 };
 
 /** The parts of Dataset.split, by position ([train, validation]) and by name. */
@@ -330,6 +338,37 @@ export class Dataset {
     return this.preprocessing?.imagePipeline?.classes;
   }
 
+  /**
+   * The same images labelled by index in `classes` (the training data's, say): each sample keeps its class
+   * name. A validation folder without some training class then still labels 'dog' as the training data
+   * does. A class `classes` lacks is an error naming it and its first file.
+   */
+  withClasses(classes: string[]): Dataset {
+    const pipeline = this.preprocessing?.imagePipeline;
+    const own = pipeline?.classes;
+    if (pipeline === undefined || own === undefined) {
+      throw firebrandError(
+        'ERR_FIREBRAND_INVALID_ARGUMENT',
+        'withClasses: this dataset holds no images labelled by class name (Dataset.fromImageFolder, fromImageFiles, fromImageCsv)',
+      );
+    }
+    const index = new Map(classes.map((name, i) => [name, i]));
+    const samples = this.samples;
+    const labels = samples.map(({ path: file, label }) => {
+      const found = index.get(own[label]);
+      if (found === undefined) {
+        throw firebrandError(
+          'ERR_FIREBRAND_DATA',
+          `class '${own[label]}' (${file}, and any other of its files) is none of the classes the model knows ` +
+            `(${classes.join(', ')}); leave its files out, or train on them`,
+        );
+      }
+      return found;
+    });
+    const target = { data: BigInt64Array.from(labels, (label) => BigInt(label)), shape: [labels.length] };
+    return new Dataset(this.native.withFields({ target }), ModelPreprocessing.ofImages({ ...pipeline, classes }));
+  }
+
   /** Each sample's image file and class index, in order (torchvision's ImageFolder.samples). */
   get samples(): { path: string; label: number }[] {
     if (this.preprocessing?.imagePipeline === undefined) {
@@ -381,7 +420,16 @@ export class Dataset {
   }
 
   /** One value per sample to split by: a field's (of one value per sample), or the values given. */
-  private splitValues(by: string | ArrayLike<number | string | bigint>, option: string): (number | string)[] {
+  private splitValues(by: SplitKey, option: string): (number | string)[] {
+    if (typeof by === 'function') {
+      if (this.preprocessing?.imagePipeline === undefined) {
+        throw firebrandError(
+          'ERR_FIREBRAND_INVALID_ARGUMENT',
+          `split: ${option} as a function takes each image file; this dataset holds no image files (give a field or the values)`,
+        );
+      }
+      return this.samples.map((sample) => by(sample));
+    }
     const values = typeof by === 'string' ? this.native.fields()[by]?.data : by;
     if (values === undefined) {
       throw firebrandError(

@@ -1,6 +1,7 @@
 // The fractions Dataset.split and Table.split take: one of train and
 // validation, the other its complement.
 import { firebrandError } from '../errors';
+import { refuseUnknownKeys } from '../options/option-keys';
 
 /** Which fraction of the samples goes to which part of a split: give one of train and validation. */
 export type SplitFractions = ({ train: number; validation?: undefined } | { validation: number; train?: undefined }) & {
@@ -17,11 +18,19 @@ export function splitFractions(parts: SplitFractions | number): [number, number]
         '(a bare number went to validation before)',
     );
   }
+  refuseUnknownKeys(parts, ['train', 'validation', 'seed', 'stratify', 'groups'], 'split options');
   const { train, validation } = parts ?? {};
   if ((train === undefined) === (validation === undefined)) {
     throw firebrandError(
       'ERR_FIREBRAND_INVALID_ARGUMENT',
       'split: give exactly one of { train } and { validation }, a fraction between 0 and 1',
+    );
+  }
+  const [name, fraction] = validation === undefined ? ['train', train] : ['validation', validation];
+  if (typeof fraction !== 'number' || !(fraction > 0 && fraction < 1)) {
+    throw firebrandError(
+      'ERR_FIREBRAND_INVALID_ARGUMENT',
+      `split: ${name} must be a fraction between 0 and 1 (exclusive), got ${String(fraction)}`,
     );
   }
   const complement = (fraction: number) => Number((1 - fraction).toFixed(12));

@@ -10,6 +10,7 @@ import { randomTransformsOf } from '../preprocessing/image-preprocessing';
 import type { SavedTablePreprocessor } from '../preprocessing/table-preprocessor';
 import type { NativeOnnxOptions, OnnxGraph } from './onnx-graph';
 import { withTablePreprocessing } from './table-onnx';
+import { optionKeys, refuseUnknownKeys } from '../options/option-keys';
 
 /** Zeros of a shape, as an example input. */
 export interface ExampleShape {
@@ -119,12 +120,20 @@ function foldedTransforms(
   return pipeline.transforms;
 }
 
+const EXPORT_ONNX_OPTION_KEYS = optionKeys<ExportOnnxOptions>()([
+  'example',
+  'opset',
+  'dynamicAxes',
+  'includePreprocessing',
+]);
+
 /** The example by input field, and the native options with every default resolved. */
 export function resolveOnnxExport(
   options: ExportOnnxOptions,
   inputFields: string[],
   preprocessing: ModelPreprocessing | undefined,
 ): { example: Record<string, TensorData<NumericArray>>; native: NativeOnnxOptions; table?: SavedTablePreprocessor } {
+  refuseUnknownKeys(options, EXPORT_ONNX_OPTION_KEYS, 'exportOnnx options');
   const opset = options.opset ?? 17;
   if (!ONNX_OPSETS.includes(opset)) {
     throw firebrandError(
@@ -144,6 +153,18 @@ export function resolveOnnxExport(
   }
   if (Object.keys(example).length === 1 && inputFields.length === 1) {
     example = { [inputFields[0]]: Object.values(example)[0] };
+  }
+  if (options.includePreprocessing === true && preprocessing?.imagePipeline !== undefined) {
+    // The file takes raw uint8 pixels, and an example of them is what a user has at hand; the model itself
+    // is traced on what the folded transforms make of them (the same shape: resizes cannot be folded).
+    example = Object.fromEntries(
+      Object.entries(example).map(([name, tensor]) => [
+        name,
+        tensor.data instanceof Uint8Array
+          ? { data: new Float32Array(tensor.data.length), shape: tensor.shape }
+          : tensor,
+      ]),
+    );
   }
   const dynamicAxes: Record<string, Record<number, string>> = {};
   for (const [name, tensor] of Object.entries(example)) {
@@ -167,5 +188,8 @@ export async function writeOnnxFile(
   table?: SavedTablePreprocessor,
 ): Promise<void> {
   const whole = table === undefined ? graph : withTablePreprocessing(graph, table);
-  await writeWhole(file, encodeOnnxModel(whole, graphName));
+  const bytes = encodeOnnxModel(whole, graphName);
+  await writeWhole(file, bytes).catch((error: Error) => {
+    throw firebrandError('ERR_FIREBRAND_FILE', `exportOnnx: cannot write ${file} (${error.message})`);
+  });
 }

@@ -86,6 +86,8 @@ export function encodeOnnxModel(graph: OnnxGraph, graphName: string): Uint8Array
 export async function writeWhole(file: string, bytes: Uint8Array): Promise<void> {
   const temporary = `${path.resolve(file)}.tmp-${process.pid}`;
   try {
+    // The folder is made as trainer.save makes its own.
+    await fs.promises.mkdir(path.dirname(path.resolve(file)), { recursive: true });
     await fs.promises.writeFile(temporary, bytes);
     await fs.promises.rename(temporary, file);
   } catch (error) {

@@ -6,8 +6,9 @@ import fs from 'node:fs/promises';
 import { firebrandError } from '../errors';
 import type { NumericArray, OptionFields, TensorData } from '../native';
 import { native } from '../native';
-import type { ImageReadMode } from '../preprocessing/image-preprocessing';
+import { MAX_IMAGE_PIXELS, type ImageReadMode } from '../preprocessing/image-preprocessing';
 import { resolveImageTransforms, type ImageTransformSpec } from './image-transforms';
+import { optionKeys, refuseUnknownKeys } from '../options/option-keys';
 
 export interface DecodeImageOptions {
   /** The channels decoded. Default 'RGB'. */
@@ -18,7 +19,17 @@ export interface DecodeImageOptions {
   seed?: number;
   /** Names the bytes in errors. Default 'image'. */
   source?: string;
+  /** A file saying more pixels is refused before they are allocated. Default MAX_IMAGE_PIXELS (PIL's); 0: any. */
+  maxPixels?: number;
 }
+
+const DECODE_IMAGE_OPTION_KEYS = optionKeys<DecodeImageOptions>()([
+  'mode',
+  'transforms',
+  'seed',
+  'source',
+  'maxPixels',
+]);
 
 const MODES: ImageReadMode[] = ['UNCHANGED', 'GRAY', 'GRAY_ALPHA', 'RGB', 'RGB_ALPHA'];
 
@@ -27,6 +38,7 @@ export async function decodeImage(
   bytes: Uint8Array,
   options: DecodeImageOptions = {},
 ): Promise<TensorData<NumericArray>> {
+  refuseUnknownKeys(options, DECODE_IMAGE_OPTION_KEYS, 'decodeImage options');
   const mode = options.mode ?? 'RGB';
   if (!MODES.includes(mode)) {
     throw firebrandError(
@@ -35,7 +47,15 @@ export async function decodeImage(
     );
   }
   const transforms = resolveImageTransforms(options.transforms ?? [], 'decodeImage: transforms');
-  return native.decodeImage(bytes, mode, transforms as OptionFields[], options.seed ?? 0, options.source ?? 'image');
+  const maxPixels = options.maxPixels ?? MAX_IMAGE_PIXELS;
+  if (!Number.isInteger(maxPixels) || maxPixels < 0) {
+    throw firebrandError(
+      'ERR_FIREBRAND_INVALID_ARGUMENT',
+      `decodeImage: maxPixels must be a whole number >= 0 (0: any size), got ${String(maxPixels)}`,
+    );
+  }
+  const source = options.source ?? 'image';
+  return native.decodeImage(bytes, mode, transforms as OptionFields[], options.seed ?? 0, source, maxPixels);
 }
 
 /** The image file at `path`, decoded as decodeImage. */

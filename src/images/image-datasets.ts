@@ -7,8 +7,8 @@ import path from 'node:path';
 
 import { firebrandError } from '../errors';
 import { native, type NativeDataset, type OptionFields } from '../native';
-import { boolean, field, oneOf, resolve, text, validate, type Schema } from '../options/schema';
-import type { ImagePipeline, ImageReadMode } from '../preprocessing/image-preprocessing';
+import { boolean, field, integer, oneOf, resolve, text, validate, type Schema } from '../options/schema';
+import { MAX_IMAGE_PIXELS, type ImagePipeline, type ImageReadMode } from '../preprocessing/image-preprocessing';
 import { readCsv } from '../tables/read-csv';
 import { scanImageFolder } from './image-folder';
 import { resolveImageTransforms, type ImageTransformSpec } from './image-transforms';
@@ -23,6 +23,8 @@ export interface ImageDatasetOptions {
    * 'skip' leaves it out of its batch and lists it in dataset.skippedImages().
    */
   onError?: 'stop' | 'skip';
+  /** A file saying more pixels is broken (as onError says), refused before they are allocated. Default MAX_IMAGE_PIXELS (PIL's); 0: any. */
+  maxPixels?: number;
 }
 
 export interface ImageFolderOptions extends ImageDatasetOptions {
@@ -50,6 +52,7 @@ const imageOptionsSchema: Schema = {
   transforms: field((value) => (Array.isArray(value) ? undefined : 'a list of image transforms'), []),
   mode: field(oneOf('UNCHANGED', 'GRAY', 'GRAY_ALPHA', 'RGB', 'RGB_ALPHA'), 'RGB'),
   onError: field(oneOf('stop', 'skip'), 'stop'),
+  maxPixels: field(integer(0), MAX_IMAGE_PIXELS),
   allowEmpty: field(boolean, false),
   pathColumn: field(text, 'path'),
   labelColumn: field(text, 'label'),
@@ -73,7 +76,7 @@ function checked<Options extends object>(
   return resolve(options as Record<string, unknown>, schema) as Required<ImageFolderOptions & ImageCsvOptions>;
 }
 
-const IMAGE_OPTIONS = ['transforms', 'mode', 'onError'];
+const IMAGE_OPTIONS = ['transforms', 'mode', 'onError', 'maxPixels'];
 
 function imageDataset(
   paths: string[],
@@ -91,6 +94,7 @@ function imageDataset(
       mode: options.mode,
       onError: options.onError,
       transforms: transforms as OptionFields[],
+      maxPixels: options.maxPixels,
     },
   );
   return { handle, pipeline: { mode: options.mode, transforms, ...(classes ? { classes } : {}) } };

@@ -21,6 +21,7 @@ export interface ImageTransformSpec extends OptionFields {
     | 'colorJitter'
     | 'grayscale'
     | 'rgb'
+    | 'flattenAlpha'
     | 'toDtype'
     | 'toTensor'
     | 'normalize';
@@ -85,6 +86,18 @@ export const imageTransformSchemas = new Variants('image transform', {
   },
   grayscale: { numOutputChannels: field((value) => (value === 1 || value === 3 ? undefined : '1 or 3'), 1, [3]) },
   rgb: {},
+  flattenAlpha: {
+    background: field(
+      (value) =>
+        Array.isArray(value) &&
+        (value.length === 1 || value.length === 3) &&
+        value.every((v) => typeof v === 'number' && v >= 0 && v <= 255)
+          ? undefined
+          : 'a list of 1 or 3 values in [0, 255]',
+      [255, 255, 255],
+      [[0]],
+    ),
+  },
   toDtype: {
     dtype: field(oneOf('float32', 'float64', 'float16', 'bfloat16', 'uint8'), 'float32', ['uint8']),
     scale: field(boolean, false, [true]),
@@ -185,6 +198,15 @@ export const imageTransforms = {
   /** v2.RGB: a 1-channel image repeated to 3 channels (3 or more stay as they are). */
   rgb(): ImageTransformSpec {
     return { name: 'rgb' };
+  },
+  /**
+   * Composites an image with alpha (GRAY_ALPHA, RGB_ALPHA) onto a plain `background` (0-255 per channel, default
+   * white) and drops the alpha, as a browser draws it on a canvas: read with mode 'RGB_ALPHA', then this. Mode
+   * 'RGB' instead drops alpha keeping the colours hidden under transparent pixels (torchvision's decode_image),
+   * which a canvas never shows. An image without alpha passes unchanged.
+   */
+  flattenAlpha(background: number[] = [255, 255, 255]): ImageTransformSpec {
+    return { name: 'flattenAlpha', background };
   },
   /** v2.ToDtype: with scale, uint8's [0, 255] maps to [0, 1] (and back). */
   toDtype(dtype: ImageDtype = 'float32', options: { scale?: boolean } = {}): ImageTransformSpec {

@@ -15,11 +15,18 @@ import { type ExportOnnxOptions, resolveOnnxExport, writeOnnxFile } from '../exp
 import { readSavedModel, WEIGHTS_FILE } from './saved-model';
 import { ModelPreprocessing } from '../preprocessing/model-preprocessing';
 import type { TableRecord } from '../tables/table';
+import { optionKeys, refuseUnknownKeys } from '../options/option-keys';
+import { MAX_IMAGE_PIXELS } from '../preprocessing/image-preprocessing';
+import { firebrandError } from '../errors';
 
 export interface ModelLoadOptions {
   /** 'cpu' (default), 'cuda', 'cuda:<i>', 'mps'. */
   device?: string;
+  /** predict(encoded images): a file saying more pixels is refused before they are allocated. Default MAX_IMAGE_PIXELS; 0: any. */
+  maxPixels?: number;
 }
+
+const LOAD_OPTION_KEYS = optionKeys<ModelLoadOptions>()(['device', 'maxPixels']);
 
 export class Model {
   private constructor(
@@ -27,15 +34,27 @@ export class Model {
     private readonly inputFields: string[],
     /** How the model's training rows were preprocessed (preprocessing.json), which predict applies to records. */
     readonly preprocessing: ModelPreprocessing | undefined,
+    /** Samples per forward unless predict is told otherwise: the saving trainer's evalBatchSize. */
+    readonly predictBatchSize: number,
+    private readonly maxPixels: number,
   ) {}
 
   /** Loads what trainer.save(folder) wrote. A TorchScript model runs code from the folder: load trusted folders only. */
   static async load(folder: string, options: ModelLoadOptions = {}): Promise<Model> {
-    const spec = readSavedModel(folder);
+    refuseUnknownKeys(options, LOAD_OPTION_KEYS, 'Model.load options');
+    const { spec, predictBatchSize } = readSavedModel(folder);
     const resolved = resolveModelSpec(spec);
     const model = new native.NativeModel(resolved, options.device ?? 'cpu');
     await model.loadWeights(path.join(folder, WEIGHTS_FILE), true);
-    return new Model(model, modelInputFields(resolved), ModelPreprocessing.read(folder));
+    const maxPixels = options.maxPixels ?? MAX_IMAGE_PIXELS;
+    if (!Number.isInteger(maxPixels) || maxPixels < 0) {
+      throw firebrandError(
+        'ERR_FIREBRAND_INVALID_ARGUMENT',
+        `Model.load: maxPixels must be a whole number >= 0 (0: any size), got ${String(maxPixels)}`,
+      );
+    }
+    const preprocessing = ModelPreprocessing.read(folder);
+    return new Model(model, modelInputFields(resolved), preprocessing, predictBatchSize, maxPixels);
   }
 
   get parameterCount(): number {
@@ -74,8 +93,9 @@ export class Model {
       shapeOrOptions,
       options,
       this.preprocessing,
+      this.maxPixels,
     );
-    return this.native.predict(given, shape, batchSize ?? 256);
+    return this.native.predict(given, shape, batchSize ?? this.predictBatchSize);
   }
 
   /** Writes the model as an ONNX file, as Trainer.exportOnnx does. */

@@ -8,9 +8,10 @@
 // already preprocessed.
 import { firebrandError } from '../errors';
 import type { NumericArray, TensorData } from '../native';
-import { imageBatch, pixelBatch } from '../preprocessing/image-preprocessing';
+import { checkTransformedImages, imageBatch, MAX_IMAGE_PIXELS, pixelBatch } from '../preprocessing/image-preprocessing';
 import { recordInputs, type ModelPreprocessing } from '../preprocessing/model-preprocessing';
 import type { TableRecord } from '../tables/table';
+import { optionKeys, refuseUnknownKeys } from '../options/option-keys';
 
 /** A model's inputs by field name (Module.inputFields), each samples first. */
 export type PredictionFields = Record<string, TensorData<NumericArray>>;
@@ -19,9 +20,11 @@ export type PredictionFields = Record<string, TensorData<NumericArray>>;
 export type EncodedImages = Uint8Array | Uint8Array[];
 
 export interface PredictOptions {
-  /** Samples per forward (default: the trainer's evalBatchSize; 256 for Model). */
+  /** Samples per forward (default: the trainer's evalBatchSize; for Model, that of the trainer that saved it). */
   batchSize?: number;
 }
+
+const PREDICT_OPTION_KEYS = optionKeys<PredictOptions>()(['batchSize']);
 
 function isEncodedImages(inputs: unknown[]): inputs is Uint8Array[] {
   return inputs.length > 0 && inputs.every((item) => item instanceof Uint8Array);
@@ -31,6 +34,7 @@ function isEncodedImages(inputs: unknown[]): inputs is Uint8Array[] {
 function imageInputs(
   preprocessing: ModelPreprocessing | undefined,
   images: Uint8Array[],
+  maxPixels: number,
 ): Promise<TensorData<NumericArray>> {
   const pipeline = preprocessing?.imagePipeline;
   if (pipeline === undefined) {
@@ -40,7 +44,7 @@ function imageInputs(
         '(Dataset.fromImageFolder saves how images are decoded and transformed); give raw values with their shape: predict(data, shape)',
     );
   }
-  return imageBatch(pipeline, images);
+  return imageBatch(pipeline, images, maxPixels);
 }
 
 /** What the native predict takes: the inputs, their shape (undefined for named fields) and the options. */
@@ -49,12 +53,20 @@ export async function predictionArguments(
   shapeOrOptions: number[] | PredictOptions | undefined,
   options: PredictOptions | undefined,
   preprocessing: ModelPreprocessing | undefined,
+  maxPixels = MAX_IMAGE_PIXELS,
 ): Promise<[NumericArray | PredictionFields, number[] | undefined, PredictOptions]> {
+  refuseUnknownKeys(Array.isArray(shapeOrOptions) ? options : shapeOrOptions, PREDICT_OPTION_KEYS, 'predict options');
   const images = inputs instanceof Uint8Array && !Array.isArray(shapeOrOptions) ? [inputs] : inputs;
   if (Array.isArray(images)) {
+    if (images.length === 0) {
+      throw firebrandError(
+        'ERR_FIREBRAND_INVALID_ARGUMENT',
+        'predict: got an empty array; give at least one sample (records, encoded images, or values with their shape)',
+      );
+    }
     const given = (shapeOrOptions as PredictOptions | undefined) ?? {};
     if (isEncodedImages(images)) {
-      const batch = await imageInputs(preprocessing, images);
+      const batch = await imageInputs(preprocessing, images, maxPixels);
       return [batch.data, batch.shape, given];
     }
     const fields = recordInputs(preprocessing, images as TableRecord[]);
@@ -69,6 +81,8 @@ export async function predictionArguments(
     const batch = await pixelBatch(pipeline, { data: inputs, shape: shapeOrOptions });
     return [batch.data, batch.shape, options ?? {}];
   }
+  if (pipeline !== undefined && Array.isArray(shapeOrOptions))
+    checkTransformedImages(pipeline, inputs as NumericArray, shapeOrOptions);
   return Array.isArray(shapeOrOptions)
     ? [inputs as NumericArray, shapeOrOptions, options ?? {}]
     : [inputs as NumericArray | PredictionFields, undefined, shapeOrOptions ?? {}];

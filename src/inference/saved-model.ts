@@ -29,12 +29,25 @@ interface SavedModelDescription {
   libraryVersion: string;
   torchVersion: string;
   model: SavedSpec;
+  /**
+   * The trainer's evalBatchSize, which Model.predict batches by unless told otherwise: kernels may sum in
+   * another order for another batch size, and the loaded model then predicts what trainer.predict did, bit
+   * for bit. Absent in folders saved before it: 256.
+   */
+  predictBatchSize?: number;
+}
+
+/** A saved model's description: the spec to build it, and how predict batches by default. */
+export interface SavedModel {
+  spec: ModelSpec;
+  predictBatchSize: number;
 }
 
 /** Writes `folder` whole: `writeFiles` fills a temporary folder (weights, TorchScript), then the description is added. */
 export async function writeSavedModel(
   folder: string,
   spec: ModelSpec,
+  predictBatchSize: number,
   writeFiles: (temporary: string) => Promise<void>,
 ): Promise<void> {
   const saved: SavedSpec =
@@ -49,6 +62,7 @@ export async function writeSavedModel(
     libraryVersion: LIBRARY_VERSION,
     torchVersion: runtimeInfo().torchVersion,
     model: saved,
+    predictBatchSize,
   };
   await replaceFolder(folder, async (temporary) => {
     await writeFiles(temporary);
@@ -56,8 +70,8 @@ export async function writeSavedModel(
   });
 }
 
-/** The model spec a saved folder describes, ready to build (script parameters zeroed until the weights load). */
-export function readSavedModel(folder: string): ModelSpec {
+/** What a saved folder describes: the model spec, ready to build, and predict's batch size. */
+export function readSavedModel(folder: string): SavedModel {
   const file = path.join(folder, DESCRIPTION_FILE);
   if (!fs.existsSync(file)) {
     throw firebrandError(
@@ -66,7 +80,11 @@ export function readSavedModel(folder: string): ModelSpec {
     );
   }
   const description = readFormatFile<SavedModelDescription>(file, FORMAT);
-  const model = description.model;
+  return { spec: savedSpec(folder, description.model), predictBatchSize: description.predictBatchSize ?? 256 };
+}
+
+/** The spec of a saved model (script parameters zeroed until the weights load). */
+function savedSpec(folder: string, model: SavedSpec): ModelSpec {
   if (model.type === 'torchscript') return { type: 'torchscript', path: path.join(folder, TORCHSCRIPT_FILE) };
   if (model.type === 'script') {
     return {

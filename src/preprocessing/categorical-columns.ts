@@ -19,27 +19,33 @@ export interface CategoricalColumns {
   handleUnknown?: 'error' | 'ignore';
 }
 
-/** What fit learned from the training rows: each column's fill and categories. */
+/** What fit learned from the training rows: each column's fill, categories and kind. */
 export interface FittedCategorical {
   fill?: Cell[];
   categories: Cell[][];
+  /**
+   * Whether each column held numbers or text in the training rows: later rows are read the same way, so a
+   * text category that looks like a number ('10') stays text whatever else a request holds. Saved
+   * preprocessing without it: numbers where a category is one.
+   */
+  kinds?: ('number' | 'text')[];
 }
 
 /** A cell as a map key: the number 1 and the text '1' are different categories. */
 const keyOf = (cell: Cell) => (cell === null ? 'null' : `${typeof cell}:${String(cell)}`);
 
-/** A column's cells: numbers for a numeric column (null: missing), texts otherwise. */
-function cellsOf(table: Table, name: string): Cell[] {
+/** A column's cells: numbers for a numeric column (null: missing), its texts as given otherwise. */
+function cellsOf(table: Table, name: string, numeric: boolean): Cell[] {
   const column = table.column(name);
-  return column instanceof Float64Array
+  return numeric && column instanceof Float64Array
     ? Array.from(column, (value) => (Number.isNaN(value) ? null : value))
-    : [...column];
+    : [...table.textsOf(name)];
 }
 
-/** The cells with missing ones filled, a text read as a number where the categories are numbers. */
+/** The cells with missing ones filled, a text read as a number in a column of numbers. */
 function filledCells(group: CategoricalColumns, table: Table, fill: Cell[] | undefined, numeric: boolean[]): Cell[][] {
   return group.columns.map((name, i) =>
-    cellsOf(table, name).map((cell) => {
+    cellsOf(table, name, numeric[i]).map((cell) => {
       const filled = cell === null && fill !== undefined ? fill[i] : cell;
       return numeric[i] && typeof filled === 'string' ? (numberOf(filled) ?? filled) : filled;
     }),
@@ -47,7 +53,8 @@ function filledCells(group: CategoricalColumns, table: Table, fill: Cell[] | und
 }
 
 export function fitCategorical(group: CategoricalColumns, table: Table): FittedCategorical {
-  const numeric = group.columns.map((name) => table.kindOf(name) === 'number');
+  const kinds = group.columns.map((name) => table.kindOf(name));
+  const numeric = kinds.map((kind) => kind === 'number');
   const raw = filledCells(group, table, undefined, numeric);
   const impute = group.impute;
   const fill =
@@ -56,7 +63,7 @@ export function fitCategorical(group: CategoricalColumns, table: Table): FittedC
       : raw.map((cells) =>
           typeof impute === 'object' ? impute.constant : mostFrequent(cells.filter((cell) => cell !== null)),
         );
-  return { fill, categories: filledCells(group, table, fill, numeric).map(categoriesOf) };
+  return { fill, categories: filledCells(group, table, fill, numeric).map(categoriesOf), kinds };
 }
 
 /** The group's output columns: one 0/1 column per category of each column (onehot), or one index column each. */
@@ -65,7 +72,9 @@ export function transformCategorical(
   fitted: FittedCategorical,
   table: Table,
 ): Float64Array[] {
-  const numeric = fitted.categories.map((categories) => categories.some((category) => typeof category === 'number'));
+  const numeric = fitted.categories.map((categories, i) =>
+    fitted.kinds ? fitted.kinds[i] === 'number' : categories.some((category) => typeof category === 'number'),
+  );
   const cells = filledCells(group, table, fitted.fill, numeric);
   const outputs: Float64Array[] = [];
   group.columns.forEach((name, i) => {

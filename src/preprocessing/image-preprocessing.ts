@@ -6,6 +6,12 @@ import { firebrandError } from '../errors';
 import { native, type NumericArray, type TensorData } from '../native';
 import { RANDOM_IMAGE_TRANSFORMS, type ImageTransformSpec } from '../images/image-transforms';
 
+/**
+ * The most pixels an image file may say it holds (PIL's Image.MAX_IMAGE_PIXELS) before decoding, and
+ * datasets, refuse it: a 420 KB PNG can say 12000x12000, 432 MB of pixels. `maxPixels: 0` lifts the limit.
+ */
+export const MAX_IMAGE_PIXELS = 89478485;
+
 /** torchvision.io.ImageReadMode: the channels an image is decoded to, whatever its file holds. */
 export type ImageReadMode = 'UNCHANGED' | 'GRAY' | 'GRAY_ALPHA' | 'RGB' | 'RGB_ALPHA';
 
@@ -62,11 +68,15 @@ export async function pixelBatch(
 }
 
 /** Encoded images as one batch { data, shape } of the model's input, through the saved evaluation pipeline. */
-export async function imageBatch(pipeline: ImagePipeline, images: Uint8Array[]): Promise<TensorData<NumericArray>> {
+export async function imageBatch(
+  pipeline: ImagePipeline,
+  images: Uint8Array[],
+  maxPixels = MAX_IMAGE_PIXELS,
+): Promise<TensorData<NumericArray>> {
   const transforms = servedTransforms(pipeline);
   if (images.length === 0) throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', 'predict: no images given');
   const decoded = await Promise.all(
-    images.map((bytes, i) => native.decodeImage(bytes, pipeline.mode, transforms, 0, `images[${i}]`)),
+    images.map((bytes, i) => native.decodeImage(bytes, pipeline.mode, transforms, 0, `images[${i}]`, maxPixels)),
   );
   const shape = decoded[0].shape;
   decoded.forEach((image, i) => {
@@ -82,4 +92,58 @@ export async function imageBatch(pipeline: ImagePipeline, images: Uint8Array[]):
   const data = new Kind(decoded.length * decoded[0].data.length);
   decoded.forEach((image, i) => (data as Float32Array).set(image.data as Float32Array, i * image.data.length));
   return asSamples(pipeline, { data, shape: [decoded.length, ...shape] }, 'the decoded images');
+}
+
+/**
+ * The values the served transforms can make of uint8 pixels, per the conversions and normalizations among
+ * them; undefined when a float resize (bicubic may overshoot) comes after a conversion.
+ */
+function transformedRange(pipeline: ImagePipeline): [number, number] | undefined {
+  let [low, high] = [0, 255];
+  let float = false;
+  for (const spec of pipeline.transforms) {
+    if (spec.name === 'toTensor' || (spec.name === 'toDtype' && spec.scale === true && spec.dtype !== 'uint8')) {
+      [low, high, float] = [low / 255, high / 255, true];
+    } else if (spec.name === 'toDtype') {
+      float = spec.dtype !== 'uint8';
+    } else if (spec.name === 'normalize') {
+      const means = [spec.mean].flat() as number[];
+      const stds = [spec.std].flat() as number[];
+      const ends = means.flatMap((mean, i) => [low, high].map((end) => (end - mean) / stds[stds.length === 1 ? 0 : i]));
+      [low, high] = [Math.min(...ends), Math.max(...ends)];
+    } else if (spec.name === 'resize' && float) {
+      return undefined;
+    }
+  }
+  return [low, high];
+}
+
+/**
+ * Floats given to a model trained on images are taken as transformed already: their sample shape must be the
+ * one the evaluation transforms end at, and their values within what those transforms make (0-255 floats
+ * to a normalized model are raw pixels, which would give logits of hundreds without a word).
+ */
+export function checkTransformedImages(pipeline: ImagePipeline, inputs: NumericArray, shape: number[]): void {
+  const expected = pipeline.sampleShape;
+  if (expected !== undefined && shape.slice(1).join() !== expected.join()) {
+    throw firebrandError(
+      'ERR_FIREBRAND_SHAPE_MISMATCH',
+      `predict: the model takes images [${expected}] (its evaluation transforms end at that size), got samples ` +
+        `[${shape.slice(1)}]; give encoded images, or uint8 pixels with their shape, for predict to transform`,
+    );
+  }
+  const range = transformedRange(pipeline);
+  if (range === undefined || !(inputs instanceof Float32Array || inputs instanceof Float64Array)) return;
+  let [low, high] = [Infinity, -Infinity];
+  for (const value of inputs) [low, high] = [Math.min(low, value), Math.max(high, value)];
+  const slack = 1e-4 * (range[1] - range[0]);
+  if (low < range[0] - slack || high > range[1] + slack) {
+    const raw = low >= 0 && high > 1.5 && high <= 255 ? '; they look like raw pixels' : '';
+    throw firebrandError(
+      'ERR_FIREBRAND_INVALID_ARGUMENT',
+      `predict: the inputs hold values in [${low.toPrecision(4)}, ${high.toPrecision(4)}], but the model's saved image ` +
+        `transforms make values in [${range[0].toPrecision(4)}, ${range[1].toPrecision(4)}]${raw}: give pixels as a ` +
+        'Uint8Array with their shape (or encoded images) for predict to transform them',
+    );
+  }
 }

@@ -5,7 +5,7 @@
 // column (the indicators too) scaled with the training rows' statistics.
 import { firebrandError } from '../errors';
 import { mean, median, mostFrequent } from './column-statistics';
-import { numberOf, type Table } from '../tables/table';
+import { infiniteCellError, numberOf, type Table } from '../tables/table';
 
 export type NumericImpute = 'mean' | 'median' | 'most_frequent' | { constant: number };
 
@@ -41,6 +41,7 @@ export function numbersOf(table: Table, name: string): Float64Array {
         `${table.where(row)}: column '${name}' holds ${JSON.stringify(cell)}, not a number (it is in a numeric group)`,
       );
     }
+    if (!Number.isFinite(value)) throw infiniteCellError(table.where(row), name, cell);
     return value;
   });
 }

@@ -150,6 +150,7 @@ export class TablePreprocessor {
   /** Learns the statistics, categories and classes from the training rows (and nothing else): returns this. */
   fit(table: Table): this {
     this.checkColumns(table, true);
+    for (const name of this.columns) warnIfMostlyMissing(table, name);
     this.fitted = {
       numeric: this.numeric.map((group) => fitNumeric(group, table)),
       categorical: this.categorical.map((group) => fitCategorical(group, table)),
@@ -318,4 +319,25 @@ function interleaved<T extends Float32Array | Float64Array>(
     for (let row = 0; row < rows; row++) data[row * columns.length + j] = column[row];
   });
   return data;
+}
+
+/**
+ * Warns when more than half of a feature column's training cells are missing, naming the tokens that made
+ * them so: pandas' default na_values include 'None' and 'NA', which can be a category ("no damage"), and
+ * imputation would then rewrite most rows without a word.
+ */
+function warnIfMostlyMissing(table: Table, name: string): void {
+  const cells = table.textsOf(name);
+  const missing = cells.reduce((count, cell) => count + (cell === null ? 1 : 0), 0);
+  if (missing * 2 <= cells.length) return;
+  const tokens = [...table.missingTokensOf(name)].sort((a, b) => b[1] - a[1]);
+  const read =
+    tokens.length > 0
+      ? `; the cells ${tokens.map(([token, count]) => `${JSON.stringify(token)} (${count})`).join(', ')} read as missing`
+      : '';
+  process.emitWarning(
+    `${table.source()}: column '${name}' is missing in ${missing} of ${cells.length} training rows${read}` +
+      (tokens.some(([token]) => token !== '') ? "; if one of them is a value, give readCsv's naValues without it" : ''),
+    { code: 'FIREBRAND_MOSTLY_MISSING' },
+  );
 }

@@ -21,6 +21,11 @@ export class Table {
     private readonly data: Map<string, TableColumn>,
     readonly numRows: number,
     private readonly origin: TableOrigin,
+    // Each column's cells as given (text; null where missing): a column typed as numbers here reads as
+    // text where the preprocessing was fitted on text ('10' next to 'X').
+    private readonly texts: Map<string, (string | null)[]>,
+    // By column: how many cells each missing-value token made missing (readCsv's naValues).
+    private readonly missingTokens: Map<string, Map<string, number>> = new Map(),
   ) {}
 
   /**
@@ -50,18 +55,20 @@ export class Table {
         seen.add(key);
       }
     });
-    const cells = names.map((column) =>
-      records.map((record) => {
-        const value = record[column];
-        return value === undefined || value === null || value === '' ? null : String(value);
-      }),
-    );
-    return new Table(columnsOf(names, cells), records.length, { records: name });
+    const origin = { records: name };
+    const cells = names.map((column) => records.map((record, row) => recordCell(record[column], origin, row, column)));
+    return Table.fromCells(names, cells, origin);
   }
 
   /** @internal A table of text cells by column (null: missing), typed column by column. */
-  static fromCells(names: string[], cells: (string | null)[][], origin: TableOrigin): Table {
-    return new Table(columnsOf(names, cells), cells[0]?.length ?? 0, origin);
+  static fromCells(
+    names: string[],
+    cells: (string | null)[][],
+    origin: TableOrigin,
+    missingTokens?: Map<string, Map<string, number>>,
+  ): Table {
+    const texts = new Map(names.map((name, i) => [name, cells[i]]));
+    return new Table(columnsOf(names, cells, origin), cells[0]?.length ?? 0, origin, texts, missingTokens);
   }
 
   /** The column names, in order. */
@@ -72,6 +79,17 @@ export class Table {
   /** Whether a column holds numbers or text. */
   kindOf(name: string): 'number' | 'text' {
     return this.column(name) instanceof Float64Array ? 'number' : 'text';
+  }
+
+  /** A column's cells as text, as the file or records gave them (null: missing), whatever its kind. */
+  textsOf(name: string): (string | null)[] {
+    this.column(name);
+    return this.texts.get(name) as (string | null)[];
+  }
+
+  /** @internal How many of a column's cells each missing-value token (readCsv's naValues) made missing. */
+  missingTokensOf(name: string): Map<string, number> {
+    return this.missingTokens.get(name) ?? new Map();
   }
 
   /** A column by name; an unknown name is an error naming the closest. */
@@ -92,19 +110,23 @@ export class Table {
   /** The rows at `indices`, in that order (a part of a split). */
   rows(indices: ArrayLike<number>): Table {
     const picked = new Map<string, TableColumn>();
+    const texts = new Map<string, (string | null)[]>();
     for (const [name, column] of this.data) {
+      const cells = this.texts.get(name) as (string | null)[];
+      texts.set(
+        name,
+        Array.from(indices, (i) => cells[i]),
+      );
       picked.set(
         name,
-        column instanceof Float64Array
-          ? Float64Array.from(indices, (i) => column[i])
-          : Array.from(indices, (i) => column[i]),
+        column instanceof Float64Array ? Float64Array.from(indices, (i) => column[i]) : (texts.get(name) ?? []),
       );
     }
     const origin: TableOrigin =
       'file' in this.origin
         ? { file: this.origin.file, lines: Array.from(indices, (i) => (this.origin as { lines: number[] }).lines[i]) }
         : this.origin;
-    return new Table(picked, indices.length, origin);
+    return new Table(picked, indices.length, origin, texts, this.missingTokens);
   }
 
   /**
@@ -119,9 +141,7 @@ export class Table {
 
   /** Where row `row` came from: "file.csv, line 7" or "records[3]". */
   where(row: number): string {
-    return 'file' in this.origin
-      ? `${this.origin.file}, line ${this.origin.lines[row]}`
-      : `${this.origin.records}[${row}]`;
+    return whereIn(this.origin, row);
   }
 
   /** @internal The file or records the table came from. */
@@ -133,7 +153,15 @@ export class Table {
 const NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
 const INFINITY = /^[+-]?(inf|infinity)$/i;
 
-/** A cell's number (surrounding spaces allowed), or undefined when it is text. */
+/** Where row `row` of a table from `origin` came from: "file.csv, line 7" or "records[3]". */
+function whereIn(origin: TableOrigin, row: number): string {
+  return 'file' in origin ? `${origin.file}, line ${origin.lines[row]}` : `${origin.records}[${row}]`;
+}
+
+/**
+ * A cell's number (surrounding spaces allowed), or undefined when it is text. Infinite ones ("inf", "1e400")
+ * come back as ±Infinity, which no column may hold: the caller refuses them, naming the row.
+ */
 export function numberOf(cell: string): number | undefined {
   const text = cell.trim();
   if (NUMBER.test(text)) return Number(text);
@@ -141,13 +169,47 @@ export function numberOf(cell: string): number | undefined {
   return undefined;
 }
 
-/** Columns typed one by one: numbers where every present cell is one, text otherwise. */
-function columnsOf(names: string[], cells: (string | null)[][]): Map<string, TableColumn> {
+/** The error for a cell that reads as an infinite number, naming where it is. */
+export function infiniteCellError(where: string, column: string, cell: string): Error {
+  return firebrandError(
+    'ERR_FIREBRAND_DATA',
+    `${where}: column '${column}' holds ${JSON.stringify(cell)}, which is not a finite number (it reads as ` +
+      `${String(numberOf(cell))}); give a finite value, or leave the cell empty for a missing value`,
+  );
+}
+
+/** A record's field as a text cell (null: missing); a value that is not a scalar is refused, naming it. */
+function recordCell(value: unknown, origin: { records: string }, row: number, column: string): string | null {
+  if (value === undefined || value === null || value === '') return null;
+  if (typeof value === 'number') return Number.isNaN(value) ? null : String(value);
+  if (typeof value === 'string' || typeof value === 'boolean' || typeof value === 'bigint') return String(value);
+  const kind = Array.isArray(value) ? 'an array' : typeof value === 'object' ? 'an object' : `a ${typeof value}`;
+  let shown = '';
+  try {
+    const json = typeof value === 'object' ? JSON.stringify(value) : undefined;
+    if (json !== undefined) shown = ` (${json.length > 60 ? `${json.slice(0, 57)}...` : json})`;
+  } catch {
+    // a cycle: the kind says enough
+  }
+  throw firebrandError(
+    'ERR_FIREBRAND_DATA',
+    `${whereIn(origin, row)}: field '${column}' is ${kind}${shown}; expected a number, a text, a boolean or null (missing)`,
+  );
+}
+
+/** Columns typed one by one: numbers where every present cell is one, text otherwise; an infinite number is refused. */
+function columnsOf(names: string[], cells: (string | null)[][], origin: TableOrigin): Map<string, TableColumn> {
   const columns = new Map<string, TableColumn>();
   names.forEach((name, index) => {
     const values = cells[index];
     const numbers = values.map((cell) => (cell === null ? NaN : numberOf(cell)));
-    columns.set(name, numbers.every((value) => value !== undefined) ? Float64Array.from(numbers as number[]) : values);
+    if (!numbers.every((value) => value !== undefined)) {
+      columns.set(name, values);
+      return;
+    }
+    const infinite = numbers.findIndex((value) => value === Infinity || value === -Infinity);
+    if (infinite >= 0) throw infiniteCellError(whereIn(origin, infinite), name, values[infinite] as string);
+    columns.set(name, Float64Array.from(numbers as number[]));
   });
   return columns;
 }

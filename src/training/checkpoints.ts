@@ -136,13 +136,11 @@ export function pruneCheckpoints(outputDir: string, limit: number | undefined, k
     .map((entry) => ({ entry, match: STEP_FOLDER.exec(entry) }))
     .filter((item) => item.match !== null)
     .sort((a, b) => Number(b.match?.[1]) - Number(a.match?.[1]));
-  let left = limit;
+  // The latest and the best count against the limit first, wherever they are in step order.
+  let left = limit - steps.filter(({ entry }) => kept.has(path.resolve(parent, entry))).length;
   for (const { entry } of steps) {
     const folder = path.resolve(parent, entry);
-    if (kept.has(folder)) {
-      left--;
-      continue;
-    }
+    if (kept.has(folder)) continue;
     if (left > 0) {
       left--;
       continue;

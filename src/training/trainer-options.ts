@@ -16,6 +16,7 @@ import type {
   SchedulerName,
   SchedulerSpec,
 } from './objectives';
+import { optionKeys } from '../options/option-keys';
 
 export interface TrainerOptions {
   /** The model; or override configureModels(). */
@@ -75,3 +76,12 @@ export interface FitOptions {
    */
   abortGraceMs?: number;
 }
+
+export const FIT_OPTION_KEYS = optionKeys<FitOptions>()(['evalData', 'numEpochs', 'signal', 'abortGraceMs']);
+
+export interface EvaluateOptions {
+  /** Samples per forward. Default config.evalBatchSize. */
+  batchSize?: number;
+}
+
+export const EVALUATE_OPTION_KEYS = optionKeys<EvaluateOptions>()(['batchSize']);

@@ -65,6 +65,9 @@ import type {
   TrainerOptions,
   TrainingData,
 } from './trainer-options';
+import { EVALUATE_OPTION_KEYS, type EvaluateOptions, FIT_OPTION_KEYS } from './trainer-options';
+import { refuseUnknownKeys } from '../options/option-keys';
+import { withTrainingClasses } from './evaluation-classes';
 
 // Hook methods a Trainer subclass may define are the Callback interface's.
 export interface Trainer extends Callback {}
@@ -437,6 +440,7 @@ export class Trainer {
    * saved run exactly where it stopped.
    */
   async fit(trainData?: TrainingData, options: FitOptions = {}): Promise<History> {
+    refuseUnknownKeys(options, FIT_OPTION_KEYS, 'fit options');
     return this.exclusive('fit', 'noHook', async () => {
       let stopWatching = () => {};
       try {
@@ -465,7 +469,13 @@ export class Trainer {
             'fit: give trainData, or return { train } from configureDataloaders()',
           );
         }
-        this.adoptPreprocessing(data, options.evalData ?? this.dataloaders.eval);
+        const trainingClasses = (data as { classes?: string[] }).classes;
+        const evalData = withTrainingClasses(
+          options.evalData ?? this.dataloaders.eval,
+          trainingClasses,
+          'fit: evalData',
+        );
+        this.adoptPreprocessing(data, evalData);
         const context = {
           trainer: this,
           config: this.config,
@@ -474,7 +484,7 @@ export class Trainer {
           ranks: this.ranks,
           control: this.control,
         };
-        this.fitLoop = new FitLoop(context, data, { ...options, evalData: options.evalData ?? this.dataloaders.eval });
+        this.fitLoop = new FitLoop(context, data, { ...options, evalData });
         return await this.fitLoop.run();
       } catch (error) {
         await this.hooks.run('onException', error, this).catch(() => undefined);
@@ -522,9 +532,17 @@ export class Trainer {
       (source as { preprocessing?: ModelPreprocessing } | undefined)?.preprocessing;
     const training = preprocessingOf(data);
     const evaluation = preprocessingOf(evalData)?.imagePipeline;
+    // The evaluation images' shape, when their transforms end at one size: predict checks floats against it
+    // and exportOnnx's example defaults to it.
+    const shape = (evalData as { sampleShape?: number[] } | undefined)?.sampleShape;
+    const fixedShape = shape !== undefined && shape.every((size) => size > 0) ? { sampleShape: shape } : {};
     const given =
       training?.imagePipeline !== undefined && evaluation !== undefined
-        ? ModelPreprocessing.ofImages({ ...evaluation, classes: training.imagePipeline.classes ?? evaluation.classes })
+        ? ModelPreprocessing.ofImages({
+            ...fixedShape,
+            ...evaluation,
+            classes: training.imagePipeline.classes ?? evaluation.classes,
+          })
         : training;
     if (given === undefined) return;
     if (this.inputPreprocessing !== undefined && !this.inputPreprocessing.sameAs(given)) {
@@ -545,7 +563,7 @@ export class Trainer {
       );
     }
     const spec = this.modelSpec as ModelSpec;
-    return writeSavedModel(folder, spec, async (temporary) => {
+    return writeSavedModel(folder, spec, this.config.evalBatchSize, async (temporary) => {
       await this.engine.saveWeights(path.join(temporary, WEIGHTS_FILE));
       this.inputPreprocessing?.write(temporary);
       if (spec.type === 'torchscript') await this.engine.exportTorchScript(path.join(temporary, TORCHSCRIPT_FILE));
@@ -631,10 +649,15 @@ export class Trainer {
   }
 
   /** Loss and metrics (accuracy for class-index losses) over a dataset, in eval mode. Default data: configureDataloaders()'s eval. */
-  async evaluate(data?: TrainingData, options: { batchSize?: number } = {}): Promise<EvalLogs> {
+  async evaluate(data?: TrainingData, options: EvaluateOptions = {}): Promise<EvalLogs> {
+    refuseUnknownKeys(options, EVALUATE_OPTION_KEYS, 'evaluate options');
     return this.exclusive('evaluate', 'epochHooks', async () => {
       const engine = await this.ready('evaluate');
-      const evalData = data ?? this.dataloaders.eval;
+      const evalData = withTrainingClasses(
+        data ?? this.dataloaders.eval,
+        this.inputPreprocessing?.imagePipeline?.classes,
+        'evaluate',
+      );
       if (evalData === undefined) {
         throw firebrandError(
           'ERR_FIREBRAND_INVALID_ARGUMENT',

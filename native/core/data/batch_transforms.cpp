@@ -5,6 +5,7 @@
 #include <map>
 
 #include "core/errors.h"
+#include "core/images/image_color.h"
 #include "core/options/resolved_options.h"
 #include "core/shape_text.h"
 
@@ -27,8 +28,8 @@ Apply normalize(ResolvedOptions& options) {
     for (const auto* values : {&mean, &std}) {
       if (values->size() != 1 && static_cast<int64_t>(values->size()) != channels) {
         throw ShapeMismatch(owner + ": " + std::to_string(values->size()) + " values for batches " + shapeText(x) +
-                            " with " + std::to_string(channels) + " channels (dimension 1); give 1 or " +
-                            std::to_string(channels));
+                            " with " + std::to_string(channels) + " channels (dimension 1); " +
+                            normalizeValuesAdvice(values->size(), channels, x.dim() >= 1 ? x.size(-1) : 0));
       }
     }
     std::vector<int64_t> channelShape(static_cast<size_t>(std::max<int64_t>(x.dim(), 1)), 1);

@@ -47,7 +47,7 @@ std::optional<at::Tensor> ImageFiles::load(int64_t index, at::Generator& generat
   const std::string& path = paths_.at(static_cast<size_t>(index));
   at::Tensor image;
   try {
-    image = readImage(path, options_->mode);
+    image = readImage(path, options_->mode, options_->maxPixels);
   } catch (const FileError& error) {
     if (options_->onError == BrokenImagePolicy::Stop) throw;
     skipped_->note(path, error.what());

@@ -27,6 +27,7 @@ struct ImageFileOptions {
   ImageReadMode mode = ImageReadMode::Rgb;
   ImageTransforms transforms;
   BrokenImagePolicy onError = BrokenImagePolicy::Stop;
+  int64_t maxPixels = kDefaultMaxPixels;  // a file over it is broken (image_decoding.h)
 };
 
 // Files left out under BrokenImagePolicy::Skip, each once, with why; shared by a dataset's parts.

@@ -95,6 +95,12 @@ TensorDataset TensorDataset::withImageTransforms(ImageTransforms transforms) con
   return TensorDataset(fields_, images_->withTransforms(std::move(transforms)));
 }
 
+TensorDataset TensorDataset::withFields(const TensorDict& replaced) const {
+  TensorDict fields = fields_;
+  for (const auto& [name, tensor] : replaced) fields.insert_or_assign(name, tensor);
+  return images_ ? TensorDataset(std::move(fields), *images_) : TensorDataset(std::move(fields));
+}
+
 std::pair<TensorDataset, TensorDataset> TensorDataset::randomSplit(std::array<double, 2> fractions,
                                                                    uint64_t seed) const {
   for (const double fraction : fractions) {

@@ -32,6 +32,8 @@ class TensorDataset {
   const ImageFiles* images() const { return images_.get(); }
   // The same images through other per-image transforms.
   TensorDataset withImageTransforms(ImageTransforms transforms) const;
+  // The same samples with `replaced` fields (each holding every sample) in place of their own or beside them.
+  TensorDataset withFields(const TensorDict& replaced) const;
   // The field `name`, or an error naming the dataset's fields.
   const at::Tensor& field(const std::string& name) const;
   const at::Tensor& inputs() const { return field(kInputField); }

@@ -3,6 +3,7 @@
 #include <ATen/core/grad_mode.h>
 
 #include <algorithm>
+#include <map>
 
 #include "core/errors.h"
 #include "core/graph/layer_calls.h"
@@ -27,6 +28,26 @@ std::string valueText(const c10::IValue& value) {
   return value.tagKind();
 }
 
+// The innermost module of each node's scope: a node trains only while that module does, so ops of a
+// module kept in eval mode (a frozen one, or one the user put in eval) run as eval, dropout included.
+std::vector<std::shared_ptr<torch::nn::Module>> moduleOfEachScope(const GraphSpec& graph, torch::nn::Module& root) {
+  std::map<std::string, std::shared_ptr<torch::nn::Module>> byPath;
+  for (const auto& item : root.named_modules("", /*include_self=*/true)) byPath[item.key()] = item.value();
+  std::vector<std::shared_ptr<torch::nn::Module>> modules;
+  modules.reserve(graph.nodes.size());
+  for (const auto& node : graph.nodes) {
+    std::string scope = node.scope;
+    auto it = byPath.find(scope);
+    while (it == byPath.end()) {
+      const size_t dot = scope.rfind('.');
+      scope = dot == std::string::npos ? std::string() : scope.substr(0, dot);
+      it = byPath.find(scope);
+    }
+    modules.push_back(it->second);
+  }
+  return modules;
+}
+
 }  // namespace
 
 GraphProgram::GraphProgram(GraphSpec graph, ModuleTree& tree) : graph_(std::move(graph)), inputDtype_(tree.inputDtype) {
@@ -37,6 +58,7 @@ GraphProgram::GraphProgram(GraphSpec graph, ModuleTree& tree) : graph_(std::move
     reads_.push_back(std::move(reads));
     steps_.push_back(compileNode(index, tree));
   }
+  scopeModules_ = moduleOfEachScope(graph_, *tree.root);
   for (const auto& name : graph_.inputs) {
     int64_t slot = -1;
     for (size_t index = 0; index < graph_.nodes.size(); ++index) {
@@ -112,8 +134,10 @@ GraphFrame GraphProgram::runFrame(const std::vector<at::Tensor>& inputs, bool tr
 }
 
 void GraphProgram::runSteps(size_t begin, size_t end, GraphFrame& frame) const {
+  const bool training = frame.training;
   for (size_t index = begin; index < end; ++index) {
     if (!steps_[index]) continue;
+    frame.training = training && scopeModules_[index]->is_training();
     try {
       frame.values[index] = steps_[index](frame);
     } catch (const NotIncremental& reason) {
@@ -130,6 +154,7 @@ void GraphProgram::runSteps(size_t begin, size_t end, GraphFrame& frame) const {
       fail(index, frame, error, false);
     }
   }
+  frame.training = training;
 }
 
 std::vector<std::string> GraphProgram::checkpoint(const std::vector<std::string>& modulePaths, ModuleTree& tree) {

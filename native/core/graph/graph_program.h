@@ -48,7 +48,8 @@ class GraphProgram {
   std::vector<int64_t> inputSlots_;           // the node of each graph input
   std::vector<std::vector<int64_t>> reads_;   // the nodes each node reads, for errors
   std::vector<CheckpointSegment> segments_;
-  std::vector<int64_t> segmentAt_;  // by node: the segment that begins there, or -1
+  std::vector<int64_t> segmentAt_;                                // by node: the segment that begins there, or -1
+  std::vector<std::shared_ptr<torch::nn::Module>> scopeModules_;  // by node: whose train/eval mode it runs in
 };
 
 }  // namespace firebrand

@@ -79,9 +79,9 @@ OpRun compileLayerCall(const NodeArgs& args, ModuleTree& tree) {
         if (keyPadding || attnMask) throw NotIncremental(layer->owner + " takes a mask written for the whole sequence");
         call.cache = &f.cache->entries[node];
       }
-      return c10::List<at::Tensor>(runMultiheadAttention(layer->built, batchFirst, f.values[q].toTensor(),
-                                                         f.values[k].toTensor(), f.values[v].toTensor(), call,
-                                                         f.training, layer->owner));
+      return c10::List<at::Tensor>(runMultiheadAttention(
+          layer->built, batchFirst, f.values[q].toTensor(), f.values[k].toTensor(), f.values[v].toTensor(), call,
+          f.training && layer->built.module.ptr()->is_training(), layer->owner));
     };
   }
   return OpRun();

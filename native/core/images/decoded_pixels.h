@@ -19,10 +19,14 @@ struct DecodedPixels {
   int orientation = 1;
 };
 
-// Each returns false and writes a reason into `why` (at most kReasonSize bytes) when the bytes do not decode.
+// Each returns false and writes a reason into `why` (at most kReasonSize bytes) when the bytes do not decode,
+// or when the header says more than `maxPixels` pixels (0: any), before any pixel is allocated.
 constexpr size_t kReasonSize = 256;
-bool decodeJpeg(const uint8_t* data, size_t size, ImageReadMode mode, DecodedPixels& out, char* why);
-bool decodePng(const uint8_t* data, size_t size, ImageReadMode mode, DecodedPixels& out, char* why);
-bool decodeWebp(const uint8_t* data, size_t size, ImageReadMode mode, DecodedPixels& out, char* why);
+bool decodeJpeg(const uint8_t* data, size_t size, ImageReadMode mode, int64_t maxPixels, DecodedPixels& out, char* why);
+bool decodePng(const uint8_t* data, size_t size, ImageReadMode mode, int64_t maxPixels, DecodedPixels& out, char* why);
+bool decodeWebp(const uint8_t* data, size_t size, ImageReadMode mode, int64_t maxPixels, DecodedPixels& out, char* why);
+
+// Whether a width x height image fits `maxPixels` (0: any); if not, says so in `why`.
+bool withinPixelLimit(int64_t width, int64_t height, int64_t maxPixels, char* why);
 
 }  // namespace firebrand

@@ -84,6 +84,23 @@ at::Tensor grayscaleToRgbImage(const at::Tensor& image) {
   return image.size(-3) >= 3 ? image : grayscaleImage(image, 3);
 }
 
+at::Tensor flattenAlphaImage(const at::Tensor& image, const std::vector<double>& background) {
+  const int64_t channels = image.size(-3);
+  if (channels != 2 && channels != 4) return image;
+  const bool integral = !image.is_floating_point();
+  const double scale = integral ? 1.0 : 1.0 / 255;
+  const at::Tensor values = image.to(at::kFloat);
+  const at::Tensor alpha = values.narrow(-3, channels - 1, 1) / (integral ? 255.0 : 1.0);
+  const at::Tensor color = values.narrow(-3, 0, channels - 1);
+  std::vector<double> fill(static_cast<size_t>(channels - 1), background.front() * scale);
+  if (background.size() == fill.size()) {
+    for (size_t i = 0; i < fill.size(); ++i) fill[i] = background[i] * scale;
+  }
+  const at::Tensor behind = at::tensor(fill, at::kDouble).to(at::kFloat).view({-1, 1, 1});
+  at::Tensor output = color * alpha + behind * (1 - alpha);
+  return integral ? output.round_().clamp_(0, 255).to(image.scalar_type()) : output.to(image.scalar_type());
+}
+
 at::Tensor adjustBrightness(const at::Tensor& image, double factor) {
   requireChannels(image, "adjust_brightness");
   at::Tensor output = image.mul(factor).clamp_(0, maxValue(image.scalar_type()));
@@ -134,6 +151,15 @@ at::Tensor toDtypeImage(const at::Tensor& image, at::ScalarType dtype, bool scal
   return image.to(dtype);
 }
 
+std::string normalizeValuesAdvice(size_t given, int64_t channels, int64_t lastSize) {
+  if (static_cast<int64_t>(given) == lastSize && lastSize != channels) {
+    return "its last dimension holds " + std::to_string(lastSize) +
+           ": this looks like channels last ([H, W, C], as a canvas or sharp gives); images are [C, H, W]: transpose "
+           "it (permute [2, 0, 1], or [0, 3, 1, 2] for a batch)";
+  }
+  return channels == 1 ? "give 1 value" : "give 1 or " + std::to_string(channels);
+}
+
 at::Tensor normalizeImage(const at::Tensor& image, const std::vector<double>& mean, const std::vector<double>& std) {
   if (!image.is_floating_point()) {
     throw InvalidArgument("normalize: needs a floating-point image, got " + shapeAndDtypeText(image) +
@@ -143,7 +169,8 @@ at::Tensor normalizeImage(const at::Tensor& image, const std::vector<double>& me
   for (const auto* values : {&mean, &std}) {
     if (values->size() != 1 && static_cast<int64_t>(values->size()) != channels) {
       throw ShapeMismatch("normalize: " + std::to_string(values->size()) + " values for an image " + shapeText(image) +
-                          " of " + std::to_string(channels) + " channels; give 1 or " + std::to_string(channels));
+                          " of " + std::to_string(channels) + " channels; " +
+                          normalizeValuesAdvice(values->size(), channels, image.size(-1)));
     }
   }
   const auto options = at::TensorOptions().dtype(image.scalar_type());

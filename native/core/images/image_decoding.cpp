@@ -2,6 +2,7 @@
 
 #include <ATen/ATen.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -16,7 +17,7 @@
 namespace firebrand {
 namespace {
 
-using Decoder = bool (*)(const uint8_t*, size_t, ImageReadMode, DecodedPixels&, char*);
+using Decoder = bool (*)(const uint8_t*, size_t, ImageReadMode, int64_t, DecodedPixels&, char*);
 
 // The format by its first bytes, never by the file's extension.
 Decoder decoderFor(const uint8_t* data, size_t size) {
@@ -67,7 +68,18 @@ std::string imageReadModeName(ImageReadMode mode) {
   return "UNCHANGED";
 }
 
-at::Tensor decodeImage(const uint8_t* data, size_t size, ImageReadMode mode, const std::string& source) {
+bool withinPixelLimit(int64_t width, int64_t height, int64_t maxPixels, char* why) {
+  if (maxPixels <= 0 || width * height <= maxPixels) return true;
+  std::snprintf(why, kReasonSize,
+                "it is %lldx%lld, %lld pixels, over maxPixels (%lld); a file this large is refused unless "
+                "maxPixels allows it",
+                static_cast<long long>(width), static_cast<long long>(height), static_cast<long long>(width * height),
+                static_cast<long long>(maxPixels));
+  return false;
+}
+
+at::Tensor decodeImage(const uint8_t* data, size_t size, ImageReadMode mode, const std::string& source,
+                       int64_t maxPixels) {
   const Decoder decode = decoderFor(data, size);
   if (decode == nullptr) {
     throw FileError(source + ": not a JPEG, PNG or WebP image (" + std::to_string(size) +
@@ -75,7 +87,7 @@ at::Tensor decodeImage(const uint8_t* data, size_t size, ImageReadMode mode, con
   }
   DecodedPixels pixels;
   char why[kReasonSize] = {0};
-  if (!decode(data, size, mode, pixels, why)) throw FileError(source + ": cannot decode the image: " + why);
+  if (!decode(data, size, mode, maxPixels, pixels, why)) throw FileError(source + ": cannot decode the image: " + why);
   at::Tensor rows = at::from_blob(
       pixels.rows, {pixels.height, pixels.width, pixels.channels}, [](void* memory) { std::free(memory); },
       at::TensorOptions().dtype(at::kByte));
@@ -87,14 +99,14 @@ at::Tensor decodeImage(const uint8_t* data, size_t size, ImageReadMode mode, con
   return applyExifOrientation(image, pixels.orientation).contiguous();
 }
 
-at::Tensor readImage(const std::string& path, ImageReadMode mode) {
+at::Tensor readImage(const std::string& path, ImageReadMode mode, int64_t maxPixels) {
   const uint64_t size = checkInputFile(path, "image file");
   std::ifstream file(path, std::ios::binary);
   std::vector<uint8_t> bytes(size);
   if (!file.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(size))) {
     throw FileError(path + ": cannot read its " + std::to_string(size) + " bytes");
   }
-  return decodeImage(bytes.data(), bytes.size(), mode, path);
+  return decodeImage(bytes.data(), bytes.size(), mode, path, maxPixels);
 }
 
 }  // namespace firebrand

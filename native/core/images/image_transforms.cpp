@@ -167,6 +167,14 @@ Apply rgb(ResolvedOptions&, ImageTransform& transform) {
   return [](const at::Tensor& image, at::Generator&) { return grayscaleToRgbImage(image); };
 }
 
+Apply flattenAlpha(ResolvedOptions& options, ImageTransform& transform) {
+  const std::vector<double> background = options.numbers("background");
+  transform.shape = [](const std::vector<int64_t>& input) {
+    return std::vector<int64_t>{input[0] == 2 || input[0] == 4 ? input[0] - 1 : input[0], input[1], input[2]};
+  };
+  return [=](const at::Tensor& image, at::Generator&) { return flattenAlphaImage(image, background); };
+}
+
 Apply toDtype(ResolvedOptions& options, ImageTransform& transform) {
   static const std::map<std::string, at::ScalarType> dtypes = {{"float32", at::kFloat},
                                                                {"float64", at::kDouble},
@@ -221,6 +229,7 @@ const std::map<std::string, Row>& rows() {
       {"colorJitter", {true, colorJitter}},
       {"grayscale", {false, grayscale}},
       {"rgb", {false, rgb}},
+      {"flattenAlpha", {false, flattenAlpha}},
       {"toDtype", {false, toDtype}},
       {"toTensor", {false, toTensor}},
       {"normalize", {false, normalize}},

@@ -30,7 +30,8 @@ int orientationOf(j_decompress_ptr info) {
 
 }  // namespace
 
-bool decodeJpeg(const uint8_t* data, size_t size, ImageReadMode mode, DecodedPixels& out, char* why) {
+bool decodeJpeg(const uint8_t* data, size_t size, ImageReadMode mode, int64_t maxPixels, DecodedPixels& out,
+                char* why) {
   jpeg_decompress_struct info;
   JpegErrors errors;
   info.err = jpegErrorManager(errors);
@@ -46,6 +47,10 @@ bool decodeJpeg(const uint8_t* data, size_t size, ImageReadMode mode, DecodedPix
   jpeg_mem_src(&info, data, static_cast<unsigned long>(size));
   jpeg_save_markers(&info, JPEG_APP0 + 1, 0xffff);
   jpeg_read_header(&info, TRUE);
+  if (!withinPixelLimit(info.image_width, info.image_height, maxPixels, why)) {
+    jpeg_destroy_decompress(&info);
+    return false;
+  }
   // Saved markers live in the image's memory pool, which jpeg_finish_decompress frees.
   const int orientation = orientationOf(&info);
   if (info.jpeg_color_space == JCS_CMYK || info.jpeg_color_space == JCS_YCCK) {

@@ -48,7 +48,7 @@ int orientationOf(png_structp png, png_infop info) {
 
 }  // namespace
 
-bool decodePng(const uint8_t* data, size_t size, ImageReadMode mode, DecodedPixels& out, char* why) {
+bool decodePng(const uint8_t* data, size_t size, ImageReadMode mode, int64_t maxPixels, DecodedPixels& out, char* why) {
   png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, why, onError, onWarning);
   png_infop info = png == nullptr ? nullptr : png_create_info_struct(png);
   if (info == nullptr) {
@@ -65,6 +65,10 @@ bool decodePng(const uint8_t* data, size_t size, ImageReadMode mode, DecodedPixe
   }
   png_set_read_fn(png, &source, readFromMemory);
   png_read_info(png, info);
+  if (!withinPixelLimit(png_get_image_width(png, info), png_get_image_height(png, info), maxPixels, why)) {
+    png_destroy_read_struct(&png, &info, nullptr);
+    return false;
+  }
   const int colorType = png_get_color_type(png, info);
   const int bitDepth = png_get_bit_depth(png, info);
   const bool palette = colorType == PNG_COLOR_TYPE_PALETTE;

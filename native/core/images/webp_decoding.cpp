@@ -9,12 +9,14 @@
 
 namespace firebrand {
 
-bool decodeWebp(const uint8_t* data, size_t size, ImageReadMode mode, DecodedPixels& out, char* why) {
+bool decodeWebp(const uint8_t* data, size_t size, ImageReadMode mode, int64_t maxPixels, DecodedPixels& out,
+                char* why) {
   WebPBitstreamFeatures features;
   if (WebPGetFeatures(data, size, &features) != VP8_STATUS_OK) {
     std::snprintf(why, kReasonSize, "not a readable WebP header");
     return false;
   }
+  if (!withinPixelLimit(features.width, features.height, maxPixels, why)) return false;
   if (mode == ImageReadMode::Gray || mode == ImageReadMode::GrayAlpha) {
     std::snprintf(why, kReasonSize, "WebP decodes to RGB or RGB_ALPHA only (as torchvision); convert with grayscale()");
     return false;

@@ -40,14 +40,15 @@ export interface GraphSpec {
   outputNames: string[];
 }
 
-// firebrand's nn folder, compiled (dist/src/nn) and as source maps name it (src/nn).
-const NN_FOLDER = path.resolve(__dirname, '..');
+// firebrand's own code, compiled (dist/src) and as source maps name it (src): never the user's line,
+// even when no frame of theirs is on the stack (a layer stack traced by the trainer).
+const SOURCE_FOLDER = `${path.resolve(__dirname, '..', '..')}${path.sep}`;
 const INTERNAL = [
-  NN_FOLDER,
-  NN_FOLDER.replace(`${path.sep}dist${path.sep}src${path.sep}`, `${path.sep}src${path.sep}`),
+  SOURCE_FOLDER,
+  SOURCE_FOLDER.replace(`${path.sep}dist${path.sep}src${path.sep}`, `${path.sep}src${path.sep}`),
 ];
 
-/** The first stack frame outside firebrand's nn code: the user's line. */
+/** The first stack frame outside firebrand's code: the user's line. */
 export function callerLine(): string | undefined {
   const frames = (new Error().stack ?? '').split('\n').slice(1);
   for (const frame of frames) {

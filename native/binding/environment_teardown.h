@@ -1,0 +1,23 @@
+// The end of an environment (a worker thread's, or the main one's once its
+// loop drains): its cleanup hook closes its Node-API gate, then stops and
+// joins its task threads, so that none runs on, or calls into Node, after it.
+// process.exit() runs no cleanup hook; a static destructor, which it does
+// run (before libtorch's own), does the same for every environment left.
+#pragma once
+#include <napi.h>
+
+#include <memory>
+
+#include "binding/napi_gate.h"
+
+namespace firebrand::binding {
+
+// From Init: this environment's gate, and the hook that closes it.
+void watchEnvironmentTeardown(Napi::Env env);
+// This environment's gate.
+std::shared_ptr<NapiGate> napiGate(Napi::Env env);
+// After making a thread-safe function: Node runs cleanup hooks newest first, and frees the function
+// in one of them; the teardown hook, registered again, runs before that.
+void runTeardownFirst(Napi::Env env);
+
+}  // namespace firebrand::binding
