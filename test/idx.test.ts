@@ -61,8 +61,13 @@ describe('IDX datasets', () => {
     const served = await model.predict(raw, [3, 6, 6]);
     const trained = data.slice(0, 3).fields().input; // what training read: (x / 255 - 0.3) / 0.2
     expectClose(served, await model.predict(trained.data, trained.shape), 'raw pixels', { tolerance: 1e-6 });
-    const unscaled = await model.predict(Float32Array.from(raw), [3, 36]);
-    expect(Math.abs(unscaled.data[0] - served.data[0])).to.be.above(1e-3);
+    // Floats are taken as transformed already: 0-255 ones are raw pixels the transforms never make.
+    const unscaled = await rejectionOf(model.predict(Float32Array.from(raw), [3, 36]));
+    expect(unscaled.code).to.equal('ERR_FIREBRAND_INVALID_ARGUMENT');
+    expect(unscaled.message).to.contain(
+      "predict: the inputs hold values in [0.000, 255.0], but the model's saved image transforms make values in " +
+        '[-1.500, 3.500]; they look like raw pixels: give pixels as a Uint8Array',
+    );
     const png = fs.readFileSync(path.join(__dirname, '..', '..', 'test', 'fixtures', 'images', 'gray.png'));
     const error = await rejectionOf(model.predict(png));
     expect(error.code).to.equal('ERR_FIREBRAND_SHAPE_MISMATCH');

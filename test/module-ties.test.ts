@@ -97,6 +97,34 @@ describe('weight tying between modules', () => {
     expect(state['first.gain'].data).to.not.deep.equal(Float32Array.of(1, 1, 1, 1));
   });
 
+  it("keeps PyTorch's state-dict order when a tied field comes before the module's own (weight, then bias)", async () => {
+    class Projection extends nn.Module {
+      weight = new nn.Parameter([4, 4]);
+      bias = new nn.Parameter([4]);
+      forward(x: Tensor): Tensor {
+        return x.matmul(this.weight.transpose(0, 1)).add(this.bias);
+      }
+    }
+    class Siamese extends nn.Module {
+      query = new Projection();
+      key = new Projection();
+      constructor() {
+        super();
+        this.key.weight = this.query.weight;
+      }
+      forward(x: Tensor): Tensor {
+        return this.query.forward(x).add(this.key.forward(x));
+      }
+    }
+    const trainer = trainerFor(new Siamese());
+    expect(Object.keys(await trainer.stateDict())).to.deep.equal([
+      'query.weight',
+      'query.bias',
+      'key.weight',
+      'key.bias',
+    ]);
+  });
+
   it('saves, loads and exports the tie: Model.load, weights with or without the second name, TorchScript', async () => {
     const trainer = trainerFor(new TiedHead());
     await trainer.fit(tokens(32, 1));

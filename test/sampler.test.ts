@@ -87,7 +87,9 @@ describe('sampler', () => {
         key,
       ).to.deep.equal(expected);
     }
-    expect(() => blobDataset(10).split({ validation: 1 })).to.throw('fraction must be between 0 and 1');
+    expect(() => blobDataset(10).split({ validation: 1 })).to.throw(
+      'split: validation must be a fraction between 0 and 1 (exclusive), got 1',
+    );
     expect(() => blobDataset(3).split({ validation: 0.1 })).to.throw('leaves one part empty');
     // The old bare number gave itself to validation; split(0.8) read as 80% training.
     const bare = errorOf(() => blobDataset(10).split(0.8 as never));

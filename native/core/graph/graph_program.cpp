@@ -81,8 +81,11 @@ OpRun GraphProgram::compileNode(size_t index, ModuleTree& tree) {
   if (node.op == "input") return OpRun();
   if (node.op == "state") {
     const std::string name = args.text(0);
-    const auto* parameter = tree.root->named_parameters().find(name);
-    const auto* buffer = parameter ? nullptr : tree.root->named_buffers().find(name);
+    // The dicts are returned by value: find's pointers live as long as they do, so they are held.
+    const auto parameters = tree.root->named_parameters();
+    const auto buffers = tree.root->named_buffers();
+    const auto* parameter = parameters.find(name);
+    const auto* buffer = parameter ? nullptr : buffers.find(name);
     if (!parameter && !buffer)
       throw InvalidState("firebrand bug: forward reads '" + name + "', which the model does not hold");
     const at::Tensor tensor = parameter ? *parameter : *buffer;

@@ -120,6 +120,10 @@ ModuleSpec moduleOf(const JsonValue& value, const std::string& where) {
       spec.ties.push_back(std::move(parsed));
     }
   }
+  if (const auto it = object.find("order"); it != object.end()) {
+    for (const auto& item : arrayOf(it->second, where + ".order"))
+      spec.order.push_back(stringOf(item, where + ".order[]"));
+  }
   for (const auto& item : arrayOf(member(object, "children", where), where + ".children")) {
     const auto& child = objectOf(item, where + ".children[]");
     const std::string name = stringOf(member(child, "name", where), where + ".children[].name");

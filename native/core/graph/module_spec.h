@@ -38,6 +38,9 @@ struct ModuleSpec {
   std::vector<StateTensorSpec> parameters;
   std::vector<StateTensorSpec> buffers;
   std::vector<StateTie> ties;
+  // The names of parameters, buffers and ties in the order the module's fields were declared, which is
+  // PyTorch's state-dict order (a tied field among the module's own); empty: parameters, buffers, ties.
+  std::vector<std::string> order;
   std::vector<std::pair<std::string, ModuleSpec>> children;
 };
 

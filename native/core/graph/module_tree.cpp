@@ -4,6 +4,8 @@
 #include <ATen/Functions.h>
 #include <ATen/core/grad_mode.h>
 
+#include <algorithm>
+
 #include "core/errors.h"
 #include "core/nn/init_schemes.h"
 #include "core/nn/layer_ties.h"
@@ -134,8 +136,11 @@ class TreeBuilder {
     const auto layer = tree_.layers.find(layerPath);
     if (layer != tree_.layers.end()) {
       const auto& module = *layer->second.built.module.ptr();
-      if (const auto* parameter = module.named_parameters(false).find(tensorName)) return *parameter;
-      if (const auto* buffer = module.named_buffers(false).find(tensorName)) return *buffer;
+      // named_parameters() returns a dict by value: find's pointer lives as long as it does, so it is held.
+      const auto parameters = module.named_parameters(false);
+      if (const auto* parameter = parameters.find(tensorName)) return *parameter;
+      const auto buffers = module.named_buffers(false);
+      if (const auto* buffer = buffers.find(tensorName)) return *buffer;
       std::string names;
       for (const auto& key : module.named_parameters(false).keys()) names += (names.empty() ? "" : ", ") + key;
       for (const auto& key : module.named_buffers(false).keys()) names += (names.empty() ? "" : ", ") + key;
@@ -161,20 +166,40 @@ class TreeBuilder {
       return it->second.built.module.ptr();
     }
     auto module = std::make_shared<torch::nn::Module>(spec.className);
-    for (const auto& parameter : spec.parameters) {
-      module->register_parameter(parameter.name, tensors_.at(join(path, parameter.name)), parameter.requiresGrad);
-    }
-    for (const auto& buffer : spec.buffers) module->register_buffer(buffer.name, tensors_.at(join(path, buffer.name)));
-    for (const auto& tie : spec.ties) {
-      // The tensor keeps its own requires_grad (register_parameter would set it).
-      const at::Tensor& tensor = tiedTensors_.at(join(path, tie.name));
-      if (tie.buffer)
-        module->register_buffer(tie.name, tensor);
-      else
-        module->register_parameter(tie.name, tensor, tensor.requires_grad());
-    }
+    for (const std::string& name : fieldOrder(spec)) registerField(*module, spec, path, name);
     for (const auto& [name, child] : spec.children) module->register_module(name, assemble(child, join(path, name)));
     return module;
+  }
+
+  // The module's tensor fields in declaration order (PyTorch's state-dict order, tied fields included).
+  static std::vector<std::string> fieldOrder(const ModuleSpec& spec) {
+    if (!spec.order.empty()) return spec.order;
+    std::vector<std::string> names;
+    for (const auto& parameter : spec.parameters) names.push_back(parameter.name);
+    for (const auto& buffer : spec.buffers) names.push_back(buffer.name);
+    for (const auto& tie : spec.ties) names.push_back(tie.name);
+    return names;
+  }
+
+  void registerField(torch::nn::Module& module, const ModuleSpec& spec, const std::string& path,
+                     const std::string& name) {
+    const auto named = [&](const auto& list) {
+      return std::find_if(list.begin(), list.end(), [&](const auto& item) { return item.name == name; });
+    };
+    if (const auto parameter = named(spec.parameters); parameter != spec.parameters.end()) {
+      module.register_parameter(name, tensors_.at(join(path, name)), parameter->requiresGrad);
+    } else if (named(spec.buffers) != spec.buffers.end()) {
+      module.register_buffer(name, tensors_.at(join(path, name)));
+    } else if (const auto tie = named(spec.ties); tie != spec.ties.end()) {
+      // The tensor keeps its own requires_grad (register_parameter would set it).
+      const at::Tensor& tensor = tiedTensors_.at(join(path, name));
+      if (tie->buffer)
+        module.register_buffer(name, tensor);
+      else
+        module.register_parameter(name, tensor, tensor.requires_grad());
+    } else {
+      throw InvalidState("firebrand bug: module '" + path + "' orders a field '" + name + "' it does not hold");
+    }
   }
 
   std::map<std::string, const ModuleSpec*> specs_;

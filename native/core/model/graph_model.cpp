@@ -55,6 +55,12 @@ GraphModel::GraphModel(GraphModelSpec spec)
   distinct(tree_.root->named_buffers(), &tiedNames_);
 }
 
+std::vector<std::string> GraphModel::registrationOrder() const {
+  std::vector<std::string> names = tree_.root->named_parameters().keys();
+  for (const auto& name : tree_.root->named_buffers().keys()) names.push_back(name);
+  return names;
+}
+
 torch::OrderedDict<std::string, at::Tensor> GraphModel::namedParameters() const {
   return distinct(tree_.root->named_parameters());
 }

@@ -27,6 +27,7 @@ class GraphModel : public Model {
   torch::OrderedDict<std::string, at::Tensor> namedParameters() const override;
   torch::OrderedDict<std::string, at::Tensor> namedBuffers() const override;
   std::vector<std::pair<std::string, std::string>> tiedNames() const override { return tiedNames_; }
+  std::vector<std::string> registrationOrder() const override;
   std::vector<std::string> nonPersistentBuffers() const override { return nonPersistentBuffers_; }
   bool isTraining() const override { return tree_.root->is_training(); }
   void moveTo(const c10::Device& device) override;

@@ -102,16 +102,9 @@ TensorDict Model::stateTensors() const {
   return state;
 }
 
-std::vector<std::pair<std::string, at::Tensor>> Model::orderedStateTensors() const {
-  const TensorDict state = stateTensors();
-  const auto ownerOf = [](const std::string& name) {
-    const size_t dot = name.rfind('.');
-    return dot == std::string::npos ? std::string() : name.substr(0, dot);
-  };
-  // Each module's state names in the order PyTorch registers them: parameters, then buffers.
+std::vector<std::string> Model::registrationOrder() const {
   const auto parameters = namedParameters();
   const auto tied = tiedNames();
-  std::map<std::string, std::vector<std::string>> byModule;
   std::vector<std::string> names;
   for (const auto& item : parameters) names.push_back(item.key());
   for (const auto& [alias, name] : tied) {
@@ -121,6 +114,18 @@ std::vector<std::pair<std::string, at::Tensor>> Model::orderedStateTensors() con
   for (const auto& [alias, name] : tied) {
     if (!parameters.contains(name)) names.push_back(alias);
   }
+  return names;
+}
+
+std::vector<std::pair<std::string, at::Tensor>> Model::orderedStateTensors() const {
+  const TensorDict state = stateTensors();
+  const auto ownerOf = [](const std::string& name) {
+    const size_t dot = name.rfind('.');
+    return dot == std::string::npos ? std::string() : name.substr(0, dot);
+  };
+  // Each module's state names in the order PyTorch registers them: parameters, then buffers.
+  std::map<std::string, std::vector<std::string>> byModule;
+  const std::vector<std::string> names = registrationOrder();
   for (const auto& name : names) {
     if (state.count(name)) byModule[ownerOf(name)].push_back(name);
   }

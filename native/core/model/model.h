@@ -48,6 +48,9 @@ class Model {
   virtual std::vector<std::pair<std::string, std::string>> tiedNames() const { return {}; }
   // Buffers kept out of the state dict (register_buffer(..., persistent=False)), by name.
   virtual std::vector<std::string> nonPersistentBuffers() const { return {}; }
+  // Every state name, tied ones included, parameters before buffers, each in the order its module
+  // registered it (a tied field keeps its place among the module's own: weight before bias).
+  virtual std::vector<std::string> registrationOrder() const;
   // The state dict: parameters, buffers, and tied tensors under each name (as PyTorch's state_dict).
   TensorDict stateTensors() const;
   // The same in PyTorch's state_dict() order: module by module (pre-order), each one's parameters

@@ -16,6 +16,8 @@ export interface ModuleNode {
   buffers: { name: string; shape: number[]; dtype: string; fill: number; data?: number[]; persistent?: false }[];
   /** Fields holding a tensor of another module (weight tying), by the state-dict name of that tensor. */
   ties?: { name: string; source: string; buffer?: true }[];
+  /** With ties: the tensor fields' names in declaration order, which is PyTorch's state-dict order. */
+  order?: string[];
   children: { name: string; module: ModuleNode }[];
 }
 
@@ -116,6 +118,7 @@ class TreeWalk {
       this.steps.push({ construction, step: { cast: modulePath, dtype } });
     if (module instanceof BuiltinLayer) return this.layer(module, modulePath);
     const node: ModuleNode = { className: module.className, parameters: [], buffers: [], children: [] };
+    const order: string[] = [];
     for (const [name, value] of Object.entries(module)) {
       if (
         !(value instanceof Module || value instanceof Tensor) &&
@@ -134,11 +137,14 @@ class TreeWalk {
       ) {
         this.seen(value, fieldPath);
         this.ties.push({ node, name, tensor: value, path: fieldPath });
+        order.push(name);
       } else if (value instanceof Parameter) {
         this.made(value, fieldPath);
+        order.push(name);
         node.parameters.push({ name, shape: [...value.shape], dtype: value.dtype, requiresGrad: value.requiresGrad });
       } else if (value instanceof Buffer) {
         this.made(value, fieldPath);
+        order.push(name);
         node.buffers.push({
           name,
           shape: [...value.shape],
@@ -156,6 +162,8 @@ class TreeWalk {
         );
       }
     }
+    // Ties are registered after the module's own tensors unless the order says otherwise.
+    if (order.length > node.parameters.length + node.buffers.length) node.order = order;
     return node;
   }
 
