@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import zlib from 'node:zlib';
 
-import { Dataset, loadSafetensors, nn, Trainer } from '../src';
+import { Dataset, loadSafetensors, nn, Trainer, transforms } from '../src';
 import { blobDataset, blobTrainer, idxFile, rejectionOf } from './support/helpers';
 
 function temporaryFolder(): string {
@@ -244,6 +244,39 @@ describe('bad input', () => {
       targets: new Int32Array(16),
     });
     expect((await embedded.fit(tokens)).epochs).to.have.length(1);
+  });
+
+  it('channels-last images to normalize, an empty predict and one channel: each said plainly', async () => {
+    // [N, H, W, C] as a canvas or sharp gives it, to a per-channel normalize of 3 values.
+    const canvas = Dataset.fromArrays({
+      inputs: new Float32Array(2 * 8 * 8 * 3),
+      inputShape: [2, 8, 8, 3],
+      targets: new Int32Array(2),
+    }).withTransforms(transforms.normalize({ mean: [0.5, 0.5, 0.5], std: [0.2, 0.2, 0.2] }));
+    const lastError = await rejectionOf(
+      (async () => {
+        for await (const batch of canvas.batches({ batchSize: 2 })) expect(batch).to.equal(undefined);
+      })(),
+    );
+    expect(lastError.message).to.contain(
+      'its last dimension holds 3: this looks like channels last ([H, W, C], as a canvas or sharp gives); images are [C, H, W]',
+    );
+    const gray = Dataset.fromArrays({
+      inputs: new Float32Array(2 * 8 * 8),
+      inputShape: [2, 1, 8, 8],
+      targets: new Int32Array(2),
+    }).withTransforms(transforms.normalize({ mean: [0.5, 0.5], std: [0.2, 0.2] }));
+    const oneError = await rejectionOf(
+      (async () => {
+        for await (const batch of gray.batches({ batchSize: 2 })) expect(batch).to.equal(undefined);
+      })(),
+    );
+    expect(oneError.message).to.contain('with 1 channels (dimension 1); give 1 value');
+    const trainer = blobTrainer({ numEpochs: 1 });
+    await trainer.fit(blobDataset(16));
+    expect((await rejectionOf(trainer.predict([]))).message).to.equal(
+      'predict: got an empty array; give at least one sample (records, encoded images, or values with their shape)',
+    );
   });
 
   it("a kill between writing `latest`'s temporary file and renaming it: the next run removes the file", async () => {

@@ -132,7 +132,17 @@ describe('image datasets', function () {
       'toDtype',
       'normalize',
     ]);
+    // The evaluation transforms end at one size, which is saved: exportOnnx needs no example.
+    expect(saved.images.sampleShape).to.deep.equal([3, 16, 16]);
+    await trainer.exportOnnx(path.join(folder, 'model.onnx'));
+    expect(fs.statSync(path.join(folder, 'model.onnx')).size).to.be.above(0);
     const model = await Model.load(folder);
+    // Floats are taken as transformed: another size than the saved one is refused, naming both.
+    const wrongSize = await rejectionOf(model.predict(new Float32Array(3 * 20 * 20), [1, 3, 20, 20]));
+    expect(wrongSize.message).to.equal(
+      'predict: the model takes images [3,16,16] (its evaluation transforms end at that size), got samples [3,20,20]; ' +
+        'give encoded images, or uint8 pixels with their shape, for predict to transform',
+    );
     const files = ['rgb.jpg', 'palette.png', 'rgba.webp'].map((file) => fs.readFileSync(path.join(fixtures, file)));
     // The same images decoded and transformed by hand, as floats (taken as they are).
     const byHand = await Promise.all(files.map((bytes) => decodeImage(bytes, { transforms: evalTransforms })));
