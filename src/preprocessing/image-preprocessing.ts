@@ -74,7 +74,6 @@ export async function imageBatch(
   maxPixels = MAX_IMAGE_PIXELS,
 ): Promise<TensorData<NumericArray>> {
   const transforms = servedTransforms(pipeline);
-  if (images.length === 0) throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', 'predict: no images given');
   const decoded = await Promise.all(
     images.map((bytes, i) => native.decodeImage(bytes, pipeline.mode, transforms, 0, `images[${i}]`, maxPixels)),
   );
@@ -109,7 +108,12 @@ function transformedRange(pipeline: ImagePipeline): [number, number] | undefined
     } else if (spec.name === 'normalize') {
       const means = [spec.mean].flat() as number[];
       const stds = [spec.std].flat() as number[];
-      const ends = means.flatMap((mean, i) => [low, high].map((end) => (end - mean) / stds[stds.length === 1 ? 0 : i]));
+      // One value stands for every channel, as normalize broadcasts it.
+      const channels = Math.max(means.length, stds.length);
+      const ends = Array.from({ length: channels }, (_, i) => [
+        means[means.length === 1 ? 0 : i],
+        stds[stds.length === 1 ? 0 : i],
+      ]).flatMap(([mean, std]) => [low, high].map((end) => (end - mean) / std));
       [low, high] = [Math.min(...ends), Math.max(...ends)];
     } else if (spec.name === 'resize' && float) {
       return undefined;
