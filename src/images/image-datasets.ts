@@ -10,6 +10,7 @@ import { native, type NativeDataset, type OptionFields } from '../native';
 import { boolean, field, integer, oneOf, resolve, text, validate, type Schema } from '../options/schema';
 import { MAX_IMAGE_PIXELS, type ImagePipeline, type ImageReadMode } from '../preprocessing/image-preprocessing';
 import { readCsv } from '../tables/read-csv';
+import { warnIfAlphaDropped } from './dropped-alpha';
 import { scanImageFolder } from './image-folder';
 import { resolveImageTransforms, type ImageTransformSpec } from './image-transforms';
 
@@ -124,6 +125,7 @@ export async function imageFolderDataset(root: string, options: ImageFolderOptio
   const origin = `Dataset.fromImageFolder(${root})`;
   const resolved = checked(options, `${origin} options`, [...IMAGE_OPTIONS, 'allowEmpty']);
   const samples = await scanImageFolder(root, resolved.allowEmpty);
+  await warnIfAlphaDropped(samples.paths, resolved.mode, resolved.maxPixels, origin);
   return imageDataset(samples.paths, samples.targets, samples.classes, resolved, origin);
 }
 
@@ -134,6 +136,13 @@ export function imageFilesDataset(files: ImageFile[], options: ImageDatasetOptio
     throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', `${origin}: expected a non-empty list of { path, label }`);
   }
   const resolved = checked(options, `${origin} options`, IMAGE_OPTIONS);
+  // Synchronous API: the look at a few files finishes later; it never rejects.
+  void warnIfAlphaDropped(
+    files.map((file) => file.path),
+    resolved.mode,
+    resolved.maxPixels,
+    origin,
+  );
   const { indices, classes } = classIndices(
     files.map((file) => file.label),
     origin,
@@ -183,5 +192,6 @@ export async function imageCsvDataset(csvPath: string, options: ImageCsvOptions)
     return cell;
   });
   const { indices, classes } = classIndices(labels, origin);
+  await warnIfAlphaDropped(paths, resolved.mode, resolved.maxPixels, origin);
   return imageDataset(paths, indices, classes, resolved, origin);
 }

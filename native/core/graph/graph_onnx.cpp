@@ -87,7 +87,7 @@ std::string rawImagesThrough(const ImageTransforms& transforms, OnnxBuilder& b, 
   return value;
 }
 
-std::string where(const GraphNode& node) {
+std::string nodeLocation(const GraphNode& node) {
   return (node.scope.empty() ? std::string("forward") : node.scope) + " (" + node.op +
          (node.at.empty() ? "" : ", at " + node.at) + ")";
 }
@@ -150,9 +150,9 @@ OnnxGraph graphOnnx(const GraphProgram& program, const ModuleTree& tree, const s
         names[index] = row->onnx(OnnxOp(b, args, names, examples));
       }
     } catch (const Error& error) {
-      throw NotExportable("exportOnnx: " + where(node) + ": " + error.what());
+      throw NotExportable("exportOnnx: " + nodeLocation(node) + ": " + error.what());
     } catch (const std::exception& error) {
-      throw NotExportable("exportOnnx: " + where(node) + ": " + torchReason(error));
+      throw NotExportable("exportOnnx: " + nodeLocation(node) + ": " + torchReason(error));
     }
   }
   const std::vector<std::string> outputNames = onnxOutputNames(graph);

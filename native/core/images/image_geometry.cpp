@@ -47,10 +47,9 @@ bool interpolatesBytes(Interpolation interpolation, bool antialias) {
   return supported;
 }
 
-// Python's round(): halves to even.
-int64_t roundHalfEven(double value) { return static_cast<int64_t>(std::nearbyint(value)); }
-
 }  // namespace
+
+int64_t roundHalfEven(double value) { return static_cast<int64_t>(std::nearbyint(value)); }
 
 Interpolation interpolationMode(const std::string& name) {
   if (name == "nearest") return Interpolation::Nearest;

@@ -37,8 +37,6 @@ int64_t randint(int64_t high, at::Generator& generator) {
   return at::randint(0, high, {1}, generator, at::kLong).item<int64_t>();
 }
 
-int64_t roundHalfEven(double value) { return static_cast<int64_t>(std::nearbyint(value)); }
-
 std::array<int64_t, 2> squareOr(const std::vector<int64_t>& size) {
   return size.size() == 1 ? std::array<int64_t, 2>{size[0], size[0]} : std::array<int64_t, 2>{size[0], size[1]};
 }

@@ -18,7 +18,7 @@ bool targets(const std::string& path, const std::string& target) {
                             path.compare(path.size() - target.size() - 1, std::string::npos, "." + target) == 0);
 }
 
-std::string joined(const std::vector<std::string>& names) {
+std::string quotedFirstNames(const std::vector<std::string>& names) {
   std::string text;
   for (size_t i = 0; i < names.size() && i < 6; ++i) text += (i ? ", '" : "'") + names[i] + "'";
   return text + (names.size() > 6 ? ", ..." : "");
@@ -45,7 +45,7 @@ std::vector<std::string> applyLora(Model& model, const LoraOptions& options) {
       for (const auto& item : layers) names.push_back(item.first);
       throw InvalidArgument("lora.targetModules: '" + target +
                             "' matches no layer (a layer path equal to it or ending with '." + target +
-                            "'); the layers are " + joined(names));
+                            "'); the layers are " + quotedFirstNames(names));
     }
   }
   for (auto& [path, layer] : layers) {
@@ -141,8 +141,8 @@ void loadAdapterWeights(Model& model, const TensorDict& weights, const std::stri
   }
   if (!missing.empty() || !unexpected.empty()) {
     throw InvalidArgument(origin + ": the adapter is for another model" +
-                          (missing.empty() ? "" : "; missing: " + joined(missing)) +
-                          (unexpected.empty() ? "" : "; unexpected: " + joined(unexpected)));
+                          (missing.empty() ? "" : "; missing: " + quotedFirstNames(missing)) +
+                          (unexpected.empty() ? "" : "; unexpected: " + quotedFirstNames(unexpected)));
   }
   torch::NoGradGuard noGrad;
   for (const auto& [path, layer] : model.builtLayers()) {

@@ -17,7 +17,7 @@
 namespace firebrand {
 namespace {
 
-std::string joined(const std::vector<std::string>& names) {
+std::string commaSeparated(const std::vector<std::string>& names) {
   std::string text;
   for (const auto& name : names) text += (text.empty() ? "" : ", ") + name;
   return text;
@@ -47,7 +47,7 @@ WeightsReport loadWeights(Model& model, WeightsReader& weights, bool strict, con
   }
   if (!misshapen.empty()) {
     throw ShapeMismatch(origin + ": " + std::to_string(misshapen.size()) + " weight" +
-                        (misshapen.size() == 1 ? "" : "s") + " do not fit the model: " + joined(misshapen));
+                        (misshapen.size() == 1 ? "" : "s") + " do not fit the model: " + commaSeparated(misshapen));
   }
   // One tensor in the model under two names: the file must agree with itself (PyTorch's
   // load_state_dict would keep whichever name it copies last, silently).
@@ -68,8 +68,8 @@ WeightsReport loadWeights(Model& model, WeightsReader& weights, bool strict, con
   }
   if (strict && (!report.missing.empty() || !report.unexpected.empty())) {
     throw InvalidArgument(origin + ": the weights do not match the model" +
-                          (report.missing.empty() ? "" : "; missing: " + joined(report.missing)) +
-                          (report.unexpected.empty() ? "" : "; unexpected: " + joined(report.unexpected)));
+                          (report.missing.empty() ? "" : "; missing: " + commaSeparated(report.missing)) +
+                          (report.unexpected.empty() ? "" : "; unexpected: " + commaSeparated(report.unexpected)));
   }
   // One file tensor at a time: read, copied into the model and let go.
   torch::NoGradGuard noGrad;

@@ -7,8 +7,6 @@
 namespace firebrand {
 namespace {
 
-std::string count(int64_t value) { return std::to_string(value); }
-
 template <size_t N>
 torch::ExpandingArray<N> sizes(const std::vector<int64_t>& values) {
   return torch::ExpandingArray<N>(c10::IntArrayRef(values));
@@ -24,7 +22,7 @@ BuiltLayer convolution(ResolvedOptions& o, const char* layout) {
                      .groups(o.integer("groups"))
                      .bias(o.flag("bias"));
   return {torch::nn::AnyModule(Conv(options)),
-          std::string(layout) + " with C=" + count(in) + " (inChannels=" + count(in) + ")"};
+          std::string(layout) + " with C=" + std::to_string(in) + " (inChannels=" + std::to_string(in) + ")"};
 }
 
 template <size_t N, typename Conv, typename Options>
@@ -38,7 +36,7 @@ BuiltLayer transposed(ResolvedOptions& o, const char* layout) {
                      .bias(o.flag("bias"))
                      .dilation(sizes<N>(o.integers("dilation", N)));
   return {torch::nn::AnyModule(Conv(options)),
-          std::string(layout) + " with C=" + count(in) + " (inChannels=" + count(in) + ")"};
+          std::string(layout) + " with C=" + std::to_string(in) + " (inChannels=" + std::to_string(in) + ")"};
 }
 
 // torch.convNd(x, weight, bias, stride, padding, dilation, groups).
@@ -47,7 +45,7 @@ std::function<ScriptCall(ResolvedOptions&, const LayerScriptContext&)> convoluti
     return {"torch.conv" + std::to_string(n) + "d(" + c.operands.at(0) + ", " + c.tensor("weight") + ", " +
             c.tensor("bias") + ", " + scriptList(o.integers("stride", n)) + ", " +
             scriptList(o.integers("padding", n)) + ", " + scriptList(o.integers("dilation", n)) + ", " +
-            count(o.integer("groups")) + ")"};
+            std::to_string(o.integer("groups")) + ")"};
   };
 }
 
@@ -57,7 +55,7 @@ std::function<ScriptCall(ResolvedOptions&, const LayerScriptContext&)> transpose
     return {"torch.conv_transpose" + std::to_string(n) + "d(" + c.operands.at(0) + ", " + c.tensor("weight") + ", " +
             c.tensor("bias") + ", " + scriptList(o.integers("stride", n)) + ", " +
             scriptList(o.integers("padding", n)) + ", " + scriptList(o.integers("outputPadding", n)) + ", " +
-            count(o.integer("groups")) + ", " + scriptList(o.integers("dilation", n)) + ")"};
+            std::to_string(o.integer("groups")) + ", " + scriptList(o.integers("dilation", n)) + ")"};
   };
 }
 

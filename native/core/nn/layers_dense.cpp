@@ -8,12 +8,10 @@
 namespace firebrand {
 namespace {
 
-std::string count(int64_t value) { return std::to_string(value); }
-
 BuiltLayer linear(ResolvedOptions& o) {
   const int64_t in = o.integer("inFeatures"), out = o.integer("outFeatures");
   return {torch::nn::AnyModule(LinearLayer(torch::nn::LinearOptions(in, out).bias(o.flag("bias")))),
-          "[*, " + count(in) + "] (inFeatures=" + count(in) + ")"};
+          "[*, " + std::to_string(in) + "] (inFeatures=" + std::to_string(in) + ")"};
 }
 
 BuiltLayer embedding(ResolvedOptions& o) {
@@ -21,7 +19,7 @@ BuiltLayer embedding(ResolvedOptions& o) {
   auto options = torch::nn::EmbeddingOptions(rows, o.integer("embeddingDim"));
   if (const auto padding = o.optionalInteger("paddingIdx")) options.padding_idx(*padding);
   return {torch::nn::AnyModule(torch::nn::Embedding(options)),
-          "integer indices in [0, " + count(rows - 1) + "] (numEmbeddings=" + count(rows) + ")"};
+          "integer indices in [0, " + std::to_string(rows - 1) + "] (numEmbeddings=" + std::to_string(rows) + ")"};
 }
 
 // torch.embedding's padding_idx: PyTorch's module keeps a negative one as rows + index.
@@ -29,14 +27,15 @@ ScriptCall embeddingScript(ResolvedOptions& o, const LayerScriptContext& c) {
   const int64_t rows = o.integer("numEmbeddings");
   const auto padding = o.optionalInteger("paddingIdx");
   const int64_t index = padding ? (*padding < 0 ? rows + *padding : *padding) : -1;
-  return {"torch.embedding(" + c.tensor("weight") + ", " + c.operands.at(0) + ", " + count(index) + ", False, False)"};
+  return {"torch.embedding(" + c.tensor("weight") + ", " + c.operands.at(0) + ", " + std::to_string(index) +
+          ", False, False)"};
 }
 
 BuiltLayer prelu(ResolvedOptions& o) {
   const int64_t parameters = o.integer("numParameters");
   return {torch::nn::AnyModule(
               torch::nn::PReLU(torch::nn::PReLUOptions().num_parameters(parameters).init(o.number("init")))),
-          parameters == 1 ? "any shape" : "[N, C, *] with C=" + count(parameters) + " (numParameters)"};
+          parameters == 1 ? "any shape" : "[N, C, *] with C=" + std::to_string(parameters) + " (numParameters)"};
 }
 
 OnnxValue linearOnnx(ResolvedOptions&, const OnnxLayerCall& c) {

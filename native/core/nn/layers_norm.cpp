@@ -10,15 +10,13 @@
 namespace firebrand {
 namespace {
 
-std::string count(int64_t value) { return std::to_string(value); }
-
 template <typename BatchNorm, typename Options>
 BuiltLayer batchNorm(ResolvedOptions& o, const char* layout) {
   const int64_t features = o.integer("numFeatures");
   auto options = Options(features).eps(o.number("eps")).momentum(o.number("momentum")).affine(o.flag("affine"));
   options.track_running_stats(o.flag("trackRunningStats"));
-  return {torch::nn::AnyModule(BatchNorm(options)),
-          std::string(layout) + " with C=" + count(features) + " (numFeatures=" + count(features) + ")"};
+  return {torch::nn::AnyModule(BatchNorm(options)), std::string(layout) + " with C=" + std::to_string(features) +
+                                                        " (numFeatures=" + std::to_string(features) + ")"};
 }
 
 // torch.batch_norm / torch.instance_norm(x, weight, bias, running_mean, running_var, use_input_stats, momentum, eps,
@@ -43,7 +41,7 @@ BuiltLayer groupNorm(ResolvedOptions& o) {
   const int64_t groups = o.integer("numGroups"), channels = o.integer("numChannels");
   return {torch::nn::AnyModule(torch::nn::GroupNorm(
               torch::nn::GroupNormOptions(groups, channels).eps(o.number("eps")).affine(o.flag("affine")))),
-          "[N, C, *] with C=" + count(channels) + " (numChannels=" + count(channels) + ")"};
+          "[N, C, *] with C=" + std::to_string(channels) + " (numChannels=" + std::to_string(channels) + ")"};
 }
 
 BuiltLayer instanceNorm2d(ResolvedOptions& o) {
@@ -54,7 +52,7 @@ BuiltLayer instanceNorm2d(ResolvedOptions& o) {
                      .affine(o.flag("affine"));
   options.track_running_stats(o.flag("trackRunningStats"));
   return {torch::nn::AnyModule(torch::nn::InstanceNorm2d(options)),
-          "[N, C, H, W] with C=" + count(features) + " (numFeatures=" + count(features) + ")"};
+          "[N, C, H, W] with C=" + std::to_string(features) + " (numFeatures=" + std::to_string(features) + ")"};
 }
 
 // torch.nn.RMSNorm (PyTorch 2.4), a weight over F.rmsNorm's math (rms_norm.h).

@@ -5,13 +5,10 @@
 
 #include "core/compat/torch_compat.h"
 #include "core/errors.h"
+#include "core/starts_with.h"
 
 namespace firebrand {
 namespace {
-
-bool startsWith(const std::string& text, const std::string& prefix) {
-  return text.compare(0, prefix.size(), prefix) == 0;
-}
 
 bool ownedBy(const std::vector<std::string>& prefixes, const std::string& parameter) {
   if (prefixes.empty()) return true;

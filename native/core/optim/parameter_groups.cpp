@@ -4,13 +4,10 @@
 
 #include "core/errors.h"
 #include "core/options/resolved_options.h"
+#include "core/starts_with.h"
 
 namespace firebrand {
 namespace {
-
-bool startsWith(const std::string& text, const std::string& prefix) {
-  return text.compare(0, prefix.size(), prefix) == 0;
-}
 
 std::string someNames(const torch::OrderedDict<std::string, at::Tensor>& named) {
   std::string names;
