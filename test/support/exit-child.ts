@@ -1,6 +1,6 @@
 // Node leaving while native threads work (node dist/test/support/exit-child.js <where>): a fit runs with a
-// per-batch hook and a loaded model predicts, and process.exit(7) is called from a timer ('timer') or from
-// inside the per-batch hook ('hook'), mid-epoch. The process must end with status 7: no thread may call into
+// per-batch hook and a loaded model predicts, and process.exit(7) is called from a timer ('timer'), from
+// inside the per-batch hook ('hook'), or from a timer while two loader workers cut batches ('workers'), mid-epoch. The process must end with status 7: no thread may call into
 // Node, or run on, once it goes.
 import fs from 'node:fs';
 import os from 'node:os';
@@ -13,7 +13,7 @@ async function main(): Promise<void> {
   const where = process.argv[2];
   let steps = 0;
   const trainer: Trainer = blobTrainer(
-    { numEpochs: 1000, batchSize: 4 },
+    { numEpochs: 1000, batchSize: 4, ...(where === 'workers' ? { numWorkers: 2 } : {}) },
     {
       callbacks: [
         {
@@ -33,7 +33,7 @@ async function main(): Promise<void> {
   const predicting = (async () => {
     for (;;) await model.predict(probe, [64, 4]);
   })();
-  if (where === 'timer') setTimeout(() => process.exit(7), 300);
+  if (where === 'timer' || where === 'workers') setTimeout(() => process.exit(7), 300);
   await Promise.race([trainer.fit(blobDataset(4000)), predicting]);
 }
 
