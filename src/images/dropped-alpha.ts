@@ -9,7 +9,7 @@ import type { ImageReadMode } from '../preprocessing/image-preprocessing';
 /** Files looked at: spread over the list, PNG and WebP only (JPEG has no alpha). */
 const SAMPLED_FILES = 8;
 const MAY_HOLD_ALPHA = /\.(png|webp)$/i;
-/** What was said already: a service that makes the same dataset again is told once. */
+/** The origins warned already: a service that makes the same dataset again is told once, without a second look. */
 const warned = new Set<string>();
 
 /** Warns (FIREBRAND_ALPHA_DROPPED, once per dataset origin) when a sampled PNG or WebP file has pixels that are not opaque. */
@@ -19,15 +19,13 @@ export async function warnIfAlphaDropped(
   maxPixels: number,
   origin: string,
 ): Promise<void> {
-  if (mode !== 'RGB') return;
+  if (mode !== 'RGB' || warned.has(origin)) return;
   const candidates = paths.filter((file) => MAY_HOLD_ALPHA.test(file));
   const stride = Math.max(1, Math.floor(candidates.length / SAMPLED_FILES));
   for (let i = 0; i < candidates.length && i < stride * SAMPLED_FILES; i += stride) {
     const translucent = await translucentPixels(candidates[i], maxPixels);
     if (translucent === 0) continue;
-    const said = `${origin}\n${candidates[i]}`;
-    if (warned.has(said)) return;
-    warned.add(said);
+    warned.add(origin);
     process.emitWarning(
       `${origin}: ${candidates[i]} has ${translucent} pixels that are not opaque, and mode 'RGB' drops its ` +
         "alpha channel, keeping whatever colour lies under them; to draw it on a background as a browser does, give mode: 'RGB_ALPHA' " +

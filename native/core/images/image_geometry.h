@@ -12,10 +12,10 @@ namespace firebrand {
 
 enum class Interpolation { Nearest, Bilinear, Bicubic };
 
-// "nearest", "bilinear", "bicubic" (InterpolationMode's values).
 // Python's round(): halves to even.
 int64_t roundHalfEven(double value);
 
+// "nearest", "bilinear", "bicubic" (InterpolationMode's values).
 Interpolation interpolationMode(const std::string& name);
 
 // v2's _compute_resized_output_size: one size matches the shorter edge (the longer
