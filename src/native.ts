@@ -216,6 +216,10 @@ export interface NativeModel {
   generateNext(generation: GenerationHandle): Promise<number | null>;
   loadWeights(path: string, strict: boolean): Promise<{ missing: string[]; unexpected: string[] }>;
   exportOnnx(example: Record<string, TensorData<NumericArray>>, options: NativeOnnxOptions): Promise<OnnxGraph>;
+  exportTorchScript(path: string): Promise<void>;
+  stateDict(): Promise<Record<string, TensorData<NumericArray>>>;
+  /** The model's tensors as they are now (a trainer's: frozen ones say requiresGrad false). */
+  readonly description: ModelDescription;
   readonly parameterCount: number;
   readonly device: string;
 }
@@ -305,9 +309,6 @@ export interface NativeEngine {
     maxSteps?: number,
   ): FitPlan;
   onEvalMetric(value: number): void;
-  exportTorchScript(path: string): Promise<void>;
-  exportOnnx(example: Record<string, TensorData<NumericArray>>, options: NativeOnnxOptions): Promise<OnnxGraph>;
-  stateDict(): Promise<Record<string, TensorData<NumericArray>>>;
   saveState(folder: string): Promise<void>;
   loadState(folder: string): Promise<void>;
   saveWeights(path: string): Promise<void>;
@@ -335,14 +336,8 @@ export interface NativeEngine {
   readonly learningRates: number[];
   /** Names of learningRates' entries: 'adamw', 'adamw/pg1', 'generator'. */
   readonly learningRateNames: string[];
-  /** shape undefined: `inputs` holds the named fields of a model that takes several. */
-  predict(
-    inputs: NumericArray | Record<string, TensorData<NumericArray>>,
-    shape: number[] | undefined,
-    batchSize: number,
-  ): Promise<Prediction>;
-  startGeneration(prompt: NumericArray, options: GenerateOptions): GenerationHandle;
-  generateNext(generation: GenerationHandle): Promise<number | null>;
+  /** The trainer's model, on the trainer's thread: its work runs between two steps during a fit. */
+  readonly model: NativeModel;
   /** LoRA adapters: written or read under PEFT's names (.safetensors), or merged into the weights. */
   /** Resolves with the modules saved whole beside the adapters (PEFT's modules_to_save). */
   saveAdapter(path: string): Promise<string[]>;
@@ -355,7 +350,6 @@ export interface NativeEngine {
   unfreeze(patterns: string[], lr?: number): Promise<string[]>;
   requestStop(): void;
   clearStop(): void;
-  readonly modelDescription: ModelDescription;
   readonly globalStep: number;
   readonly device: string;
   /** Joins the data-parallel run (once every rank has); rank 0's weights replace this rank's. */
@@ -434,6 +428,15 @@ export interface NativeBinding {
     transforms: OptionFields[],
     seed: number,
     source: string,
+    maxPixels: number,
+  ): Promise<TensorData<NumericArray>>;
+  /** Encoded images, each decoded and transformed as decodeImage does, stacked as [N, ...] in one call; errors name `field`[i]. */
+  decodeImages(
+    images: Uint8Array[],
+    mode: string,
+    transforms: OptionFields[],
+    seed: number,
+    field: string,
     maxPixels: number,
   ): Promise<TensorData<NumericArray>>;
   setNumThreads(threads: number, adaptive?: boolean): void;

@@ -154,6 +154,9 @@ describe('image datasets', function () {
     expectClose(served, expected, 'served on encoded images', { tolerance: 1e-6 });
     const one = await model.predict(files[1]);
     expectClose(one.data, expected.data.slice(3, 6), 'one image', { tolerance: 1e-6 });
+    // One native call decodes the batch; a file it cannot decode is named by its place in it.
+    const broken = await rejectionOf(model.predict([files[0], Buffer.from('not an image')]));
+    expect(broken.message).to.match(/^images\[1\]: /);
   });
 
   it('without evaluation images, the served model says its saved transforms are random', async () => {

@@ -14,6 +14,7 @@ struct AddonData {
   Napi::FunctionReference dataset;
   Napi::FunctionReference batchQueue;
   Napi::FunctionReference loader;
+  Napi::FunctionReference model;
   std::shared_ptr<NapiGate> gate = std::make_shared<NapiGate>();
 };
 

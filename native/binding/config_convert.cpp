@@ -106,4 +106,112 @@ DistributedOptions toDistributedOptions(const Napi::Value& value) {
   return options;
 }
 
+namespace {
+
+// { name: 'adamw', lr: 1e-3, ... } -> ("adamw", { lr: 1e-3, ... })
+std::pair<std::string, OptionMap> namedOptions(const Napi::Value& value, const std::string& field,
+                                               const std::set<std::string>& skip = {}) {
+  if (!value.IsObject() || value.IsArray()) throw InvalidArgument(field + " must be an object with a 'name'");
+  const std::string name = toString(value.As<Napi::Object>().Get("name"), field + ".name");
+  std::set<std::string> skipped = skip;
+  skipped.insert("name");
+  return {name, toOptionMap(value, field + " (" + name + ")", skipped)};
+}
+
+// [{ params: ['0.', '1.weight'], lr: 1e-4 }, ...]
+std::vector<ParamGroupSpec> toParamGroups(const Napi::Value& value) {
+  std::vector<ParamGroupSpec> groups;
+  if (value.IsUndefined()) return groups;
+  if (!value.IsArray())
+    throw InvalidArgument("optimizer.paramGroups must be an array of { params, lr?, weightDecay? }");
+  const auto array = value.As<Napi::Array>();
+  for (uint32_t i = 0; i < array.Length(); ++i) {
+    const std::string owner = "optimizer.paramGroups[" + std::to_string(i) + "]";
+    const Napi::Value group = array.Get(i);
+    if (!group.IsObject() || group.IsArray())
+      throw InvalidArgument(owner + " must be an object { params, lr?, weightDecay? }");
+    groups.push_back(
+        {toStrings(group.As<Napi::Object>().Get("params"), owner + ".params"), toOptionMap(group, owner, {"params"})});
+  }
+  return groups;
+}
+
+OptimizerSpec toOptimizerSpec(const Napi::Value& value, const std::string& field) {
+  OptimizerSpec spec;
+  std::tie(spec.name, spec.options) = namedOptions(value, field, {"paramGroups"});
+  spec.paramGroups = toParamGroups(value.As<Napi::Object>().Get("paramGroups"));
+  return spec;
+}
+
+// [{ name: 'generator', optimizer: { name: 'adam', ... }, params: ['gen.'], loss: 'loss_g' }, ...]
+std::vector<OptimizerUnitSpec> toOptimizerUnits(const Napi::Value& value) {
+  if (!value.IsArray() || value.As<Napi::Array>().Length() == 0) {
+    throw InvalidArgument("optimizers must be a non-empty array of { name, optimizer, params, loss }");
+  }
+  const auto array = value.As<Napi::Array>();
+  std::vector<OptimizerUnitSpec> units;
+  for (uint32_t i = 0; i < array.Length(); ++i) {
+    const std::string field = "optimizers[" + std::to_string(i) + "]";
+    if (!array.Get(i).IsObject()) throw InvalidArgument(field + " must be { name, optimizer, params, loss }");
+    const auto unit = array.Get(i).As<Napi::Object>();
+    units.push_back({toString(unit.Get("name"), field + ".name"),
+                     toOptimizerSpec(unit.Get("optimizer"), field + ".optimizer"),
+                     toStrings(unit.Get("params"), field + ".params"), toString(unit.Get("loss"), field + ".loss")});
+  }
+  return units;
+}
+
+}  // namespace
+
+EngineSpec toEngineSpec(const Napi::Value& value) {
+  if (!value.IsObject()) throw InvalidArgument("engine spec must be an object");
+  const auto object = value.As<Napi::Object>();
+  EngineSpec spec;
+  spec.model = toModelSource(object.Get("model"));
+  if (!object.Get("loss").IsUndefined()) {
+    std::tie(spec.lossName, spec.lossOptions) = namedOptions(object.Get("loss"), "loss");
+  }
+  // src/training/objective-schemas.ts gives exactly one of optimizer and optimizers.
+  if (!object.Get("optimizers").IsUndefined()) {
+    spec.optimizers = toOptimizerUnits(object.Get("optimizers"));
+  } else {
+    spec.optimizers.push_back({"", toOptimizerSpec(object.Get("optimizer"), "optimizer"), {}, "loss"});
+  }
+  if (!object.Get("lrScheduler").IsUndefined()) {
+    std::tie(spec.scheduler.name, spec.scheduler.options) = namedOptions(object.Get("lrScheduler"), "lrScheduler");
+  }
+  if (!object.Get("mixedPrecision").IsUndefined()) {
+    spec.mixedPrecision = toString(object.Get("mixedPrecision"), "config.mixedPrecision");
+  }
+  spec.gradScaler = toGradScalerOptions(object.Get("gradScaler"));
+  if (!object.Get("metrics").IsUndefined()) spec.metrics = toStrings(object.Get("metrics"), "config.metrics");
+  if (!object.Get("device").IsUndefined()) spec.device = toString(object.Get("device"), "config.device");
+  if (!object.Get("lossOutput").IsUndefined())
+    spec.lossOutput = toString(object.Get("lossOutput"), "config.lossOutput");
+  if (!object.Get("checkFiniteInputs").IsUndefined()) {
+    spec.checkFiniteInputs = toBoolean(object.Get("checkFiniteInputs"), "config.checkFiniteInputs");
+  }
+  if (!object.Get("ema").IsUndefined()) {
+    const Napi::Object ema = toObject(object.Get("ema"), "config.ema");
+    if (toBoolean(ema.Get("enabled"), "config.ema.enabled")) {
+      spec.ema = WeightAverageOptions{toNumber(ema.Get("decay"), "config.ema.decay"),
+                                      toBoolean(ema.Get("warmup"), "config.ema.warmup"),
+                                      toBoolean(ema.Get("evaluate"), "config.ema.evaluate")};
+    }
+  }
+  if (!object.Get("lora").IsUndefined()) {
+    const Napi::Object lora = toObject(object.Get("lora"), "lora");
+    spec.lora = LoraOptions{toInteger(lora.Get("r"), "lora.r", 1), toNumber(lora.Get("alpha"), "lora.alpha"),
+                            toNumber(lora.Get("dropout"), "lora.dropout"),
+                            toStrings(lora.Get("targetModules"), "lora.targetModules")};
+  }
+  if (!object.Get("activationCheckpointing").IsUndefined()) {
+    spec.activationCheckpointing = toStrings(object.Get("activationCheckpointing"), "config.activationCheckpointing");
+  }
+  if (!object.Get("freeze").IsUndefined()) spec.freeze = toStrings(object.Get("freeze"), "config.freeze");
+  if (!object.Get("seed").IsUndefined())
+    spec.seed = static_cast<uint64_t>(toInteger(object.Get("seed"), "config.seed", 0));
+  return spec;
+}
+
 }  // namespace firebrand::binding

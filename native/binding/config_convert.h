@@ -8,6 +8,7 @@
 #include "core/data/batch_sampler.h"
 #include "core/data/loader_options.h"
 #include "core/distributed/distributed_options.h"
+#include "core/train/engine_factory.h"
 #include "core/train/fit_options.h"
 #include "core/train/grad_scaler.h"
 
@@ -26,6 +27,8 @@ EpochSegment toEpochSegment(const Napi::Value& value);
 GradScalerOptions toGradScalerOptions(const Napi::Value& value);
 // { rank, worldSize, masterAddr, masterPort, backend, timeout, bucketCapMb, broadcastBuffers }
 DistributedOptions toDistributedOptions(const Napi::Value& value);
+// The trainer's model, objectives and config (NativeEngineSpec in src/native.ts).
+EngineSpec toEngineSpec(const Napi::Value& value);
 // An object argument, or an error naming it.
 Napi::Object toObject(const Napi::Value& value, const std::string& field);
 

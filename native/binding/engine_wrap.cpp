@@ -6,9 +6,8 @@
 #include "binding/convert.h"
 #include "binding/dataset_wrap.h"
 #include "binding/environment_teardown.h"
-#include "binding/generation_convert.h"
 #include "binding/js_errors.h"
-#include "binding/onnx_convert.h"
+#include "binding/model_wrap.h"
 #include "binding/results.h"
 #include "binding/thread_task.h"
 #include "core/distributed/distributed_options.h"
@@ -16,121 +15,10 @@
 #include "core/train/engine_factory.h"
 
 namespace firebrand::binding {
-namespace {
-
-// { name: 'adamw', lr: 1e-3, ... } -> ("adamw", { lr: 1e-3, ... })
-std::pair<std::string, OptionMap> namedOptions(const Napi::Value& value, const std::string& field,
-                                               const std::set<std::string>& skip = {}) {
-  if (!value.IsObject() || value.IsArray()) throw InvalidArgument(field + " must be an object with a 'name'");
-  const std::string name = toString(value.As<Napi::Object>().Get("name"), field + ".name");
-  std::set<std::string> skipped = skip;
-  skipped.insert("name");
-  return {name, toOptionMap(value, field + " (" + name + ")", skipped)};
-}
-
-// [{ params: ['0.', '1.weight'], lr: 1e-4 }, ...]
-std::vector<ParamGroupSpec> toParamGroups(const Napi::Value& value) {
-  std::vector<ParamGroupSpec> groups;
-  if (value.IsUndefined()) return groups;
-  if (!value.IsArray())
-    throw InvalidArgument("optimizer.paramGroups must be an array of { params, lr?, weightDecay? }");
-  const auto array = value.As<Napi::Array>();
-  for (uint32_t i = 0; i < array.Length(); ++i) {
-    const std::string owner = "optimizer.paramGroups[" + std::to_string(i) + "]";
-    const Napi::Value group = array.Get(i);
-    if (!group.IsObject() || group.IsArray())
-      throw InvalidArgument(owner + " must be an object { params, lr?, weightDecay? }");
-    groups.push_back(
-        {toStrings(group.As<Napi::Object>().Get("params"), owner + ".params"), toOptionMap(group, owner, {"params"})});
-  }
-  return groups;
-}
-
-OptimizerSpec toOptimizerSpec(const Napi::Value& value, const std::string& field) {
-  OptimizerSpec spec;
-  std::tie(spec.name, spec.options) = namedOptions(value, field, {"paramGroups"});
-  spec.paramGroups = toParamGroups(value.As<Napi::Object>().Get("paramGroups"));
-  return spec;
-}
-
-// [{ name: 'generator', optimizer: { name: 'adam', ... }, params: ['gen.'], loss: 'loss_g' }, ...]
-std::vector<OptimizerUnitSpec> toOptimizerUnits(const Napi::Value& value) {
-  if (!value.IsArray() || value.As<Napi::Array>().Length() == 0) {
-    throw InvalidArgument("optimizers must be a non-empty array of { name, optimizer, params, loss }");
-  }
-  const auto array = value.As<Napi::Array>();
-  std::vector<OptimizerUnitSpec> units;
-  for (uint32_t i = 0; i < array.Length(); ++i) {
-    const std::string field = "optimizers[" + std::to_string(i) + "]";
-    if (!array.Get(i).IsObject()) throw InvalidArgument(field + " must be { name, optimizer, params, loss }");
-    const auto unit = array.Get(i).As<Napi::Object>();
-    units.push_back({toString(unit.Get("name"), field + ".name"),
-                     toOptimizerSpec(unit.Get("optimizer"), field + ".optimizer"),
-                     toStrings(unit.Get("params"), field + ".params"), toString(unit.Get("loss"), field + ".loss")});
-  }
-  return units;
-}
-
-EngineSpec toEngineSpec(const Napi::Value& value) {
-  if (!value.IsObject()) throw InvalidArgument("engine spec must be an object");
-  const auto object = value.As<Napi::Object>();
-  EngineSpec spec;
-  spec.model = toModelSource(object.Get("model"));
-  if (!object.Get("loss").IsUndefined()) {
-    std::tie(spec.lossName, spec.lossOptions) = namedOptions(object.Get("loss"), "loss");
-  }
-  // src/training/objective-schemas.ts gives exactly one of optimizer and optimizers.
-  if (!object.Get("optimizers").IsUndefined()) {
-    spec.optimizers = toOptimizerUnits(object.Get("optimizers"));
-  } else {
-    spec.optimizers.push_back({"", toOptimizerSpec(object.Get("optimizer"), "optimizer"), {}, "loss"});
-  }
-  if (!object.Get("lrScheduler").IsUndefined()) {
-    std::tie(spec.scheduler.name, spec.scheduler.options) = namedOptions(object.Get("lrScheduler"), "lrScheduler");
-  }
-  if (!object.Get("mixedPrecision").IsUndefined()) {
-    spec.mixedPrecision = toString(object.Get("mixedPrecision"), "config.mixedPrecision");
-  }
-  spec.gradScaler = toGradScalerOptions(object.Get("gradScaler"));
-  if (!object.Get("metrics").IsUndefined()) spec.metrics = toStrings(object.Get("metrics"), "config.metrics");
-  if (!object.Get("device").IsUndefined()) spec.device = toString(object.Get("device"), "config.device");
-  if (!object.Get("lossOutput").IsUndefined())
-    spec.lossOutput = toString(object.Get("lossOutput"), "config.lossOutput");
-  if (!object.Get("checkFiniteInputs").IsUndefined()) {
-    spec.checkFiniteInputs = toBoolean(object.Get("checkFiniteInputs"), "config.checkFiniteInputs");
-  }
-  if (!object.Get("ema").IsUndefined()) {
-    const Napi::Object ema = toObject(object.Get("ema"), "config.ema");
-    if (toBoolean(ema.Get("enabled"), "config.ema.enabled")) {
-      spec.ema = WeightAverageOptions{toNumber(ema.Get("decay"), "config.ema.decay"),
-                                      toBoolean(ema.Get("warmup"), "config.ema.warmup"),
-                                      toBoolean(ema.Get("evaluate"), "config.ema.evaluate")};
-    }
-  }
-  if (!object.Get("lora").IsUndefined()) {
-    const Napi::Object lora = toObject(object.Get("lora"), "lora");
-    spec.lora = LoraOptions{toInteger(lora.Get("r"), "lora.r", 1), toNumber(lora.Get("alpha"), "lora.alpha"),
-                            toNumber(lora.Get("dropout"), "lora.dropout"),
-                            toStrings(lora.Get("targetModules"), "lora.targetModules")};
-  }
-  if (!object.Get("activationCheckpointing").IsUndefined()) {
-    spec.activationCheckpointing = toStrings(object.Get("activationCheckpointing"), "config.activationCheckpointing");
-  }
-  if (!object.Get("freeze").IsUndefined()) spec.freeze = toStrings(object.Get("freeze"), "config.freeze");
-  if (!object.Get("seed").IsUndefined())
-    spec.seed = static_cast<uint64_t>(toInteger(object.Get("seed"), "config.seed", 0));
-  return spec;
-}
-
-}  // namespace
-
 void EngineWrap::Export(Napi::Env env, Napi::Object exports) {
   Napi::Function cls = DefineClass(env, "NativeEngine",
                                    {InstanceMethod<&EngineWrap::TrainEpoch>("trainEpoch"),
                                     InstanceMethod<&EngineWrap::Evaluate>("evaluate"),
-                                    InstanceMethod<&EngineWrap::Predict>("predict"),
-                                    InstanceMethod<&EngineWrap::StartGeneration>("startGeneration"),
-                                    InstanceMethod<&EngineWrap::GenerateNext>("generateNext"),
                                     InstanceMethod<&EngineWrap::Freeze>("freeze"),
                                     InstanceMethod<&EngineWrap::SaveAdapter>("saveAdapter"),
                                     InstanceMethod<&EngineWrap::LoadAdapter>("loadAdapter"),
@@ -138,9 +26,6 @@ void EngineWrap::Export(Napi::Env env, Napi::Object exports) {
                                     InstanceMethod<&EngineWrap::CopyAverageToModel>("copyAverageToModel"),
                                     InstanceMethod<&EngineWrap::Unfreeze>("unfreeze"),
                                     InstanceMethod<&EngineWrap::BeginFit>("beginFit"),
-                                    InstanceMethod<&EngineWrap::ExportTorchScript>("exportTorchScript"),
-                                    InstanceMethod<&EngineWrap::ExportOnnx>("exportOnnx"),
-                                    InstanceMethod<&EngineWrap::StateDict>("stateDict"),
                                     InstanceMethod<&EngineWrap::SaveState>("saveState"),
                                     InstanceMethod<&EngineWrap::LoadState>("loadState"),
                                     InstanceMethod<&EngineWrap::InitWeightsFrom>("initWeightsFrom"),
@@ -152,7 +37,7 @@ void EngineWrap::Export(Napi::Env env, Napi::Object exports) {
                                     InstanceAccessor<&EngineWrap::LearningRates>("learningRates"),
                                     InstanceAccessor<&EngineWrap::LearningRateNames>("learningRateNames"),
                                     InstanceMethod<&EngineWrap::ClearStop>("clearStop"),
-                                    InstanceAccessor<&EngineWrap::ModelDescription>("modelDescription"),
+                                    InstanceAccessor<&EngineWrap::LiveModel>("model"),
                                     InstanceAccessor<&EngineWrap::GlobalStep>("globalStep"),
                                     InstanceAccessor<&EngineWrap::Device>("device"),
                                     InstanceMethod<&EngineWrap::Distribute>("distribute"),
@@ -161,17 +46,17 @@ void EngineWrap::Export(Napi::Env env, Napi::Object exports) {
 }
 
 EngineWrap::EngineWrap(const Napi::CallbackInfo& info)
-    : Napi::ObjectWrap<EngineWrap>(info), thread_(napiGate(info.Env())) {
+    : Napi::ObjectWrap<EngineWrap>(info), thread_(std::make_shared<TaskThread>(napiGate(info.Env()))) {
   engine_ = guard(info.Env(), [&] { return makeEngine(toEngineSpec(info[0])); });
-  if (engine_) engine_->setStepBoundary(thread_.stepBoundary());
+  if (engine_) engine_->setStepBoundary(thread_->stepBoundary());
 }
 
 std::function<void()> EngineWrap::claim(const char* operation) { return lock_.claim(Value(), operation, "trainer"); }
 
 Napi::Value EngineWrap::startTask(Napi::Env env, PromiseWorker::Task task, const char* operation) {
   if (operation == kBetweenSteps)
-    return startOnThread(env, thread_, std::move(task), OperationLock::keepAlive(Value()), true);
-  return startOnThread(env, thread_, std::move(task), claim(operation));
+    return startOnThread(env, *thread_, std::move(task), OperationLock::keepAlive(Value()), true);
+  return startOnThread(env, *thread_, std::move(task), claim(operation));
 }
 
 // (data, segment, onReport, onBatch?) -> Promise<EpochResult>
@@ -181,7 +66,7 @@ Napi::Value EngineWrap::TrainEpoch(const Napi::CallbackInfo& info) {
     using Worker = ThreadTask<EpochResult, StepReport>;
     const EpochSegment segment = toEpochSegment(info[1]);
     if (!info[2].IsFunction()) throw InvalidArgument("trainEpoch: onReport must be a function");
-    const BatchHook batchHook = makeBatchHook(env, info[3], thread_);
+    const BatchHook batchHook = makeBatchHook(env, info[3], *thread_);
     auto engine = engine_;
     Worker::Run run;
     if (auto queue = BatchQueueWrap::From(info[0])) {
@@ -195,7 +80,7 @@ Napi::Value EngineWrap::TrainEpoch(const Napi::CallbackInfo& info) {
       };
     }
     return Worker::Start(
-        env, thread_, std::move(run), info[2].As<Napi::Function>(), [engine] { engine->requestStop(); }, claim("fit"));
+        env, *thread_, std::move(run), info[2].As<Napi::Function>(), [engine] { engine->requestStop(); }, claim("fit"));
   });
 }
 
@@ -206,7 +91,7 @@ Napi::Value EngineWrap::Evaluate(const Napi::CallbackInfo& info) {
     using Worker = ThreadTask<EvalResult, EvalReport>;
     const Napi::Object options = info[2].IsObject() ? info[2].As<Napi::Object>() : Napi::Object::New(env);
     EvalCallbacks callbacks;
-    callbacks.batchHook = makeBatchHook(env, options.Get("onBatch"), thread_);
+    callbacks.batchHook = makeBatchHook(env, options.Get("onBatch"), *thread_);
     if (!options.Get("epoch").IsUndefined()) callbacks.epoch = toInteger(options.Get("epoch"), "epoch", 0);
     const Napi::Value onReport = options.Get("onReport");
     const Napi::Function reportTo = onReport.IsFunction() ? onReport.As<Napi::Function>()
@@ -228,7 +113,7 @@ Napi::Value EngineWrap::Evaluate(const Napi::CallbackInfo& info) {
         return engine->evaluate(dataset.data, *dataset.transforms, batchSize, reporting);
       };
     }
-    return Worker::Start(env, thread_, std::move(run), reportTo, {}, claim("evaluate"));
+    return Worker::Start(env, *thread_, std::move(run), reportTo, {}, claim("evaluate"));
   });
 }
 
@@ -241,7 +126,7 @@ void EngineWrap::SetLearningRate(const Napi::CallbackInfo& info) {
     if (!lock_.busy()) {
       engine_->applyRequestedLearningRates();
     } else {
-      thread_.runWhileParked([this] { engine_->applyRequestedLearningRates(); });
+      thread_->runWhileParked([this] { engine_->applyRequestedLearningRates(); });
     }
   });
 }
@@ -257,34 +142,6 @@ Napi::Value EngineWrap::LearningRates(const Napi::CallbackInfo& info) {
     // While an epoch runs, the rates it last reported (to a hook or a progress report).
     return toJs(env, lock_.running("fit") ? engine_->publishedLearningRates() : engine_->learningRates());
   });
-}
-
-Napi::Value EngineWrap::Predict(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  return guard(env, [&]() -> Napi::Value {
-    PredictionInputs inputs = toPredictionInputs(info[0], info[1]);
-    const int64_t batchSize = toInteger(info[2], "batchSize", 1);
-    auto engine = engine_;
-    return startTask(
-        env,
-        [engine, inputs, batchSize]() -> PromiseWorker::Finish {
-          std::vector<at::Tensor> outputs =
-              std::visit([&](const auto& given) { return engine->predict(given, batchSize); }, inputs);
-          return [outputs, layout = engine->model().outputLayout()](Napi::Env env) -> Napi::Value {
-            return fromOutputs(env, layout, outputs);
-          };
-        },
-        kBetweenSteps);
-  });
-}
-
-Napi::Value EngineWrap::StartGeneration(const Napi::CallbackInfo& info) {
-  return startGeneration(info, engine_->sharedModel(), engine_->device());
-}
-
-// Tokens come between two training steps when a fit runs, as predictions do.
-Napi::Value EngineWrap::GenerateNext(const Napi::CallbackInfo& info) {
-  return nextToken(info, thread_, OperationLock::keepAlive(Value()), /*betweenSteps=*/true);
 }
 
 Napi::Value EngineWrap::SaveAdapter(const Napi::CallbackInfo& info) {
@@ -385,45 +242,6 @@ Napi::Value EngineWrap::pathTask(const Napi::CallbackInfo& info, const char* fie
   });
 }
 
-Napi::Value EngineWrap::ExportTorchScript(const Napi::CallbackInfo& info) {
-  return pathTask(info, "path", kBetweenSteps,
-                  [](TrainingEngine& engine, const std::string& path) { engine.exportTorchScript(path); });
-}
-
-Napi::Value EngineWrap::ExportOnnx(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  return guard(env, [&]() -> Napi::Value {
-    const TensorDict example = toTensorDict(info[0], "example");
-    const OnnxExportOptions options = toOnnxExportOptions(info[1]);
-    auto engine = engine_;
-    return startTask(
-        env,
-        [engine, example, options]() -> PromiseWorker::Finish {
-          auto graph = std::make_shared<OnnxGraph>(engine->exportOnnx(example, options));
-          return [graph](Napi::Env env) -> Napi::Value { return fromOnnxGraph(env, *graph); };
-        },
-        kBetweenSteps);
-  });
-}
-
-Napi::Value EngineWrap::StateDict(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  return guard(env, [&]() -> Napi::Value {
-    auto engine = engine_;
-    return startTask(
-        env,
-        [engine]() -> PromiseWorker::Finish {
-          auto state = engine->stateDict();
-          return [state](Napi::Env env) -> Napi::Value {
-            auto object = Napi::Object::New(env);
-            for (const auto& [name, tensor] : state) object.Set(name, fromTensor(env, tensor));
-            return object;
-          };
-        },
-        kBetweenSteps);
-  });
-}
-
 Napi::Value EngineWrap::SaveState(const Napi::CallbackInfo& info) {
   return pathTask(info, "folder", "saveCheckpoint",
                   [](TrainingEngine& engine, const std::string& path) { engine.saveState(path); });
@@ -482,8 +300,9 @@ void EngineWrap::RequestStop(const Napi::CallbackInfo&) { engine_->requestStop()
 
 void EngineWrap::ClearStop(const Napi::CallbackInfo&) { engine_->clearStop(); }
 
-Napi::Value EngineWrap::ModelDescription(const Napi::CallbackInfo& info) {
-  return describeModel(info.Env(), engine_->model());
+Napi::Value EngineWrap::LiveModel(const Napi::CallbackInfo& info) {
+  return ModelWrap::Over(info.Env(), {engine_->sharedModel(), engine_->device(), engine_->autocastDtype(), thread_,
+                                      /*trainers=*/true});
 }
 
 Napi::Value EngineWrap::GlobalStep(const Napi::CallbackInfo& info) {

@@ -1,4 +1,4 @@
-// JS handle of a TrainingEngine. Long work (epochs, evaluation, prediction,
+// JS handle of a TrainingEngine. Long work (epochs, evaluation,
 // checkpoints) runs on the trainer's own thread (thread_task.h); one at a
 // time, since they share the model.
 #pragma once
@@ -22,11 +22,6 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
  private:
   Napi::Value TrainEpoch(const Napi::CallbackInfo& info);
   Napi::Value Evaluate(const Napi::CallbackInfo& info);
-  Napi::Value Predict(const Napi::CallbackInfo& info);
-  // (prompt: TypedArray, options) -> a handle for generateNext.
-  Napi::Value StartGeneration(const Napi::CallbackInfo& info);
-  // (handle) -> Promise<number | null>: the next token.
-  Napi::Value GenerateNext(const Napi::CallbackInfo& info);
   // (patterns) / (patterns, lr?) -> Promise<string[]>: the names frozen or unfrozen, between steps during a fit.
   Napi::Value Freeze(const Napi::CallbackInfo& info);
   // () -> Promise<void>: the model takes config.ema's averaged weights (the end of a fit).
@@ -37,10 +32,6 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
   Napi::Value MergeAdapters(const Napi::CallbackInfo& info);
   Napi::Value Unfreeze(const Napi::CallbackInfo& info);
   Napi::Value BeginFit(const Napi::CallbackInfo& info);
-  Napi::Value ExportTorchScript(const Napi::CallbackInfo& info);
-  // (example: { field: { data, shape } }, options) -> Promise of onnx_convert.h's graph object.
-  Napi::Value ExportOnnx(const Napi::CallbackInfo& info);
-  Napi::Value StateDict(const Napi::CallbackInfo& info);
   Napi::Value SaveState(const Napi::CallbackInfo& info);
   Napi::Value LoadState(const Napi::CallbackInfo& info);
   Napi::Value InitWeightsFrom(const Napi::CallbackInfo& info);
@@ -52,7 +43,9 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
   Napi::Value LearningRates(const Napi::CallbackInfo& info);
   Napi::Value LearningRateNames(const Napi::CallbackInfo& info);
   void ClearStop(const Napi::CallbackInfo& info);
-  Napi::Value ModelDescription(const Napi::CallbackInfo& info);
+  // A NativeModel over this trainer's model, on this trainer's thread (model_wrap.h): predictions,
+  // generation, exports and the state dict, between two steps during a fit.
+  Napi::Value LiveModel(const Napi::CallbackInfo& info);
   Napi::Value GlobalStep(const Napi::CallbackInfo& info);
   Napi::Value Device(const Napi::CallbackInfo& info);
   Napi::Value Distribute(const Napi::CallbackInfo& info);
@@ -76,7 +69,7 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
                        void (*run)(TrainingEngine&, const std::string&));
 
   std::shared_ptr<TrainingEngine> engine_;
-  TaskThread thread_;  // runs this trainer's tasks
+  std::shared_ptr<TaskThread> thread_;  // runs this trainer's tasks, and its live model's
   OperationLock lock_;
 };
 

@@ -11,6 +11,7 @@
 #include "binding/results.h"
 #include "core/data/image_files.h"
 #include "core/errors.h"
+#include "core/images/image_batch.h"
 #include "core/images/image_decoding.h"
 #include "core/images/image_encoding.h"
 #include "core/runtime/runtime_info.h"
@@ -141,15 +142,19 @@ Napi::Value ImagePaths(const Napi::CallbackInfo& info) {
 
 // (bytes: Uint8Array, mode, transforms, seed, source, maxPixels) -> Promise<{ data, shape }>: one encoded image decoded
 // and transformed, random transforms drawn from a generator seeded `seed`.
+std::vector<uint8_t> imageBytes(const Napi::Value& value) {
+  if (!value.IsTypedArray() || value.As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array) {
+    throw InvalidArgument("image bytes must be a Buffer or Uint8Array of an encoded JPEG, PNG or WebP");
+  }
+  const auto view = value.As<Napi::Uint8Array>();
+  return {view.Data(), view.Data() + view.ByteLength()};
+}
+
 Napi::Value DecodeImage(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   return guard(env, [&]() -> Napi::Value {
-    if (!info[0].IsTypedArray() || info[0].As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array) {
-      throw InvalidArgument("image bytes must be a Buffer or Uint8Array of an encoded JPEG, PNG or WebP");
-    }
-    const auto view = info[0].As<Napi::Uint8Array>();
     // Copied: JavaScript may change or transfer the buffer while the pool decodes.
-    auto bytes = std::make_shared<std::vector<uint8_t>>(view.Data(), view.Data() + view.ByteLength());
+    auto bytes = std::make_shared<std::vector<uint8_t>>(imageBytes(info[0]));
     const ImageReadMode mode = imageReadMode(toString(info[1], "mode"));
     auto transforms = std::make_shared<ImageTransforms>(toImageTransforms(info[2], "transforms"));
     const auto seed = static_cast<uint64_t>(toInteger(info[3], "seed", 0));
@@ -160,14 +165,31 @@ Napi::Value DecodeImage(const Napi::CallbackInfo& info) {
       // scalar parts differently, so a split between threads can move a pixel by one step.
       limitKernelThreadsOfThisThread();
       at::Generator generator = at::detail::createCPUGenerator(seed);
-      const at::Tensor image = decodeImage(bytes->data(), bytes->size(), mode, source, maxPixels);
-      at::Tensor transformed;
-      try {
-        transformed = applyImageTransforms(*transforms, image, generator).contiguous();
-      } catch (const Error& error) {
-        throw Error(error.code(), source + ": " + error.what());
-      }
+      const at::Tensor transformed =
+          decodeTransformed(bytes->data(), bytes->size(), mode, *transforms, generator, source, maxPixels);
       return [transformed](Napi::Env env) -> Napi::Value { return fromTensor(env, transformed); };
+    });
+  });
+}
+
+// (images: Uint8Array[], mode, transforms, seed, field, maxPixels) -> Promise<TensorData>: [N, ...] on libuv's pool.
+Napi::Value DecodeImages(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  return guard(env, [&]() -> Napi::Value {
+    const std::string field = toString(info[4], "field");
+    if (!info[0].IsArray()) throw InvalidArgument(field + " must be an array of Buffers or Uint8Arrays");
+    const auto list = info[0].As<Napi::Array>();
+    // Copied: JavaScript may change or transfer the buffers while the pool decodes.
+    auto images = std::make_shared<std::vector<std::vector<uint8_t>>>();
+    for (uint32_t i = 0; i < list.Length(); ++i) images->push_back(imageBytes(list.Get(i)));
+    const ImageReadMode mode = imageReadMode(toString(info[1], "mode"));
+    auto transforms = std::make_shared<ImageTransforms>(toImageTransforms(info[2], "transforms"));
+    const auto seed = static_cast<uint64_t>(toInteger(info[3], "seed", 0));
+    const int64_t maxPixels = toInteger(info[5], "maxPixels", 0);
+    return PromiseWorker::Start(env, [=]() -> PromiseWorker::Finish {
+      limitKernelThreadsOfThisThread();  // as decodeImage: the loader's pixels exactly
+      const at::Tensor batch = decodeImageBatch(*images, mode, *transforms, seed, field, maxPixels);
+      return [batch](Napi::Env env) -> Napi::Value { return fromTensor(env, batch); };
     });
   });
 }
@@ -196,6 +218,7 @@ void exportImages(Napi::Env env, Napi::Object exports) {
   exports.Set("transformImages", Napi::Function::New<TransformImages>(env, "transformImages"));
   exports.Set("encodeImage", Napi::Function::New<EncodeImage>(env, "encodeImage"));
   exports.Set("decodeImage", Napi::Function::New<DecodeImage>(env, "decodeImage"));
+  exports.Set("decodeImages", Napi::Function::New<DecodeImages>(env, "decodeImages"));
 }
 
 }  // namespace firebrand::binding

@@ -1,5 +1,6 @@
 #include "binding/model_wrap.h"
 
+#include "binding/addon_data.h"
 #include "binding/convert.h"
 #include "binding/environment_teardown.h"
 #include "binding/generation_convert.h"
@@ -8,6 +9,7 @@
 #include "binding/results.h"
 #include "binding/thread_task.h"
 #include "core/errors.h"
+#include "core/inference/model_exports.h"
 #include "core/inference/prediction.h"
 #include "core/model/graph_model.h"
 #include "core/model/model_source.h"
@@ -23,18 +25,30 @@ void ModelWrap::Export(Napi::Env env, Napi::Object exports) {
       {InstanceMethod<&ModelWrap::Predict>("predict"), InstanceMethod<&ModelWrap::StartGeneration>("startGeneration"),
        InstanceMethod<&ModelWrap::GenerateNext>("generateNext"), InstanceMethod<&ModelWrap::LoadWeights>("loadWeights"),
        InstanceMethod<&ModelWrap::ExportOnnx>("exportOnnx"),
+       InstanceMethod<&ModelWrap::ExportTorchScript>("exportTorchScript"),
+       InstanceMethod<&ModelWrap::StateDict>("stateDict"), InstanceAccessor<&ModelWrap::Description>("description"),
        InstanceAccessor<&ModelWrap::ParameterCount>("parameterCount"), InstanceAccessor<&ModelWrap::Device>("device"),
        StaticMethod<&ModelWrap::Describe>("describe"), StaticMethod<&ModelWrap::Summary>("summary")});
+  addonData(env).model = Napi::Persistent(cls);
   exports.Set("NativeModel", cls);
 }
 
-ModelWrap::ModelWrap(const Napi::CallbackInfo& info)
-    : Napi::ObjectWrap<ModelWrap>(info), thread_(napiGate(info.Env())) {
+ModelWrap::ModelWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<ModelWrap>(info) {
+  if (info[0].IsExternal()) {
+    place_ = *info[0].As<Napi::External<ModelPlace>>().Data();
+    return;
+  }
+  place_.thread = std::make_shared<TaskThread>(napiGate(info.Env()));
   guard(info.Env(), [&] {
-    device_ = parseDevice(toString(info[1], "device"));
-    model_ = buildModel(toModelSource(info[0]));
-    model_->moveTo(device_);
+    place_.device = parseDevice(toString(info[1], "device"));
+    place_.model = buildModel(toModelSource(info[0]));
+    place_.model->moveTo(place_.device);
   });
+}
+
+Napi::Object ModelWrap::Over(Napi::Env env, const ModelPlace& place) {
+  ModelPlace held = place;
+  return addonData(env).model.New({Napi::External<ModelPlace>::New(env, &held)});
 }
 
 Napi::Value ModelWrap::Describe(const Napi::CallbackInfo& info) {
@@ -60,23 +74,25 @@ Napi::Value ModelWrap::Summary(const Napi::CallbackInfo& info) {
   });
 }
 
+// Posted between steps: on a trainer's thread during a fit it runs between two training steps (or while
+// the fit waits for a per-batch hook, which may await it); on a model's own thread that is simply in order.
+Napi::Value ModelWrap::startTask(Napi::Env env, PromiseWorker::Task task) {
+  return startOnThread(env, *place_.thread, std::move(task), OperationLock::keepAlive(Value()), true);
+}
+
 Napi::Value ModelWrap::Predict(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   return guard(env, [&]() -> Napi::Value {
     PredictionInputs inputs = toPredictionInputs(info[0], info[1]);
-    PredictionOptions options{device_, std::nullopt, toInteger(info[2], "batchSize", 1)};
-    auto model = model_;
-    return startOnThread(
-        env, thread_,
-        [model, inputs, options]() -> PromiseWorker::Finish {
-          useRequestedThreads();
-          std::vector<at::Tensor> outputs =
-              std::visit([&](const auto& given) { return predictInBatches(*model, given, options); }, inputs);
-          return [outputs, layout = model->outputLayout()](Napi::Env env) -> Napi::Value {
-            return fromOutputs(env, layout, outputs);
-          };
-        },
-        OperationLock::keepAlive(Value()));
+    PredictionOptions options{place_.device, place_.autocastDtype, toInteger(info[2], "batchSize", 1)};
+    return startTask(env, [model = place_.model, inputs, options]() -> PromiseWorker::Finish {
+      useRequestedThreads();
+      std::vector<at::Tensor> outputs =
+          std::visit([&](const auto& given) { return predictInBatches(*model, given, options); }, inputs);
+      return [outputs, layout = model->outputLayout()](Napi::Env env) -> Napi::Value {
+        return fromOutputs(env, layout, outputs);
+      };
+    });
   });
 }
 
@@ -85,35 +101,55 @@ Napi::Value ModelWrap::ExportOnnx(const Napi::CallbackInfo& info) {
   return guard(env, [&]() -> Napi::Value {
     const TensorDict example = toTensorDict(info[0], "example");
     const OnnxExportOptions options = toOnnxExportOptions(info[1]);
-    auto model = model_;
-    return startOnThread(
-        env, thread_,
-        [model, example, options]() -> PromiseWorker::Finish {
-          auto graph = std::make_shared<OnnxGraph>(model->onnxGraph(example, options));
-          return [graph](Napi::Env env) -> Napi::Value { return fromOnnxGraph(env, *graph); };
-        },
-        OperationLock::keepAlive(Value()));
+    return startTask(env, [model = place_.model, example, options]() -> PromiseWorker::Finish {
+      auto graph = std::make_shared<OnnxGraph>(exportOnnx(*model, example, options));
+      return [graph](Napi::Env env) -> Napi::Value { return fromOnnxGraph(env, *graph); };
+    });
+  });
+}
+
+Napi::Value ModelWrap::ExportTorchScript(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  return guard(env, [&]() -> Napi::Value {
+    const std::string path = toString(info[0], "path");
+    return startTask(env, [model = place_.model, path]() -> PromiseWorker::Finish {
+      exportTorchScript(*model, path);
+      return [](Napi::Env env) -> Napi::Value { return env.Undefined(); };
+    });
+  });
+}
+
+Napi::Value ModelWrap::StateDict(const Napi::CallbackInfo& info) {
+  return guard(info.Env(), [&]() -> Napi::Value {
+    return startTask(info.Env(), [model = place_.model]() -> PromiseWorker::Finish {
+      auto state = stateDictCopy(*model);
+      return [state](Napi::Env env) -> Napi::Value {
+        auto object = Napi::Object::New(env);
+        for (const auto& [name, tensor] : state) object.Set(name, fromTensor(env, tensor));
+        return object;
+      };
+    });
   });
 }
 
 Napi::Value ModelWrap::StartGeneration(const Napi::CallbackInfo& info) {
-  return startGeneration(info, model_, device_);
+  return startGeneration(info, place_.model, place_.device);
 }
 
 Napi::Value ModelWrap::GenerateNext(const Napi::CallbackInfo& info) {
-  return nextToken(info, thread_, OperationLock::keepAlive(Value()), /*betweenSteps=*/false);
+  return nextToken(info, *place_.thread, OperationLock::keepAlive(Value()), /*betweenSteps=*/true);
 }
 
-// (path, strict) -> Promise<{ missing, unexpected }>
+// (path, strict) -> Promise<{ missing, unexpected }>: Model.load's weights.
 Napi::Value ModelWrap::LoadWeights(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   return guard(env, [&]() -> Napi::Value {
+    if (place_.trainers) throw InvalidState("loadWeights: this is a trainer's model; use trainer.initWeightsFrom");
     const std::string path = toString(info[0], "path");
     const bool strict = toBoolean(info[1], "strict");
-    auto model = model_;
     return startOnThread(
-        env, thread_,
-        [model, path, strict]() -> PromiseWorker::Finish {
+        env, *place_.thread,
+        [model = place_.model, path, strict]() -> PromiseWorker::Finish {
           const WeightsReport report = loadWeights(*model, *openWeightsFile(path), strict, path);
           return [report](Napi::Env env) -> Napi::Value { return toJs(env, report); };
         },
@@ -121,10 +157,16 @@ Napi::Value ModelWrap::LoadWeights(const Napi::CallbackInfo& info) {
   });
 }
 
-Napi::Value ModelWrap::ParameterCount(const Napi::CallbackInfo& info) {
-  return Napi::Number::New(info.Env(), static_cast<double>(model_->parameterCount()));
+Napi::Value ModelWrap::Description(const Napi::CallbackInfo& info) {
+  return guard(info.Env(), [&]() -> Napi::Value { return describeModel(info.Env(), *place_.model); });
 }
 
-Napi::Value ModelWrap::Device(const Napi::CallbackInfo& info) { return Napi::String::New(info.Env(), device_.str()); }
+Napi::Value ModelWrap::ParameterCount(const Napi::CallbackInfo& info) {
+  return Napi::Number::New(info.Env(), static_cast<double>(place_.model->parameterCount()));
+}
+
+Napi::Value ModelWrap::Device(const Napi::CallbackInfo& info) {
+  return Napi::String::New(info.Env(), place_.device.str());
+}
 
 }  // namespace firebrand::binding

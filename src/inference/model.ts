@@ -1,8 +1,18 @@
-// A trained model loaded for inference (Model.load): predictions in C++ on a
-// worker thread, no loss or optimizer.
+// A trained model: predictions, generation, exports and its state dict, run in
+// C++ on a thread of its own (Model.load) or on its trainer's (trainer.model,
+// between two training steps during a fit). The only implementation of what a
+// model does; Trainer's predict, generate and exports are delegates to it.
 import path from 'node:path';
 
-import { GenerateOptions, native, NativeModel, NumericArray, Prediction, TensorData } from '../native';
+import {
+  GenerateOptions,
+  ModelDescription,
+  native,
+  NativeModel,
+  NumericArray,
+  Prediction,
+  TensorData,
+} from '../native';
 import { generateTokens } from './generation';
 import {
   predictionArguments,
@@ -28,24 +38,29 @@ export interface ModelLoadOptions {
 
 const LOAD_OPTION_KEYS = optionKeys<ModelLoadOptions>()(['device', 'maxPixels']);
 
+/** @internal What a Model knows besides its native handle: from saved files, or from its trainer as it is now. */
+export interface ModelContext {
+  /** The forward's inputs by name (Module.inputFields). */
+  readonly inputFields: string[];
+  /** How the training rows were preprocessed: predict applies it to records, images and raw pixels. */
+  preprocessing(): ModelPreprocessing | undefined;
+  /** Samples per forward unless predict is told otherwise (the trainer's evalBatchSize). */
+  readonly predictBatchSize: number;
+  readonly maxPixels: number;
+  /** generate's stopTokens unless given (a pretrained checkpoint's end-of-sequence tokens). */
+  readonly stopTokens?: number[];
+}
+
 export class Model {
-  private constructor(
+  /** @internal Model.load makes one; trainer.model hands out its trainer's. */
+  constructor(
     private readonly native: NativeModel,
-    private readonly inputFields: string[],
-    /** How the model's training rows were preprocessed (preprocessing.json), which predict applies to records. */
-    readonly preprocessing: ModelPreprocessing | undefined,
-    /** Samples per forward unless predict is told otherwise: the saving trainer's evalBatchSize. */
-    readonly predictBatchSize: number,
-    private readonly maxPixels: number,
+    private readonly context: ModelContext,
   ) {}
 
   /** Loads what trainer.save(folder) wrote. A TorchScript model runs code from the folder: load trusted folders only. */
   static async load(folder: string, options: ModelLoadOptions = {}): Promise<Model> {
     refuseUnknownKeys(options, LOAD_OPTION_KEYS, 'Model.load options');
-    const { spec, predictBatchSize } = readSavedModel(folder);
-    const resolved = resolveModelSpec(spec);
-    const model = new native.NativeModel(resolved, options.device ?? 'cpu');
-    await model.loadWeights(path.join(folder, WEIGHTS_FILE), true);
     const maxPixels = options.maxPixels ?? MAX_IMAGE_PIXELS;
     if (!Number.isInteger(maxPixels) || maxPixels < 0) {
       throw firebrandError(
@@ -53,10 +68,40 @@ export class Model {
         `Model.load: maxPixels must be a whole number >= 0 (0: any size), got ${String(maxPixels)}`,
       );
     }
+    const { spec, predictBatchSize } = readSavedModel(folder);
+    const resolved = resolveModelSpec(spec);
+    const model = new native.NativeModel(resolved, options.device ?? 'cpu');
+    await model.loadWeights(path.join(folder, WEIGHTS_FILE), true);
     const preprocessing = ModelPreprocessing.read(folder);
-    return new Model(model, modelInputFields(resolved), preprocessing, predictBatchSize, maxPixels);
+    return new Model(model, {
+      inputFields: modelInputFields(resolved),
+      preprocessing: () => preprocessing,
+      predictBatchSize,
+      maxPixels,
+    });
   }
 
+  /** How the model's training rows were preprocessed (preprocessing.json), which predict applies. */
+  get preprocessing(): ModelPreprocessing | undefined {
+    return this.context.preprocessing();
+  }
+
+  /** Samples per forward unless predict is told otherwise: the (saving) trainer's evalBatchSize. */
+  get predictBatchSize(): number {
+    return this.context.predictBatchSize;
+  }
+
+  /** The model's parameters by PyTorch state-dict name, in state-dict order, with shape, dtype and requiresGrad. */
+  get namedParameters(): ModelDescription['parameters'] {
+    return this.native.description.parameters;
+  }
+
+  /** The model's buffers (BatchNorm's running_mean, running_var, num_batches_tracked) by PyTorch name. */
+  get namedBuffers(): ModelDescription['buffers'] {
+    return this.native.description.buffers;
+  }
+
+  /** Elements in all parameters, as `sum(p.numel() for p in model.parameters())`. */
   get parameterCount(): number {
     return this.native.parameterCount;
   }
@@ -66,12 +111,16 @@ export class Model {
   }
 
   /**
-   * Outputs for `inputs` of the given full shape (samples first), in eval mode, as float32; a module
-   * that takes several inputs (inputFields) gets them by name: `predict({ input_ids, attention_mask })`.
-   * A model trained on a table (Dataset.fromTable, fromCsv) takes JSON records, missing fields included:
-   * `predict([{ age: 31, port: 'S' }])`, preprocessed as its training rows were.
-   * Calls may overlap (a service's concurrent requests): they run one after another, in call order. A
-   * module whose forward returns several tensors gets them all, as it returned them (see Trainer.predict).
+   * Outputs for `inputs` of the given full shape (samples first), in eval mode, without gradients, as
+   * float32; a module that takes several inputs (inputFields) gets them by name: `predict({ input_ids,
+   * attention_mask })`. A model trained on a table (Dataset.fromTable, fromCsv) takes JSON records,
+   * missing fields included: `predict([{ age: 31, port: 'S' }])`, preprocessed as its training rows were;
+   * one trained on images takes encoded files (Buffers) or raw uint8 pixels, transformed as its
+   * evaluation images were. Calls may overlap (a service's concurrent requests): they run one after
+   * another, in call order; a trainer's model answers between two optimizer steps during fit, leaving the
+   * run exactly as it would be without them. A module whose forward returns several tensors gets them
+   * all, as it returned them: name that shape, `predict<TensorData[]>(...)` or
+   * `predict<Record<'logits' | 'features', TensorData>>(...)`.
    */
   async predict(inputs: NumericArray, shape: number[], options?: PredictOptions): Promise<TensorData>;
   async predict<Output extends Prediction>(
@@ -92,23 +141,47 @@ export class Model {
       inputs,
       shapeOrOptions,
       options,
-      this.preprocessing,
-      this.maxPixels,
+      this.context.preprocessing(),
+      this.context.maxPixels,
     );
-    return this.native.predict(given, shape, batchSize ?? this.predictBatchSize);
+    return this.native.predict(given, shape, batchSize ?? this.context.predictBatchSize);
   }
 
-  /** Writes the model as an ONNX file, as Trainer.exportOnnx does. */
-  async exportOnnx(file: string, options: ExportOnnxOptions = {}): Promise<void> {
-    const { example, native, table } = resolveOnnxExport(options, this.inputFields, this.preprocessing);
-    await writeOnnxFile(file, await this.native.exportOnnx(example, native), 'firebrand', table);
-  }
-
-  /** Samples tokens after `prompt` in C++, as Trainer.generate does. */
+  /**
+   * Samples tokens from a language model (a forward returning [1, vocabulary, time] logits, as
+   * cross_entropy takes them) after `prompt`, in C++: `for await (const token of model.generate(ids,
+   * { maxNewTokens: 100, temperature: 0.8, topK: 20, seed: 1 }))`. A seed gives the same tokens. A
+   * pretrained checkpoint's end-of-sequence tokens stop it unless `stopTokens` says otherwise.
+   */
   generate(
     prompt: ArrayLike<number> | NumericArray,
     options: GenerateOptions,
   ): AsyncGenerator<number, void, undefined> {
-    return generateTokens(this.native, prompt, options);
+    const { stopTokens } = this.context;
+    return generateTokens(this.native, prompt, { ...options, stopTokens: options.stopTokens ?? stopTokens });
+  }
+
+  /**
+   * Writes the model as an ONNX file (eval mode) that onnxruntime runs in Node, the browser or
+   * Python: each op of the traced forward becomes ONNX ops, the weights initializers. `example` is
+   * what forward is traced on (its dtypes and ranks; sizes on dynamic axes stay free). An op without an
+   * ONNX form is named with its module path, and no file is left behind.
+   */
+  async exportOnnx(file: string, options: ExportOnnxOptions = {}): Promise<void> {
+    const { example, native, table } = resolveOnnxExport(options, this.context.inputFields, this.preprocessing);
+    await writeOnnxFile(file, await this.native.exportOnnx(example, native), 'firebrand', table);
+  }
+
+  /**
+   * Writes the model as a TorchScript module (eval mode) that torch.jit.load runs in Python or C++:
+   * a traced model (a module or nn.sequential) becomes aten ops over its weights; a TorchScript model is saved as trained.
+   */
+  async exportTorchScript(file: string): Promise<void> {
+    await this.native.exportTorchScript(file);
+  }
+
+  /** Copies of the model's parameters and buffers, by PyTorch state-dict name ('0.weight', 'hidden.bias'). */
+  async stateDict(): Promise<Record<string, TensorData<NumericArray>>> {
+    return this.native.stateDict();
   }
 }

@@ -73,24 +73,8 @@ export async function imageBatch(
   images: Uint8Array[],
   maxPixels = MAX_IMAGE_PIXELS,
 ): Promise<TensorData<NumericArray>> {
-  const transforms = servedTransforms(pipeline);
-  const decoded = await Promise.all(
-    images.map((bytes, i) => native.decodeImage(bytes, pipeline.mode, transforms, 0, `images[${i}]`, maxPixels)),
-  );
-  const shape = decoded[0].shape;
-  decoded.forEach((image, i) => {
-    if (image.shape.join() !== shape.join()) {
-      throw firebrandError(
-        'ERR_FIREBRAND_SHAPE_MISMATCH',
-        `predict: images[${i}] is [${image.shape}] after the transforms but images[0] is [${shape}]; ` +
-          'the saved transforms must end at one size (resize and centerCrop)',
-      );
-    }
-  });
-  const Kind = decoded[0].data.constructor as { new (length: number): NumericArray };
-  const data = new Kind(decoded.length * decoded[0].data.length);
-  decoded.forEach((image, i) => (data as Float32Array).set(image.data as Float32Array, i * image.data.length));
-  return asSamples(pipeline, { data, shape: [decoded.length, ...shape] }, 'the decoded images');
+  const batch = await native.decodeImages(images, pipeline.mode, servedTransforms(pipeline), 0, 'images', maxPixels);
+  return asSamples(pipeline, batch, 'the decoded images');
 }
 
 /**

@@ -20,17 +20,11 @@ import {
   Prediction,
   TensorData,
 } from '../native';
-import { generateTokens } from '../inference/generation';
-import {
-  predictionArguments,
-  type EncodedImages,
-  type PredictionFields,
-  type PredictOptions,
-} from '../inference/prediction-inputs';
+import { Model } from '../inference/model';
+import { MAX_IMAGE_PIXELS } from '../preprocessing/image-preprocessing';
 import { ModelPreprocessing } from '../preprocessing/model-preprocessing';
-import type { TableRecord } from '../tables/table';
 import { modelInputFields, type ModelLike, type ModelSpec, resolveModelSpec } from '../nn/model-spec';
-import { type ExportOnnxOptions, resolveOnnxExport, writeOnnxFile } from '../export/export-onnx';
+import type { ExportOnnxOptions } from '../export/export-onnx';
 import { Module } from '../nn/module/module';
 import { modelDtype } from '../nn/module/tracer';
 import {
@@ -88,6 +82,8 @@ export class Trainer {
   private adaptersMerged = false;
   private readonly hooks: HookRunner;
   private nativeEngine: NativeEngine | undefined;
+  /** The engine's model as a Model (trainer.model), made with the engine. */
+  private trainedModel: Model | undefined;
   private settingUp: Promise<void> | undefined;
   /** runSetup is running: its hooks must not wait for it. */
   private setupRunning = false;
@@ -222,6 +218,13 @@ export class Trainer {
     this.pretrained = pretrainedSourceOf(models.model);
     this.nativeEngine = engine;
     this.modelSpec = modelSpec;
+    this.trainedModel = new Model(engine.model, {
+      inputFields: modelInputFields(modelSpec),
+      preprocessing: () => this.inputPreprocessing,
+      predictBatchSize: this.config.evalBatchSize,
+      maxPixels: MAX_IMAGE_PIXELS,
+      stopTokens: pretrainedStopTokens(this.pretrained),
+    });
     await this.hooks.run('postSetup', this);
   }
 
@@ -397,12 +400,12 @@ export class Trainer {
    * is given as options.model; a subclass's configureModels() model once set up.
    */
   get namedParameters(): ModelDescription['parameters'] {
-    return this.modelDescription().parameters;
+    return this.trainedModel?.namedParameters ?? this.describedBeforeSetup().parameters;
   }
 
   /** The model's buffers (BatchNorm's running_mean, running_var, num_batches_tracked) by PyTorch name. */
   get namedBuffers(): ModelDescription['buffers'] {
-    return this.modelDescription().buffers;
+    return this.trainedModel?.namedBuffers ?? this.describedBeforeSetup().buffers;
   }
 
   /** Elements in all parameters, as `sum(p.numel() for p in model.parameters())`. */
@@ -410,8 +413,8 @@ export class Trainer {
     return this.namedParameters.reduce((count, { shape }) => count + shape.reduce((size, dim) => size * dim, 1), 0);
   }
 
-  private modelDescription(): ModelDescription {
-    if (this.nativeEngine !== undefined) return this.nativeEngine.modelDescription;
+  /** options.model's tensors before setup builds it (a subclass's configureModels() is not called for this). */
+  private describedBeforeSetup(): ModelDescription {
     const configuredBySubclass = this.configureModels !== Trainer.prototype.configureModels;
     if (configuredBySubclass || this.options.model === undefined) {
       throw firebrandError(
@@ -566,7 +569,7 @@ export class Trainer {
     return writeSavedModel(folder, spec, this.config.evalBatchSize, async (temporary) => {
       await this.engine.saveWeights(path.join(temporary, WEIGHTS_FILE));
       this.inputPreprocessing?.write(temporary);
-      if (spec.type === 'torchscript') await this.engine.exportTorchScript(path.join(temporary, TORCHSCRIPT_FILE));
+      if (spec.type === 'torchscript') await this.model.exportTorchScript(path.join(temporary, TORCHSCRIPT_FILE));
     });
   }
 
@@ -600,26 +603,14 @@ export class Trainer {
     await this.engine.initWeightsFrom(path.join(folder, WEIGHTS_FILE), true);
   }
 
-  /**
-   * Writes the model as a TorchScript module (eval mode) that torch.jit.load runs in Python or C++:
-   * a traced model (a module or nn.sequential) becomes aten ops over its weights; a TorchScript model is saved as trained.
-   */
+  /** trainer.model.exportTorchScript (Model.exportTorchScript), the trainer set up first. */
   async exportTorchScript(file: string): Promise<void> {
-    const engine = await this.ready('exportTorchScript');
-    await engine.exportTorchScript(file);
+    await (await this.liveModel('exportTorchScript')).exportTorchScript(file);
   }
 
-  /**
-   * Writes the model as an ONNX file (eval mode) that onnxruntime runs in Node, the browser or
-   * Python: each op of the traced forward becomes ONNX ops, the weights initializers. `example` is
-   * what forward is traced on (its dtypes and ranks; sizes on dynamic axes stay free). An op without an
-   * ONNX form is named with its module path, and no file is left behind.
-   */
+  /** trainer.model.exportOnnx (Model.exportOnnx), the trainer set up first. */
   async exportOnnx(file: string, options: ExportOnnxOptions = {}): Promise<void> {
-    const engine = await this.ready('exportOnnx');
-    const spec = this.modelSpec as ModelSpec;
-    const { example, native, table } = resolveOnnxExport(options, modelInputFields(spec), this.inputPreprocessing);
-    await writeOnnxFile(file, await engine.exportOnnx(example, native), 'firebrand', table);
+    await (await this.liveModel('exportOnnx')).exportOnnx(file, options);
   }
 
   /**
@@ -642,10 +633,9 @@ export class Trainer {
     });
   }
 
-  /** Copies of the model's parameters and buffers, by PyTorch state-dict name ('0.weight', 'hidden.bias'). */
+  /** trainer.model.stateDict (Model.stateDict), the trainer set up first. */
   async stateDict(): Promise<Record<string, TensorData<NumericArray>>> {
-    const engine = await this.ready('stateDict');
-    return engine.stateDict();
+    return (await this.liveModel('stateDict')).stateDict();
   }
 
   /** Loss and metrics (accuracy for class-index losses) over a dataset, in eval mode. Default data: configureDataloaders()'s eval. */
@@ -668,54 +658,33 @@ export class Trainer {
     });
   }
 
-  /**
-   * Model outputs for `inputs` of the given full shape (samples first), in eval mode, without gradients;
-   * a module that takes several inputs (inputFields) gets them by name: `predict({ input_ids,
-   * attention_mask })`. Calls may overlap: they run one after another in call order. During fit they
-   * run from the current weights between two optimizer steps, leaving the training run exactly as it
-   * would be without them. A module whose forward returns several tensors gets them all, as it returned
-   * them: name that shape, `predict<TensorData[]>(...)` or `predict<Record<'logits' | 'features', TensorData>>(...)`.
-   */
-  async predict(inputs: NumericArray, shape: number[], options?: PredictOptions): Promise<TensorData>;
-  async predict<Output extends Prediction>(
-    inputs: NumericArray,
-    shape: number[],
-    options?: PredictOptions,
-  ): Promise<Output>;
-  async predict(fields: PredictionFields, options?: PredictOptions): Promise<TensorData>;
-  async predict<Output extends Prediction>(fields: PredictionFields, options?: PredictOptions): Promise<Output>;
-  async predict(records: TableRecord[], options?: PredictOptions): Promise<TensorData>;
-  async predict(images: EncodedImages, options?: PredictOptions): Promise<TensorData>;
-  async predict(
-    inputs: NumericArray | PredictionFields | TableRecord[] | EncodedImages,
-    shapeOrOptions?: number[] | PredictOptions,
-    options?: PredictOptions,
-  ): Promise<Prediction> {
-    const engine = await this.ready('predict');
-    const [given, shape, { batchSize }] = await predictionArguments(
-      inputs,
-      shapeOrOptions,
-      options,
-      this.inputPreprocessing,
-    );
-    return engine.predict(given, shape, batchSize ?? this.config.evalBatchSize);
-  }
+  /** trainer.model.predict (Model.predict, all its forms), the trainer set up first. */
+  readonly predict: Model['predict'] = (async (...args: unknown[]) => {
+    const model = await this.liveModel('predict');
+    return (model.predict as (...given: unknown[]) => Promise<Prediction>).apply(model, args);
+  }) as Model['predict'];
 
-  /**
-   * Samples tokens from a language model (a forward returning [1, vocabulary, time] logits, as
-   * cross_entropy takes them) after `prompt`, in C++: `for await (const token of trainer.generate(ids,
-   * { maxNewTokens: 100, temperature: 0.8, topK: 20, seed: 1 }))`. A seed gives the same tokens. During
-   * fit, tokens come from the current weights between two optimizer steps.
-   */
+  /** trainer.model.generate (Model.generate), the trainer set up first; during fit, from the current weights. */
   async *generate(
     prompt: ArrayLike<number> | NumericArray,
     options: GenerateOptions,
   ): AsyncGenerator<number, void, undefined> {
-    const engine = await this.ready('generate');
-    yield* generateTokens(engine, prompt, {
-      ...options,
-      stopTokens: options.stopTokens ?? pretrainedStopTokens(this.pretrained),
-    });
+    yield* (await this.liveModel('generate')).generate(prompt, options);
+  }
+
+  /**
+   * The trained model (Model): predictions, generation, exports and the state dict, on this trainer's
+   * thread; during fit they run between two optimizer steps from the current weights. Set up first
+   * (`await trainer.setup()`; fit, evaluate and predict do it themselves).
+   */
+  get model(): Model {
+    this.engineFor('trainer.model: read');
+    return this.trainedModel as Model;
+  }
+
+  private async liveModel(operation: string): Promise<Model> {
+    await this.ready(operation);
+    return this.trainedModel as Model;
   }
 
   /**

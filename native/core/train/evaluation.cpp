@@ -1,10 +1,9 @@
-// TrainingEngine::evaluate and predict: the model in eval mode, without gradients.
+// TrainingEngine::evaluate: the model in eval mode, without gradients.
 #include <ATen/ATen.h>
 #include <torch/utils.h>
 
 #include "core/data/dataset_loader.h"
 #include "core/errors.h"
-#include "core/inference/prediction.h"
 #include "core/model/eval_mode_scope.h"
 #include "core/runtime/cpu_memory_cache.h"
 #include "core/runtime/runtime_info.h"
@@ -110,16 +109,6 @@ EvalResult TrainingEngine::evaluate(BatchStream& stream, const EvalCallbacks& ca
   result.metrics = globalMetrics(metrics, loggedSums, result.loss, result.samples);
   result.seconds = secondsSince(started);
   return result;
-}
-
-std::vector<at::Tensor> TrainingEngine::predict(const at::Tensor& inputs, int64_t batchSize) {
-  useRequestedThreads();
-  return predictInBatches(*model_, inputs, {device_, autocastDtype_, batchSize});
-}
-
-std::vector<at::Tensor> TrainingEngine::predict(const TensorDict& fields, int64_t batchSize) {
-  useRequestedThreads();
-  return predictInBatches(*model_, fields, {device_, autocastDtype_, batchSize});
 }
 
 }  // namespace firebrand

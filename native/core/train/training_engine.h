@@ -115,10 +115,6 @@ class TrainingEngine {
   // Their names ("adamw", "adamw/pg1", "generator"), for logs; and as of the latest report.
   std::vector<std::string> learningRateNames() const;
   std::vector<std::string> publishedLearningRateNames() const;
-  // Every model output for `inputs` (first dimension = samples), float32 on the CPU.
-  std::vector<at::Tensor> predict(const at::Tensor& inputs, int64_t batchSize);
-  // The same for a model that takes several inputs by name.
-  std::vector<at::Tensor> predict(const TensorDict& fields, int64_t batchSize);
 
   // Work the caller runs between two optimizer steps of an epoch, on the
   // training thread (predictions asked for during a fit); each call must be
@@ -134,8 +130,6 @@ class TrainingEngine {
   void clearStop() { stopRequested_ = false; }
 
   int64_t globalStep() const { return globalStep_; }
-  // Copies of the parameters and buffers on the CPU, by PyTorch state-dict name.
-  std::vector<std::pair<std::string, at::Tensor>> stateDict() const;
   // The state dict as a .safetensors file (atomically).
   void saveWeights(const std::string& path) const;
   // Writes everything training needs to continue exactly into `folder` (which
@@ -151,10 +145,6 @@ class TrainingEngine {
   // parameters and buffers) into the model; see loadWeights for `strict`.
   WeightsReport initWeightsFrom(const std::string& path, bool strict,
                                 const std::map<std::string, std::optional<std::string>>& renames = {});
-  // Writes the model as a TorchScript module, in eval mode, for inference anywhere.
-  void exportTorchScript(const std::string& path);
-  // The model as an ONNX graph (eval mode), traced from `example` (Model::onnxGraph).
-  OnnxGraph exportOnnx(const TensorDict& example, const OnnxExportOptions& options);
 
   // Keeps an exponential moving average of the weights from here on (config.ema), updated after
   // each optimizer step, evaluated on (unless options.evaluate is off) and checkpointed.
@@ -186,6 +176,8 @@ class TrainingEngine {
   Model& model() const { return *model_; }
   std::shared_ptr<Model> sharedModel() const { return model_; }
   const c10::Device& device() const { return device_; }
+  // The dtype forward runs in under config.mixedPrecision (nullopt: full precision), predictions included.
+  std::optional<at::ScalarType> autocastDtype() const { return autocastDtype_; }
 
  private:
   struct StepValues {

@@ -1,5 +1,5 @@
 // TrainingEngine's weights and state in files: the checkpoint files C++ owns
-// (saveState / loadState), weights in and out, TorchScript export.
+// (saveState / loadState), weights in and out.
 #include <ATen/ATen.h>
 #include <torch/cuda.h>
 
@@ -7,11 +7,10 @@
 #include <mutex>
 
 #include "core/errors.h"
+#include "core/inference/model_exports.h"
 #include "core/io/atomic_file.h"
 #include "core/io/safetensors_reader.h"
 #include "core/io/safetensors_writer.h"
-#include "core/model/eval_mode_scope.h"
-#include "core/model/lora_adapters.h"
 #include "core/model/weights.h"
 #include "core/train/training_engine.h"
 
@@ -55,35 +54,6 @@ std::string existingFile(const std::string& folder, const std::string& name) {
 
 }  // namespace
 
-std::vector<std::pair<std::string, at::Tensor>> TrainingEngine::stateDict() const {
-  auto state = model_->orderedStateTensors();
-  for (auto& [name, tensor] : state) tensor = tensor.detach().to(at::kCPU, false, /*copy=*/true);
-  return state;
-}
-
-namespace {
-
-void requireNoAdapters(Model& model, const std::string& operation) {
-  if (hasLora(model)) {
-    throw InvalidState(operation +
-                       ": the model has LoRA adapters; merge them into the weights first (mergeAdapter), "
-                       "or save them alone (saveAdapter)");
-  }
-}
-
-}  // namespace
-
-void TrainingEngine::exportTorchScript(const std::string& path) {
-  requireNoAdapters(*model_, "exportTorchScript");
-  EvalModeScope evalMode(*model_);
-  model_->saveTorchScript(path);
-}
-
-OnnxGraph TrainingEngine::exportOnnx(const TensorDict& example, const OnnxExportOptions& options) {
-  requireNoAdapters(*model_, "exportOnnx");
-  return model_->onnxGraph(example, options);
-}
-
 void TrainingEngine::saveState(const std::string& folder) const {
   saveWeights(folder + "/" + kModelFile);
   TensorDict state;
@@ -117,7 +87,7 @@ void TrainingEngine::copyAverageToModel() {
 }
 
 void TrainingEngine::saveWeights(const std::string& path) const {
-  const auto state = stateDict();
+  const auto state = stateDictCopy(*model_);
   writeSafetensors(path, TensorDict(state.begin(), state.end()), {{"format", "pt"}});
 }
 
