@@ -1,6 +1,6 @@
 // firebrand: train PyTorch models from Node.js; the loop runs in libtorch C++.
 export { Dataset } from './data/dataset';
-export type { SplitFractions } from './data/split-fractions';
+export type { SplitFractions } from './tables/split-fractions';
 export type {
   ArrayDatasetSource,
   ArrayDtype,
@@ -25,8 +25,8 @@ export { decodeImage, readImage, type DecodeImageOptions } from './images/decode
 export { encodeJpeg, encodePng, writeImage } from './images/encode-image';
 export { IMAGE_EXTENSIONS } from './images/image-folder';
 export type { ImageCsvOptions, ImageDatasetOptions, ImageFile, ImageFolderOptions } from './images/image-datasets';
-export { MAX_IMAGE_PIXELS, type ImagePipeline, type ImageReadMode } from './preprocessing/image-preprocessing';
-export type { TableSplitOptions } from './tables/table-split';
+export { MAX_IMAGE_PIXELS, type ImagePipeline, type ImageReadMode } from './images/image-pipeline';
+export type { TableSplitOptions } from './tables/table';
 export { readCsv, PANDAS_NA_VALUES, type ReadCsvOptions } from './tables/read-csv';
 export {
   TablePreprocessor,
@@ -43,6 +43,7 @@ export type {
   NumericArray,
   Prediction,
   TensorData,
+  TensorFields,
   TokenFileOptions,
   TokenWindowOptions,
 } from './native';
@@ -185,6 +186,7 @@ export type { ResNetOptions } from './pretrained/architectures/torchvision-resne
 export { InvertedResidual, MobileNetV3, SqueezeExcitation } from './pretrained/architectures/torchvision-mobilenetv3';
 export type { MobileNetV3Options } from './pretrained/architectures/torchvision-mobilenetv3';
 export type { WeightNameMap } from './training/weight-renames';
+export type { InitWeightsOptions } from './training/fine-tuning';
 export type { LoraConfig } from './training/lora';
 export type {
   DataloaderConfiguration,

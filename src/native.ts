@@ -3,8 +3,7 @@
 import path from 'node:path';
 
 import { LoadedBinary, loadNativeBinding } from './native-loader';
-import type { NativeOnnxOptions, OnnxGraph } from './export/onnx-graph';
-import type { MetricLogs } from './training/metrics';
+import type { OnnxGraph } from './onnx-graph';
 
 export type NumericArray =
   Float32Array | Float64Array | Int32Array | BigInt64Array | Int16Array | Int8Array | Uint8Array;
@@ -71,7 +70,18 @@ export type GenerationHandle = { readonly generation: unique symbol };
 /** What predict returns: one tensor, or what a module's forward returned: an array or an object of tensors. */
 export type Prediction = TensorData | TensorData[] | { [name: string]: TensorData };
 
+/** Tensors by field name ('input', 'target', 'input_ids'), each samples first: a dataset's columns, a batch, a model's inputs. */
+export type TensorFields = Record<string, TensorData<NumericArray>>;
+
 export type OptionFields = Record<string, number | boolean | string | number[] | undefined>;
+
+/** exportOnnx's options as the native side takes them, every default resolved. */
+export interface NativeOnnxOptions {
+  opset: number;
+  dynamicAxes: Record<string, Record<number, string>>;
+  /** The saved image transforms folded in (resolved ImageTransformSpecs): the input is then raw uint8 images. */
+  imageTransforms?: (OptionFields & { name: string })[];
+}
 
 export interface StepReport {
   epoch: number;
@@ -133,9 +143,10 @@ export interface EvalResult {
   seconds: number;
 }
 
-// Results carry the metrics asked for as fields (see training/metrics.ts).
-export type NativeEpochResult = EpochResult & MetricLogs;
-export type NativeEvalResult = EvalResult & MetricLogs;
+// Results also carry the metrics config.metrics asked for, as optional fields that training/metrics.ts
+// types (MetricLogs): this file, the lowest of src/, leaves their names to it.
+export type NativeEpochResult = EpochResult;
+export type NativeEvalResult = EvalResult;
 
 /** How the native binary was built. */
 export interface BuildInfo {

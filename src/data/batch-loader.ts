@@ -1,7 +1,6 @@
 // One epoch's batches of a Dataset, loaded in C++ exactly as training loads
 // them (order, shards, transforms, background workers), read from JavaScript.
-import type { NativeLoader } from '../native';
-import type { DatasetFields } from './dataset';
+import type { NativeLoader, TensorFields } from '../native';
 
 export interface LoaderOptions {
   batchSize?: number;
@@ -24,7 +23,7 @@ export interface DrainResult {
   seconds: number;
 }
 
-export class BatchLoader implements AsyncIterableIterator<DatasetFields> {
+export class BatchLoader implements AsyncIterableIterator<TensorFields> {
   /** @internal */
   constructor(private readonly native: NativeLoader) {}
 
@@ -33,12 +32,12 @@ export class BatchLoader implements AsyncIterableIterator<DatasetFields> {
     return this.native.batchCount;
   }
 
-  async next(): Promise<IteratorResult<DatasetFields>> {
+  async next(): Promise<IteratorResult<TensorFields>> {
     const batch = await this.native.next();
     return batch === undefined ? { done: true, value: undefined } : { done: false, value: batch };
   }
 
-  async return(): Promise<IteratorResult<DatasetFields>> {
+  async return(): Promise<IteratorResult<TensorFields>> {
     this.native.close();
     return { done: true, value: undefined };
   }
@@ -48,7 +47,7 @@ export class BatchLoader implements AsyncIterableIterator<DatasetFields> {
     return this.native.drain();
   }
 
-  [Symbol.asyncIterator](): AsyncIterableIterator<DatasetFields> {
+  [Symbol.asyncIterator](): AsyncIterableIterator<TensorFields> {
     return this;
   }
 }

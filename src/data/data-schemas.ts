@@ -10,12 +10,9 @@ import {
   number,
   oneOf,
   REQUIRED,
-  resolve,
-  Resolved,
   Rule,
   Schema,
   text,
-  validate,
   Variants,
 } from '../options/schema';
 
@@ -81,11 +78,3 @@ export const csvOptionsSchema: Schema = {
   targets: field(oneOf('class', 'value'), 'class', ['value']),
   columns: field(listOf(), undefined, [['a']]),
 };
-
-/** `options` checked against `schema` (errors under `origin`) and defaulted, without the fields left unset. */
-export function resolveOptions(options: object, schema: Schema, origin: string): Resolved {
-  validate(options, schema, origin);
-  return Object.fromEntries(
-    Object.entries(resolve(options as Resolved, schema)).filter(([, value]) => value !== undefined),
-  );
-}

@@ -5,7 +5,7 @@ import {
   NativeDataset,
   NumericArray,
   OptionFields,
-  TensorData,
+  TensorFields,
   TokenFileOptions,
   TokenWindowOptions,
 } from '../native';
@@ -25,10 +25,11 @@ import {
   type ImageFolderOptions,
 } from '../images/image-datasets';
 import { resolveImageTransforms, type ImageTransformSpec } from '../images/image-transforms';
-import { csvOptionsSchema, idxOptionsSchema, resolveOptions, transformSchemas } from './data-schemas';
+import { csvOptionsSchema, idxOptionsSchema, transformSchemas } from './data-schemas';
+import { resolveOptions } from '../options/schema';
 import { batchOrderSchema, loaderSchema, resolveLoaderOptions } from './loader-options';
-import { splitFractions, type SplitFractions } from './split-fractions';
-import { splitIndicesBy } from './split-indices';
+import { splitFractions, type SplitFractions } from '../tables/split-fractions';
+import { splitIndicesBy } from '../tables/split-indices';
 import type { TransformSpec } from './transforms';
 
 export interface IdxOptions {
@@ -88,7 +89,8 @@ export interface BatchOrderOptions {
 export type ArrayDtype = 'float32' | 'float64' | 'int32' | 'int64' | 'int16' | 'int8' | 'uint8';
 
 /** A dataset's fields by name: `input` feeds the model, `target` the loss; a TorchScript step sees them all. */
-export type DatasetFields = Record<string, TensorData<NumericArray>>;
+/** @deprecated The same type as TensorFields, by its earlier name. */
+export type DatasetFields = TensorFields;
 
 export interface ArrayDatasetSource {
   inputs: NumericArray;
@@ -259,7 +261,7 @@ export class Dataset {
    * `target` the loss, and a TorchScript training_step(batch) gets them all (`mask`, `weight`, ...).
    * Copied once, as fromArrays.
    */
-  static fromFields(fields: DatasetFields): Dataset {
+  static fromFields(fields: TensorFields): Dataset {
     return new Dataset(native.NativeDataset.fromFields(fields));
   }
 
@@ -296,7 +298,7 @@ export class Dataset {
   }
 
   /** Copies of the fields as stored (before transforms), TypedArrays of their dtype with full shapes. */
-  fields(): DatasetFields {
+  fields(): TensorFields {
     return this.native.fields();
   }
 

@@ -1,11 +1,10 @@
 // Batches that live in JavaScript (a database cursor, an HTTP stream,
 // tokenized text), streamed into the C++ epoch through a bounded queue.
 import { firebrandError } from '../errors';
-import { native, NativeBatchQueue } from '../native';
-import type { DatasetFields } from './dataset';
+import { native, NativeBatchQueue, type TensorFields } from '../native';
 
 /** Where an epoch's batches come from: an async iterable or a plain iterable of batches. */
-export type BatchSource = AsyncIterable<DatasetFields> | Iterable<DatasetFields>;
+export type BatchSource = AsyncIterable<TensorFields> | Iterable<TensorFields>;
 
 export interface StreamingDatasetOptions {
   /** Batches held in the queue between the producer and training; a full queue pauses the producer. Default 4. */

@@ -1,14 +1,14 @@
 // exportOnnx's options and their defaults: the example forward is traced on,
 // the opset, and which axes stay dynamic; then the file, written whole.
 import { firebrandError } from '../errors';
-import type { NumericArray, TensorData } from '../native';
+import type { NativeOnnxOptions, NumericArray, TensorData } from '../native';
 import type { ModelPreprocessing } from '../preprocessing/model-preprocessing';
 import { recordInputs } from '../preprocessing/model-preprocessing';
 import { encodeOnnxModel, writeWhole } from './onnx-file';
 import type { ImageTransformSpec } from '../images/image-transforms';
-import { randomTransformsOf } from '../preprocessing/image-preprocessing';
+import { randomTransformsOf } from '../images/image-pipeline';
 import type { SavedTablePreprocessor } from '../preprocessing/table-preprocessor';
-import type { NativeOnnxOptions, OnnxGraph } from './onnx-graph';
+import type { OnnxGraph } from '../onnx-graph';
 import { withTablePreprocessing } from './table-onnx';
 import { optionKeys, refuseUnknownKeys } from '../options/option-keys';
 

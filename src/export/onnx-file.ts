@@ -7,7 +7,7 @@ import { onnx } from 'onnx-proto';
 
 import { firebrandError } from '../errors';
 import { LIBRARY_VERSION } from '../version';
-import type { OnnxAttribute, OnnxGraph, OnnxValueInfo } from './onnx-graph';
+import type { OnnxAttribute, OnnxGraph, OnnxValueInfo } from '../onnx-graph';
 
 // ONNX IR version 8 (ONNX 1.10-1.13) reads opsets up to 18.
 const IR_VERSION = 8;

@@ -5,9 +5,9 @@
 // order (numeric-columns.ts, categorical-columns.ts); text categories are
 // looked up with ai.onnx.ml's LabelEncoder.
 import { firebrandError } from '../errors';
-import type { Cell } from '../preprocessing/column-statistics';
+import type { Cell } from '../tables/column-statistics';
 import type { SavedTablePreprocessor } from '../preprocessing/table-preprocessor';
-import type { OnnxAttribute, OnnxGraph, OnnxInitializer, OnnxNode, OnnxValueInfo } from './onnx-graph';
+import type { OnnxAttribute, OnnxGraph, OnnxInitializer, OnnxNode, OnnxValueInfo } from '../onnx-graph';
 
 const DOUBLE = 11;
 const INT64 = 7;

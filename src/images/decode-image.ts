@@ -6,7 +6,7 @@ import fs from 'node:fs/promises';
 import { firebrandError } from '../errors';
 import type { NumericArray, OptionFields, TensorData } from '../native';
 import { native } from '../native';
-import { MAX_IMAGE_PIXELS, type ImageReadMode } from '../preprocessing/image-preprocessing';
+import { MAX_IMAGE_PIXELS, type ImageReadMode } from './image-pipeline';
 import { resolveImageTransforms, type ImageTransformSpec } from './image-transforms';
 import { optionKeys, refuseUnknownKeys } from '../options/option-keys';
 

@@ -4,7 +4,7 @@
 import fs from 'node:fs/promises';
 
 import { native } from '../native';
-import type { ImageReadMode } from '../preprocessing/image-preprocessing';
+import type { ImageReadMode } from './image-pipeline';
 
 /** Files looked at: spread over the list, PNG and WebP only (JPEG has no alpha). */
 const SAMPLED_FILES = 8;

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { firebrandError } from '../errors';
 import { native, type NativeDataset, type OptionFields } from '../native';
 import { boolean, field, integer, oneOf, resolve, text, validate, type Schema } from '../options/schema';
-import { MAX_IMAGE_PIXELS, type ImagePipeline, type ImageReadMode } from '../preprocessing/image-preprocessing';
+import { MAX_IMAGE_PIXELS, type ImagePipeline, type ImageReadMode } from './image-pipeline';
 import { readCsv } from '../tables/read-csv';
 import { warnIfAlphaDropped } from './dropped-alpha';
 import { scanImageFolder } from './image-folder';

@@ -12,21 +12,17 @@ import {
   NumericArray,
   Prediction,
   TensorData,
+  TensorFields,
 } from '../native';
 import { generateTokens } from './generation';
-import {
-  predictionArguments,
-  type EncodedImages,
-  type PredictionFields,
-  type PredictOptions,
-} from './prediction-inputs';
+import { predictionArguments, type EncodedImages, type PredictOptions } from './prediction-inputs';
 import { modelInputFields, resolveModelSpec } from '../nn/model-spec';
 import { type ExportOnnxOptions, resolveOnnxExport, writeOnnxFile } from '../export/export-onnx';
 import { readSavedModel, WEIGHTS_FILE } from './saved-model';
 import { ModelPreprocessing } from '../preprocessing/model-preprocessing';
 import type { TableRecord } from '../tables/table';
 import { optionKeys, refuseUnknownKeys } from '../options/option-keys';
-import { MAX_IMAGE_PIXELS } from '../preprocessing/image-preprocessing';
+import { MAX_IMAGE_PIXELS } from '../images/image-pipeline';
 import { firebrandError } from '../errors';
 
 export interface ModelLoadOptions {
@@ -128,12 +124,12 @@ export class Model {
     shape: number[],
     options?: PredictOptions,
   ): Promise<Output>;
-  async predict(fields: PredictionFields, options?: PredictOptions): Promise<TensorData>;
-  async predict<Output extends Prediction>(fields: PredictionFields, options?: PredictOptions): Promise<Output>;
+  async predict(fields: TensorFields, options?: PredictOptions): Promise<TensorData>;
+  async predict<Output extends Prediction>(fields: TensorFields, options?: PredictOptions): Promise<Output>;
   async predict(records: TableRecord[], options?: PredictOptions): Promise<TensorData>;
   async predict(images: EncodedImages, options?: PredictOptions): Promise<TensorData>;
   async predict(
-    inputs: NumericArray | PredictionFields | TableRecord[] | EncodedImages,
+    inputs: NumericArray | TensorFields | TableRecord[] | EncodedImages,
     shapeOrOptions?: number[] | PredictOptions,
     options?: PredictOptions,
   ): Promise<Prediction> {

@@ -7,14 +7,14 @@
 // fromIdx) also transforms raw uint8 pixels so, while floats are taken as
 // already preprocessed.
 import { firebrandError } from '../errors';
-import type { NumericArray, TensorData } from '../native';
-import { checkTransformedImages, imageBatch, MAX_IMAGE_PIXELS, pixelBatch } from '../preprocessing/image-preprocessing';
+import type { NumericArray, TensorData, TensorFields } from '../native';
+import { checkTransformedImages, imageBatch, MAX_IMAGE_PIXELS, pixelBatch } from '../images/image-pipeline';
 import { recordInputs, type ModelPreprocessing } from '../preprocessing/model-preprocessing';
 import type { TableRecord } from '../tables/table';
 import { optionKeys, refuseUnknownKeys } from '../options/option-keys';
 
-/** A model's inputs by field name (Module.inputFields), each samples first. */
-export type PredictionFields = Record<string, TensorData<NumericArray>>;
+/** @deprecated The same type as TensorFields, by its earlier name. */
+export type PredictionFields = TensorFields;
 
 /** Encoded image files as a service receives them: one Buffer (a batch of one) or several. */
 export type EncodedImages = Uint8Array | Uint8Array[];
@@ -49,12 +49,12 @@ function imageInputs(
 
 /** What the native predict takes: the inputs, their shape (undefined for named fields) and the options. */
 export async function predictionArguments(
-  inputs: NumericArray | PredictionFields | TableRecord[] | EncodedImages,
+  inputs: NumericArray | TensorFields | TableRecord[] | EncodedImages,
   shapeOrOptions: number[] | PredictOptions | undefined,
   options: PredictOptions | undefined,
   preprocessing: ModelPreprocessing | undefined,
   maxPixels = MAX_IMAGE_PIXELS,
-): Promise<[NumericArray | PredictionFields, number[] | undefined, PredictOptions]> {
+): Promise<[NumericArray | TensorFields, number[] | undefined, PredictOptions]> {
   refuseUnknownKeys(Array.isArray(shapeOrOptions) ? options : shapeOrOptions, PREDICT_OPTION_KEYS, 'predict options');
   const images = inputs instanceof Uint8Array && !Array.isArray(shapeOrOptions) ? [inputs] : inputs;
   if (Array.isArray(images)) {
@@ -85,5 +85,5 @@ export async function predictionArguments(
     checkTransformedImages(pipeline, inputs as NumericArray, shapeOrOptions);
   return Array.isArray(shapeOrOptions)
     ? [inputs as NumericArray, shapeOrOptions, options ?? {}]
-    : [inputs as NumericArray | PredictionFields, undefined, shapeOrOptions ?? {}];
+    : [inputs as NumericArray | TensorFields, undefined, shapeOrOptions ?? {}];
 }

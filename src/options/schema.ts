@@ -287,3 +287,11 @@ export function fieldsOf(schema: Schema, prefix = ''): [string, Field][] {
         : fieldsOf(entry, `${prefix}${key}.`),
   );
 }
+
+/** `options` checked against `schema` (errors under `origin`) and defaulted, without the fields left unset. */
+export function resolveOptions(options: object, schema: Schema, origin: string): Resolved {
+  validate(options, schema, origin);
+  return Object.fromEntries(
+    Object.entries(resolve(options as Resolved, schema)).filter(([, value]) => value !== undefined),
+  );
+}

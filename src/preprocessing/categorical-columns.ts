@@ -6,7 +6,7 @@
 // makes it. An index (OrdinalEncoder) feeds an embedding: an unseen category
 // under 'ignore' takes the index after the last, one more embedding row.
 import { firebrandError } from '../errors';
-import { categoriesOf, type Cell, mostFrequent } from './column-statistics';
+import { categoriesOf, type Cell, mostFrequent } from '../tables/column-statistics';
 import { numberOf, type Table } from '../tables/table';
 
 export interface CategoricalColumns {

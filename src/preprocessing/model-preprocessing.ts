@@ -7,11 +7,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 import { firebrandError } from '../errors';
+import type { TensorFields } from '../native';
 import { readFormatFile } from '../io/json-file';
-import type { PredictionFields } from '../inference/prediction-inputs';
 import { Table, type TableRecord } from '../tables/table';
 import { TablePreprocessor, type SavedTablePreprocessor } from './table-preprocessor';
-import type { ImagePipeline } from './image-preprocessing';
+import type { ImagePipeline } from '../images/image-pipeline';
 
 export const PREPROCESSING_FILE = 'preprocessing.json';
 const FORMAT = 'firebrand-preprocessing';
@@ -79,7 +79,7 @@ export class ModelPreprocessing {
 }
 
 /** A model's inputs for JSON records, preprocessed as its training rows were. */
-export function recordInputs(preprocessing: ModelPreprocessing | undefined, records: TableRecord[]): PredictionFields {
+export function recordInputs(preprocessing: ModelPreprocessing | undefined, records: TableRecord[]): TensorFields {
   const table = preprocessing?.tablePreprocessor;
   if (table === undefined) {
     throw firebrandError(

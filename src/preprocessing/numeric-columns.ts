@@ -4,7 +4,7 @@
 // appended for each column that had missing values there, then every output
 // column (the indicators too) scaled with the training rows' statistics.
 import { firebrandError } from '../errors';
-import { mean, median, mostFrequent } from './column-statistics';
+import { mean, median, mostFrequent } from '../tables/column-statistics';
 import { infiniteCellError, numberOf, type Table } from '../tables/table';
 
 export type NumericImpute = 'mean' | 'median' | 'most_frequent' | { constant: number };

@@ -4,10 +4,10 @@
 // (float32: the numeric groups, then the one-hot ones), `categories` (int64:
 // the index-encoded columns, for embeddings) and `target`.
 import { firebrandError } from '../errors';
-import type { DatasetFields } from '../data/dataset';
-import { resolveOptions } from '../data/data-schemas';
+import type { TensorFields } from '../native';
+import { resolveOptions } from '../options/schema';
 import { boolean, either, field, oneOf, REQUIRED, type Rule, type Schema } from '../options/schema';
-import { categoriesOf, type Cell } from './column-statistics';
+import { categoriesOf, type Cell } from '../tables/column-statistics';
 import {
   categoricalNames,
   fitCategorical,
@@ -160,7 +160,7 @@ export class TablePreprocessor {
   }
 
   /** The feature fields of `table`'s rows: `input` (float32 [rows, features]) and `categories` (int64), as present. */
-  transform(table: Table): DatasetFields {
+  transform(table: Table): TensorFields {
     const fitted = this.fittedState('transform');
     this.checkColumns(table, false);
     const floats = [
@@ -172,7 +172,7 @@ export class TablePreprocessor {
     const indices = this.categorical.flatMap((group, i) =>
       group.encode === 'index' ? transformCategorical(group, fitted.categorical[i], table) : [],
     );
-    const fields: DatasetFields = {};
+    const fields: TensorFields = {};
     const rows = table.numRows;
     if (floats.length > 0)
       fields.input = { data: interleaved(floats, rows, Float32Array), shape: [rows, floats.length] };
@@ -184,7 +184,7 @@ export class TablePreprocessor {
   }
 
   /** The features and the target of `table`'s rows: a Dataset's fields (Dataset.fromTable builds it). */
-  transformWithTarget(table: Table): DatasetFields {
+  transformWithTarget(table: Table): TensorFields {
     const fields = this.transform(table);
     if (this.target === undefined) return fields;
     const cells = this.targetCells(table);

@@ -4,7 +4,16 @@
 // names the file and line, or the record, at fault.
 import { firebrandError } from '../errors';
 import { didYouMean } from '../options/closest-match';
-import { splitTable, type TableSplitOptions } from './table-split';
+import { splitFractions, type SplitFractions } from './split-fractions';
+import { randomSplitIndices, splitIndicesBy } from './split-indices';
+import type { Cell } from './column-statistics';
+
+export type TableSplitOptions = SplitFractions & {
+  /** Splits each value of this column (a label) alone, so that both parts hold it in the split's proportion. */
+  stratify?: string;
+  /** Keeps the rows of each value of this column (a patient, a user) together in one part. */
+  groups?: string;
+};
 
 /** A column of numbers (NaN: missing) or of text (null: missing). */
 export type TableColumn = Float64Array | (string | null)[];
@@ -136,7 +145,27 @@ export class Table {
    * over the rows, each label's rows, or the groups; each part keeps the file's order.
    */
   split(options: TableSplitOptions): { train: Table; validation: Table } {
-    return splitTable(this, options);
+    const fractions = splitFractions(options);
+    const seed = options.seed ?? 42;
+    if (options.stratify !== undefined && options.groups !== undefined) {
+      throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', 'split: give stratify or groups, not both');
+    }
+    const by = options.stratify ?? options.groups;
+    const parts =
+      by === undefined
+        ? randomSplitIndices(this.numRows, fractions, seed)
+        : splitIndicesBy(this.splitValues(by), options.stratify !== undefined ? 'stratify' : 'groups', fractions, seed);
+    // Each part keeps the file's row order.
+    const [train, validation] = parts.map((rows) => this.rows([...rows].sort((a, b) => a - b)));
+    return { train, validation };
+  }
+
+  /** A column's cells as values to split by (null where missing). */
+  private splitValues(name: string): Cell[] {
+    const column = this.column(name);
+    return column instanceof Float64Array
+      ? Array.from(column, (value) => (Number.isNaN(value) ? null : value))
+      : column;
   }
 
   /** Where row `row` came from: "file.csv, line 7" or "records[3]". */

@@ -24,6 +24,7 @@ import { checkpointsFolder, pruneCheckpoints, TrainerState, writeCheckpoint } fr
 import type { ResolvedConfig } from './config';
 import type { FitControl } from './fit-control';
 import type { HookRunner } from './hook-runner';
+import { watchInterruptions } from './interruptions';
 import type { EpochLogs, EvalLogs, History, StepLogs, ValidationLogs } from './logs';
 import { prefixedWithVal } from './metrics';
 import { findResumePoint } from './resume';
@@ -85,7 +86,25 @@ export class FitLoop {
   }
 
   /** Trains to the end (numEpochs, maxSteps, a stop); resolves with the history. */
+  /** The fit, from a clean slate of requests, watching its signal and SIGINT/SIGTERM meanwhile. */
   async run(): Promise<History> {
+    this.control.clearRequests();
+    this.engine.clearStop();
+    const stopWatching = watchInterruptions({
+      signal: this.options.signal,
+      graceMs: this.options.abortGraceMs,
+      handleSignals: this.config.handleSignals,
+      hooks: this.hooks,
+      stop: (reason) => this.trainer.stop(reason),
+    });
+    try {
+      return await this.train();
+    } finally {
+      stopWatching();
+    }
+  }
+
+  private async train(): Promise<History> {
     const run = await this.start();
     const { history, numEpochs } = run;
     const info = { numEpochs, ...run.plan };
@@ -366,15 +385,18 @@ export function evaluateOn(
   epoch: number,
   batchSize: number,
 ): Promise<EvalLogs> {
-  return hooks.settle(
-    withNativeData(data, epoch, (native) =>
-      engine.evaluate(native, batchSize, {
-        epoch,
-        onReport: (report) => hooks.observe('onEvalProgress', report, trainer),
-        onBatch: hooks.batchHook('val'),
-      }),
-    ),
-  );
+  return hooks
+    .settle(
+      withNativeData(data, epoch, (native) =>
+        engine.evaluate(native, batchSize, {
+          epoch,
+          onReport: (report) => hooks.observe('onEvalProgress', report, trainer),
+          onBatch: hooks.batchHook('val'),
+        }),
+      ),
+      // C++ adds the metrics config.metrics asked for, which MetricLogs names.
+    )
+    .then((result) => result as EvalLogs);
 }
 
 /** Seconds of training of `run`, with those of the runs it resumed. */

@@ -1,12 +1,13 @@
 // How a fit is interrupted from outside: its AbortSignal, and SIGINT/SIGTERM
 // (config.handleSignals). Each stops training at the next step boundary and
 // gives hooks still pending a grace period; a second signal exits at once.
+import { firebrandError } from '../errors';
 import type { HookRunner } from './hook-runner';
 
 export interface InterruptionWatch {
   signal: AbortSignal | undefined;
-  /** How long a pending hook may still hold fit after the interruption. */
-  graceMs: number;
+  /** How long a pending hook may still hold fit after the interruption (fit's abortGraceMs). Default 5000. */
+  graceMs: number | undefined;
   handleSignals: boolean;
   hooks: HookRunner;
   /** Asks training to stop, saying why. */
@@ -16,11 +17,17 @@ export interface InterruptionWatch {
 /** Watches for interruptions until the returned function is called. */
 export function watchInterruptions({
   signal,
-  graceMs,
+  graceMs = 5000,
   handleSignals,
   hooks,
   stop: stopTraining,
 }: InterruptionWatch): () => void {
+  if (!Number.isFinite(graceMs) || graceMs < 0) {
+    throw firebrandError(
+      'ERR_FIREBRAND_INVALID_ARGUMENT',
+      `fit: options.abortGraceMs must be a number of milliseconds >= 0, got ${graceMs}`,
+    );
+  }
   const stop = (reason: string) => {
     stopTraining(reason);
     hooks.abandonHooksAfter(graceMs);

@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 import { firebrandError } from '../errors';
-import { resolveOptions } from '../data/data-schemas';
+import { resolveOptions } from '../options/schema';
 import { field, integer, listOf, number, Schema } from '../options/schema';
 
 /** PEFT's LoraConfig, in camelCase. */

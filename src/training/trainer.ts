@@ -2,55 +2,32 @@
 // of steps run in C++ on a worker thread; this class sequences the lifecycle
 // (configure, setup, epochs, evaluation, checkpoints), runs the hooks, and
 // keeps one operation running at a time.
-import fs from 'node:fs';
 import path from 'node:path';
 
-import { DistributedPlace, deviceForRank, torchrunEnvironment } from '../distributed/torchrun-environment';
+import { DistributedPlace, torchrunEnvironment } from '../distributed/torchrun-environment';
 import { RankCollectives } from '../distributed/rank-collectives';
 import { firebrandError } from '../errors';
-import { TORCHSCRIPT_FILE, WEIGHTS_FILE, writeSavedModel } from '../inference/saved-model';
+import { WEIGHTS_FILE } from '../inference/saved-model';
 import { builtInLoggers } from '../logging/built-in-loggers';
 import type { Logger } from '../logging/logger';
-import {
-  GenerateOptions,
-  ModelDescription,
-  native,
-  NativeEngine,
-  NumericArray,
-  Prediction,
-  TensorData,
-} from '../native';
+import { GenerateOptions, ModelDescription, NativeEngine, NumericArray, Prediction, TensorData } from '../native';
 import { Model } from '../inference/model';
-import { MAX_IMAGE_PIXELS } from '../preprocessing/image-preprocessing';
 import { ModelPreprocessing } from '../preprocessing/model-preprocessing';
-import { modelInputFields, type ModelLike, type ModelSpec, resolveModelSpec } from '../nn/model-spec';
+import type { ModelLike } from '../nn/model-spec';
 import type { ExportOnnxOptions } from '../export/export-onnx';
-import { Module } from '../nn/module/module';
-import { modelDtype } from '../nn/module/tracer';
-import {
-  isHuggingFaceSource,
-  pretrainedSourceOf,
-  pretrainedSourcesIn,
-  pretrainedStopTokens,
-  type PretrainedSource,
-} from '../pretrained/from-pretrained';
-import { loadPretrainedWeights } from '../pretrained/load-weights';
-import { writePretrained } from '../pretrained/save-pretrained';
-import { runtimeInfo, setNumThreads, useDeterministicAlgorithms, warnIfSlowBlas } from '../runtime';
 import { builtInCallbacks } from '../callbacks/built-in-callbacks';
-import { TRAIN_BATCH_HOOKS, VAL_BATCH_HOOKS, type Callback } from './callbacks';
+import type { Callback } from './callbacks';
+import { adoptedPreprocessing, type TrainedModel, writeModelFolder, writePretrainedFolder } from './model-files';
+import { OperationGuard } from './operation-guard';
+import { TrainerSetup } from './trainer-setup';
 import { checkOutputDir } from './checkpoints';
-import { weightRenames, type WeightNameMap } from './weight-renames';
-import { ADAPTER_WEIGHTS_FILE, checkAdapterConfig, resolveLora, type ResolvedLora, writeAdapterConfig } from './lora';
+import { resolveLora, type ResolvedLora } from './lora';
+import { FineTuning, type InitWeightsOptions } from './fine-tuning';
 import { ResolvedConfig, resolveConfig } from './config';
 import { FitControl } from './fit-control';
 import { evaluateOn, FitLoop } from './fit-loop';
-import { callingHook, HookRunner } from './hook-runner';
-import { watchInterruptions } from './interruptions';
+import { HookRunner } from './hook-runner';
 import type { EvalLogs, History } from './logs';
-import { checkMetrics } from './metrics';
-import { learningRate, resolveObjectives } from './objective-schemas';
-import { field, REQUIRED, validate } from '../options/schema';
 import type {
   DataloaderConfiguration,
   FitOptions,
@@ -61,7 +38,7 @@ import type {
 } from './trainer-options';
 import { EVALUATE_OPTION_KEYS, type EvaluateOptions, FIT_OPTION_KEYS } from './trainer-options';
 import { refuseUnknownKeys } from '../options/option-keys';
-import { withTrainingClasses } from './evaluation-classes';
+import { evaluationData, fitData } from './evaluation-classes';
 
 // Hook methods a Trainer subclass may define are the Callback interface's.
 export interface Trainer extends Callback {}
@@ -79,23 +56,12 @@ export class Trainer {
   readonly loggers: readonly Logger[];
   private readonly options: TrainerOptions;
   private readonly lora?: ResolvedLora;
-  private adaptersMerged = false;
   private readonly hooks: HookRunner;
-  private nativeEngine: NativeEngine | undefined;
-  /** The engine's model as a Model (trainer.model), made with the engine. */
-  private trainedModel: Model | undefined;
-  private settingUp: Promise<void> | undefined;
-  /** runSetup is running: its hooks must not wait for it. */
-  private setupRunning = false;
-  private modelSpec: ModelSpec | undefined;
-  /** Where the model's weights came from, when fromPretrained made it. */
-  private pretrained: PretrainedSource | undefined;
-  /** options.model's tensors, described before setup. */
-  private describedModel: ModelDescription | undefined;
-  private dataloaders: DataloaderConfiguration = {};
   /** How the training rows were preprocessed (a dataset's, adopted by fit), saved with the model. */
   private inputPreprocessing: ModelPreprocessing | undefined;
-  private runningOperation: string | undefined;
+  private readonly operations = new OperationGuard(this);
+  private readonly fineTuning: FineTuning;
+  private readonly lifecycle: TrainerSetup;
   private readonly control = new FitControl();
   private fitLoop: FitLoop | undefined;
   /** Set when this process is one rank of several (WORLD_SIZE > 1). */
@@ -114,6 +80,16 @@ export class Trainer {
       options.callbacks === undefined ? [] : Array.isArray(options.callbacks) ? options.callbacks : [options.callbacks];
     this.callbacks = [...callbacks, ...builtInCallbacks(this.config, this.loggers)];
     this.hooks = new HookRunner(this, this.callbacks);
+    const engineAccess = { ready: (operation: string) => this.ready(operation), current: () => this.engine };
+    this.fineTuning = new FineTuning(engineAccess, this.operations, this.lora);
+    const { config, hooks, lora, place } = this;
+    this.lifecycle = new TrainerSetup(this, {
+      config,
+      hooks,
+      lora,
+      place,
+      preprocessing: () => this.inputPreprocessing,
+    });
   }
 
   /** The model to train (and its loss). Default: options.model and options.loss. Override in subclasses. */
@@ -146,108 +122,12 @@ export class Trainer {
     return this.ready('setup').then(() => undefined);
   }
 
-  /**
-   * The engine, set up first. A hook of setup itself (which setup awaits) never waits for setup:
-   * postSetup has the engine already; the hooks before it get an error saying so.
-   */
   private async ready(operation: string): Promise<NativeEngine> {
-    if (this.setupRunning && callingHook(this) !== undefined) return this.engineFor(`${operation}: called`);
-    this.settingUp ??= this.runSetup().catch((error: unknown) => {
-      this.settingUp = undefined;
-      throw error;
-    });
-    await this.settingUp;
-    return this.engine;
-  }
-
-  private async runSetup(): Promise<void> {
-    this.setupRunning = true;
-    try {
-      await this.buildEngine();
-    } finally {
-      this.setupRunning = false;
-    }
-  }
-
-  private async buildEngine(): Promise<void> {
-    await this.hooks.run('preLaunch', this);
-    await this.hooks.run('preConfigure', this);
-    const configured = await this.configureModels();
-    // A module or ModelSpec is the model; a ModelConfiguration holds one as `model`.
-    const models: ModelConfiguration =
-      configured instanceof Module || 'type' in configured ? { model: configured } : configured;
-    const { optimizer, optimizers, lrScheduler } = await this.configureOptimizers();
-    this.dataloaders = await this.configureDataloaders();
-    await this.hooks.run('postConfigure', this);
-    await this.hooks.run('preSetup', this);
-    warnIfSlowBlas();
-    setNumThreads(this.config.numThreads);
-    if (this.config.deterministic) useDeterministicAlgorithms(true);
-    const objectives = resolveObjectives(models.loss, { optimizer, optimizers, lrScheduler });
-    checkMetrics(this.config.metrics, objectives.loss?.name);
-    const modelSpec = resolveModelSpec(models.model);
-    const engine = new native.NativeEngine({
-      model: modelSpec,
-      ...objectives,
-      device:
-        this.place === undefined
-          ? this.config.device
-          : deviceForRank(this.config.device, this.place, runtimeInfo().cudaAvailable),
-      seed: this.config.seed,
-      metrics: [...this.config.metrics],
-      mixedPrecision: this.config.mixedPrecision,
-      gradScaler: { ...this.config.gradScaler },
-      ema: { ...this.config.ema },
-      checkFiniteInputs: this.config.checkFiniteInputs,
-      lossOutput: this.config.lossOutput,
-      freeze: this.config.freeze === undefined ? undefined : [this.config.freeze].flat(),
-      lora: this.lora,
-      activationCheckpointing:
-        this.config.activationCheckpointing === undefined ? undefined : [this.config.activationCheckpointing].flat(),
-    });
-    // Blocks (off the event loop) until every rank has joined; rank 0's weights win.
-    if (this.place !== undefined) {
-      const { rank, worldSize, masterAddr, masterPort } = this.place;
-      await engine.distribute({ rank, worldSize, masterAddr, masterPort, ...this.config.distributed });
-    }
-    // A checkpoint's weights (fromPretrained, torchvision.models), for the model or modules inside it:
-    // every rank reads the same files.
-    for (const { path: prefix, module, source } of pretrainedSourcesIn(models.model)) {
-      await loadPretrainedWeights(engine, module, source, prefix);
-    }
-    this.pretrained = pretrainedSourceOf(models.model);
-    this.nativeEngine = engine;
-    this.modelSpec = modelSpec;
-    this.trainedModel = new Model(engine.model, {
-      inputFields: modelInputFields(modelSpec),
-      preprocessing: () => this.inputPreprocessing,
-      predictBatchSize: this.config.evalBatchSize,
-      maxPixels: MAX_IMAGE_PIXELS,
-      stopTokens: pretrainedStopTokens(this.pretrained),
-    });
-    await this.hooks.run('postSetup', this);
+    return (await this.lifecycle.ready(operation)).engine;
   }
 
   private get engine(): NativeEngine {
-    return this.engineFor('the trainer is called');
-  }
-
-  /** The engine, or an error saying why there is none yet (`what` opens it when a hook of setup asked). */
-  private engineFor(what: string): NativeEngine {
-    const hook = callingHook(this);
-    if (this.nativeEngine === undefined && this.setupRunning && hook !== undefined) {
-      throw firebrandError(
-        'ERR_FIREBRAND_INVALID_STATE',
-        `${what} from ${hook}, a hook of setup that runs before the model is built; call it from postSetup or a later hook`,
-      );
-    }
-    if (this.nativeEngine === undefined) {
-      throw firebrandError(
-        'ERR_FIREBRAND_INVALID_STATE',
-        'the trainer is not set up yet: await trainer.setup() first (fit, evaluate and predict do it themselves)',
-      );
-    }
-    return this.nativeEngine;
+    return this.lifecycle.madeFor('the trainer is called').engine;
   }
 
   /** Set to true (from a callback, say) to end training after the current optimizer step. */
@@ -256,12 +136,8 @@ export class Trainer {
   }
 
   set shouldStop(stop: boolean) {
-    if (stop) {
-      this.stop('trainer.shouldStop was set');
-    } else {
-      this.control.stopRequested = false;
-      this.control.stopReason = undefined;
-    }
+    if (stop) this.stop('trainer.shouldStop was set');
+    else this.control.clearStop();
   }
 
   /**
@@ -270,7 +146,7 @@ export class Trainer {
    */
   stop(reason: string): void {
     this.control.stop(reason);
-    this.nativeEngine?.requestStop();
+    this.lifecycle.done?.engine.requestStop();
   }
 
   /** TensorFlow.js's name for shouldStop. */
@@ -287,91 +163,37 @@ export class Trainer {
    * with streamed data, at the end of the epoch.
    */
   requestSave(): void {
-    if (this.config.outputDir === undefined) {
-      throw firebrandError('ERR_FIREBRAND_INVALID_STATE', 'requestSave: checkpoints need config.outputDir');
-    }
-    if (this.fitLoop === undefined) {
-      throw firebrandError('ERR_FIREBRAND_INVALID_STATE', 'requestSave: only during fit (from a callback)');
-    }
-    this.control.saveRequested = true;
-    if (this.fitLoop.resumable) this.engine.requestStop();
+    this.control.requestSave(this.config.outputDir, this.fitLoop, () => this.engine.requestStop());
   }
 
-  /**
-   * Writes the LoRA adapters alone, as PEFT's save_pretrained does: `folder`/adapter_model.safetensors
-   * ("base_model.model.<path>.lora_A.weight", ...) and adapter_config.json. Modules unfrozen to train
-   * beside the adapters (a new head) are saved whole, as PEFT's modules_to_save. PEFT and this
-   * trainer's loadAdapter read them back.
-   */
-  async saveAdapter(folder: string): Promise<void> {
-    const lora = this.adapterOptions('saveAdapter');
-    const engine = await this.ready('saveAdapter');
-    fs.mkdirSync(folder, { recursive: true });
-    const modulesToSave = await engine.saveAdapter(path.join(folder, ADAPTER_WEIGHTS_FILE));
-    writeAdapterConfig(folder, lora, modulesToSave);
+  /** Writes the LoRA adapters alone, in PEFT's layout: FineTuning.saveAdapter. */
+  saveAdapter(folder: string): Promise<void> {
+    return this.fineTuning.saveAdapter(folder);
   }
 
-  /** Loads adapters saveAdapter (or PEFT) wrote for this model; another model's, or another r, is an error naming it. */
-  async loadAdapter(folder: string): Promise<void> {
-    return this.exclusive('loadAdapter', 'anyHook', async () => {
-      checkAdapterConfig(folder, this.adapterOptions('loadAdapter'));
-      const engine = await this.ready('loadAdapter');
-      await engine.loadAdapter(path.join(folder, ADAPTER_WEIGHTS_FILE));
-    });
+  /** Loads adapters saveAdapter (or PEFT) wrote: FineTuning.loadAdapter. */
+  loadAdapter(folder: string): Promise<void> {
+    return this.fineTuning.loadAdapter(folder);
   }
 
-  /**
-   * Folds the adapters into the weights they adapt (W + B·A·alpha/r, PEFT's merge_and_unload) and removes
-   * them: the model is the base model again, for save and exportTorchScript. The trainer fits no more.
-   */
-  async mergeAdapter(): Promise<void> {
-    return this.exclusive('mergeAdapter', 'afterTraining', async () => {
-      this.adapterOptions('mergeAdapter');
-      const engine = await this.ready('mergeAdapter');
-      await engine.mergeAdapters();
-      this.adaptersMerged = true;
-    });
+  /** Folds the adapters into the weights (PEFT's merge_and_unload): FineTuning.mergeAdapter. */
+  mergeAdapter(): Promise<void> {
+    return this.fineTuning.mergeAdapter();
   }
 
-  private adapterOptions(operation: string): ResolvedLora {
-    if (this.lora === undefined)
-      throw firebrandError(
-        'ERR_FIREBRAND_INVALID_STATE',
-        `${operation}: the trainer has no LoRA adapters (give it options.lora)`,
-      );
-    return this.lora;
+  /** Stops training these parameters (module paths or names), from the next step during fit: FineTuning.freeze. */
+  freeze(patterns: string | string[]): Promise<string[]> {
+    return this.fineTuning.freeze(patterns);
   }
 
-  /**
-   * Fine-tuning: stops training the parameters under these module paths or with these names (as
-   * config.freeze; * within a name part, ** across parts), from the next step when called during
-   * fit. Modules left with nothing to train run in eval mode. Resolves with the parameters' names.
-   */
-  async freeze(patterns: string | string[]): Promise<string[]> {
-    const engine = await this.ready('freeze');
-    return engine.freeze([patterns].flat());
+  /** Trains them again, new ones in a parameter group of their own: FineTuning.unfreeze. */
+  unfreeze(patterns: string | string[], options: { lr?: number } = {}): Promise<string[]> {
+    return this.fineTuning.unfreeze(patterns, options);
   }
 
-  /**
-   * Trains them again, from the next step when called during fit (a callback: Lightning's
-   * BaseFinetuning). Parameters the optimizer never held join it as a new parameter group with base
-   * learning rate `lr` (default: the first group's / 10, as Lightning's). Resolves with their names.
-   */
-  async unfreeze(patterns: string | string[], { lr }: { lr?: number } = {}): Promise<string[]> {
-    validate({ lr }, { lr: field(learningRate) }, 'unfreeze');
-    const engine = await this.ready('unfreeze');
-    return engine.unfreeze([patterns].flat(), lr);
-  }
-
-  /**
-   * Sets the base learning rate (the optimizer's lr, which the schedule scales) of every optimizer, or of
-   * the one named: its first parameter group's becomes `lr`, the others' follow in proportion. During fit
-   * it applies from the next optimizer step (learningRates shows it at once); it is kept in checkpoints
-   * and by later fits.
-   */
+  /** Sets every optimizer's (or the named one's) base learning rate: FineTuning.setLearningRate. */
   setLearningRate(lr: number, optimizer?: string): void {
-    validate({ lr }, { lr: field(learningRate, REQUIRED) }, 'setLearningRate');
-    this.engine.setLearningRate(lr, optimizer);
+    this.fineTuning.setLearningRate(lr, optimizer);
   }
 
   /** The learning rate of every optimizer's parameter groups for the next step (named by learningRateNames). */
@@ -400,12 +222,12 @@ export class Trainer {
    * is given as options.model; a subclass's configureModels() model once set up.
    */
   get namedParameters(): ModelDescription['parameters'] {
-    return this.trainedModel?.namedParameters ?? this.describedBeforeSetup().parameters;
+    return this.description().parameters;
   }
 
   /** The model's buffers (BatchNorm's running_mean, running_var, num_batches_tracked) by PyTorch name. */
   get namedBuffers(): ModelDescription['buffers'] {
-    return this.trainedModel?.namedBuffers ?? this.describedBeforeSetup().buffers;
+    return this.description().buffers;
   }
 
   /** Elements in all parameters, as `sum(p.numel() for p in model.parameters())`. */
@@ -413,18 +235,9 @@ export class Trainer {
     return this.namedParameters.reduce((count, { shape }) => count + shape.reduce((size, dim) => size * dim, 1), 0);
   }
 
-  /** options.model's tensors before setup builds it (a subclass's configureModels() is not called for this). */
-  private describedBeforeSetup(): ModelDescription {
-    const configuredBySubclass = this.configureModels !== Trainer.prototype.configureModels;
-    if (configuredBySubclass || this.options.model === undefined) {
-      throw firebrandError(
-        'ERR_FIREBRAND_INVALID_STATE',
-        'the model is not known yet: configureModels() builds it at setup; await trainer.setup() first ' +
-          '(fit, evaluate and predict do it themselves)',
-      );
-    }
-    this.describedModel ??= native.NativeModel.describe(resolveModelSpec(this.options.model));
-    return this.describedModel;
+  private description(): ModelDescription {
+    const given = this.configureModels === Trainer.prototype.configureModels ? this.options.model : undefined;
+    return this.lifecycle.description(given);
   }
 
   /** Optimizer steps taken so far. */
@@ -444,56 +257,22 @@ export class Trainer {
    */
   async fit(trainData?: TrainingData, options: FitOptions = {}): Promise<History> {
     refuseUnknownKeys(options, FIT_OPTION_KEYS, 'fit options');
-    return this.exclusive('fit', 'noHook', async () => {
-      let stopWatching = () => {};
+    return this.operations.exclusive('fit', 'noHook', async () => {
       try {
         if (this.config.outputDir !== undefined) checkOutputDir(this.config.outputDir);
-        await this.ready('fit');
-        this.control.clearRequests();
-        this.engine.clearStop();
-        const graceMs = options.abortGraceMs ?? 5000;
-        if (!Number.isFinite(graceMs) || graceMs < 0) {
-          throw firebrandError(
-            'ERR_FIREBRAND_INVALID_ARGUMENT',
-            `fit: options.abortGraceMs must be a number of milliseconds >= 0, got ${graceMs}`,
-          );
-        }
-        stopWatching = watchInterruptions({
-          signal: options.signal,
-          graceMs,
-          handleSignals: this.config.handleSignals,
-          hooks: this.hooks,
-          stop: (reason) => this.stop(reason),
+        const { engine, dataloaders } = await this.lifecycle.ready('fit');
+        const { data, evalData } = fitData(trainData, options.evalData, dataloaders);
+        this.inputPreprocessing = adoptedPreprocessing(this.inputPreprocessing, data, evalData);
+        const { config, hooks, ranks, control } = this;
+        this.fitLoop = new FitLoop({ trainer: this, config, engine, hooks, ranks, control }, data, {
+          ...options,
+          evalData,
         });
-        const data = trainData ?? this.dataloaders.train;
-        if (data === undefined) {
-          throw firebrandError(
-            'ERR_FIREBRAND_INVALID_ARGUMENT',
-            'fit: give trainData, or return { train } from configureDataloaders()',
-          );
-        }
-        const trainingClasses = (data as { classes?: string[] }).classes;
-        const evalData = withTrainingClasses(
-          options.evalData ?? this.dataloaders.eval,
-          trainingClasses,
-          'fit: evalData',
-        );
-        this.adoptPreprocessing(data, evalData);
-        const context = {
-          trainer: this,
-          config: this.config,
-          engine: this.engine,
-          hooks: this.hooks,
-          ranks: this.ranks,
-          control: this.control,
-        };
-        this.fitLoop = new FitLoop(context, data, { ...options, evalData });
         return await this.fitLoop.run();
       } catch (error) {
         await this.hooks.run('onException', error, this).catch(() => undefined);
         throw error;
       } finally {
-        stopWatching();
         this.fitLoop = undefined;
       }
     });
@@ -506,7 +285,7 @@ export class Trainer {
   async save(folder: string): Promise<void> {
     // Not a collective: in a distributed run, the rank that calls it writes (`if (trainer.globalRank === 0)`).
     await this.ready('save');
-    await this.writeModelFiles(folder);
+    await writeModelFolder(folder, this.trainedModelFiles());
   }
 
   /**
@@ -514,7 +293,7 @@ export class Trainer {
    * distributed run every rank calls it (callbacks run on all); rank 0 writes, the others wait.
    */
   async writeModel(folder: string): Promise<void> {
-    await this.ranks.onRankZero(`the model ${folder}`, () => this.writeModelFiles(folder));
+    await this.ranks.onRankZero(`the model ${folder}`, () => writeModelFolder(folder, this.trainedModelFiles()));
   }
 
   /**
@@ -525,52 +304,18 @@ export class Trainer {
     return this.inputPreprocessing;
   }
 
-  /**
-   * Takes the training data's preprocessing; another than the one an earlier fit took is an error. Images are
-   * served as the evaluation data's were transformed (no random crops or flips), so an image dataset in
-   * evalData gives its pipeline, with the training images' classes.
-   */
-  private adoptPreprocessing(data: TrainingData, evalData: TrainingData | undefined): void {
-    const preprocessingOf = (source: TrainingData | undefined) =>
-      (source as { preprocessing?: ModelPreprocessing } | undefined)?.preprocessing;
-    const training = preprocessingOf(data);
-    const evaluation = preprocessingOf(evalData)?.imagePipeline;
-    // The evaluation images' shape, when their transforms end at one size: predict checks floats against it
-    // and exportOnnx's example defaults to it.
-    const shape = (evalData as { sampleShape?: number[] } | undefined)?.sampleShape;
-    const fixedShape = shape !== undefined && shape.every((size) => size > 0) ? { sampleShape: shape } : {};
-    const given =
-      training?.imagePipeline !== undefined && evaluation !== undefined
-        ? ModelPreprocessing.ofImages({
-            ...fixedShape,
-            ...evaluation,
-            classes: training.imagePipeline.classes ?? evaluation.classes,
-          })
-        : training;
-    if (given === undefined) return;
-    if (this.inputPreprocessing !== undefined && !this.inputPreprocessing.sameAs(given)) {
-      throw firebrandError(
-        'ERR_FIREBRAND_INVALID_ARGUMENT',
-        'fit: this dataset was preprocessed otherwise than the one an earlier fit trained on (another TablePreprocessor, ' +
-          'one fitted on other rows, or other image transforms); preprocess every part as the training data was',
-      );
-    }
-    this.inputPreprocessing = given;
-  }
-
-  private writeModelFiles(folder: string): Promise<void> {
-    if (this.lora !== undefined && !this.adaptersMerged) {
-      throw firebrandError(
-        'ERR_FIREBRAND_INVALID_STATE',
-        `save(${folder}): the model has LoRA adapters, which a saved model does not rebuild; merge them first (mergeAdapter) or save them alone (saveAdapter)`,
-      );
-    }
-    const spec = this.modelSpec as ModelSpec;
-    return writeSavedModel(folder, spec, this.config.evalBatchSize, async (temporary) => {
-      await this.engine.saveWeights(path.join(temporary, WEIGHTS_FILE));
-      this.inputPreprocessing?.write(temporary);
-      if (spec.type === 'torchscript') await this.model.exportTorchScript(path.join(temporary, TORCHSCRIPT_FILE));
-    });
+  /** The trained model as trainer.save and savePretrained write it. */
+  private trainedModelFiles(): TrainedModel {
+    const { modelSpec, pretrained, model } = this.lifecycle.madeFor('save');
+    return {
+      spec: modelSpec,
+      evalBatchSize: this.config.evalBatchSize,
+      preprocessing: this.inputPreprocessing,
+      unmergedAdapters: this.fineTuning.unmergedAdapters,
+      pretrained,
+      saveWeights: (file) => this.engine.saveWeights(file),
+      exportTorchScript: (file) => model.exportTorchScript(file),
+    };
   }
 
   /**
@@ -579,22 +324,9 @@ export class Trainer {
    * generation and tokenizer files, so that transformers' from_pretrained loads what was trained here.
    */
   async savePretrained(folder: string): Promise<void> {
-    return this.exclusive('savePretrained', 'anyHook', async () => {
-      const engine = await this.ready('savePretrained');
-      const source = this.pretrained;
-      if (source === undefined || !isHuggingFaceSource(source)) {
-        throw firebrandError(
-          'ERR_FIREBRAND_INVALID_STATE',
-          `savePretrained(${folder}): the model was not made by fromPretrained, so there is no config.json to write; use save()`,
-        );
-      }
-      if (this.lora !== undefined && !this.adaptersMerged) {
-        throw firebrandError(
-          'ERR_FIREBRAND_INVALID_STATE',
-          `savePretrained(${folder}): the model has LoRA adapters; merge them first (mergeAdapter) or save them alone (saveAdapter)`,
-        );
-      }
-      await writePretrained(folder, source, modelDtype(this.modelSpec), (file) => engine.saveWeights(file));
+    return this.operations.exclusive('savePretrained', 'anyHook', async () => {
+      await this.ready('savePretrained');
+      await writePretrainedFolder(folder, this.trainedModelFiles());
     });
   }
 
@@ -613,24 +345,12 @@ export class Trainer {
     await (await this.liveModel('exportOnnx')).exportOnnx(file, options);
   }
 
-  /**
-   * Loads weights only (no optimizer state), by state-dict name: a .safetensors file (fp16 and bf16 are
-   * converted to the model's dtype) or a TorchScript module's parameters and buffers. `map` renames the
-   * file's weights first: by prefix ({ 'module.': '', 'encoder.': 'backbone.' }: the longest prefix that
-   * fits; '' adds one), or a function of each name returning the new name, or null to leave it out.
-   * With `strict` (the default), names that exist on one side only are an error; else they are reported.
-   * Shapes must match. TorchScript files are code: load only files you trust.
-   */
-  async initWeightsFrom(
+  /** Loads weights only (no optimizer state), by state-dict name, `map` renaming them: FineTuning.initWeightsFrom. */
+  initWeightsFrom(
     file: string,
-    options: { strict?: boolean; map?: WeightNameMap } = {},
+    options: InitWeightsOptions = {},
   ): Promise<{ missing: string[]; unexpected: string[] }> {
-    return this.exclusive('initWeightsFrom', 'anyHook', async () => {
-      const engine = await this.ready('initWeightsFrom');
-      const renames =
-        options.map === undefined ? undefined : weightRenames(await native.weightNames(file), options.map);
-      return engine.initWeightsFrom(file, options.strict ?? true, renames);
-    });
+    return this.fineTuning.initWeightsFrom(file, options);
   }
 
   /** trainer.model.stateDict (Model.stateDict), the trainer set up first. */
@@ -641,19 +361,10 @@ export class Trainer {
   /** Loss and metrics (accuracy for class-index losses) over a dataset, in eval mode. Default data: configureDataloaders()'s eval. */
   async evaluate(data?: TrainingData, options: EvaluateOptions = {}): Promise<EvalLogs> {
     refuseUnknownKeys(options, EVALUATE_OPTION_KEYS, 'evaluate options');
-    return this.exclusive('evaluate', 'epochHooks', async () => {
-      const engine = await this.ready('evaluate');
-      const evalData = withTrainingClasses(
-        data ?? this.dataloaders.eval,
-        this.inputPreprocessing?.imagePipeline?.classes,
-        'evaluate',
-      );
-      if (evalData === undefined) {
-        throw firebrandError(
-          'ERR_FIREBRAND_INVALID_ARGUMENT',
-          'evaluate: give data, or return { eval } from configureDataloaders()',
-        );
-      }
+    return this.operations.exclusive('evaluate', 'epochHooks', async () => {
+      const { engine, dataloaders } = await this.lifecycle.ready('evaluate');
+      const classes = this.inputPreprocessing?.imagePipeline?.classes;
+      const evalData = evaluationData(data, dataloaders, classes);
       return evaluateOn(this, engine, this.hooks, evalData, 0, options.batchSize ?? this.config.evalBatchSize);
     });
   }
@@ -678,72 +389,10 @@ export class Trainer {
    * (`await trainer.setup()`; fit, evaluate and predict do it themselves).
    */
   get model(): Model {
-    this.engineFor('trainer.model: read');
-    return this.trainedModel as Model;
+    return this.lifecycle.madeFor('trainer.model: read').model;
   }
 
   private async liveModel(operation: string): Promise<Model> {
-    await this.ready(operation);
-    return this.trainedModel as Model;
-  }
-
-  /**
-   * Runs `body` as the trainer's one operation. While another runs, a call from outside its hooks is
-   * refused; a call from one of its hooks runs at that boundary, as far as `inHooks` allows, or is
-   * refused at once saying why (never a wait on the operation that awaits the hook).
-   */
-  private async exclusive<Result>(
-    operation: string,
-    inHooks: HookPolicy,
-    body: () => Promise<Result>,
-  ): Promise<Result> {
-    if (this.runningOperation) {
-      const hook = callingHook(this);
-      if (hook === undefined) {
-        throw firebrandError(
-          'ERR_FIREBRAND_INVALID_STATE',
-          `cannot start ${operation}: this trainer is already running ${this.runningOperation}; await it before starting another`,
-        );
-      }
-      const refusal = refusalInHook(operation, inHooks, hook, this.runningOperation);
-      if (refusal !== undefined) throw firebrandError('ERR_FIREBRAND_INVALID_STATE', refusal);
-      return body();
-    }
-    this.runningOperation = operation;
-    try {
-      return await body();
-    } finally {
-      this.runningOperation = undefined;
-    }
-  }
-}
-
-/**
- * What an exclusive operation may do when called from a hook of the running one: 'noHook' never,
- * 'epochHooks' from hooks between batches (not per-batch hooks, which a batch waits for),
- * 'afterTraining' from postFit, onTrainEnd and onException, 'anyHook' from any (the engine checks the step boundary).
- */
-type HookPolicy = 'noHook' | 'epochHooks' | 'afterTraining' | 'anyHook';
-
-const PER_BATCH_HOOKS: readonly string[] = [...TRAIN_BATCH_HOOKS, ...VAL_BATCH_HOOKS];
-const AFTER_TRAINING_HOOKS: readonly string[] = ['postFit', 'onTrainEnd', 'onException'];
-
-/** Why `operation` cannot run from `hook` of the running operation, or undefined when it can. */
-function refusalInHook(operation: string, policy: HookPolicy, hook: string, running: string): string | undefined {
-  const from = `${operation}: called from ${hook}, a hook of the running ${running}`;
-  switch (policy) {
-    case 'noHook':
-      return `${from}; a trainer runs one ${operation} at a time: start it after ${running} resolves`;
-    case 'epochHooks':
-      return PER_BATCH_HOOKS.includes(hook)
-        ? `${from}, which waits for that hook at every batch while ${operation} would run batches of its own; ` +
-            'call it from an epoch hook (preEpoch, postEpoch, postValidation) or use config.evalEvery'
-        : undefined;
-    case 'afterTraining':
-      return running === 'fit' && !AFTER_TRAINING_HOOKS.includes(hook)
-        ? `${from}, after which the trainer could not train on; call it from postFit, or after fit resolves`
-        : undefined;
-    case 'anyHook':
-      return undefined;
+    return (await this.lifecycle.ready(operation)).model;
   }
 }

@@ -1,8 +1,6 @@
 // The ONNX graph the native export builds (native/binding/onnx_convert.h), as
 // plain data: nodes in order, initializers with their bytes, and the graph's
 // inputs and outputs with their dims.
-import type { ImageTransformSpec } from '../images/image-transforms';
-
 export type OnnxAttribute =
   | { name: string; kind: 'int'; value: number }
   | { name: string; kind: 'float'; value: number }
@@ -46,12 +44,4 @@ export interface OnnxGraph {
   initializers: OnnxInitializer[];
   inputs: OnnxValueInfo[];
   outputs: OnnxValueInfo[];
-}
-
-/** exportOnnx's options as the native side takes them, every default resolved. */
-export interface NativeOnnxOptions {
-  opset: number;
-  dynamicAxes: Record<string, Record<number, string>>;
-  /** The saved image transforms folded in: the input is then raw uint8 images. */
-  imageTransforms?: ImageTransformSpec[];
 }

@@ -4,7 +4,7 @@
 // label in the split's proportion), or over the groups (grouped: a group's
 // items stay together in one part). Table.split and Dataset.split both use it.
 import { native } from '../native';
-import { categoriesOf, type Cell } from '../preprocessing/column-statistics';
+import { categoriesOf, type Cell } from './column-statistics';
 
 /** random_split's [train, validation] indices of `count` items. */
 export function randomSplitIndices(count: number, fractions: [number, number], seed: number): [number[], number[]] {

@@ -1,0 +1,64 @@
+// Setup's native half: the runtime settings a config asks for, the engine
+// spec C++ builds the model, loss and optimizers from, joining a distributed
+// run, and a checkpoint's weights loaded into the model or modules inside it.
+import { deviceForRank, type DistributedPlace } from '../distributed/torchrun-environment';
+import { native, type NativeEngine } from '../native';
+import { resolveModelSpec, type ModelSpec } from '../nn/model-spec';
+import { pretrainedSourcesIn } from '../pretrained/from-pretrained';
+import { loadPretrainedWeights } from '../pretrained/load-weights';
+import { runtimeInfo, setNumThreads, useDeterministicAlgorithms, warnIfSlowBlas } from '../runtime';
+import type { ResolvedConfig } from './config';
+import type { ResolvedLora } from './lora';
+import { checkMetrics } from './metrics';
+import { resolveObjectives } from './objective-schemas';
+import type { ModelConfiguration, OptimizerConfiguration } from './trainer-options';
+
+/** The built engine and the spec its model was built from. */
+export interface BuiltEngine {
+  engine: NativeEngine;
+  modelSpec: ModelSpec;
+}
+
+const listed = (patterns: string | string[] | undefined) => (patterns === undefined ? undefined : [patterns].flat());
+
+/** Builds the engine for `models` and `optimizers` under `config`, joined to the run at `place` when there is one. */
+export async function buildEngine(
+  config: ResolvedConfig,
+  models: ModelConfiguration,
+  optimizers: OptimizerConfiguration,
+  lora: ResolvedLora | undefined,
+  place: DistributedPlace | undefined,
+): Promise<BuiltEngine> {
+  warnIfSlowBlas();
+  setNumThreads(config.numThreads);
+  if (config.deterministic) useDeterministicAlgorithms(true);
+  const objectives = resolveObjectives(models.loss, optimizers);
+  checkMetrics(config.metrics, objectives.loss?.name);
+  const modelSpec = resolveModelSpec(models.model);
+  const engine = new native.NativeEngine({
+    model: modelSpec,
+    ...objectives,
+    device: place === undefined ? config.device : deviceForRank(config.device, place, runtimeInfo().cudaAvailable),
+    seed: config.seed,
+    metrics: [...config.metrics],
+    mixedPrecision: config.mixedPrecision,
+    gradScaler: { ...config.gradScaler },
+    ema: { ...config.ema },
+    checkFiniteInputs: config.checkFiniteInputs,
+    lossOutput: config.lossOutput,
+    freeze: listed(config.freeze),
+    lora,
+    activationCheckpointing: listed(config.activationCheckpointing),
+  });
+  // Blocks (off the event loop) until every rank has joined; rank 0's weights win.
+  if (place !== undefined) {
+    const { rank, worldSize, masterAddr, masterPort } = place;
+    await engine.distribute({ rank, worldSize, masterAddr, masterPort, ...config.distributed });
+  }
+  // A checkpoint's weights (fromPretrained, torchvision.models), for the model or modules inside it:
+  // every rank reads the same files.
+  for (const { path: prefix, module, source } of pretrainedSourcesIn(models.model)) {
+    await loadPretrainedWeights(engine, module, source, prefix);
+  }
+  return { engine, modelSpec };
+}
