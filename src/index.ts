@@ -108,6 +108,7 @@ export type {
   CheckpointInfo,
   TfLogs,
   TrainBeginInfo,
+  TrainerView,
   ValidationInfo,
 } from './training/callbacks';
 export { defaultConfig, loadConfig } from './training/config';
@@ -185,18 +186,15 @@ export { BasicBlock, Bottleneck, ResNet } from './pretrained/architectures/torch
 export type { ResNetOptions } from './pretrained/architectures/torchvision-resnet';
 export { InvertedResidual, MobileNetV3, SqueezeExcitation } from './pretrained/architectures/torchvision-mobilenetv3';
 export type { MobileNetV3Options } from './pretrained/architectures/torchvision-mobilenetv3';
-export type { WeightNameMap } from './training/weight-renames';
-export type { InitWeightsOptions } from './training/fine-tuning';
+export type { InitWeightsOptions, WeightNameMap } from './training/weight-renames';
 export type { LoraConfig } from './training/lora';
 export type {
   DataloaderConfiguration,
-  EvaluateOptions,
-  FitOptions,
   ModelConfiguration,
   OptimizerConfiguration,
   TrainerOptions,
-  TrainingData,
 } from './training/trainer-options';
+export type { EvaluateOptions, FitOptions, TrainingData } from './training/fit-options';
 export type { TrainerState } from './training/checkpoints';
 export { ByteTokenizer } from './text/byte-tokenizer';
 export { CharTokenizer } from './text/char-tokenizer';

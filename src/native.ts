@@ -450,6 +450,8 @@ export interface NativeBinding {
     field: string,
     maxPixels: number,
   ): Promise<TensorData<NumericArray>>;
+  /** Every image transform C++ runs, and whether it draws random numbers. */
+  imageTransformRows(): { name: string; random: boolean }[];
   setNumThreads(threads: number, adaptive?: boolean): void;
   /** Every op row of the graph runtime and the forms it has ('run', 'torchScript'). */
   graphOps(): { name: string; forms: string[] }[];

@@ -5,6 +5,7 @@ import { expect } from 'chai';
 import fs from 'node:fs';
 import path from 'node:path';
 
+import { imageTransforms, RANDOM_IMAGE_TRANSFORMS } from '../src';
 import { native } from '../src/native';
 import { layers } from '../src/nn/layer-schemas';
 import { isFunctionalLayerType } from '../src/nn/module/functional-layers';
@@ -12,7 +13,9 @@ import { isFunctionalLayerType } from '../src/nn/module/functional-layers';
 const moduleSources = path.join(__dirname, '..', '..', 'src', 'nn');
 /** Graph nodes the runtime and the exporter treat apart from op rows: inputs, state reads and layer calls. */
 const SPECIAL_NODES = ['input', 'state', 'layer', 'recurrent', 'multiheadAttention'];
-const FORMS = ['run', 'torchScript'];
+const FORMS = ['run', 'torchScript', 'onnx'];
+/** Rows that may lack an ONNX form (exportOnnx names them with their module path): none today. */
+const WITHOUT_ONNX: string[] = [];
 
 function sourceFiles(folder: string): string[] {
   return fs.readdirSync(folder, { withFileTypes: true }).flatMap((entry) => {
@@ -36,7 +39,9 @@ function recordedOps(): Set<string> {
 
 const missingForms = (rows: { name: string; forms: string[] }[]) =>
   rows
-    .filter((row) => FORMS.some((form) => !row.forms.includes(form)))
+    .filter((row) =>
+      FORMS.some((form) => !row.forms.includes(form) && !(form === 'onnx' && WITHOUT_ONNX.includes(row.name))),
+    )
     .map((row) => `${row.name}: ${row.forms.join(', ')}`);
 
 describe('graph op and layer rows', () => {
@@ -56,5 +61,16 @@ describe('graph op and layer rows', () => {
     expect(builtIn).to.include.members(['linear', 'conv2d', 'lstm', 'multiheadAttention', 'rmsNorm']);
     expect(rows.map((row) => row.name).sort()).to.deep.equal(builtIn);
     expect(missingForms(rows)).to.deep.equal([]);
+  });
+
+  it('image transforms: the builders TypeScript exports are the C++ rows, whose flag says which are random', () => {
+    const rows = native.imageTransformRows();
+    expect(rows.map((row) => row.name).sort()).to.deep.equal(Object.keys(imageTransforms).sort());
+    expect([...RANDOM_IMAGE_TRANSFORMS].sort()).to.deep.equal([
+      'colorJitter',
+      'randomHorizontalFlip',
+      'randomResizedCrop',
+    ]);
+    expect(rows.filter((row) => row.random).map((row) => row.name)).to.have.members([...RANDOM_IMAGE_TRANSFORMS]);
   });
 });

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-import { Callback, CharTokenizer, Dataset, Trainer, TrainerConfig } from '../src';
+import { Callback, CharTokenizer, Dataset, Trainer, TrainerConfig, TrainerView } from '../src';
 import { GPTMini } from '../examples/models/gpt';
 
 const text = 'abcdefgh'.repeat(6);
@@ -20,7 +20,7 @@ const HUNG_AFTER_MS = 30_000;
 type Outcome = { ok: true } | { code: string; message: string } | { hung: true };
 
 /** Each method as a hook would call it; `folder` is the cell's scratch folder. */
-const METHODS: Record<string, (trainer: Trainer, folder: string, weights: string) => Promise<unknown>> = {
+const METHODS: Record<string, (trainer: TrainerView, folder: string, weights: string) => Promise<unknown>> = {
   setup: (trainer) => trainer.setup(),
   predict: async (trainer) => {
     const output = await trainer.predict(new Int32Array(8).fill(1), [1, 8]);
@@ -186,7 +186,7 @@ describe('trainer methods awaited from hooks', function () {
   it('freeze, unfreeze and initWeightsFrom inside an accumulation group are refused, naming why; at its edges they work', async () => {
     const folder = fs.mkdtempSync(path.join(root, 'accumulation-'));
     const seen: string[] = [];
-    const record = async (where: string, trainer: Trainer) => {
+    const record = async (where: string, trainer: TrainerView) => {
       for (const name of ['freeze', 'unfreeze', 'initWeightsFrom']) {
         const outcome = await outcomeOf(() => METHODS[name](trainer, folder, weights));
         seen.push(`${where} ${name}: ${'ok' in outcome ? 'ok' : 'code' in outcome ? outcome.code : 'hung'}`);

@@ -194,6 +194,19 @@ Napi::Value DecodeImages(const Napi::CallbackInfo& info) {
   });
 }
 
+// () -> { name, random }[]: every image transform C++ runs.
+Napi::Value ImageTransformRows(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  Napi::Array out = Napi::Array::New(env);
+  for (const auto& [name, random] : imageTransformRows()) {
+    Napi::Object row = Napi::Object::New(env);
+    row.Set("name", name);
+    row.Set("random", random);
+    out.Set(out.Length(), row);
+  }
+  return out;
+}
+
 }  // namespace
 
 ImageTransforms toImageTransforms(const Napi::Value& value, const std::string& field) {
@@ -219,6 +232,7 @@ void exportImages(Napi::Env env, Napi::Object exports) {
   exports.Set("encodeImage", Napi::Function::New<EncodeImage>(env, "encodeImage"));
   exports.Set("decodeImage", Napi::Function::New<DecodeImage>(env, "decodeImage"));
   exports.Set("decodeImages", Napi::Function::New<DecodeImages>(env, "decodeImages"));
+  exports.Set("imageTransformRows", Napi::Function::New<ImageTransformRows>(env, "imageTransformRows"));
 }
 
 }  // namespace firebrand::binding

@@ -33,7 +33,7 @@ void UseDeterministicAlgorithms(const Napi::CallbackInfo& info) {
   guard(info.Env(), [&] { useDeterministicAlgorithms(toBoolean(info[0], "deterministic")); });
 }
 
-// Rows and the forms each has ({ name, forms: ['run', 'torchScript'] }), for the test that keeps
+// Rows and the forms each has ({ name, forms: ['run', 'torchScript', 'onnx'] }), for the test that keeps
 // TypeScript's ops and layers and C++'s rows equal.
 template <typename Row, typename Run>
 Napi::Value rowForms(Napi::Env env, const std::vector<const Row*>& rows, std::string Row::*name, Run Row::*run) {
@@ -42,6 +42,7 @@ Napi::Value rowForms(Napi::Env env, const std::vector<const Row*>& rows, std::st
     Napi::Array forms = Napi::Array::New(env);
     if (row->*run) forms.Set(forms.Length(), "run");
     if (row->torchScript) forms.Set(forms.Length(), "torchScript");
+    if (row->onnx) forms.Set(forms.Length(), "onnx");
     Napi::Object item = Napi::Object::New(env);
     item.Set("name", row->*name);
     item.Set("forms", forms);

@@ -5,9 +5,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-import type { Callback, CheckpointInfo } from '../training/callbacks';
+import type { Callback, CheckpointInfo, TrainerView } from '../training/callbacks';
 import type { EpochLogs } from '../training/logs';
-import type { Trainer } from '../training/trainer';
 import { MonitoredMetric, MonitorMode } from './monitored-metric';
 import { optionKeys, refuseUnknownKeys } from '../options/option-keys';
 
@@ -79,7 +78,7 @@ export class EarlyStopping implements Callback {
     this.resumed = true;
   }
 
-  async postEpoch(epoch: number, logs: EpochLogs, trainer: Trainer): Promise<void> {
+  async postEpoch(epoch: number, logs: EpochLogs, trainer: TrainerView): Promise<void> {
     // An epoch cut short by a stop has no evaluation; training ends anyway.
     if (trainer.shouldStop) return;
     const value = this.metric.valueIn(logs, 'EarlyStopping');
@@ -103,7 +102,7 @@ export class EarlyStopping implements Callback {
     }
   }
 
-  async postFit(_history: unknown, trainer: Trainer): Promise<void> {
+  async postFit(_history: unknown, trainer: TrainerView): Promise<void> {
     if (this.snapshot === undefined) return;
     if (this.restoreBestWeights) await trainer.readModelWeights(this.snapshot);
     fs.rmSync(path.dirname(this.snapshot), { recursive: true, force: true });

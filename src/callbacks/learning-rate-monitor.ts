@@ -1,9 +1,8 @@
 // Logs every optimizer parameter group's learning rate to the trainer's
 // loggers (Lightning's LearningRateMonitor): 'lr-adamw', or 'lr-adamw/pg1'
 // with several groups, or 'lr-generator' with several optimizers.
-import type { Callback } from '../training/callbacks';
+import type { Callback, TrainerView } from '../training/callbacks';
 import type { StepLogs } from '../training/logs';
-import type { Trainer } from '../training/trainer';
 import { optionKeys, refuseUnknownKeys } from '../options/option-keys';
 
 export interface LearningRateMonitorOptions {
@@ -23,15 +22,15 @@ export class LearningRateMonitor implements Callback {
     this.interval = options.loggingInterval ?? 'step';
   }
 
-  onLog(logs: StepLogs, trainer: Trainer): void {
+  onLog(logs: StepLogs, trainer: TrainerView): void {
     if (this.interval === 'step') this.record(logs.learningRates, logs.globalStep, trainer);
   }
 
-  postEpoch(_epoch: number, _logs: unknown, trainer: Trainer): void {
+  postEpoch(_epoch: number, _logs: unknown, trainer: TrainerView): void {
     if (this.interval === 'epoch') this.record(trainer.learningRates, trainer.globalStep, trainer);
   }
 
-  private record(rates: number[], step: number, trainer: Trainer): void {
+  private record(rates: number[], step: number, trainer: TrainerView): void {
     // Read each time: unfreezing adds parameter groups mid-fit.
     const names = trainer.learningRateNames.map((name) => `lr-${name}`);
     const metrics: Record<string, number> = {};

@@ -4,9 +4,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 
-import type { Callback } from '../training/callbacks';
+import type { Callback, TrainerView } from '../training/callbacks';
 import type { EpochLogs } from '../training/logs';
-import type { Trainer } from '../training/trainer';
 import { MonitoredMetric, MonitorMode } from './monitored-metric';
 import { optionKeys, refuseUnknownKeys } from '../options/option-keys';
 
@@ -69,7 +68,7 @@ export class ModelCheckpoint implements Callback {
     return this.metric === undefined ? undefined : this.saved[0]?.score;
   }
 
-  async postEpoch(_epoch: number, logs: EpochLogs, trainer: Trainer): Promise<void> {
+  async postEpoch(_epoch: number, logs: EpochLogs, trainer: TrainerView): Promise<void> {
     if (trainer.shouldStop && this.metric !== undefined && !(this.metric.name in logs)) return;
     const { dirpath, saveTopK, saveLast, filename } = this.options;
     if (saveLast) await trainer.writeModel(path.join(dirpath, 'last'));

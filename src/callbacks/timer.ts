@@ -2,8 +2,7 @@
 // across resumed runs, and tells how long training and validation took.
 // config.maxTime adds one.
 import { firebrandError } from '../errors';
-import type { Callback, CheckpointInfo } from '../training/callbacks';
-import type { Trainer } from '../training/trainer';
+import type { Callback, CheckpointInfo, TrainerView } from '../training/callbacks';
 import { optionKeys, refuseUnknownKeys } from '../options/option-keys';
 
 export type TimerDuration = number | string | { days?: number; hours?: number; minutes?: number; seconds?: number };
@@ -97,11 +96,11 @@ export class Timer implements Callback {
     this.stop('validate');
   }
 
-  onProgress(_logs: unknown, trainer: Trainer): void {
+  onProgress(_logs: unknown, trainer: TrainerView): void {
     if (this.interval === 'step') this.check(trainer);
   }
 
-  postEpoch(_epoch: number, _logs: unknown, trainer: Trainer): void {
+  postEpoch(_epoch: number, _logs: unknown, trainer: TrainerView): void {
     this.check(trainer);
   }
 
@@ -124,7 +123,7 @@ export class Timer implements Callback {
     this.startedAt[stage] = undefined;
   }
 
-  private check(trainer: Trainer): void {
+  private check(trainer: TrainerView): void {
     if (!trainer.shouldStop && this.timeElapsed('train') >= this.duration) {
       trainer.stop(`Timer: ${this.duration} s of training reached`);
     }

@@ -4,7 +4,7 @@
 // batches. Random ones draw from the batch's seeded generator, so a seed (and
 // a resumed run) replays the same crops, flips and jitter.
 import { firebrandError } from '../errors';
-import type { OptionFields } from '../native';
+import { native, type OptionFields } from '../native';
 import { boolean, field, integer, number, oneOf, REQUIRED, Resolved, Rule, Variants } from '../options/schema';
 
 export type Interpolation = 'nearest' | 'bilinear' | 'bicubic';
@@ -27,8 +27,16 @@ export interface ImageTransformSpec extends OptionFields {
     | 'normalize';
 }
 
-/** The transforms that draw random numbers: a model is served with a list without them. */
-export const RANDOM_IMAGE_TRANSFORMS = ['randomResizedCrop', 'randomHorizontalFlip', 'colorJitter'];
+/**
+ * The transforms that draw random numbers, as their C++ rows say: a model is served with a list without
+ * them. Read on first use, as the addon is loaded (importing firebrand never loads it).
+ */
+export const RANDOM_IMAGE_TRANSFORMS: readonly string[] = new Proxy([] as string[], {
+  get(names, key) {
+    if (names.length === 0) names.push(...native.imageTransformRows().flatMap((row) => (row.random ? [row.name] : [])));
+    return Reflect.get(names, key);
+  },
+});
 
 const size: Rule = (value) =>
   integer(1)(value) === undefined ||

@@ -1,10 +1,9 @@
 // Feeds the loggers from the training lifecycle: hyper-parameters once, step
 // reports (loss, learning rate, grad-norm, loss scale, throughput) at log
 // steps, epoch and evaluation metrics, and closes them when fit ends.
-import type { Callback } from '../training/callbacks';
+import type { Callback, TrainerView } from '../training/callbacks';
 import type { EpochLogs, StepLogs, ValidationLogs } from '../training/logs';
 import { BOOKKEEPING_FIELDS, isValidationField } from '../training/metrics';
-import type { Trainer } from '../training/trainer';
 import type { Logger, ScalarMetrics } from './logger';
 
 /** 'valAccuracy' -> 'val/accuracy', 'loss' -> 'train/loss'; numbers only. */
@@ -22,7 +21,7 @@ function scalars(logs: object, trainPrefix: string): ScalarMetrics {
 export class LoggingCallback implements Callback {
   constructor(private readonly loggers: readonly Logger[]) {}
 
-  preFit(_info: unknown, trainer: Trainer): void {
+  preFit(_info: unknown, trainer: TrainerView): void {
     for (const logger of this.loggers) logger.logHyperparameters?.({ ...trainer.config });
   }
 

@@ -2,10 +2,9 @@
 // evaluation bar, redrawn in place, with a moving average of the loss, steps/s
 // and ETA; otherwise (pipes, CI logs) a plain line every logEvery steps, one
 // per evaluation and one per epoch with its metrics.
-import type { Callback, TrainBeginInfo } from '../training/callbacks';
+import type { Callback, TrainBeginInfo, TrainerView } from '../training/callbacks';
 import type { EpochLogs, EvalProgress, History, StepLogs, ValidationLogs } from '../training/logs';
 import { BOOKKEEPING_FIELDS, isValidationField } from '../training/metrics';
-import type { Trainer } from '../training/trainer';
 
 export interface ProgressStream {
   write(text: string): unknown;
@@ -106,7 +105,7 @@ export class ProgressBar implements Callback {
     this.smoothing = settings.smoothing ?? 0.1;
   }
 
-  preFit(info: TrainBeginInfo, trainer: Trainer): void {
+  preFit(info: TrainBeginInfo, trainer: TrainerView): void {
     this.numEpochs = info.numEpochs;
     this.drawing = trainer.globalRank === 0;
     this.learningRateNames = trainer.learningRateNames;

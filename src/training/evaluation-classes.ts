@@ -3,7 +3,8 @@
 // shift every later label (0.19 accuracy reported for 0.63); the labels follow
 // the class names instead. And fit's data, given or configured.
 import { firebrandError, type FirebrandErrorCode } from '../errors';
-import type { DataloaderConfiguration, TrainingData } from './trainer-options';
+import type { TrainingData } from './fit-options';
+import type { DataloaderConfiguration } from './trainer-options';
 
 interface LabelledByClass {
   readonly classes?: string[];

@@ -12,14 +12,7 @@ import { field, REQUIRED, validate } from '../options/schema';
 import { ADAPTER_WEIGHTS_FILE, checkAdapterConfig, type ResolvedLora, writeAdapterConfig } from './lora';
 import { learningRate } from './objective-schemas';
 import type { OperationGuard } from './operation-guard';
-import { weightRenames, type WeightNameMap } from './weight-renames';
-
-export interface InitWeightsOptions {
-  /** Names on one side only are an error (default), else reported. */
-  strict?: boolean;
-  /** Renames the file's weights first: by prefix, or a function of each name (null leaves it out). */
-  map?: WeightNameMap;
-}
+import { type InitWeightsOptions, weightRenames } from './weight-renames';
 
 /** How FineTuning reaches its trainer's engine. */
 export interface EngineAccess {

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { MonitoredMetric } from '../callbacks/monitored-metric';
 import { Dataset } from '../data/dataset';
 import { StreamingDataset } from '../data/streaming-dataset';
+import type { TrainerView } from './callbacks';
 import type { RankCollectives } from '../distributed/rank-collectives';
 import { firebrandError } from '../errors';
 import { EMA_WEIGHTS_FILE, WEIGHTS_FILE } from '../inference/saved-model';
@@ -28,8 +29,7 @@ import { watchInterruptions } from './interruptions';
 import type { EpochLogs, EvalLogs, History, StepLogs, ValidationLogs } from './logs';
 import { prefixedWithVal } from './metrics';
 import { findResumePoint } from './resume';
-import type { Trainer } from './trainer';
-import type { FitOptions, TrainingData } from './trainer-options';
+import type { FitOptions, TrainingData } from './fit-options';
 
 /** What a fit carries from epoch to epoch and checkpoint to checkpoint. */
 interface FitRun {
@@ -51,7 +51,7 @@ interface FitRun {
 
 /** The trainer's parts a fit works with. */
 export interface FitContext {
-  trainer: Trainer;
+  trainer: TrainerView;
   config: ResolvedConfig;
   engine: NativeEngine;
   hooks: HookRunner;
@@ -60,7 +60,7 @@ export interface FitContext {
 }
 
 export class FitLoop {
-  private readonly trainer: Trainer;
+  private readonly trainer: TrainerView;
   private readonly config: ResolvedConfig;
   private readonly engine: NativeEngine;
   private readonly hooks: HookRunner;
@@ -378,7 +378,7 @@ export class FitLoop {
 
 /** Loss and metrics over `data` in eval mode, with the evaluation hooks (trainer.evaluate and validation). */
 export function evaluateOn(
-  trainer: Trainer,
+  trainer: TrainerView,
   engine: NativeEngine,
   hooks: HookRunner,
   data: TrainingData,

@@ -6,9 +6,8 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 
 import { firebrandError } from '../errors';
 import type { NativeBatchEvent, NativeBatchHook } from '../native';
-import type { Callback } from './callbacks';
+import type { Callback, TrainerView } from './callbacks';
 import { TRAIN_BATCH_HOOKS, VAL_BATCH_HOOKS } from './callbacks';
-import type { Trainer } from './trainer';
 
 type HookName = keyof Callback;
 
@@ -21,10 +20,10 @@ interface PendingHook {
 type HookArgs<Name extends HookName> = Parameters<NonNullable<Callback[Name]>>;
 
 /** The hook (and whose) that a trainer method is called from, followed through the hook's awaits. */
-const runningHook = new AsyncLocalStorage<{ name: HookName; trainer: Trainer }>();
+const runningHook = new AsyncLocalStorage<{ name: HookName; trainer: TrainerView }>();
 
 /** The hook of `trainer` whose code (or awaited continuation) is calling, or undefined outside its hooks. */
-export function callingHook(trainer: Trainer): HookName | undefined {
+export function callingHook(trainer: TrainerView): HookName | undefined {
   const hook = runningHook.getStore();
   return hook?.trainer === trainer ? hook.name : undefined;
 }
@@ -49,7 +48,7 @@ export class HookRunner {
   private abortGraceMs: number | undefined;
 
   constructor(
-    private readonly trainer: Trainer,
+    private readonly trainer: TrainerView,
     private readonly callbacks: readonly Callback[],
   ) {}
 

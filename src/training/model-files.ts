@@ -10,7 +10,7 @@ import { modelDtype } from '../nn/module/tracer';
 import { isHuggingFaceSource, type PretrainedSource } from '../pretrained/from-pretrained';
 import { writePretrained } from '../pretrained/save-pretrained';
 import { ModelPreprocessing } from '../preprocessing/model-preprocessing';
-import type { TrainingData } from './trainer-options';
+import type { TrainingData } from './fit-options';
 
 /** The trained model as its files need it. */
 export interface TrainedModel {

@@ -1,7 +1,5 @@
-// What a Trainer is given: its options, what a subclass's configure* methods
-// return, and fit's options.
-import type { Dataset } from '../data/dataset';
-import type { StreamingDataset } from '../data/streaming-dataset';
+// What a Trainer is given: its options, and what a subclass's configure*
+// methods return.
 import type { Logger } from '../logging/logger';
 import type { ModelLike } from '../nn/model-spec';
 import type { LoraConfig } from './lora';
@@ -16,7 +14,7 @@ import type {
   SchedulerName,
   SchedulerSpec,
 } from './objectives';
-import { optionKeys } from '../options/option-keys';
+import type { TrainingData } from './fit-options';
 
 export interface TrainerOptions {
   /** The model; or override configureModels(). */
@@ -59,29 +57,3 @@ export interface DataloaderConfiguration {
   train?: TrainingData;
   eval?: TrainingData;
 }
-
-/** Training or evaluation data: a dataset held in C++, or batches streamed from JavaScript. */
-export type TrainingData = Dataset | StreamingDataset;
-
-export interface FitOptions {
-  /** Evaluated after every epoch (and every evalEvery steps); its loss and metrics appear as valLoss, valAccuracy... */
-  evalData?: TrainingData;
-  /** Overrides config.numEpochs for this call. */
-  numEpochs?: number;
-  /** Aborting it stops training at the next step boundary (as shouldStop); fit resolves with the history so far. */
-  signal?: AbortSignal;
-  /**
-   * After an abort (signal, SIGINT/SIGTERM), how long a callback's pending promise may still hold fit;
-   * past it fit stops waiting and rejects with ERR_FIREBRAND_CALLBACK_ABANDONED. Default 5000.
-   */
-  abortGraceMs?: number;
-}
-
-export const FIT_OPTION_KEYS = optionKeys<FitOptions>()(['evalData', 'numEpochs', 'signal', 'abortGraceMs']);
-
-export interface EvaluateOptions {
-  /** Samples per forward. Default config.evalBatchSize. */
-  batchSize?: number;
-}
-
-export const EVALUATE_OPTION_KEYS = optionKeys<EvaluateOptions>()(['batchSize']);

@@ -16,13 +16,14 @@ import { ModelPreprocessing } from '../preprocessing/model-preprocessing';
 import type { ModelLike } from '../nn/model-spec';
 import type { ExportOnnxOptions } from '../export/export-onnx';
 import { builtInCallbacks } from '../callbacks/built-in-callbacks';
-import type { Callback } from './callbacks';
+import type { Callback, TrainerView } from './callbacks';
 import { adoptedPreprocessing, type TrainedModel, writeModelFolder, writePretrainedFolder } from './model-files';
 import { OperationGuard } from './operation-guard';
 import { TrainerSetup } from './trainer-setup';
 import { checkOutputDir } from './checkpoints';
 import { resolveLora, type ResolvedLora } from './lora';
-import { FineTuning, type InitWeightsOptions } from './fine-tuning';
+import { FineTuning } from './fine-tuning';
+import type { InitWeightsOptions } from './weight-renames';
 import { ResolvedConfig, resolveConfig } from './config';
 import { FitControl } from './fit-control';
 import { evaluateOn, FitLoop } from './fit-loop';
@@ -30,13 +31,17 @@ import { HookRunner } from './hook-runner';
 import type { EvalLogs, History } from './logs';
 import type {
   DataloaderConfiguration,
-  FitOptions,
   ModelConfiguration,
   OptimizerConfiguration,
   TrainerOptions,
-  TrainingData,
 } from './trainer-options';
-import { EVALUATE_OPTION_KEYS, type EvaluateOptions, FIT_OPTION_KEYS } from './trainer-options';
+import {
+  EVALUATE_OPTION_KEYS,
+  type EvaluateOptions,
+  FIT_OPTION_KEYS,
+  type FitOptions,
+  type TrainingData,
+} from './fit-options';
 import { refuseUnknownKeys } from '../options/option-keys';
 import { evaluationData, fitData } from './evaluation-classes';
 
@@ -48,7 +53,7 @@ export interface Trainer extends Callback {}
  * config, callbacks })`), or subclass it and override configureModels / configureOptimizers /
  * configureDataloaders and any hook method (preEpoch, postValidation, ...): both give the same results.
  */
-export class Trainer {
+export class Trainer implements TrainerView {
   readonly config: ResolvedConfig;
   /** The callbacks in call order (after the trainer's own hook methods): yours, then built-in ones. */
   readonly callbacks: readonly Callback[];

@@ -48,3 +48,11 @@ export function weightRenames(names: string[], map: WeightNameMap): Record<strin
   }
   return renames;
 }
+
+/** initWeightsFrom's options. */
+export interface InitWeightsOptions {
+  /** Names on one side only are an error (default), else reported. */
+  strict?: boolean;
+  /** Renames the file's weights first: by prefix, or a function of each name (null leaves it out). */
+  map?: WeightNameMap;
+}

@@ -237,6 +237,12 @@ const std::map<std::string, Row>& rows() {
 
 }  // namespace
 
+std::vector<std::pair<std::string, bool>> imageTransformRows() {
+  std::vector<std::pair<std::string, bool>> named;
+  for (const auto& [name, row] : rows()) named.emplace_back(name, row.random);
+  return named;
+}
+
 ImageTransform makeImageTransform(size_t index, const std::string& name, const OptionMap& options) {
   const std::string owner = "transforms[" + std::to_string(index) + "] (" + name + ")";
   const auto it = rows().find(name);

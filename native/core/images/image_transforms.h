@@ -9,6 +9,7 @@
 
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/onnx/onnx_builder.h"
@@ -30,6 +31,9 @@ struct ImageTransform {
 };
 
 using ImageTransforms = std::vector<ImageTransform>;
+
+// Every transform's name, and whether it draws random numbers (it then has no place in served transforms).
+std::vector<std::pair<std::string, bool>> imageTransformRows();
 
 // `index` places the transform in its list, for error messages.
 ImageTransform makeImageTransform(size_t index, const std::string& name, const OptionMap& options);
