@@ -1,17 +1,17 @@
 // firebrand: train PyTorch models from Node.js; the loop runs in libtorch C++.
 export { Dataset } from './data/dataset';
 export type { SplitFractions } from './tables/split-fractions';
+export type { DatasetSplit } from './data/dataset';
 export type {
   ArrayDatasetSource,
   ArrayDtype,
   BatchOrderOptions,
   CsvOptions,
   DatasetFields,
-  DatasetSplit,
   DatasetSplitOptions,
   SplitKey,
   IdxOptions,
-} from './data/dataset';
+} from './data/dataset-options';
 export { transforms } from './data/transforms';
 export { BatchLoader } from './data/batch-loader';
 export type { DrainResult, LoaderOptions } from './data/batch-loader';

@@ -26,81 +26,23 @@ import {
 } from '../images/image-datasets';
 import { resolveImageTransforms, type ImageTransformSpec } from '../images/image-transforms';
 import { csvOptionsSchema, idxOptionsSchema, transformSchemas } from './data-schemas';
-import { resolveOptions } from '../options/schema';
 import { batchOrderSchema, loaderSchema, resolveLoaderOptions } from './loader-options';
-import { splitFractions, type SplitFractions } from '../tables/split-fractions';
+import { resolveOptions } from '../options/schema';
+import { splitFractions } from '../tables/split-fractions';
 import { splitIndicesBy } from '../tables/split-indices';
 import type { TransformSpec } from './transforms';
-
-export interface IdxOptions {
-  /**
-   * uint8 inputs become float32 in [0, 1], like torchvision's ToTensor. Default true: the scaling and the
-   * normalization below are saved with a model trained on the dataset, which then takes raw pixels.
-   */
-  scaleBytes?: boolean;
-  /** Normalisation applied after scaling: (x - mean) / std. */
-  mean?: number;
-  std?: number;
-  /** Shape of one sample, e.g. [1, 28, 28] to add the channel axis a conv2d needs. */
-  sampleShape?: number[];
-}
-
-export interface CsvOptions {
-  /** The target column: its header name, or its 0-based index. Default: the last column. */
-  labelColumn?: string | number;
-  delimiter?: ',' | ';' | '\t' | '|' | ' ';
-  /** Whether the first line names the columns. Default true. */
-  header?: boolean;
-  /** 'class': integer labels (int64); 'value': float32 regression targets. Default 'class'. */
-  targets?: 'class' | 'value';
-  /** The feature columns, by name, in this order. Default: every column but the label's. */
-  columns?: string[];
-}
-
-/** What a split goes by: a field of one value per sample, the values, or (images) a function of each file. */
-export type SplitKey =
-  string | ArrayLike<number | string | bigint> | ((sample: { path: string; label: number }) => number | string);
-
-export type DatasetSplitOptions = SplitFractions & {
-  /** Splits each label alone: a field of one value per sample ('target'), or the labels themselves. */
-  stratify?: SplitKey;
-  /**
-   * Keeps each group's samples in one part: a field of one value per sample, the group of each sample, or
-   * for images a function of each file: `groups: ({ path }) => path.split('_')[0]` keeps an object's photos
-   * together, so that none of them lands in validation next to its twin in training.
-   */
-  groups?: SplitKey;
-};
+import type {
+  ArrayDatasetSource,
+  ArrayDtype,
+  BatchOrderOptions,
+  CsvOptions,
+  DatasetSplitOptions,
+  IdxOptions,
+} from './dataset-options';
+import { splitKeyValues } from './split-keys';
 
 /** The parts of Dataset.split, by position ([train, validation]) and by name. */
 export type DatasetSplit = [Dataset, Dataset] & { train: Dataset; validation: Dataset };
-
-export interface BatchOrderOptions {
-  batchSize?: number;
-  shuffle?: boolean;
-  dropLast?: boolean;
-  seed?: number;
-  epoch?: number;
-  rank?: number;
-  worldSize?: number;
-}
-
-/** Element types that have a TypedArray (Float32Array, ..., BigInt64Array for int64). */
-export type ArrayDtype = 'float32' | 'float64' | 'int32' | 'int64' | 'int16' | 'int8' | 'uint8';
-
-/** A dataset's fields by name: `input` feeds the model, `target` the loss; a TorchScript step sees them all. */
-/** @deprecated The same type as TensorFields, by its earlier name. */
-export type DatasetFields = TensorFields;
-
-export interface ArrayDatasetSource {
-  inputs: NumericArray;
-  /** Full shape of the inputs, samples first: [N, ...]. */
-  inputShape: number[];
-  /** Integer labels for classification losses, numbers for regression. */
-  targets: NumericArray;
-  /** Full shape of the targets, samples first. Default [targets.length]. */
-  targetShape?: number[];
-}
 
 export class Dataset {
   /** @internal */
@@ -412,7 +354,11 @@ export class Dataset {
       by === undefined
         ? this.native.split(fractions[0], fractions[1], seed)
         : splitIndicesBy(
-            this.splitValues(by, parts.stratify !== undefined ? 'stratify' : 'groups'),
+            splitKeyValues(by, parts.stratify !== undefined ? 'stratify' : 'groups', {
+              length: this.length,
+              fields: () => this.native.fields(),
+              images: this.preprocessing?.imagePipeline === undefined ? undefined : () => this.samples,
+            }),
             parts.stratify !== undefined ? 'stratify' : 'groups',
             fractions,
             seed,
@@ -422,34 +368,6 @@ export class Dataset {
   }
 
   /** One value per sample to split by: a field's (of one value per sample), or the values given. */
-  private splitValues(by: SplitKey, option: string): (number | string)[] {
-    if (typeof by === 'function') {
-      if (this.preprocessing?.imagePipeline === undefined) {
-        throw firebrandError(
-          'ERR_FIREBRAND_INVALID_ARGUMENT',
-          `split: ${option} as a function takes each image file; this dataset holds no image files (give a field or the values)`,
-        );
-      }
-      return this.samples.map((sample) => by(sample));
-    }
-    const values = typeof by === 'string' ? this.native.fields()[by]?.data : by;
-    if (values === undefined) {
-      throw firebrandError(
-        'ERR_FIREBRAND_INVALID_ARGUMENT',
-        `split: ${option} '${by}' is not a field of this dataset (it has ${Object.keys(this.fieldShapes).join(', ')})`,
-      );
-    }
-    if (values.length !== this.length) {
-      throw firebrandError(
-        'ERR_FIREBRAND_SHAPE_MISMATCH',
-        `split: ${option} gives ${values.length} values for ${this.length} samples; give one per sample`,
-      );
-    }
-    return Array.from(values as ArrayLike<number | string | bigint>, (value) =>
-      typeof value === 'bigint' ? Number(value) : value,
-    );
-  }
-
   /**
    * One epoch's batches, cut, transformed and prefetched in C++ exactly as training loads them:
    * `for await (const batch of data.batches({ batchSize: 64, epoch: 2 }))`.

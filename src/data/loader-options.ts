@@ -1,7 +1,7 @@
 // The options of dataset.batches() and batchOrder(): how one epoch is cut into
 // batches, with the config's rules and defaults for the fields they share.
 import { boolean, either, field, integer, oneOf, resolve, Schema, validate } from '../options/schema';
-import type { NativeLoaderRequest } from '../native';
+import type { NativeLoaderRequest } from '../native-specs';
 
 // The fields that cut an epoch into batches: shared by the config and the loader options.
 export const batchingFields = {

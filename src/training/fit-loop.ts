@@ -10,15 +10,8 @@ import type { TrainerView } from './callbacks';
 import type { RankCollectives } from '../distributed/rank-collectives';
 import { firebrandError } from '../errors';
 import { EMA_WEIGHTS_FILE, WEIGHTS_FILE } from '../inference/saved-model';
-import type {
-  FitPlan,
-  NativeBatchQueue,
-  NativeDataset,
-  NativeEngine,
-  NativeEpochResult,
-  NativeEpochSegment,
-  NativeFitOptions,
-} from '../native';
+import type { NativeBatchQueue, NativeDataset, NativeEngine, NativeEpochResult } from '../native';
+import type { FitPlan, NativeEpochSegment, NativeFitOptions } from '../native-specs';
 import { runtimeInfo } from '../runtime';
 import { LIBRARY_VERSION } from '../version';
 import { checkpointsFolder, pruneCheckpoints, TrainerState, writeCheckpoint } from './checkpoints';

@@ -17,7 +17,7 @@ import {
   Schema,
   Variants,
 } from '../options/schema';
-import type { NativeEngineSpec, NativeNamedSpec } from '../native';
+import type { NativeEngineSpec, NativeNamedSpec } from '../native-specs';
 import type { NamedOptimizer } from './objectives';
 
 const classWeights = field(numberList(0), undefined, [[1, 0.5]]);

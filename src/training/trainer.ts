@@ -21,7 +21,7 @@ import { adoptedPreprocessing, type TrainedModel, writeModelFolder, writePretrai
 import { OperationGuard } from './operation-guard';
 import { TrainerSetup } from './trainer-setup';
 import { checkOutputDir } from './checkpoints';
-import { resolveLora, type ResolvedLora } from './lora';
+import { resolveLora } from './lora';
 import { FineTuning } from './fine-tuning';
 import type { InitWeightsOptions } from './weight-renames';
 import { ResolvedConfig, resolveConfig } from './config';
@@ -60,7 +60,6 @@ export class Trainer implements TrainerView {
   /** Every logger metrics go to: config.loggers' and yours. */
   readonly loggers: readonly Logger[];
   private readonly options: TrainerOptions;
-  private readonly lora?: ResolvedLora;
   private readonly hooks: HookRunner;
   /** How the training rows were preprocessed (a dataset's, adopted by fit), saved with the model. */
   private inputPreprocessing: ModelPreprocessing | undefined;
@@ -76,7 +75,7 @@ export class Trainer implements TrainerView {
   constructor(options: TrainerOptions = {}) {
     this.options = options;
     this.config = resolveConfig(options.config);
-    this.lora = options.lora === undefined ? undefined : resolveLora(options.lora);
+    const lora = options.lora === undefined ? undefined : resolveLora(options.lora);
     this.place = torchrunEnvironment();
     this.ranks = new RankCollectives(this.place, () => this.engine);
     // Only rank 0 writes logs.
@@ -86,14 +85,14 @@ export class Trainer implements TrainerView {
     this.callbacks = [...callbacks, ...builtInCallbacks(this.config, this.loggers)];
     this.hooks = new HookRunner(this, this.callbacks);
     const engineAccess = { ready: (operation: string) => this.ready(operation), current: () => this.engine };
-    this.fineTuning = new FineTuning(engineAccess, this.operations, this.lora);
-    const { config, hooks, lora, place } = this;
+    this.fineTuning = new FineTuning(engineAccess, this.operations, lora);
+    const preprocessing = () => this.inputPreprocessing;
     this.lifecycle = new TrainerSetup(this, {
-      config,
-      hooks,
+      config: this.config,
+      hooks: this.hooks,
       lora,
-      place,
-      preprocessing: () => this.inputPreprocessing,
+      place: this.place,
+      preprocessing,
     });
   }
 
@@ -268,11 +267,8 @@ export class Trainer implements TrainerView {
         const { engine, dataloaders } = await this.lifecycle.ready('fit');
         const { data, evalData } = fitData(trainData, options.evalData, dataloaders);
         this.inputPreprocessing = adoptedPreprocessing(this.inputPreprocessing, data, evalData);
-        const { config, hooks, ranks, control } = this;
-        this.fitLoop = new FitLoop({ trainer: this, config, engine, hooks, ranks, control }, data, {
-          ...options,
-          evalData,
-        });
+        const context = { trainer: this, config: this.config, engine, hooks: this.hooks, ranks: this.ranks };
+        this.fitLoop = new FitLoop({ ...context, control: this.control }, data, { ...options, evalData });
         return await this.fitLoop.run();
       } catch (error) {
         await this.hooks.run('onException', error, this).catch(() => undefined);

@@ -26,6 +26,27 @@ uint64_t field(const std::string& bytes, size_t offset, size_t width) {
   return value;
 }
 
+// The ZIP64 extra field among a directory entry's extra fields (`length` bytes from `extra`): the 8-byte
+// values of the member's fields marked 0xffffffff, in order.
+void readZip64Sizes(const std::string& directory, size_t extra, size_t length, ZipArchive::Member& member,
+                    const std::string& path) {
+  for (const size_t end = extra + length; extra + 4 <= end;) {
+    const uint64_t id = field(directory, extra, 2);
+    const size_t size = field(directory, extra + 2, 2);
+    if (extra + 4 + size > end) break;
+    if (id == 1) {
+      size_t value = extra + 4;
+      for (uint64_t* target : {&member.size, &member.compressedSize, &member.localHeaderOffset}) {
+        if (*target != kZip64Marker) continue;
+        if (value + 8 > extra + 4 + size) throw FileError(path + ": corrupt ZIP64 field of " + member.name);
+        *target = field(directory, value, 8);
+        value += 8;
+      }
+    }
+    extra += 4 + size;
+  }
+}
+
 }  // namespace
 
 ZipArchive::ZipArchive(std::string path) : path_(std::move(path)), file_(path_, std::ios::binary) {
@@ -95,22 +116,7 @@ void ZipArchive::readCentralDirectory() {
       throw FileError(path_ + ": corrupt ZIP central directory at entry " + std::to_string(i));
     }
     member.name = directory.substr(at + 46, nameLength);
-    // ZIP64 extra field: the 8-byte values of the fields marked 0xffffffff, in order.
-    for (size_t extra = at + 46 + nameLength, extraEnd = extra + extraLength; extra + 4 <= extraEnd;) {
-      const uint64_t id = field(directory, extra, 2);
-      const size_t length = field(directory, extra + 2, 2);
-      if (extra + 4 + length > extraEnd) break;
-      if (id == 1) {
-        size_t value = extra + 4;
-        for (uint64_t* target : {&member.size, &member.compressedSize, &member.localHeaderOffset}) {
-          if (*target != kZip64Marker) continue;
-          if (value + 8 > extra + 4 + length) throw FileError(path_ + ": corrupt ZIP64 field of " + member.name);
-          *target = field(directory, value, 8);
-          value += 8;
-        }
-      }
-      extra += 4 + length;
-    }
+    readZip64Sizes(directory, at + 46 + nameLength, extraLength, member, path_);
     members_.push_back(member);
     at += 46 + nameLength + extraLength + commentLength;
   }

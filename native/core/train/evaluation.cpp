@@ -44,6 +44,14 @@ class AverageInModel {
   WeightAverage* average_;
 };
 
+// The per-batch hook, if any, told that `event`'s batch is at `phase` (with its loss once it ran).
+void tellBatchHook(const BatchHook& hook, BatchEvent& event, BatchEvent::Phase phase, std::optional<double> loss) {
+  if (!hook) return;
+  event.phase = phase;
+  event.loss = loss;
+  hook(event);
+}
+
 }  // namespace
 
 EvalResult TrainingEngine::evaluate(BatchStream& stream, const EvalCallbacks& callbacks) {
@@ -73,22 +81,15 @@ EvalResult TrainingEngine::evaluate(BatchStream& stream, const EvalCallbacks& ca
       event.batch = index;
       event.size = next->size();
       event.globalStep = globalStep_;
-      if (callbacks.batchHook) {
-        event.phase = BatchEvent::Phase::BeforeEval;
-        event.loss.reset();
-        callbacks.batchHook(event);
-      }
+      tellBatchHook(callbacks.batchHook, event, BatchEvent::Phase::BeforeEval, std::nullopt);
       const Batch batch = prepareBatch(std::move(*next));
       const StepValues step = runStep(batch, /*training=*/false);
       lossSum.add_(step.loss, batch.size());
       if (step.output.defined()) metrics.update(step.output, batch.targets());
       addLogged(loggedSums, step.logged, batch.size());
       result.samples += batch.size();
-      if (callbacks.batchHook) {
-        event.phase = BatchEvent::Phase::AfterEval;
-        event.loss = lossValue(step.loss);
-        callbacks.batchHook(event);
-      }
+      if (callbacks.batchHook)
+        tellBatchHook(callbacks.batchHook, event, BatchEvent::Phase::AfterEval, lossValue(step.loss));
       next = stream.next();
       const auto now = std::chrono::steady_clock::now();
       if (callbacks.report && (!next || now - lastReport >= reportInterval)) {

@@ -119,52 +119,56 @@ class TreeWalk {
     if (module instanceof BuiltinLayer) return this.layer(module, modulePath);
     const node: ModuleNode = { className: module.className, parameters: [], buffers: [], children: [] };
     const order: string[] = [];
-    for (const [name, value] of Object.entries(module)) {
-      if (
-        !(value instanceof Module || value instanceof Tensor) &&
-        !(Array.isArray(value) && value.some((item) => item instanceof Module || item instanceof Tensor))
-      )
-        continue;
-      if (name.includes('.'))
-        throw firebrandError(
-          'ERR_FIREBRAND_INVALID_ARGUMENT',
-          `${where}: '${name}' cannot name a submodule or tensor (no '.')`,
-        );
-      const fieldPath = join(modulePath, name);
-      if (
-        (value instanceof Parameter || value instanceof Buffer) &&
-        (this.homes.has(value) || (value instanceof Parameter && value.ofLayer))
-      ) {
-        this.seen(value, fieldPath);
-        this.ties.push({ node, name, tensor: value, path: fieldPath });
-        order.push(name);
-      } else if (value instanceof Parameter) {
-        this.made(value, fieldPath);
-        order.push(name);
-        node.parameters.push({ name, shape: [...value.shape], dtype: value.dtype, requiresGrad: value.requiresGrad });
-      } else if (value instanceof Buffer) {
-        this.made(value, fieldPath);
-        order.push(name);
-        node.buffers.push({
-          name,
-          shape: [...value.shape],
-          dtype: value.dtype,
-          fill: value.fill,
-          ...(value.data ? { data: [...value.data] } : {}),
-          ...(value.persistent ? {} : { persistent: false as const }),
-        });
-      } else if (value instanceof Module) {
-        node.children.push({ name, module: this.module(value, fieldPath) });
-      } else {
-        throw firebrandError(
-          'ERR_FIREBRAND_INVALID_ARGUMENT',
-          `${fieldPath}: a plain array of modules or tensors is not registered (as in PyTorch); use nn.moduleList([...]), or a Parameter/Buffer field`,
-        );
-      }
-    }
+    for (const [name, value] of Object.entries(module)) this.field(node, order, name, value, modulePath);
     // Ties are registered after the module's own tensors unless the order says otherwise.
     if (order.length > node.parameters.length + node.buffers.length) node.order = order;
     return node;
+  }
+
+  /** One field of a module: a tensor it owns or ties, a submodule, or neither (skipped). */
+  private field(node: ModuleNode, order: string[], name: string, value: unknown, modulePath: string): void {
+    const where = modulePath || 'model';
+    if (
+      !(value instanceof Module || value instanceof Tensor) &&
+      !(Array.isArray(value) && value.some((item) => item instanceof Module || item instanceof Tensor))
+    )
+      return;
+    if (name.includes('.'))
+      throw firebrandError(
+        'ERR_FIREBRAND_INVALID_ARGUMENT',
+        `${where}: '${name}' cannot name a submodule or tensor (no '.')`,
+      );
+    const fieldPath = join(modulePath, name);
+    if (
+      (value instanceof Parameter || value instanceof Buffer) &&
+      (this.homes.has(value) || (value instanceof Parameter && value.ofLayer))
+    ) {
+      this.seen(value, fieldPath);
+      this.ties.push({ node, name, tensor: value, path: fieldPath });
+      order.push(name);
+    } else if (value instanceof Parameter) {
+      this.made(value, fieldPath);
+      order.push(name);
+      node.parameters.push({ name, shape: [...value.shape], dtype: value.dtype, requiresGrad: value.requiresGrad });
+    } else if (value instanceof Buffer) {
+      this.made(value, fieldPath);
+      order.push(name);
+      node.buffers.push({
+        name,
+        shape: [...value.shape],
+        dtype: value.dtype,
+        fill: value.fill,
+        ...(value.data ? { data: [...value.data] } : {}),
+        ...(value.persistent ? {} : { persistent: false as const }),
+      });
+    } else if (value instanceof Module) {
+      node.children.push({ name, module: this.module(value, fieldPath) });
+    } else {
+      throw firebrandError(
+        'ERR_FIREBRAND_INVALID_ARGUMENT',
+        `${fieldPath}: a plain array of modules or tensors is not registered (as in PyTorch); use nn.moduleList([...]), or a Parameter/Buffer field`,
+      );
+    }
   }
 
   private layer(layer: BuiltinLayer, modulePath: string): ModuleNode {
