@@ -9,7 +9,7 @@ import { exampleSize } from './shared/example-size';
 import { GPTMini } from './models/gpt';
 
 async function main(): Promise<void> {
-  const file = process.argv[2] ?? 'README.md';
+  const file = process.argv[2] ?? 'docs/guides/training.md';
   const epochs = exampleSize('EXAMPLE_EPOCHS', 3);
   const text = fs.readFileSync(file, 'utf8');
   const tokenizer = CharTokenizer.fromText(text);

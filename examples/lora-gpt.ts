@@ -1,5 +1,5 @@
 // LoRA fine-tuning: a character-level GPT-mini (examples/models/gpt.ts) trained
-// on one text (the README), then adapted to another (firebrand's trainer source)
+// on one text (the training guide), then adapted to another (firebrand's trainer source)
 // with LoRA adapters on its attention and MLP projections while its own weights
 // stay frozen; the adapters are saved alone in PEFT's layout, then merged for export.
 //   npm run build:ts && node dist/examples/lora-gpt.js   (EXAMPLE_EPOCHS for each part, default 3)
@@ -18,7 +18,7 @@ const gpt = (vocab: number) => new GPTMini({ vocab, context, dim: 64, heads: 4, 
 async function main(): Promise<void> {
   // Pretraining and the LoRA fine-tuning each run this many epochs.
   const [baseEpochs, loraEpochs] = [exampleSize('EXAMPLE_EPOCHS', 3), exampleSize('EXAMPLE_EPOCHS', 3)];
-  const base = fs.readFileSync('README.md', 'utf8');
+  const base = fs.readFileSync(path.join('docs', 'guides', 'training.md'), 'utf8');
   const target = fs.readFileSync(path.join('src', 'training', 'trainer.ts'), 'utf8');
   const tokenizer = CharTokenizer.fromText(base + target);
   const windows = (text: string, stride: number) =>

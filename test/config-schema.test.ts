@@ -25,7 +25,7 @@ import { csvOptionsSchema, idxOptionsSchema, transformSchemas } from '../src/dat
 import { imageTransformSchemas } from '../src/images/image-transforms';
 import { batchOrderSchema, loaderSchema } from '../src/data/loader-options';
 import type { NativeEngine } from '../src/native';
-import { Field, fieldDescriptions, fieldsOf, REQUIRED, resolve } from '../src/options/schema';
+import { Field, fieldsOf, REQUIRED, resolve } from '../src/options/schema';
 import { layers } from '../src/nn/layer-schemas';
 import { losses, optimizers, schedulers } from '../src/training/objective-schemas';
 import { configSchema } from '../src/training/config-schema';
@@ -258,17 +258,5 @@ describe('config schema', () => {
     }
     fs.rmSync(folder, { recursive: true });
     expect(read).to.be.above(20);
-  });
-
-  it("matches the README's config table, field by field, default by default", () => {
-    const readme = fs.readFileSync(path.join(root, 'README.md'), 'utf8');
-    const table = readme.split('### `TrainerConfig` (all optional)')[1].split('\n\n')[1];
-    const rows = table
-      .split('\n')
-      .slice(2)
-      .map((row) => row.split(' | ').map((cell) => cell.replace(/^\| /, '').replace(/`/g, '')));
-    const documented = Object.fromEntries(rows.map(([field, fallback]) => [field, fallback]));
-    const schema = Object.fromEntries(fieldDescriptions(configSchema).map((entry) => [entry.field, entry.default]));
-    expect(documented).to.deep.equal(schema);
   });
 });

@@ -111,8 +111,8 @@ describe('examples', function () {
     expect(output).to.match(/best checkpoint loads with 4482 parameters/);
   });
 
-  it('char-gpt trains a character-level GPT on the README and samples it', () => {
-    const output = runExample('char-gpt', { epochs: 3 }, ['README.md']);
+  it('char-gpt trains a character-level GPT on the training guide and samples it', () => {
+    const output = runExample('char-gpt', { epochs: 3 }, ['docs/guides/training.md']);
     const [, loss, uniform] = /validation loss (\d\.\d+) \(uniform guessing: (\d\.\d+)\)/.exec(output) ?? [];
     expect(Number(loss)).to.be.below(0.7 * Number(uniform));
     expect(output).to.match(/sample \(\d+ tokens\/s\):\nThe .{200}/s);

@@ -43,7 +43,7 @@ describe('saved models for inference', () => {
       loss: 'cross_entropy',
       optimizer: 'adamw',
       // A fixed thread count: numThreads 'auto' tunes it while training, and another count may sum a
-      // kernel's parts in another order (the last bits; README, Serving).
+      // kernel's parts in another order (the last bits; docs/guides/training.md, saving).
       config: { numEpochs: 1, batchSize: 16, progressBar: false, seed: 2, numThreads: 2 },
     });
     const inputs = Float32Array.from({ length: samples * 64 }, (_, i) => Math.sin(i * 0.37));

@@ -122,42 +122,43 @@ Napi::Value EngineWrap::Evaluate(const Napi::CallbackInfo& info) {
 void EngineWrap::SetLearningRate(const Napi::CallbackInfo& info) {
   guard(info.Env(), [&] {
     const std::string name = info[1].IsUndefined() ? "" : toString(info[1], "optimizer");
-    engine_->setLearningRate(toNumber(info[0], "lr"), name);
+    engine_->learningRates().request(toNumber(info[0], "lr"), name);
     if (!lock_.busy()) {
-      engine_->applyRequestedLearningRates();
+      engine_->learningRates().applyRequested();
     } else {
-      thread_->runWhileParked([this] { engine_->applyRequestedLearningRates(); });
+      thread_->runWhileParked([this] { engine_->learningRates().applyRequested(); });
     }
   });
 }
 
 Napi::Value EngineWrap::LearningRateNames(const Napi::CallbackInfo& info) {
   // While an epoch runs, as of its latest report (unfreezing may add a group between steps).
-  return toJs(info.Env(), lock_.running("fit") ? engine_->publishedLearningRateNames() : engine_->learningRateNames());
+  return toJs(info.Env(),
+              lock_.running("fit") ? engine_->learningRates().publishedNames() : engine_->learningRates().names());
 }
 
 Napi::Value EngineWrap::LearningRates(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   return guard(env, [&]() -> Napi::Value {
     // While an epoch runs, the rates it last reported (to a hook or a progress report).
-    return toJs(env, lock_.running("fit") ? engine_->publishedLearningRates() : engine_->learningRates());
+    return toJs(env, lock_.running("fit") ? engine_->learningRates().published() : engine_->learningRates().current());
   });
 }
 
 Napi::Value EngineWrap::SaveAdapter(const Napi::CallbackInfo& info) {
   return guard(info.Env(), [&]() -> Napi::Value {
     const std::string path = toString(info[0], "path");
-    return namesBetweenSteps(info, [path](TrainingEngine& engine) { return engine.saveAdapter(path); });
+    return namesBetweenSteps(info, [path](TrainingEngine& engine) { return engine.fineTuning().saveAdapter(path); });
   });
 }
 
 Napi::Value EngineWrap::LoadAdapter(const Napi::CallbackInfo& info) {
   return pathTask(info, "path", kBetweenSteps,
-                  [](TrainingEngine& engine, const std::string& path) { engine.loadAdapter(path); });
+                  [](TrainingEngine& engine, const std::string& path) { engine.fineTuning().loadAdapter(path); });
 }
 
 Napi::Value EngineWrap::MergeAdapters(const Napi::CallbackInfo& info) {
-  return engineTask(info, "mergeAdapter", [](TrainingEngine& engine) { engine.mergeAdapters(); });
+  return engineTask(info, "mergeAdapter", [](TrainingEngine& engine) { engine.fineTuning().mergeAdapters(); });
 }
 
 Napi::Value EngineWrap::CopyAverageToModel(const Napi::CallbackInfo& info) {
@@ -180,7 +181,7 @@ Napi::Value EngineWrap::namesBetweenSteps(const Napi::CallbackInfo& info,
 Napi::Value EngineWrap::Freeze(const Napi::CallbackInfo& info) {
   return guard(info.Env(), [&]() -> Napi::Value {
     const std::vector<std::string> patterns = toStrings(info[0], "freeze: patterns");
-    return namesBetweenSteps(info, [patterns](TrainingEngine& engine) { return engine.freeze(patterns); });
+    return namesBetweenSteps(info, [patterns](TrainingEngine& engine) { return engine.fineTuning().freeze(patterns); });
   });
 }
 
@@ -189,7 +190,8 @@ Napi::Value EngineWrap::Unfreeze(const Napi::CallbackInfo& info) {
     const std::vector<std::string> patterns = toStrings(info[0], "unfreeze: patterns");
     const std::optional<double> lr =
         info[1].IsUndefined() ? std::nullopt : std::optional<double>(toNumber(info[1], "unfreeze.lr"));
-    return namesBetweenSteps(info, [patterns, lr](TrainingEngine& engine) { return engine.unfreeze(patterns, lr); });
+    return namesBetweenSteps(
+        info, [patterns, lr](TrainingEngine& engine) { return engine.fineTuning().unfreeze(patterns, lr); });
   });
 }
 

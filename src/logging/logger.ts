@@ -1,6 +1,6 @@
 // Where training metrics go besides callbacks: CSV, JSON Lines, TensorBoard,
 // or a user's own service. A logger is a plain object, so an adapter for W&B
-// or Neptune is a few lines (see README: Loggers).
+// or Neptune is a few lines (see docs/guides/training.md: Loggers).
 
 /** Scalars by name ('train/loss', 'val/accuracy', 'train/learningRate'), at one global step. */
 export type ScalarMetrics = Record<string, number>;

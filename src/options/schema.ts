@@ -18,7 +18,7 @@ export class Field {
   constructor(
     readonly rule: Rule,
     readonly fallback?: unknown,
-    /** The default as --help and the README show it, when it is not a plain value. */
+    /** The default as --help and the config reference show it, when it is not a plain value. */
     readonly shown?: string,
     /** Values the rule accepts, at its bounds: the schema test sends each to C++. */
     readonly samples: unknown[] = [],
@@ -266,7 +266,7 @@ function withoutUndefined(values: Resolved): Resolved {
   return Object.fromEntries(Object.entries(values).filter(([, item]) => item !== undefined));
 }
 
-/** Every field by path ('gradScaler.initScale') with its default and what it accepts, for --help and the README. */
+/** Every field by path ('gradScaler.initScale') with its default and what it accepts, for --help and the config reference. */
 export function fieldDescriptions(schema: Schema, prefix = ''): { field: string; default: string; accepts: string }[] {
   return Object.entries(schema).flatMap(([key, entry]) =>
     entry instanceof Field

@@ -1,6 +1,6 @@
 // Every TrainerConfig field: what it accepts and its default (the one owner of
-// both; TypeScript types and docs are in config.ts). --help and the README's
-// config table are made from these entries, and a test checks the README.
+// both; TypeScript types and docs are in config.ts). --help and the config reference's
+// table (docs/reference/config.md) are made from these entries.
 
 import { batchingFields } from '../data/loader-options';
 import {

@@ -13,20 +13,20 @@ export interface TrainerConfig {
   numEpochs: number;
   /** Stop after this many optimizer steps in all (before numEpochs if it comes first). Default: none. */
   maxSteps?: number;
-  /** Stop within a progress report once this many seconds of training are spent, counting resumed runs (adds a Timer). Default: none. */
+  /** Stop within a progress report once this many seconds of training are spent, counting resumed runs (adds a Timer; history.stopped). Default: none. */
   maxTime?: number;
   /** Samples per training step. Default 32. */
   batchSize: number;
-  /** Samples per evaluation batch. Default: batchSize. */
+  /** Samples per evaluation and prediction batch. Default: batchSize. */
   evalBatchSize: number;
-  /** Evaluate evalData after every epoch ('epoch'), or every this many optimizer steps as well. Default 'epoch'. */
+  /** Evaluate evalData after every epoch ('epoch'), or every this many optimizer steps as well (history.evaluations). Default 'epoch'. */
   evalEvery: number | 'epoch';
   /**
    * For a module whose forward returns several tensors (an array or an object): the one the loss and
    * metrics read, by key ('logits') or array index ('0'). Default: the first. predict returns them all.
    */
   lossOutput?: string;
-  /** Check every floating batch field for NaN/Inf before the model sees it (costs one pass over the data). Default false. */
+  /** Check every floating batch field for NaN/Inf before the model sees it, an error naming the field and step (costs one pass over the data). Default false. */
   checkFiniteInputs: boolean;
   /**
    * Background threads assembling batches (cut, transformed, pinned on CUDA); 0: on the training thread.
@@ -36,28 +36,37 @@ export interface TrainerConfig {
   numWorkers: number | 'auto';
   /** Batches each worker prepares ahead of training. Default 2. */
   prefetchFactor: number;
-  /** Reshuffle the training data every epoch (a pure function of seed and epoch). Default true. */
+  /**
+   * Reshuffle the training data every epoch: randperm seeded seed + epoch, a pure function of both, as
+   * DistributedSampler (checked against it, ranks included). Default true.
+   */
   shuffle: boolean;
   /** Drop the last, short batch of an epoch. Default false. */
   dropLast: boolean;
-  /** Seeds weight initialisation, dropout and shuffling. Default 42. */
+  /** Seeds weight initialisation, dropout and shuffling: the same seed gives the same run on CPU. Default 42. */
   seed: number;
-  /** 'auto' (CUDA, else MPS, else CPU), 'cpu', 'cuda', 'cuda:<index>' or 'mps'. Default 'auto'. */
+  /** 'auto' (CUDA, else MPS, else CPU), 'cpu', 'cuda', 'cuda:<index>' or 'mps'; one that is not there is an error, never a silent fallback. Default 'auto'. */
   device: string;
-  /** Threads for libtorch's CPU kernels, process-wide. Default: the number of CPUs. */
+  /**
+   * libtorch's intra-op threads, process-wide (torch.set_num_threads). 'auto': one thread or every CPU,
+   * whichever steps faster while training, measured again from time to time (docs/performance.md,
+   * Threads on a busy machine); a number fixes them, and results are then bit-identical from run to run
+   * whatever else runs. Default 'auto'.
+   */
   numThreads: number | 'auto';
   /** Use only deterministic kernels (torch.use_deterministic_algorithms), process-wide. Default false. */
   deterministic: boolean;
-  /** Micro-batches per optimizer step. Default 1. See README: Gradient accumulation. */
+  /** Micro-batches per optimizer step. Default 1. See docs/guides/training.md: Gradient accumulation. */
   gradientAccumulationSteps: number;
-  /** Clip the global L2 norm of the gradients to this (clip_grad_norm_). Default: no clipping. */
+  /** Clip the global L2 norm of the gradients to this (clip_grad_norm_); the norm before clipping is logged as gradNorm. Default: no clipping. */
   maxGradNorm?: number;
   /** Clamp each gradient element to [-clipValue, clipValue] (clip_grad_value_). Default: no clamping. */
   clipValue?: number;
-  /** A NaN/Inf loss or gradient norm: 'error' stops training naming the step, 'skip' drops the step. Default 'error'. */
+  /** A NaN/Inf loss or gradient norm: 'error' rejects fit naming the step, before the weights change; 'skip' drops that optimizer step and counts it (skippedSteps). Default 'error'. */
   nonFiniteLoss: 'error' | 'skip';
   /**
-   * Autocast the forward and the loss: 'bf16' (CPU or CUDA), 'fp16' (CUDA only, with loss scaling), 'no'.
+   * Autocast the forward and the loss, also in evaluate and predict: 'bf16' (CPU or CUDA), 'fp16' (CUDA
+   * only, with loss scaling), 'no'.
    * Default 'no'. A precision the device cannot run is an error, never a silent fp32 run.
    */
   mixedPrecision: 'no' | 'fp16' | 'bf16';
@@ -71,19 +80,22 @@ export interface TrainerConfig {
   metrics: MetricName[];
   /** Optimizer steps between log reports (onLog, plain progress lines). Default 50. */
   logEvery: number;
-  /** During fit, SIGINT/SIGTERM stop training at the next step (an interrupted checkpoint with outputDir); a second one exits. Default true. */
+  /** During fit, SIGINT/SIGTERM stop training at the next step (an interrupted checkpoint with outputDir) and fit resolves with the history so far; a second one exits at once (code 130/143). Default true. */
   handleSignals: boolean;
-  /** Show progress on stdout: a bar on a TTY, plain lines otherwise. Default true. */
+  /**
+   * Show progress on stdout: on a TTY a bar fitted to the terminal (moving-average loss, ETA, steps/s,
+   * learning rates), plain lines otherwise; a `stopped:` line says why training ended early. Default true.
+   */
   progressBar: boolean;
   /** Built-in loggers writing under outputDir/logs: 'csv', 'jsonl', 'tensorboard'. Default none. */
   loggers: ('csv' | 'jsonl' | 'tensorboard')[];
-  /** Where checkpoints go (outputDir/checkpoints/step-N). Default: none saved. */
+  /** Where checkpoints go: outputDir/checkpoints/step-<globalStep>/ at every epoch's end. Default: none saved. */
   outputDir?: string;
   /** With outputDir: also checkpoint every this many optimizer steps, mid-epoch too. Default: epoch ends only. */
   saveEvery?: number;
-  /** With outputDir: keep at most this many checkpoints (never deleting the latest or the best). Default: all. */
+  /** With outputDir: keep at most this many checkpoints, the latest and the best counted among them and never deleted (a limit of 1 keeps both when they differ). Default: all. */
   saveTotalLimit?: number;
-  /** true: continue from outputDir's latest checkpoint (if any); a path: from that checkpoint. Default false. */
+  /** true: continue from outputDir's latest checkpoint (start fresh if there is none); a path: from that checkpoint. Default false. */
   resumeFromCheckpoint?: boolean | string;
   /** The epoch-log field whose best value marks history.best and the best checkpoint. Default 'valLoss' with evalData, else 'loss'. */
   metricForBestModel?: string;
@@ -126,13 +138,13 @@ export interface DistributedConfig {
 
 /** torch.cuda.amp.GradScaler's settings, for fp16 training. */
 export interface GradScalerConfig {
-  /** Default: mixedPrecision === 'fp16'. */
+  /** Loss scaling: steps whose scaled gradients overflow are skipped and counted (skippedSteps); the scale is logged as gradScale. Default: mixedPrecision === 'fp16'. */
   enabled?: boolean;
-  /** Default 65536. */
+  /** The first scale. Default 65536. */
   initScale?: number;
-  /** Default 2. */
+  /** The scale grows by this after growthInterval clean steps. Default 2. */
   growthFactor?: number;
-  /** Default 0.5. */
+  /** And shrinks by this at a step that overflows. Default 0.5. */
   backoffFactor?: number;
   /** Clean steps before the scale grows. Default 2000. */
   growthInterval?: number;
@@ -144,9 +156,9 @@ export interface GradScalerConfig {
  * (ema.safetensors), and at the end of fit the model takes them.
  */
 export interface EmaConfig {
-  /** Default false. */
+  /** Keep the average, updated in C++ after each optimizer step (timm's ModelEmaV3, Lightning's EMAWeightAveraging). Default false. */
   enabled?: boolean;
-  /** Default 0.999. */
+  /** average = lerp(average, weight, 1 - decay); the first step copies. Default 0.999. */
   decay?: number;
   /** timm's warm-up: the decay grows as 1 - (1 + step)^(-2/3) up to `decay`. Default false. */
   warmup?: boolean;

@@ -1,6 +1,5 @@
-// TrainingEngine's fine-tuning: freezing and unfreezing parameters by pattern,
-// unfrozen parameters joining their optimizer as a new group (Lightning's
-// BaseFinetuning.unfreeze_and_add_param_group), and both kept in checkpoints.
+#include "core/train/fine_tuning.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <sstream>
@@ -10,7 +9,6 @@
 #include "core/io/safetensors_writer.h"
 #include "core/model/freezing.h"
 #include "core/model/lora_adapters.h"
-#include "core/train/training_engine.h"
 
 namespace firebrand {
 namespace {
@@ -39,9 +37,9 @@ std::vector<std::string> lines(const std::string& text) {
 
 }  // namespace
 
-void TrainingEngine::refuseGroupsOfFrozenOnly(const std::vector<OptimizerUnitSpec>& optimizers,
-                                              const torch::OrderedDict<std::string, at::Tensor>& trainable,
-                                              const std::vector<std::string>& frozen) {
+void refuseGroupsOfFrozenOnly(const std::vector<OptimizerUnitSpec>& optimizers,
+                              const torch::OrderedDict<std::string, at::Tensor>& trainable,
+                              const std::vector<std::string>& frozen) {
   const auto under = [](const std::string& prefix, const std::string& name) {
     return name.compare(0, prefix.size(), prefix) == 0;
   };
@@ -63,20 +61,24 @@ void TrainingEngine::refuseGroupsOfFrozenOnly(const std::vector<OptimizerUnitSpe
   }
 }
 
-std::vector<std::string> TrainingEngine::freeze(const std::vector<std::string>& patterns) {
-  if (distributed_)
+FineTuning::FineTuning(Model& model, std::vector<OptimizerUnit>& units, LearningRateControl& learningRates,
+                       Checks checks)
+    : model_(model), units_(units), learningRates_(learningRates), checks_(std::move(checks)) {}
+
+std::vector<std::string> FineTuning::freeze(const std::vector<std::string>& patterns) {
+  if (checks_.distributed())
     throw InvalidState(
         "freeze: the trainer is one rank of a distributed run; freeze with config.freeze before it starts");
-  requireStepBoundary("freeze");
-  return freezeMatching(*model_, patterns, "freeze");
+  checks_.requireStepBoundary("freeze");
+  return freezeMatching(model_, patterns, "freeze");
 }
 
-std::vector<std::string> TrainingEngine::unfreeze(const std::vector<std::string>& patterns, std::optional<double> lr) {
-  if (distributed_)
+std::vector<std::string> FineTuning::unfreeze(const std::vector<std::string>& patterns, std::optional<double> lr) {
+  if (checks_.distributed())
     throw InvalidState("unfreeze: the trainer is one rank of a distributed run, whose gradient buckets are fixed");
-  requireStepBoundary("unfreeze");
-  const std::vector<std::string> names = unfreezeMatching(*model_, patterns, "unfreeze");
-  const auto named = model_->namedParameters();
+  checks_.requireStepBoundary("unfreeze");
+  const std::vector<std::string> names = unfreezeMatching(model_, patterns, "unfreeze");
+  const auto named = model_.namedParameters();
   // Those no optimizer holds yet form one new group per optimizer that owns them.
   std::vector<AddedGroup> groups(units_.size());
   for (const std::string& name : names) {
@@ -99,20 +101,20 @@ std::vector<std::string> TrainingEngine::unfreeze(const std::vector<std::string>
     addGroup(groups[i]);
   }
   // A hook reading learningRates/learningRateNames next sees the new groups.
-  publishLearningRates(learningRates());
+  learningRates_.publish();
   return names;
 }
 
-void TrainingEngine::addGroup(const AddedGroup& group) {
-  const auto named = model_->namedParameters();
+void FineTuning::addGroup(const AddedGroup& group) {
+  const auto named = model_.namedParameters();
   std::vector<at::Tensor> parameters;
   for (const auto& name : group.parameters) parameters.push_back(named[name]);
   units_.at(group.unit).addParameterGroup(parameters, group.lr);
   addedGroups_.push_back(group);
 }
 
-std::map<std::string, std::string> TrainingEngine::fineTuningState() const {
-  std::map<std::string, std::string> state{{"frozen", joined(model_->frozenParameters())},
+std::map<std::string, std::string> FineTuning::state() const {
+  std::map<std::string, std::string> state{{"frozen", joined(model_.frozenParameters())},
                                            {"added_groups", std::to_string(addedGroups_.size())}};
   for (size_t i = 0; i < addedGroups_.size(); ++i) {
     const std::string key = "added_group." + std::to_string(i) + ".";
@@ -123,22 +125,22 @@ std::map<std::string, std::string> TrainingEngine::fineTuningState() const {
   return state;
 }
 
-void TrainingEngine::restoreFineTuning(const std::map<std::string, std::string>& state, const std::string& path) {
+void FineTuning::restore(const std::map<std::string, std::string>& state, const std::string& path) {
   const auto field = [&](const std::string& key) -> const std::string& {
     const auto it = state.find(key);
     if (it == state.end()) throw FileError(path + ": the checkpoint's metadata lacks '" + key + "'");
     return it->second;
   };
   if (state.find("frozen") == state.end()) return;  // written before fine-tuning was saved: nothing frozen
-  const std::vector<std::string> names = parameterNames(*model_);
+  const std::vector<std::string> names = parameterNames(model_);
   const std::vector<std::string> frozen = lines(field("frozen"));
   for (const auto& name : frozen) {
     if (std::find(names.begin(), names.end(), name) == names.end()) {
       throw FileError(path + ": the checkpoint froze parameter '" + name + "', which this model does not have");
     }
   }
-  model_->setFrozen(names, false);
-  model_->setFrozen(frozen, true);
+  model_.setFrozen(names, false);
+  model_.setFrozen(frozen, true);
   // Groups a run unfroze join again, in order, unless this engine already added them.
   const size_t count = std::stoul(field("added_groups"));
   for (size_t i = addedGroups_.size(); i < count; ++i) {
@@ -147,19 +149,19 @@ void TrainingEngine::restoreFineTuning(const std::map<std::string, std::string>&
   }
 }
 
-std::vector<std::string> TrainingEngine::saveAdapter(const std::string& path) const {
-  writeSafetensors(path, adapterWeights(*model_), {{"format", "pt"}});
-  return modulesToSave(*model_);
+std::vector<std::string> FineTuning::saveAdapter(const std::string& path) const {
+  writeSafetensors(path, adapterWeights(model_), {{"format", "pt"}});
+  return modulesToSave(model_);
 }
 
-void TrainingEngine::loadAdapter(const std::string& path) {
-  requireStepBoundary("loadAdapter");
-  loadAdapterWeights(*model_, readSafetensors(path).tensors, path);
+void FineTuning::loadAdapter(const std::string& path) {
+  checks_.requireStepBoundary("loadAdapter");
+  loadAdapterWeights(model_, readSafetensors(path).tensors, path);
 }
 
-void TrainingEngine::mergeAdapters() {
-  if (!hasLora(*model_)) throw InvalidState("mergeAdapter: the model has no LoRA adapters to merge");
-  mergeLoraAdapters(*model_);
+void FineTuning::mergeAdapters() {
+  if (!hasLora(model_)) throw InvalidState("mergeAdapter: the model has no LoRA adapters to merge");
+  mergeLoraAdapters(model_);
   adaptersMerged_ = true;
 }
 

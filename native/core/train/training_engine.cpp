@@ -76,6 +76,10 @@ TrainingEngine::TrainingEngine(std::shared_ptr<Model> model, std::optional<LossF
 
 TrainingEngine::~TrainingEngine() = default;
 
+void TrainingEngine::onEvalMetric(double value) {
+  for (auto& unit : units_) unit.onMetric(value);
+}
+
 void TrainingEngine::distribute(const DistributedOptions& options) {
   if (distributed_) throw InvalidState("distribute: this trainer already takes part in a distributed run");
   ranks_ = std::make_unique<DataParallel>(options, *model_, device_);
@@ -97,7 +101,7 @@ TrainingEngine::FitPlan TrainingEngine::beginFit(std::optional<int64_t> batchesP
   if (parameters_.empty()) {
     throw InvalidArgument("fit: the model has no parameters to train (it can still evaluate and predict)");
   }
-  if (adaptersMerged_) {
+  if (fineTuning_.adaptersMerged()) {
     throw InvalidState(
         "fit: the LoRA adapters were merged into the weights (mergeAdapter, for export); make a new trainer to train "
         "again");
@@ -121,7 +125,7 @@ TrainingEngine::FitPlan TrainingEngine::beginFit(std::optional<int64_t> batchesP
     }
   }
   for (auto& unit : units_) unit.startSchedule(plan.totalSteps.value_or(0));
-  applyRequestedLearningRates();
+  learningRates_.applyRequested();
   fit_ = options;
   return plan;
 }
@@ -182,7 +186,7 @@ TrainingEngine::EpochCursor TrainingEngine::beginEpoch(const BatchStream& stream
                           " must start an accumulation group (a multiple of gradientAccumulationSteps " +
                           std::to_string(groupSize) + ")");
   }
-  publishLearningRates(learningRates());
+  learningRates_.publish();
   model_->setTraining(true);
   zeroGrads();
   // Loss sums are kept on the host; metrics stay on the device until the epoch ends.
@@ -244,7 +248,7 @@ GroupOutcome TrainingEngine::trainGroup(std::vector<Batch> group, EpochCursor& c
       outcome.lossSum = global.lossSum;
       outcome.stopAgreed = global.stop;
       // A rate set meanwhile (by a callback, even this batch's) applies from this step.
-      applyRequestedLearningRates();
+      learningRates_.applyRequested();
       outcome.stepped = optimizerStep(global.lossSum / static_cast<double>(global.samples), outcome.gradNorm);
     }
     if (batchHook) callHook(batchHook, event, BatchEvent::Phase::AfterTrain, accumulating_ ? i + 1 : 0, group.size());
@@ -278,7 +282,7 @@ void TrainingEngine::callHook(const BatchHook& batchHook, BatchEvent& event, Bat
   event.phase = phase;
   event.globalStep = globalStep_;
   if (phase == BatchEvent::Phase::BeforeTrain) event.loss.reset();
-  publishLearningRates(learningRates());
+  learningRates_.publish();
   if (withGradients > 0)
     partialGroup_ = GroupPosition{static_cast<int64_t>(withGradients), static_cast<int64_t>(groupSize)};
   batchHook(event);
@@ -301,8 +305,8 @@ void TrainingEngine::reportIfDue(const GroupOutcome& group, bool lastOfSegment, 
   stepReport.gradNorm = group.gradNorm;
   if (scaler_.enabled()) stepReport.gradScale = scaler_.currentScale();
   stepReport.skippedSteps = epochTotals_.skippedSteps;
-  stepReport.learningRates = learningRates();
-  publishLearningRates(stepReport.learningRates);
+  stepReport.learningRates = learningRates_.current();
+  learningRates_.publish(stepReport.learningRates);
   stepReport.isLogStep = isLogStep;
   cursor.lastReport = now;
   report(stepReport);

@@ -28,8 +28,10 @@
 #include "core/optim/optimizer_unit.h"
 #include "core/runtime/thread_tuner.h"
 #include "core/train/epoch_totals.h"
+#include "core/train/fine_tuning.h"
 #include "core/train/fit_options.h"
 #include "core/train/grad_scaler.h"
+#include "core/train/learning_rate_control.h"
 #include "core/train/loss_function.h"
 #include "core/train/step_report.h"
 #include "core/train/weight_average.h"
@@ -98,23 +100,10 @@ class TrainingEngine {
                       int64_t batchSize, const EvalCallbacks& callbacks = {});
   EvalResult evaluate(BatchStream& stream, const EvalCallbacks& callbacks = {});
 
-  // Sets the base learning rate (the optimizer's lr, which schedules scale)
-  // of every optimizer, or of the one named, to `lr` for its first group and
-  // in proportion for its others. Safe from another thread while training:
-  // it takes effect at the next optimizer step (and carries over to later fits).
-  // `lr` (>= 0) is checked by its TypeScript owner, the trainer.
-  void setLearningRate(double lr, const std::string& optimizerName = "");
-  // Applies learning rates set since the last step; called between steps, or
-  // by the caller while no training runs.
-  void applyRequestedLearningRates();
-  // Every optimizer's groups' learning rates for the next step, in order.
-  std::vector<double> learningRates() const;
-  // learningRates() as of the running epoch's latest report or batch hook:
-  // what another thread may read while training runs.
-  std::vector<double> publishedLearningRates() const;
-  // Their names ("adamw", "adamw/pg1", "generator"), for logs; and as of the latest report.
-  std::vector<std::string> learningRateNames() const;
-  std::vector<std::string> publishedLearningRateNames() const;
+  // The optimizers' learning rates: set from any thread, applied at the next step, published for reads
+  // while an epoch runs.
+  LearningRateControl& learningRates() { return learningRates_; }
+  const LearningRateControl& learningRates() const { return learningRates_; }
 
   // Work the caller runs between two optimizer steps of an epoch, on the
   // training thread (predictions asked for during a fit); each call must be
@@ -152,21 +141,9 @@ class TrainingEngine {
   // The end of a fit with an average: the model takes the averaged weights.
   void copyAverageToModel();
 
-  // LoRA adapters (config lora): saved alone under PEFT's names (.safetensors), loaded back, and
-  // merged into the weights for export, after which this trainer no longer fits.
-  // Returns the paths of the modules saved whole beside the adapters (PEFT's modules_to_save).
-  std::vector<std::string> saveAdapter(const std::string& path) const;
-  void loadAdapter(const std::string& path);
-  void mergeAdapters();
+  // What trains, and LoRA adapters (fine_tuning.h); changes during a fit at a step boundary.
+  FineTuning& fineTuning() { return fineTuning_; }
 
-  // Fine-tuning (fine_tuning.cpp). Freezes the parameters that `patterns` take (name_patterns.h):
-  // autograd computes no gradient for them and modules left with no trainable parameter run in
-  // eval mode. Returns their names. A pattern that takes nothing, or a freeze that would leave
-  // nothing to train, is an error.
-  std::vector<std::string> freeze(const std::vector<std::string>& patterns);
-  // Unfreezes them; those no optimizer holds join their optimizer as a new parameter group with
-  // base learning rate `lr` (default: its first group's / 10, as Lightning's BaseFinetuning).
-  std::vector<std::string> unfreeze(const std::vector<std::string>& patterns, std::optional<double> lr);
   // True between the micro-batches of an accumulation group (gradients are
   // gathered, no optimizer step follows this backward): DDP skips its all-reduce then.
   bool accumulating() const { return accumulating_; }
@@ -244,24 +221,13 @@ class TrainingEngine {
   std::vector<at::Tensor> parameters_;
   std::optional<LossFunction> loss_;
   std::vector<OptimizerUnit> units_;
-  // Groups unfreeze() added, in order, for checkpoints: the unit's index, the parameters, the lr.
-  struct AddedGroup {
-    size_t unit;
-    std::vector<std::string> parameters;
-    double lr;
-  };
-  std::vector<AddedGroup> addedGroups_;
+  LearningRateControl learningRates_{units_};
+  FineTuning fineTuning_{
+      *model_,
+      units_,
+      learningRates_,
+      {[this] { return distributed_; }, [this](const std::string& operation) { requireStepBoundary(operation); }}};
   std::unique_ptr<WeightAverage> average_;
-  bool adaptersMerged_ = false;
-  void addGroup(const AddedGroup& group);
-  // The fine-tuning state as checkpoint metadata, and its restoration (before the optimizers' state).
-  std::map<std::string, std::string> fineTuningState() const;
-  // A paramGroups prefix that takes only frozen parameters is an error saying so (rather than
-  // "the prefix of no parameter"): frozen ones join the optimizer when unfrozen, with unfreeze's lr.
-  static void refuseGroupsOfFrozenOnly(const std::vector<OptimizerUnitSpec>& optimizers,
-                                       const torch::OrderedDict<std::string, at::Tensor>& trainable,
-                                       const std::vector<std::string>& frozen);
-  void restoreFineTuning(const std::map<std::string, std::string>& state, const std::string& path);
   MetricSet metrics_;
   std::optional<at::ScalarType> autocastDtype_;
   GradScaler scaler_;
@@ -282,16 +248,8 @@ class TrainingEngine {
   void useThreads();
   EpochTotals epochTotals_;
   std::optional<int64_t> classCount_;  // the model's outputs, for label checks
-  // setLearningRate's requests, by optimizer name ("" for all), not yet applied.
-  std::mutex requestedLrMutex_;
-  std::vector<std::pair<std::string, double>> requestedLrs_;
-  std::atomic<bool> lrRequested_{false};
   bool checkFiniteInputs_ = false;
   std::function<void()> stepBoundary_;
-  mutable std::mutex publishedLrMutex_;
-  std::vector<double> publishedLrs_;
-  std::vector<std::string> publishedLrNames_;
-  void publishLearningRates(std::vector<double> rates);
 };
 
 }  // namespace firebrand

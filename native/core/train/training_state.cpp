@@ -72,7 +72,7 @@ void TrainingEngine::saveState(const std::string& folder) const {
     state[key] = generator.get_state();
   }
   if (average_) writeSafetensors(folder + "/" + kAverageFile, average_->state(), {{"format", "pt"}});
-  auto metadata = fineTuningState();
+  auto metadata = fineTuning_.state();
   metadata["format"] = "firebrand";
   writeSafetensors(folder + "/" + kStateFile, state, metadata);
 }
@@ -105,7 +105,7 @@ void TrainingEngine::loadState(const std::string& folder) {
   const std::string statePath = existingFile(folder, kStateFile);
   const SafetensorsFile stateFile = readSafetensors(statePath);
   // Frozen parameters and unfrozen groups first: the optimizers' saved groups must find theirs.
-  restoreFineTuning(stateFile.metadata, statePath);
+  fineTuning_.restore(stateFile.metadata, statePath);
   for (auto& unit : units_) unit.loadOptimizer(existingFile(folder, optimizerFile(unit)));
   if (average_) {
     const std::string averagePath = folder + "/" + kAverageFile;

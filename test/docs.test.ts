@@ -1,8 +1,8 @@
-// README.md is the front door, so its code is tested: every ```ts block is
-// type-checked against the package's types (tsc --noEmit, strict), and the complete
-// programs among them (those importing from 'firebrand' and needing nothing
-// else) run, shortened to a few optimizer steps. Blocks that use a name they
-// do not define get it from PRELUDE, declared with its type.
+// The README and docs/ are tested: every ```ts block is type-checked against
+// the package's types (tsc --noEmit, strict), and the complete programs among
+// them (those importing from 'firebrand' and needing nothing else) run,
+// shortened to a few optimizer steps. Blocks that use a name they do not
+// define get it from PRELUDE, declared with its type.
 import { expect } from 'chai';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -31,18 +31,31 @@ const PRELUDE_IMPORTS = ['Dataset', 'EarlyStopping', 'Model', 'nn', 'Trainer'];
 const PRELUDE_TYPE_IMPORTS = ['Logger', 'ModelSpec', 'ValidationLogs'];
 
 interface Block {
-  line: number; // of the block's first code line in README.md
+  file: string; // README.md, docs/guides/data.md
+  line: number; // of the block's first code line in the file
   code: string;
 }
 
+/** README.md and every page under docs/, by path from the repository. */
+function documents(): string[] {
+  const pages = (folder: string): string[] =>
+    fs.readdirSync(path.join(root, folder), { withFileTypes: true }).flatMap((entry) => {
+      const page = path.join(folder, entry.name);
+      return entry.isDirectory() ? pages(page) : entry.name.endsWith('.md') ? [page] : [];
+    });
+  return ['README.md', ...pages('docs').sort()];
+}
+
 function tsBlocks(): Block[] {
-  const lines = fs.readFileSync(path.join(root, 'README.md'), 'utf8').split('\n');
   const blocks: Block[] = [];
-  for (let i = 0; i < lines.length; i++) {
-    if (lines[i].trim() !== '```ts') continue;
-    const end = lines.indexOf('```', i + 1);
-    blocks.push({ line: i + 2, code: lines.slice(i + 1, end).join('\n') });
-    i = end;
+  for (const file of documents()) {
+    const lines = fs.readFileSync(path.join(root, file), 'utf8').split('\n');
+    for (let i = 0; i < lines.length; i++) {
+      if (lines[i].trim() !== '```ts') continue;
+      const end = lines.indexOf('```', i + 1);
+      blocks.push({ file, line: i + 2, code: lines.slice(i + 1, end).join('\n') });
+      i = end;
+    }
   }
   return blocks;
 }
@@ -82,8 +95,24 @@ function withPrelude(block: Block): { text: string; preludeLines: number } {
   return { text: `${prelude.join('\n')}\n${block.code}\n`, preludeLines: prelude.length };
 }
 
-describe('README.md', () => {
+describe('README.md and docs/', () => {
   const blocks = tsBlocks();
+
+  it('links only to pages and files that exist, and the README only to what the package ships', () => {
+    const shipped = (JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')) as { files: string[] }).files;
+    const broken: string[] = [];
+    for (const page of documents()) {
+      const text = fs.readFileSync(path.join(root, page), 'utf8');
+      for (const [, target] of text.matchAll(/\]\(([^)#\s]+)(?:#[^)]*)?\)/g)) {
+        if (/^[a-z]+:/.test(target)) continue;
+        const file = path.normalize(path.join(path.dirname(page), target));
+        if (!fs.existsSync(path.join(root, file))) broken.push(`${page}: ${target} (no ${file})`);
+        else if (page === 'README.md' && !shipped.some((entry) => file === entry || file.startsWith(`${entry}/`)))
+          broken.push(`${page}: ${target} (the package does not ship ${file})`);
+      }
+    }
+    expect(broken).to.deep.equal([]);
+  });
 
   it('has ts blocks to check', () => {
     expect(blocks.length).to.be.at.least(5);
@@ -118,7 +147,7 @@ describe('README.md', () => {
     );
     const tsc = path.join(root, 'node_modules', 'typescript', 'bin', 'tsc');
     const result = spawnSync(process.execPath, [tsc, '-p', work, '--pretty', 'false'], { encoding: 'utf8' });
-    // Each error as README.md:<line>, the line of the block's code at fault.
+    // Each error as <page>:<line>, the line of the block's code at fault.
     const errors = result.stdout
       .split('\n')
       .filter(Boolean)
@@ -127,7 +156,7 @@ describe('README.md', () => {
           /^(?:\S*\/)?block-(\d+)\.ts\((\d+),(\d+)\)/,
           (_all, block: string, row: string, column: string) => {
             const index = Number(block);
-            return `README.md:${blocks[index].line + Number(row) - 1 - preludeLines[index]}:${column}`;
+            return `${blocks[index].file}:${blocks[index].line + Number(row) - 1 - preludeLines[index]}:${column}`;
           },
         ),
       );
@@ -153,8 +182,8 @@ describe('README.md', () => {
       const file = path.join(work, `program-${i}.mjs`);
       fs.writeFileSync(file, outputText.replace(/from 'firebrand'/g, `from ${JSON.stringify(entry)}`));
       const result = spawnSync(process.execPath, [file], { cwd: root, encoding: 'utf8' });
-      expect(result.status, `README.md:${block.line}: ${result.stderr}`).to.equal(0);
-      expect(result.stdout.trim(), `README.md:${block.line}`).to.not.equal('');
+      expect(result.status, `${block.file}:${block.line}: ${result.stderr}`).to.equal(0);
+      expect(result.stdout.trim(), `${block.file}:${block.line}`).to.not.equal('');
     });
   });
 });
