@@ -8,6 +8,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 import { firebrandError } from '../errors';
+import { runtimeInfo } from '../runtime';
+import { LIBRARY_VERSION } from '../version';
 import type { History } from './logs';
 
 export const TRAINER_STATE_FILE = 'trainer_state.json';
@@ -33,6 +35,39 @@ export interface TrainerState {
   interrupted: boolean;
   /** What callbacks stored in onSaveCheckpoint, by their choice of key. */
   callbacks: Record<string, unknown>;
+}
+
+/** Where a checkpoint is in its fit: the epoch and the first batch not yet trained, and why it is saved. */
+export interface CheckpointPosition {
+  epoch: number;
+  batchInEpoch: number;
+  batchesPerEpoch?: number;
+  interrupted: boolean;
+}
+
+/** The state a checkpoint saves at `globalStep`: `history` so far after `seconds` of training. */
+export function checkpointState(
+  config: object,
+  globalStep: number,
+  position: CheckpointPosition,
+  history: History,
+  seconds: number,
+  worldSize: number,
+): TrainerState {
+  return {
+    libraryVersion: LIBRARY_VERSION,
+    torchVersion: runtimeInfo().torchVersion,
+    config: { ...config },
+    globalStep,
+    epoch: position.epoch,
+    batchInEpoch: position.batchInEpoch,
+    batchesPerEpoch: position.batchesPerEpoch,
+    history: { ...history, wallTimeSeconds: seconds },
+    worldSize,
+    wallTimeSeconds: seconds,
+    interrupted: position.interrupted,
+    callbacks: {},
+  };
 }
 
 /** An error unless `outputDir` is a directory or does not exist yet (fit creates it). */

@@ -1,8 +1,10 @@
-// Setup's native half: the runtime settings a config asks for, the engine
-// spec C++ builds the model, loss and optimizers from, joining a distributed
-// run, and a checkpoint's weights loaded into the model or modules inside it.
+// A config made native: setup's runtime settings, the engine spec C++ builds
+// the model, loss and optimizers from, joining a distributed run, a
+// checkpoint's weights loaded into the model or modules inside it, and a
+// fit's options.
 import { deviceForRank, type DistributedPlace } from '../distributed/torchrun-environment';
 import { native, type NativeEngine } from '../native';
+import type { NativeFitOptions } from '../native-specs';
 import { resolveModelSpec, type ModelSpec } from '../nn/model-spec';
 import { pretrainedSourcesIn } from '../pretrained/from-pretrained';
 import { loadPretrainedWeights } from '../pretrained/load-weights';
@@ -61,4 +63,23 @@ export async function buildEngine(
     await loadPretrainedWeights(engine, module, source, prefix);
   }
   return { engine, modelSpec };
+}
+
+/** A fit's options as C++ takes them from `config`: sent once, to beginFit. */
+export function nativeFitOptions(config: ResolvedConfig): NativeFitOptions {
+  return {
+    sampler: { batchSize: config.batchSize, shuffle: config.shuffle, dropLast: config.dropLast, seed: config.seed },
+    loader: {
+      numWorkers: config.numWorkers === 'auto' ? undefined : config.numWorkers,
+      prefetchFactor: config.prefetchFactor,
+    },
+    step: {
+      gradientAccumulationSteps: config.gradientAccumulationSteps,
+      maxGradNorm: config.maxGradNorm,
+      clipValue: config.clipValue,
+      nonFiniteLoss: config.nonFiniteLoss,
+    },
+    logEvery: config.logEvery,
+    progressIntervalMs: 200,
+  };
 }

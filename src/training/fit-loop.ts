@@ -4,17 +4,16 @@
 import path from 'node:path';
 
 import { MonitoredMetric } from '../callbacks/monitored-metric';
-import { Dataset } from '../data/dataset';
 import { StreamingDataset } from '../data/streaming-dataset';
 import type { TrainerView } from './callbacks';
 import type { RankCollectives } from '../distributed/rank-collectives';
 import { firebrandError } from '../errors';
 import { EMA_WEIGHTS_FILE, WEIGHTS_FILE } from '../inference/saved-model';
-import type { NativeBatchQueue, NativeDataset, NativeEngine, NativeEpochResult } from '../native';
-import type { FitPlan, NativeEpochSegment, NativeFitOptions } from '../native-specs';
-import { runtimeInfo } from '../runtime';
-import { LIBRARY_VERSION } from '../version';
-import { checkpointsFolder, pruneCheckpoints, TrainerState, writeCheckpoint } from './checkpoints';
+import type { NativeEngine, NativeEpochResult } from '../native';
+import type { FitPlan, NativeEpochSegment } from '../native-specs';
+import { nativeFitOptions } from './engine-setup';
+import { dataHandle, evaluateOn, withNativeData } from './evaluation';
+import { checkpointState, checkpointsFolder, pruneCheckpoints, writeCheckpoint } from './checkpoints';
 import type { ResolvedConfig } from './config';
 import type { FitControl } from './fit-control';
 import type { HookRunner } from './hook-runner';
@@ -132,7 +131,7 @@ export class FitLoop {
     }
     const started = Date.now();
     const source = data instanceof StreamingDataset ? data.batchesPerEpoch : dataHandle(data, 'trainData').native;
-    const plan = this.engine.beginFit(source, this.fitOptions(), numEpochs, this.config.maxSteps);
+    const plan = this.engine.beginFit(source, nativeFitOptions(this.config), numEpochs, this.config.maxSteps);
     const resumed = findResumePoint(this.config, plan.batchesPerEpoch, this.trainer.worldSize);
     const bestName = this.config.metricForBestModel ?? (options.evalData ? 'valLoss' : 'loss');
     const greater = this.config.greaterIsBetter;
@@ -327,69 +326,21 @@ export class FitLoop {
     const folder = path.join(checkpointsFolder(outputDir), `step-${this.engine.globalStep}`);
     if (improved && run.history.best) run.history.best.checkpoint = folder;
     const seconds = wallTimeSeconds(run);
-    const state: TrainerState = {
-      libraryVersion: LIBRARY_VERSION,
-      torchVersion: runtimeInfo().torchVersion,
-      config: { ...this.config },
-      globalStep: this.engine.globalStep,
-      epoch,
-      batchInEpoch,
-      batchesPerEpoch: run.batchesPerEpoch,
-      history: { ...run.history, wallTimeSeconds: seconds },
-      worldSize: this.trainer.worldSize,
-      wallTimeSeconds: seconds,
-      interrupted,
-      callbacks: {},
-    };
+    const position = { epoch, batchInEpoch, batchesPerEpoch: run.batchesPerEpoch, interrupted };
+    const state = checkpointState(
+      this.config,
+      this.engine.globalStep,
+      position,
+      run.history,
+      seconds,
+      this.trainer.worldSize,
+    );
     await this.hooks.run('onSaveCheckpoint', { folder, state }, this.trainer);
     await this.ranks.onRankZero(`the checkpoint ${folder}`, async () => {
       const written = await writeCheckpoint(outputDir, state, (temporary) => this.engine.saveState(temporary));
       pruneCheckpoints(outputDir, this.config.saveTotalLimit, [written, run.history.best?.checkpoint]);
     });
   }
-
-  /** The fit's options as C++ takes them: sent once, to beginFit. */
-  private fitOptions(): NativeFitOptions {
-    const config = this.config;
-    return {
-      sampler: { batchSize: config.batchSize, shuffle: config.shuffle, dropLast: config.dropLast, seed: config.seed },
-      loader: {
-        numWorkers: config.numWorkers === 'auto' ? undefined : config.numWorkers,
-        prefetchFactor: config.prefetchFactor,
-      },
-      step: {
-        gradientAccumulationSteps: config.gradientAccumulationSteps,
-        maxGradNorm: config.maxGradNorm,
-        clipValue: config.clipValue,
-        nonFiniteLoss: config.nonFiniteLoss,
-      },
-      logEvery: config.logEvery,
-      progressIntervalMs: 200,
-    };
-  }
-}
-
-/** Loss and metrics over `data` in eval mode, with the evaluation hooks (trainer.evaluate and validation). */
-export function evaluateOn(
-  trainer: TrainerView,
-  engine: NativeEngine,
-  hooks: HookRunner,
-  data: TrainingData,
-  epoch: number,
-  batchSize: number,
-): Promise<EvalLogs> {
-  return hooks
-    .settle(
-      withNativeData(data, epoch, (native) =>
-        engine.evaluate(native, batchSize, {
-          epoch,
-          onReport: (report) => hooks.observe('onEvalProgress', report, trainer),
-          onBatch: hooks.batchHook('val'),
-        }),
-      ),
-      // C++ adds the metrics config.metrics asked for, which MetricLogs names.
-    )
-    .then((result) => result as EvalLogs);
 }
 
 /** Seconds of training of `run`, with those of the runs it resumed. */
@@ -414,24 +365,4 @@ function numericLogs(logs: object | undefined): Record<string, number> {
   return Object.fromEntries(
     Object.entries(logs ?? {}).filter((entry): entry is [string, number] => typeof entry[1] === 'number'),
   );
-}
-
-function dataHandle(data: unknown, field: string): Dataset {
-  if (!(data instanceof Dataset)) {
-    throw firebrandError(
-      'ERR_FIREBRAND_INVALID_ARGUMENT',
-      `${field} must be a Dataset (Dataset.fromIdx, fromArrays, ...) or a StreamingDataset`,
-    );
-  }
-  return data;
-}
-
-/** Runs `body` on the native form of `data`: a dataset handle, or a queue fed by the stream's epoch. */
-async function withNativeData<Result>(
-  data: TrainingData,
-  epoch: number,
-  body: (native: NativeDataset | NativeBatchQueue) => Promise<Result>,
-): Promise<Result> {
-  if (data instanceof StreamingDataset) return data.stream(epoch, body);
-  return body(dataHandle(data, 'data').native);
 }

@@ -26,7 +26,8 @@ import { FineTuning } from './fine-tuning';
 import type { InitWeightsOptions } from './weight-renames';
 import { ResolvedConfig, resolveConfig } from './config';
 import { FitControl } from './fit-control';
-import { evaluateOn, FitLoop } from './fit-loop';
+import { evaluateOn } from './evaluation';
+import { FitLoop } from './fit-loop';
 import { HookRunner } from './hook-runner';
 import type { EvalLogs, History } from './logs';
 import type {
