@@ -13,8 +13,9 @@ mirror=http://deb.debian.org/debian
 # python3-transformers: the tests check that transformers loads what savePretrained writes; python3-torchvision
 # computes the torchvision checkpoints' references at test time; python3-onnx and python3-onnxruntime check
 # what exportOnnx writes. ccache: the package test's source install compiles what the leg compiled already.
-# gdb: a backtrace when a test process dies (scripts/with-backtraces.sh).
-packages=(libtorch-dev python3-torch python3-transformers python3-torchvision python3-safetensors python3-onnx python3-onnxruntime libgloo-dev libopenblas0-openmp zlib1g-dev libjpeg62-turbo-dev libpng-dev libwebp-dev nodejs npm g++ cmake
+# gdb: a backtrace when a test process dies (scripts/with-backtraces.sh). python3-accelerate: PEFT, which
+# `npm run bench:llm` imports from PEFT_SRC (Debian has no PEFT), imports it.
+packages=(libtorch-dev python3-torch python3-transformers python3-torchvision python3-safetensors python3-onnx python3-onnxruntime python3-accelerate libgloo-dev libopenblas0-openmp zlib1g-dev libjpeg62-turbo-dev libpng-dev libwebp-dev nodejs npm g++ cmake
           ninja-build ca-certificates dataset-fashion-mnist bsdutils libblas3 ccache gdb)
 started=$SECONDS
 

@@ -1,0 +1,95 @@
+#!/usr/bin/env python3
+"""transformers' (and PEFT's) side of `npm run bench:llm`, run where python3-transformers is (the sid chroot).
+PEFT is not packaged by Debian: PEFT_SRC names a folder holding its `peft` package (huggingface/peft's src/).
+Prints one JSON line; {"skipped": reason} when what it needs is missing.
+  python3 llm_bench.py train <folder> <lora|full> <threads> <steps> <length>   (AdamW lr 1e-4, batch 1)
+  python3 llm_bench.py generate <folder> <threads> <prompt ids, comma-separated> <new>   (greedy, with the cache)
+"""
+import json
+import os
+import resource
+import sys
+import time
+
+LORA_TARGETS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
+
+
+def skipped(reason):
+    print(json.dumps({"skipped": reason}))
+    sys.exit(0)
+
+
+try:
+    import torch
+    import transformers
+except ImportError as error:
+    skipped(f"no {error.name} here (the sid chroot has python3-torch and python3-transformers)")
+
+
+def peak_rss_mb():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def with_lora(model):
+    if os.environ.get("PEFT_SRC"):
+        sys.path.insert(0, os.environ["PEFT_SRC"])
+    try:
+        import peft
+    except ImportError as error:
+        skipped(f"PEFT is not importable ({error}); set PEFT_SRC to huggingface/peft's src/ folder")
+    config = peft.LoraConfig(r=8, lora_alpha=16, lora_dropout=0.0, target_modules=LORA_TARGETS)
+    return peft.get_peft_model(model, config)
+
+
+def train(folder, job, steps, length):
+    model = transformers.AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32)
+    if job == "lora":
+        model = with_lora(model)
+    vocab = model.config.vocab_size
+    # Dataset.fromTokens' windows, in order: step k reads tokens k * length .. (k + 1) * length.
+    ids = torch.tensor([(i * 7919) % vocab for i in range((length + 1) * steps)])
+    optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-4)
+    model.train()
+    milliseconds, losses = [], []
+    for step in range(steps):
+        window = ids[step * length:(step + 1) * length + 1].unsqueeze(0)
+        started = time.perf_counter()
+        logits = model(input_ids=window[:, :-1]).logits
+        loss = torch.nn.functional.cross_entropy(logits.transpose(1, 2), window[:, 1:])
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+        losses.append(loss.item())
+        milliseconds.append((time.perf_counter() - started) * 1000)
+    return {"ms": milliseconds, "losses": losses, "peakRssMb": peak_rss_mb(), "torch": torch.__version__}
+
+
+def generate(folder, prompt, new):
+    model = transformers.AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32)
+    model.eval()
+    ids = torch.tensor([prompt])
+    with torch.no_grad():
+        model.generate(ids, max_new_tokens=2, do_sample=False, pad_token_id=0)  # warm-up
+        started = time.perf_counter()
+        out = model.generate(ids, max_new_tokens=new, min_new_tokens=new, do_sample=False, use_cache=True,
+                             pad_token_id=0)
+        seconds = time.perf_counter() - started
+    return {"tokensPerSecond": new / seconds, "tokens": out[0, len(prompt):].tolist()}
+
+
+def main():
+    mode, folder = sys.argv[1], sys.argv[2]
+    if mode == "train":
+        job, threads, steps, length = sys.argv[3], int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6])
+        torch.set_num_threads(threads)
+        print(json.dumps(train(folder, job, steps, length)))
+    elif mode == "generate":
+        torch.set_num_threads(int(sys.argv[3]))
+        prompt = [int(token) for token in sys.argv[4].split(",")]
+        print(json.dumps(generate(folder, prompt, int(sys.argv[5]))))
+    else:
+        raise SystemExit(f"unknown mode {mode}")
+
+
+if __name__ == "__main__":
+    main()
