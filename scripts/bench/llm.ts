@@ -96,6 +96,20 @@ async function makeCheckpoint(name: string, folder: string): Promise<void> {
   const trainer = new Trainer({ model: new LlamaForCausalLM(config), loss: 'cross_entropy', optimizer: 'sgd' });
   await trainer.setup();
   const state = await trainer.stateDict();
+  // transformers' initialisation (initializer_range 0.02), so that logits and losses are those of a real
+  // model's scale: normal(0, 0.02) weights, zero biases, norms at one. A seeded generator (Box-Muller over an LCG).
+  let seed = 1;
+  const uniform = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) + 1) / 2147483649;
+  for (const [name, tensor] of Object.entries(state)) {
+    if (name.endsWith('norm.weight') || !(tensor.data instanceof Float32Array)) continue;
+    const data = tensor.data;
+    if (name.endsWith('.bias')) {
+      data.fill(0);
+      continue;
+    }
+    for (let i = 0; i < data.length; i++)
+      data[i] = 0.02 * Math.sqrt(-2 * Math.log(uniform())) * Math.cos(2 * Math.PI * uniform());
+  }
   // save_pretrained leaves a tied head out: it is the embedding.
   if (config.tie_word_embeddings) delete state['lm_head.weight'];
   fs.mkdirSync(folder, { recursive: true });
