@@ -6,7 +6,10 @@ import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 
 interface Measured {
-  /** Minor page faults per step of the second fit. */
+  /**
+   * Minor page faults per step of the second fit, between steps of one epoch (an epoch's first step may
+   * fault in what the cache gave back when the previous epoch ended).
+   */
   faultsPerStep: number;
   /** Resident MB at the last batch's end, and after the fit returned. */
   rssAtLastBatch: number;
@@ -35,16 +38,24 @@ function measure(
         i + 2 < widths.length ? [nn.linear(widths[i], width), nn.relu()] : [nn.linear(widths[i], width)]));
       const mb = () => process.memoryUsage().rss / 2 ** 20;
       let rssAtLastBatch = 0;
+      let measuring = false;
+      const ends = [];
       const trainer = new Trainer({
         model, loss: 'cross_entropy', optimizer: 'adam',
         config: { batchSize: batch, numThreads: 1, progressBar: false },
-        callbacks: { onBatchEnd: () => { rssAtLastBatch = mb(); } },
+        callbacks: {
+          postTrainBatch: ({ epoch }) => {
+            rssAtLastBatch = mb();
+            if (measuring) ends.push({ epoch, faults: process.resourceUsage().minorPageFault });
+          },
+        },
       });
       await trainer.fit(data, { numEpochs: 1 });
-      const before = process.resourceUsage().minorPageFault;
-      const history = await trainer.fit(data, { numEpochs: 2 });
-      const steps = history.epochs.reduce((sum, epoch) => sum + epoch.steps, 0);
-      const faultsPerStep = (process.resourceUsage().minorPageFault - before) / steps;
+      measuring = true;
+      await trainer.fit(data, { numEpochs: 2 });
+      const steps = ends.slice(1).filter((end, i) => end.epoch === ends[i].epoch);
+      const faults = ends.slice(1).reduce((sum, end, i) => sum + (end.epoch === ends[i].epoch ? end.faults - ends[i].faults : 0), 0);
+      const faultsPerStep = faults / steps.length;
       console.log(JSON.stringify({ faultsPerStep, rssAtLastBatch, rssAfterFit: mb() }));
     })();`;
   const result = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', env: { ...process.env, ...env } });

@@ -9,17 +9,13 @@
 #include <unordered_map>
 #include <vector>
 
-#if defined(__linux__)
-#include <sys/mman.h>
-#endif
-
 #include "core/compat/torch_compat.h"
 
 namespace firebrand {
 namespace {
 
 constexpr size_t kSmallestCached = size_t{256} << 10;
-constexpr size_t kHugePage = size_t{2} << 20;
+constexpr size_t kHugePage = size_t{2} << 20;  // large blocks' unit: fewer distinct sizes to match
 constexpr size_t kPage = 4096;
 constexpr size_t kAlignment = 64;  // c10's, which vectorized kernels assume
 
@@ -56,9 +52,6 @@ void* freshBlock(size_t size) {
   if (posix_memalign(&block, alignment, size) != 0) {
     TORCH_CHECK(false, "DefaultCPUAllocator: not enough memory: you tried to allocate ", size, " bytes.");
   }
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-  if (size >= kHugePage) madvise(block, size, MADV_HUGEPAGE);  // advice only: failure changes nothing
-#endif
   return block;
 }
 
