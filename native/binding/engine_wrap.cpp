@@ -304,7 +304,7 @@ void EngineWrap::ClearStop(const Napi::CallbackInfo&) { engine_->clearStop(); }
 
 Napi::Value EngineWrap::LiveModel(const Napi::CallbackInfo& info) {
   return ModelWrap::Over(info.Env(), {engine_->sharedModel(), engine_->device(), engine_->autocastDtype(), thread_,
-                                      /*trainers=*/true});
+                                      /*ofTrainer=*/true});
 }
 
 Napi::Value EngineWrap::GlobalStep(const Napi::CallbackInfo& info) {

@@ -144,7 +144,7 @@ Napi::Value ModelWrap::GenerateNext(const Napi::CallbackInfo& info) {
 Napi::Value ModelWrap::LoadWeights(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   return guard(env, [&]() -> Napi::Value {
-    if (place_.trainers) throw InvalidState("loadWeights: this is a trainer's model; use trainer.initWeightsFrom");
+    if (place_.ofTrainer) throw InvalidState("loadWeights: this is a trainer's model; use trainer.initWeightsFrom");
     const std::string path = toString(info[0], "path");
     const bool strict = toBoolean(info[1], "strict");
     return startOnThread(

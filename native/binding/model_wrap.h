@@ -21,7 +21,7 @@ struct ModelPlace {
   c10::Device device = c10::Device(c10::kCPU);
   std::optional<at::ScalarType> autocastDtype;
   std::shared_ptr<TaskThread> thread;
-  bool trainers = false;  // a trainer's live model: its weights change through the trainer only
+  bool ofTrainer = false;  // a trainer's live model: its weights change through the trainer only
 };
 
 class ModelWrap : public Napi::ObjectWrap<ModelWrap> {

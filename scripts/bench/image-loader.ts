@@ -9,7 +9,7 @@
 // Run where python3-torchvision is (the sid chroot):
 //   npm run bench:images   (BENCH_WORKERS 2, BENCH_BATCH 32, BENCH_PHOTOS_PER_CLASS 40,
 //                           BENCH_TINY_PER_CLASS 500, BENCH_ROUNDS 3, BENCH_FIT_STEPS 4 size it)
-import { spawnSync } from 'node:child_process';
+import { lastJsonOf, median } from './measures';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -24,15 +24,7 @@ const PYTHON = process.env.BENCH_PYTHON ?? 'python3';
 const script = path.join(__dirname, '..', '..', '..', 'scripts', 'bench', 'image_loader.py');
 
 function python(...args: string[]): { images: number; seconds: number } {
-  const result = spawnSync(PYTHON, [script, ...args], { encoding: 'utf8' });
-  if (result.status !== 0) throw new Error(`python ${args.join(' ')}: ${result.stderr}`);
-  return JSON.parse(result.stdout.trim().split('\n').at(-1) as string);
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+  return lastJsonOf(PYTHON, [script, ...args]);
 }
 
 function trainingTransforms(size: number) {

@@ -7,7 +7,7 @@
 //   BENCH_THREADS  1,2     BENCH_ROUNDS 3     BENCH_STEPS 4 (a first step, then steady ones)
 //   BENCH_LENGTH   128     BENCH_NEW_TOKENS 32     BENCH_JOBS lora,full,generate
 //   PEFT_SRC       huggingface/peft's src/ folder (Debian has no PEFT); BENCH_PYTHON (default python3)
-import { spawnSync } from 'node:child_process';
+import { lastJsonOf, median } from './measures';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -71,22 +71,8 @@ const script = path.join(__dirname, '..', '..', '..', 'scripts', 'bench', 'llm_b
 
 type Measure = { skipped?: string; ms?: number[]; losses?: number[]; peakRssMb?: number; tokensPerSecond?: number };
 
-const lastJson = (output: string) => JSON.parse(output.trim().split('\n').at(-1) as string) as Measure;
-
-function run(command: string, args: string[]): Measure {
-  const result = spawnSync(command, args, { encoding: 'utf8', maxBuffer: 1 << 26 });
-  if (result.status !== 0) throw new Error(`${command} ${args.join(' ')}: ${result.stderr}`);
-  return lastJson(result.stdout);
-}
-
-const firebrand = (...args: string[]) => run(process.execPath, [__filename, '--child', ...args]);
-const transformers = (...args: string[]) => run(PYTHON, [script, ...args]);
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
-}
+const firebrand = (...args: string[]) => lastJsonOf<Measure>(process.execPath, [__filename, '--child', ...args]);
+const transformers = (...args: string[]) => lastJsonOf<Measure>(PYTHON, [script, ...args]);
 
 const tokenIds = (count: number, vocab: number) => Int32Array.from({ length: count }, (_, i) => (i * 7919) % vocab);
 

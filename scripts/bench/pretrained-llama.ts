@@ -6,7 +6,7 @@
 // ratio: on a shared machine a single pair swings from 0.9x to 1.5x with the neighbours' load.
 // Run where python3-transformers is (the sid chroot):
 //   npm run bench:pretrained        (BENCH_STEPS, BENCH_BATCH, BENCH_LENGTH, BENCH_NEW_TOKENS, BENCH_ROUNDS size it)
-import { spawnSync } from 'node:child_process';
+import { lastJsonOf, median } from './measures';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -24,21 +24,8 @@ const script = path.join(__dirname, '..', '..', '..', 'scripts', 'bench', 'pretr
 
 type Measure = Record<string, number | number[]>;
 
-function lastJson(output: string): Measure {
-  return JSON.parse(output.trim().split('\n').at(-1) as string) as Measure;
-}
-
-function python(...args: string[]): Measure {
-  const result = spawnSync(PYTHON, [script, ...args], { encoding: 'utf8' });
-  if (result.status !== 0) throw new Error(`python ${args[0]}: ${result.stderr}`);
-  return lastJson(result.stdout);
-}
-
-function firebrand(...args: string[]): Measure {
-  const result = spawnSync(process.execPath, [__filename, '--child', ...args], { encoding: 'utf8' });
-  if (result.status !== 0) throw new Error(`firebrand ${args[0]}: ${result.stderr}`);
-  return lastJson(result.stdout);
-}
+const python = (...args: string[]) => lastJsonOf<Measure>(PYTHON, [script, ...args]);
+const firebrand = (...args: string[]) => lastJsonOf<Measure>(process.execPath, [__filename, '--child', ...args]);
 
 /** Seeded token ids, as many as asked. */
 function tokens(count: number, vocab: number, seed: number): Int32Array {
@@ -47,13 +34,6 @@ function tokens(count: number, vocab: number, seed: number): Int32Array {
     state = (state * 1103515245 + 12345) % 2147483648;
     return state % vocab;
   });
-}
-
-/** The median of some numbers. */
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
 }
 
 /** ROUNDS pairs of measures, the sides taking turns: each side's tokens/s and the median ratio. */

@@ -34,6 +34,8 @@ export interface SetUp {
   /** Where the model's weights came from, when fromPretrained made it. */
   pretrained: PretrainedSource | undefined;
   dataloaders: DataloaderConfiguration;
+  /** The model's tensors as they are now (one native call). */
+  describe(): ModelDescription;
 }
 
 /** What setup reads of its trainer besides the configure methods. */
@@ -64,10 +66,7 @@ export class TrainerSetup {
    * undefined when a subclass's configureModels() makes the model, which runs at setup only).
    */
   description(given: ModelLike | undefined): ModelDescription {
-    if (this.made !== undefined) {
-      const { model } = this.made;
-      return { parameters: model.namedParameters, buffers: model.namedBuffers };
-    }
+    if (this.made !== undefined) return this.made.describe();
     if (given === undefined) {
       throw firebrandError(
         'ERR_FIREBRAND_INVALID_STATE',
@@ -137,14 +136,15 @@ export class TrainerSetup {
     const optimization = { optimizer, optimizers, lrScheduler };
     const { engine, modelSpec } = await buildEngine(context.config, models, optimization, context.lora, context.place);
     const pretrained = pretrainedSourceOf(models.model);
-    const model = new Model(engine.model, {
+    const nativeModel = engine.model;
+    const model = new Model(nativeModel, {
       inputFields: modelInputFields(modelSpec),
       preprocessing: context.preprocessing,
       predictBatchSize: context.config.evalBatchSize,
       maxPixels: MAX_IMAGE_PIXELS,
       stopTokens: pretrainedStopTokens(pretrained),
     });
-    this.made = { engine, model, modelSpec, pretrained, dataloaders };
+    this.made = { engine, model, modelSpec, pretrained, dataloaders, describe: () => nativeModel.description };
     await context.hooks.run('postSetup', trainer);
   }
 }
