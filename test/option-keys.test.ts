@@ -12,7 +12,7 @@ import { blobDataset, blobTrainer, errorOf, rejectionOf } from './support/helper
 describe('options with unknown names', function () {
   this.timeout(60_000);
 
-  it("refuses fit's, evaluate's, predict's and split's unknown options, naming firebrand's own", async () => {
+  it("refuses fit's, evaluate's, predict's, unfreeze's, initWeightsFrom's and split's unknown options, naming firebrand's own", async () => {
     const trainer = blobTrainer({ numEpochs: 1 });
     const fit = await rejectionOf(trainer.fit(blobDataset(32), { callbacks: [], epochs: 5 } as never));
     expect(fit.code).to.equal('ERR_FIREBRAND_INVALID_ARGUMENT');
@@ -27,6 +27,12 @@ describe('options with unknown names', function () {
     );
     const predict = await rejectionOf(trainer.predict(new Float32Array(8), [2, 4], { batchsize: 1 } as never));
     expect(predict.message).to.match(/^predict options: unknown option 'batchsize' \(did you mean 'batchSize'\?\)/);
+    const unfreeze = await rejectionOf(trainer.unfreeze('0', { learningRate: 1e-3 } as never));
+    expect(unfreeze.message).to.match(/^unfreeze options: unknown option 'learningRate'/);
+    const initWeights = await rejectionOf(trainer.initWeightsFrom('weights.safetensors', { strcit: false } as never));
+    expect(initWeights.message).to.match(
+      /^initWeightsFrom options: unknown option 'strcit' \(did you mean 'strict'\?\)/,
+    );
     const split = errorOf(() => blobDataset(8).split({ validation: 0.5, seeds: 1 } as never));
     expect(split.message).to.match(/^split options: unknown option 'seeds' \(did you mean 'seed'\?\)/);
   });

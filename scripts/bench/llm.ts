@@ -62,11 +62,36 @@ const MODELS: Record<string, LlamaConfig & { architectures: string[] }> = {
 const LORA_TARGETS = ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'];
 
 const list = (name: string, fallback: string) => (process.env[name] ?? fallback).split(',').filter(Boolean);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
-const STEPS = Number(process.env.BENCH_STEPS ?? 4);
-const LENGTH = Number(process.env.BENCH_LENGTH ?? 128);
-const NEW_TOKENS = Number(process.env.BENCH_NEW_TOKENS ?? 32);
+/** An integer setting of at least `min`, or an error naming it. */
+function integerSetting(name: string, fallback: number, min: number): number {
+  const value = Number(process.env[name] ?? fallback);
+  if (!Number.isInteger(value) || value < min)
+    throw new Error(`${name}: expected an integer >= ${min}, got ${process.env[name]}`);
+  return value;
+}
+const ROUNDS = integerSetting('BENCH_ROUNDS', 3, 1);
+// A first step, then at least one steady one.
+const STEPS = integerSetting('BENCH_STEPS', 4, 2);
+const LENGTH = integerSetting('BENCH_LENGTH', 128, 1);
+const NEW_TOKENS = integerSetting('BENCH_NEW_TOKENS', 32, 1);
 const PYTHON = process.env.BENCH_PYTHON ?? 'python3';
+
+/** `name`'s entries, each one `accepts` takes, or an error naming the first it does not. */
+function checkedList(name: string, fallback: string, accepts: (entry: string) => boolean, expected: string): string[] {
+  const entries = list(name, fallback);
+  const wrong = entries.find((entry) => !accepts(entry));
+  if (wrong !== undefined) throw new Error(`${name}: '${wrong}' is not ${expected}`);
+  return entries;
+}
+const THREADS = checkedList('BENCH_THREADS', '1,2', (entry) => /^[1-9]\d*$/.test(entry), 'a thread count >= 1').map(
+  Number,
+);
+const JOBS = checkedList(
+  'BENCH_JOBS',
+  'lora,full,generate',
+  (entry) => ['lora', 'full', 'generate'].includes(entry),
+  'lora, full or generate',
+);
 const script = path.join(__dirname, '..', '..', '..', 'scripts', 'bench', 'llm_bench.py');
 
 type Measure = { skipped?: string; ms?: number[]; losses?: number[]; peakRssMb?: number; tokensPerSecond?: number };
@@ -201,8 +226,8 @@ async function main(): Promise<void> {
         `${name}: batch 1 x ${LENGTH} tokens, AdamW lr 1e-4, LoRA r 8 alpha 16 on ${LORA_TARGETS.join(',')}; ${os.cpus()[0]?.model ?? 'an unknown CPU'}`,
       );
       const prompt = Array.from(tokenIds(32, MODELS[name].vocab_size)).join(',');
-      for (const threads of list('BENCH_THREADS', '1,2').map(Number)) {
-        for (const job of list('BENCH_JOBS', 'lora,full,generate')) {
+      for (const threads of THREADS) {
+        for (const job of JOBS) {
           const args = job === 'generate' ? [folder, `${threads}`, prompt] : [folder, job, `${threads}`];
           const pyArgs =
             job === 'generate'

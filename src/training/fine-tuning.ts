@@ -8,11 +8,15 @@ import path from 'node:path';
 
 import { firebrandError } from '../errors';
 import { native, type NativeEngine } from '../native';
+import { optionKeys, refuseUnknownKeys } from '../options/option-keys';
 import { field, REQUIRED, validate } from '../options/schema';
 import { ADAPTER_WEIGHTS_FILE, checkAdapterConfig, type ResolvedLora, writeAdapterConfig } from './lora';
 import { learningRate } from './objective-schemas';
 import type { OperationGuard } from './operation-guard';
 import { type InitWeightsOptions, weightRenames } from './weight-renames';
+
+const UNFREEZE_OPTION_KEYS = optionKeys<{ lr?: number }>()(['lr']);
+const INIT_WEIGHTS_OPTION_KEYS = optionKeys<InitWeightsOptions>()(['strict', 'map']);
 
 /** How FineTuning reaches its trainer's engine. */
 export interface EngineAccess {
@@ -50,7 +54,9 @@ export class FineTuning {
    * join it as a new parameter group with base learning rate `lr` (default: the first group's / 10, as
    * Lightning's BaseFinetuning). Resolves with their names.
    */
-  async unfreeze(patterns: string | string[], { lr }: { lr?: number } = {}): Promise<string[]> {
+  async unfreeze(patterns: string | string[], options: { lr?: number } = {}): Promise<string[]> {
+    refuseUnknownKeys(options, UNFREEZE_OPTION_KEYS, 'unfreeze options');
+    const { lr } = options;
     validate({ lr }, { lr: field(learningRate) }, 'unfreeze');
     return (await this.engine.ready('unfreeze')).unfreeze([patterns].flat(), lr);
   }
@@ -78,6 +84,7 @@ export class FineTuning {
     file: string,
     options: InitWeightsOptions = {},
   ): Promise<{ missing: string[]; unexpected: string[] }> {
+    refuseUnknownKeys(options, INIT_WEIGHTS_OPTION_KEYS, 'initWeightsFrom options');
     return this.operations.exclusive('initWeightsFrom', 'anyHook', async () => {
       const engine = await this.engine.ready('initWeightsFrom');
       const renames =
