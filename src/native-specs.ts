@@ -26,6 +26,8 @@ export interface NativeEngineSpec {
   freeze?: string[];
   activationCheckpointing?: string[];
   lora?: { r: number; alpha: number; dropout: number; targetModules: string[] };
+  /** Module paths whose linear layers are quantized to int8 once loaded (fromPretrained's quantize). */
+  int8Roots?: string[];
   device?: string;
   seed?: number;
 }

@@ -285,6 +285,8 @@ export interface NativeEngine {
   saveAdapter(path: string): Promise<string[]>;
   loadAdapter(path: string): Promise<void>;
   mergeAdapters(): Promise<void>;
+  /** fromPretrained's quantize: 'int8' once the weights are loaded: the paths of the layers made int8. */
+  quantizeInt8(roots: string[]): Promise<string[]>;
   /** The model takes config.ema's averaged weights (the end of a fit). */
   copyAverageToModel(): Promise<void>;
   /** Fine-tuning, between two steps during a fit: the parameters frozen or unfrozen, by name. */

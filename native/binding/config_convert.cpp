@@ -208,6 +208,7 @@ EngineSpec toEngineSpec(const Napi::Value& value) {
   if (!object.Get("activationCheckpointing").IsUndefined()) {
     spec.activationCheckpointing = toStrings(object.Get("activationCheckpointing"), "config.activationCheckpointing");
   }
+  if (!object.Get("int8Roots").IsUndefined()) spec.int8Roots = toStrings(object.Get("int8Roots"), "int8Roots");
   if (!object.Get("freeze").IsUndefined()) spec.freeze = toStrings(object.Get("freeze"), "config.freeze");
   if (!object.Get("seed").IsUndefined())
     spec.seed = static_cast<uint64_t>(toInteger(object.Get("seed"), "config.seed", 0));

@@ -23,6 +23,7 @@ void EngineWrap::Export(Napi::Env env, Napi::Object exports) {
                                     InstanceMethod<&EngineWrap::SaveAdapter>("saveAdapter"),
                                     InstanceMethod<&EngineWrap::LoadAdapter>("loadAdapter"),
                                     InstanceMethod<&EngineWrap::MergeAdapters>("mergeAdapters"),
+                                    InstanceMethod<&EngineWrap::QuantizeInt8>("quantizeInt8"),
                                     InstanceMethod<&EngineWrap::CopyAverageToModel>("copyAverageToModel"),
                                     InstanceMethod<&EngineWrap::Unfreeze>("unfreeze"),
                                     InstanceMethod<&EngineWrap::BeginFit>("beginFit"),
@@ -159,6 +160,13 @@ Napi::Value EngineWrap::LoadAdapter(const Napi::CallbackInfo& info) {
 
 Napi::Value EngineWrap::MergeAdapters(const Napi::CallbackInfo& info) {
   return engineTask(info, "mergeAdapter", [](TrainingEngine& engine) { engine.fineTuning().mergeAdapters(); });
+}
+
+Napi::Value EngineWrap::QuantizeInt8(const Napi::CallbackInfo& info) {
+  return guard(info.Env(), [&]() -> Napi::Value {
+    const std::vector<std::string> roots = toStrings(info[0], "quantizeInt8: roots");
+    return namesBetweenSteps(info, [roots](TrainingEngine& engine) { return engine.fineTuning().quantizeInt8(roots); });
+  });
 }
 
 Napi::Value EngineWrap::CopyAverageToModel(const Napi::CallbackInfo& info) {

@@ -30,6 +30,7 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
   Napi::Value SaveAdapter(const Napi::CallbackInfo& info);
   Napi::Value LoadAdapter(const Napi::CallbackInfo& info);
   Napi::Value MergeAdapters(const Napi::CallbackInfo& info);
+  Napi::Value QuantizeInt8(const Napi::CallbackInfo& info);
   Napi::Value Unfreeze(const Napi::CallbackInfo& info);
   Napi::Value BeginFit(const Napi::CallbackInfo& info);
   Napi::Value SaveState(const Napi::CallbackInfo& info);

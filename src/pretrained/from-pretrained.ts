@@ -8,6 +8,7 @@ import path from 'node:path';
 
 import { firebrandError } from '../errors';
 import { readJsonObject } from '../io/json-file';
+import { refuseUnknownKeys } from '../options/option-keys';
 import { MODULE_DTYPES, type Module, type ModuleDtype } from '../nn/module/module';
 import { BertForMaskedLM, BertForSequenceClassification, type BertConfig } from './architectures/bert';
 import { GPT2LMHeadModel, type GPT2Config } from './architectures/gpt2';
@@ -61,7 +62,16 @@ export interface FromPretrainedOptions extends HubOptions {
    * dtype (torch_dtype in older files; float32 where it names none), as transformers 5 defaults to.
    */
   dtype?: ModuleDtype | 'auto';
+  /**
+   * 'int8': once loaded, every linear layer's weight becomes int8 with a float scale per output row
+   * (symmetric, max |w| / 127), as transformers' load_in_8bit and torchao's int8 weight-only do; the
+   * output head (lm_head) and tied weights keep `dtype`. Quantized weights are frozen: train LoRA
+   * adapters on them (QLoRA-style), or predict and generate. Decoding reads a quarter of float32's bytes.
+   */
+  quantize?: 'int8';
 }
+
+const FROM_PRETRAINED_OPTIONS = ['revision', 'architecture', 'numLabels', 'attentionMask', 'dtype', 'quantize'];
 
 /** What fromPretrained read besides the model: its folder, config and generation defaults. */
 export interface PretrainedSource {
@@ -74,6 +84,8 @@ export interface PretrainedSource {
   newHead: boolean;
   /** The model's modules by path when it was made: one replaced since (a new head) keeps its own weights. */
   modules: Map<string, Module>;
+  /** fromPretrained's quantize: the linear layers become int8 once their weights are loaded. */
+  quantize?: 'int8';
 }
 
 const sources = new WeakMap<Module, PretrainedSource>();
@@ -157,6 +169,13 @@ export async function fromPretrained(
   source: string,
   options: FromPretrainedOptions = {},
 ): Promise<Module & { config: PretrainedConfig }> {
+  refuseUnknownKeys(options, FROM_PRETRAINED_OPTIONS, 'fromPretrained options');
+  if (options.quantize !== undefined && options.quantize !== 'int8') {
+    throw firebrandError(
+      'ERR_FIREBRAND_INVALID_ARGUMENT',
+      `fromPretrained.quantize: expected 'int8' (or no quantize), got ${JSON.stringify(options.quantize)}`,
+    );
+  }
   const folder = isHubId(source) ? await hubSnapshot(source, options) : source;
   if (!fs.existsSync(folder) || !fs.statSync(folder).isDirectory()) {
     throw firebrandError('ERR_FIREBRAND_FILE', `fromPretrained: ${folder} is not a folder (nor a hub id 'org/name')`);
@@ -180,6 +199,7 @@ export async function fromPretrained(
     generationConfig: fs.existsSync(generationFile) ? readJsonObject(generationFile, 'fromPretrained') : undefined,
     weightFiles: weightFilesOf(folder),
     newHead,
+    quantize: options.quantize,
   });
   return model;
 }

@@ -50,6 +50,7 @@ export async function buildEngine(
     lossOutput: config.lossOutput,
     freeze: listed(config.freeze),
     lora,
+    int8Roots: int8RootsIn(models.model),
     activationCheckpointing: listed(config.activationCheckpointing),
   });
   // Blocks (off the event loop) until every rank has joined; rank 0's weights win.
@@ -62,7 +63,16 @@ export async function buildEngine(
   for (const { path: prefix, module, source } of pretrainedSourcesIn(models.model)) {
     await loadPretrainedWeights(engine, module, source, prefix);
   }
+  const int8Roots = int8RootsIn(models.model);
+  if (int8Roots.length > 0) await engine.quantizeInt8(int8Roots);
   return { engine, modelSpec };
+}
+
+/** The paths of the checkpoints inside `model` that fromPretrained was asked to quantize to int8. */
+function int8RootsIn(model: unknown): string[] {
+  return pretrainedSourcesIn(model)
+    .filter(({ source }) => source.quantize === 'int8')
+    .map(({ path }) => path);
 }
 
 /** A fit's options as C++ takes them from `config`: sent once, to beginFit. */

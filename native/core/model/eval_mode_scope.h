@@ -6,8 +6,13 @@ namespace firebrand {
 
 class EvalModeScope {
  public:
-  explicit EvalModeScope(Model& model) : model_(model), wasTraining_(model.isTraining()) { model_.setTraining(false); }
-  ~EvalModeScope() { model_.setTraining(wasTraining_); }
+  // A model in eval mode already is left alone (generation enters this scope at every token).
+  explicit EvalModeScope(Model& model) : model_(model), wasTraining_(model.isTraining()) {
+    if (wasTraining_) model_.setTraining(false);
+  }
+  ~EvalModeScope() {
+    if (wasTraining_) model_.setTraining(true);
+  }
   EvalModeScope(const EvalModeScope&) = delete;
   EvalModeScope& operator=(const EvalModeScope&) = delete;
 

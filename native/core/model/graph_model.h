@@ -46,7 +46,7 @@ class GraphModel : public Model {
  protected:
   void setModelTraining(bool training) override;
   std::vector<std::string> modulePaths() const override;
-  void setModuleTraining(const std::string& path, bool training) override;
+  void setModulesTraining(const std::vector<std::string>& paths, bool training) override;
 
  private:
   GraphModel(GraphModelSpec spec);

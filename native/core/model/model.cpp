@@ -23,7 +23,7 @@ std::string Model::describeInputs(const Batch& batch) const {
 void Model::setTraining(bool training) {
   setModelTraining(training);
   if (!training) return;
-  for (const std::string& path : frozenModules_) setModuleTraining(path, false);
+  setModulesTraining(frozenModules_, false);
 }
 
 void Model::setFrozen(const std::vector<std::string>& names, bool frozen) {

@@ -94,8 +94,8 @@ class Model {
  protected:
   // The whole module tree's mode.
   virtual void setModelTraining(bool training) = 0;
-  // One submodule's mode (with its own).
-  virtual void setModuleTraining(const std::string& path, bool training) = 0;
+  // These submodules' modes (with their own).
+  virtual void setModulesTraining(const std::vector<std::string>& paths, bool training) = 0;
 
   size_t selectedOutput_ = 0;  // into outputLayout().names
 

@@ -145,8 +145,8 @@ void ScriptModel::setModelTraining(bool training) { module_.train(training); }
 
 std::vector<std::string> ScriptModel::modulePaths() const { return submodulePaths(module_); }
 
-void ScriptModel::setModuleTraining(const std::string& path, bool training) {
-  setSubmoduleTraining(module_, path, training);
+void ScriptModel::setModulesTraining(const std::vector<std::string>& paths, bool training) {
+  setSubmodulesTraining(module_, paths, training);
 }
 
 }  // namespace firebrand

@@ -47,7 +47,7 @@ class ScriptModel : public Model {
  protected:
   void setModelTraining(bool training) override;
   std::vector<std::string> modulePaths() const override;
-  void setModuleTraining(const std::string& path, bool training) override;
+  void setModulesTraining(const std::vector<std::string>& paths, bool training) override;
 
  private:
   explicit ScriptModel(torch::jit::Module module, std::string origin);

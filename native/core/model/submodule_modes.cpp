@@ -2,6 +2,8 @@
 
 #include <torch/script.h>
 
+#include <unordered_set>
+
 #include "core/errors.h"
 
 namespace firebrand {
@@ -12,11 +14,13 @@ std::vector<std::string> submodulePaths(const torch::nn::Module& root) {
   return paths;
 }
 
-void setSubmoduleTraining(torch::nn::Module& root, const std::string& path, bool training) {
+void setSubmodulesTraining(torch::nn::Module& root, const std::vector<std::string>& paths, bool training) {
+  if (paths.empty()) return;
+  std::unordered_set<std::string> wanted(paths.begin(), paths.end());
   for (const auto& item : root.named_modules("", /*include_self=*/false)) {
-    if (item.key() == path) return item.value()->train(training);
+    if (wanted.erase(item.key())) item.value()->train(training);
   }
-  throw InvalidState("firebrand bug: the model has no submodule '" + path + "'");
+  if (!wanted.empty()) throw InvalidState("firebrand bug: the model has no submodule '" + *wanted.begin() + "'");
 }
 
 std::vector<std::string> submodulePaths(const torch::jit::Module& root) {
@@ -27,13 +31,15 @@ std::vector<std::string> submodulePaths(const torch::jit::Module& root) {
   return paths;
 }
 
-void setSubmoduleTraining(const torch::jit::Module& root, const std::string& path, bool training) {
+void setSubmodulesTraining(const torch::jit::Module& root, const std::vector<std::string>& paths, bool training) {
+  if (paths.empty()) return;
+  std::unordered_set<std::string> wanted(paths.begin(), paths.end());
   for (const auto& item : root.named_modules()) {
-    if (item.name != path) continue;
+    if (!wanted.erase(item.name)) continue;
     torch::jit::Module module = item.value;  // a handle: train() sets the shared object's flag
-    return module.train(training);
+    module.train(training);
   }
-  throw InvalidState("firebrand bug: the model has no submodule '" + path + "'");
+  if (!wanted.empty()) throw InvalidState("firebrand bug: the model has no submodule '" + *wanted.begin() + "'");
 }
 
 }  // namespace firebrand

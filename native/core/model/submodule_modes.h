@@ -13,9 +13,11 @@ struct Module;
 
 namespace firebrand {
 
+// Setting modes walks the tree once for all `paths` (each with its own submodules): a model switches
+// modes at every generated token, and a LoRA model has hundreds of frozen modules.
 std::vector<std::string> submodulePaths(const torch::nn::Module& root);
-void setSubmoduleTraining(torch::nn::Module& root, const std::string& path, bool training);
+void setSubmodulesTraining(torch::nn::Module& root, const std::vector<std::string>& paths, bool training);
 std::vector<std::string> submodulePaths(const torch::jit::Module& root);
-void setSubmoduleTraining(const torch::jit::Module& root, const std::string& path, bool training);
+void setSubmodulesTraining(const torch::jit::Module& root, const std::vector<std::string>& paths, bool training);
 
 }  // namespace firebrand

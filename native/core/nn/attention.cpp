@@ -35,10 +35,24 @@ at::Tensor scaledDotProductAttention(const at::Tensor& query, const at::Tensor& 
 
 std::pair<at::Tensor, at::Tensor> extendKeysValues(std::vector<at::Tensor>& entry, const at::Tensor& key,
                                                    const at::Tensor& value) {
-  if (!entry.empty())
-    entry = {at::cat({entry[0], key}, -2), at::cat({entry[1], value}, -2)};
-  else
-    entry = {key, value};
+  // entry: the keys and values held (views), then the buffers they are in, with room for more
+  // positions, so that a step copies its own keys only (at::cat copied the whole cache at every
+  // step). A buffer full, or a cache narrowed to a window, moves into one twice the size.
+  const int64_t held = entry.empty() ? 0 : entry[0].size(-2), total = held + key.size(-2);
+  if (entry.size() < 4 || entry[2].size(-2) < total || !entry[2].sizes().slice(0, key.dim() - 2).equals(key.sizes().slice(0, key.dim() - 2))) {
+    const auto grown = [&](const at::Tensor& fresh, int at) {
+      std::vector<int64_t> sizes = fresh.sizes().vec();
+      sizes[sizes.size() - 2] = std::max<int64_t>(2 * total, 64);
+      at::Tensor buffer = at::empty(sizes, fresh.options());
+      if (held > 0) buffer.narrow(-2, 0, held).copy_(entry[at]);
+      return buffer;
+    };
+    entry = {at::Tensor(), at::Tensor(), grown(key, 0), grown(value, 1)};
+  }
+  entry[2].narrow(-2, held, key.size(-2)).copy_(key);
+  entry[3].narrow(-2, held, value.size(-2)).copy_(value);
+  entry[0] = entry[2].narrow(-2, 0, total);
+  entry[1] = entry[3].narrow(-2, 0, total);
   return {entry[0], entry[1]};
 }
 

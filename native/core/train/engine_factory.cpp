@@ -1,6 +1,7 @@
 #include "core/train/engine_factory.h"
 
 #include "core/model/freezing.h"
+#include "core/model/int8_quantization.h"
 #include "core/model/lora_adapters.h"
 #include "core/runtime/device.h"
 #include "core/runtime/mixed_precision.h"
@@ -21,6 +22,7 @@ std::shared_ptr<TrainingEngine> makeEngine(const EngineSpec& spec) {
   if (!spec.lossOutput.empty()) model->selectOutput(spec.lossOutput);
   if (!spec.freeze.empty()) freezeMatching(*model, spec.freeze, "config.freeze");
   if (spec.lora) applyLora(*model, *spec.lora);
+  if (!spec.int8Roots.empty()) freezeForInt8(*model, spec.int8Roots);
   if (!spec.activationCheckpointing.empty()) model->checkpointActivations(spec.activationCheckpointing);
   auto engine = std::make_shared<TrainingEngine>(std::move(model), std::move(loss), spec.optimizers, spec.scheduler,
                                                  spec.metrics, precision, device);

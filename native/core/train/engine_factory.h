@@ -33,6 +33,9 @@ struct EngineSpec {
   std::vector<std::string> activationCheckpointing;
   // LoRA adapters on the targeted linear layers, everything else frozen.
   std::optional<LoraOptions> lora;
+  // Module paths whose linear layers fromPretrained's quantize: 'int8' quantizes once their weights
+  // are loaded ("" the whole model): frozen before the optimizers are made (int8_quantization.h).
+  std::vector<std::string> int8Roots;
   // config.ema: an average of the weights, when enabled.
   std::optional<WeightAverageOptions> ema;
   // Seeds libtorch's generators before the weights are initialised.

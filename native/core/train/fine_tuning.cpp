@@ -8,6 +8,7 @@
 #include "core/io/safetensors_reader.h"
 #include "core/io/safetensors_writer.h"
 #include "core/model/freezing.h"
+#include "core/model/int8_quantization.h"
 #include "core/model/lora_adapters.h"
 
 namespace firebrand {
@@ -161,8 +162,19 @@ void FineTuning::loadAdapter(const std::string& path) {
 
 void FineTuning::mergeAdapters() {
   if (!hasLora(model_)) throw InvalidState("mergeAdapter: the model has no LoRA adapters to merge");
+  const std::string quantized = firstQuantizedLayer(model_);
+  if (!quantized.empty()) {
+    throw InvalidState("mergeAdapter: '" + quantized +
+                       "' holds int8 weights (fromPretrained quantize: 'int8'), which a merge would round again; "
+                       "save the adapter (saveAdapter) and merge it into the unquantized checkpoint");
+  }
   mergeLoraAdapters(model_);
   adaptersMerged_ = true;
+}
+
+std::vector<std::string> FineTuning::quantizeInt8(const std::vector<std::string>& roots) {
+  checks_.requireStepBoundary("quantizeInt8");
+  return firebrand::quantizeInt8(model_, roots);
 }
 
 }  // namespace firebrand

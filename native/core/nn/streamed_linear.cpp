@@ -1,0 +1,134 @@
+#include "core/nn/streamed_linear.h"
+
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+#include <c10/util/BFloat16.h>
+
+#include <algorithm>
+
+#include "core/compat/torch_compat.h"
+#include "core/optim/kernel_rounding.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+namespace firebrand {
+namespace {
+
+inline float widen(float value) { return value; }
+inline float widen(c10::BFloat16 value) { return static_cast<float>(value); }
+inline float widen(int8_t value) { return static_cast<float>(value); }
+
+template <typename W>
+float dotScalar(const W* weight, int64_t K, const float* x) {
+  float sum = 0;
+  for (int64_t k = 0; k < K; ++k) sum += widen(weight[k]) * x[k];
+  return sum;
+}
+
+#if defined(__x86_64__)
+#define FIREBRAND_AVX2 __attribute__((target("avx2,fma")))
+
+FIREBRAND_AVX2 inline __m256 load8(const float* p) { return _mm256_loadu_ps(p); }
+FIREBRAND_AVX2 inline __m256 load8(const c10::BFloat16* p) {
+  // bfloat16 is float32's upper half: widen by a shift.
+  const __m128i halves = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(halves), 16));
+}
+FIREBRAND_AVX2 inline __m256 load8(const int8_t* p) {
+  const __m128i bytes = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p));
+  return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(bytes));
+}
+FIREBRAND_AVX2 inline float sum8(__m256 v) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  return _mm_cvtss_f32(_mm_add_ss(s, _mm_shuffle_ps(s, s, 1)));
+}
+
+// One weight row read front to back, four sums in flight. (Several rows at a time are short
+// streams, a row's length apart, that the prefetcher does not follow: a third of the bandwidth.)
+template <typename W>
+FIREBRAND_AVX2 float dotAvx2(const W* weight, int64_t K, const float* x) {
+  __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+  int64_t k = 0;
+  for (; k + 32 <= K; k += 32) {
+    a0 = _mm256_fmadd_ps(load8(weight + k), _mm256_loadu_ps(x + k), a0);
+    a1 = _mm256_fmadd_ps(load8(weight + k + 8), _mm256_loadu_ps(x + k + 8), a1);
+    a2 = _mm256_fmadd_ps(load8(weight + k + 16), _mm256_loadu_ps(x + k + 16), a2);
+    a3 = _mm256_fmadd_ps(load8(weight + k + 24), _mm256_loadu_ps(x + k + 24), a3);
+  }
+  float sum = sum8(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)));
+  for (; k < K; ++k) sum += widen(weight[k]) * x[k];
+  return sum;
+}
+#endif
+
+// out[b, n] for the weight rows n in [begin, end): each row read from memory once, from cache for b > 0.
+template <typename W>
+void streamRows(const W* weight, int64_t K, int64_t N, const float* x, int64_t B, int64_t begin, int64_t end,
+                float* out) {
+#if defined(__x86_64__)
+  if (cpuHasFma()) {
+    for (int64_t n = begin; n < end; ++n) {
+      for (int64_t b = 0; b < B; ++b) out[b * N + n] = dotAvx2(weight + n * K, K, x + b * K);
+    }
+    return;
+  }
+#endif
+  for (int64_t n = begin; n < end; ++n) {
+    for (int64_t b = 0; b < B; ++b) out[b * N + n] = dotScalar(weight + n * K, K, x + b * K);
+  }
+}
+
+template <typename W>
+void streamAll(const at::Tensor& weight, const at::Tensor& x, at::Tensor& out) {
+  const int64_t N = weight.size(0), K = weight.size(1), B = x.size(0);
+  const W* w = weight.data_ptr<W>();
+  const float* xs = x.data_ptr<float>();
+  float* o = out.data_ptr<float>();
+  // A thread's share is at least ~64K weights, so that small layers stay on one thread.
+  const int64_t grain = std::max<int64_t>(1, (64 * 1024) / std::max<int64_t>(K, 1));
+  at::parallel_for(0, N, grain, [&](int64_t begin, int64_t end) { streamRows(w, K, N, xs, B, begin, end, o); });
+}
+
+bool readableWeight(const at::Tensor& weight) {
+  const auto type = weight.scalar_type();
+  return weight.dim() == 2 && weight.is_contiguous() &&
+         (type == at::kFloat || type == at::kBFloat16 || type == at::kChar);
+}
+
+}  // namespace
+
+bool streamedLinearFits(const at::Tensor& input, const at::Tensor& weight, const at::Tensor& bias) {
+  if (!input.defined() || input.dim() < 1 || !readableWeight(weight) || input.size(-1) != weight.size(1)) return false;
+  if (!input.device().is_cpu() || !weight.device().is_cpu() || compat::autocastEnabled(c10::DeviceType::CPU))
+    return false;
+  const bool float32 = input.scalar_type() == at::kFloat, bfloat16 = input.scalar_type() == at::kBFloat16;
+  // A float weight takes float rows and a bfloat16 one bfloat16 rows (as at::linear); int8 takes either.
+  const bool dtypes =
+      weight.scalar_type() == at::kChar ? (float32 || bfloat16) : input.scalar_type() == weight.scalar_type();
+  const bool noAutograd = !at::GradMode::is_enabled() || (!input.requires_grad() && !weight.requires_grad() &&
+                                                          !(bias.defined() && bias.requires_grad()));
+  const int64_t rows = weight.size(1) == 0 ? 0 : input.numel() / weight.size(1);
+  return dtypes && noAutograd && rows >= 1 && rows <= kStreamedRowsMax &&
+         (!bias.defined() || (bias.dim() == 1 && bias.size(0) == weight.size(0)));
+}
+
+at::Tensor streamedLinear(const at::Tensor& rows, const at::Tensor& weight, const at::Tensor& scale,
+                          const at::Tensor& bias) {
+  const at::Tensor x = rows.reshape({-1, weight.size(1)}).to(at::kFloat).contiguous();
+  at::Tensor out = at::empty({x.size(0), weight.size(0)}, x.options());
+  switch (weight.scalar_type()) {
+    case at::kFloat: streamAll<float>(weight, x, out); break;
+    case at::kBFloat16: streamAll<c10::BFloat16>(weight, x, out); break;
+    default: streamAll<int8_t>(weight, x, out); break;
+  }
+  if (scale.defined()) out.mul_(scale);
+  if (bias.defined()) out.add_(bias);
+  std::vector<int64_t> shape = rows.sizes().vec();
+  shape.back() = weight.size(0);
+  return out.to(rows.scalar_type()).view(shape);
+}
+
+}  // namespace firebrand
