@@ -112,7 +112,7 @@ describe("fromPretrained quantize: 'int8', against the same weights dequantized 
     expect(rowMax).to.equal(127);
   });
 
-  it('computes the dequantized float32 model\'s logits, for a batch and one position at a time', async () => {
+  it("computes the dequantized float32 model's logits, for a batch and one position at a time", async () => {
     const int8 = await trainerOf(plain, { quantize: 'int8' });
     const reference = await trainerOf(dequantized);
     expectClose(await int8.predict(ids, [2, 9]), await reference.predict(ids, [2, 9]), 'batch logits');
@@ -167,9 +167,13 @@ describe("fromPretrained quantize: 'int8', against the same weights dequantized 
     expect(merge.message).to.match(/int8 weights .*saveAdapter/);
     const bare = await trainerOf(plain, { quantize: 'int8' });
     await bare.setup();
-    expect((await rejectionOf(bare.exportOnnx(path.join(work, 'm.onnx'), { example: { data: ids.subarray(0, 4), shape: [1, 4] } }))).message).to.match(
-      /holds int8 weights/,
-    );
+    expect(
+      (
+        await rejectionOf(
+          bare.exportOnnx(path.join(work, 'm.onnx'), { example: { data: ids.subarray(0, 4), shape: [1, 4] } }),
+        )
+      ).message,
+    ).to.match(/holds int8 weights/);
     const wrong = await rejectionOf(fromPretrained(plain, { quantize: 'int4' as 'int8' }));
     expect(wrong.code).to.equal('ERR_FIREBRAND_INVALID_ARGUMENT');
     expect(wrong.message).to.match(/quantize: expected 'int8'/);

@@ -6,13 +6,24 @@
 //   BENCH_MODELS   smollm2-135m (default), qwen2.5-0.5b, tinyllama-1.1b, comma-separated
 //   BENCH_THREADS  1,2     BENCH_ROUNDS 3     BENCH_STEPS 4 (a first step, then steady ones)
 //   BENCH_LENGTH   128     BENCH_NEW_TOKENS 32     BENCH_JOBS lora,full,generate
+//   BENCH_DTYPES   float32 (default), bfloat16, int8 (int8 linear layers in a bfloat16 model, QLoRA-style)
+// Decoding also prints its fraction of the memory bandwidth: tokens/s x the weight bytes a token reads,
+// over a STREAM triad on libtorch (python3-torch).
 //   PEFT_SRC       huggingface/peft's src/ folder (Debian has no PEFT); BENCH_PYTHON (default python3)
 import { lastJsonOf, median } from './measures';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-import { Dataset, fromPretrained, LlamaForCausalLM, saveSafetensors, Trainer, type LlamaConfig } from '../../src';
+import {
+  Dataset,
+  fromPretrained,
+  LlamaForCausalLM,
+  saveSafetensors,
+  Trainer,
+  type FromPretrainedOptions,
+  type LlamaConfig,
+} from '../../src';
 
 /** The configs of the checkpoints the bench stands in for (their config.json, as published). */
 const MODELS: Record<string, LlamaConfig & { architectures: string[] }> = {
@@ -92,9 +103,24 @@ const JOBS = checkedList(
   (entry) => ['lora', 'full', 'generate'].includes(entry),
   'lora, full or generate',
 );
+/** The weights of each BENCH_DTYPES entry, as fromPretrained takes them. */
+const WEIGHTS: Record<string, FromPretrainedOptions> = {
+  float32: {},
+  bfloat16: { dtype: 'bfloat16' },
+  int8: { dtype: 'bfloat16', quantize: 'int8' },
+};
+const DTYPES = checkedList('BENCH_DTYPES', 'float32', (entry) => entry in WEIGHTS, 'float32, bfloat16 or int8');
 const script = path.join(__dirname, '..', '..', '..', 'scripts', 'bench', 'llm_bench.py');
 
-type Measure = { skipped?: string; ms?: number[]; losses?: number[]; peakRssMb?: number; tokensPerSecond?: number };
+type Measure = {
+  skipped?: string;
+  ms?: number[];
+  losses?: number[];
+  peakRssMb?: number;
+  tokensPerSecond?: number;
+  lastLogits?: number[];
+  gbPerSecond?: number;
+};
 
 const firebrand = (...args: string[]) => lastJsonOf<Measure>(process.execPath, [__filename, '--child', ...args]);
 const transformers = (...args: string[]) => lastJsonOf<Measure>(PYTHON, [script, ...args]);
@@ -129,8 +155,8 @@ async function makeCheckpoint(name: string, folder: string): Promise<void> {
 }
 
 /** Steps of `job` on `folder`: each step's milliseconds and loss, and the peak RSS. */
-async function train(folder: string, job: string, threads: number): Promise<Measure> {
-  const model = await fromPretrained(folder);
+async function train(folder: string, job: string, threads: number, dtype: string): Promise<Measure> {
+  const model = await fromPretrained(folder, WEIGHTS[dtype]);
   const ms: number[] = [];
   const losses: number[] = [];
   let started = 0;
@@ -153,9 +179,9 @@ async function train(folder: string, job: string, threads: number): Promise<Meas
   return { ms, losses, peakRssMb: process.resourceUsage().maxRSS / 1024 };
 }
 
-async function generate(folder: string, threads: number, prompt: number[]): Promise<Measure> {
+async function generate(folder: string, threads: number, prompt: number[], dtype: string): Promise<Measure> {
   const trainer = new Trainer({
-    model: await fromPretrained(folder),
+    model: await fromPretrained(folder, WEIGHTS[dtype]),
     loss: 'cross_entropy',
     optimizer: 'sgd',
     config: { numThreads: threads, progressBar: false },
@@ -165,7 +191,22 @@ async function generate(folder: string, threads: number, prompt: number[]): Prom
   const started = performance.now();
   let count = 0;
   for await (const _ of trainer.generate(prompt, options)) count += 1;
-  return { tokensPerSecond: count / ((performance.now() - started) / 1000) };
+  const tokensPerSecond = count / ((performance.now() - started) / 1000);
+  const logits = await trainer.predict(Int32Array.from(prompt), [1, prompt.length]);
+  const vocab = logits.shape[2];
+  return { tokensPerSecond, lastLogits: Array.from(logits.data.subarray(logits.data.length - vocab), Number) };
+}
+
+/** The bytes of weights one decoded token reads: every linear layer's and the head's (an embedding row is few). */
+function weightBytesPerToken(name: string, dtype: string): number {
+  const c = MODELS[name];
+  const heads = c.num_attention_heads as number;
+  const kv = ((c.num_key_value_heads as number) / heads) * c.hidden_size;
+  const attention = 2 * c.hidden_size * c.hidden_size + 2 * c.hidden_size * kv;
+  const linears = c.num_hidden_layers * (attention + 3 * c.hidden_size * c.intermediate_size);
+  const head = c.vocab_size * c.hidden_size;
+  const bytes = { float32: [4, 4], bfloat16: [2, 2], int8: [1, 2] }[dtype] as number[];
+  return linears * bytes[0] + head * bytes[1];
 }
 
 async function child([mode, ...args]: string[]): Promise<Measure> {
@@ -173,46 +214,92 @@ async function child([mode, ...args]: string[]): Promise<Measure> {
     await makeCheckpoint(args[0], args[1]);
     return {};
   }
-  if (mode === 'train') return train(args[0], args[1], Number(args[2]));
-  return generate(args[0], Number(args[1]), args[2].split(',').map(Number));
+  if (mode === 'train') return train(args[0], args[1], Number(args[2]), args[3]);
+  return generate(args[0], Number(args[1]), args[2].split(',').map(Number), args[3]);
 }
 
 /** tokens/s of a training measure: the steady steps' median (all but the first). */
 const trainingSpeed = (measure: Measure) => LENGTH / (median((measure.ms as number[]).slice(1)) / 1000);
 
-function report(job: string, threads: number, pairs: [Measure, Measure][]): void {
-  const ours = pairs.map(([fb]) => (job === 'generate' ? (fb.tokensPerSecond as number) : trainingSpeed(fb)));
+/** Where a row was measured: the model, job, threads and dtype, the bandwidth, float32's logits to compare to. */
+type Row = { name: string; job: string; threads: number; dtype: string; triad: Measure; float32Logits?: number[] };
+
+/** The first step against the steady ones, peak RSS, and how far the two sides' losses are apart. */
+function trainingNotes([fb, py]: [Measure, Measure], job: string): string[] {
+  const ms = fb.ms as number[];
+  const notes = [`first step ${(ms[0] / median(ms.slice(1))).toFixed(2)}x a steady one`];
+  notes.push(
+    `peak RSS ${(fb.peakRssMb as number).toFixed(0)} MB${py.peakRssMb ? ` (transformers ${py.peakRssMb.toFixed(0)})` : ''}`,
+  );
+  // LoRA's A matrices are drawn by each side's own generator: only its first step (B = 0) is comparable.
+  const compared = job === 'lora' ? 1 : Math.min(3, STEPS);
+  if (py.losses) {
+    const apart = (fb.losses as number[])
+      .slice(0, compared)
+      .map((loss, i) => Math.abs(loss - (py.losses as number[])[i]) / Math.abs(loss));
+    notes.push(
+      `losses of ${compared} step${compared > 1 ? 's' : ''} apart by ${Math.max(...apart).toExponential(1)} (rel)`,
+    );
+  }
+  return notes;
+}
+
+/** Decoding's fraction of the memory bandwidth, and its logits' distance from float32's. */
+function decodingNotes(row: Row, tokensPerSecond: number, logits: number[]): string[] {
+  const bytes = weightBytesPerToken(row.name, row.dtype);
+  const notes = [`reads ${(bytes / 1e6).toFixed(0)} MB a token`];
+  if (row.triad.gbPerSecond) {
+    const fraction = (tokensPerSecond * bytes) / (row.triad.gbPerSecond * 1e9);
+    notes.push(`${fraction.toFixed(2)} of the triad's ${row.triad.gbPerSecond.toFixed(1)} GB/s`);
+  } else {
+    notes.push(`bandwidth unmeasured: ${row.triad.skipped}`);
+  }
+  if (row.dtype !== 'float32' && row.float32Logits) {
+    const reference = row.float32Logits;
+    const apart = Math.max(...logits.map((value, i) => Math.abs(value - reference[i])));
+    const scale = Math.max(...reference.map(Math.abs));
+    notes.push(`last logits ${apart.toFixed(3)} from float32's (largest ${scale.toFixed(2)})`);
+  }
+  return notes;
+}
+
+function report(row: Row, pairs: [Measure, Measure][]): void {
+  const { job, threads, dtype } = row;
+  const speed = (measure: Measure) =>
+    job === 'generate' ? (measure.tokensPerSecond as number) : trainingSpeed(measure);
+  const ours = pairs.map(([fb]) => speed(fb));
   const skipped = pairs[0][1].skipped;
-  const theirs = skipped
-    ? []
-    : pairs.map(([, py]) => (job === 'generate' ? (py.tokensPerSecond as number) : trainingSpeed(py)));
-  const line = [`  ${job.padEnd(8)} ${threads} thread${threads > 1 ? 's' : ' '}`];
+  const line = [`  ${job.padEnd(8)} ${dtype.padEnd(8)} ${threads} thread${threads > 1 ? 's' : ' '}`];
   line.push(`firebrand ${ours.map((value) => value.toFixed(1)).join(', ')} tokens/s`);
   if (skipped) {
     line.push(`transformers skipped: ${skipped}`);
   } else {
+    const theirs = pairs.map(([, py]) => speed(py));
     line.push(`transformers ${theirs.map((value) => value.toFixed(1)).join(', ')}`);
     line.push(`median ratio ${median(ours.map((value, i) => value / theirs[i])).toFixed(2)}x`);
   }
-  if (job !== 'generate') {
-    const [fb, py] = pairs[0];
-    const ms = fb.ms as number[];
-    line.push(`first step ${(ms[0] / median(ms.slice(1))).toFixed(2)}x a steady one`);
-    line.push(
-      `peak RSS ${(fb.peakRssMb as number).toFixed(0)} MB${py.peakRssMb ? ` (transformers ${py.peakRssMb.toFixed(0)})` : ''}`,
-    );
-    // LoRA's A matrices are drawn by each side's own generator: only its first step (B = 0) is comparable.
-    const compared = job === 'lora' ? 1 : Math.min(3, STEPS);
-    if (py.losses) {
-      const apart = (fb.losses as number[])
-        .slice(0, compared)
-        .map((loss, i) => Math.abs(loss - (py.losses as number[])[i]) / Math.abs(loss));
-      line.push(
-        `losses of ${compared} step${compared > 1 ? 's' : ''} apart by ${Math.max(...apart).toExponential(1)} (rel)`,
-      );
-    }
-  }
+  if (job === 'generate') line.push(...decodingNotes(row, median(ours), pairs[0][0].lastLogits as number[]));
+  else line.push(...trainingNotes(pairs[0], job));
   console.log(line.join('; '));
+}
+
+/** ROUNDS pairs of firebrand's and transformers' measures of `row`, alternating which side goes first. */
+function measureRow(row: Row, folder: string, prompt: string): [Measure, Measure][] {
+  const { job, threads, dtype } = row;
+  const mode = job === 'generate' ? 'generate' : 'train';
+  const args = job === 'generate' ? [folder, `${threads}`, prompt, dtype] : [folder, job, `${threads}`, dtype];
+  const pyArgs =
+    job === 'generate'
+      ? ['generate', folder, `${threads}`, prompt, `${NEW_TOKENS}`, dtype]
+      : ['train', folder, job, `${threads}`, `${STEPS}`, `${LENGTH}`, dtype];
+  return Array.from({ length: ROUNDS }, (_, round): [Measure, Measure] => {
+    if (round % 2 === 1) {
+      const py = transformers(...pyArgs);
+      return [firebrand(mode, ...args), py];
+    }
+    const fb = firebrand(mode, ...args);
+    return [fb, transformers(...pyArgs)];
+  });
 }
 
 async function main(): Promise<void> {
@@ -227,22 +314,15 @@ async function main(): Promise<void> {
       );
       const prompt = Array.from(tokenIds(32, MODELS[name].vocab_size)).join(',');
       for (const threads of THREADS) {
-        for (const job of JOBS) {
-          const args = job === 'generate' ? [folder, `${threads}`, prompt] : [folder, job, `${threads}`];
-          const pyArgs =
-            job === 'generate'
-              ? ['generate', folder, `${threads}`, prompt, `${NEW_TOKENS}`]
-              : ['train', folder, job, `${threads}`, `${STEPS}`, `${LENGTH}`];
-          const pairs = Array.from({ length: ROUNDS }, (_, round): [Measure, Measure] => {
-            const mode = job === 'generate' ? 'generate' : 'train';
-            if (round % 2 === 1) {
-              const py = transformers(...pyArgs);
-              return [firebrand(mode, ...args), py];
-            }
-            const fb = firebrand(mode, ...args);
-            return [fb, transformers(...pyArgs)];
-          });
-          report(job, threads, pairs);
+        const triad = transformers('triad', `${threads}`);
+        let float32Logits: number[] | undefined;
+        for (const dtype of DTYPES) {
+          for (const job of JOBS) {
+            const row: Row = { name, job, threads, dtype, triad, float32Logits };
+            const pairs = measureRow(row, folder, prompt);
+            if (job === 'generate' && dtype === 'float32') float32Logits = pairs[0][0].lastLogits;
+            report(row, pairs);
+          }
         }
       }
     }

@@ -2,8 +2,10 @@
 """transformers' (and PEFT's) side of `npm run bench:llm`, run where python3-transformers is (the sid chroot).
 PEFT is not packaged by Debian: PEFT_SRC names a folder holding its `peft` package (huggingface/peft's src/).
 Prints one JSON line; {"skipped": reason} when what it needs is missing.
-  python3 llm_bench.py train <folder> <lora|full> <threads> <steps> <length>   (AdamW lr 1e-4, batch 1)
-  python3 llm_bench.py generate <folder> <threads> <prompt ids, comma-separated> <new>   (greedy, with the cache)
+  python3 llm_bench.py train <folder> <lora|full> <threads> <steps> <length> <dtype>   (AdamW lr 1e-4, batch 1)
+  python3 llm_bench.py generate <folder> <threads> <prompt ids, comma-separated> <new> <dtype>   (greedy, cached)
+  python3 llm_bench.py triad <threads>   (a STREAM triad a = b + 3c on libtorch: the memory bandwidth, GB/s)
+<dtype>: float32 or bfloat16; int8 is skipped (transformers' load_in_8bit needs bitsandbytes, not in Debian).
 """
 import json
 import os
@@ -41,8 +43,25 @@ def with_lora(model):
     return peft.get_peft_model(model, config)
 
 
-def train(folder, job, steps, length):
-    model = transformers.AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32)
+def load(folder, dtype):
+    if dtype == "int8":
+        skipped("transformers' int8 weights (load_in_8bit) need bitsandbytes, which Debian does not package")
+    return transformers.AutoModelForCausalLM.from_pretrained(folder, dtype=getattr(torch, dtype))
+
+
+def triad():
+    count = 32 * 1024 * 1024
+    a, b, c = torch.empty(count), torch.ones(count), torch.full((count,), 2.0)
+    best = float("inf")
+    for _ in range(5):
+        started = time.perf_counter()
+        torch.add(b, c, alpha=3, out=a)
+        best = min(best, time.perf_counter() - started)
+    return {"gbPerSecond": 3 * 4 * count / best / 1e9}
+
+
+def train(folder, job, steps, length, dtype):
+    model = load(folder, dtype)
     if job == "lora":
         model = with_lora(model)
     vocab = model.config.vocab_size
@@ -64,8 +83,8 @@ def train(folder, job, steps, length):
     return {"ms": milliseconds, "losses": losses, "peakRssMb": peak_rss_mb(), "torch": torch.__version__}
 
 
-def generate(folder, prompt, new):
-    model = transformers.AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32)
+def generate(folder, prompt, new, dtype):
+    model = load(folder, dtype)
     model.eval()
     ids = torch.tensor([prompt])
     with torch.no_grad():
@@ -82,11 +101,14 @@ def main():
     if mode == "train":
         job, threads, steps, length = sys.argv[3], int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6])
         torch.set_num_threads(threads)
-        print(json.dumps(train(folder, job, steps, length)))
+        print(json.dumps(train(folder, job, steps, length, sys.argv[7])))
     elif mode == "generate":
         torch.set_num_threads(int(sys.argv[3]))
         prompt = [int(token) for token in sys.argv[4].split(",")]
-        print(json.dumps(generate(folder, prompt, int(sys.argv[5]))))
+        print(json.dumps(generate(folder, prompt, int(sys.argv[5]), sys.argv[6])))
+    elif mode == "triad":
+        torch.set_num_threads(int(folder))
+        print(json.dumps(triad()))
     else:
         raise SystemExit(f"unknown mode {mode}")
 

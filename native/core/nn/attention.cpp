@@ -39,7 +39,8 @@ std::pair<at::Tensor, at::Tensor> extendKeysValues(std::vector<at::Tensor>& entr
   // positions, so that a step copies its own keys only (at::cat copied the whole cache at every
   // step). A buffer full, or a cache narrowed to a window, moves into one twice the size.
   const int64_t held = entry.empty() ? 0 : entry[0].size(-2), total = held + key.size(-2);
-  if (entry.size() < 4 || entry[2].size(-2) < total || !entry[2].sizes().slice(0, key.dim() - 2).equals(key.sizes().slice(0, key.dim() - 2))) {
+  if (entry.size() < 4 || entry[2].size(-2) < total ||
+      !entry[2].sizes().slice(0, key.dim() - 2).equals(key.sizes().slice(0, key.dim() - 2))) {
     const auto grown = [&](const at::Tensor& fresh, int at) {
       std::vector<int64_t> sizes = fresh.sizes().vec();
       sizes[sizes.size() - 2] = std::max<int64_t>(2 * total, 64);

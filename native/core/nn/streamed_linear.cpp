@@ -120,9 +120,15 @@ at::Tensor streamedLinear(const at::Tensor& rows, const at::Tensor& weight, cons
   const at::Tensor x = rows.reshape({-1, weight.size(1)}).to(at::kFloat).contiguous();
   at::Tensor out = at::empty({x.size(0), weight.size(0)}, x.options());
   switch (weight.scalar_type()) {
-    case at::kFloat: streamAll<float>(weight, x, out); break;
-    case at::kBFloat16: streamAll<c10::BFloat16>(weight, x, out); break;
-    default: streamAll<int8_t>(weight, x, out); break;
+    case at::kFloat:
+      streamAll<float>(weight, x, out);
+      break;
+    case at::kBFloat16:
+      streamAll<c10::BFloat16>(weight, x, out);
+      break;
+    default:
+      streamAll<int8_t>(weight, x, out);
+      break;
   }
   if (scale.defined()) out.mul_(scale);
   if (bias.defined()) out.add_(bias);
