@@ -229,6 +229,7 @@ export interface NativeModel {
     inputs: NumericArray | Record<string, TensorData<NumericArray>>,
     shape: number[] | undefined,
     batchSize: number,
+    optimizeForInference: boolean,
   ): Promise<Prediction>;
   startGeneration(prompt: NumericArray, options: GenerateOptions): GenerationHandle;
   generateNext(generation: GenerationHandle): Promise<number | null>;

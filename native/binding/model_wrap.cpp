@@ -84,7 +84,8 @@ Napi::Value ModelWrap::Predict(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   return guard(env, [&]() -> Napi::Value {
     PredictionInputs inputs = toPredictionInputs(info[0], info[1]);
-    PredictionOptions options{place_.device, place_.autocastDtype, toInteger(info[2], "batchSize", 1)};
+    PredictionOptions options{place_.device, place_.autocastDtype, toInteger(info[2], "batchSize", 1),
+                              toBoolean(info[3], "optimizeForInference")};
     return startTask(env, [model = place_.model, inputs, options]() -> PromiseWorker::Finish {
       useRequestedThreads();
       std::vector<at::Tensor> outputs =

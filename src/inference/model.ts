@@ -133,14 +133,20 @@ export class Model {
     shapeOrOptions?: number[] | PredictOptions,
     options?: PredictOptions,
   ): Promise<Prediction> {
-    const [given, shape, { batchSize }] = await predictionArguments(
+    const [given, shape, { batchSize, optimizeForInference = true }] = await predictionArguments(
       inputs,
       shapeOrOptions,
       options,
       this.context.preprocessing(),
       this.context.maxPixels,
     );
-    return this.native.predict(given, shape, batchSize ?? this.context.predictBatchSize);
+    if (typeof optimizeForInference !== 'boolean') {
+      throw firebrandError(
+        'ERR_FIREBRAND_INVALID_ARGUMENT',
+        `predict options: optimizeForInference must be true or false, got ${JSON.stringify(optimizeForInference)}`,
+      );
+    }
+    return this.native.predict(given, shape, batchSize ?? this.context.predictBatchSize, optimizeForInference);
   }
 
   /**

@@ -22,9 +22,16 @@ export type EncodedImages = Uint8Array | Uint8Array[];
 export interface PredictOptions {
   /** Samples per forward (default: the trainer's evalBatchSize; for Model, that of the trainer that saved it). */
   batchSize?: number;
+  /**
+   * Run the graph lowered for inference (default true), as torch.jit.optimize_for_inference and
+   * onnxruntime's graph optimizations do: a Conv2d read only by a BatchNorm2d runs as one convolution
+   * with the BatchNorm folded in. Results match the layers run one by one to float32 rounding (about
+   * 1e-6); false runs them one by one, bit for bit as PyTorch eager does.
+   */
+  optimizeForInference?: boolean;
 }
 
-const PREDICT_OPTION_KEYS = optionKeys<PredictOptions>()(['batchSize']);
+const PREDICT_OPTION_KEYS = optionKeys<PredictOptions>()(['batchSize', 'optimizeForInference']);
 
 function isEncodedImages(inputs: unknown[]): inputs is Uint8Array[] {
   return inputs.length > 0 && inputs.every((item) => item instanceof Uint8Array);

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "core/errors.h"
+#include "core/graph/inference_folding.h"
 #include "core/graph/layer_calls.h"
 #include "core/graph/op_row.h"
 #include "core/shape_text.h"
@@ -59,6 +60,7 @@ GraphProgram::GraphProgram(GraphSpec graph, ModuleTree& tree) : graph_(std::move
     steps_.push_back(compileNode(index, tree));
   }
   scopeModules_ = moduleOfEachScope(graph_, *tree.root);
+  foldConvBatchNorm(graph_, reads_, tree, steps_);
   for (const auto& name : graph_.inputs) {
     int64_t slot = -1;
     for (size_t index = 0; index < graph_.nodes.size(); ++index) {

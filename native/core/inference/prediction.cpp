@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/errors.h"
+#include "core/graph/inference_folding.h"
 #include "core/model/eval_mode_scope.h"
 #include "core/runtime/mixed_precision.h"
 #include "core/shape_text.h"
@@ -31,6 +32,7 @@ std::vector<at::Tensor> inBatches(Model& model, int64_t samples, const std::stri
   const at::ScalarType modelDtype = parameters.empty() ? at::kFloat : parameters.front().scalar_type();
   torch::NoGradGuard noGrad;
   EvalModeScope evalMode(model);
+  InferenceLoweringScope lowering(options.optimizeForInference);
   std::vector<std::vector<at::Tensor>> batches(model.outputLayout().names.size());
   for (int64_t start = 0; start < samples; start += options.batchSize) {
     const int64_t length = std::min(options.batchSize, samples - start);

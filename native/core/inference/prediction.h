@@ -15,6 +15,8 @@ struct PredictionOptions {
   c10::Device device = c10::Device(c10::kCPU);
   std::optional<at::ScalarType> autocastDtype;  // nullopt: full precision
   int64_t batchSize = 256;
+  // The graph's inference lowering (inference_folding.h); false runs every layer as written.
+  bool optimizeForInference = true;
 };
 
 // Every output (model.outputLayout() order) for `inputs` (first dimension = samples) as float32

@@ -64,32 +64,51 @@ FIREBRAND_AVX2 float dotAvx2(const W* weight, int64_t K, const float* x) {
 }
 #endif
 
-// out[b, n] for the weight rows n in [begin, end): each row read from memory once, from cache for b > 0.
+// What a row's sums become: scaled (int8), biased, stored in the output's dtype.
+struct Epilogue {
+  const float* scale = nullptr;
+  const float* bias = nullptr;
+  float operator()(float sum, int64_t n) const { return (scale ? sum * scale[n] : sum) + (bias ? bias[n] : 0.0f); }
+};
+
 template <typename W>
-void streamRows(const W* weight, int64_t K, int64_t N, const float* x, int64_t B, int64_t begin, int64_t end,
-                float* out) {
+float dotRow(const W* weight, int64_t K, const float* x) {
 #if defined(__x86_64__)
-  if (cpuHasFma()) {
-    for (int64_t n = begin; n < end; ++n) {
-      for (int64_t b = 0; b < B; ++b) out[b * N + n] = dotAvx2(weight + n * K, K, x + b * K);
-    }
-    return;
-  }
+  if (cpuHasFma()) return dotAvx2(weight, K, x);
 #endif
+  return dotScalar(weight, K, x);
+}
+
+// out[b, n] for the weight rows n in [begin, end): each row read from memory once, from cache for b > 0.
+template <typename W, typename O>
+void streamRows(const W* weight, int64_t K, int64_t N, const float* x, int64_t B, int64_t begin, int64_t end,
+                const Epilogue& epilogue, O* out) {
   for (int64_t n = begin; n < end; ++n) {
-    for (int64_t b = 0; b < B; ++b) out[b * N + n] = dotScalar(weight + n * K, K, x + b * K);
+    for (int64_t b = 0; b < B; ++b) out[b * N + n] = static_cast<O>(epilogue(dotRow(weight + n * K, K, x + b * K), n));
   }
 }
 
-template <typename W>
-void streamAll(const at::Tensor& weight, const at::Tensor& x, at::Tensor& out) {
-  const int64_t N = weight.size(0), K = weight.size(1), B = x.size(0);
+template <typename W, typename O>
+void streamAll(const at::Tensor& weight, const float* x, int64_t B, const Epilogue& epilogue, at::Tensor& out) {
+  const int64_t N = weight.size(0), K = weight.size(1);
   const W* w = weight.data_ptr<W>();
-  const float* xs = x.data_ptr<float>();
-  float* o = out.data_ptr<float>();
+  O* o = out.data_ptr<O>();
   // A thread's share is at least ~64K weights, so that small layers stay on one thread.
   const int64_t grain = std::max<int64_t>(1, (64 * 1024) / std::max<int64_t>(K, 1));
-  at::parallel_for(0, N, grain, [&](int64_t begin, int64_t end) { streamRows(w, K, N, xs, B, begin, end, o); });
+  at::parallel_for(0, N, grain,
+                   [&](int64_t begin, int64_t end) { streamRows(w, K, N, x, B, begin, end, epilogue, o); });
+}
+
+template <typename O>
+void streamInto(const at::Tensor& weight, const float* x, int64_t B, const Epilogue& epilogue, at::Tensor& out) {
+  switch (weight.scalar_type()) {
+    case at::kFloat:
+      return streamAll<float, O>(weight, x, B, epilogue, out);
+    case at::kBFloat16:
+      return streamAll<c10::BFloat16, O>(weight, x, B, epilogue, out);
+    default:
+      return streamAll<int8_t, O>(weight, x, B, epilogue, out);
+  }
 }
 
 bool readableWeight(const at::Tensor& weight) {
@@ -117,24 +136,29 @@ bool streamedLinearFits(const at::Tensor& input, const at::Tensor& weight, const
 
 at::Tensor streamedLinear(const at::Tensor& rows, const at::Tensor& weight, const at::Tensor& scale,
                           const at::Tensor& bias) {
-  const at::Tensor x = rows.reshape({-1, weight.size(1)}).to(at::kFloat).contiguous();
-  at::Tensor out = at::empty({x.size(0), weight.size(0)}, x.options());
-  switch (weight.scalar_type()) {
-    case at::kFloat:
-      streamAll<float>(weight, x, out);
-      break;
-    case at::kBFloat16:
-      streamAll<c10::BFloat16>(weight, x, out);
-      break;
-    default:
-      streamAll<int8_t>(weight, x, out);
-      break;
+  // No aten op but the output's allocation on float32 rows: at one position a step, each op's own
+  // cost is as large as a small layer's weights.
+  const int64_t K = weight.size(1), B = rows.numel() / K;
+  const at::Tensor input = rows.contiguous();
+  std::vector<float> widened;
+  const float* x = input.scalar_type() == at::kFloat ? input.data_ptr<float>() : nullptr;
+  if (!x) {
+    const c10::BFloat16* narrow = input.data_ptr<c10::BFloat16>();
+    widened.assign(narrow, narrow + B * K);
+    x = widened.data();
   }
-  if (scale.defined()) out.mul_(scale);
-  if (bias.defined()) out.add_(bias);
+  const at::Tensor wideBias = bias.defined() ? bias.to(at::kFloat).contiguous() : at::Tensor();
+  const at::Tensor wideScale = scale.defined() ? scale.to(at::kFloat).contiguous() : at::Tensor();
+  const Epilogue epilogue{wideScale.defined() ? wideScale.data_ptr<float>() : nullptr,
+                          wideBias.defined() ? wideBias.data_ptr<float>() : nullptr};
   std::vector<int64_t> shape = rows.sizes().vec();
   shape.back() = weight.size(0);
-  return out.to(rows.scalar_type()).view(shape);
+  at::Tensor out = at::empty(shape, rows.options());
+  if (out.scalar_type() == at::kFloat)
+    streamInto<float>(weight, x, B, epilogue, out);
+  else
+    streamInto<c10::BFloat16>(weight, x, B, epilogue, out);
+  return out;
 }
 
 }  // namespace firebrand

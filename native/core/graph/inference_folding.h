@@ -1,0 +1,34 @@
+// A graph's inference lowering: a Conv2d whose output only a BatchNorm2d reads
+// runs, at inference (the BatchNorm in eval mode, autograd off), as one
+// convolution with the BatchNorm folded into its weight and bias, as
+// onnxruntime and torch.fx's fuse do:
+//   W' = W * gamma / sqrt(var + eps),  b' = (b - mean) * gamma / sqrt(var + eps) + beta.
+// The folded weights are computed once and again only when a weight or a
+// statistic changes (their version counters); training runs the two layers.
+#pragma once
+#include <vector>
+
+#include "core/graph/module_tree.h"
+#include "core/graph/node_args.h"
+
+namespace firebrand {
+
+// Whether forwards on this thread may run lowered (default yes); predict's optimizeForInference: false
+// turns it off for its forwards.
+class InferenceLoweringScope {
+ public:
+  explicit InferenceLoweringScope(bool allowed);
+  ~InferenceLoweringScope();
+  InferenceLoweringScope(const InferenceLoweringScope&) = delete;
+  InferenceLoweringScope& operator=(const InferenceLoweringScope&) = delete;
+
+ private:
+  bool previous_;
+};
+
+// Rewrites `steps` (one per node of `graph`, `reads` the nodes each reads) so that each such pair
+// folds at inference; returns how many pairs it found.
+size_t foldConvBatchNorm(const GraphSpec& graph, const std::vector<std::vector<int64_t>>& reads, ModuleTree& tree,
+                         std::vector<OpRun>& steps);
+
+}  // namespace firebrand

@@ -1,0 +1,74 @@
+// predict's inference lowering (native/core/graph/inference_folding.cpp): a Conv2d read only by a
+// BatchNorm2d runs as one convolution with the BatchNorm folded in. The reference is the same graph run
+// layer by layer (optimizeForInference: false), which TorchScript export tests hold bit-equal to PyTorch.
+import { expect } from 'chai';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+import { Dataset, Model, nn, Trainer, type Tensor } from '../src';
+import { expectClose } from './support/expect-close';
+import { rejectionOf } from './support/helpers';
+
+class ConvNet extends nn.Module {
+  conv1 = nn.conv2d(3, 8, 3, { padding: 1, bias: false });
+  bn1 = nn.batchNorm2d(8);
+  conv2 = nn.conv2d(8, 8, 3, { stride: 2, padding: 1 });
+  bn2 = nn.batchNorm2d(8);
+  // Read twice (by bn3 and by the sum): it stays unfolded.
+  conv3 = nn.conv2d(8, 8, 1);
+  bn3 = nn.batchNorm2d(8);
+  head = nn.linear(8 * 4 * 4, 3);
+  forward(x: Tensor): Tensor {
+    const y = this.bn2.forward(this.conv2.forward(this.bn1.forward(this.conv1.forward(x)).relu())).relu();
+    const z = this.conv3.forward(y);
+    return this.head.forward(this.bn3.forward(z).add(z).flatten(1));
+  }
+}
+
+describe("predict's inference lowering: BatchNorm folded into the convolution before it", function () {
+  this.timeout(60_000);
+  const inputs = Float32Array.from({ length: 16 * 3 * 8 * 8 }, (_, i) => Math.sin(i * 0.7) + Math.cos(i * 0.13));
+  const targets = Int32Array.from({ length: 16 }, (_, i) => i % 3);
+  const make = () =>
+    new Trainer({
+      model: new ConvNet(),
+      loss: 'cross_entropy',
+      optimizer: { name: 'sgd', lr: 0.1 },
+      config: { progressBar: false, numThreads: 1, seed: 4, batchSize: 4, numEpochs: 2 },
+    });
+
+  it('agrees with the layers run one by one to float32 rounding, after training moved the statistics', async () => {
+    const trainer = make();
+    await trainer.fit(Dataset.fromArrays({ inputs, inputShape: [16, 3, 8, 8], targets }));
+    const lowered = await trainer.predict(inputs, [16, 3, 8, 8]);
+    const plain = await trainer.predict(inputs, [16, 3, 8, 8], { optimizeForInference: false });
+    expectClose(lowered, plain, 'lowered logits', { tolerance: 1e-5 });
+    // The lowering ran: folded weights round differently somewhere.
+    expect(Array.from(lowered.data)).to.not.deep.equal(Array.from(plain.data));
+    // A loaded model lowers the same way.
+    const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'firebrand-lowering-'));
+    try {
+      await trainer.save(folder);
+      const model = await Model.load(folder);
+      expect(Array.from((await model.predict(inputs, [16, 3, 8, 8])).data)).to.deep.equal(Array.from(lowered.data));
+    } finally {
+      fs.rmSync(folder, { recursive: true, force: true });
+    }
+  });
+
+  it('folds the weights again when training changes them', async () => {
+    const trainer = make();
+    const before = await trainer.predict(inputs, [16, 3, 8, 8]);
+    await trainer.fit(Dataset.fromArrays({ inputs, inputShape: [16, 3, 8, 8], targets }));
+    const after = await trainer.predict(inputs, [16, 3, 8, 8]);
+    expect(Array.from(after.data)).to.not.deep.equal(Array.from(before.data));
+    expectClose(after, await trainer.predict(inputs, [16, 3, 8, 8], { optimizeForInference: false }), 'after fit');
+  });
+
+  it('refuses an optimizeForInference that is not a boolean', async () => {
+    const error = await rejectionOf(make().predict(inputs, [16, 3, 8, 8], { optimizeForInference: 'yes' as never }));
+    expect(error.code).to.equal('ERR_FIREBRAND_INVALID_ARGUMENT');
+    expect(error.message).to.match(/optimizeForInference must be true or false/);
+  });
+});
