@@ -18,10 +18,12 @@ thread_local bool loweringAllowed = true;
 // The folded convolution of one pair, kept while its source tensors keep their versions.
 class FoldedConv {
  public:
-  FoldedConv(torch::nn::Conv2dImpl& conv, torch::nn::BatchNorm2dImpl& norm) : conv_(conv), norm_(norm) {}
+  FoldedConv(BuiltLayer& layer, torch::nn::Conv2dImpl& conv, torch::nn::BatchNorm2dImpl& norm)
+      : layer_(layer), conv_(conv), norm_(norm) {}
 
-  // Whether this forward folds: the norm uses its statistics and nothing needs gradients.
-  bool active() const { return loweringAllowed && !at::GradMode::is_enabled() && !norm_.is_training(); }
+  // Whether this forward folds: the norm uses its statistics, nothing needs gradients, and no LoRA
+  // adapter (attached after the graph was compiled) adds to the convolution.
+  bool active() const { return loweringAllowed && !at::GradMode::is_enabled() && !norm_.is_training() && !layer_.lora; }
 
   at::Tensor run(const at::Tensor& input) {
     const auto& o = conv_.options;
@@ -58,6 +60,7 @@ class FoldedConv {
     version_ = version;
   }
 
+  BuiltLayer& layer_;
   torch::nn::Conv2dImpl& conv_;
   torch::nn::BatchNorm2dImpl& norm_;
   std::mutex mutex_;
@@ -99,8 +102,8 @@ size_t foldConvBatchNorm(const GraphSpec& graph, const std::vector<std::vector<i
     const int64_t i = NodeArgs(graph.nodes[j], j).tensor(1);
     TreeLayer* convLayer = calledLayer(graph.nodes[i], i, tree);
     auto* conv = convLayer ? dynamic_cast<torch::nn::Conv2dImpl*>(convLayer->built.module.ptr().get()) : nullptr;
-    if (!conv || convLayer->built.lora || readers[i] != 1 || !foldable(*conv, *norm)) continue;
-    auto fold = std::make_shared<FoldedConv>(*conv, *norm);
+    if (!conv || readers[i] != 1 || !foldable(*conv, *norm)) continue;
+    auto fold = std::make_shared<FoldedConv>(convLayer->built, *conv, *norm);
     const int64_t x = NodeArgs(graph.nodes[i], i).tensor(1);
     // The conv's node computes both at inference; the norm's node passes its value on.
     steps[i] = [fold, x, unfolded = steps[i]](GraphFrame& f) -> c10::IValue {

@@ -7,7 +7,7 @@
 #include <algorithm>
 
 #include "core/compat/torch_compat.h"
-#include "core/optim/kernel_rounding.h"
+#include "core/runtime/cpu_features.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>

@@ -15,9 +15,4 @@ bool libtorchAddRoundsOnce();
 template <typename T>
 bool libtorchAddcmulRoundsOnce();
 
-// Whether the CPU has AVX2 and FMA: the kernels that round once have a
-// version compiled for them (__attribute__((target("avx2,fma")))); elsewhere
-// they call std::fma, correct but slower.
-bool cpuHasFma();
-
 }  // namespace firebrand

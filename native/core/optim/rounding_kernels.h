@@ -12,6 +12,7 @@
 #include <cstdint>
 
 #include "core/optim/kernel_rounding.h"
+#include "core/runtime/cpu_features.h"
 
 namespace firebrand::rounding {
 
