@@ -50,13 +50,22 @@ const trainerOf = async (
   options: { quantize?: 'int8'; dtype?: 'bfloat16' } = {},
   lora = false,
   losses: number[] = [],
+  activationCheckpointing: string[] = [],
 ) =>
   new Trainer({
     model: await fromPretrained(folder, options),
     loss: 'cross_entropy',
     optimizer: { name: 'adamw', lr: 1e-2 },
     lora: lora ? LORA : undefined,
-    config: { progressBar: false, numThreads: 1, seed: 3, batchSize: 2, shuffle: false, numEpochs: 3 },
+    config: {
+      progressBar: false,
+      numThreads: 1,
+      seed: 3,
+      batchSize: 2,
+      shuffle: false,
+      numEpochs: 3,
+      activationCheckpointing,
+    },
     callbacks: { postTrainBatch: ({ loss }) => void losses.push(loss) },
   });
 
@@ -148,6 +157,13 @@ describe("fromPretrained quantize: 'int8', against the same weights dequantized 
     expect(Array.from(after['model.layers.0.mlp.down_proj.weight'].data as Int8Array)).to.deep.equal(before);
     const adapter = after['model.layers.0.mlp.down_proj.lora_B.weight'].data as Float32Array;
     expect(Math.max(...Array.from(adapter, Math.abs))).to.be.above(0);
+    // Gradient checkpointing composes: decoder layers recomputed in backward give the same steps.
+    const recomputed: number[] = [];
+    const checkpointed = await trainerOf(plain, { quantize: 'int8' }, true, recomputed, ['model.layers.*']);
+    await checkpointed.fit(data());
+    expectClose(recomputed, int8Losses, 'LoRA losses with checkpointed layers');
+    const name = 'model.layers.1.self_attn.q_proj.lora_B.weight';
+    expectClose((await checkpointed.stateDict())[name], after[name], 'adapter weights with checkpointed layers');
   });
 
   it('works under a bfloat16 model, near the float32 logits', async () => {
