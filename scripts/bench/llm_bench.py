@@ -74,7 +74,8 @@ def train(folder, job, steps, length, dtype):
         window = ids[step * length:(step + 1) * length + 1].unsqueeze(0)
         started = time.perf_counter()
         logits = model(input_ids=window[:, :-1]).logits
-        loss = torch.nn.functional.cross_entropy(logits.transpose(1, 2), window[:, 1:])
+        # In float32, as transformers' own loss upcasts: a bfloat16 loss is rounded to 2^-8 of itself.
+        loss = torch.nn.functional.cross_entropy(logits.float().transpose(1, 2), window[:, 1:])
         loss.backward()
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)
