@@ -165,7 +165,7 @@ Napi::Value EngineWrap::MergeAdapters(const Napi::CallbackInfo& info) {
 Napi::Value EngineWrap::QuantizeInt8(const Napi::CallbackInfo& info) {
   return guard(info.Env(), [&]() -> Napi::Value {
     const std::vector<std::string> roots = toStrings(info[0], "quantizeInt8: roots");
-    return namesBetweenSteps(info, [roots](TrainingEngine& engine) { return engine.fineTuning().quantizeInt8(roots); });
+    return namesBetweenSteps(info, [roots](TrainingEngine& engine) { return engine.quantizeInt8(roots); });
   });
 }
 

@@ -5,6 +5,8 @@
 #include <ATen/core/grad_mode.h>
 
 #include <algorithm>
+#include <map>
+#include <optional>
 
 #include "core/errors.h"
 #include "core/nn/init_schemes.h"
@@ -16,6 +18,45 @@ namespace {
 
 std::string join(const std::string& prefix, const std::string& name) {
   return prefix.empty() ? name : prefix + "." + name;
+}
+
+// Whether `path` is `outer` or inside it ("" holds everything).
+bool within(const std::string& path, const std::string& outer) {
+  return outer.empty() || path == outer || path.rfind(outer + ".", 0) == 0;
+}
+
+// Where a layer's cast can move: the layer built at step `at` takes the dtype of the first later cast
+// that covers it right after the last step before that cast that touches it (an init of its tensors, a
+// copy from or into it). Between there and the cast nothing reads or writes it, so the values are the
+// same, and a model cast to bfloat16 (fromPretrained's dtype) never holds all its layers in float32.
+struct EarlyCast {
+  size_t after = 0;
+  at::ScalarType dtype = at::kFloat;
+};
+
+std::optional<EarlyCast> earlyCast(const std::vector<ConstructionStep>& steps, size_t at) {
+  const std::string& path = steps[at].layerPath;
+  if (path.empty()) return std::nullopt;
+  const auto related = [&](const std::string& other) { return within(path, other) || within(other, path); };
+  size_t last = at;
+  for (size_t next = at + 1; next < steps.size(); ++next) {
+    const ConstructionStep& step = steps[next];
+    switch (step.kind) {
+      case ConstructionStep::Kind::Cast:
+        if (within(path, step.castPath)) return EarlyCast{last, *step.castTo};
+        if (within(step.castPath, path)) return std::nullopt;
+        break;
+      case ConstructionStep::Kind::Init:
+        if (within(step.initTarget, path)) last = next;
+        break;
+      case ConstructionStep::Kind::Copy:
+        if (related(step.copyFrom) || related(step.copyTo)) last = next;
+        break;
+      case ConstructionStep::Kind::Layer:
+        break;
+    }
+  }
+  return std::nullopt;
 }
 
 class TreeBuilder {
@@ -97,6 +138,7 @@ class TreeBuilder {
     }
   }
 
+ public:
   // module.to(dtype): its floating tensors and its layers' take `dtype` in place, as PyTorch's
   // Module._apply sets param.data, so that ties and layers' members keep pointing at them.
   void castModule(const std::string& path, at::ScalarType dtype) {
@@ -107,6 +149,7 @@ class TreeBuilder {
     if (path.empty()) tree_.inputDtype = dtype;
   }
 
+ private:
   void index(const ModuleSpec& spec, const std::string& path) {
     specs_[path] = &spec;
     for (const auto& parameter : spec.parameters)
@@ -212,7 +255,18 @@ class TreeBuilder {
 
 ModuleTree buildModuleTree(const ModuleSpec& spec, const std::vector<ConstructionStep>& construction) {
   TreeBuilder builder(spec);
-  for (const auto& step : construction) builder.construct(step);
+  // Layers to cast once a step is done: by that step's index.
+  std::multimap<size_t, std::pair<std::string, at::ScalarType>> casts;
+  for (size_t at = 0; at < construction.size(); ++at) {
+    if (construction[at].kind != ConstructionStep::Kind::Layer) continue;
+    if (const auto cast = earlyCast(construction, at))
+      casts.emplace(cast->after, std::make_pair(construction[at].layerPath, cast->dtype));
+  }
+  for (size_t at = 0; at < construction.size(); ++at) {
+    builder.construct(construction[at]);
+    const auto [begin, end] = casts.equal_range(at);
+    for (auto it = begin; it != end; ++it) builder.castModule(it->second.first, it->second.second);
+  }
   return builder.finish(spec);
 }
 

@@ -3,6 +3,8 @@
 #include <ATen/ATen.h>
 #include <torch/autograd.h>
 
+#include <algorithm>
+
 namespace firebrand {
 namespace {
 
@@ -27,12 +29,20 @@ class Int8LinearFunction : public torch::autograd::Function<Int8LinearFunction> 
 
 Int8Weight quantizeRows(const at::Tensor& weight) {
   at::NoGradGuard noGrad;
-  const at::Tensor rows = weight.to(at::kFloat);
-  // An all-zero row keeps scale 1 (its values are zeros either way).
-  at::Tensor scale = rows.abs().amax({1}).div_(127);
-  scale.masked_fill_(scale == 0, 1);
-  at::Tensor values = rows.div(scale.unsqueeze(1)).round_().clamp_(-127, 127).to(at::kChar);
-  return {values.contiguous(), scale.contiguous()};
+  Int8Weight q{at::empty(weight.sizes(), weight.options().dtype(at::kChar)),
+               at::empty({weight.size(0)}, weight.options().dtype(at::kFloat))};
+  // A few hundred rows at a time: float temporaries of a few MB, not of the whole weight.
+  constexpr int64_t kRows = 256;
+  for (int64_t start = 0; start < weight.size(0); start += kRows) {
+    const int64_t count = std::min(kRows, weight.size(0) - start);
+    const at::Tensor rows = weight.narrow(0, start, count).to(at::kFloat);
+    // An all-zero row keeps scale 1 (its values are zeros either way).
+    at::Tensor scale = rows.abs().amax({1}).div_(127);
+    scale.masked_fill_(scale == 0, 1);
+    q.values.narrow(0, start, count).copy_(rows.div(scale.unsqueeze(1)).round_().clamp_(-127, 127));
+    q.scale.narrow(0, start, count).copy_(scale);
+  }
+  return q;
 }
 
 at::Tensor dequantizeRows(const at::Tensor& values, const at::Tensor& scale, at::ScalarType dtype) {

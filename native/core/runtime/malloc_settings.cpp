@@ -33,4 +33,10 @@ void keepFreedMemoryForReuse() {
 #endif
 }
 
+void releaseFreedMemory() {
+#if defined(__GLIBC__)
+  malloc_trim(0);
+#endif
+}
+
 }  // namespace firebrand

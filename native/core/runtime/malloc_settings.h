@@ -14,4 +14,9 @@ namespace firebrand {
 // MALLOC_MMAP_THRESHOLD_ / MALLOC_TRIM_THRESHOLD_). Does nothing outside glibc.
 void keepFreedMemoryForReuse();
 
+// Gives the free pages of glibc's heaps back to the kernel (malloc_trim), for after a one-off change
+// that freed much for good: int8 quantization frees the model's float weights, which the heaps would
+// otherwise keep. Does nothing outside glibc.
+void releaseFreedMemory();
+
 }  // namespace firebrand

@@ -172,9 +172,4 @@ void FineTuning::mergeAdapters() {
   adaptersMerged_ = true;
 }
 
-std::vector<std::string> FineTuning::quantizeInt8(const std::vector<std::string>& roots) {
-  checks_.requireStepBoundary("quantizeInt8");
-  return firebrand::quantizeInt8(model_, roots);
-}
-
 }  // namespace firebrand

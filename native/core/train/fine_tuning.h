@@ -52,9 +52,6 @@ class FineTuning {
   std::vector<std::string> saveAdapter(const std::string& path) const;
   void loadAdapter(const std::string& path);
   void mergeAdapters();
-  // fromPretrained's quantize: 'int8', once the weights are loaded: the linear layers under `roots`
-  // become int8 (int8_quantization.h). Returns their paths.
-  std::vector<std::string> quantizeInt8(const std::vector<std::string>& roots);
   bool adaptersMerged() const { return adaptersMerged_; }
 
  private:

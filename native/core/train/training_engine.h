@@ -141,6 +141,10 @@ class TrainingEngine {
   // The end of a fit with an average: the model takes the averaged weights.
   void copyAverageToModel();
 
+  // fromPretrained's quantize: 'int8', once the weights are loaded: the linear layers under `roots`
+  // become int8 (int8_quantization.h), and the trainer lets go of their float weights. Their paths.
+  std::vector<std::string> quantizeInt8(const std::vector<std::string>& roots);
+
   // What trains, and LoRA adapters (fine_tuning.h); changes during a fit at a step boundary.
   FineTuning& fineTuning() { return fineTuning_; }
 

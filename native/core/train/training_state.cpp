@@ -11,7 +11,9 @@
 #include "core/io/atomic_file.h"
 #include "core/io/safetensors_reader.h"
 #include "core/io/safetensors_writer.h"
+#include "core/model/int8_quantization.h"
 #include "core/model/weights.h"
+#include "core/runtime/malloc_settings.h"
 #include "core/train/training_engine.h"
 
 namespace firebrand {
@@ -84,6 +86,16 @@ void TrainingEngine::averageWeights(const WeightAverageOptions& options) {
 void TrainingEngine::copyAverageToModel() {
   if (!average_) throw InvalidState("copyAverageToModel: the trainer keeps no average of its weights (config.ema)");
   average_->copyToModel();
+}
+
+std::vector<std::string> TrainingEngine::quantizeInt8(const std::vector<std::string>& roots) {
+  if (fit_) throw InvalidState("quantizeInt8: a fit is running");
+  // Each float weight goes as soon as its int8 values exist: none is held here meanwhile.
+  parameters_.clear();
+  std::vector<std::string> paths = firebrand::quantizeInt8(*model_, roots);
+  parameters_ = model_->parameters();  // the quantized weights are buffers now
+  releaseFreedMemory();                // the float weights, freed for good
+  return paths;
 }
 
 void TrainingEngine::saveWeights(const std::string& path) const {
