@@ -3,6 +3,7 @@
 // scale = max |w| / 127, values rounded into [-127, 127]): a float32 checkpoint of the dequantized
 // weights, loaded without quantize, must compute the same logits, losses and tokens as the int8 model.
 import { expect } from 'chai';
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -199,6 +200,7 @@ describe("fromPretrained quantize: 'int8', against the same weights dequantized 
 });
 
 describe('the streamed linear layer (one row at inference) against at::linear', function () {
+  this.timeout(60_000);
   it('gives the batched float32 and bfloat16 results, with widths off the 32-column blocks', async () => {
     for (const dtype of ['float32', 'bfloat16'] as const) {
       const model = nn.sequential(nn.linear(77, 19));
@@ -218,5 +220,28 @@ describe('the streamed linear layer (one row at inference) against at::linear', 
         });
       }
     }
+  });
+
+  it("gives the AVX2 version's outputs to float32 rounding in its portable one (FIREBRAND_CPU_BASELINE=1)", function () {
+    // A child process: the CPU check is made once per process.
+    const script = `
+      const { Trainer, nn } = require(${JSON.stringify(path.join(__dirname, '..', 'src'))});
+      (async () => {
+        const model = nn.sequential(nn.linear(77, 19));
+        const trainer = new Trainer({ model, loss: 'mse', optimizer: 'sgd', config: { progressBar: false, numThreads: 1, seed: 1 } });
+        const rows = Float32Array.from({ length: 77 }, (_, i) => Math.sin(i * 0.37));
+        console.log(JSON.stringify(Array.from((await trainer.predict(rows, [1, 77])).data)));
+      })();`;
+    const run = (baseline: string) =>
+      JSON.parse(
+        execFileSync(process.execPath, ['-e', script], {
+          env: { ...process.env, FIREBRAND_CPU_BASELINE: baseline },
+          encoding: 'utf8',
+        }).trim(),
+      ) as number[];
+    const [portable, avx2] = [run('1'), run('0')];
+    expectClose(portable, avx2, 'portable against AVX2 kernel');
+    // The sums ran in another order: the portable version ran.
+    expect(portable).to.not.deep.equal(avx2);
   });
 });

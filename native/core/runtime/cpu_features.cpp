@@ -1,10 +1,17 @@
 #include "core/runtime/cpu_features.h"
 
+#include <cstdlib>
+#include <cstring>
+
 namespace firebrand {
 
 bool cpuHasFma() {
 #if defined(__x86_64__)
-  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  static const bool has = [] {
+    const char* baseline = std::getenv("FIREBRAND_CPU_BASELINE");
+    if (baseline != nullptr && std::strcmp(baseline, "1") == 0) return false;
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  }();
   return has;
 #else
   return false;
