@@ -2,6 +2,9 @@
 // each new token alone. Every model here gives the tokens it gives with a full
 // forward per token; a model that reads later or whole-sequence positions falls
 // back to full forwards, or with kvCache: true says which op stops the cache.
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
+
 import { expect } from 'chai';
 
 import { Dataset, F, GenerateOptions, Layer, Module, nn, Tensor, torch, Trainer } from '../src';
@@ -140,6 +143,12 @@ describe('generate with a key/value cache', function () {
     await sameTokens(trainerOf(new GPTMini({ vocab, context: 32 })));
   });
 
+  it('gives a bfloat16 GPT the tokens of full forwards (keys and values read as bfloat16)', async () => {
+    const model = new GPTMini({ vocab, context: 32 });
+    model.to('bfloat16');
+    await sameTokens(trainerOf(model));
+  });
+
   it('slides the window once it is past contextLength, as full forwards do', async () => {
     const trainer = trainerOf(new GPTMini({ vocab, context: 8 }));
     const options = { maxNewTokens: 14, greedy: true, contextLength: 8 };
@@ -232,5 +241,31 @@ describe('generate with a key/value cache', function () {
         await collect(trainer.generate(prompt, { ...options, kvCache: false })),
       );
     }
+  });
+
+  it("decodes with the single-query attention kernel's portable version too (FIREBRAND_CPU_BASELINE=1)", function () {
+    // A child process: the CPU check is made once per process. Each cached step runs the kernel;
+    // kvCache: true fails when the first one's logits are not the full forward's.
+    const script = `
+      const { Trainer } = require(${JSON.stringify(path.join(__dirname, '..', 'src'))});
+      const { GPTMini } = require(${JSON.stringify(path.join(__dirname, '..', 'examples', 'models', 'gpt'))});
+      (async () => {
+        const config = { progressBar: false, numThreads: 1, seed: 3 };
+        const trainer = new Trainer({ model: new GPTMini({ vocab: 12, context: 32 }), loss: 'cross_entropy', optimizer: 'sgd', config });
+        const tokens = async (kvCache) => {
+          const all = [];
+          for await (const token of trainer.generate([1, 5, 2, 7], { maxNewTokens: 20, greedy: true, kvCache })) all.push(token);
+          return all;
+        };
+        console.log(JSON.stringify([await tokens(true), await tokens(false)]));
+      })();`;
+    const [cached, full] = JSON.parse(
+      execFileSync(process.execPath, ['-e', script], {
+        env: { ...process.env, FIREBRAND_CPU_BASELINE: '1' },
+        encoding: 'utf8',
+      }).trim(),
+    ) as number[][];
+    expect(cached).to.have.length(20);
+    expect(cached).to.deep.equal(full);
   });
 });

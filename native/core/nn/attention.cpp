@@ -6,6 +6,8 @@
 #include <cmath>
 #include <limits>
 
+#include "core/nn/decode_attention.h"
+
 namespace firebrand {
 
 at::Tensor scaledDotProductAttention(const at::Tensor& query, const at::Tensor& key, const at::Tensor& value,
@@ -69,6 +71,8 @@ at::Tensor windowKeep(int64_t queries, int64_t keys, int64_t window, const at::T
 at::Tensor cachedCausalAttention(const at::Tensor& query, const at::Tensor& key, const at::Tensor& value,
                                  std::optional<double> scale, std::vector<at::Tensor>& entry) {
   const auto [keys, values] = extendKeysValues(entry, key, value);
+  if (decodeAttentionFits(query, keys, values))
+    return decodeAttention(query, keys, values, scale.value_or(1.0 / std::sqrt(static_cast<double>(query.size(-1)))));
   const int64_t queries = query.size(-2);
   // One new query sees every key: no mask to build.
   const c10::optional<at::Tensor> keep =
