@@ -154,8 +154,11 @@ async function makeCheckpoint(name: string, folder: string): Promise<void> {
   fs.writeFileSync(path.join(folder, 'config.json'), JSON.stringify({ ...config, torch_dtype: 'float32' }, null, 2));
 }
 
-/** Steps of `job` on `folder`: each step's milliseconds and loss, and the peak RSS. */
-async function train(folder: string, job: string, threads: number, dtype: string): Promise<Measure> {
+/**
+ * Steps of `job` on `folder`: each step's milliseconds and loss, and the peak RSS. LoRA starts from the
+ * adapter folder's weights when one is given (PEFT's initial adapter, which the Python side loads too).
+ */
+async function train(folder: string, job: string, threads: number, dtype: string, adapter?: string): Promise<Measure> {
   const model = await fromPretrained(folder, WEIGHTS[dtype]);
   const ms: number[] = [];
   const losses: number[] = [];
@@ -175,6 +178,7 @@ async function train(folder: string, job: string, threads: number, dtype: string
     },
   });
   const vocab = model.config.vocab_size as number;
+  if (job === 'lora' && adapter) await trainer.loadAdapter(adapter);
   await trainer.fit(Dataset.fromTokens(tokenIds((LENGTH + 1) * STEPS, vocab), { contextLength: LENGTH }));
   return { ms, losses, peakRssMb: process.resourceUsage().maxRSS / 1024 };
 }
@@ -214,25 +218,37 @@ async function child([mode, ...args]: string[]): Promise<Measure> {
     await makeCheckpoint(args[0], args[1]);
     return {};
   }
-  if (mode === 'train') return train(args[0], args[1], Number(args[2]), args[3]);
+  if (mode === 'train') return train(args[0], args[1], Number(args[2]), args[3], args[4]);
   return generate(args[0], Number(args[1]), args[2].split(',').map(Number), args[3]);
 }
 
 /** tokens/s of a training measure: the steady steps' median (all but the first). */
 const trainingSpeed = (measure: Measure) => LENGTH / (median((measure.ms as number[]).slice(1)) / 1000);
 
-/** Where a row was measured: the model, job, threads and dtype, the bandwidth, float32's logits to compare to. */
-type Row = { name: string; job: string; threads: number; dtype: string; triad: Measure; float32Logits?: number[] };
+/**
+ * Where a row was measured: the model, job, threads and dtype, the bandwidth, float32's logits to compare to,
+ * and the initial LoRA adapter both sides load (when PEFT made one).
+ */
+type Row = {
+  name: string;
+  job: string;
+  threads: number;
+  dtype: string;
+  triad: Measure;
+  float32Logits?: number[];
+  adapter?: string;
+};
 
 /** The first step against the steady ones, peak RSS, and how far the two sides' losses are apart. */
-function trainingNotes([fb, py]: [Measure, Measure], job: string): string[] {
+function trainingNotes([fb, py]: [Measure, Measure], { job, adapter }: Row): string[] {
   const ms = fb.ms as number[];
   const notes = [`first step ${(ms[0] / median(ms.slice(1))).toFixed(2)}x a steady one`];
   notes.push(
     `peak RSS ${(fb.peakRssMb as number).toFixed(0)} MB${py.peakRssMb ? ` (transformers ${py.peakRssMb.toFixed(0)})` : ''}`,
   );
-  // LoRA's A matrices are drawn by each side's own generator: only its first step (B = 0) is comparable.
-  const compared = job === 'lora' ? 1 : Math.min(3, STEPS);
+  // Without a shared initial adapter, LoRA's A matrices are drawn by each side's own generator: only
+  // its first step (B = 0) is comparable.
+  const compared = job === 'lora' && !adapter ? 1 : Math.min(3, STEPS);
   if (py.losses) {
     const apart = (fb.losses as number[])
       .slice(0, compared)
@@ -279,7 +295,7 @@ function report(row: Row, pairs: [Measure, Measure][]): void {
     line.push(`median ratio ${median(ours.map((value, i) => value / theirs[i])).toFixed(2)}x`);
   }
   if (job === 'generate') line.push(...decodingNotes(row, median(ours), pairs[0][0].lastLogits as number[]));
-  else line.push(...trainingNotes(pairs[0], job));
+  else line.push(...trainingNotes(pairs[0], row));
   console.log(line.join('; '));
 }
 
@@ -287,11 +303,13 @@ function report(row: Row, pairs: [Measure, Measure][]): void {
 function measureRow(row: Row, folder: string, prompt: string): [Measure, Measure][] {
   const { job, threads, dtype } = row;
   const mode = job === 'generate' ? 'generate' : 'train';
-  const args = job === 'generate' ? [folder, `${threads}`, prompt, dtype] : [folder, job, `${threads}`, dtype];
+  const adapter = job === 'lora' && row.adapter ? [row.adapter] : [];
+  const args =
+    job === 'generate' ? [folder, `${threads}`, prompt, dtype] : [folder, job, `${threads}`, dtype, ...adapter];
   const pyArgs =
     job === 'generate'
       ? ['generate', folder, `${threads}`, prompt, `${NEW_TOKENS}`, dtype]
-      : ['train', folder, job, `${threads}`, `${STEPS}`, `${LENGTH}`, dtype];
+      : ['train', folder, job, `${threads}`, `${STEPS}`, `${LENGTH}`, dtype, ...adapter];
   return Array.from({ length: ROUNDS }, (_, round): [Measure, Measure] => {
     if (round % 2 === 1) {
       const py = transformers(...pyArgs);
@@ -313,12 +331,16 @@ async function main(): Promise<void> {
         `${name}: batch 1 x ${LENGTH} tokens, AdamW lr 1e-4, LoRA r 8 alpha 16 on ${LORA_TARGETS.join(',')}; ${os.cpus()[0]?.model ?? 'an unknown CPU'}`,
       );
       const prompt = Array.from(tokenIds(32, MODELS[name].vocab_size)).join(',');
+      // PEFT's initial adapter (seed 0), which both sides' LoRA steps start from.
+      const adapterFolder = path.join(work, `${name}-adapter`);
+      const adapter = JOBS.includes('lora') && !transformers('adapter', folder, adapterFolder).skipped;
       for (const threads of THREADS) {
         const triad = transformers('triad', `${threads}`);
         let float32Logits: number[] | undefined;
         for (const dtype of DTYPES) {
           for (const job of JOBS) {
             const row: Row = { name, job, threads, dtype, triad, float32Logits };
+            if (adapter) row.adapter = adapterFolder;
             const pairs = measureRow(row, folder, prompt);
             if (job === 'generate' && dtype === 'float32') float32Logits = pairs[0][0].lastLogits;
             report(row, pairs);

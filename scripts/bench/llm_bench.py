@@ -2,7 +2,9 @@
 """transformers' (and PEFT's) side of `npm run bench:llm`, run where python3-transformers is (the sid chroot).
 PEFT is not packaged by Debian: PEFT_SRC names a folder holding its `peft` package (huggingface/peft's src/).
 Prints one JSON line; {"skipped": reason} when what it needs is missing.
-  python3 llm_bench.py train <folder> <lora|full> <threads> <steps> <length> <dtype>   (AdamW lr 1e-4, batch 1)
+  python3 llm_bench.py train <folder> <lora|full> <threads> <steps> <length> <dtype> [<adapter folder>]
+      (AdamW lr 1e-4, batch 1; LoRA starts from the adapter folder's weights when given)
+  python3 llm_bench.py adapter <folder> <adapter folder>   (PEFT's initial LoRA adapter, seed 0, saved there)
   python3 llm_bench.py generate <folder> <threads> <prompt ids, comma-separated> <new> <dtype>   (greedy, cached)
   python3 llm_bench.py triad <threads>   (a STREAM triad a = b + 3c on libtorch: the memory bandwidth, GB/s)
 <dtype>: float32 or bfloat16; int8 is skipped (transformers' load_in_8bit needs bitsandbytes, not in Debian).
@@ -32,15 +34,30 @@ def peak_rss_mb():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def with_lora(model):
+def import_peft():
     if os.environ.get("PEFT_SRC"):
         sys.path.insert(0, os.environ["PEFT_SRC"])
     try:
         import peft
     except ImportError as error:
         skipped(f"PEFT is not importable ({error}); set PEFT_SRC to huggingface/peft's src/ folder")
+    return peft
+
+
+def with_lora(model, adapter=None):
+    peft = import_peft()
+    if adapter:
+        return peft.PeftModel.from_pretrained(model, adapter, is_trainable=True)
     config = peft.LoraConfig(r=8, lora_alpha=16, lora_dropout=0.0, target_modules=LORA_TARGETS)
     return peft.get_peft_model(model, config)
+
+
+def save_adapter(folder, adapter):
+    """Both sides' LoRA steps start from these A matrices (B is zero), so their losses compare step by step."""
+    model = load(folder, "float32")
+    torch.manual_seed(0)
+    with_lora(model).save_pretrained(adapter)
+    return {}
 
 
 def load(folder, dtype):
@@ -60,10 +77,10 @@ def triad():
     return {"gbPerSecond": 3 * 4 * count / best / 1e9}
 
 
-def train(folder, job, steps, length, dtype):
+def train(folder, job, steps, length, dtype, adapter=None):
     model = load(folder, dtype)
     if job == "lora":
-        model = with_lora(model)
+        model = with_lora(model, adapter)
     vocab = model.config.vocab_size
     # Dataset.fromTokens' windows, in order: step k reads tokens k * length .. (k + 1) * length.
     ids = torch.tensor([(i * 7919) % vocab for i in range((length + 1) * steps)])
@@ -102,7 +119,10 @@ def main():
     if mode == "train":
         job, threads, steps, length = sys.argv[3], int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6])
         torch.set_num_threads(threads)
-        print(json.dumps(train(folder, job, steps, length, sys.argv[7])))
+        adapter = sys.argv[8] if len(sys.argv) > 8 else None
+        print(json.dumps(train(folder, job, steps, length, sys.argv[7], adapter)))
+    elif mode == "adapter":
+        print(json.dumps(save_adapter(folder, sys.argv[3])))
     elif mode == "generate":
         torch.set_num_threads(int(sys.argv[3]))
         prompt = [int(token) for token in sys.argv[4].split(",")]

@@ -10,6 +10,7 @@
 
 #include "core/errors.h"
 #include "core/model/eval_mode_scope.h"
+#include "core/runtime/inference_run.h"
 #include "core/shape_text.h"
 
 namespace firebrand {
@@ -131,6 +132,7 @@ int64_t TokenGenerator::weightsVersion() const {
 
 at::Tensor TokenGenerator::nextLogits() {
   torch::NoGradGuard noGrad;
+  const InferenceRun inferenceKernels;
   EvalModeScope evalMode(*model_);
   // Once the window slides, every position (a learned one, too) moves: each step runs it whole.
   if (cache_ && options_.contextLength && static_cast<int64_t>(tokens_.size()) > *options_.contextLength)

@@ -4,12 +4,14 @@
 #include <torch/utils.h>
 
 #include <algorithm>
+#include <optional>
 #include <vector>
 
 #include "core/errors.h"
 #include "core/graph/inference_folding.h"
 #include "core/model/eval_mode_scope.h"
 #include "core/runtime/cpu_memory_cache.h"
+#include "core/runtime/inference_run.h"
 #include "core/runtime/mixed_precision.h"
 #include "core/shape_text.h"
 
@@ -34,6 +36,8 @@ std::vector<at::Tensor> inBatches(Model& model, int64_t samples, const std::stri
   torch::NoGradGuard noGrad;
   EvalModeScope evalMode(model);
   InferenceLoweringScope lowering(options.optimizeForInference);
+  std::optional<InferenceRun> inferenceKernels;
+  if (options.optimizeForInference) inferenceKernels.emplace();
   // A forward frees and allocates blocks of the same sizes layer after layer (past glibc's mmap
   // threshold at batch 64 of 224x224 images): reused, not faulted in page by zeroed page each time.
   const CpuMemoryCache::Scope reuseFreedBlocks;

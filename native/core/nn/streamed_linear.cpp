@@ -8,6 +8,7 @@
 
 #include "core/compat/torch_compat.h"
 #include "core/nn/simd_rows.h"
+#include "core/runtime/inference_run.h"
 
 namespace firebrand {
 namespace {
@@ -61,7 +62,8 @@ bool readableWeight(const at::Tensor& weight) {
 
 bool streamedLinearFits(const at::Tensor& input, const at::Tensor& weight, const at::Tensor& bias) {
   if (!input.defined() || input.dim() < 1 || !readableWeight(weight) || input.size(-1) != weight.size(1)) return false;
-  if (!input.device().is_cpu() || !weight.device().is_cpu() || compat::autocastEnabled(c10::DeviceType::CPU))
+  if (!inInferenceRun() || !input.device().is_cpu() || !weight.device().is_cpu() ||
+      compat::autocastEnabled(c10::DeviceType::CPU))
     return false;
   const bool float32 = input.scalar_type() == at::kFloat, bfloat16 = input.scalar_type() == at::kBFloat16;
   // A float weight takes float rows and a bfloat16 one bfloat16 rows (as at::linear); int8 takes either.

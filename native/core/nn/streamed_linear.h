@@ -9,9 +9,9 @@
 
 namespace firebrand {
 
-// The most rows a layer sends through streamedLinear: one, a decoding step's. Several rows keep
-// at::linear's bits, which TorchScript, transformers and the tests compare to bit for bit. (The
-// kernel takes up to eight: each weight row is read from memory once, from cache for the others.)
+// The most rows a layer sends through streamedLinear: one, a decoding step's. Several rows take the
+// batched path (nn/onednn_linear, or at::linear). (The kernel takes up to eight: each weight row is
+// read from memory once, from cache for the others.)
 constexpr int64_t kStreamedRowsMax = 1;
 
 // rows [B, K] (float or bfloat16) times weight [N, K] (float, bfloat16, or int8 with scale [N] float:
@@ -20,7 +20,8 @@ constexpr int64_t kStreamedRowsMax = 1;
 at::Tensor streamedLinear(const at::Tensor& rows, const at::Tensor& weight, const at::Tensor& scale,
                           const at::Tensor& bias);
 
-// Whether streamedLinear takes these operands: on the CPU, without autograd, at most
+// Whether streamedLinear takes these operands: in a prediction or generation (runtime/inference_run.h),
+// on the CPU, without autograd, at most
 // kStreamedRowsMax rows, a weight of a kind it reads.
 bool streamedLinearFits(const at::Tensor& input, const at::Tensor& weight, const at::Tensor& bias);
 

@@ -1,0 +1,22 @@
+// Whether the calling thread is inside a prediction or a generation step. Kernels
+// that compute without autograd in their own summation order (nn/streamed_linear)
+// run only then: inside training, a checkpointed segment's no-grad forward must
+// equal its recompute in backward, which runs the autograd path.
+#pragma once
+
+namespace firebrand {
+
+class InferenceRun {
+ public:
+  InferenceRun();
+  ~InferenceRun();
+  InferenceRun(const InferenceRun&) = delete;
+  InferenceRun& operator=(const InferenceRun&) = delete;
+
+ private:
+  bool previous_;
+};
+
+bool inInferenceRun();
+
+}  // namespace firebrand
