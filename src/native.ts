@@ -182,12 +182,6 @@ export interface RuntimeInfo {
   build: BuildInfo;
   /** Optimizers whose fused one-pass step (option `fused`, default true) runs for float32 CPU parameters in this process. */
   fusedOptimizers: string[];
-  /**
-   * What float32 linear layers multiply with on the CPU: 'onednn' (libtorch 2.x's oneDNN inner product,
-   * ~1.8x OpenBLAS on AVX-512 CPUs) or 'blas' (at::linear, as PyTorch eager; libtorch 1.13, or
-   * FIREBRAND_LINEAR_BACKEND=blas for results bit-equal to PyTorch's).
-   */
-  linearBackend: 'onednn' | 'blas';
 }
 
 export interface NativeDataset {

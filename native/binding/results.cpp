@@ -141,7 +141,6 @@ Napi::Object toJs(Napi::Env env, const RuntimeInfo& info) {
   build.Set("nccl", Napi::Boolean::New(env, info.build.nccl));
   object.Set("build", build);
   object.Set("fusedOptimizers", toJs(env, info.fusedOptimizers));
-  object.Set("linearBackend", info.linearBackend);
   return object;
 }
 

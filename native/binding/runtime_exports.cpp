@@ -5,7 +5,6 @@
 #include "binding/results.h"
 #include "core/graph/op_row.h"
 #include "core/nn/layer_row.h"
-#include "core/nn/onednn_linear.h"
 #include "core/optim/optimizer_factory.h"
 #include "core/runtime/runtime_info.h"
 
@@ -16,7 +15,6 @@ Napi::Value RuntimeInfoValue(const Napi::CallbackInfo& info) {
   return guard(info.Env(), [&]() -> Napi::Value {
     RuntimeInfo runtime = runtimeInfo();
     runtime.fusedOptimizers = fusedOptimizers();
-    runtime.linearBackend = onednnLinearAvailable() ? "onednn" : "blas";
     return toJs(info.Env(), runtime);
   });
 }

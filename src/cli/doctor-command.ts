@@ -101,10 +101,6 @@ export async function runDoctor(write: (text: string) => void): Promise<number> 
         ? `auto: ${info.numThreads} or 1, whichever steps faster while training (libtorch intra-op; config.numThreads fixes them)`
         : `${info.numThreads} (libtorch intra-op; config.numThreads sets them)`,
     ],
-    [
-      'linear layers',
-      `float32 on the CPU through ${info.linearBackend === 'onednn' ? "oneDNN's inner product" : 'the BLAS'}`,
-    ],
     ['optimizers', `fused one-pass steps for float32 CPU parameters: ${info.fusedOptimizers.join(', ') || 'none'}`],
   ];
   const warnings: string[] = [];

@@ -3,7 +3,6 @@
 #include <ATen/ATen.h>
 
 #include "core/nn/int8_weights.h"
-#include "core/nn/onednn_linear.h"
 #include "core/nn/streamed_linear.h"
 
 namespace firebrand {
@@ -12,7 +11,6 @@ at::Tensor linearForward(const at::Tensor& input, const at::Tensor& weight, cons
                          const at::Tensor& scale) {
   if (streamedLinearFits(input, weight, bias)) return streamedLinear(input, weight, scale, bias);
   if (scale.defined()) return int8Linear(input, weight, scale, bias);
-  if (onednnLinearFits(input, weight, bias)) return onednnLinear(input, weight, bias);
   return at::linear(input, weight, bias);
 }
 

@@ -1,8 +1,7 @@
 // torch.nn.Linear, with a few rows at inference sent through streamedLinear, which
 // reads the weight once (generation feeds one position per sequence per step), and
 // a weight that may be int8 with a scale per output row (int8_weights.h).
-// Training and many rows go through oneDNN in float32 where libtorch has it (onednn_linear.h),
-// else at::linear, as PyTorch does.
+// Training and many rows go through at::linear, as PyTorch does.
 #pragma once
 #include <torch/nn/modules/linear.h>
 

@@ -9,9 +9,9 @@
 
 namespace firebrand {
 
-// The most rows a layer sends through streamedLinear: one, a decoding step's. Several rows take the
-// batched path (nn/onednn_linear, or at::linear). (The kernel takes up to eight: each weight row is
-// read from memory once, from cache for the others.)
+// The most rows a layer sends through streamedLinear: one, a decoding step's. Several rows keep
+// at::linear's bits, which TorchScript, transformers and the tests compare to bit for bit. (The
+// kernel takes up to eight: each weight row is read from memory once, from cache for the others.)
 constexpr int64_t kStreamedRowsMax = 1;
 
 // rows [B, K] (float or bfloat16) times weight [N, K] (float, bfloat16, or int8 with scale [N] float:

@@ -38,8 +38,6 @@ struct RuntimeInfo {
   // Optimizers whose fused one-pass step runs for float32 CPU parameters here
   // (filled in by whoever knows the optimizers: see fusedOptimizers()).
   std::vector<std::string> fusedOptimizers;
-  // What float32 linear layers multiply with on the CPU: "onednn" or "blas" (see nn/onednn_linear.h).
-  std::string linearBackend;
 };
 
 RuntimeInfo runtimeInfo();
