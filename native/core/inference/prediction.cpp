@@ -4,7 +4,6 @@
 #include <torch/utils.h>
 
 #include <algorithm>
-#include <optional>
 #include <vector>
 
 #include "core/errors.h"
@@ -36,8 +35,7 @@ std::vector<at::Tensor> inBatches(Model& model, int64_t samples, const std::stri
   torch::NoGradGuard noGrad;
   EvalModeScope evalMode(model);
   InferenceLoweringScope lowering(options.optimizeForInference);
-  std::optional<InferenceRun> inferenceKernels;
-  if (options.optimizeForInference) inferenceKernels.emplace();
+  const InferenceRun inferenceKernels(options.optimizeForInference);
   // A forward frees and allocates blocks of the same sizes layer after layer (past glibc's mmap
   // threshold at batch 64 of 224x224 images): reused, not faulted in page by zeroed page each time.
   const CpuMemoryCache::Scope reuseFreedBlocks;

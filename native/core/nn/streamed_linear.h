@@ -21,8 +21,7 @@ at::Tensor streamedLinear(const at::Tensor& rows, const at::Tensor& weight, cons
                           const at::Tensor& bias);
 
 // Whether streamedLinear takes these operands: in a prediction or generation (runtime/inference_run.h),
-// on the CPU, without autograd, at most
-// kStreamedRowsMax rows, a weight of a kind it reads.
+// on the CPU, without autograd, at most kStreamedRowsMax rows, a weight of a kind it reads.
 bool streamedLinearFits(const at::Tensor& input, const at::Tensor& weight, const at::Tensor& bias);
 
 }  // namespace firebrand

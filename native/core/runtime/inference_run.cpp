@@ -7,7 +7,7 @@ thread_local bool running = false;
 
 }  // namespace
 
-InferenceRun::InferenceRun() : previous_(running) { running = true; }
+InferenceRun::InferenceRun(bool on) : previous_(running) { running = on; }
 InferenceRun::~InferenceRun() { running = previous_; }
 
 bool inInferenceRun() { return running; }

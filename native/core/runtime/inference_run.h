@@ -6,9 +6,10 @@
 
 namespace firebrand {
 
+// Marks the thread as inside one while alive (`on`: predict's optimizeForInference: false passes false).
 class InferenceRun {
  public:
-  InferenceRun();
+  explicit InferenceRun(bool on = true);
   ~InferenceRun();
   InferenceRun(const InferenceRun&) = delete;
   InferenceRun& operator=(const InferenceRun&) = delete;
