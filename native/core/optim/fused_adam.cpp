@@ -150,6 +150,17 @@ State& FusedAdamFamily<Base, Options, State>::stateOf(const at::Tensor& paramete
 }
 
 template <typename Base, typename Options, typename State>
+void FusedAdamFamily<Base, Options, State>::makeState() {
+  at::NoGradGuard noGrad;
+  for (auto& group : this->param_groups()) {
+    const bool amsgrad = static_cast<const Options&>(group.options()).amsgrad();
+    for (const auto& parameter : group.params()) {
+      if (parameter.requires_grad()) stateOf(parameter, amsgrad);
+    }
+  }
+}
+
+template <typename Base, typename Options, typename State>
 at::Tensor FusedAdamFamily<Base, Options, State>::step(typename Base::LossClosure closure) {
   // A closure computes the gradients, which must be checked after it runs: libtorch's step runs it.
   if (closure != nullptr || !planUpdates()) return Base::step(std::move(closure));

@@ -19,9 +19,12 @@
 namespace firebrand {
 
 template <typename Base, typename Options, typename State>
-class FusedAdamFamily : public Base {
+class FusedAdamFamily : public Base, public StateMadeAhead {
  public:
   using Base::Base;
+
+  // Zeros and step 0, what libtorch's first step makes: its update then runs as if made there.
+  void makeState() override;
 
   at::Tensor step(typename Base::LossClosure closure = nullptr) override;
 

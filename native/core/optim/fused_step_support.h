@@ -12,6 +12,15 @@ namespace firebrand {
 // Dense CPU memory of float32/float64 that `other` shares element for element (same dtype and strides).
 bool sameDenseCpuMemory(const at::Tensor& tensor, const at::Tensor& other);
 
+// An optimizer whose state can be made before its first step, so that the memory is faulted in at
+// setup rather than inside the first step (each 4 KB page costs microseconds on some VMs).
+class StateMadeAhead {
+ public:
+  virtual ~StateMadeAhead() = default;
+  // Makes the state of each parameter that requires a gradient and has none yet (as its first step would).
+  virtual void makeState() = 0;
+};
+
 // Keys of parameters' entries in an optimizer's state(), made once per parameter (1.13's are formatted text).
 class OptimizerStateKeys {
  public:

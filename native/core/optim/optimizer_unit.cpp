@@ -5,6 +5,7 @@
 
 #include "core/compat/torch_compat.h"
 #include "core/errors.h"
+#include "core/optim/fused_step_support.h"
 #include "core/starts_with.h"
 
 namespace firebrand {
@@ -47,6 +48,10 @@ void OptimizerUnit::addParameterGroup(const std::vector<at::Tensor>& parameters,
 }
 
 void OptimizerUnit::zeroGrad() { compat::zeroGradToNone(*optimizer_); }
+
+void OptimizerUnit::makeState() {
+  if (auto* ahead = dynamic_cast<StateMadeAhead*>(optimizer_.get())) ahead->makeState();
+}
 
 void OptimizerUnit::step() {
   lastStepLr_ = currentLearningRate(*optimizer_);

@@ -37,6 +37,8 @@ class OptimizerUnit {
   double firstBaseLearningRate() const { return baseLrs_.front(); }
 
   void zeroGrad();
+  // The optimizer's state made now where it can be (Adam's moments), not at the first step.
+  void makeState();
   // Steps the optimizer, then the schedule; remembers the learning rate used.
   void step();
   void startSchedule(int64_t totalSteps);

@@ -4,9 +4,12 @@
 #include <c10/core/impl/alloc_cpu.h>
 #include <c10/util/Exception.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "core/compat/torch_compat.h"
@@ -29,6 +32,14 @@ struct Blocks {
   size_t liveBytes = 0;
   size_t idleBytes = 0;
   size_t peakLiveBytes = 0;
+  // By size: blocks live now, and the most live at once. A step that repeats needs that many of each size
+  // (its working set), more than the peak of live bytes when sizes peak at different times.
+  std::unordered_map<size_t, size_t> liveCount, peakCount;
+  size_t workingSetBytes = 0;
+  // Idle blocks that prefault made for allocations still to come: the cap leaves room for them
+  // beside the peak of live bytes until they are taken.
+  std::unordered_set<void*> reserved;
+  size_t reservedBytes = 0;
 
   void emptyIdle() {
     for (auto& [size, blocks] : idle) {
@@ -36,7 +47,27 @@ struct Blocks {
     }
     idle.clear();
     idleBytes = 0;
+    reserved.clear();
+    reservedBytes = 0;
     peakLiveBytes = liveBytes;
+    peakCount = liveCount;
+    workingSetBytes = liveBytes;
+  }
+
+  void noteLive(size_t size) {
+    liveBytes += size;
+    if (liveBytes > peakLiveBytes) peakLiveBytes = liveBytes;
+    size_t& peak = peakCount[size];
+    if (++liveCount[size] > peak) {
+      ++peak;
+      workingSetBytes += size;
+    }
+  }
+
+  // Whether a block of `size` just freed may stay: the blocks held (live and idle) stay within the working
+  // set, and within twice the peak of live bytes when shapes vary (a size seen once holds no memory for long).
+  bool keeps(size_t size) const {
+    return idleBytes + liveBytes + size <= std::min(workingSetBytes, 2 * peakLiveBytes) + reservedBytes;
   }
 };
 
@@ -70,7 +101,8 @@ void release(void* block) {
   const size_t size = found->second;
   state.live.erase(found);
   state.liveBytes -= size;
-  if (state.openScopes > 0 && state.idleBytes + size <= state.peakLiveBytes) {
+  --state.liveCount[size];
+  if (state.openScopes > 0 && state.keeps(size)) {
     state.idle[size].push_back(block);
     state.idleBytes += size;
     return;
@@ -94,14 +126,14 @@ class CachingCpuAllocator final : public compat::AllocatorAdapter<> {
           block = kept->second.back();
           kept->second.pop_back();
           state.idleBytes -= size;
+          if (state.reserved.erase(block) > 0) state.reservedBytes -= size;
         } else {
           lock.unlock();
           block = freshBlock(size);
           lock.lock();
         }
         state.live.emplace(block, size);
-        state.liveBytes += size;
-        if (state.liveBytes > state.peakLiveBytes) state.peakLiveBytes = state.liveBytes;
+        state.noteLive(size);
         return {block, block, &release, cpu};
       }
     }
@@ -134,6 +166,25 @@ CpuMemoryCache::Scope::~Scope() {
   Blocks& state = blocks();
   const std::lock_guard lock(state.mutex);
   if (--state.openScopes == 0) state.emptyIdle();
+}
+
+void CpuMemoryCache::prefault(const std::vector<size_t>& blockBytes) {
+  Blocks& state = blocks();
+  for (const size_t bytes : blockBytes) {
+    if (bytes < kSmallestCached) continue;
+    const size_t size = roundedUp(bytes, bytes >= kHugePage ? kHugePage : kPage);
+    void* block = freshBlock(size);
+    std::memset(block, 0, size);
+    const std::lock_guard lock(state.mutex);
+    if (state.openScopes == 0) {
+      std::free(block);
+      return;
+    }
+    state.idle[size].push_back(block);
+    state.idleBytes += size;
+    state.reserved.insert(block);
+    state.reservedBytes += size;
+  }
 }
 
 size_t CpuMemoryCache::idleBytes() {

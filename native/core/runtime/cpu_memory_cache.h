@@ -9,12 +9,18 @@
 // They are not advised as transparent huge pages: under the kernel's THP
 // defrag 'madvise' (the default), a fault in an advised region compacts
 // memory first, which made a fit's first step 3.4x a steady one at
-// SmolLM2-135M's size (1.5x without; steady steps alike). The cache never holds more than the
-// bytes that were live at once at the scopes' peak, and is emptied when the
-// last scope closes, so memory returns to the system between fits.
+// SmolLM2-135M's size (1.5x without; steady steps alike). The blocks it holds
+// (live and idle) stay within the working set, the sum over sizes of the most
+// blocks of that size live at once: a step that repeats then allocates nothing
+// new. Held to the peak of live bytes instead, sizes that peak at different
+// times (a tied embedding's three gradient blocks at the end of backward) made
+// the cache give back a step's blocks and fault them in at every step. Varying
+// shapes are held to twice that peak. The cache is emptied when the last scope
+// closes, so memory returns to the system between fits.
 #pragma once
 
 #include <cstddef>
+#include <vector>
 
 namespace firebrand {
 
@@ -29,6 +35,10 @@ class CpuMemoryCache {
     Scope(const Scope&) = delete;
     Scope& operator=(const Scope&) = delete;
   };
+
+  // With a scope open: blocks of these sizes, written once (faulted in) and kept idle, so that the
+  // allocations of those sizes that follow (the first step's gradients) take them. Without, nothing.
+  static void prefault(const std::vector<size_t>& blockBytes);
 
   // Bytes held by freed blocks waiting for reuse (zero with no scope open).
   static size_t idleBytes();

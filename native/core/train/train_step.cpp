@@ -11,6 +11,7 @@
 #include <cmath>
 
 #include "core/errors.h"
+#include "core/runtime/cpu_memory_cache.h"
 #include "core/runtime/mixed_precision.h"
 #include "core/train/loop_support.h"
 #include "core/train/training_engine.h"
@@ -19,6 +20,15 @@ namespace firebrand {
 
 void TrainingEngine::zeroGrads() {
   for (auto& unit : units_) unit.zeroGrad();
+}
+
+void TrainingEngine::prefaultGradients() {
+  std::vector<size_t> bytes;
+  for (const at::Tensor& parameter : parameters_) {
+    if (parameter.requires_grad() && parameter.is_cpu() && !parameter.grad().defined())
+      bytes.push_back(parameter.nbytes());
+  }
+  CpuMemoryCache::prefault(bytes);
 }
 
 TrainingEngine::StepValues TrainingEngine::runStep(const Batch& batch, bool training) {

@@ -124,7 +124,10 @@ TrainingEngine::FitPlan TrainingEngine::beginFit(std::optional<int64_t> batchesP
       }
     }
   }
-  for (auto& unit : units_) unit.startSchedule(plan.totalSteps.value_or(0));
+  for (auto& unit : units_) {
+    unit.startSchedule(plan.totalSteps.value_or(0));
+    unit.makeState();
+  }
   learningRates_.applyRequested();
   fit_ = options;
   return plan;
@@ -189,6 +192,7 @@ TrainingEngine::EpochCursor TrainingEngine::beginEpoch(const BatchStream& stream
   learningRates_.publish();
   model_->setTraining(true);
   zeroGrads();
+  prefaultGradients();
   // Loss sums are kept on the host; metrics stay on the device until the epoch ends.
   if (!segment.continueEpoch || !epochTotals_.started) {
     epochTotals_ = EpochTotals{};
