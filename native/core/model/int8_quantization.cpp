@@ -33,14 +33,12 @@ std::vector<std::pair<std::string, LinearLayerImpl*>> int8Layers(Model& model, c
 
 }  // namespace
 
-std::vector<std::string> freezeForInt8(Model& model, const std::vector<std::string>& roots) {
-  std::vector<std::string> paths, weights;
+void freezeForInt8(Model& model, const std::vector<std::string>& roots) {
+  std::vector<std::string> weights;
   for (auto& [path, linear] : int8Layers(model, roots)) {
-    paths.push_back(path);
     if (!linear->quantized()) weights.push_back(path.empty() ? "weight" : path + ".weight");
   }
   model.setFrozen(weights, true);
-  return paths;
 }
 
 std::vector<std::string> quantizeInt8(Model& model, const std::vector<std::string>& roots) {

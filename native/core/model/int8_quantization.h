@@ -13,8 +13,8 @@
 namespace firebrand {
 
 // The linear layers under the module paths `roots` ("" is the whole model) that quantizeInt8 will
-// quantize, frozen now so that no optimizer made after this holds their weights.
-std::vector<std::string> freezeForInt8(Model& model, const std::vector<std::string>& roots);
+// quantize: their weights are frozen now, so that no optimizer made after this holds them.
+void freezeForInt8(Model& model, const std::vector<std::string>& roots);
 // Replaces those layers' weights (loaded by now) by int8 values and scales; returns their paths.
 std::vector<std::string> quantizeInt8(Model& model, const std::vector<std::string>& roots);
 // The first quantized layer's path, or "" when none is: exports and merges refuse such a model.
