@@ -37,8 +37,10 @@ std::vector<at::Tensor> inBatches(Model& model, int64_t samples, const std::stri
   InferenceLoweringScope lowering(options.optimizeForInference);
   const InferenceRun inferenceKernels(options.optimizeForInference);
   // A forward frees and allocates blocks of the same sizes layer after layer (past glibc's mmap
-  // threshold at batch 64 of 224x224 images): reused, not faulted in page by zeroed page each time.
+  // threshold at batch 64 of 224x224 images): reused, not faulted in page by zeroed page each time,
+  // within the call and by the model's next calls.
   const CpuMemoryCache::Scope reuseFreedBlocks;
+  model.keepPredictionMemory();
   std::vector<std::vector<at::Tensor>> batches(model.outputLayout().names.size());
   for (int64_t start = 0; start < samples; start += options.batchSize) {
     const int64_t length = std::min(options.batchSize, samples - start);

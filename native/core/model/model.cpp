@@ -153,4 +153,8 @@ int64_t Model::parameterCount() const {
   return count;
 }
 
+void Model::keepPredictionMemory() {
+  if (!predictionMemory_) predictionMemory_ = std::make_unique<CpuMemoryCache::Retainer>();
+}
+
 }  // namespace firebrand

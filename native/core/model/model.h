@@ -7,6 +7,7 @@
 #include <c10/core/Device.h>
 #include <torch/ordered_dict.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,7 @@
 #include "core/graph/graph_onnx.h"
 #include "core/nn/layer_factory.h"
 #include "core/output_layout.h"
+#include "core/runtime/cpu_memory_cache.h"
 #include "core/tensor_dict.h"
 
 namespace firebrand {
@@ -91,6 +93,10 @@ class Model {
   // Every submodule's path ("layer1", "layer1.0", ...).
   virtual std::vector<std::string> modulePaths() const = 0;
 
+  // From its first prediction on, blocks freed by its forwards stay cached for the next call for as long
+  // as the model lives, as onnxruntime's arena does: each call would otherwise fault its activations in.
+  void keepPredictionMemory();
+
  protected:
   // The whole module tree's mode.
   virtual void setModelTraining(bool training) = 0;
@@ -102,6 +108,7 @@ class Model {
  private:
   std::vector<std::string> frozenModules_;  // paths kept in eval mode while the model trains
   bool evalFrozenModules_ = true;
+  std::unique_ptr<CpuMemoryCache::Retainer> predictionMemory_;
 };
 
 }  // namespace firebrand

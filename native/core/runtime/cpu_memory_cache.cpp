@@ -27,6 +27,7 @@ size_t roundedUp(size_t bytes, size_t unit) { return (bytes + unit - 1) / unit *
 struct Blocks {
   std::mutex mutex;
   int openScopes = 0;
+  int retainers = 0;
   std::unordered_map<void*, size_t> live;               // cached-class block -> its size
   std::unordered_map<size_t, std::vector<void*>> idle;  // size -> blocks freed for reuse
   size_t liveBytes = 0;
@@ -165,7 +166,20 @@ CpuMemoryCache::Scope::Scope() {
 CpuMemoryCache::Scope::~Scope() {
   Blocks& state = blocks();
   const std::lock_guard lock(state.mutex);
-  if (--state.openScopes == 0) state.emptyIdle();
+  if (--state.openScopes == 0 && state.retainers == 0) state.emptyIdle();
+}
+
+CpuMemoryCache::Retainer::Retainer() {
+  installOnce();
+  Blocks& state = blocks();
+  const std::lock_guard lock(state.mutex);
+  ++state.retainers;
+}
+
+CpuMemoryCache::Retainer::~Retainer() {
+  Blocks& state = blocks();
+  const std::lock_guard lock(state.mutex);
+  if (--state.retainers == 0 && state.openScopes == 0) state.emptyIdle();
 }
 
 void CpuMemoryCache::prefault(const std::vector<size_t>& blockBytes) {

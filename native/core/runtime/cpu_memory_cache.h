@@ -16,7 +16,8 @@
 // times (a tied embedding's three gradient blocks at the end of backward) made
 // the cache give back a step's blocks and fault them in at every step. Varying
 // shapes are held to twice that peak. The cache is emptied when the last scope
-// closes, so memory returns to the system between fits.
+// closes, so memory returns to the system between fits, unless a Retainer
+// (a model that has predicted) keeps it for the next call.
 #pragma once
 
 #include <cstddef>
@@ -34,6 +35,16 @@ class CpuMemoryCache {
     ~Scope();
     Scope(const Scope&) = delete;
     Scope& operator=(const Scope&) = delete;
+  };
+
+  // While one lives, the blocks cached stay when the last scope closes, for the next scope to take
+  // (a model that predicts again and again); the last one gone with no scope open empties the cache.
+  class Retainer {
+   public:
+    Retainer();
+    ~Retainer();
+    Retainer(const Retainer&) = delete;
+    Retainer& operator=(const Retainer&) = delete;
   };
 
   // With a scope open: blocks of these sizes, written once (faulted in) and kept idle, so that the
