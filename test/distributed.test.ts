@@ -9,7 +9,9 @@ import os from 'node:os';
 import path from 'node:path';
 
 import { distributedTrainer, evalData, llamaData, llamaTrainer, trainData } from './support/distributed-child';
+import { Dataset, Trainer } from '../src';
 import { freePort } from './support/helpers';
+import { maskedTokens } from './support/masked-tokens';
 
 const cli = path.join(__dirname, '..', 'src', 'cli', 'main.js');
 const child = path.join(__dirname, 'support', 'distributed-child.js');
@@ -149,12 +151,12 @@ describe('distributed data parallel (2 ranks, Gloo on 127.0.0.1)', function () {
     expectSameAsSingleProcess(reports(result.stdout), await singleProcessRun(true));
   });
 
-  it('fine-tunes a pretrained Llama on 2 ranks to the weights of one process (AdamW, 2 epochs)', async () => {
-    const result = runLaunch(await freePort(), ['--nproc-per-node', '2'], ['train-llama']);
+  /** Checks 2 ranks' Llama runs (`mode` of distributed-child) against one process training `fit`. */
+  async function expectLlamaAsOneProcess(mode: string, trainer: Trainer, data: Dataset): Promise<void> {
+    const result = runLaunch(await freePort(), ['--nproc-per-node', '2'], [mode]);
     expect(result.status, result.stderr).to.equal(0);
     const ranks = reports(result.stdout);
-    const trainer = await llamaTrainer(16);
-    const history = await trainer.fit(llamaData());
+    const history = await trainer.fit(data);
     const state = await trainer.stateDict();
     const weights = Object.fromEntries(
       Object.entries(state).map(([name, tensor]) => [name, Array.from(tensor.data as Float32Array)]),
@@ -166,7 +168,13 @@ describe('distributed data parallel (2 ranks, Gloo on 127.0.0.1)', function () {
       rank.history?.epochs.forEach((epoch, i) => expect(epoch.loss).to.be.closeTo(history.epochs[i].loss, 1e-5));
     }
     expect(maxAbsDifference(ranks[0].weights ?? {}, ranks[1].weights ?? {})).to.equal(0);
-  });
+  }
+
+  it('fine-tunes a pretrained Llama on 2 ranks to the weights of one process (AdamW, 2 epochs)', async () =>
+    expectLlamaAsOneProcess('train-llama', await llamaTrainer(16), llamaData()));
+
+  it('weighs micro-batches by the targets counted on all ranks: 2 ranks x 2 equal one process x 4', async () =>
+    expectLlamaAsOneProcess('train-llama-masked', await llamaTrainer(4, 2), maskedTokens([], 32)));
 
   it('runs across two launchers with --nnodes 2 (one rank per node) the same way', async () => {
     const port = await freePort();

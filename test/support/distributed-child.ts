@@ -6,12 +6,14 @@
 //                    in (with a progress bar), argv[4] (optional) maxSteps
 //   train-module     train the same MLP written as a TypeScript module (BlobMlp)
 //   train-llama      fine-tune the tiny pretrained Llama of test/fixtures/pretrained/llama (AdamW)
+//   train-llama-masked  the same on targets partly ignored (-100), 2 micro-batches per step
 //   die-at-step-5    rank 1 exits at step 5; the others must fail, not hang
 //   hang-at-step-5   rank 1 stops answering at step 5; the others must time out
 import path from 'node:path';
 
 import { BatchResult, Callback, Dataset, F, fromPretrained, nn, Tensor, Trainer } from '../../src';
 import { blobDataset, blobTrainer, seededRandom } from './helpers';
+import { maskedTokens } from './masked-tokens';
 
 /** The blob MLP written as a TypeScript module: its forward is a traced graph. */
 export class BlobMlp extends nn.Module {
@@ -45,7 +47,7 @@ export function distributedTrainer(
 }
 
 /** The tiny pretrained Llama fine-tuned with AdamW, `batchSize` windows of 8 tokens per rank, 2 epochs. */
-export async function llamaTrainer(batchSize: number): Promise<Trainer> {
+export async function llamaTrainer(batchSize: number, gradientAccumulationSteps = 1): Promise<Trainer> {
   const folder = path.join(__dirname, '..', '..', '..', 'test', 'fixtures', 'pretrained', 'llama');
   return new Trainer({
     model: await fromPretrained(folder),
@@ -54,6 +56,7 @@ export async function llamaTrainer(batchSize: number): Promise<Trainer> {
     config: {
       numEpochs: 2,
       batchSize,
+      gradientAccumulationSteps,
       seed: 7,
       numWorkers: 0,
       numThreads: 1,
@@ -90,7 +93,7 @@ async function main(): Promise<void> {
     });
   }
   if (process.argv[4] !== undefined) config.maxSteps = Number(process.argv[4]);
-  const healthy = ['train', 'train-module', 'train-llama'].includes(mode);
+  const healthy = ['train', 'train-module', 'train-llama', 'train-llama-masked'].includes(mode);
   // A dead rank must fail the others at once, long before a timeout; a hung one by its timeout.
   if (!healthy) config.distributed = { timeout: mode === 'die-at-step-5' ? 60 : 3 };
   const faulty: Callback = {
@@ -101,11 +104,16 @@ async function main(): Promise<void> {
     },
   };
   const faults = !healthy && rank === 1 ? [faulty] : [];
-  const llama = mode === 'train-llama';
-  const trainer = llama ? await llamaTrainer(8) : distributedTrainer(8, config, faults, mode === 'train-module');
+  const llama = mode.startsWith('train-llama');
+  const masked = mode === 'train-llama-masked';
+  const trainer = llama
+    ? await llamaTrainer(masked ? 2 : 8, masked ? 2 : 1)
+    : distributedTrainer(8, config, faults, mode === 'train-module');
   const started = Date.now();
   try {
-    const history = llama ? await trainer.fit(llamaData()) : await trainer.fit(trainData(), { evalData: evalData() });
+    const history = llama
+      ? await trainer.fit(masked ? maskedTokens([], 32) : llamaData())
+      : await trainer.fit(trainData(), { evalData: evalData() });
     const weights = Object.fromEntries(
       Object.entries(await trainer.stateDict()).map(([name, tensor]) => [
         name,

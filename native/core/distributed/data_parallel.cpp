@@ -51,9 +51,9 @@ void DataParallel::beforeMicroBatch(bool firstOfGroup, bool lastOfGroup) {
 }
 
 StepAgreement DataParallel::agree(const StepAgreement& local) {
-  const std::vector<double> sums =
-      sumOverRanks({local.lossSum, static_cast<double>(local.samples), local.stop ? 1.0 : 0.0}, "the step's loss");
-  return {sums[0], static_cast<int64_t>(sums[1]), sums[2] > 0};
+  const std::vector<double> sums = sumOverRanks(
+      {local.lossSum, local.lossWeight, static_cast<double>(local.samples), local.stop ? 1.0 : 0.0}, "the step's loss");
+  return {sums[0], sums[1], static_cast<int64_t>(sums[2]), sums[3] > 0};
 }
 
 std::vector<double> DataParallel::sumOverRanks(const std::vector<double>& values, const std::string& what) {

@@ -16,9 +16,10 @@ namespace firebrand {
 
 // A step's figures as every rank must see them, so that all take the same decisions.
 struct StepAgreement {
-  double lossSum = 0;   // sample-weighted loss of the accumulation group
-  int64_t samples = 0;  // the group's samples
-  bool stop = false;    // a stop was requested
+  double lossSum = 0;     // the accumulation group's loss, each micro-batch's weighted by lossWeight
+  double lossWeight = 0;  // the group's counted targets (class-index losses) or samples
+  int64_t samples = 0;    // the group's samples
+  bool stop = false;      // a stop was requested
 };
 
 class RankReducer {

@@ -11,8 +11,8 @@
 namespace firebrand {
 namespace {
 
-constexpr int64_t kReductionSum = 2;   // at::Reduction::Sum
 constexpr int64_t kReductionMean = 1;  // at::Reduction::Mean
+constexpr int64_t kReductionSum = 2;   // at::Reduction::Sum
 
 // A per-class list option (class weights, pos_weight) as a float tensor, or undefined.
 at::Tensor classWeights(ResolvedOptions& options, const std::string& name) {
@@ -119,6 +119,25 @@ void LossFunction::checkShapes(const at::Tensor& output, const at::Tensor& targe
                         " differ in shape; they must be equal (targets [N] are "
                         "accepted for output [N, 1])");
   }
+}
+
+double LossFunction::countedTargets(const at::Tensor& targets) const {
+  const at::Tensor counted = targets != ignoreIndex_;
+  if (!weight_.defined()) return counted.sum().item<double>();
+  // Clamped: a label out of range is named by checkLabelRange when its batch is prepared.
+  const at::Tensor classes =
+      targets.to(weight_.device(), at::kLong).masked_select(counted.to(weight_.device())).clamp(0, weight_.size(0) - 1);
+  return weight_.index_select(0, classes).sum().item<double>();
+}
+
+at::Tensor LossFunction::summed(const at::Tensor& halfOrFullOutput, const at::Tensor& targets) const {
+  const bool half = halfOrFullOutput.scalar_type() == at::kBFloat16 || halfOrFullOutput.scalar_type() == at::kHalf;
+  const at::Tensor output = half ? halfOrFullOutput.to(at::kFloat) : halfOrFullOutput;
+  checkShapes(output, targets);
+  if (kind_ == Kind::CrossEntropy)
+    return at::cross_entropy_loss(output, targets, weight_, kReductionSum, ignoreIndex_, labelSmoothing_);
+  if (kind_ == Kind::Nll) return at::nll_loss_nd(output, targets, weight_, kReductionSum, ignoreIndex_);
+  throw InvalidState("firebrand bug: loss (" + name_ + ") has no count of targets to sum over");
 }
 
 at::Tensor LossFunction::operator()(const at::Tensor& halfOrFullOutput, const at::Tensor& rawTargets) const {

@@ -18,6 +18,14 @@ class LossFunction {
   LossFunction(const std::string& name, const OptionMap& options);
 
   at::Tensor operator()(const at::Tensor& output, const at::Tensor& targets) const;
+  // Class-index losses count their targets: their mean divides their sum by countedTargets, the targets
+  // that are not ignoreIndex (or those targets' class weights summed). Accumulation divides the sums of a
+  // group's micro-batches by the group's count, as one batch of them would (transformers'
+  // num_items_in_batch). Other losses' mean is over every element.
+  bool countsTargets() const { return kind_ == Kind::CrossEntropy || kind_ == Kind::Nll; }
+  double countedTargets(const at::Tensor& targets) const;
+  // A counting loss's sum over its counted targets (reduction 'sum').
+  at::Tensor summed(const at::Tensor& output, const at::Tensor& targets) const;
 
   // Moves option tensors (class weights, pos_weight) to the training device.
   void to(const c10::Device& device);

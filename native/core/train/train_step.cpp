@@ -31,14 +31,30 @@ void TrainingEngine::prefaultGradients() {
   CpuMemoryCache::prefault(bytes);
 }
 
-TrainingEngine::StepValues TrainingEngine::runStep(const Batch& batch, bool training) {
+bool TrainingEngine::countsTargets() const {
+  return !model_->hasTrainingStep() && lossFunction("train").countsTargets();
+}
+
+std::vector<double> TrainingEngine::lossWeights(const std::vector<Batch>& group) const {
+  const bool counts = countsTargets();
+  std::vector<double> weights;
+  for (const Batch& batch : group) {
+    weights.push_back(counts ? lossFunction("train").countedTargets(batch.targets())
+                             : static_cast<double>(batch.size()));
+  }
+  return weights;
+}
+
+TrainingEngine::StepValues TrainingEngine::runStep(const Batch& batch, bool training, std::optional<double> counted) {
   AutocastScope autocast(device_.type(), autocastDtype_);
   const bool custom = training ? model_->hasTrainingStep() : model_->hasValidationStep();
   if (!custom) {
     const LossFunction& loss = lossFunction(training ? "train" : "evaluate (or define validation_step)");
     StepValues values;
     values.output = model_->forward(batch);
-    values.loss = loss(values.output, batch.targets());
+    // A micro-batch whose targets are all ignored sums to 0, where a mean would be NaN.
+    values.loss = counted ? loss.summed(values.output, batch.targets()) / (*counted > 0 ? *counted : 1.0)
+                          : loss(values.output, batch.targets());
     return values;
   }
   TensorDict logged = training ? model_->trainingStep(batch.fields) : model_->validationStep(batch.fields);
@@ -66,8 +82,8 @@ TrainingEngine::StepValues TrainingEngine::runStep(const Batch& batch, bool trai
   return values;
 }
 
-double TrainingEngine::trainMicroBatch(const Batch& batch, double lossWeight) {
-  const StepValues step = forwardBackward(batch, lossWeight);
+double TrainingEngine::trainMicroBatch(const Batch& batch, double lossWeight, std::optional<double> counted) {
+  const StepValues step = forwardBackward(batch, lossWeight, counted);
   // Read back every micro-batch: the step's finite check needs it anyway, and host
   // sums cost no tensor ops (which dominate small models' steps).
   const double loss = lossValue(step.loss);
@@ -77,8 +93,9 @@ double TrainingEngine::trainMicroBatch(const Batch& batch, double lossWeight) {
   return loss;
 }
 
-TrainingEngine::StepValues TrainingEngine::forwardBackward(const Batch& batch, double lossWeight) {
-  StepValues values = runStep(batch, /*training=*/true);
+TrainingEngine::StepValues TrainingEngine::forwardBackward(const Batch& batch, double lossWeight,
+                                                           std::optional<double> counted) {
+  StepValues values = runStep(batch, /*training=*/true, counted);
   const auto weighted = [&](const at::Tensor& loss) {
     return scaler_.scale(lossWeight == 1.0 ? loss : loss * lossWeight);
   };

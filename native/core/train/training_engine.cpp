@@ -225,35 +225,47 @@ std::vector<Batch> TrainingEngine::gatherGroup(Batch first, BatchStream& stream,
 }
 
 GroupOutcome TrainingEngine::trainGroup(std::vector<Batch> group, EpochCursor& cursor, const BatchHook& batchHook) {
-  // Each micro-batch's loss is weighted by its share of the group's samples.
+  // Each micro-batch's loss weighs by its share of the group's counted targets, over all ranks, so that
+  // accumulation equals one batch of them (transformers' num_items_in_batch); other losses by samples.
+  const std::vector<double> weights = lossWeights(group);
+  const bool counts = countsTargets();
   StepAgreement local;
-  for (const auto& batch : group) local.samples += batch.size();
+  for (size_t i = 0; i < group.size(); ++i) {
+    local.samples += group[i].size();
+    local.lossWeight += weights[i];
+  }
+  // Gradients are averaged over ranks, so a rank's share of the global count is scaled by their number.
+  const double share = counts ? static_cast<double>(ranks_->worldSize()) /
+                                    ranks_->sumOverRanks({local.lossWeight}, "the counted targets")[0]
+                              : 1.0 / local.lossWeight;
   GroupOutcome outcome;
   outcome.microBatches = static_cast<int64_t>(group.size());
   BatchEvent event;
   event.epoch = cursor.epoch;
   for (size_t i = 0; i < group.size(); ++i, ++cursor.batch) {
     accumulating_ = i + 1 < group.size();
-    const int64_t batchSize = group[i].size();
     event.batch = cursor.batch;
-    event.size = batchSize;
+    event.size = group[i].size();
     if (batchHook) callHook(batchHook, event, BatchEvent::Phase::BeforeTrain, i, group.size());
     const Batch batch = prepareBatch(std::move(group[i]));
     ranks_->beforeMicroBatch(i == 0, !accumulating_);
-    const double loss = trainMicroBatch(batch, static_cast<double>(batchSize) / static_cast<double>(local.samples));
+    // No counted target anywhere (0 / 0): the micro-batches' sums are 0, and so are their weights.
+    const double weight = std::isfinite(share) ? weights[i] * share : 0.0;
+    const double loss = trainMicroBatch(batch, weight, counts ? std::optional<double>(weights[i]) : std::nullopt);
     event.loss = loss;
-    local.lossSum += loss * static_cast<double>(batchSize);
+    local.lossSum += loss * weights[i];
     if (!accumulating_) {
       ranks_->finishGradients();
       local.stop = stopRequested_;
       // From here the group's loss and samples are the global ones.
       const StepAgreement global = ranks_->agree(local);
+      const double groupLoss = global.lossWeight > 0 ? global.lossSum / global.lossWeight : 0.0;
       outcome.samples = global.samples;
-      outcome.lossSum = global.lossSum;
+      outcome.lossSum = groupLoss * static_cast<double>(global.samples);
       outcome.stopAgreed = global.stop;
       // A rate set meanwhile (by a callback, even this batch's) applies from this step.
       learningRates_.applyRequested();
-      outcome.stepped = optimizerStep(global.lossSum / static_cast<double>(global.samples), outcome.gradNorm);
+      outcome.stepped = optimizerStep(groupLoss, outcome.gradNorm);
     }
     if (batchHook) callHook(batchHook, event, BatchEvent::Phase::AfterTrain, accumulating_ ? i + 1 : 0, group.size());
   }

@@ -193,11 +193,17 @@ class TrainingEngine {
   // Faults in the memory of the trainable parameters' gradients (CPU), inside the epoch's memory cache,
   // before the first step: first-touch faults made that step cost 7x a steady one on a VM with slow faults.
   void prefaultGradients();
-  // Forward and backward of one micro-batch; its loss is weighted by
-  // `lossWeight` (its share of the accumulation group's samples) for backward.
-  // Returns its loss; its metrics and logged values go to the epoch's sums.
-  double trainMicroBatch(const Batch& batch, double lossWeight);
-  StepValues forwardBackward(const Batch& batch, double lossWeight);
+  // Whether micro-batches weigh by the targets the loss counts (a class-index loss; not with a model's
+  // own training_step) rather than by their samples.
+  bool countsTargets() const;
+  // Each micro-batch's weight in its group's loss: its counted targets or its samples.
+  std::vector<double> lossWeights(const std::vector<Batch>& group) const;
+  // Forward and backward of one micro-batch; its loss is weighted by `lossWeight` (its share of the
+  // accumulation group's loss) for backward. `counted`: the targets its loss counts, which its sum is
+  // divided by (0 counted: a loss of 0 that moves nothing). Returns its loss; its metrics and logged
+  // values go to the epoch's sums.
+  double trainMicroBatch(const Batch& batch, double lossWeight, std::optional<double> counted);
+  StepValues forwardBackward(const Batch& batch, double lossWeight, std::optional<double> counted);
   // Calls `batchHook` at `phase` of a micro-batch, with the rates it may read; `withGradients` of the
   // group's `groupSize` micro-batches have gathered gradients not yet stepped (0 at a step boundary).
   void callHook(const BatchHook& batchHook, BatchEvent& event, BatchEvent::Phase phase, size_t withGradients,
@@ -207,7 +213,8 @@ class TrainingEngine {
   // The stream's first batch, checked against the model.
   Batch firstBatch(BatchStream& stream);
   // The model's training_step / validation_step, or forward + loss.
-  StepValues runStep(const Batch& batch, bool training);
+  // The loss of `batch`: its mean, or its sum over `counted` targets (a class-index loss in training).
+  StepValues runStep(const Batch& batch, bool training, std::optional<double> counted = std::nullopt);
   const LossFunction& lossFunction(const char* purpose) const;
   // Clips, checks for non-finite values and steps the optimizer once per group.
   // Returns false when the step was skipped (nonFiniteLoss: 'skip').
