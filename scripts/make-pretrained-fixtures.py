@@ -304,12 +304,39 @@ def write_peft_adapter():
         print(f"wrote {folder} with peft {peft.__version__} (eager-sdpa spread {spread})")
 
 
+def write_batch_generation():
+    """llama-batch-generation.golden.json: generate(do_sample=False) on prompts of three lengths decoded
+    together, left-padded as transformers pads for generation (pad id 0, attention_mask 0 there), by the llama
+    fixture's checkpoint: once with no end of sequence, once with an eos_token_id that one sequence gives
+    early (transformers then pads that sequence with pad_token_id)."""
+    prompts = [[3, 17, 42, 5, 9, 60, 1, 33], [8, 21, 54], [40, 2, 7, 11, 19]]
+    longest = max(len(p) for p in prompts)
+    ids = torch.tensor([[0] * (longest - len(p)) + p for p in prompts])
+    mask = torch.tensor([[0] * (longest - len(p)) + [1] * len(p) for p in prompts])
+    model = transformers.AutoModelForCausalLM.from_pretrained(OUT / "llama").eval()
+
+    def generate(eos):
+        with torch.no_grad():
+            out = model.generate(input_ids=ids, attention_mask=mask, max_new_tokens=NEW_TOKENS, do_sample=False,
+                                 use_cache=True, pad_token_id=0, eos_token_id=eos)
+        return out[:, longest:].tolist()
+
+    generated = generate(None)
+    eos = generated[1][3]  # the second prompt's fourth token ends it
+    golden = {"generatedBy": "scripts/make-pretrained-fixtures.py", "transformers": transformers.__version__,
+              "prompts": prompts, "maxNewTokens": NEW_TOKENS, "generated": generated, "eos": eos, "pad": 0,
+              "generatedWithEos": generate(eos)}
+    (OUT / "llama-batch-generation.golden.json").write_text(json.dumps(golden, indent=1) + "\n")
+    print(f"wrote llama-batch-generation.golden.json: {generated}")
+
+
 def main():
     OUT.mkdir(parents=True, exist_ok=True)
     write_chat_tokenizer()
     write_example_checkpoint()
     for seed, (name, case) in enumerate(CASES.items()):
         write(seed, name, case)
+    write_batch_generation()
     write_bfloat16_checkpoint()
     write_peft_adapter()
 

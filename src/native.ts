@@ -231,8 +231,8 @@ export interface NativeModel {
     batchSize: number,
     optimizeForInference: boolean,
   ): Promise<Prediction>;
-  startGeneration(prompt: NumericArray, options: GenerateOptions): GenerationHandle;
-  generateNext(generation: GenerationHandle): Promise<number | null>;
+  startGeneration(prompts: NumericArray[], options: GenerateOptions): GenerationHandle;
+  generateNext(generation: GenerationHandle): Promise<(number | null)[] | null>;
   loadWeights(path: string, strict: boolean): Promise<{ missing: string[]; unexpected: string[] }>;
   exportOnnx(example: Record<string, TensorData<NumericArray>>, options: NativeOnnxOptions): Promise<OnnxGraph>;
   exportTorchScript(path: string): Promise<void>;

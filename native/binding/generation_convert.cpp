@@ -51,11 +51,17 @@ std::shared_ptr<TokenGenerator> generationOf(const Napi::Value& handle) {
 Napi::Value startGeneration(const Napi::CallbackInfo& info, std::shared_ptr<Model> model, c10::Device device) {
   Napi::Env env = info.Env();
   return guard(env, [&]() -> Napi::Value {
-    if (!info[0].IsTypedArray()) throw InvalidArgument("generate: the prompt must be a TypedArray of token ids");
-    const at::Tensor prompt =
-        toTensor(info[0], {static_cast<int64_t>(info[0].As<Napi::TypedArray>().ElementLength())}, "prompt");
+    if (!info[0].IsArray()) throw InvalidArgument("generate: the prompts must be an array of TypedArrays of token ids");
+    const auto list = info[0].As<Napi::Array>();
+    std::vector<at::Tensor> prompts;
+    for (uint32_t i = 0; i < list.Length(); ++i) {
+      const Napi::Value prompt = list.Get(i);
+      const std::string name = "prompts[" + std::to_string(i) + "]";
+      if (!prompt.IsTypedArray()) throw InvalidArgument("generate: " + name + " must be a TypedArray of token ids");
+      prompts.push_back(toTensor(prompt, {static_cast<int64_t>(prompt.As<Napi::TypedArray>().ElementLength())}, name));
+    }
     return generationHandle(
-        env, std::make_shared<TokenGenerator>(std::move(model), prompt, toGenerationOptions(info[1]), device));
+        env, std::make_shared<TokenGenerator>(std::move(model), prompts, toGenerationOptions(info[1]), device));
   });
 }
 
@@ -68,9 +74,15 @@ Napi::Value nextToken(const Napi::CallbackInfo& info, TaskThread& thread, Promis
         env, thread,
         [generator]() -> PromiseWorker::Finish {
           useRequestedThreads();
-          const auto token = generator->next();
-          return [token](Napi::Env env) {
-            return token ? Napi::Value(Napi::Number::New(env, static_cast<double>(*token))) : env.Null();
+          auto tokens = generator->next();
+          return [tokens = std::move(tokens)](Napi::Env env) -> Napi::Value {
+            if (tokens.empty()) return env.Null();
+            Napi::Array step = Napi::Array::New(env, tokens.size());
+            for (size_t i = 0; i < tokens.size(); ++i) {
+              step.Set(static_cast<uint32_t>(i),
+                       tokens[i] ? Napi::Value(Napi::Number::New(env, static_cast<double>(*tokens[i]))) : env.Null());
+            }
+            return step;
           };
         },
         std::move(settled), betweenSteps);

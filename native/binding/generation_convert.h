@@ -12,10 +12,11 @@
 
 namespace firebrand::binding {
 
-// (prompt: TypedArray, options: { maxNewTokens, temperature?, topK?, topP?, greedy?, seed?, stopTokens?,
-// contextLength? }) -> the handle of a generator sampling `model` on `device`.
+// (prompts: TypedArray[], options: { maxNewTokens, temperature?, topK?, topP?, greedy?, seed?, stopTokens?,
+// contextLength?, kvCache? }) -> the handle of a generator sampling `model` on `device`, the prompts as one batch.
 Napi::Value startGeneration(const Napi::CallbackInfo& info, std::shared_ptr<Model> model, c10::Device device);
-// (handle) -> Promise<number | null>: the next token (null once done), computed on `thread`.
+// (handle) -> Promise<(number | null)[] | null>: each prompt's next token (null for one that has ended;
+// null for all once done), computed on `thread`.
 Napi::Value nextToken(const Napi::CallbackInfo& info, TaskThread& thread, PromiseSettlement::Settled settled,
                       bool betweenSteps);
 

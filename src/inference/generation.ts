@@ -1,11 +1,12 @@
-// generate() on a Trainer or a loaded Model: C++ samples each token (the model
-// run, the sampling) and JavaScript awaits them one by one as an async iterator.
+// generate() and generateBatch() on a Trainer or a loaded Model: C++ samples each
+// step's tokens (the model run, the sampling) and JavaScript awaits them one step
+// at a time as an async iterator.
 import type { GenerateOptions, GenerationHandle, NumericArray } from '../native';
 import { optionKeys, refuseUnknownKeys } from '../options/option-keys';
 
 interface Generating {
-  startGeneration(prompt: NumericArray, options: GenerateOptions): GenerationHandle;
-  generateNext(generation: GenerationHandle): Promise<number | null>;
+  startGeneration(prompts: NumericArray[], options: GenerateOptions): GenerationHandle;
+  generateNext(generation: GenerationHandle): Promise<(number | null)[] | null>;
 }
 
 const GENERATE_OPTION_KEYS = optionKeys<GenerateOptions>()([
@@ -23,17 +24,33 @@ const GENERATE_OPTION_KEYS = optionKeys<GenerateOptions>()([
 const isTypedArray = (value: unknown): value is NumericArray =>
   ArrayBuffer.isView(value) && !(value instanceof DataView);
 
+/**
+ * Each step's tokens that `native` samples after `prompts`, decoded together as one batch: one per
+ * prompt, null for a prompt that has ended (it gave a stop token at an earlier step).
+ */
+export async function* generateSteps(
+  native: Generating,
+  prompts: (ArrayLike<number> | NumericArray)[],
+  options: GenerateOptions,
+): AsyncGenerator<(number | null)[], void, undefined> {
+  refuseUnknownKeys(options, GENERATE_OPTION_KEYS, 'generate options');
+  // A plain array goes as float64, so C++ names fractional ids instead of truncating them.
+  const ids = prompts.map((prompt) => (isTypedArray(prompt) ? prompt : Float64Array.from(prompt)));
+  const handle = native.startGeneration(ids, options);
+  for (;;) {
+    const step = await native.generateNext(handle);
+    if (step === null) return;
+    yield step;
+  }
+}
+
 /** The tokens `native` samples after `prompt`, as they come. */
 export async function* generateTokens(
   native: Generating,
   prompt: ArrayLike<number> | NumericArray,
   options: GenerateOptions,
 ): AsyncGenerator<number, void, undefined> {
-  refuseUnknownKeys(options, GENERATE_OPTION_KEYS, 'generate options');
-  // A plain array goes as float64, so C++ names fractional ids instead of truncating them.
-  const handle = native.startGeneration(isTypedArray(prompt) ? prompt : Float64Array.from(prompt), options);
-  for (;;) {
-    const token = await native.generateNext(handle);
+  for await (const [token] of generateSteps(native, [prompt], options)) {
     if (token === null) return;
     yield token;
   }

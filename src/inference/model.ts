@@ -14,7 +14,7 @@ import {
   TensorData,
   TensorFields,
 } from '../native';
-import { generateTokens } from './generation';
+import { generateSteps, generateTokens } from './generation';
 import { predictionArguments, type EncodedImages, type PredictOptions } from './prediction-inputs';
 import { modelInputFields, resolveModelSpec } from '../nn/model-spec';
 import { type ExportOnnxOptions, resolveOnnxExport, writeOnnxFile } from '../export/export-onnx';
@@ -161,6 +161,21 @@ export class Model {
   ): AsyncGenerator<number, void, undefined> {
     const { stopTokens } = this.context;
     return generateTokens(this.native, prompt, { ...options, stopTokens: options.stopTokens ?? stopTokens });
+  }
+
+  /**
+   * Samples several prompts together as one batch, left-padded to the longest as transformers pads for
+   * generation; yields each step's tokens, one per prompt, null for a prompt that ended at an earlier
+   * step (each ends at its own stop token). Prompts of different lengths need a model that takes
+   * `{ input_ids, attention_mask }` (`fromPretrained(path, { attentionMask: true })` for the Llama
+   * family): padding is left out of attention and each prompt's positions start at its first token.
+   */
+  generateBatch(
+    prompts: (ArrayLike<number> | NumericArray)[],
+    options: GenerateOptions,
+  ): AsyncGenerator<(number | null)[], void, undefined> {
+    const { stopTokens } = this.context;
+    return generateSteps(this.native, prompts, { ...options, stopTokens: options.stopTokens ?? stopTokens });
   }
 
   /**

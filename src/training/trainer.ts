@@ -385,6 +385,14 @@ export class Trainer implements TrainerView {
     yield* (await this.liveModel('generate')).generate(prompt, options);
   }
 
+  /** trainer.model.generateBatch (Model.generateBatch): several prompts sampled together as one batch. */
+  async *generateBatch(
+    prompts: (ArrayLike<number> | NumericArray)[],
+    options: GenerateOptions,
+  ): AsyncGenerator<(number | null)[], void, undefined> {
+    yield* (await this.liveModel('generateBatch')).generateBatch(prompts, options);
+  }
+
   /**
    * The trained model (Model): predictions, generation, exports and the state dict, on this trainer's
    * thread; during fit they run between two optimizer steps from the current weights. Set up first

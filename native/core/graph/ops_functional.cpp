@@ -24,9 +24,20 @@ OpRun attention(const NodeArgs& a) {
   const size_t node = a.index();
   return [=](GraphFrame& f) -> c10::IValue {
     if (f.cache) {
-      if (mask) throw NotIncremental("scaledDotProductAttention takes a mask written for the whole sequence");
-      if (!causal) throw NotIncremental("scaledDotProductAttention is not causal: each position sees the later ones");
-      return cachedCausalAttention(T(f, q), T(f, k), T(f, v), scale, f.cache->entries[node]);
+      std::vector<at::Tensor>& entry = f.cache->entries[node];
+      const c10::optional<at::Tensor> keep = optionalT(f, mask);
+      if (keep) {
+        // A mask over every key, the cached ones too (a padded batch's), applies as it is.
+        const int64_t keys = (entry.empty() ? 0 : entry[0].size(-2)) + T(f, k).size(-2);
+        if (causal || keep->size(-1) != keys) {
+          throw NotIncremental("scaledDotProductAttention takes a mask of " + std::to_string(keep->size(-1)) + " keys" +
+                               (causal ? " and isCausal" : "") + ", not one over the " + std::to_string(keys) +
+                               " cached and new positions alone");
+        }
+      } else if (!causal) {
+        throw NotIncremental("scaledDotProductAttention is not causal: each position sees the later ones");
+      }
+      return cachedCausalAttention(T(f, q), T(f, k), T(f, v), keep, scale, entry);
     }
     return scaledDotProductAttention(T(f, q), T(f, k), T(f, v), optionalT(f, mask), dropoutP, causal, scale,
                                      f.training);

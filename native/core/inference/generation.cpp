@@ -29,37 +29,56 @@ void check(const GenerationOptions& options) {
     fail("contextLength", std::to_string(*options.contextLength), "an integer >= 1");
 }
 
-}  // namespace
-
-TokenGenerator::TokenGenerator(std::shared_ptr<Model> model, const at::Tensor& prompt, GenerationOptions options,
-                               c10::Device device)
-    : model_(std::move(model)),
-      options_(std::move(options)),
-      device_(device),
-      generator_(at::detail::createCPUGenerator(options_.seed.value_or(std::random_device()()))) {
-  check(options_);
+// `prompt`'s token ids as int64: 1-D, at least one, whole numbers (a plain JS array arrives as float64).
+// `name`: "prompt", or "prompts[i]" in a batch.
+at::Tensor promptIds(const at::Tensor& prompt, const std::string& name) {
+  const std::string subject = name == "prompt" ? "the prompt" : name;
   if (prompt.dim() != 1 || prompt.numel() == 0)
-    throw InvalidArgument("generate: the prompt must hold at least one token id, got " + shapeText(prompt));
+    throw InvalidArgument("generate: " + subject + " must hold at least one token id, got " + shapeText(prompt));
   if (prompt.is_floating_point()) {
-    // A plain JS array arrives as float64: whole numbers are ids, anything else is named.
     const at::Tensor fractional = (prompt != prompt.floor()).nonzero();
     if (fractional.numel() > 0) {
       const int64_t at = fractional[0][0].item<int64_t>();
-      throw InvalidArgument("generate: the prompt must hold integer token ids; prompt[" + std::to_string(at) + "] is " +
-                            std::to_string(prompt[at].item<double>()));
+      throw InvalidArgument("generate: " + subject + " must hold integer token ids; " + name + "[" +
+                            std::to_string(at) + "] is " + std::to_string(prompt[at].item<double>()));
     }
   }
-  const at::Tensor ids = prompt.to(at::kLong).contiguous();
-  tokens_.assign(ids.data_ptr<int64_t>(), ids.data_ptr<int64_t>() + ids.numel());
+  return prompt.to(at::kLong);
+}
+
+}  // namespace
+
+TokenGenerator::TokenGenerator(std::shared_ptr<Model> model, const std::vector<at::Tensor>& prompts,
+                               GenerationOptions options, c10::Device device)
+    : model_(std::move(model)),
+      options_(std::move(options)),
+      device_(device),
+      ended_(prompts.size(), false),
+      generator_(at::detail::createCPUGenerator(options_.seed.value_or(std::random_device()()))) {
+  check(options_);
+  if (prompts.empty()) throw InvalidArgument("generate: got no prompts, expected at least one");
+  int64_t longest = 0;
+  for (const at::Tensor& prompt : prompts) longest = std::max(longest, prompt.numel());
+  const auto batch = static_cast<int64_t>(prompts.size());
+  tokens_ = at::zeros({batch, longest}, at::kLong);
+  mask_ = at::zeros({batch, longest}, at::kLong);
+  for (int64_t i = 0; i < batch; ++i) {
+    const std::string name = batch == 1 ? "prompt" : "prompts[" + std::to_string(i) + "]";
+    const at::Tensor ids = promptIds(prompts[static_cast<size_t>(i)], name);
+    // Left padding: every prompt's last token in the last column, where each next token follows.
+    tokens_[i].narrow(0, longest - ids.numel(), ids.numel()).copy_(ids);
+    mask_[i].narrow(0, longest - ids.numel(), ids.numel()).fill_(1);
+  }
   if (options_.kvCache.value_or(true)) cache_.emplace();
 }
 
-at::Tensor TokenGenerator::tokensFrom(int64_t first) const {
-  return at::tensor(std::vector<int64_t>(tokens_.begin() + first, tokens_.end()), at::kLong).unsqueeze(0).to(device_);
+std::pair<at::Tensor, at::Tensor> TokenGenerator::contextFrom(int64_t first) const {
+  const int64_t length = tokens_.size(1) - first;
+  return {tokens_.narrow(1, first, length).to(device_), mask_.narrow(1, first, length).to(device_)};
 }
 
 template <typename Forward>
-at::Tensor TokenGenerator::lastLogits(const at::Tensor& context, Forward forward) {
+at::Tensor TokenGenerator::lastLogits(const at::Tensor& ids, Forward forward) {
   at::Tensor output;
   try {
     output = forward();
@@ -67,28 +86,28 @@ at::Tensor TokenGenerator::lastLogits(const at::Tensor& context, Forward forward
     throw;
   } catch (...) {
     rethrowWithContext("generate, token " + std::to_string(produced_ + 1) + " (the model saw the last " +
-                       std::to_string(cache_ ? cache_->past + context.size(1) : context.size(1)) +
+                       std::to_string(cache_ ? cache_->past + ids.size(1) : ids.size(1)) +
                        " tokens; contextLength crops them to its position table)");
   }
   logitsDtype_ = output.scalar_type();
-  // Language models give [1, vocabulary, time] (cross_entropy's layout) or [1, vocabulary].
-  const int64_t time = context.size(1);
-  if (output.dim() == 3 && output.size(0) == 1 && output.size(2) != time && output.size(1) == time) {
-    throw ShapeMismatch("generate: the model's output for " + shapeText(context) + " tokens is " + shapeText(output) +
-                        ", its vocabulary last; a language model's classes go on dim 1 ([1, vocabulary, time], as "
-                        "cross_entropy takes them): return logits.transpose(1, 2) from forward");
+  // Language models give [batch, vocabulary, time] (cross_entropy's layout) or [batch, vocabulary].
+  const int64_t batch = ids.size(0), time = ids.size(1);
+  if (output.dim() == 3 && output.size(0) == batch && output.size(2) != time && output.size(1) == time) {
+    throw ShapeMismatch("generate: the model's output for " + shapeText(ids) + " tokens is " + shapeText(output) +
+                        ", its vocabulary last; a language model's classes go on dim 1 ([batch, vocabulary, time], "
+                        "as cross_entropy takes them): return logits.transpose(1, 2) from forward");
   }
-  if (output.dim() == 3 && output.size(0) == 1) return output.select(0, 0).select(1, -1).to(at::kCPU, at::kFloat);
-  if (output.dim() == 2 && output.size(0) == 1) return output.select(0, 0).to(at::kCPU, at::kFloat);
+  if (output.dim() == 3 && output.size(0) == batch) return output.select(2, -1).to(at::kCPU, at::kFloat);
+  if (output.dim() == 2 && output.size(0) == batch) return output.to(at::kCPU, at::kFloat);
   throw ShapeMismatch(
-      "generate: the model's output for " + shapeText(context) + " tokens is " + shapeText(output) +
-      "; a language model's must be [1, vocabulary, time] (as cross_entropy takes it) or [1, vocabulary]");
+      "generate: the model's output for " + shapeText(ids) + " tokens is " + shapeText(output) +
+      "; a language model's must be [batch, vocabulary, time] (as cross_entropy takes it) or [batch, vocabulary]");
 }
 
 at::Tensor TokenGenerator::fullLogits() {
-  const int64_t length = static_cast<int64_t>(tokens_.size());
-  const at::Tensor context = tokensFrom(length - std::min(length, options_.contextLength.value_or(length)));
-  return lastLogits(context, [&] { return model_->forward(context); });
+  const int64_t length = tokens_.size(1);
+  const auto [ids, mask] = contextFrom(length - std::min(length, options_.contextLength.value_or(length)));
+  return lastLogits(ids, [&, &ids = ids, &mask = mask] { return model_->forwardTokens(ids, mask, nullptr); });
 }
 
 void TokenGenerator::giveUpCache(const std::string& reason) {
@@ -101,10 +120,12 @@ void TokenGenerator::giveUpCache(const std::string& reason) {
 
 std::optional<at::Tensor> TokenGenerator::cachedLogits() {
   const int64_t past = cache_->past;
-  const at::Tensor fresh = tokensFrom(past);
+  const at::Tensor ids = contextFrom(past).first;
+  // The mask covers every position: the cached ones' padding stays hidden from the new ones.
+  const at::Tensor mask = mask_.to(device_);
   at::Tensor logits;
   try {
-    logits = lastLogits(fresh, [&] { return model_->forwardIncremental(fresh, *cache_); });
+    logits = lastLogits(ids, [&] { return model_->forwardTokens(ids, mask, &*cache_); });
   } catch (const NotIncremental& reason) {
     giveUpCache(reason.what());
     return std::nullopt;
@@ -135,8 +156,7 @@ at::Tensor TokenGenerator::nextLogits() {
   const InferenceRun inferenceKernels;
   EvalModeScope evalMode(*model_);
   // Once the window slides, every position (a learned one, too) moves: each step runs it whole.
-  if (cache_ && options_.contextLength && static_cast<int64_t>(tokens_.size()) > *options_.contextLength)
-    cache_.reset();
+  if (cache_ && options_.contextLength && tokens_.size(1) > *options_.contextLength) cache_.reset();
   // Keys computed with weights that have since changed (generating during fit) are computed again.
   if (cache_ && cache_->past > 0 && weightsVersion() != cachedWeights_) cache_.emplace();
   if (cache_) {
@@ -146,33 +166,42 @@ at::Tensor TokenGenerator::nextLogits() {
   return fullLogits();
 }
 
-std::optional<int64_t> TokenGenerator::next() {
-  if (stopped_ || produced_ >= options_.maxNewTokens) return std::nullopt;
-  at::Tensor logits = nextLogits();
-  int64_t token = 0;
-  if (options_.greedy) {
-    token = logits.argmax().item<int64_t>();
-  } else {
-    logits = logits / options_.temperature;
-    const double blocked = -std::numeric_limits<double>::infinity();
-    if (options_.topK && *options_.topK < logits.size(0)) {
-      const at::Tensor kth = std::get<0>(logits.topk(*options_.topK)).select(0, -1);
-      logits = logits.masked_fill(logits < kth, blocked);
-    }
-    if (options_.topP && *options_.topP < 1) {
-      // Keep the smallest set of most likely tokens whose probability reaches topP (at least one).
-      const auto [sorted, order] = logits.sort(/*dim=*/0, /*descending=*/true);
-      const at::Tensor probabilities = at::softmax(sorted, 0);
-      const at::Tensor before = probabilities.cumsum(0) - probabilities;
-      logits =
-          logits.masked_fill(at::zeros_like(logits, at::kBool).scatter(0, order, before >= *options_.topP), blocked);
-    }
-    token = at::multinomial(at::softmax(logits, 0), 1, /*replacement=*/false, generator_).item<int64_t>();
+at::Tensor TokenGenerator::sample(at::Tensor logits) {
+  if (options_.greedy) return logits.argmax(-1);
+  logits = logits / options_.temperature;
+  const double blocked = -std::numeric_limits<double>::infinity();
+  if (options_.topK && *options_.topK < logits.size(-1)) {
+    const at::Tensor kth = std::get<0>(logits.topk(*options_.topK, -1)).narrow(-1, *options_.topK - 1, 1);
+    logits = logits.masked_fill(logits < kth, blocked);
   }
-  tokens_.push_back(token);
+  if (options_.topP && *options_.topP < 1) {
+    // Keep the smallest set of most likely tokens whose probability reaches topP (at least one).
+    const auto [sorted, order] = logits.sort(/*dim=*/-1, /*descending=*/true);
+    const at::Tensor probabilities = at::softmax(sorted, -1);
+    const at::Tensor before = probabilities.cumsum(-1) - probabilities;
+    logits =
+        logits.masked_fill(at::zeros_like(logits, at::kBool).scatter(-1, order, before >= *options_.topP), blocked);
+  }
+  return at::multinomial(at::softmax(logits, -1), 1, /*replacement=*/false, generator_).squeeze(-1);
+}
+
+std::vector<std::optional<int64_t>> TokenGenerator::next() {
+  if (produced_ >= options_.maxNewTokens || std::all_of(ended_.begin(), ended_.end(), [](bool ended) { return ended; }))
+    return {};
+  at::Tensor column = sample(nextLogits()).to(at::kLong).contiguous();
+  const int64_t* chosen = column.data_ptr<int64_t>();
+  std::vector<std::optional<int64_t>> tokens(ended_.size());
+  for (size_t i = 0; i < ended_.size(); ++i) {
+    if (ended_[i]) continue;
+    tokens[i] = chosen[i];
+    ended_[i] =
+        std::find(options_.stopTokens.begin(), options_.stopTokens.end(), chosen[i]) != options_.stopTokens.end();
+  }
+  // An ended prompt's row goes on with the tokens sampled for it; nothing reads them (transformers feeds padding).
+  tokens_ = at::cat({tokens_, column.unsqueeze(1)}, 1);
+  mask_ = at::cat({mask_, at::ones({mask_.size(0), 1}, at::kLong)}, 1);
   ++produced_;
-  stopped_ = std::find(options_.stopTokens.begin(), options_.stopTokens.end(), token) != options_.stopTokens.end();
-  return token;
+  return tokens;
 }
 
 }  // namespace firebrand

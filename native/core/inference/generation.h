@@ -1,10 +1,12 @@
-// Sampling tokens from a language model in C++, one token per call: the
+// Sampling tokens from a language model in C++, one step per call: the
 // context so far (its last contextLength tokens) runs through the model in
 // eval mode, the last position's logits are shaped by temperature, top-k and
 // top-p (nucleus) filtering, and a generator seeded `seed` draws the token, so
-// a seed gives the same tokens on any device. With a key/value cache (models
-// written as TypeScript modules with causal attention or recurrent layers) the
-// model runs on the prompt once and then on each new token alone.
+// a seed gives the same tokens on any device. Several prompts decode together
+// as one batch, left-padded to the longest (as transformers pads for
+// generation), each ending at its own stop token. With a key/value cache
+// (models written as TypeScript modules with causal attention or recurrent
+// layers) the model runs on the prompts once and then on each new token alone.
 #pragma once
 #include <ATen/core/Generator.h>
 #include <ATen/core/Tensor.h>
@@ -34,33 +36,38 @@ struct GenerationOptions {
 
 class TokenGenerator {
  public:
-  // Checks the options and the prompt (token ids); errors name the option.
-  TokenGenerator(std::shared_ptr<Model> model, const at::Tensor& prompt, GenerationOptions options, c10::Device device);
+  // Checks the options and the prompts (each one's token ids, 1-D); errors name the option or the prompt.
+  TokenGenerator(std::shared_ptr<Model> model, const std::vector<at::Tensor>& prompts, GenerationOptions options,
+                 c10::Device device);
 
-  // The next token; nullopt once maxNewTokens are out or after a stop token.
-  std::optional<int64_t> next();
+  // Each prompt's next token, nullopt for one that has ended (after a stop token); empty once every
+  // one has ended or maxNewTokens are out.
+  std::vector<std::optional<int64_t>> next();
 
  private:
   at::Tensor nextLogits();
   // The last position's logits from the cache, or nullopt once the cache is given up.
   std::optional<at::Tensor> cachedLogits();
   at::Tensor fullLogits();
-  // The logits of `forward`'s output for `context`; a failure names the token and the context.
+  // The logits [batch, vocabulary] of `forward`'s output for `ids`; a failure names the token and the context.
   template <typename Forward>
-  at::Tensor lastLogits(const at::Tensor& context, Forward forward);
+  at::Tensor lastLogits(const at::Tensor& ids, Forward forward);
+  // The token ids and mask from column `first` on, on the model's device.
+  std::pair<at::Tensor, at::Tensor> contextFrom(int64_t first) const;
+  at::Tensor sample(at::Tensor logits);
   // Ends incremental decoding, or throws the reason when kvCache was asked for.
   void giveUpCache(const std::string& reason);
-  at::Tensor tokensFrom(int64_t first) const;
   // Grows whenever a parameter changes in place (an optimizer step during fit, loaded weights).
   int64_t weightsVersion() const;
 
   std::shared_ptr<Model> model_;
   GenerationOptions options_;
   c10::Device device_;
-  std::vector<int64_t> tokens_;
+  at::Tensor tokens_;        // [batch, positions] int64, the prompts left-padded, then the new tokens
+  at::Tensor mask_;          // [batch, positions] int64: 1 for a token, 0 for padding
+  std::vector<bool> ended_;  // by prompt: it gave a stop token
   at::Generator generator_;
   int64_t produced_ = 0;
-  bool stopped_ = false;
   std::optional<DecodeCache> cache_;         // while decoding incrementally
   bool cacheChecked_ = false;                // its first step was compared with a full forward
   at::ScalarType logitsDtype_ = at::kFloat;  // the model's, before they are widened for sampling

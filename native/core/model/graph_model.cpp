@@ -85,11 +85,23 @@ std::vector<at::Tensor> GraphModel::forwardAll(const at::Tensor& input) {
   return program_->run(singleInput(input), tree_.root->is_training(), device_);
 }
 
-at::Tensor GraphModel::forwardIncremental(const at::Tensor& newTokens, DecodeCache& cache) {
-  cache.fresh = newTokens.size(1);
-  at::Tensor output =
-      program_->run(singleInput(newTokens), tree_.root->is_training(), device_, &cache)[selectedOutput_];
-  cache.past += newTokens.size(1);
+at::Tensor GraphModel::forwardTokens(const at::Tensor& ids, const at::Tensor& mask, DecodeCache* cache) {
+  const auto& names = program_->inputs();
+  std::vector<at::Tensor> inputs;
+  if (names.size() == 1) {
+    refusePadding(mask);
+    inputs = {ids};
+  } else if (names.size() == 2 && std::count(names.begin(), names.end(), "attention_mask") == 1) {
+    inputs = names[0] == "attention_mask" ? std::vector<at::Tensor>{mask, ids} : std::vector<at::Tensor>{ids, mask};
+  } else {
+    std::string list;
+    for (const auto& name : names) list += (list.empty() ? "'" : ", '") + name + "'";
+    throw InvalidArgument("generate: forward takes " + list +
+                          "; a language model takes the token ids alone, or them and 'attention_mask' by name");
+  }
+  if (cache) cache->fresh = ids.size(1);
+  at::Tensor output = program_->run(inputs, tree_.root->is_training(), device_, cache)[selectedOutput_];
+  if (cache) cache->past += ids.size(1);
   return output;
 }
 

@@ -20,7 +20,7 @@ class GraphModel : public Model {
   at::Tensor forward(const Batch& batch) override;
   std::vector<at::Tensor> forwardAll(const at::Tensor& input) override;
   std::vector<at::Tensor> forwardAll(const Batch& batch) override;
-  at::Tensor forwardIncremental(const at::Tensor& newTokens, DecodeCache& cache) override;
+  at::Tensor forwardTokens(const at::Tensor& ids, const at::Tensor& mask, DecodeCache* cache) override;
   const OutputLayout& outputLayout() const override { return program_->graph().returns; }
   std::string describeInputs(const Batch& batch) const override;
   // Each tensor once, under its first name (PyTorch's named_parameters): tied ones are tiedNames().

@@ -65,10 +65,23 @@ std::vector<std::string> Model::checkpointActivations(const std::vector<std::str
       "(a TorchScript model keeps them)");
 }
 
-at::Tensor Model::forwardIncremental(const at::Tensor&, DecodeCache&) {
-  throw NotIncremental(
-      "the model is TorchScript, whose forward runs on the whole sequence; "
-      "a model written as TypeScript modules decodes from a cache");
+void Model::refusePadding(const at::Tensor& mask) {
+  if (!mask.all().item<bool>()) {
+    throw InvalidArgument(
+        "generate: prompts of different lengths are padded, and the model takes the token ids alone; give "
+        "prompts of one length, or a model that takes { input_ids, attention_mask } (fromPretrained(path, "
+        "{ attentionMask: true }) for the Llama family)");
+  }
+}
+
+at::Tensor Model::forwardTokens(const at::Tensor& ids, const at::Tensor& mask, DecodeCache* cache) {
+  if (cache) {
+    throw NotIncremental(
+        "the model is TorchScript, whose forward runs on the whole sequence; "
+        "a model written as TypeScript modules decodes from a cache");
+  }
+  refusePadding(mask);
+  return forward(ids);
 }
 
 const OutputLayout& Model::outputLayout() const {

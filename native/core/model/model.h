@@ -33,10 +33,12 @@ class Model {
   virtual std::vector<at::Tensor> forwardAll(const at::Tensor& inputs) { return {forward(inputs)}; }
   // Every output for a batch's fields (predict with named inputs).
   virtual std::vector<at::Tensor> forwardAll(const Batch& batch) { return forwardAll(batch.inputs()); }
-  // Incremental decoding (generate's key/value cache): the output for `newTokens` ([1, T]), the
-  // positions after the cache.past ones the cache holds, which it then holds too. Throws
-  // NotIncremental, naming why, for a model that cannot (by default: only traced modules can).
-  virtual at::Tensor forwardIncremental(const at::Tensor& newTokens, DecodeCache& cache);
+  // A language model's output for token ids [batch, T] and their attention mask [batch, positions] (1 for
+  // a token, 0 for padding; its last T columns are the ids'). A model that takes attention_mask by name
+  // gets it; one that takes the ids alone cannot take padding. With a `cache` (generate's key/value
+  // cache), incremental decoding: the ids are the positions after the cache.past ones the cache holds,
+  // which it then holds too; NotIncremental, naming why, from a model that cannot (only traced modules can).
+  virtual at::Tensor forwardTokens(const at::Tensor& ids, const at::Tensor& mask, DecodeCache* cache);
   virtual const OutputLayout& outputLayout() const;
   // Chooses, by name, which of several outputs forward() gives (config.lossOutput); the first by default.
   void selectOutput(const std::string& name);
@@ -98,6 +100,8 @@ class Model {
   void keepPredictionMemory();
 
  protected:
+  // forwardTokens' refusal of padding (a 0 in `mask`) for a model that takes the token ids alone.
+  static void refusePadding(const at::Tensor& mask);
   // The whole module tree's mode.
   virtual void setModelTraining(bool training) = 0;
   // These submodules' modes (with their own).

@@ -69,8 +69,10 @@ at::Tensor windowKeep(int64_t queries, int64_t keys, int64_t window, const at::T
 }
 
 at::Tensor cachedCausalAttention(const at::Tensor& query, const at::Tensor& key, const at::Tensor& value,
-                                 std::optional<double> scale, std::vector<at::Tensor>& entry) {
+                                 const c10::optional<at::Tensor>& mask, std::optional<double> scale,
+                                 std::vector<at::Tensor>& entry) {
   const auto [keys, values] = extendKeysValues(entry, key, value);
+  if (mask) return scaledDotProductAttention(query, keys, values, mask, 0.0, false, scale, false);
   if (decodeAttentionFits(query, keys, values))
     return decodeAttention(query, keys, values, scale.value_or(1.0 / std::sqrt(static_cast<double>(query.size(-1)))));
   const int64_t queries = query.size(-2);

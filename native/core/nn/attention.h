@@ -31,9 +31,11 @@ at::Tensor causalKeep(int64_t queries, int64_t keys, const at::TensorOptions& op
 at::Tensor windowKeep(int64_t queries, int64_t keys, int64_t window, const at::TensorOptions& options);
 
 // Causal scaledDotProductAttention of the newest positions' queries over every position's keys and
-// values: the earlier ones kept in `entry` (extendKeysValues) and their own. No dropout (inference).
+// values: the earlier ones kept in `entry` (extendKeysValues) and their own. A `mask` over all of
+// those keys ([..., queries, keys]: a padded batch's) takes the causal one's place. No dropout (inference).
 at::Tensor cachedCausalAttention(const at::Tensor& query, const at::Tensor& key, const at::Tensor& value,
-                                 std::optional<double> scale, std::vector<at::Tensor>& entry);
+                                 const c10::optional<at::Tensor>& mask, std::optional<double> scale,
+                                 std::vector<at::Tensor>& entry);
 
 // cachedCausalAttention with each query seeing its last `window` positions. `entry` then keeps the
 // last window - 1 positions only, all that the next position sees.

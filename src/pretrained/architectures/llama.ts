@@ -108,25 +108,43 @@ function repeatKv(x: Tensor, repeats: number): Tensor {
 }
 
 /**
- * [time, time], true where query i may see key j: j <= i, and i - window < j with a window
- * (transformers' sliding_window_overlay on causal).
+ * [queries, keys] for the last `queries` of `keys` positions: true where query i may see key j: j <= i,
+ * and i - window < j with a window (transformers' sliding_window_overlay on causal).
  */
-function visibleKeys(time: SymInt, window: number | undefined): Tensor {
-  const back = torch.arange(time).unsqueeze(1).sub(torch.arange(time).unsqueeze(0));
+function visibleKeys(queries: SymInt, keys: SymInt, window: number | undefined): Tensor {
+  const back = torch
+    .arange(keys, { start: keys.sub(queries) })
+    .unsqueeze(1)
+    .sub(torch.arange(keys).unsqueeze(0));
   return window === undefined ? back.ge(0) : back.ge(0).mul(back.lt(window));
 }
 
 /**
- * The attention mask of a padded batch: [batch, 1, time, time], the visible keys that are not padding
- * (attentionMask [batch, time]: 1 for tokens, 0 for padding). A padding query keeps its own key, so
- * that no row is empty; its output is padding's, which the loss leaves out.
+ * The attention mask of a padded batch: [batch, 1, queries, positions], the visible keys that are not
+ * padding (attentionMask [batch, positions]: 1 for tokens, 0 for padding; the queries are its last
+ * positions, all of them in a full forward and the new ones when decoding from a cache). A padding query
+ * keeps its own key, so that no row is empty; its output is padding's, which the loss leaves out.
  */
-function paddedMask(attentionMask: Tensor, window: number | undefined): Tensor {
-  const time = attentionMask.size(1);
-  const back = torch.arange(time).unsqueeze(1).sub(torch.arange(time).unsqueeze(0));
+function paddedMask(attentionMask: Tensor, queries: SymInt, window: number | undefined): Tensor {
+  const keys = attentionMask.size(1);
   const padding = attentionMask.eq(0).unsqueeze(1).unsqueeze(1);
-  const hidden = padding.mul(back.ne(0)); // a padding key, unless it is the query's own
-  return visibleKeys(time, window).mul(hidden.logicalNot());
+  const own = torch
+    .arange(keys, { start: keys.sub(queries) })
+    .unsqueeze(1)
+    .eq(torch.arange(keys).unsqueeze(0));
+  const hidden = padding.mul(own.logicalNot()); // a padding key, unless it is the query's own
+  return visibleKeys(queries, keys, window).mul(hidden.logicalNot());
+}
+
+/**
+ * [batch, queries]: the positions of the last `queries` tokens, counting tokens only (a left-padded
+ * sequence starts at 0 after its padding, as transformers' generate computes position_ids:
+ * attention_mask.cumsum(-1) - 1, padding at 1). In a right-padded batch they are each row's arange.
+ */
+function tokenPositions(attentionMask: Tensor, queries: SymInt): Tensor {
+  const keys = attentionMask.size(1);
+  const counted = attentionMask.long().cumsum(1).sub(1).maskedFill(attentionMask.eq(0), 1);
+  return counted.slice(1, keys.sub(queries), keys);
 }
 
 export class LlamaAttention extends nn.Module {
@@ -236,17 +254,22 @@ export class LlamaModel extends nn.Module {
     );
   }
 
-  /** attentionMask: [batch, time], 1 for tokens and 0 for padding (none: every position is a token). */
+  /**
+   * attentionMask: [batch, positions], 1 for tokens and 0 for padding (none: every position is a token);
+   * positions is time, or, when decoding from a cache, the cached positions and the new ones.
+   */
   forward(tokens: Tensor, attentionMask?: Tensor): Tensor {
     let x = this.embed_tokens.forward(tokens);
-    const positions = torch.arange(tokens.size(1)).unsqueeze(0);
+    const time = tokens.size(1);
+    const positions =
+      attentionMask === undefined ? torch.arange(time).unsqueeze(0) : tokenPositions(attentionMask, time);
     const [cos, sin] = this.rotary_emb.forward(x, positions);
     // A padded batch's masks, one per distinct window, made once for the layers that share it; without
     // padding, each layer's attention is causal within its window and needs none.
     const masks = new Map<number | undefined, Tensor>();
     const maskFor = (window: number | undefined) => {
       if (attentionMask === undefined) return undefined;
-      if (!masks.has(window)) masks.set(window, paddedMask(attentionMask, window));
+      if (!masks.has(window)) masks.set(window, paddedMask(attentionMask, time, window));
       return masks.get(window);
     };
     [...this.layers].forEach((layer, i) => (x = layer.forward(x, cos, sin, maskFor(this.windows[i]))));
@@ -257,7 +280,8 @@ export class LlamaModel extends nn.Module {
 export interface CausalLMOptions {
   /**
    * Take { input_ids, attention_mask } by name (a padded batch, as a tokenizer pads it; padding is left
-   * out of attention) instead of the token ids alone. Generation takes the ids alone: leave it off there.
+   * out of attention, positions counted over tokens) instead of the token ids alone; generateBatch then
+   * decodes prompts of different lengths, left-padded.
    */
   attentionMask?: boolean;
 }
