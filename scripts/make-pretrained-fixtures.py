@@ -13,6 +13,7 @@ target): the gradients (grad.<name>), the weights after 3 AdamW steps (adamw3.<n
 import json
 import pathlib
 import shutil
+import tempfile
 
 import torch
 import transformers
@@ -330,6 +331,37 @@ def write_batch_generation():
     print(f"wrote llama-batch-generation.golden.json: {generated}")
 
 
+def write_generation_config_cases():
+    """llama-generation-config.golden.json: generate() with no arguments but the prompt on copies of the llama
+    fixture with a generation_config.json each: transformers takes every default from that file (greedy unless
+    do_sample, top_k, temperature, repetition_penalty, max_new_tokens, eos_token_id)."""
+    greedy = model_tokens(OUT / "llama", {})
+    configs = [
+        {"do_sample": False, "max_new_tokens": 8, "repetition_penalty": 1.5},
+        {"do_sample": True, "top_k": 1, "temperature": 0.7, "max_new_tokens": 8},
+        {"max_new_tokens": 8, "eos_token_id": [greedy[1], 63]},
+        {"max_new_tokens": 6},
+    ]
+    cases = [{"generationConfig": config, "generated": model_tokens(OUT / "llama", config)} for config in configs]
+    golden = {"generatedBy": "scripts/make-pretrained-fixtures.py", "transformers": transformers.__version__,
+              "prompt": INPUT_IDS[0].tolist(), "cases": cases}
+    (OUT / "llama-generation-config.golden.json").write_text(json.dumps(golden, indent=1) + "\n")
+    print(f"wrote llama-generation-config.golden.json: {[case['generated'] for case in cases]}")
+
+
+def model_tokens(source, generation_config):
+    """generate(prompt) on a copy of `source` whose generation_config.json is `generation_config` (none: {})."""
+    with tempfile.TemporaryDirectory() as folder:
+        for name in ("config.json", "model.safetensors"):
+            shutil.copy(source / name, folder)
+        if generation_config:
+            (pathlib.Path(folder) / "generation_config.json").write_text(json.dumps(generation_config))
+        model = transformers.AutoModelForCausalLM.from_pretrained(folder).eval()
+        with torch.no_grad():
+            out = model.generate(INPUT_IDS[:1], max_new_tokens=generation_config.get("max_new_tokens", NEW_TOKENS))
+        return out[0, INPUT_IDS.size(1):].tolist()
+
+
 def main():
     OUT.mkdir(parents=True, exist_ok=True)
     write_chat_tokenizer()
@@ -337,6 +369,7 @@ def main():
     for seed, (name, case) in enumerate(CASES.items()):
         write(seed, name, case)
     write_batch_generation()
+    write_generation_config_cases()
     write_bfloat16_checkpoint()
     write_peft_adapter()
 

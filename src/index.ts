@@ -50,6 +50,7 @@ export type {
 export { Model } from './inference/model';
 export { ONNX_OPSETS, type ExampleInput, type ExampleShape, type ExportOnnxOptions } from './export/export-onnx';
 export type { ModelLoadOptions } from './inference/model';
+export type { GenerationDefaults } from './inference/generation-defaults';
 export type { EncodedImages, PredictionFields, PredictOptions } from './inference/prediction-inputs';
 export { loadSafetensors, saveSafetensors } from './io/safetensors';
 export type { SafetensorsContents } from './io/safetensors';

@@ -43,17 +43,28 @@ export interface TokenFileOptions extends TokenWindowOptions {
   dtype?: 'uint16' | 'int32' | 'int64';
 }
 
-/** How generate samples: each token from the model's logits at the last position. */
+/**
+ * How generate samples: each token from the model's logits at the last position. A Hugging Face
+ * checkpoint's generation_config.json gives the defaults, as transformers' generate takes them.
+ */
 export interface GenerateOptions {
-  /** Tokens to generate at most. */
-  maxNewTokens: number;
+  /** Tokens to generate at most. Required unless the checkpoint's generation config has max_new_tokens. */
+  maxNewTokens?: number;
   /** Logits are divided by it: below 1 sharpens, above 1 flattens. Default 1. */
   temperature?: number;
   /** Sample among the k most likely tokens only. Default: all. */
   topK?: number;
   /** Sample among the most likely tokens whose probabilities reach topP (nucleus sampling). Default 1. */
   topP?: number;
-  /** Take the most likely token every time (no sampling). Default false. */
+  /**
+   * Divides a positive logit of each token the sequence already holds (prompt included) by it and
+   * multiplies a negative one (transformers' repetition_penalty), before greedy or sampled choice. Default 1.
+   */
+  repetitionPenalty?: number;
+  /**
+   * Take the most likely token every time (no sampling). Default false; a checkpoint's: true unless its
+   * do_sample. temperature, topK or topP given without greedy sample.
+   */
   greedy?: boolean;
   /** Seeds the sampling: the same seed gives the same tokens. Default: a fresh seed per call. */
   seed?: number;
@@ -221,6 +232,8 @@ export interface NativeBatchQueue {
 export interface ModelDescription {
   parameters: { name: string; shape: number[]; dtype: string; requiresGrad: boolean }[];
   buffers: { name: string; shape: number[]; dtype: string }[];
+  /** Names under which the model holds a tensor a second time (weight tying), with the name it has above. */
+  tied: { name: string; source: string }[];
 }
 
 export interface NativeModel {

@@ -168,4 +168,35 @@ print(json.dumps({'logits': logits.flatten().tolist()}))`;
     }
     expectClose(ours, { data: Float32Array.from(python.logits as number[]), shape: ours.shape }, "PeftModel's logits");
   });
+
+  it('warns of an adapter on a head tied to the embeddings, and refuses to merge it, changing nothing', async () => {
+    const tiedChat = path.join(__dirname, '..', '..', 'examples', 'data', 'tiny-chat-llama');
+    const warnings: Error[] = [];
+    const listener = (warning: Error) => warnings.push(warning);
+    process.on('warning', listener);
+    const trainer = new Trainer({
+      model: await fromPretrained(tiedChat),
+      loss: 'cross_entropy',
+      optimizer: 'adamw',
+      lora: { r: 4, targetModules: ['q_proj', 'lm_head'] },
+      config: { progressBar: false, numThreads: 1, seed: 0 },
+    });
+    try {
+      await trainer.setup();
+      await new Promise((resolve) => setImmediate(resolve));
+    } finally {
+      process.off('warning', listener);
+    }
+    const tied = warnings.filter((warning) => (warning as { code?: string }).code === 'FIREBRAND_LORA_TIED_WEIGHT');
+    expect(tied).to.have.length(1);
+    expect(tied[0].message).to.contain("'lm_head'").and.contain("'model.embed_tokens.weight'");
+    const before = await trainer.stateDict();
+    const error = await rejectionOf(trainer.mergeAdapter());
+    expect(error.code).to.equal('ERR_FIREBRAND_INVALID_STATE');
+    expect(error.message).to.match(/'lm_head' has an adapter, and its weight is tied to 'model\.embed_tokens\.weight'/);
+    // Nothing merged, the other adapters neither: the adapters are still there, the weights unchanged.
+    const after = await trainer.stateDict();
+    expect(Object.keys(after)).to.deep.equal(Object.keys(before));
+    for (const [name, tensor] of Object.entries(before)) expect(after[name].data, name).to.deep.equal(tensor.data);
+  });
 });

@@ -19,10 +19,17 @@ GenerationOptions toGenerationOptions(const Napi::Value& value) {
   // Ranges are TokenGenerator's to check; here only types.
   const int64_t any = std::numeric_limits<int64_t>::min();
   GenerationOptions options;
+  if (!given("maxNewTokens")) {
+    throw InvalidArgument(
+        "generate.maxNewTokens: got nothing, expected an integer >= 1 (a checkpoint's generation_config.json "
+        "may give it as max_new_tokens)");
+  }
   options.maxNewTokens = toInteger(object.Get("maxNewTokens"), "generate.maxNewTokens", any);
   if (given("temperature")) options.temperature = toNumber(object.Get("temperature"), "generate.temperature");
   if (given("topK")) options.topK = toInteger(object.Get("topK"), "generate.topK", any);
   if (given("topP")) options.topP = toNumber(object.Get("topP"), "generate.topP");
+  if (given("repetitionPenalty"))
+    options.repetitionPenalty = toNumber(object.Get("repetitionPenalty"), "generate.repetitionPenalty");
   if (given("greedy")) options.greedy = toBoolean(object.Get("greedy"), "generate.greedy");
   if (given("seed")) options.seed = static_cast<uint64_t>(toInteger(object.Get("seed"), "generate.seed", 0));
   if (given("kvCache")) options.kvCache = toBoolean(object.Get("kvCache"), "generate.kvCache");

@@ -167,6 +167,15 @@ Napi::Object describeModel(Napi::Env env, const Model& model) {
   auto description = Napi::Object::New(env);
   description.Set("parameters", describeTensors(env, model.namedParameters(), true));
   description.Set("buffers", describeTensors(env, model.namedBuffers(), false));
+  const auto tied = model.tiedNames();
+  auto ties = Napi::Array::New(env, tied.size());
+  for (size_t i = 0; i < tied.size(); ++i) {
+    auto tie = Napi::Object::New(env);
+    tie.Set("name", tied[i].first);
+    tie.Set("source", tied[i].second);
+    ties.Set(static_cast<uint32_t>(i), tie);
+  }
+  description.Set("tied", ties);
   return description;
 }
 

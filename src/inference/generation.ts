@@ -14,6 +14,7 @@ const GENERATE_OPTION_KEYS = optionKeys<GenerateOptions>()([
   'temperature',
   'topK',
   'topP',
+  'repetitionPenalty',
   'greedy',
   'seed',
   'stopTokens',

@@ -15,6 +15,7 @@ import {
   TensorFields,
 } from '../native';
 import { generateSteps, generateTokens } from './generation';
+import { type GenerationDefaults, withGenerationDefaults } from './generation-defaults';
 import { predictionArguments, type EncodedImages, type PredictOptions } from './prediction-inputs';
 import { modelInputFields, resolveModelSpec } from '../nn/model-spec';
 import { type ExportOnnxOptions, resolveOnnxExport, writeOnnxFile } from '../export/export-onnx';
@@ -43,11 +44,13 @@ export interface ModelContext {
   /** Samples per forward unless predict is told otherwise (the trainer's evalBatchSize). */
   readonly predictBatchSize: number;
   readonly maxPixels: number;
-  /** generate's stopTokens unless given (a pretrained checkpoint's end-of-sequence tokens). */
-  readonly stopTokens?: number[];
+  /** generate's defaults (a Hugging Face checkpoint's generation config). */
+  readonly generation?: GenerationDefaults;
 }
 
 export class Model {
+  private warnedUnapplied = false;
+
   /** @internal Model.load makes one; trainer.model hands out its trainer's. */
   constructor(
     private readonly native: NativeModel,
@@ -64,7 +67,7 @@ export class Model {
         `Model.load: maxPixels must be a whole number >= 0 (0: any size), got ${String(maxPixels)}`,
       );
     }
-    const { spec, predictBatchSize } = readSavedModel(folder);
+    const { spec, predictBatchSize, generation } = readSavedModel(folder);
     const resolved = resolveModelSpec(spec);
     const model = new native.NativeModel(resolved, options.device ?? 'cpu');
     await model.loadWeights(path.join(folder, WEIGHTS_FILE), true);
@@ -74,12 +77,18 @@ export class Model {
       preprocessing: () => preprocessing,
       predictBatchSize,
       maxPixels,
+      generation,
     });
   }
 
   /** How the model's training rows were preprocessed (preprocessing.json), which predict applies. */
   get preprocessing(): ModelPreprocessing | undefined {
     return this.context.preprocessing();
+  }
+
+  /** generate's defaults: a Hugging Face checkpoint's generation config, and what of it generate does not apply. */
+  get generationDefaults(): GenerationDefaults | undefined {
+    return this.context.generation;
   }
 
   /** Samples per forward unless predict is told otherwise: the (saving) trainer's evalBatchSize. */
@@ -150,17 +159,18 @@ export class Model {
   }
 
   /**
-   * Samples tokens from a language model (a forward returning [1, vocabulary, time] logits, as
+   * Samples tokens from a language model (a forward returning [batch, vocabulary, time] logits, as
    * cross_entropy takes them) after `prompt`, in C++: `for await (const token of model.generate(ids,
    * { maxNewTokens: 100, temperature: 0.8, topK: 20, seed: 1 }))`. A seed gives the same tokens. A
-   * pretrained checkpoint's end-of-sequence tokens stop it unless `stopTokens` says otherwise.
+   * Hugging Face checkpoint's generation_config.json gives the defaults (greedy unless do_sample, its
+   * temperature, top_k, top_p, repetition_penalty, max_new_tokens and eos_token_id), as transformers'
+   * generate takes them; options override each.
    */
   generate(
     prompt: ArrayLike<number> | NumericArray,
-    options: GenerateOptions,
+    options: GenerateOptions = {},
   ): AsyncGenerator<number, void, undefined> {
-    const { stopTokens } = this.context;
-    return generateTokens(this.native, prompt, { ...options, stopTokens: options.stopTokens ?? stopTokens });
+    return generateTokens(this.native, prompt, this.generateOptions(options));
   }
 
   /**
@@ -172,10 +182,23 @@ export class Model {
    */
   generateBatch(
     prompts: (ArrayLike<number> | NumericArray)[],
-    options: GenerateOptions,
+    options: GenerateOptions = {},
   ): AsyncGenerator<(number | null)[], void, undefined> {
-    const { stopTokens } = this.context;
-    return generateSteps(this.native, prompts, { ...options, stopTokens: options.stopTokens ?? stopTokens });
+    return generateSteps(this.native, prompts, this.generateOptions(options));
+  }
+
+  /** `options` over the model's generation defaults; warns once of a checkpoint's settings generate does not apply. */
+  private generateOptions(options: GenerateOptions): GenerateOptions {
+    const unapplied = this.context.generation?.unapplied ?? [];
+    if (unapplied.length > 0 && !this.warnedUnapplied) {
+      this.warnedUnapplied = true;
+      process.emitWarning(
+        `generate: the checkpoint's generation_config.json sets ${unapplied.join(', ')}, which firebrand's ` +
+          "generate does not apply: its tokens can differ from transformers' generate",
+        { code: 'FIREBRAND_GENERATION_CONFIG' },
+      );
+    }
+    return withGenerationDefaults(options, this.context.generation?.options);
   }
 
   /**

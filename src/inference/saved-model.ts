@@ -8,6 +8,7 @@ import { firebrandError } from '../errors';
 import { replaceFolder } from '../io/folder-writes';
 import { readFormatFile } from '../io/json-file';
 import type { ModelSpec } from '../nn/model-spec';
+import type { GenerationDefaults } from './generation-defaults';
 import { runtimeInfo } from '../runtime';
 import { LIBRARY_VERSION } from '../version';
 
@@ -35,19 +36,21 @@ interface SavedModelDescription {
    * for bit. Absent in folders saved before it: 256.
    */
   predictBatchSize?: number;
+  /** generate's defaults (a Hugging Face checkpoint's generation config), which Model.load keeps. */
+  generation?: GenerationDefaults;
 }
 
-/** A saved model's description: the spec to build it, and how predict batches by default. */
+/** A saved model's description: the spec to build it, how predict batches and generate samples by default. */
 export interface SavedModel {
   spec: ModelSpec;
   predictBatchSize: number;
+  generation?: GenerationDefaults;
 }
 
 /** Writes `folder` whole: `writeFiles` fills a temporary folder (weights, TorchScript), then the description is added. */
 export async function writeSavedModel(
   folder: string,
-  spec: ModelSpec,
-  predictBatchSize: number,
+  { spec, predictBatchSize, generation }: SavedModel,
   writeFiles: (temporary: string) => Promise<void>,
 ): Promise<void> {
   const saved: SavedSpec =
@@ -63,6 +66,7 @@ export async function writeSavedModel(
     torchVersion: runtimeInfo().torchVersion,
     model: saved,
     predictBatchSize,
+    ...(generation ? { generation } : {}),
   };
   await replaceFolder(folder, async (temporary) => {
     await writeFiles(temporary);
@@ -80,7 +84,11 @@ export function readSavedModel(folder: string): SavedModel {
     );
   }
   const description = readFormatFile<SavedModelDescription>(file, FORMAT);
-  return { spec: savedSpec(folder, description.model), predictBatchSize: description.predictBatchSize ?? 256 };
+  return {
+    spec: savedSpec(folder, description.model),
+    predictBatchSize: description.predictBatchSize ?? 256,
+    generation: description.generation,
+  };
 }
 
 /** The spec of a saved model (script parameters zeroed until the weights load). */

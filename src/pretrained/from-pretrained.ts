@@ -95,16 +95,6 @@ export function setPretrainedSource(model: Module, source: Omit<PretrainedSource
   sources.set(model, { ...source, modules: new Map(model.namedModules()) });
 }
 
-/**
- * The tokens generation stops after by default for a checkpoint: generation_config.json's eos_token_id
- * (one or a list), else config.json's, as transformers' generate stops.
- */
-export function pretrainedStopTokens(source: PretrainedSource | undefined): number[] | undefined {
-  const eos = source?.generationConfig?.eos_token_id ?? source?.config.eos_token_id;
-  const ids = [eos].flat().filter((id): id is number => typeof id === 'number');
-  return ids.length > 0 ? ids : undefined;
-}
-
 /** @internal Where `model`'s weights come from, when fromPretrained made it. */
 export function pretrainedSourceOf(model: unknown): PretrainedSource | undefined {
   return typeof model === 'object' && model !== null ? sources.get(model as Module) : undefined;

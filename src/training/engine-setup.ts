@@ -10,7 +10,7 @@ import { pretrainedSourcesIn } from '../pretrained/from-pretrained';
 import { loadPretrainedWeights } from '../pretrained/load-weights';
 import { runtimeInfo, setNumThreads, useDeterministicAlgorithms, warnIfSlowBlas } from '../runtime';
 import type { ResolvedConfig } from './config';
-import type { ResolvedLora } from './lora';
+import { type ResolvedLora, warnOfTiedAdapters } from './lora';
 import { checkMetrics } from './metrics';
 import { resolveObjectives } from './objective-schemas';
 import type { ModelConfiguration, OptimizerConfiguration } from './trainer-options';
@@ -53,6 +53,7 @@ export async function buildEngine(
     int8Roots: int8RootsIn(models.model),
     activationCheckpointing: listed(config.activationCheckpointing),
   });
+  if (lora !== undefined) warnOfTiedAdapters(engine.model.description);
   // Blocks (off the event loop) until every rank has joined; rank 0's weights win.
   if (place !== undefined) {
     const { rank, worldSize, masterAddr, masterPort } = place;

@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 import { firebrandError } from '../errors';
+import type { ModelDescription } from '../native';
 import { resolveOptions } from '../options/schema';
 import { field, integer, listOf, number, Schema } from '../options/schema';
 
@@ -113,5 +114,25 @@ export function checkAdapterConfig(folder: string, lora: ResolvedLora): void {
         `loadAdapter: ${file} has ${key} ${String(config[key])}, but this trainer's lora has ${ours}`,
       );
     }
+  }
+}
+
+/**
+ * Warns of adapters on a weight the model holds under two names (a head tied to the input embeddings,
+ * tie_word_embeddings): mergeAdapter cannot fold them in without changing the other name's tensor too.
+ */
+export function warnOfTiedAdapters(model: ModelDescription): void {
+  const adapted = model.parameters
+    .filter(({ name }) => name.endsWith('.lora_A.weight'))
+    .map(({ name }) => `${name.slice(0, -'.lora_A.weight'.length)}.weight`);
+  for (const { name, source } of model.tied) {
+    const weight = adapted.find((candidate) => candidate === name || candidate === source);
+    if (weight === undefined) continue;
+    process.emitWarning(
+      `lora: the adapter on '${weight.slice(0, -'.weight'.length)}' adapts a weight tied to ` +
+        `'${weight === name ? source : name}' (tie_word_embeddings): mergeAdapter will refuse it, since merging would ` +
+        'change both; keep the adapter unmerged, or leave that module out of targetModules',
+      { code: 'FIREBRAND_LORA_TIED_WEIGHT' },
+    );
   }
 }

@@ -4,6 +4,7 @@
 import path from 'node:path';
 
 import { firebrandError } from '../errors';
+import type { GenerationDefaults } from '../inference/generation-defaults';
 import { TORCHSCRIPT_FILE, WEIGHTS_FILE, writeSavedModel } from '../inference/saved-model';
 import type { ModelSpec } from '../nn/model-spec';
 import { modelDtype } from '../nn/module/tracer';
@@ -20,6 +21,8 @@ export interface TrainedModel {
   /** LoRA adapters not merged into the weights (which a saved model does not rebuild). */
   unmergedAdapters: boolean;
   pretrained: PretrainedSource | undefined;
+  /** generate's defaults, which the saved folder keeps. */
+  generation: GenerationDefaults | undefined;
   saveWeights(file: string): Promise<void>;
   exportTorchScript(file: string): Promise<void>;
 }
@@ -34,7 +37,8 @@ export function writeModelFolder(folder: string, model: TrainedModel): Promise<v
       `save(${folder}): the model has LoRA adapters, which a saved model does not rebuild; ${MERGE_FIRST}`,
     );
   }
-  return writeSavedModel(folder, model.spec, model.evalBatchSize, async (temporary) => {
+  const described = { spec: model.spec, predictBatchSize: model.evalBatchSize, generation: model.generation };
+  return writeSavedModel(folder, described, async (temporary) => {
     await model.saveWeights(path.join(temporary, WEIGHTS_FILE));
     model.preprocessing?.write(temporary);
     if (model.spec.type === 'torchscript') await model.exportTorchScript(path.join(temporary, TORCHSCRIPT_FILE));

@@ -11,7 +11,8 @@ import { modelInputFields, type ModelLike, type ModelSpec, resolveModelSpec } fr
 import { Module } from '../nn/module/module';
 import { MAX_IMAGE_PIXELS } from '../images/image-pipeline';
 import type { ModelPreprocessing } from '../preprocessing/model-preprocessing';
-import { pretrainedSourceOf, pretrainedStopTokens, type PretrainedSource } from '../pretrained/from-pretrained';
+import { checkpointGenerationDefaults } from '../inference/generation-defaults';
+import { isHuggingFaceSource, pretrainedSourceOf, type PretrainedSource } from '../pretrained/from-pretrained';
 import type { ResolvedConfig } from './config';
 import { buildEngine } from './engine-setup';
 import { callingHook, type HookRunner } from './hook-runner';
@@ -142,7 +143,10 @@ export class TrainerSetup {
       preprocessing: context.preprocessing,
       predictBatchSize: context.config.evalBatchSize,
       maxPixels: MAX_IMAGE_PIXELS,
-      stopTokens: pretrainedStopTokens(pretrained),
+      generation:
+        pretrained && isHuggingFaceSource(pretrained)
+          ? checkpointGenerationDefaults(pretrained.generationConfig, pretrained.config)
+          : undefined,
     });
     this.made = { engine, model, modelSpec, pretrained, dataloaders, describe: () => nativeModel.description };
     await context.hooks.run('postSetup', trainer);

@@ -315,6 +315,7 @@ export class Trainer implements TrainerView {
       preprocessing: this.inputPreprocessing,
       unmergedAdapters: this.fineTuning.unmergedAdapters,
       pretrained,
+      generation: model.generationDefaults,
       saveWeights: (file) => this.engine.saveWeights(file),
       exportTorchScript: (file) => model.exportTorchScript(file),
     };
@@ -380,7 +381,7 @@ export class Trainer implements TrainerView {
   /** trainer.model.generate (Model.generate), the trainer set up first; during fit, from the current weights. */
   async *generate(
     prompt: ArrayLike<number> | NumericArray,
-    options: GenerateOptions,
+    options: GenerateOptions = {},
   ): AsyncGenerator<number, void, undefined> {
     yield* (await this.liveModel('generate')).generate(prompt, options);
   }
@@ -388,7 +389,7 @@ export class Trainer implements TrainerView {
   /** trainer.model.generateBatch (Model.generateBatch): several prompts sampled together as one batch. */
   async *generateBatch(
     prompts: (ArrayLike<number> | NumericArray)[],
-    options: GenerateOptions,
+    options: GenerateOptions = {},
   ): AsyncGenerator<(number | null)[], void, undefined> {
     yield* (await this.liveModel('generateBatch')).generateBatch(prompts, options);
   }

@@ -23,6 +23,8 @@ void check(const GenerationOptions& options) {
   if (options.maxNewTokens < 1) fail("maxNewTokens", std::to_string(options.maxNewTokens), "an integer >= 1");
   if (!(options.temperature > 0)) fail("temperature", std::to_string(options.temperature), "a number > 0");
   if (options.topK && *options.topK < 1) fail("topK", std::to_string(*options.topK), "an integer >= 1");
+  if (!(options.repetitionPenalty > 0))
+    fail("repetitionPenalty", std::to_string(options.repetitionPenalty), "a number > 0");
   if (options.topP && !(*options.topP > 0 && *options.topP <= 1))
     fail("topP", std::to_string(*options.topP), "a number in (0, 1]");
   if (options.contextLength && *options.contextLength < 1)
@@ -167,6 +169,12 @@ at::Tensor TokenGenerator::nextLogits() {
 }
 
 at::Tensor TokenGenerator::sample(at::Tensor logits) {
+  if (options_.repetitionPenalty != 1) {
+    // Each token a sequence holds (its padding left out) has its logit moved towards less likely.
+    const at::Tensor held = at::zeros_like(logits).scatter_add_(1, tokens_, mask_.to(logits.scalar_type())).gt(0);
+    const double penalty = options_.repetitionPenalty;
+    logits = at::where(held, at::where(logits < 0, logits * penalty, logits / penalty), logits);
+  }
   if (options_.greedy) return logits.argmax(-1);
   logits = logits / options_.temperature;
   const double blocked = -std::numeric_limits<double>::infinity();

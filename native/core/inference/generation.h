@@ -25,6 +25,7 @@ struct GenerationOptions {
   double temperature = 1.0;
   std::optional<int64_t> topK;
   std::optional<double> topP;
+  double repetitionPenalty = 1.0;  // transformers' repetition_penalty over the tokens so far
   bool greedy = false;
   std::optional<uint64_t> seed;          // none: a fresh seed (tokens differ from call to call)
   std::vector<int64_t> stopTokens;       // generation ends after the first of these
@@ -54,6 +55,8 @@ class TokenGenerator {
   at::Tensor lastLogits(const at::Tensor& ids, Forward forward);
   // The token ids and mask from column `first` on, on the model's device.
   std::pair<at::Tensor, at::Tensor> contextFrom(int64_t first) const;
+  // The next token of each row of `logits` [batch, vocabulary]: repetition penalty, then greedy or
+  // temperature, top-k, top-p and a draw (transformers' order of logits processors).
   at::Tensor sample(at::Tensor logits);
   // Ends incremental decoding, or throws the reason when kvCache was asked for.
   void giveUpCache(const std::string& reason);

@@ -162,6 +162,21 @@ void loadAdapterWeights(Model& model, const TensorDict& weights, const std::stri
 }
 
 void mergeLoraAdapters(Model& model) {
+  const auto tied = model.tiedNames();
+  for (auto& [path, layer] : model.builtLayers()) {
+    if (!layer->lora) continue;
+    // A weight held under two names (a head tied to the input embeddings) is one tensor: W + BA would
+    // change both, as PEFT's merge does. Refused before anything merges.
+    const std::string weight = path + ".weight";
+    for (const auto& [alias, name] : tied) {
+      if (alias != weight && name != weight) continue;
+      throw InvalidState("mergeAdapter: '" + path + "' has an adapter, and its weight is tied to '" +
+                         (alias == weight ? name : alias) +
+                         "' (tie_word_embeddings): merging would change that one too. Keep the adapter unmerged "
+                         "(saveAdapter; loadAdapter at serving), or train without '" +
+                         path + "' in targetModules");
+    }
+  }
   for (auto& [path, layer] : model.builtLayers()) mergeLora(*layer);
 }
 
