@@ -193,6 +193,35 @@ def write_chat_tokenizer():
     print(f"wrote {folder}: {sorted(p.name for p in folder.iterdir())}")
 
 
+# CHAT_TEMPLATE with transformers' {% generation %} marks around each assistant message's text and end of turn.
+TAGGED_CHAT_TEMPLATE = (
+    "{{ bos_token }}{% for message in messages %}{{ '<|' + message['role'] + '|>\\n' }}"
+    "{% if message['role'] == 'assistant' %}{% generation %}{{ message['content'] + eos_token + '\\n' }}"
+    "{% endgeneration %}{% else %}{{ message['content'] + eos_token + '\\n' }}{% endif %}"
+    "{% endfor %}{% if add_generation_prompt %}{{ '<|assistant|>\\n' }}{% endif %}"
+)
+MASKED_CONVERSATIONS = [
+    CONVERSATIONS[1] + [{"role": "assistant", "content": "It sleeps in the sun, café au lait."}],
+    [{"role": "user", "content": "Count to three."}, {"role": "assistant", "content": "One, two, three."},
+     {"role": "user", "content": "And back?"}, {"role": "assistant", "content": "Three, two, one."}],
+]
+
+
+def write_assistant_masks():
+    """chat-tokenizer-masks.golden.json: apply_chat_template(return_assistant_tokens_mask=True)'s ids and masks
+    with the chat tokenizer and TAGGED_CHAT_TEMPLATE (CHAT_TEMPLATE with {% generation %} marks)."""
+    tokenizer = transformers.PreTrainedTokenizerFast.from_pretrained(OUT / "chat-tokenizer")
+    cases = []
+    for messages in MASKED_CONVERSATIONS:
+        out = tokenizer.apply_chat_template(messages, chat_template=TAGGED_CHAT_TEMPLATE, tokenize=True,
+                                            return_dict=True, return_assistant_tokens_mask=True)
+        cases.append({"messages": messages, "ids": list(out["input_ids"]), "assistantMasks": list(out["assistant_masks"])})
+    golden = {"generatedBy": "scripts/make-pretrained-fixtures.py", "transformers": transformers.__version__,
+              "taggedTemplate": TAGGED_CHAT_TEMPLATE, "cases": cases}
+    (OUT / "chat-tokenizer-masks.golden.json").write_text(json.dumps(golden, indent=1) + "\n")
+    print(f"wrote chat-tokenizer-masks.golden.json: {[sum(case['assistantMasks']) for case in cases]} assistant tokens")
+
+
 def write_example_checkpoint():
     """examples/data/tiny-chat-llama/: a tiny random Llama whose vocabulary is the chat tokenizer's, with that
     tokenizer beside it, for examples/finetune-llama.ts."""
@@ -365,6 +394,7 @@ def model_tokens(source, generation_config):
 def main():
     OUT.mkdir(parents=True, exist_ok=True)
     write_chat_tokenizer()
+    write_assistant_masks()
     write_example_checkpoint()
     for seed, (name, case) in enumerate(CASES.items()):
         write(seed, name, case)

@@ -203,8 +203,10 @@ export { HuggingFaceTokenizer } from './text/huggingface-tokenizer';
 export type {
   ChatMessage,
   ChatTemplateOptions,
+  ChatTokens,
   DecodeOptions,
   EncodeOptions,
   SpecialTokens,
 } from './text/huggingface-tokenizer';
+export type { SftOptions, SftRow } from './text/sft-rows';
 export type { Tokenizer } from './text/tokenizer';

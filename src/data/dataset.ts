@@ -40,6 +40,8 @@ import type {
   IdxOptions,
 } from './dataset-options';
 import { splitKeyValues } from './split-keys';
+import type { HuggingFaceTokenizer } from '../text/huggingface-tokenizer';
+import { readRows, resolveSftOptions, sftFields, type SftOptions, type SftRow } from '../text/sft-rows';
 
 /** The parts of Dataset.split, by position ([train, validation]) and by name. */
 export type DatasetSplit = [Dataset, Dataset] & { train: Dataset; validation: Dataset };
@@ -196,6 +198,29 @@ export class Dataset {
    */
   static async fromTokenFile(path: string, options: TokenFileOptions): Promise<Dataset> {
     return new Dataset(await native.NativeDataset.fromTokenFile(path, options));
+  }
+
+  /**
+   * Supervised fine-tuning data as TRL's SFTTrainer prepares it (text/sft-rows.ts), from a JSON Lines file
+   * or rows of `{ messages }`, `{ prompt, completion }` or `{ text }`: next-token `target`s where the loss
+   * counts (-100 elsewhere) beside `input_ids`; rows with no counted target dropped, with a warning.
+   */
+  static async fromSft(
+    source: string | SftRow[],
+    tokenizer: HuggingFaceTokenizer,
+    options: SftOptions = {},
+  ): Promise<Dataset> {
+    const resolved = resolveSftOptions(options);
+    const rows = typeof source === 'string' ? readRows(source) : source;
+    const name = typeof source === 'string' ? source : 'rows';
+    const { fields, dropped } = sftFields(rows, tokenizer, resolved, name);
+    if (dropped.length > 0) {
+      process.emitWarning(
+        `Dataset.fromSft(${name}): ${dropped.length} of ${rows.length} rows have no target the loss counts (after truncation to ${resolved.maxLength} tokens) and were dropped: rows ${dropped.slice(0, 10).join(', ')}${dropped.length > 10 ? ', ...' : ''}`,
+        { code: 'FIREBRAND_SFT_DROPPED_ROWS' },
+      );
+    }
+    return Dataset.fromFields(fields);
   }
 
   /**

@@ -38,6 +38,28 @@ export interface ChatTemplateOptions {
   addGenerationPrompt?: boolean;
 }
 
+/** A conversation's ids and which of them are the assistant's (transformers' assistant_masks). */
+export interface ChatTokens {
+  ids: Int32Array;
+  /** 1 for the assistant's tokens, 0 for the rest. */
+  assistantMask: Uint8Array;
+}
+
+/** Where the template's {% generation %} blocks start and end in the rendered text (private-use characters). */
+const GENERATION_START = '\uE000';
+const GENERATION_END = '\uE001';
+
+/**
+ * The template with {% generation %} and {% endgeneration %} (transformers' marks of the assistant's text)
+ * writing marker characters instead, their whitespace control kept.
+ */
+function markedGenerations(template: string): string {
+  return template.replace(/{%(-?)\s*(end)?generation\s*(-?)%}/g, (_, lstrip: string, end: string, rstrip: string) => {
+    const marker = end === undefined ? GENERATION_START : GENERATION_END;
+    return `{{${lstrip} '${marker}' ${rstrip}}}`;
+  });
+}
+
 /** The special tokens tokenizer_config.json names (bos_token, eos_token, ...), as text. */
 export type SpecialTokens = Partial<Record<'bos' | 'eos' | 'unk' | 'pad', string>>;
 
@@ -126,10 +148,76 @@ export class HuggingFaceTokenizer implements Tokenizer {
         'HuggingFaceTokenizer.applyChatTemplate: the tokenizer has no chat template (chat_template in tokenizer_config.json or chat_template.jinja)',
       );
     }
+    const text = this.renderChat(this.chatTemplate, messages, addGenerationPrompt);
+    return tokenize ? this.encode(text, { addSpecialTokens: false }) : text;
+  }
+
+  /**
+   * A conversation's ids (as applyChatTemplate gives them) with the assistant's tokens marked, as
+   * transformers' apply_chat_template(return_assistant_tokens_mask=True) does: from the template's
+   * {% generation %} blocks when it has them; otherwise each assistant message's tokens are those after
+   * the conversation before it with the generation prompt and through its own end (its end-of-turn
+   * tokens included). `where` names the conversation in errors.
+   */
+  chatTokensWithMask(messages: ChatMessage[], where = 'the conversation'): ChatTokens {
+    const template = this.chatTemplate;
+    if (template === undefined) {
+      throw firebrandError('ERR_FIREBRAND_INVALID_STATE', `${where}: the tokenizer has no chat template`);
+    }
+    const spans: [number, number][] = [];
+    let text: string;
+    if (/{%-?\s*generation\s*-?%}/.test(template)) {
+      const marked = this.renderChat(markedGenerations(template), messages, false);
+      text = '';
+      for (const piece of marked.split(new RegExp(`(${GENERATION_START}|${GENERATION_END})`))) {
+        if (piece === GENERATION_START) spans.push([text.length, text.length]);
+        else if (piece === GENERATION_END) spans[spans.length - 1][1] = text.length;
+        else text += piece;
+      }
+    } else {
+      text = this.renderChat(template, messages, false);
+      messages.forEach((message, i) => {
+        if (message.role !== 'assistant') return;
+        const before = this.renderChat(template, messages.slice(0, i), true);
+        const through = this.renderChat(template, messages.slice(0, i + 1), false);
+        if (!through.startsWith(before) || !text.startsWith(through)) {
+          throw firebrandError(
+            'ERR_FIREBRAND_INVALID_ARGUMENT',
+            `${where}: message ${i} (assistant): the chat template does not render the conversation before it as a prefix of the whole, so its tokens cannot be told apart; a template with {% generation %} blocks marks them`,
+          );
+        }
+        spans.push([before.length, through.length]);
+      });
+    }
+    return this.maskedTokens(text, spans);
+  }
+
+  /**
+   * `text`'s ids with the tokens of the character `spans` marked as transformers marks them: from the
+   * token that holds a span's first character through the first token that holds its last one
+   * (char_to_token). The token holding character c is the first where the ids of text[:c] and of the
+   * whole part (tokenizers.js gives no offsets).
+   */
+  private maskedTokens(text: string, spans: [number, number][]): ChatTokens {
+    const ids = this.encode(text, { addSpecialTokens: false });
+    const assistantMask = new Uint8Array(ids.length);
+    const tokenHolding = (char: number) => {
+      const before = this.encode(text.slice(0, char), { addSpecialTokens: false });
+      let shared = 0;
+      while (shared < before.length && before[shared] === ids[shared]) ++shared;
+      return shared;
+    };
+    for (const [start, end] of spans) {
+      if (end > start) assistantMask.fill(1, tokenHolding(start), tokenHolding(end - 1) + 1);
+    }
+    return { ids, assistantMask };
+  }
+
+  /** `template` rendered for `messages`, with the special tokens (bos_token, eos_token, ...) in scope. */
+  private renderChat(template: string, messages: ChatMessage[], addGenerationPrompt: boolean): string {
     const scope: Record<string, unknown> = { messages, add_generation_prompt: addGenerationPrompt };
     for (const name of SPECIAL_TOKEN_FIELDS) scope[`${name}_token`] = this.specialTokens[name] ?? '';
-    const text = new Template(this.chatTemplate).render(scope);
-    return tokenize ? this.encode(text, { addSpecialTokens: false }) : text;
+    return new Template(template).render(scope);
   }
 
   /**
