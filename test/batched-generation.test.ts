@@ -55,8 +55,6 @@ describe('generateBatch: prompts decoded together', function () {
   before(async () => {
     const trainer = new Trainer({
       model: await fromPretrained(path.join(fixtures, 'llama'), { attentionMask: true }),
-      loss: 'cross_entropy',
-      optimizer: 'adamw',
       config: { progressBar: false, numThreads: 1 },
     });
     await trainer.setup();
@@ -114,8 +112,6 @@ describe('generateBatch: prompts decoded together', function () {
   it('refuses prompts of different lengths for a model that takes the ids alone, and decodes equal ones', async () => {
     const trainer = new Trainer({
       model: await fromPretrained(path.join(fixtures, 'llama')),
-      loss: 'cross_entropy',
-      optimizer: 'adamw',
       config: { progressBar: false, numThreads: 1 },
     });
     const error = await rejectionOf(byPrompt(trainer.generateBatch(golden.prompts, greedy), golden.prompts.length));

@@ -348,3 +348,22 @@ describe('LearningRateMonitor and Timer', () => {
     expect(history.stopped).to.equal(true);
   });
 });
+
+describe('a trainer made only to predict, evaluate and generate', () => {
+  it('makes a trainer without loss or optimizer to predict, evaluate and generate, and fit says what it lacks', async () => {
+    const model = nn.sequential(nn.linear(4, 2));
+    const bare = new Trainer({ model, config: { progressBar: false } });
+    const prediction = await bare.predict(new Float32Array(8), [2, 4]);
+    expect(prediction.shape).to.deep.equal([2, 2]);
+    expect((await rejectionOf(bare.fit(blobDataset(8)))).message).to.equal(
+      'loss: needed to train, since the model defines no training_step',
+    );
+    const scored = new Trainer({ model, loss: 'cross_entropy', config: { progressBar: false } });
+    expect(Number.isFinite((await scored.evaluate(blobDataset(8))).loss)).to.equal(true);
+    const fit = await rejectionOf(scored.fit(blobDataset(8)));
+    expect(fit.code).to.equal('ERR_FIREBRAND_INVALID_STATE');
+    expect(fit.message).to.match(
+      /^fit: the trainer has no optimizer, so it was made to predict, evaluate and generate only/,
+    );
+  });
+});

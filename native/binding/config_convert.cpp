@@ -171,10 +171,10 @@ EngineSpec toEngineSpec(const Napi::Value& value) {
   if (!object.Get("loss").IsUndefined()) {
     std::tie(spec.lossName, spec.lossOptions) = namedOptions(object.Get("loss"), "loss");
   }
-  // src/training/objective-schemas.ts gives exactly one of optimizer and optimizers.
+  // src/training/objective-schemas.ts gives one of optimizer and optimizers, or neither (an inference-only trainer).
   if (!object.Get("optimizers").IsUndefined()) {
     spec.optimizers = toOptimizerUnits(object.Get("optimizers"));
-  } else {
+  } else if (!object.Get("optimizer").IsUndefined()) {
     spec.optimizers.push_back({"", toOptimizerSpec(object.Get("optimizer"), "optimizer"), {}, "loss"});
   }
   if (!object.Get("lrScheduler").IsUndefined()) {

@@ -159,13 +159,9 @@ export function resolveObjectives(
     lrScheduler,
   }: { optimizer?: unknown; optimizers?: NamedOptimizer[]; lrScheduler?: unknown },
 ): Pick<NativeEngineSpec, 'loss' | 'optimizer' | 'optimizers' | 'lrScheduler'> {
-  if ((optimizer === undefined) === (units === undefined)) {
-    throw firebrandError(
-      'ERR_FIREBRAND_INVALID_ARGUMENT',
-      optimizer === undefined
-        ? "optimizer: needed ('adamw', or { name: 'adamw', lr: 1e-3 }), or optimizers for several"
-        : 'give either optimizer or optimizers, not both',
-    );
+  // Neither: a trainer made to predict, evaluate or generate only; fit refuses it (fitRefusal).
+  if (optimizer !== undefined && units !== undefined) {
+    throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', 'give either optimizer or optimizers, not both');
   }
   const named = (variants: Variants, value: unknown, origin: string) =>
     variants.resolve(value, origin) as NativeNamedSpec;

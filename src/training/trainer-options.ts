@@ -19,9 +19,12 @@ import type { TrainingData } from './fit-options';
 export interface TrainerOptions {
   /** The model; or override configureModels(). */
   model?: ModelLike;
-  /** Required unless the model is a TorchScript module with its own training_step. */
+  /** Needed to train and evaluate, unless the model is a TorchScript module with its own training_step. */
   loss?: LossSpec | LossName;
-  /** The model's optimizer; or `optimizers`, for several; or override configureOptimizers(). */
+  /**
+   * The model's optimizer; or `optimizers`, for several; or override configureOptimizers(). Without one the
+   * trainer predicts, evaluates and generates, and fit refuses.
+   */
   optimizer?: OptimizerSpec | OptimizerName;
   /** Several optimizers, each on its parameters and its loss from the model's training_step. */
   optimizers?: NamedOptimizer[];

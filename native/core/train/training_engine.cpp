@@ -49,9 +49,6 @@ TrainingEngine::TrainingEngine(std::shared_ptr<Model> model, std::optional<LossF
       ranks_(std::make_unique<RankReducer>()),
       device_(device) {
   keepFreedMemoryForReuse();
-  if (!loss_ && !model_->hasTrainingStep()) {
-    throw InvalidArgument("loss: needed, since the model defines no training_step");
-  }
   model_->moveTo(device_);
   if (loss_) loss_->to(device_);
   scaler_.to(device_);
@@ -98,6 +95,14 @@ TrainingEngine::FitPlan TrainingEngine::beginFit(const TensorDataset& data, cons
 TrainingEngine::FitPlan TrainingEngine::beginFit(std::optional<int64_t> batchesPerEpoch, const FitOptions& options,
                                                  int64_t numEpochs, std::optional<int64_t> maxSteps) {
   if (numEpochs < 1) throw InvalidArgument("numEpochs must be a positive integer, got " + std::to_string(numEpochs));
+  if (!loss_ && !model_->hasTrainingStep()) {
+    throw InvalidArgument("loss: needed to train, since the model defines no training_step");
+  }
+  if (units_.empty()) {
+    throw InvalidState(
+        "fit: the trainer has no optimizer, so it was made to predict, evaluate and generate only; give it one "
+        "(optimizer: 'adamw', or { name: 'adamw', lr: 1e-3 }) to train");
+  }
   if (parameters_.empty()) {
     throw InvalidArgument("fit: the model has no parameters to train (it can still evaluate and predict)");
   }

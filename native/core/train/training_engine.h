@@ -83,6 +83,7 @@ class TrainingEngine {
   void onEvalMetric(double value);
   // The epoch-log field reduce_on_plateau watches, or "" for step-driven schedules.
   std::string schedulerMonitor() const {
+    if (units_.empty()) return "";  // a trainer without optimizer, which fit refuses
     const LrScheduler& scheduler = units_.front().scheduler();
     return scheduler.drivenByMetric() ? scheduler.monitor() : "";
   }
