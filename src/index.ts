@@ -209,4 +209,6 @@ export type {
   SpecialTokens,
 } from './text/huggingface-tokenizer';
 export type { SftOptions, SftRow } from './text/sft-rows';
+export { StopStrings, TextStreamer } from './text/text-streamer';
+export type { GenerateTextOptions } from './inference/generation';
 export type { Tokenizer } from './text/tokenizer';

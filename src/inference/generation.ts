@@ -2,7 +2,10 @@
 // step's tokens (the model run, the sampling) and JavaScript awaits them one step
 // at a time as an async iterator.
 import type { GenerateOptions, GenerationHandle, NumericArray } from '../native';
+import { firebrandError } from '../errors';
 import { optionKeys, refuseUnknownKeys } from '../options/option-keys';
+import { StopStrings, TextStreamer } from '../text/text-streamer';
+import type { Tokenizer } from '../text/tokenizer';
 
 interface Generating {
   startGeneration(prompts: NumericArray[], options: GenerateOptions): GenerationHandle;
@@ -54,5 +57,44 @@ export async function* generateTokens(
   for await (const [token] of generateSteps(native, [prompt], options)) {
     if (token === null) return;
     yield token;
+  }
+}
+
+/** generateText's options: generate's, and strings that end the text before them. */
+export interface GenerateTextOptions extends GenerateOptions {
+  /** The text ends before the first of these (OpenAI's `stop`); generation stops there. */
+  stopStrings?: string[];
+}
+
+/**
+ * `tokens`' text in pieces that never split a character, without the text of a stop token (one of
+ * `stopTokens`), ending before the first of `stopStrings`.
+ */
+export async function* streamText(
+  tokens: AsyncGenerator<number, void, undefined>,
+  tokenizer: Tokenizer,
+  stopTokens: number[],
+  stopStrings: string[],
+): AsyncGenerator<string, void, undefined> {
+  if (!Array.isArray(stopStrings) || stopStrings.some((stop) => typeof stop !== 'string' || stop === '')) {
+    throw firebrandError(
+      'ERR_FIREBRAND_INVALID_ARGUMENT',
+      `generateText: stopStrings must be an array of non-empty strings, got ${JSON.stringify(stopStrings)}`,
+    );
+  }
+  const streamer = new TextStreamer(tokenizer);
+  const stops = new StopStrings(stopStrings);
+  try {
+    for await (const token of tokens) {
+      if (stopTokens.includes(token)) break;
+      const piece = stops.push(streamer.push(token));
+      if (piece !== '') yield piece;
+      if (stops.found) return;
+    }
+    const rest = stops.push(streamer.end());
+    const last = rest + stops.end();
+    if (last !== '') yield last;
+  } finally {
+    await tokens.return();
   }
 }

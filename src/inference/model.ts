@@ -14,7 +14,8 @@ import {
   TensorData,
   TensorFields,
 } from '../native';
-import { generateSteps, generateTokens } from './generation';
+import { type GenerateTextOptions, generateSteps, generateTokens, streamText } from './generation';
+import type { Tokenizer } from '../text/tokenizer';
 import { type GenerationDefaults, withGenerationDefaults } from './generation-defaults';
 import { predictionArguments, type EncodedImages, type PredictOptions } from './prediction-inputs';
 import { modelInputFields, resolveModelSpec } from '../nn/model-spec';
@@ -185,6 +186,21 @@ export class Model {
     options: GenerateOptions = {},
   ): AsyncGenerator<(number | null)[], void, undefined> {
     return generateSteps(this.native, prompts, this.generateOptions(options));
+  }
+
+  /**
+   * generate as text: `prompt` (text `tokenizer` encodes, or ids: applyChatTemplate's for a chat) continued
+   * in pieces that never split a character, as transformers' TextIteratorStreamer streams them; the stop
+   * token's text is left out, and the text ends before the first of `stopStrings` (OpenAI's `stop`).
+   */
+  generateText(
+    prompt: string | ArrayLike<number> | NumericArray,
+    tokenizer: Tokenizer,
+    { stopStrings = [], ...options }: GenerateTextOptions = {},
+  ): AsyncGenerator<string, void, undefined> {
+    const merged = this.generateOptions(options);
+    const ids = typeof prompt === 'string' ? tokenizer.encode(prompt) : prompt;
+    return streamText(generateTokens(this.native, ids, merged), tokenizer, merged.stopTokens ?? [], stopStrings);
   }
 
   /** `options` over the model's generation defaults; warns once of a checkpoint's settings generate does not apply. */

@@ -11,6 +11,8 @@ import { WEIGHTS_FILE } from '../inference/saved-model';
 import { builtInLoggers } from '../logging/built-in-loggers';
 import type { Logger } from '../logging/logger';
 import { GenerateOptions, ModelDescription, NativeEngine, NumericArray, Prediction, TensorData } from '../native';
+import type { GenerateTextOptions } from '../inference/generation';
+import type { Tokenizer } from '../text/tokenizer';
 import { Model } from '../inference/model';
 import { ModelPreprocessing } from '../preprocessing/model-preprocessing';
 import type { ModelLike } from '../nn/model-spec';
@@ -384,6 +386,15 @@ export class Trainer implements TrainerView {
     options: GenerateOptions = {},
   ): AsyncGenerator<number, void, undefined> {
     yield* (await this.liveModel('generate')).generate(prompt, options);
+  }
+
+  /** trainer.model.generateText (Model.generateText): text pieces that never split a character. */
+  async *generateText(
+    prompt: string | ArrayLike<number> | NumericArray,
+    tokenizer: Tokenizer,
+    options: GenerateTextOptions = {},
+  ): AsyncGenerator<string, void, undefined> {
+    yield* (await this.liveModel('generateText')).generateText(prompt, tokenizer, options);
   }
 
   /** trainer.model.generateBatch (Model.generateBatch): several prompts sampled together as one batch. */
