@@ -232,8 +232,9 @@ describe('distributed data parallel (2 ranks, Gloo on 127.0.0.1)', function () {
     expect(dead.status).to.equal(7);
     expect(survivor.status).to.equal(1);
     expect(survivor.report?.error?.code).to.equal('ERR_FIREBRAND_DISTRIBUTED');
+    // Its first collective after the death: a group's count of the targets cross_entropy counts, before step 11.
     expect(survivor.report?.error?.message).to.match(
-      /epoch 1, step 12: distributed: the all-reduce of the gradients failed on rank 0 of 2 \(gloo/,
+      /epoch 1, step 11: distributed: the all-reduce of the counted targets failed on rank 0 of 2 \(gloo/,
     );
     expect(survivor.report?.error?.message).to.contain('Another rank probably stopped or failed');
     // At once, not by its 60 s timeout (startRank kills a rank still running at 30 s: a safety net, not a timing).
