@@ -363,15 +363,21 @@ def write_batch_generation():
 def write_generation_config_cases():
     """llama-generation-config.golden.json: generate() with no arguments but the prompt on copies of the llama
     fixture with a generation_config.json each: transformers takes every default from that file (greedy unless
-    do_sample, top_k, temperature, repetition_penalty, max_new_tokens, eos_token_id)."""
+    do_sample, top_k, temperature, repetition_penalty, no_repeat_ngram_size, min_p, max_new_tokens,
+    eos_token_id)."""
     greedy = model_tokens(OUT / "llama", {})
     configs = [
         {"do_sample": False, "max_new_tokens": 8, "repetition_penalty": 1.5},
         {"do_sample": True, "top_k": 1, "temperature": 0.7, "max_new_tokens": 8},
         {"max_new_tokens": 8, "eos_token_id": [greedy[1], 63]},
         {"max_new_tokens": 6},
+        {"do_sample": False, "max_new_tokens": 16, "no_repeat_ngram_size": 2},
+        # min_p 1 keeps the most likely token alone: sampling gives the greedy tokens.
+        {"do_sample": True, "min_p": 1.0, "temperature": 0.9, "max_new_tokens": 8},
     ]
     cases = [{"generationConfig": config, "generated": model_tokens(OUT / "llama", config)} for config in configs]
+    greedy16 = model_tokens(OUT / "llama", {"max_new_tokens": 16})
+    assert cases[4]["generated"] != greedy16, "no_repeat_ngram_size 2 changes nothing: pick another case"
     golden = {"generatedBy": "scripts/make-pretrained-fixtures.py", "transformers": transformers.__version__,
               "prompt": INPUT_IDS[0].tolist(), "cases": cases}
     (OUT / "llama-generation-config.golden.json").write_text(json.dumps(golden, indent=1) + "\n")

@@ -139,6 +139,8 @@ export type {
 export { Trainer } from './training/trainer';
 export { fromPretrained } from './pretrained/from-pretrained';
 export type { FromPretrainedOptions, PretrainedConfig } from './pretrained/from-pretrained';
+export { loadPretrainedModel } from './serving/pretrained-model';
+export type { LoadPretrainedOptions } from './serving/pretrained-model';
 export { Conv1D, GPT2Attention, GPT2Block, GPT2LMHeadModel, GPT2MLP, GPT2Model } from './pretrained/architectures/gpt2';
 export type { GPT2Config } from './pretrained/architectures/gpt2';
 export {
@@ -209,6 +211,10 @@ export type {
   SpecialTokens,
 } from './text/huggingface-tokenizer';
 export type { SftOptions, SftRow } from './text/sft-rows';
-export { StopStrings, TextStreamer } from './text/text-streamer';
+export { GeneratedText, StopStrings, TextStreamer } from './text/text-streamer';
+export type { FinishReason } from './text/text-streamer';
+export { serve } from './serving/openai-server';
+export type { ModelServer } from './serving/openai-server';
+export type { ServeOptions } from './serving/serve-options';
 export type { GenerateTextOptions } from './inference/generation';
 export type { Tokenizer } from './text/tokenizer';

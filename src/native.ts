@@ -62,8 +62,18 @@ export interface GenerateOptions {
    */
   repetitionPenalty?: number;
   /**
+   * No n-gram of this size occurs twice in a sequence (prompt included): a token that would complete one
+   * already there is blocked (transformers' no_repeat_ngram_size). Default 0: off.
+   */
+  noRepeatNgramSize?: number;
+  /**
+   * Sample only among tokens at least minP times as likely as the most likely one, after temperature,
+   * topK and topP (transformers' min_p). Default: off.
+   */
+  minP?: number;
+  /**
    * Take the most likely token every time (no sampling). Default false; a checkpoint's: true unless its
-   * do_sample. temperature, topK or topP given without greedy sample.
+   * do_sample. temperature, topK, topP or minP given without greedy sample.
    */
   greedy?: boolean;
   /** Seeds the sampling: the same seed gives the same tokens. Default: a fresh seed per call. */

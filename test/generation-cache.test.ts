@@ -8,16 +8,10 @@ import path from 'node:path';
 import { expect } from 'chai';
 
 import { Dataset, F, GenerateOptions, Layer, Module, nn, Tensor, torch, Trainer } from '../src';
-import { rejectionOf } from './support/helpers';
+import { collect, rejectionOf } from './support/helpers';
 import { GPTMini } from '../examples/models/gpt';
 
 const vocab = 12;
-
-async function collect(tokens: AsyncIterable<number>): Promise<number[]> {
-  const all: number[] = [];
-  for await (const token of tokens) all.push(token);
-  return all;
-}
 
 /** A language model over an embedding: the layers between are each test's. */
 abstract class TinyLM extends nn.Module {

@@ -7,17 +7,11 @@ import os from 'node:os';
 import path from 'node:path';
 
 import { CharTokenizer, Dataset, GenerateOptions, Model, Tensor, Trainer } from '../src';
-import { errorOf, rejectionOf } from './support/helpers';
+import { collect, errorOf, rejectionOf } from './support/helpers';
 import { GPTMini } from '../examples/models/gpt';
 
 const text = 'abcdefgh'.repeat(40);
 const tokenizer = CharTokenizer.fromText(text);
-
-async function collect(tokens: AsyncIterable<number>): Promise<number[]> {
-  const all: number[] = [];
-  for await (const token of tokens) all.push(token);
-  return all;
-}
 
 describe('generate', function () {
   this.timeout(60_000);
@@ -73,7 +67,17 @@ describe('generate', function () {
     const prompt = tokenizer.encode('ab');
     const cases: [GenerateOptions, string][] = [
       [{ maxNewTokens: 0 }, 'generate.maxNewTokens: got 0, expected an integer >= 1'],
-      [{ maxNewTokens: 1, temperature: 0 }, 'generate.temperature: got 0.000000, expected a number > 0'],
+      [{ maxNewTokens: 1, temperature: 0 }, 'generate.temperature: got 0.000000, expected a finite number > 0'],
+      [{ maxNewTokens: 1, temperature: Infinity }, 'generate.temperature: got inf, expected a finite number > 0'],
+      [
+        { maxNewTokens: 1, repetitionPenalty: Infinity },
+        'generate.repetitionPenalty: got inf, expected a finite number > 0',
+      ],
+      [{ maxNewTokens: 1, minP: 1.5 }, 'generate.minP: got 1.500000, expected a number in [0, 1]'],
+      [
+        { maxNewTokens: 1, noRepeatNgramSize: -1 },
+        'generate.noRepeatNgramSize: got -1, expected an integer >= 0 (0: off)',
+      ],
       [{ maxNewTokens: 1, topP: 1.5 }, 'generate.topP: got 1.500000, expected a number in (0, 1]'],
       [{ maxNewTokens: 1, topK: 0 }, 'generate.topK: got 0, expected an integer >= 1'],
     ];

@@ -21,6 +21,7 @@ const layers: (string | string[])[][] = [
   ['data', 'export'],
   ['inference'],
   [['training', 'callbacks', 'logging', 'progress']],
+  ['serving'],
   ['cli'],
 ];
 /** Each folder's layer, and its room's name (its first folder). */

@@ -3,7 +3,7 @@
 import { expect } from 'chai';
 
 import { Dataset, DatasetFields, nn, Trainer, transforms } from '../src';
-import { blobDataset, blobTrainer, errorOf, makeBlobs, rejectionOf } from './support/helpers';
+import { blobDataset, blobTrainer, collect, errorOf, makeBlobs, rejectionOf } from './support/helpers';
 
 /** 12 images [1, 4, 5] whose pixel values are their flat index, labels 0..2. */
 function images(): Dataset {
@@ -14,12 +14,6 @@ function images(): Dataset {
     inputShape: [count, 1, 4, 5],
     targets: Int32Array.from({ length: count }, (_, i) => i % 3),
   });
-}
-
-async function collect(batches: AsyncIterable<DatasetFields>): Promise<DatasetFields[]> {
-  const all: DatasetFields[] = [];
-  for await (const batch of batches) all.push(batch);
-  return all;
 }
 
 const plainState = (state: Record<string, { data: ArrayLike<number | bigint> }>) =>

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-import { Dataset, fromPretrained, FromPretrainedOptions, loadSafetensors, Trainer } from '../src';
+import { Dataset, fromPretrained, FromPretrainedOptions, loadPretrainedModel, loadSafetensors, Trainer } from '../src';
 import { expectClose } from './support/expect-close';
 import { safetensorsDtypes, type Tensors } from './support/golden-tensors';
 import { pythonJson, rejectionOf, seededRandom } from './support/helpers';
@@ -71,11 +71,31 @@ describe("LoRA adapters in PEFT's files, on a Hugging Face checkpoint", function
       readJson(path.join(folder, 'adapter_config.json')),
       readJson(path.join(peftAdapter, 'adapter_config.json')),
     ];
+    // PEFT's fixture was made from a model in memory, with no task type; ours names its checkpoint and task.
+    const named = ['init_lora_weights', 'base_model_name_or_path', 'task_type'];
     for (const key of Object.keys(ourConfig)) {
-      if (key === 'init_lora_weights') continue; // how the adapters began: PEFT's were drawn at random
+      if (named.includes(key)) continue; // init_lora_weights: how the adapters began, PEFT's at random
       const sorted = (value: unknown) => (Array.isArray(value) ? [...value].sort() : value);
       expect(sorted(ourConfig[key]), key).to.deep.equal(sorted(peftConfig[key]));
     }
+    expect(ourConfig.base_model_name_or_path).to.equal(path.resolve(base));
+    expect(ourConfig.task_type).to.equal('CAUSAL_LM');
+  });
+
+  it("loads an adapter folder alone with the base model it names, as AutoPeftModelForCausalLM, to PeftModel's logits", async () => {
+    const trainer = await adaptedTrainer();
+    await trainer.loadAdapter(peftAdapter);
+    await trainer.saveAdapter(folder);
+    const model = await loadPretrainedModel(folder, { numThreads: 1 });
+    const ids = golden.input_ids;
+    expectClose(await model.predict(ids.data, ids.shape), golden.logits, 'logits of the adapter folder alone');
+    const given = await loadPretrainedModel(base, { adapter: peftAdapter, numThreads: 1 });
+    expectClose(await given.predict(ids.data, ids.shape), golden.logits, 'logits of the base with the adapter');
+    const named = fs.mkdtempSync(path.join(os.tmpdir(), 'firebrand-peft-nameless-'));
+    fs.copyFileSync(path.join(peftAdapter, 'adapter_config.json'), path.join(named, 'adapter_config.json'));
+    const nameless = await rejectionOf(loadPretrainedModel(named));
+    fs.rmSync(named, { recursive: true, force: true });
+    expect(nameless.message).to.contain('names no base_model_name_or_path');
   });
 
   it("keeps the adapters of a bfloat16 checkpoint in float32, as PEFT's autocast_adapter_dtype, to PeftModel's logits", async () => {

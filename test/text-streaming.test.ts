@@ -7,17 +7,11 @@ import { expect } from 'chai';
 import path from 'node:path';
 
 import { fromPretrained, HuggingFaceTokenizer, StopStrings, TextStreamer, Trainer } from '../src';
-import { rejectionOf } from './support/helpers';
+import { collect, rejectionOf } from './support/helpers';
 
 const tokenizers = path.join(__dirname, '..', '..', 'test', 'fixtures', 'tokenizers');
 const chatModel = path.join(__dirname, '..', '..', 'examples', 'data', 'tiny-chat-llama');
 const TEXT = 'Café in 東京 🙂, naïve façade — 日本語のテキスト 👩‍💻!';
-
-async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
-  const all: T[] = [];
-  for await (const item of items) all.push(item);
-  return all;
-}
 
 describe('streaming text from tokens', function () {
   this.timeout(60_000);

@@ -30,6 +30,9 @@ GenerationOptions toGenerationOptions(const Napi::Value& value) {
   if (given("topP")) options.topP = toNumber(object.Get("topP"), "generate.topP");
   if (given("repetitionPenalty"))
     options.repetitionPenalty = toNumber(object.Get("repetitionPenalty"), "generate.repetitionPenalty");
+  if (given("noRepeatNgramSize"))
+    options.noRepeatNgramSize = toInteger(object.Get("noRepeatNgramSize"), "generate.noRepeatNgramSize", any);
+  if (given("minP")) options.minP = toNumber(object.Get("minP"), "generate.minP");
   if (given("greedy")) options.greedy = toBoolean(object.Get("greedy"), "generate.greedy");
   if (given("seed")) options.seed = static_cast<uint64_t>(toInteger(object.Get("seed"), "generate.seed", 0));
   if (given("kvCache")) options.kvCache = toBoolean(object.Get("kvCache"), "generate.kvCache");

@@ -2,6 +2,7 @@
 // The firebrand command line: `firebrand <command> ...`.
 import { runDoctor } from './doctor-command';
 import { LAUNCH_USAGE, parseLaunchArguments, runLaunch } from './launch-command';
+import { parseServeArguments, runServe, SERVE_USAGE } from './serve-command';
 import { parseTrainArguments, runTrain, trainHelp } from './train-command';
 import { UsageError } from './usage-error';
 import { didYouMean } from '../options/closest-match';
@@ -11,6 +12,7 @@ const USAGE = `Usage: firebrand <command> [arguments]
 Commands:
   train <run.json> [--set key=value ...]   train from a run file (firebrand train --help)
   launch --nproc-per-node N script.js ...  start N ranks of a script, as torchrun (firebrand launch --help)
+  serve MODEL_DIR [--port N] [--host H]   an OpenAI-compatible server over a language model (firebrand serve --help)
   doctor                                   what this install runs on, and a one-step training smoke test
 `;
 
@@ -29,8 +31,14 @@ async function main(args: string[]): Promise<number> {
     return runLaunch(options);
   }
   if (command === 'doctor') return runDoctor((text) => process.stdout.write(text));
+  if (command === 'serve') {
+    const options = parseServeArguments(rest);
+    if (options === undefined) process.stdout.write(`${SERVE_USAGE}\n`);
+    else await runServe(options, (text) => process.stdout.write(text));
+    return 0;
+  }
   if (command !== 'train') {
-    throw new UsageError(`unknown command '${command}'${didYouMean(command, ['train', 'launch', 'doctor'])}`);
+    throw new UsageError(`unknown command '${command}'${didYouMean(command, ['train', 'launch', 'serve', 'doctor'])}`);
   }
   const parsed = parseTrainArguments(rest);
   if (parsed === undefined) {

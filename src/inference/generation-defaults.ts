@@ -2,7 +2,8 @@
 // generation_config.json (else config.json's eos_token_id), read as
 // transformers' generate reads it, with transformers' own defaults for what the
 // file leaves out (GenerationConfig._get_default_generation_params: greedy
-// unless do_sample, temperature 1, top_k 50, top_p 1). Options given to
+// unless do_sample, temperature 1, top_k 50, top_p 1, min_p and
+// no_repeat_ngram_size off). Options given to
 // generate override each default.
 import type { GenerateOptions } from '../native';
 
@@ -16,9 +17,7 @@ export interface GenerationDefaults {
 /** Fields that change what transformers generates, with the value at which they change nothing. */
 const UNAPPLIED_UNLESS: Record<string, unknown> = {
   num_beams: 1,
-  min_p: null,
   typical_p: 1,
-  no_repeat_ngram_size: 0,
   epsilon_cutoff: 0,
   eta_cutoff: 0,
   penalty_alpha: null,
@@ -50,6 +49,10 @@ export function checkpointGenerationDefaults(
     topK: numberOr(file.top_k, 50),
     ...(numberOr(file.top_p, 1) < 1 ? { topP: numberOr(file.top_p, 1) } : {}),
     ...(numberOr(file.repetition_penalty, 1) !== 1 ? { repetitionPenalty: numberOr(file.repetition_penalty, 1) } : {}),
+    ...(typeof file.min_p === 'number' ? { minP: file.min_p } : {}),
+    ...(numberOr(file.no_repeat_ngram_size, 0) > 0
+      ? { noRepeatNgramSize: numberOr(file.no_repeat_ngram_size, 0) }
+      : {}),
     ...(typeof file.max_new_tokens === 'number' ? { maxNewTokens: file.max_new_tokens } : {}),
     ...(stopTokens.length > 0 ? { stopTokens } : {}),
   };
@@ -61,12 +64,15 @@ export function checkpointGenerationDefaults(
 
 /**
  * `given` over `defaults`: an option given (not undefined) wins. A sampling option (temperature, topK,
- * topP) given without `greedy` asks for sampling, also where the checkpoint decodes greedily.
+ * topP, minP) given without `greedy` asks for sampling, also where the checkpoint decodes greedily.
  */
 export function withGenerationDefaults(given: GenerateOptions, defaults: GenerateOptions | undefined): GenerateOptions {
   const stated = Object.fromEntries(Object.entries(given).filter(([, value]) => value !== undefined));
   const samples =
     given.greedy === undefined &&
-    (given.temperature !== undefined || given.topK !== undefined || given.topP !== undefined);
+    (given.temperature !== undefined ||
+      given.topK !== undefined ||
+      given.topP !== undefined ||
+      given.minP !== undefined);
   return { ...defaults, ...(samples ? { greedy: false } : {}), ...stated };
 }

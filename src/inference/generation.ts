@@ -4,7 +4,7 @@
 import type { GenerateOptions, GenerationHandle, NumericArray } from '../native';
 import { firebrandError } from '../errors';
 import { optionKeys, refuseUnknownKeys } from '../options/option-keys';
-import { StopStrings, TextStreamer } from '../text/text-streamer';
+import { GeneratedText } from '../text/text-streamer';
 import type { Tokenizer } from '../text/tokenizer';
 
 interface Generating {
@@ -18,6 +18,8 @@ const GENERATE_OPTION_KEYS = optionKeys<GenerateOptions>()([
   'topK',
   'topP',
   'repetitionPenalty',
+  'noRepeatNgramSize',
+  'minP',
   'greedy',
   'seed',
   'stopTokens',
@@ -82,17 +84,14 @@ export async function* streamText(
       `generateText: stopStrings must be an array of non-empty strings, got ${JSON.stringify(stopStrings)}`,
     );
   }
-  const streamer = new TextStreamer(tokenizer);
-  const stops = new StopStrings(stopStrings);
+  const text = new GeneratedText(tokenizer, stopTokens, stopStrings);
   try {
     for await (const token of tokens) {
-      if (stopTokens.includes(token)) break;
-      const piece = stops.push(streamer.push(token));
+      const piece = text.push(token);
       if (piece !== '') yield piece;
-      if (stops.found) return;
+      if (text.stopped) return;
     }
-    const rest = stops.push(streamer.end());
-    const last = rest + stops.end();
+    const last = text.end();
     if (last !== '') yield last;
   } finally {
     await tokens.return();

@@ -92,6 +92,11 @@ export class Model {
     return this.context.generation;
   }
 
+  /** The forward's inputs by name ('input_ids', 'attention_mask'): what predict takes as fields. */
+  get inputFields(): string[] {
+    return [...this.context.inputFields];
+  }
+
   /** Samples per forward unless predict is told otherwise: the (saving) trainer's evalBatchSize. */
   get predictBatchSize(): number {
     return this.context.predictBatchSize;

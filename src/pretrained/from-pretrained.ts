@@ -76,6 +76,8 @@ const FROM_PRETRAINED_OPTIONS = ['revision', 'architecture', 'numLabels', 'atten
 /** What fromPretrained read besides the model: its folder, config and generation defaults. */
 export interface PretrainedSource {
   folder: string;
+  /** What fromPretrained was given: a hub id, or the folder's absolute path (PEFT's base_model_name_or_path). */
+  name?: string;
   config: PretrainedConfig;
   generationConfig?: Record<string, unknown>;
   /** The safetensors files that hold the weights (several for a sharded checkpoint). */
@@ -185,6 +187,7 @@ export async function fromPretrained(
   const generationFile = path.join(folder, GENERATION_CONFIG_FILE);
   setPretrainedSource(model, {
     folder,
+    name: isHubId(source) ? source : path.resolve(folder),
     config: { ...config, architectures: [architecture] },
     generationConfig: fs.existsSync(generationFile) ? readJsonObject(generationFile, 'fromPretrained') : undefined,
     weightFiles: weightFilesOf(folder),
@@ -241,6 +244,15 @@ function architectureOf(
     );
   }
   return { architecture: name, make: classes[name], newHead: own !== undefined && own !== name };
+}
+
+/** Whether the checkpoint in `folder` builds a model that takes fromPretrained's attentionMask (the Llama family). */
+export function takesAttentionMask(folder: string): boolean {
+  const configFile = path.join(folder, CONFIG_FILE);
+  return (
+    architectureOf(readJsonObject(configFile, 'fromPretrained') as PretrainedConfig, configFile, undefined).make ===
+    llama
+  );
 }
 
 /** config with numLabels classes named as transformers names them (LABEL_0, ...), when given. */

@@ -83,3 +83,61 @@ export class StopStrings {
     return rest;
   }
 }
+
+/** Why generated text ended: a stop token or stop string ('stop'), or the token limit ('length'). */
+export type FinishReason = 'stop' | 'length';
+
+/**
+ * A generation's text as its tokens come, as OpenAI's completions give it: pieces that never split a
+ * character, without the text of a stop token, ending before the first stop string.
+ */
+export class GeneratedText {
+  private readonly streamer: TextStreamer;
+  private readonly stops: StopStrings;
+  private stoppedBy: 'token' | 'string' | undefined;
+
+  constructor(
+    tokenizer: Tokenizer,
+    private readonly stopTokens: readonly number[],
+    stopStrings: string[],
+  ) {
+    this.streamer = new TextStreamer(tokenizer);
+    this.stops = new StopStrings(stopStrings);
+  }
+
+  /** A stop token or stop string has ended the text: later tokens give none. */
+  get stopped(): boolean {
+    return this.stoppedBy !== undefined;
+  }
+
+  /** The text `token` adds ('' while it ends inside a character or could begin a stop string). */
+  push(token: number): string {
+    if (this.stopped) return '';
+    if (this.stopTokens.includes(token)) {
+      this.stoppedBy = 'token';
+      return this.rest();
+    }
+    const piece = this.stops.push(this.streamer.push(token));
+    if (this.stops.found) this.stoppedBy = 'string';
+    return piece;
+  }
+
+  /** What is left once the tokens end. */
+  end(): string {
+    return this.stopped ? '' : this.rest();
+  }
+
+  /** Why the text ended: by a stop, else by running out of tokens. */
+  get finishReason(): FinishReason {
+    return this.stopped ? 'stop' : 'length';
+  }
+
+  private rest(): string {
+    const piece = this.stops.push(this.streamer.end());
+    if (this.stops.found) {
+      this.stoppedBy = 'string';
+      return piece;
+    }
+    return piece + this.stops.end();
+  }
+}

@@ -12,6 +12,7 @@ import { optionKeys, refuseUnknownKeys } from '../options/option-keys';
 import { field, REQUIRED, validate } from '../options/schema';
 import { ADAPTER_WEIGHTS_FILE, checkAdapterConfig, type ResolvedLora, writeAdapterConfig } from './lora';
 import { learningRate } from './objective-schemas';
+import { isHuggingFaceSource, type PretrainedSource } from '../pretrained/from-pretrained';
 import type { OperationGuard } from './operation-guard';
 import { type InitWeightsOptions, weightRenames } from './weight-renames';
 
@@ -24,6 +25,8 @@ export interface EngineAccess {
   ready(operation: string): Promise<NativeEngine>;
   /** The engine now, or an error saying the trainer is not set up. */
   current(): NativeEngine;
+  /** The checkpoint the model was made from (fromPretrained), once set up. */
+  pretrained(): PretrainedSource | undefined;
 }
 
 export class FineTuning {
@@ -104,7 +107,12 @@ export class FineTuning {
     const engine = await this.engine.ready('saveAdapter');
     fs.mkdirSync(folder, { recursive: true });
     const modulesToSave = await engine.saveAdapter(path.join(folder, ADAPTER_WEIGHTS_FILE));
-    writeAdapterConfig(folder, lora, modulesToSave);
+    const pretrained = this.engine.pretrained();
+    const architecture = pretrained && isHuggingFaceSource(pretrained) ? pretrained.config.architectures : undefined;
+    writeAdapterConfig(folder, lora, modulesToSave, {
+      name: pretrained?.name,
+      architecture: Array.isArray(architecture) ? String(architecture[0]) : undefined,
+    });
   }
 
   /** Loads adapters saveAdapter (or PEFT) wrote for this model; another model's, or another r, is an error naming it. */

@@ -7,6 +7,7 @@ import path from 'node:path';
 
 import { firebrandError } from '../errors';
 import type { ModelDescription } from '../native';
+import { readJsonObject } from '../io/json-file';
 import { resolveOptions } from '../options/schema';
 import { field, integer, listOf, number, Schema } from '../options/schema';
 
@@ -45,12 +46,34 @@ export function resolveLora(lora: LoraConfig): ResolvedLora {
   return resolved;
 }
 
-/** adapter_config.json as PEFT writes it for these options. */
-export function writeAdapterConfig(folder: string, lora: ResolvedLora, modulesToSave: string[]): void {
+/** The model an adapter is for: PEFT's base_model_name_or_path, and its task_type from the class name. */
+export interface AdapterBase {
+  name?: string;
+  architecture?: string;
+}
+
+/** PEFT's TaskType of a transformers class, by its name's ending (null: none PEFT names). */
+function taskTypeOf(architecture: string | undefined): string | null {
+  const tasks: [RegExp, string][] = [
+    [/ForCausalLM$/, 'CAUSAL_LM'],
+    [/ForSequenceClassification$/, 'SEQ_CLS'],
+    [/ForTokenClassification$/, 'TOKEN_CLS'],
+    [/ForQuestionAnswering$/, 'QUESTION_ANS'],
+  ];
+  return tasks.find(([pattern]) => architecture !== undefined && pattern.test(architecture))?.[1] ?? null;
+}
+
+/** adapter_config.json as PEFT writes it for these options, naming the base model so that AutoPeftModel loads it. */
+export function writeAdapterConfig(
+  folder: string,
+  lora: ResolvedLora,
+  modulesToSave: string[],
+  base: AdapterBase,
+): void {
   const config = {
     peft_type: 'LORA',
-    task_type: null,
-    base_model_name_or_path: null,
+    task_type: taskTypeOf(base.architecture),
+    base_model_name_or_path: base.name ?? null,
     inference_mode: true,
     r: lora.r,
     lora_alpha: lora.alpha,
@@ -78,19 +101,14 @@ const UNSUPPORTED_LORA_VARIANTS: [string, string][] = [
 const isEmptyObject = (value: unknown) =>
   typeof value === 'object' && value !== null && !Array.isArray(value) && Object.keys(value).length === 0;
 
-/** Checks a folder's adapter_config.json against the trainer's lora options: what differs is named. */
-export function checkAdapterConfig(folder: string, lora: ResolvedLora): void {
+/** A folder's adapter_config.json, refused (naming the field) where it asks for what firebrand's LoRA does not compute. */
+function readAdapterConfig(folder: string, operation: string): Record<string, unknown> {
   const file = path.join(folder, ADAPTER_CONFIG_FILE);
-  let config: Record<string, unknown>;
-  try {
-    config = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
-  } catch (error) {
-    throw firebrandError('ERR_FIREBRAND_FILE', `loadAdapter: cannot read ${file}: ${(error as Error).message}`);
-  }
+  const config = readJsonObject(file, operation);
   if (config.peft_type !== 'LORA') {
     throw firebrandError(
       'ERR_FIREBRAND_INVALID_ARGUMENT',
-      `loadAdapter: ${file} holds a ${String(config.peft_type)} adapter; only LoRA adapters load`,
+      `${operation}: ${file} holds a ${String(config.peft_type)} adapter; only LoRA adapters load`,
     );
   }
   for (const [key, computes] of UNSUPPORTED_LORA_VARIANTS) {
@@ -100,10 +118,42 @@ export function checkAdapterConfig(folder: string, lora: ResolvedLora): void {
     if (!isDefault) {
       throw firebrandError(
         'ERR_FIREBRAND_INVALID_ARGUMENT',
-        `loadAdapter: ${file} has ${key} ${JSON.stringify(value)}: ${computes}, which firebrand's LoRA does not compute`,
+        `${operation}: ${file} has ${key} ${JSON.stringify(value)}: ${computes}, which firebrand's LoRA does not compute`,
       );
     }
   }
+  return config;
+}
+
+/** An adapter folder's LoRA options (PEFT's r, lora_alpha, lora_dropout, target_modules), to build a model that loads it. */
+export function loraOfAdapter(folder: string, operation: string): ResolvedLora {
+  const config = readAdapterConfig(folder, operation);
+  const file = path.join(folder, ADAPTER_CONFIG_FILE);
+  const targets = config.target_modules;
+  if (!Array.isArray(targets) || targets.some((target) => typeof target !== 'string')) {
+    throw firebrandError(
+      'ERR_FIREBRAND_INVALID_ARGUMENT',
+      `${operation}: ${file} has target_modules ${JSON.stringify(targets)}; firebrand loads a list of module names (a regex string is not read)`,
+    );
+  }
+  return resolveLora({
+    r: config.r as number,
+    alpha: config.lora_alpha as number,
+    dropout: (config.lora_dropout as number | undefined) ?? 0,
+    targetModules: targets as string[],
+  });
+}
+
+/** The model an adapter folder was trained on (PEFT's base_model_name_or_path), when it names one. */
+export function adapterBaseModel(folder: string, operation: string): string | undefined {
+  const base = readAdapterConfig(folder, operation).base_model_name_or_path;
+  return typeof base === 'string' && base !== '' ? base : undefined;
+}
+
+/** Checks a folder's adapter_config.json against the trainer's lora options: what differs is named. */
+export function checkAdapterConfig(folder: string, lora: ResolvedLora): void {
+  const file = path.join(folder, ADAPTER_CONFIG_FILE);
+  const config = readAdapterConfig(folder, 'loadAdapter');
   for (const [key, ours] of [
     ['r', lora.r],
     ['lora_alpha', lora.alpha],

@@ -87,7 +87,11 @@ export class Trainer implements TrainerView {
       options.callbacks === undefined ? [] : Array.isArray(options.callbacks) ? options.callbacks : [options.callbacks];
     this.callbacks = [...callbacks, ...builtInCallbacks(this.config, this.loggers)];
     this.hooks = new HookRunner(this, this.callbacks);
-    const engineAccess = { ready: (operation: string) => this.ready(operation), current: () => this.engine };
+    const engineAccess = {
+      ready: (operation: string) => this.ready(operation),
+      current: () => this.engine,
+      pretrained: () => this.lifecycle.madeFor('saveAdapter').pretrained,
+    };
     this.fineTuning = new FineTuning(engineAccess, this.operations, lora);
     const preprocessing = () => this.inputPreprocessing;
     this.lifecycle = new TrainerSetup(this, {

@@ -134,3 +134,10 @@ export function idxFile(typeCode: number, shape: number[], data: Buffer): Buffer
   shape.forEach((size, axis) => header.writeUInt32BE(size, 4 + 4 * axis));
   return Buffer.concat([header, data]);
 }
+
+/** Every item of an async iterable (generated tokens, streamed chunks, loader batches), in order. */
+export async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
+  const all: T[] = [];
+  for await (const item of items) all.push(item);
+  return all;
+}

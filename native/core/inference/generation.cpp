@@ -5,6 +5,7 @@
 #include <torch/utils.h>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <random>
 
@@ -20,11 +21,17 @@ void check(const GenerationOptions& options) {
   const auto fail = [](const std::string& field, const std::string& got, const std::string& expected) {
     throw InvalidArgument("generate." + field + ": got " + got + ", expected " + expected);
   };
+  const auto finitePositive = [](double value) { return std::isfinite(value) && value > 0; };
   if (options.maxNewTokens < 1) fail("maxNewTokens", std::to_string(options.maxNewTokens), "an integer >= 1");
-  if (!(options.temperature > 0)) fail("temperature", std::to_string(options.temperature), "a number > 0");
+  if (!finitePositive(options.temperature))
+    fail("temperature", std::to_string(options.temperature), "a finite number > 0");
   if (options.topK && *options.topK < 1) fail("topK", std::to_string(*options.topK), "an integer >= 1");
-  if (!(options.repetitionPenalty > 0))
-    fail("repetitionPenalty", std::to_string(options.repetitionPenalty), "a number > 0");
+  if (!finitePositive(options.repetitionPenalty))
+    fail("repetitionPenalty", std::to_string(options.repetitionPenalty), "a finite number > 0");
+  if (options.noRepeatNgramSize < 0)
+    fail("noRepeatNgramSize", std::to_string(options.noRepeatNgramSize), "an integer >= 0 (0: off)");
+  if (options.minP && !(*options.minP >= 0 && *options.minP <= 1))
+    fail("minP", std::to_string(*options.minP), "a number in [0, 1]");
   if (options.topP && !(*options.topP > 0 && *options.topP <= 1))
     fail("topP", std::to_string(*options.topP), "a number in (0, 1]");
   if (options.contextLength && *options.contextLength < 1)
@@ -175,6 +182,7 @@ at::Tensor TokenGenerator::sample(at::Tensor logits) {
     const double penalty = options_.repetitionPenalty;
     logits = at::where(held, at::where(logits < 0, logits * penalty, logits / penalty), logits);
   }
+  if (options_.noRepeatNgramSize > 0) logits = blockRepeatedNgrams(logits);
   if (options_.greedy) return logits.argmax(-1);
   logits = logits / options_.temperature;
   const double blocked = -std::numeric_limits<double>::infinity();
@@ -190,7 +198,36 @@ at::Tensor TokenGenerator::sample(at::Tensor logits) {
     logits =
         logits.masked_fill(at::zeros_like(logits, at::kBool).scatter(-1, order, before >= *options_.topP), blocked);
   }
+  if (options_.minP && *options_.minP > 0) {
+    // Keep the tokens at least minP times as likely as the most likely one (which always stays).
+    const at::Tensor probabilities = at::softmax(logits, -1);
+    const at::Tensor floor = std::get<0>(probabilities.max(-1, /*keepdim=*/true)) * *options_.minP;
+    logits = logits.masked_fill(probabilities < floor, blocked);
+  }
   return at::multinomial(at::softmax(logits, -1), 1, /*replacement=*/false, generator_).squeeze(-1);
+}
+
+at::Tensor TokenGenerator::blockRepeatedNgrams(at::Tensor logits) const {
+  const int64_t n = options_.noRepeatNgramSize;
+  const at::Tensor tokens = tokens_.cpu().contiguous();
+  const at::Tensor mask = mask_.cpu().contiguous();
+  const auto tokenAt = tokens.accessor<int64_t, 2>();
+  const auto maskAt = mask.accessor<int64_t, 2>();
+  at::Tensor blocked = at::zeros(logits.sizes(), at::kBool);
+  auto blockedAt = blocked.accessor<bool, 2>();
+  for (int64_t row = 0; row < tokens.size(0); ++row) {
+    // The row's tokens, its padding left out: an n-gram ending with the last n-1 of them is not made again.
+    std::vector<int64_t> held;
+    for (int64_t at = 0; at < tokens.size(1); ++at)
+      if (maskAt[row][at] != 0) held.push_back(tokenAt[row][at]);
+    const int64_t length = static_cast<int64_t>(held.size());
+    if (length + 1 < n) continue;
+    for (int64_t start = 0; start + n <= length; ++start) {
+      if (std::equal(held.begin() + start, held.begin() + start + n - 1, held.end() - (n - 1)))
+        blockedAt[row][held[start + n - 1]] = true;
+    }
+  }
+  return logits.masked_fill(blocked.to(logits.device()), -std::numeric_limits<double>::infinity());
 }
 
 std::vector<std::optional<int64_t>> TokenGenerator::next() {

@@ -26,6 +26,8 @@ struct GenerationOptions {
   std::optional<int64_t> topK;
   std::optional<double> topP;
   double repetitionPenalty = 1.0;  // transformers' repetition_penalty over the tokens so far
+  int64_t noRepeatNgramSize = 0;   // transformers' no_repeat_ngram_size: no n-gram twice (0: off)
+  std::optional<double> minP;      // transformers' min_p: drop tokens below minP × the top probability
   bool greedy = false;
   std::optional<uint64_t> seed;          // none: a fresh seed (tokens differ from call to call)
   std::vector<int64_t> stopTokens;       // generation ends after the first of these
@@ -55,9 +57,11 @@ class TokenGenerator {
   at::Tensor lastLogits(const at::Tensor& ids, Forward forward);
   // The token ids and mask from column `first` on, on the model's device.
   std::pair<at::Tensor, at::Tensor> contextFrom(int64_t first) const;
-  // The next token of each row of `logits` [batch, vocabulary]: repetition penalty, then greedy or
-  // temperature, top-k, top-p and a draw (transformers' order of logits processors).
+  // The next token of each row of `logits` [batch, vocabulary]: repetition penalty and repeated n-grams,
+  // then greedy or temperature, top-k, top-p, min-p and a draw (transformers' order of logits processors).
   at::Tensor sample(at::Tensor logits);
+  // `logits` with each token that would repeat an n-gram of its row (noRepeatNgramSize) blocked.
+  at::Tensor blockRepeatedNgrams(at::Tensor logits) const;
   // Ends incremental decoding, or throws the reason when kvCache was asked for.
   void giveUpCache(const std::string& reason);
   // Grows whenever a parameter changes in place (an optimizer step during fit, loaded weights).
