@@ -134,10 +134,70 @@ describe("LoRA adapters in PEFT's files, on a Hugging Face checkpoint", function
     expect(moved).to.have.length(Object.keys(loaded.tensors).length);
   });
 
+  it("scales rank-stabilized adapters by alpha / sqrt(r) (PEFT's use_rslora), kept in the adapter's config", async () => {
+    // PEFT's adapter at r 4, alpha 8 scales by 2; rank-stabilized at alpha 4 scales by 4 / sqrt(4) = 2 too.
+    const stabilized = path.join(folder, 'rslora');
+    fs.mkdirSync(stabilized);
+    fs.copyFileSync(
+      path.join(peftAdapter, 'adapter_model.safetensors'),
+      path.join(stabilized, 'adapter_model.safetensors'),
+    );
+    const config = readJson(path.join(peftAdapter, 'adapter_config.json'));
+    fs.writeFileSync(
+      path.join(stabilized, 'adapter_config.json'),
+      JSON.stringify({ ...config, lora_alpha: 4, use_rslora: true }),
+    );
+    const trainer = new Trainer({
+      model: await fromPretrained(base),
+      lora: { ...lora, alpha: 4, useRslora: true },
+      config: { progressBar: false, numThreads: 1 },
+    });
+    await trainer.loadAdapter(stabilized);
+    const ids = golden.input_ids;
+    expectClose(await trainer.predict(ids.data, ids.shape), golden.logits, 'logits with rank-stabilized scaling');
+    await trainer.saveAdapter(path.join(folder, 'saved'));
+    expect(readJson(path.join(folder, 'saved', 'adapter_config.json'))).to.deep.include({
+      use_rslora: true,
+      lora_alpha: 4,
+    });
+    // A trainer without useRslora refuses the rank-stabilized adapter, naming the field.
+    const plain = new Trainer({
+      model: await fromPretrained(base),
+      lora: { ...lora, alpha: 4 },
+      config: { progressBar: false },
+    });
+    expect((await rejectionOf(plain.loadAdapter(stabilized))).message).to.contain('has use_rslora true');
+  });
+
+  it("adapts every linear layer but the output layer with targetModules 'all-linear', as PEFT, and names them in the saved config", async () => {
+    const trainer = new Trainer({
+      model: await fromPretrained(base),
+      loss: 'cross_entropy',
+      optimizer: 'adamw',
+      lora: { targetModules: 'all-linear' },
+      config: { progressBar: false, numThreads: 1 },
+    });
+    await trainer.setup();
+    const adapted = trainer.model.namedParameters
+      .filter(({ name }) => name.endsWith('.lora_A.weight'))
+      .map(({ name }) => name.slice(0, -'.lora_A.weight'.length));
+    const projections = ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'];
+    const layers = (readJson(path.join(base, 'config.json')).num_hidden_layers as number) ?? 0;
+    expect(adapted).to.have.length(layers * projections.length);
+    for (const name of adapted)
+      expect(
+        projections.some((projection) => name.endsWith(`.${projection}`)),
+        name,
+      ).to.equal(true);
+    await trainer.saveAdapter(folder);
+    expect([...(readJson(path.join(folder, 'adapter_config.json')).target_modules as string[])].sort()).to.deep.equal(
+      [...adapted].sort(),
+    );
+  });
+
   it('refuses an adapter whose LoraConfig computes what firebrand does not, naming the field', async () => {
     for (const [key, value, said] of [
       ['use_dora', true, 'DoRA'],
-      ['use_rslora', true, 'rank-stabilized'],
       ['rank_pattern', { q_proj: 8 }, 'rank_pattern'],
       ['alpha_pattern', { v_proj: 16 }, 'alpha_pattern'],
       ['bias', 'all', 'bias'],

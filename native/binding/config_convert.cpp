@@ -203,7 +203,8 @@ EngineSpec toEngineSpec(const Napi::Value& value) {
     const Napi::Object lora = toObject(object.Get("lora"), "lora");
     spec.lora = LoraOptions{toInteger(lora.Get("r"), "lora.r", 1), toNumber(lora.Get("alpha"), "lora.alpha"),
                             toNumber(lora.Get("dropout"), "lora.dropout"),
-                            toStrings(lora.Get("targetModules"), "lora.targetModules")};
+                            toStrings(lora.Get("targetModules"), "lora.targetModules"),
+                            toBoolean(lora.Get("useRslora"), "lora.useRslora")};
   }
   if (!object.Get("activationCheckpointing").IsUndefined()) {
     spec.activationCheckpointing = toStrings(object.Get("activationCheckpointing"), "config.activationCheckpointing");

@@ -10,7 +10,7 @@ import { pretrainedSourcesIn } from '../pretrained/from-pretrained';
 import { loadPretrainedWeights } from '../pretrained/load-weights';
 import { runtimeInfo, setNumThreads, useDeterministicAlgorithms, warnIfSlowBlas } from '../runtime';
 import type { ResolvedConfig } from './config';
-import { type ResolvedLora, warnOfTiedAdapters } from './lora';
+import { allLinearLayers, type ResolvedLora, warnOfTiedAdapters } from './lora';
 import { checkMetrics } from './metrics';
 import { resolveObjectives } from './objective-schemas';
 import type { ModelConfiguration, OptimizerConfiguration } from './trainer-options';
@@ -36,6 +36,8 @@ export async function buildEngine(
   if (config.deterministic) useDeterministicAlgorithms(true);
   const objectives = resolveObjectives(models.loss, optimizers);
   checkMetrics(config.metrics, objectives.loss?.name);
+  // 'all-linear' becomes the layers' paths here, in the trainer's one lora object, which saveAdapter writes.
+  if (lora?.targetModules === 'all-linear') lora.targetModules = allLinearLayers(models.model);
   const modelSpec = resolveModelSpec(models.model);
   const engine = new native.NativeEngine({
     model: modelSpec,
@@ -49,7 +51,7 @@ export async function buildEngine(
     checkFiniteInputs: config.checkFiniteInputs,
     lossOutput: config.lossOutput,
     freeze: listed(config.freeze),
-    lora,
+    lora: lora && { ...lora, targetModules: [lora.targetModules].flat() },
     int8Roots: int8RootsIn(models.model),
     activationCheckpointing: listed(config.activationCheckpointing),
   });

@@ -9,7 +9,8 @@ import { firebrandError } from '../errors';
 import type { ModelDescription } from '../native';
 import { readJsonObject } from '../io/json-file';
 import { resolveOptions } from '../options/schema';
-import { field, integer, listOf, number, Schema } from '../options/schema';
+import { boolean, either, field, integer, listOf, number, oneOf, Schema } from '../options/schema';
+import { Layer, Module } from '../nn/module/module';
 
 /** PEFT's LoraConfig, in camelCase. */
 export interface LoraConfig {
@@ -19,15 +20,22 @@ export interface LoraConfig {
   alpha?: number;
   /** Dropout on each adapter's input while training. Default 0. */
   dropout?: number;
-  /** Linear layers to adapt: a module path, or its last parts ('c_attn' adapts every '….c_attn'), as PEFT's target_modules. */
-  targetModules: string[];
+  /**
+   * Linear layers to adapt: a module path, or its last parts ('c_attn' adapts every '….c_attn'), as PEFT's
+   * target_modules; or 'all-linear': every linear layer but the output layer (a checkpoint's lm_head), as
+   * PEFT's shorthand, which saveAdapter writes as the list of their paths.
+   */
+  targetModules: string[] | 'all-linear';
+  /** Rank-stabilized LoRA: the adapters' output scaled by alpha / sqrt(r) (PEFT's use_rslora). Default false. */
+  useRslora?: boolean;
 }
 
 const loraSchema: Schema = {
   r: field(integer(1), 8, [1, 16]),
   alpha: field(number(0, Infinity, true), 8, [1, 32]),
   dropout: field(number(0, 1), 0, [0, 0.1]),
-  targetModules: field(listOf(), undefined, [['c_attn']]),
+  targetModules: field(either(listOf(), oneOf('all-linear')), undefined, [['c_attn'], 'all-linear']),
+  useRslora: field(boolean, false, [false, true]),
 };
 
 export const ADAPTER_WEIGHTS_FILE = 'adapter_model.safetensors';
@@ -44,6 +52,30 @@ export function resolveLora(lora: LoraConfig): ResolvedLora {
     );
   }
   return resolved;
+}
+
+/**
+ * The paths of `model`'s linear layers but its output layer (getOutputEmbeddings(), a checkpoint's lm_head):
+ * what PEFT's target_modules 'all-linear' adapts.
+ */
+export function allLinearLayers(model: unknown): string[] {
+  if (!(model instanceof Module)) {
+    throw firebrandError(
+      'ERR_FIREBRAND_INVALID_ARGUMENT',
+      "lora.targetModules 'all-linear': the model must be written as modules (a Module), to find its linear layers",
+    );
+  }
+  const output = (model as { getOutputEmbeddings?: () => Module }).getOutputEmbeddings?.();
+  const paths = [...model.namedModules()]
+    .filter(([, module]) => module instanceof Layer && module.spec.type === 'linear' && module !== output)
+    .map(([path]) => path);
+  if (paths.length === 0) {
+    throw firebrandError(
+      'ERR_FIREBRAND_INVALID_ARGUMENT',
+      "lora.targetModules 'all-linear': the model has no linear layer (nn.linear) besides its output layer",
+    );
+  }
+  return paths;
 }
 
 /** The model an adapter is for: PEFT's base_model_name_or_path, and its task_type from the class name. */
@@ -82,7 +114,7 @@ export function writeAdapterConfig(
     bias: 'none',
     fan_in_fan_out: false,
     init_lora_weights: true,
-    use_rslora: false,
+    use_rslora: lora.useRslora,
     modules_to_save: modulesToSave.length > 0 ? modulesToSave : null,
   };
   fs.writeFileSync(path.join(folder, ADAPTER_CONFIG_FILE), `${JSON.stringify(config, null, 2)}\n`);
@@ -91,7 +123,6 @@ export function writeAdapterConfig(
 /** LoraConfig fields that change what the adapters compute, each with what it asks for; firebrand takes their defaults. */
 const UNSUPPORTED_LORA_VARIANTS: [string, string][] = [
   ['use_dora', 'DoRA (weight-decomposed adapters, with a magnitude vector)'],
-  ['use_rslora', 'rank-stabilized scaling (alpha / sqrt(r))'],
   ['rank_pattern', 'a rank per module (rank_pattern)'],
   ['alpha_pattern', 'an alpha per module (alpha_pattern)'],
   ['bias', "trained biases of the base layers (bias other than 'none')"],
@@ -130,7 +161,8 @@ export function loraOfAdapter(folder: string, operation: string): ResolvedLora {
   const config = readAdapterConfig(folder, operation);
   const file = path.join(folder, ADAPTER_CONFIG_FILE);
   const targets = config.target_modules;
-  if (!Array.isArray(targets) || targets.some((target) => typeof target !== 'string')) {
+  const listed = Array.isArray(targets) && targets.every((target) => typeof target === 'string');
+  if (!listed && targets !== 'all-linear') {
     throw firebrandError(
       'ERR_FIREBRAND_INVALID_ARGUMENT',
       `${operation}: ${file} has target_modules ${JSON.stringify(targets)}; firebrand loads a list of module names (a regex string is not read)`,
@@ -140,7 +172,8 @@ export function loraOfAdapter(folder: string, operation: string): ResolvedLora {
     r: config.r as number,
     alpha: config.lora_alpha as number,
     dropout: (config.lora_dropout as number | undefined) ?? 0,
-    targetModules: targets as string[],
+    targetModules: targets as string[] | 'all-linear',
+    useRslora: config.use_rslora === true,
   });
 }
 
@@ -157,8 +190,9 @@ export function checkAdapterConfig(folder: string, lora: ResolvedLora): void {
   for (const [key, ours] of [
     ['r', lora.r],
     ['lora_alpha', lora.alpha],
+    ['use_rslora', lora.useRslora],
   ] as const) {
-    if (config[key] !== ours) {
+    if ((config[key] ?? (key === 'use_rslora' ? false : undefined)) !== ours) {
       throw firebrandError(
         'ERR_FIREBRAND_INVALID_ARGUMENT',
         `loadAdapter: ${file} has ${key} ${String(config[key])}, but this trainer's lora has ${ours}`,

@@ -68,7 +68,8 @@ void attachLora(BuiltLayer& layer, const LoraOptions& options, const std::string
   adapter->b.ptr()->to(baseWeight.device(), adapterDtype);
   base.register_module("lora_A", adapter->a.ptr());
   base.register_module("lora_B", adapter->b.ptr());
-  adapter->scaling = options.alpha / static_cast<double>(options.r);
+  const double rank = static_cast<double>(options.r);
+  adapter->scaling = options.alpha / (options.useRslora ? std::sqrt(rank) : rank);
   adapter->dropout = options.dropout;
   layer.lora = std::move(adapter);
 }

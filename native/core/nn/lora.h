@@ -19,6 +19,8 @@ struct LoraOptions {
   double dropout = 0;
   // PEFT's target_modules: a module path equal to one or ending with "." + one.
   std::vector<std::string> targetModules;
+  // PEFT's use_rslora: rank-stabilized scaling alpha / sqrt(r) instead of alpha / r.
+  bool useRslora = false;
 };
 
 // lora_A and lora_B: linear layers on a linear layer; on a conv2d (PEFT's Conv2d), A a convolution
@@ -28,7 +30,7 @@ struct LoraAdapter {
   torch::nn::AnyModule b;
   at::Tensor aWeight;
   at::Tensor bWeight;
-  double scaling = 1;  // alpha / r
+  double scaling = 1;  // alpha / r (alpha / sqrt(r) with useRslora)
   double dropout = 0;
 };
 

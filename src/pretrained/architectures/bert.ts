@@ -234,6 +234,11 @@ export class BertForMaskedLM extends nn.Module {
     this.cls.predictions.decoder.weight = this.bert.embeddings.word_embeddings.weight;
   }
 
+  /** The output layer (transformers' get_output_embeddings): what LoRA's 'all-linear' leaves out. */
+  getOutputEmbeddings(): Layer<LinearSpec> {
+    return this.cls.predictions.decoder;
+  }
+
   override inputFields(): string[] {
     return BERT_INPUT_FIELDS;
   }

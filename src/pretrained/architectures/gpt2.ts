@@ -168,4 +168,9 @@ export class GPT2LMHeadModel extends nn.Module {
   forward(tokens: Tensor): Tensor {
     return this.lm_head.forward(this.transformer.forward(tokens)).transpose(1, 2);
   }
+
+  /** The output layer (transformers' get_output_embeddings): what LoRA's 'all-linear' leaves out. */
+  getOutputEmbeddings(): Layer<LinearSpec> {
+    return this.lm_head;
+  }
 }

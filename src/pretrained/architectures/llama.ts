@@ -307,6 +307,11 @@ export class LlamaForCausalLM extends nn.Module {
     return this.masked ? ['input_ids', 'attention_mask'] : super.inputFields();
   }
 
+  /** The output layer (transformers' get_output_embeddings): what LoRA's 'all-linear' leaves out. */
+  getOutputEmbeddings(): Layer<LinearSpec> {
+    return this.lm_head;
+  }
+
   forward(tokens: Tensor, attentionMask?: Tensor): Tensor {
     return this.lm_head.forward(this.model.forward(tokens, attentionMask)).transpose(1, 2);
   }
