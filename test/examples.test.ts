@@ -67,6 +67,13 @@ describe('examples', function () {
     expect(output).to.contain('adapter_config.json, adapter_model.safetensors');
   });
 
+  it('sft-chat fine-tunes LoRA on JSONL conversations with assistant-only loss, then serves the adapter folder', () => {
+    const output = runExample('sft-chat', { epochs: 8 });
+    const [, first, last] = /loss (\d+\.\d+) -> (\d+\.\d+) over 8 epochs/.exec(output) ?? [];
+    expect(Number(last), output).to.be.below(Number(first));
+    expect(output).to.match(/served at http:\/\/127\.0\.0\.1:\d+\/v1: ".*"/);
+  });
+
   it('subclass-torchscript fits the sine with its own training_step', () => {
     const output = runExample('subclass-torchscript', { epochs: 8 });
     const mse = Number(/best validation mse (\d+\.\d+)/.exec(output)?.[1]);
