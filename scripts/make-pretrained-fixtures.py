@@ -222,6 +222,57 @@ def write_assistant_masks():
     print(f"wrote chat-tokenizer-masks.golden.json: {[sum(case['assistantMasks']) for case in cases]} assistant tokens")
 
 
+# A template reading what transformers passes besides the messages: tools (as JSON), documents, a variable
+# of the caller's (enable_thinking), content parts; and a reply left open (continue_final_message).
+EXTRAS_CHAT_TEMPLATE = (
+    "{%- if tools %}{{ '<|tools|>\\n' }}{% for tool in tools %}{{ tool | tojson }}{{ '\\n' }}{% endfor %}{% endif %}"
+    "{%- if documents %}{% for doc in documents %}{{ '<|doc|>' + doc['title'] + ': ' + doc['text'] + '\\n' }}"
+    "{% endfor %}{% endif %}"
+    "{{- bos_token }}{% for message in messages %}{{ '<|' + message['role'] + '|>\\n' }}"
+    "{%- if message['content'] is string %}{{ message['content'] }}{% else %}{% for part in message['content'] %}"
+    "{% if part['type'] == 'text' %}{{ part['text'] }}{% else %}{{ '<|' + part['type'] + '|>' }}{% endif %}"
+    "{% endfor %}{% endif %}{{ eos_token + '\\n' }}{% endfor %}"
+    "{%- if add_generation_prompt %}{{ '<|assistant|>\\n' }}"
+    "{%- if enable_thinking is defined and not enable_thinking %}{{ '<think></think>' }}{% endif %}{% endif %}"
+)
+TOOL = {"type": "function", "function": {"name": "fox_speed", "description": "How fast a fox runs, in km/h.",
+                                         "parameters": {"type": "object", "properties": {"breed": {"type": "string"}},
+                                                        "required": ["breed"]}}}
+EXTRAS_CASES = [
+    {"messages": [{"role": "user", "content": "How fast is a red fox?"}], "tools": [TOOL],
+     "addGenerationPrompt": True},
+    {"messages": [{"role": "user", "content": "What does the fox do?"}],
+     "documents": [{"title": "Fox", "text": "The quick brown fox jumps."}], "chatTemplateKwargs": {"enable_thinking": False},
+     "addGenerationPrompt": True},
+    {"messages": [{"role": "user", "content": [{"type": "text", "text": "Look: "}, {"type": "image"},
+                                               {"type": "text", "text": "a café"}]}], "addGenerationPrompt": True},
+    {"messages": [{"role": "user", "content": "Name the fox."}, {"role": "assistant", "content": "The quick brown"}],
+     "continueFinalMessage": True},
+    {"messages": [{"role": "user", "content": "Name the fox."},
+                  {"role": "assistant", "content": [{"type": "text", "text": "It is called "}]}],
+     "continueFinalMessage": True},
+]
+
+
+def write_chat_template_extras():
+    """chat-tokenizer-extras.golden.json: apply_chat_template's text and ids with EXTRAS_CHAT_TEMPLATE for
+    tools, documents, a template variable, content parts and continue_final_message."""
+    tokenizer = transformers.PreTrainedTokenizerFast.from_pretrained(OUT / "chat-tokenizer")
+    cases = []
+    for case in EXTRAS_CASES:
+        text = tokenizer.apply_chat_template(
+            case["messages"], chat_template=EXTRAS_CHAT_TEMPLATE, tools=case.get("tools"),
+            documents=case.get("documents"), add_generation_prompt=case.get("addGenerationPrompt", False),
+            continue_final_message=case.get("continueFinalMessage", False), tokenize=False,
+            **case.get("chatTemplateKwargs", {}))
+        ids = tokenizer(text, add_special_tokens=False)["input_ids"]
+        cases.append({**case, "text": text, "ids": ids})
+    golden = {"generatedBy": "scripts/make-pretrained-fixtures.py", "transformers": transformers.__version__,
+              "template": EXTRAS_CHAT_TEMPLATE, "cases": cases}
+    (OUT / "chat-tokenizer-extras.golden.json").write_text(json.dumps(golden, indent=1, ensure_ascii=False) + "\n")
+    print(f"wrote chat-tokenizer-extras.golden.json: {[case['text'][-20:] for case in cases]}")
+
+
 def write_example_checkpoint():
     """examples/data/tiny-chat-llama/: a tiny random Llama whose vocabulary is the chat tokenizer's, with that
     tokenizer beside it, for examples/finetune-llama.ts."""
@@ -401,6 +452,7 @@ def main():
     OUT.mkdir(parents=True, exist_ok=True)
     write_chat_tokenizer()
     write_assistant_masks()
+    write_chat_template_extras()
     write_example_checkpoint()
     for seed, (name, case) in enumerate(CASES.items()):
         write(seed, name, case)

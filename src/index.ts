@@ -204,6 +204,7 @@ export { CharTokenizer } from './text/char-tokenizer';
 export { HuggingFaceTokenizer } from './text/huggingface-tokenizer';
 export type {
   ChatMessage,
+  ChatContentPart,
   ChatTemplateOptions,
   ChatTokens,
   DecodeOptions,

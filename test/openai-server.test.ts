@@ -87,6 +87,24 @@ describe('OpenAI-compatible server', function () {
     expect(chunks.at(-1)?.usage).to.deep.equal(whole.usage);
   });
 
+  it("continues a prefilled reply (vLLM's continue_final_message), the template's variables passed", async () => {
+    const messages = [...chat('Name the fox.'), { role: 'assistant' as const, content: 'The quick' }];
+    const ids = tokenizer.applyChatTemplate(messages, { continueFinalMessage: true });
+    const body = {
+      model: 'tiny-chat',
+      messages,
+      max_tokens: 8,
+      temperature: 0,
+      add_generation_prompt: false,
+      continue_final_message: true,
+      chat_template_kwargs: { enable_thinking: false },
+    };
+    const response = await fetch(`${server.url}/v1/chat/completions`, { method: 'POST', body: JSON.stringify(body) });
+    const reply = (await response.json()) as OpenAI.ChatCompletion;
+    expect(reply.choices[0].message.content).to.equal((await greedy(ids, 8)).text);
+    expect(reply.usage?.prompt_tokens).to.equal(ids.length);
+  });
+
   it('completes several prompts with n choices each, ending at a stop string or max_tokens', async () => {
     const prompts = ['The quick brown fox', 'Once upon'];
     const expected = await Promise.all(prompts.map((prompt) => greedy(tokenizer.encode(prompt), 16)));

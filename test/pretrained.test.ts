@@ -9,6 +9,7 @@ import path from 'node:path';
 
 import {
   ChatMessage,
+  ChatTemplateOptions,
   Dataset,
   fromPretrained,
   FromPretrainedOptions,
@@ -437,6 +438,31 @@ describe("HuggingFaceTokenizer.fromPretrained: a checkpoint's tokenizer and chat
       expect(tokenizer.applyChatTemplate(messages, { addGenerationPrompt, tokenize: false }), what).to.equal(text);
       expect(Array.from(tokenizer.applyChatTemplate(messages, { addGenerationPrompt })), what).to.deep.equal(ids);
     }
+  });
+
+  it('renders tools, documents, template variables, content parts and a continued reply as apply_chat_template does', async () => {
+    const extras = JSON.parse(fs.readFileSync(path.join(fixtures, 'chat-tokenizer-extras.golden.json'), 'utf8')) as {
+      template: string;
+      cases: (ChatTemplateOptions & { messages: ChatMessage[]; text: string; ids: number[] })[];
+    };
+    const tokenizer = await HuggingFaceTokenizer.fromPretrained(path.join(fixtures, 'chat-tokenizer'));
+    for (const { messages, text, ids, ...options } of extras.cases) {
+      const what = JSON.stringify(options);
+      const rendered = tokenizer.applyChatTemplate(messages, {
+        ...options,
+        chatTemplate: extras.template,
+        tokenize: false,
+      });
+      expect(rendered, what).to.equal(text);
+      const encoded = tokenizer.applyChatTemplate(messages, { ...options, chatTemplate: extras.template });
+      expect(Array.from(encoded), what).to.deep.equal(ids);
+    }
+    const both = errorOf(() =>
+      tokenizer.applyChatTemplate(extras.cases[3].messages, { continueFinalMessage: true, addGenerationPrompt: true }),
+    );
+    expect(both.message).to.contain('continueFinalMessage and addGenerationPrompt exclude each other');
+    const misspelt = errorOf(() => tokenizer.applyChatTemplate(extras.cases[0].messages, { tool: [] } as never));
+    expect(misspelt.message).to.contain("applyChatTemplate options: unknown option 'tool'");
   });
 
   it('says plainly when the tokenizer files or the chat template are missing', async () => {

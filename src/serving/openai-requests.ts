@@ -4,7 +4,7 @@
 // field OpenAI defines that firebrand does not compute is refused unless it
 // has its no-op value; a field OpenAI does not define is refused by name.
 import type { GenerateOptions } from '../native';
-import type { ChatMessage, HuggingFaceTokenizer } from '../text/huggingface-tokenizer';
+import type { ChatMessage, ChatTemplateOptions, HuggingFaceTokenizer } from '../text/huggingface-tokenizer';
 import { RequestError } from './request-error';
 
 /** A completion request as the server decodes it. */
@@ -152,12 +152,38 @@ function sharedOf(body: Body, maxTokensField: string): Omit<CompletionRequest, '
   };
 }
 
-/** A message's text: a string, or content parts of type text joined. */
+/** vLLM's fields for the chat template: add_generation_prompt (default true), continue_final_message, its variables. */
+const CHAT_TEMPLATE_FIELDS = ['add_generation_prompt', 'continue_final_message', 'chat_template_kwargs', 'documents'];
+
+function chatTemplateOptions(body: Body): ChatTemplateOptions {
+  const kwargs = body.chat_template_kwargs ?? {};
+  if (!isObject(kwargs)) {
+    throw new RequestError(
+      400,
+      'chat_template_kwargs: expected an object of template variables',
+      'chat_template_kwargs',
+    );
+  }
+  const documents = body.documents ?? undefined;
+  if (documents !== undefined && (!Array.isArray(documents) || !documents.every(isObject))) {
+    throw new RequestError(400, 'documents: expected an array of objects ({ title, text })', 'documents');
+  }
+  const continueFinalMessage = booleanField(body, 'continue_final_message');
+  return {
+    addGenerationPrompt:
+      body.add_generation_prompt === undefined ? !continueFinalMessage : booleanField(body, 'add_generation_prompt'),
+    continueFinalMessage,
+    chatTemplateKwargs: kwargs,
+    documents: documents as Record<string, unknown>[] | undefined,
+  };
+}
+
+/** A message's text: a string, or content parts of type text joined by newlines (vLLM's string content format). */
 function messageText(message: Body, at: string): string {
   const { content } = message;
   if (typeof content === 'string') return content;
   if (Array.isArray(content) && content.every((part) => isObject(part) && part.type === 'text')) {
-    return content.map((part) => String((part as Body).text ?? '')).join('');
+    return content.map((part) => String((part as Body).text ?? '')).join('\n');
   }
   throw new RequestError(
     400,
@@ -169,7 +195,7 @@ function messageText(message: Body, at: string): string {
 /** A /v1/chat/completions body: the conversation through the chat template, ending with the assistant's turn opened. */
 export function chatCompletionRequest(body: unknown, tokenizer: HuggingFaceTokenizer): CompletionRequest {
   if (!isObject(body)) throw new RequestError(400, 'expected a JSON object');
-  refuseUnknown(body, ['messages', 'max_completion_tokens']);
+  refuseUnknown(body, ['messages', 'max_completion_tokens', ...CHAT_TEMPLATE_FIELDS]);
   if (body.max_tokens !== undefined && body.max_completion_tokens !== undefined) {
     throw new RequestError(400, 'give max_tokens or max_completion_tokens, not both', 'max_completion_tokens');
   }
@@ -187,7 +213,7 @@ export function chatCompletionRequest(body: unknown, tokenizer: HuggingFaceToken
   if (tokenizer.chatTemplate === undefined) {
     throw new RequestError(400, "the model's tokenizer has no chat template: use /v1/completions", 'messages');
   }
-  return { ...shared, prompts: [tokenizer.applyChatTemplate(messages, { addGenerationPrompt: true })] };
+  return { ...shared, prompts: [tokenizer.applyChatTemplate(messages, chatTemplateOptions(body))] };
 }
 
 /** A prompt of /v1/completions: text, or token ids. */

@@ -3,7 +3,6 @@
 // (@huggingface/tokenizers): pure JavaScript, no second native binary to match
 // to the platform, and the same ids as the Rust `tokenizers` that wrote the file
 // (test/bpe-tokenizer.test.ts checks both BPE layouts against it).
-import { Template } from '@huggingface/jinja';
 import { Tokenizer as TokenizersJs } from '@huggingface/tokenizers';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -11,7 +10,19 @@ import path from 'node:path';
 import { firebrandError } from '../errors';
 import { readJsonObject } from '../io/json-file';
 import { hubSnapshot, isHubId, type HubOptions } from '../pretrained/hub-download';
+import { refuseUnknownKeys } from '../options/option-keys';
+import {
+  CHAT_TEMPLATE_OPTION_KEYS,
+  type ChatMessage,
+  type ChatTemplateOptions,
+  GENERATION_END,
+  GENERATION_START,
+  markedGenerations,
+  renderChatTemplate,
+} from './chat-template';
 import type { Tokenizer } from './tokenizer';
+
+export type { ChatContentPart, ChatMessage, ChatTemplateOptions } from './chat-template';
 
 type Json = Record<string, unknown>;
 
@@ -27,37 +38,11 @@ export interface DecodeOptions {
 
 const readJson = (file: string, owner: string): Json => readJsonObject(file, owner, "a tokenizer's JSON");
 
-/** A chat message as chat templates read it. */
-export interface ChatMessage {
-  role: string;
-  content: string;
-}
-
-export interface ChatTemplateOptions {
-  /** End with the template's opening of the assistant's turn (transformers' add_generation_prompt). Default false. */
-  addGenerationPrompt?: boolean;
-}
-
 /** A conversation's ids and which of them are the assistant's (transformers' assistant_masks). */
 export interface ChatTokens {
   ids: Int32Array;
   /** 1 for the assistant's tokens, 0 for the rest. */
   assistantMask: Uint8Array;
-}
-
-/** Where the template's {% generation %} blocks start and end in the rendered text (private-use characters). */
-const GENERATION_START = '\uE000';
-const GENERATION_END = '\uE001';
-
-/**
- * The template with {% generation %} and {% endgeneration %} (transformers' marks of the assistant's text)
- * writing marker characters instead, their whitespace control kept.
- */
-function markedGenerations(template: string): string {
-  return template.replace(/{%(-?)\s*(end)?generation\s*(-?)%}/g, (_, lstrip: string, end: string, rstrip: string) => {
-    const marker = end === undefined ? GENERATION_START : GENERATION_END;
-    return `{{${lstrip} '${marker}' ${rstrip}}}`;
-  });
 }
 
 /** The special tokens tokenizer_config.json names (bos_token, eos_token, ...), as text. */
@@ -140,15 +125,17 @@ export class HuggingFaceTokenizer implements Tokenizer {
   applyChatTemplate(messages: ChatMessage[], options: ChatTemplateOptions & { tokenize: false }): string;
   applyChatTemplate(
     messages: ChatMessage[],
-    { addGenerationPrompt = false, tokenize = true }: ChatTemplateOptions & { tokenize?: boolean } = {},
+    options: ChatTemplateOptions & { tokenize?: boolean } = {},
   ): Int32Array | string {
-    if (this.chatTemplate === undefined) {
+    refuseUnknownKeys(options, CHAT_TEMPLATE_OPTION_KEYS, 'applyChatTemplate options');
+    const { addGenerationPrompt = false, tokenize = true, chatTemplate = this.chatTemplate, ...rendering } = options;
+    if (chatTemplate === undefined) {
       throw firebrandError(
         'ERR_FIREBRAND_INVALID_STATE',
         'HuggingFaceTokenizer.applyChatTemplate: the tokenizer has no chat template (chat_template in tokenizer_config.json or chat_template.jinja)',
       );
     }
-    const text = this.renderChat(this.chatTemplate, messages, addGenerationPrompt);
+    const text = this.renderChat(chatTemplate, messages, addGenerationPrompt, rendering);
     return tokenize ? this.encode(text, { addSpecialTokens: false }) : text;
   }
 
@@ -214,10 +201,15 @@ export class HuggingFaceTokenizer implements Tokenizer {
   }
 
   /** `template` rendered for `messages`, with the special tokens (bos_token, eos_token, ...) in scope. */
-  private renderChat(template: string, messages: ChatMessage[], addGenerationPrompt: boolean): string {
-    const scope: Record<string, unknown> = { messages, add_generation_prompt: addGenerationPrompt };
-    for (const name of SPECIAL_TOKEN_FIELDS) scope[`${name}_token`] = this.specialTokens[name] ?? '';
-    return new Template(template).render(scope);
+  private renderChat(
+    template: string,
+    messages: ChatMessage[],
+    addGenerationPrompt: boolean,
+    options: ChatTemplateOptions = {},
+  ): string {
+    const specialTokens: Record<string, string> = {};
+    for (const name of SPECIAL_TOKEN_FIELDS) specialTokens[`${name}_token`] = this.specialTokens[name] ?? '';
+    return renderChatTemplate(template, messages, specialTokens, { ...options, addGenerationPrompt });
   }
 
   /**
