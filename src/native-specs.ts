@@ -25,7 +25,14 @@ export interface NativeEngineSpec {
   lossOutput?: string;
   freeze?: string[];
   activationCheckpointing?: string[];
-  lora?: { r: number; alpha: number; dropout: number; targetModules: string[]; useRslora: boolean };
+  lora?: {
+    r: number;
+    alpha: number;
+    dropout: number;
+    targetModules: string[];
+    useRslora: boolean;
+    modulesToSave: string[];
+  };
   /** Module paths whose linear layers are quantized to int8 once loaded (fromPretrained's quantize). */
   int8Roots?: string[];
   device?: string;

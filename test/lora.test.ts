@@ -62,6 +62,33 @@ describe('LoRA adapters', function () {
     expect((await fresh.predict(prompt.data, prompt.shape)).data).to.deep.equal(probe.data);
   });
 
+  it("trains and saves the modules lora.modulesToSave names whole, as PEFT's modules_to_save", async () => {
+    const withHead = { ...lora, modulesToSave: ['ln_f'] };
+    const trainer = trainerOf({ lora: withHead });
+    await trainer.setup();
+    const trained = trainer.model.namedParameters.filter(({ requiresGrad }) => requiresGrad).map(({ name }) => name);
+    expect(trained.filter((name) => !name.includes('.lora_'))).to.deep.equal([
+      'transformer.ln_f.weight',
+      'transformer.ln_f.bias',
+    ]);
+    const before = (await trainer.stateDict())['transformer.ln_f.weight'].data;
+    await trainer.fit(tokens);
+    const after = await trainer.stateDict();
+    expect(after['transformer.ln_f.weight'].data).to.not.deep.equal(before);
+    await trainer.saveAdapter(folder);
+    const config = JSON.parse(fs.readFileSync(path.join(folder, 'adapter_config.json'), 'utf8')) as Record<
+      string,
+      unknown
+    >;
+    expect(config.modules_to_save).to.deep.equal(['transformer.ln_f']);
+    const fresh = trainerOf({ lora: withHead });
+    await fresh.loadAdapter(folder);
+    const probe = await trainer.predict(prompt.data, prompt.shape);
+    expect((await fresh.predict(prompt.data, prompt.shape)).data).to.deep.equal(probe.data);
+    const unknown = await rejectionOf(trainerOf({ lora: { ...lora, modulesToSave: ['ln_q'] } }).setup());
+    expect(unknown.message).to.contain("lora.modulesToSave: 'ln_q' matches no module with parameters");
+  });
+
   it('loads its base checkpoint strictly, by initWeightsFrom or config.initWeightsFrom (which lacks the adapters)', async () => {
     const base = trainerOf({});
     await base.fit(tokens);

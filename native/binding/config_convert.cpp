@@ -201,10 +201,12 @@ EngineSpec toEngineSpec(const Napi::Value& value) {
   }
   if (!object.Get("lora").IsUndefined()) {
     const Napi::Object lora = toObject(object.Get("lora"), "lora");
-    spec.lora = LoraOptions{toInteger(lora.Get("r"), "lora.r", 1), toNumber(lora.Get("alpha"), "lora.alpha"),
+    spec.lora = LoraOptions{toInteger(lora.Get("r"), "lora.r", 1),
+                            toNumber(lora.Get("alpha"), "lora.alpha"),
                             toNumber(lora.Get("dropout"), "lora.dropout"),
                             toStrings(lora.Get("targetModules"), "lora.targetModules"),
-                            toBoolean(lora.Get("useRslora"), "lora.useRslora")};
+                            toBoolean(lora.Get("useRslora"), "lora.useRslora"),
+                            toStrings(lora.Get("modulesToSave"), "lora.modulesToSave")};
   }
   if (!object.Get("activationCheckpointing").IsUndefined()) {
     spec.activationCheckpointing = toStrings(object.Get("activationCheckpointing"), "config.activationCheckpointing");

@@ -28,6 +28,11 @@ export interface LoraConfig {
   targetModules: string[] | 'all-linear';
   /** Rank-stabilized LoRA: the adapters' output scaled by alpha / sqrt(r) (PEFT's use_rslora). Default false. */
   useRslora?: boolean;
+  /**
+   * Modules trained whole beside the adapters, named as targetModules are (a new head: ['score'] or
+   * ['classifier']), as PEFT's modules_to_save; saveAdapter saves them whole. Default none.
+   */
+  modulesToSave?: string[];
 }
 
 const loraSchema: Schema = {
@@ -36,6 +41,7 @@ const loraSchema: Schema = {
   dropout: field(number(0, 1), 0, [0, 0.1]),
   targetModules: field(either(listOf(), oneOf('all-linear')), undefined, [['c_attn'], 'all-linear']),
   useRslora: field(boolean, false, [false, true]),
+  modulesToSave: field(listOf(), [], [[], ['classifier']]),
 };
 
 export const ADAPTER_WEIGHTS_FILE = 'adapter_model.safetensors';
@@ -174,6 +180,7 @@ export function loraOfAdapter(folder: string, operation: string): ResolvedLora {
     dropout: (config.lora_dropout as number | undefined) ?? 0,
     targetModules: targets as string[] | 'all-linear',
     useRslora: config.use_rslora === true,
+    modulesToSave: Array.isArray(config.modules_to_save) ? (config.modules_to_save as string[]) : [],
   });
 }
 

@@ -55,12 +55,31 @@ std::vector<std::string> applyLora(Model& model, const LoraOptions& options) {
     attachLora(*layer, options, "'" + path + "'");
     paths.push_back(path);
   }
+  // A parameter under a module of modulesToSave trains, as the adapters do.
+  const auto saved = [&](const std::string& name, const std::string& module) {
+    for (size_t dot = name.find('.'); dot != std::string::npos; dot = name.find('.', dot + 1))
+      if (targets(name.substr(0, dot), module)) return true;
+    return false;
+  };
   std::vector<std::string> frozen;
+  std::set<std::string> matched;
   for (const auto& item : model.namedParameters()) {
     const std::string& name = item.key();
     const bool adapter = name.find(".lora_A.") != std::string::npos || name.find(".lora_B.") != std::string::npos ||
                          name.rfind("lora_A.", 0) == 0 || name.rfind("lora_B.", 0) == 0;
-    if (!adapter) frozen.push_back(name);
+    bool trained = adapter;
+    for (const auto& module : options.modulesToSave) {
+      if (adapter || !saved(name, module)) continue;
+      trained = true;
+      matched.insert(module);
+    }
+    if (!trained) frozen.push_back(name);
+  }
+  for (const auto& module : options.modulesToSave) {
+    if (!matched.count(module))
+      throw InvalidArgument("lora.modulesToSave: '" + module +
+                            "' matches no module with parameters (a module path equal to it or ending with '." +
+                            module + "')");
   }
   model.setEvalFrozenModules(false);
   model.setFrozen(frozen, true);

@@ -21,6 +21,8 @@ struct LoraOptions {
   std::vector<std::string> targetModules;
   // PEFT's use_rslora: rank-stabilized scaling alpha / sqrt(r) instead of alpha / r.
   bool useRslora = false;
+  // PEFT's modules_to_save: modules (matched as targetModules are) trained whole beside the adapters.
+  std::vector<std::string> modulesToSave;
 };
 
 // lora_A and lora_B: linear layers on a linear layer; on a conv2d (PEFT's Conv2d), A a convolution
