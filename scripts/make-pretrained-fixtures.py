@@ -435,6 +435,27 @@ def write_generation_config_cases():
     print(f"wrote llama-generation-config.golden.json: {[case['generated'] for case in cases]}")
 
 
+def write_generation_logprobs():
+    """llama-logprobs.golden.json: generate(do_sample=False, output_logits=True) on the llama fixture, and each
+    chosen token's log-probability under the model's raw logits (log_softmax of output_logits, vLLM's
+    default raw_logprobs), for a single prompt and for a padded batch of two."""
+    model = transformers.AutoModelForCausalLM.from_pretrained(OUT / "llama").eval()
+    prompts = [INPUT_IDS[0].tolist(), [8, 21, 54]]
+    longest = max(len(p) for p in prompts)
+    ids = torch.tensor([[0] * (longest - len(p)) + p for p in prompts])
+    mask = torch.tensor([[0] * (longest - len(p)) + [1] * len(p) for p in prompts])
+    with torch.no_grad():
+        out = model.generate(input_ids=ids, attention_mask=mask, max_new_tokens=8, do_sample=False, pad_token_id=0,
+                             eos_token_id=None, output_logits=True, return_dict_in_generate=True)
+    generated = out.sequences[:, longest:]
+    logprobs = torch.stack([torch.log_softmax(step.float(), -1) for step in out.logits], 1)
+    chosen = logprobs.gather(2, generated.unsqueeze(2)).squeeze(2)
+    golden = {"generatedBy": "scripts/make-pretrained-fixtures.py", "transformers": transformers.__version__,
+              "prompts": prompts, "generated": generated.tolist(), "logprobs": chosen.tolist()}
+    (OUT / "llama-logprobs.golden.json").write_text(json.dumps(golden, indent=1) + "\n")
+    print(f"wrote llama-logprobs.golden.json: {generated.tolist()}")
+
+
 def model_tokens(source, generation_config):
     """generate(prompt) on a copy of `source` whose generation_config.json is `generation_config` (none: {})."""
     with tempfile.TemporaryDirectory() as folder:
@@ -458,6 +479,7 @@ def main():
         write(seed, name, case)
     write_batch_generation()
     write_generation_config_cases()
+    write_generation_logprobs()
     write_bfloat16_checkpoint()
     write_peft_adapter()
 

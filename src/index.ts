@@ -39,6 +39,7 @@ export {
 export type { FirebrandError, FirebrandErrorCode } from './errors';
 export type {
   GenerateOptions,
+  GenerationStep,
   ModelDescription,
   NumericArray,
   Prediction,

@@ -92,6 +92,15 @@ export interface GenerateOptions {
   kvCache?: boolean;
 }
 
+/**
+ * One step of a batch's generation: each prompt's token, null for a prompt that has ended, and with
+ * logprobs each token's log-probability under the model's raw logits (log_softmax before any processing).
+ */
+export interface GenerationStep {
+  tokens: (number | null)[];
+  logprobs?: (number | null)[];
+}
+
 /** A running generation, held by JavaScript between tokens. */
 export type GenerationHandle = { readonly generation: unique symbol };
 
@@ -254,8 +263,8 @@ export interface NativeModel {
     batchSize: number,
     optimizeForInference: boolean,
   ): Promise<Prediction>;
-  startGeneration(prompts: NumericArray[], options: GenerateOptions): GenerationHandle;
-  generateNext(generation: GenerationHandle): Promise<(number | null)[] | null>;
+  startGeneration(prompts: NumericArray[], options: GenerateOptions & { logprobs?: boolean }): GenerationHandle;
+  generateNext(generation: GenerationHandle): Promise<GenerationStep | null>;
   loadWeights(path: string, strict: boolean): Promise<{ missing: string[]; unexpected: string[] }>;
   exportOnnx(example: Record<string, TensorData<NumericArray>>, options: NativeOnnxOptions): Promise<OnnxGraph>;
   exportTorchScript(path: string): Promise<void>;

@@ -68,6 +68,26 @@ describe('generateBatch: prompts decoded together', function () {
     });
   }
 
+  it("gives each chosen token's log-probability under the raw logits, as transformers' output_logits", async () => {
+    const scored = JSON.parse(fs.readFileSync(path.join(fixtures, 'llama-logprobs.golden.json'), 'utf8')) as {
+      prompts: number[][];
+      generated: number[][];
+      logprobs: number[][];
+    };
+    const tokens: number[][] = scored.prompts.map(() => []);
+    const logprobs: number[][] = scored.prompts.map(() => []);
+    for await (const step of model.generateBatchWithLogprobs(scored.prompts, { ...greedy, maxNewTokens: 8 })) {
+      step.tokens.forEach((token, i) => tokens[i].push(token as number));
+      step.logprobs?.forEach((logprob, i) => logprobs[i].push(logprob as number));
+    }
+    expect(tokens).to.deep.equal(scored.generated);
+    scored.logprobs.forEach((row, i) =>
+      row.forEach((expected, step) =>
+        expect(logprobs[i][step], `prompt ${i}, step ${step}`).to.be.closeTo(expected, 1e-5),
+      ),
+    );
+  });
+
   it('gives each prompt the tokens it gets alone', async () => {
     for (const [i, prompt] of golden.prompts.entries()) {
       expect(await alone(model, prompt, greedy), `prompt ${i}`).to.deep.equal(golden.generated[i]);

@@ -105,6 +105,30 @@ describe('OpenAI-compatible server', function () {
     expect(reply.usage?.prompt_tokens).to.equal(ids.length);
   });
 
+  it("gives each token's log-probability with logprobs: true, as the model's generateBatchWithLogprobs", async () => {
+    const ids = chatIds('Hello there');
+    const expected: number[] = [];
+    for await (const step of model.generateBatchWithLogprobs([ids], { maxNewTokens: 6, greedy: true })) {
+      expected.push(step.logprobs?.[0] as number);
+    }
+    const request = {
+      model: 'tiny-chat',
+      messages: chat('Hello there'),
+      temperature: 0,
+      max_tokens: 6,
+      logprobs: true,
+    };
+    const whole = await client.chat.completions.create(request);
+    const content = whole.choices[0].logprobs?.content ?? [];
+    expect(content.map(({ logprob }) => logprob)).to.deep.equal(expected);
+    expect(content.map(({ top_logprobs }) => top_logprobs)).to.deep.equal(expected.map(() => []));
+    const streamed = await collect(await client.chat.completions.create({ ...request, stream: true }));
+    const streamedContent = streamed.flatMap((chunk) => chunk.choices[0]?.logprobs?.content ?? []);
+    expect(streamedContent).to.deep.equal(content);
+    const top = await rejectionOf(client.chat.completions.create({ ...request, top_logprobs: 2 }));
+    expect(top.message).to.contain('top_logprobs');
+  });
+
   it('completes several prompts with n choices each, ending at a stop string or max_tokens', async () => {
     const prompts = ['The quick brown fox', 'Once upon'];
     const expected = await Promise.all(prompts.map((prompt) => greedy(tokenizer.encode(prompt), 16)));

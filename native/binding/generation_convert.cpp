@@ -33,6 +33,7 @@ GenerationOptions toGenerationOptions(const Napi::Value& value) {
   if (given("noRepeatNgramSize"))
     options.noRepeatNgramSize = toInteger(object.Get("noRepeatNgramSize"), "generate.noRepeatNgramSize", any);
   if (given("minP")) options.minP = toNumber(object.Get("minP"), "generate.minP");
+  if (given("logprobs")) options.logprobs = toBoolean(object.Get("logprobs"), "generate.logprobs");
   if (given("greedy")) options.greedy = toBoolean(object.Get("greedy"), "generate.greedy");
   if (given("seed")) options.seed = static_cast<uint64_t>(toInteger(object.Get("seed"), "generate.seed", 0));
   if (given("kvCache")) options.kvCache = toBoolean(object.Get("kvCache"), "generate.kvCache");
@@ -85,13 +86,21 @@ Napi::Value nextToken(const Napi::CallbackInfo& info, TaskThread& thread, Promis
         [generator]() -> PromiseWorker::Finish {
           useRequestedThreads();
           auto tokens = generator->next();
-          return [tokens = std::move(tokens)](Napi::Env env) -> Napi::Value {
+          auto logprobs = generator->logprobs();
+          return [tokens = std::move(tokens), logprobs = std::move(logprobs)](Napi::Env env) -> Napi::Value {
             if (tokens.empty()) return env.Null();
-            Napi::Array step = Napi::Array::New(env, tokens.size());
-            for (size_t i = 0; i < tokens.size(); ++i) {
-              step.Set(static_cast<uint32_t>(i),
-                       tokens[i] ? Napi::Value(Napi::Number::New(env, static_cast<double>(*tokens[i]))) : env.Null());
-            }
+            const auto numbers = [env](const auto& values) {
+              Napi::Array array = Napi::Array::New(env, values.size());
+              for (size_t i = 0; i < values.size(); ++i) {
+                array.Set(
+                    static_cast<uint32_t>(i),
+                    values[i] ? Napi::Value(Napi::Number::New(env, static_cast<double>(*values[i]))) : env.Null());
+              }
+              return array;
+            };
+            Napi::Object step = Napi::Object::New(env);
+            step.Set("tokens", numbers(tokens));
+            if (!logprobs.empty()) step.Set("logprobs", numbers(logprobs));
             return step;
           };
         },

@@ -15,8 +15,8 @@ namespace firebrand::binding {
 // (prompts: TypedArray[], options: { maxNewTokens, temperature?, topK?, topP?, greedy?, seed?, stopTokens?,
 // contextLength?, kvCache? }) -> the handle of a generator sampling `model` on `device`, the prompts as one batch.
 Napi::Value startGeneration(const Napi::CallbackInfo& info, std::shared_ptr<Model> model, c10::Device device);
-// (handle) -> Promise<(number | null)[] | null>: each prompt's next token (null for one that has ended;
-// null for all once done), computed on `thread`.
+// (handle) -> Promise<{ tokens: (number | null)[], logprobs? } | null>: each prompt's next token (null for
+// one that has ended; null for all once done) and, with options.logprobs, its log-probability; on `thread`.
 Napi::Value nextToken(const Napi::CallbackInfo& info, TaskThread& thread, PromiseSettlement::Settled settled,
                       bool betweenSteps);
 

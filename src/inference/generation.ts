@@ -1,15 +1,15 @@
 // generate() and generateBatch() on a Trainer or a loaded Model: C++ samples each
 // step's tokens (the model run, the sampling) and JavaScript awaits them one step
 // at a time as an async iterator.
-import type { GenerateOptions, GenerationHandle, NumericArray } from '../native';
+import type { GenerateOptions, GenerationHandle, GenerationStep, NumericArray } from '../native';
 import { firebrandError } from '../errors';
 import { optionKeys, refuseUnknownKeys } from '../options/option-keys';
 import { GeneratedText } from '../text/text-streamer';
 import type { Tokenizer } from '../text/tokenizer';
 
 interface Generating {
-  startGeneration(prompts: NumericArray[], options: GenerateOptions): GenerationHandle;
-  generateNext(generation: GenerationHandle): Promise<(number | null)[] | null>;
+  startGeneration(prompts: NumericArray[], options: GenerateOptions & { logprobs?: boolean }): GenerationHandle;
+  generateNext(generation: GenerationHandle): Promise<GenerationStep | null>;
 }
 
 const GENERATE_OPTION_KEYS = optionKeys<GenerateOptions>()([
@@ -31,23 +31,34 @@ const isTypedArray = (value: unknown): value is NumericArray =>
   ArrayBuffer.isView(value) && !(value instanceof DataView);
 
 /**
- * Each step's tokens that `native` samples after `prompts`, decoded together as one batch: one per
- * prompt, null for a prompt that has ended (it gave a stop token at an earlier step).
+ * Each step of `native`'s sampling after `prompts`, decoded together as one batch: a token per prompt,
+ * null for a prompt that has ended (it gave a stop token at an earlier step), and with `logprobs` each
+ * token's log-probability under the model's raw logits.
  */
-export async function* generateSteps(
+export async function* scoredSteps(
   native: Generating,
   prompts: (ArrayLike<number> | NumericArray)[],
   options: GenerateOptions,
-): AsyncGenerator<(number | null)[], void, undefined> {
+  logprobs: boolean,
+): AsyncGenerator<GenerationStep, void, undefined> {
   refuseUnknownKeys(options, GENERATE_OPTION_KEYS, 'generate options');
   // A plain array goes as float64, so C++ names fractional ids instead of truncating them.
   const ids = prompts.map((prompt) => (isTypedArray(prompt) ? prompt : Float64Array.from(prompt)));
-  const handle = native.startGeneration(ids, options);
+  const handle = native.startGeneration(ids, { ...options, logprobs });
   for (;;) {
     const step = await native.generateNext(handle);
     if (step === null) return;
     yield step;
   }
+}
+
+/** Each step's tokens that `native` samples after `prompts`, decoded together as one batch (scoredSteps'). */
+export async function* generateSteps(
+  native: Generating,
+  prompts: (ArrayLike<number> | NumericArray)[],
+  options: GenerateOptions,
+): AsyncGenerator<(number | null)[], void, undefined> {
+  for await (const { tokens } of scoredSteps(native, prompts, options, false)) yield tokens;
 }
 
 /** The tokens `native` samples after `prompt`, as they come. */

@@ -6,6 +6,7 @@ import path from 'node:path';
 
 import {
   GenerateOptions,
+  GenerationStep,
   ModelDescription,
   native,
   NativeModel,
@@ -14,7 +15,7 @@ import {
   TensorData,
   TensorFields,
 } from '../native';
-import { type GenerateTextOptions, generateSteps, generateTokens, streamText } from './generation';
+import { type GenerateTextOptions, generateSteps, generateTokens, scoredSteps, streamText } from './generation';
 import type { Tokenizer } from '../text/tokenizer';
 import { type GenerationDefaults, withGenerationDefaults } from './generation-defaults';
 import { predictionArguments, type EncodedImages, type PredictOptions } from './prediction-inputs';
@@ -191,6 +192,18 @@ export class Model {
     options: GenerateOptions = {},
   ): AsyncGenerator<(number | null)[], void, undefined> {
     return generateSteps(this.native, prompts, this.generateOptions(options));
+  }
+
+  /**
+   * generateBatch with each chosen token's log-probability under the model's raw logits (log_softmax
+   * before penalties, temperature and filtering, as vLLM's logprobs and transformers' output_logits give
+   * it): each step `{ tokens, logprobs }`, null for a prompt that has ended.
+   */
+  generateBatchWithLogprobs(
+    prompts: (ArrayLike<number> | NumericArray)[],
+    options: GenerateOptions = {},
+  ): AsyncGenerator<GenerationStep, void, undefined> {
+    return scoredSteps(this.native, prompts, this.generateOptions(options), true);
   }
 
   /**

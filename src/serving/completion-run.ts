@@ -8,10 +8,32 @@ import { type FinishReason, GeneratedText } from '../text/text-streamer';
 import type { DecodeBatcher, DecodeJob } from './decode-batcher';
 import type { CompletionRequest } from './openai-requests';
 
-/** Where a completion's text goes, choice by choice (index: prompt × n + copy). */
+/** A generated token and its log-probability, as OpenAI's chat logprobs list them. */
+export interface TokenLogprob {
+  token: string;
+  logprob: number;
+  /** The token's UTF-8 bytes; null where its text alone is part of a character. */
+  bytes: number[] | null;
+  top_logprobs: [];
+}
+
+/**
+ * Where a completion's text goes, choice by choice (index: prompt × n + copy), with the log-probabilities
+ * of the tokens since the last piece when the request asks for them.
+ */
 export interface ChoiceSink {
-  piece(index: number, text: string): void;
-  finish(index: number, reason: FinishReason): void;
+  piece(index: number, text: string, logprobs: TokenLogprob[]): void;
+  finish(index: number, reason: FinishReason, logprobs: TokenLogprob[]): void;
+}
+
+function tokenLogprob(tokenizer: Tokenizer, token: number, logprob: number): TokenLogprob {
+  const text = tokenizer.decode([token]);
+  return {
+    token: text,
+    logprob,
+    bytes: text.includes('\uFFFD') ? null : [...Buffer.from(text, 'utf8')],
+    top_logprobs: [],
+  };
 }
 
 /** What the server decodes every request with. */
@@ -46,14 +68,17 @@ export async function runCompletion(
       new Promise<void>((resolve, reject) => {
         const text = new GeneratedText(settings.tokenizer, settings.stopTokens, request.stop);
         let produced = 0;
+        let pending: TokenLogprob[] = [];
+        const taken = () => [pending, (pending = [])][0];
         const job: DecodeJob = {
           prompt,
           options,
-          onToken(token) {
+          onToken(token, logprob) {
             if (signal.aborted) return false;
             produced += 1;
+            if (request.logprobs) pending.push(tokenLogprob(settings.tokenizer, token, logprob));
             const piece = text.push(token);
-            if (piece !== '') sink.piece(index, piece);
+            if (piece !== '') sink.piece(index, piece, taken());
             return !text.stopped && produced < maxNewTokens;
           },
           onEnd(error) {
@@ -61,8 +86,8 @@ export async function runCompletion(
             completionTokens += produced;
             if (error !== undefined) return reject(error);
             const rest = text.end();
-            if (rest !== '') sink.piece(index, rest);
-            sink.finish(index, text.finishReason);
+            if (rest !== '') sink.piece(index, rest, taken());
+            sink.finish(index, text.finishReason, taken());
             resolve();
           },
         };

@@ -11,8 +11,11 @@ export interface DecodeJob {
   prompt: Int32Array;
   /** Sampling settings; jobs decode together only when these are equal. maxNewTokens is the job's own. */
   options: GenerateOptions & { maxNewTokens: number };
-  /** Takes each token the job gets; false once it needs no more (a stop, its limit, a client gone). */
-  onToken(token: number): boolean;
+  /**
+   * Takes each token the job gets, with its log-probability under the model's raw logits; false once it
+   * needs no more (a stop, its limit, a client gone).
+   */
+  onToken(token: number, logprob: number): boolean;
   /** The job's tokens have ended (after onToken said false, at the model's stop, or at its limit), or failed. */
   onEnd(error?: Error): void;
 }
@@ -108,14 +111,14 @@ export class DecodeBatcher {
     };
     const maxNewTokens = Math.max(...batch.map((job) => job.options.maxNewTokens));
     try {
-      const steps = this.model.generateBatch(
+      const steps = this.model.generateBatchWithLogprobs(
         batch.map((job) => job.prompt),
         { ...batch[0].options, maxNewTokens },
       );
-      for await (const tokens of steps) {
+      for await (const { tokens, logprobs = [] } of steps) {
         tokens.forEach((token, index) => {
           if (!taking[index]) return;
-          if (token === null || !batch[index].onToken(token)) end(index);
+          if (token === null || !batch[index].onToken(token, logprobs[index] ?? NaN)) end(index);
         });
         if (!taking.includes(true)) break;
       }

@@ -21,6 +21,8 @@ export interface CompletionRequest {
   stream: boolean;
   /** stream_options.include_usage: a last chunk holds the usage counts. */
   includeUsage: boolean;
+  /** Each chosen token's log-probability in the reply (chat's logprobs: true). */
+  logprobs: boolean;
 }
 
 type Body = Record<string, unknown>;
@@ -30,7 +32,7 @@ const NO_OP_VALUES: Record<string, [unknown[], string]> = {
   frequency_penalty: [[0, null], 'frequency penalties'],
   presence_penalty: [[0, null], 'presence penalties'],
   logprobs: [[false, null, 0], 'log probabilities'],
-  top_logprobs: [[null, 0], 'log probabilities'],
+  top_logprobs: [[null, 0], "top log probabilities (the chosen tokens' are given with logprobs: true)"],
   logit_bias: [[null], 'logit biases'],
   tools: [[null], 'tool calls'],
   tool_choice: [[null, 'none'], 'tool calls'],
@@ -67,6 +69,7 @@ function refuseUnknown(body: Body, own: string[]): void {
     if (!known.has(name)) throw new RequestError(400, `Unrecognized request argument supplied: ${name}`, name);
   }
   for (const [name, [noOps, computes]] of Object.entries(NO_OP_VALUES)) {
+    if (own.includes(name)) continue;
     const value = body[name];
     const noOp =
       value === undefined ||
@@ -149,6 +152,7 @@ function sharedOf(body: Body, maxTokensField: string): Omit<CompletionRequest, '
     stop: stopStrings(body.stop),
     stream: booleanField(body, 'stream'),
     includeUsage: booleanField(streamOptions, 'include_usage'),
+    logprobs: false,
   };
 }
 
@@ -195,7 +199,7 @@ function messageText(message: Body, at: string): string {
 /** A /v1/chat/completions body: the conversation through the chat template, ending with the assistant's turn opened. */
 export function chatCompletionRequest(body: unknown, tokenizer: HuggingFaceTokenizer): CompletionRequest {
   if (!isObject(body)) throw new RequestError(400, 'expected a JSON object');
-  refuseUnknown(body, ['messages', 'max_completion_tokens', ...CHAT_TEMPLATE_FIELDS]);
+  refuseUnknown(body, ['messages', 'max_completion_tokens', 'logprobs', ...CHAT_TEMPLATE_FIELDS]);
   if (body.max_tokens !== undefined && body.max_completion_tokens !== undefined) {
     throw new RequestError(400, 'give max_tokens or max_completion_tokens, not both', 'max_completion_tokens');
   }
@@ -213,7 +217,11 @@ export function chatCompletionRequest(body: unknown, tokenizer: HuggingFaceToken
   if (tokenizer.chatTemplate === undefined) {
     throw new RequestError(400, "the model's tokenizer has no chat template: use /v1/completions", 'messages');
   }
-  return { ...shared, prompts: [tokenizer.applyChatTemplate(messages, chatTemplateOptions(body))] };
+  return {
+    ...shared,
+    logprobs: body.logprobs === null ? false : booleanField(body, 'logprobs'),
+    prompts: [tokenizer.applyChatTemplate(messages, chatTemplateOptions(body))],
+  };
 }
 
 /** A prompt of /v1/completions: text, or token ids. */

@@ -10,7 +10,7 @@ import type { FirebrandError } from '../errors';
 import type { Model } from '../inference/model';
 import type { HuggingFaceTokenizer } from '../text/huggingface-tokenizer';
 import type { FinishReason } from '../text/text-streamer';
-import { type CompletionUsage, type DecodeSettings, runCompletion } from './completion-run';
+import { type CompletionUsage, type DecodeSettings, runCompletion, type TokenLogprob } from './completion-run';
 import { DecodeBatcher, type DecodeStats } from './decode-batcher';
 import { chatCompletionRequest, type CompletionRequest, textCompletionRequest } from './openai-requests';
 import { RequestError } from './request-error';
@@ -181,6 +181,11 @@ function sendError(response: http.ServerResponse, error: unknown): void {
   sendJson(response, refused.status, refused);
 }
 
+/** A choice's (or a chunk's) logprobs field: OpenAI's chat form when the request asks for them, else null. */
+function logprobsField(read: CompletionRequest, logprobs: TokenLogprob[]) {
+  return read.logprobs ? { content: logprobs, refusal: null } : null;
+}
+
 /** A request being answered: what was asked, where the answer goes, and whether its client is gone. */
 interface Reply {
   served: Served;
@@ -203,20 +208,28 @@ function header(served: Served, endpoint: 'chat' | 'text') {
 async function sendCompletion({ served, endpoint, read, response, gone }: Reply): Promise<void> {
   const texts: string[] = [];
   const reasons: FinishReason[] = [];
+  const scored: TokenLogprob[][] = [];
+  const keep = (index: number, logprobs: TokenLogprob[]) => (scored[index] = [...(scored[index] ?? []), ...logprobs]);
   const usage = await runCompletion(
     served.batcher,
     read,
     served.settings,
     {
-      piece: (index, text) => (texts[index] = (texts[index] ?? '') + text),
-      finish: (index, reason) => (reasons[index] = reason),
+      piece: (index, text, logprobs) => {
+        texts[index] = (texts[index] ?? '') + text;
+        keep(index, logprobs);
+      },
+      finish: (index, reason, logprobs) => {
+        reasons[index] = reason;
+        keep(index, logprobs);
+      },
     },
     gone,
   );
   const choices = reasons.map((reason, index) => {
     const text = texts[index] ?? '';
     const content = endpoint === 'chat' ? { message: { role: 'assistant', content: text } } : { text };
-    return { index, ...content, logprobs: null, finish_reason: reason };
+    return { index, ...content, logprobs: logprobsField(read, scored[index] ?? []), finish_reason: reason };
   });
   sendJson(response, 200, { ...header(served, endpoint), choices, usage });
 }
@@ -250,9 +263,14 @@ async function streamCompletion({ served, endpoint, read, response, gone }: Repl
     read,
     served.settings,
     {
-      piece: (index, text) => send({ index, ...content(text) }),
-      finish: (index, reason) =>
-        send({ index, ...(endpoint === 'chat' ? { delta: {} } : { text: '' }), finish_reason: reason }),
+      piece: (index, text, logprobs) => send({ index, ...content(text), logprobs: logprobsField(read, logprobs) }),
+      finish: (index, reason, logprobs) =>
+        send({
+          index,
+          ...(endpoint === 'chat' ? { delta: {} } : { text: '' }),
+          logprobs: logprobsField(read, logprobs),
+          finish_reason: reason,
+        }),
     },
     gone,
   );

@@ -10,7 +10,15 @@ import { firebrandError } from '../errors';
 import { WEIGHTS_FILE } from '../inference/saved-model';
 import { builtInLoggers } from '../logging/built-in-loggers';
 import type { Logger } from '../logging/logger';
-import { GenerateOptions, ModelDescription, NativeEngine, NumericArray, Prediction, TensorData } from '../native';
+import {
+  GenerateOptions,
+  GenerationStep,
+  ModelDescription,
+  NativeEngine,
+  NumericArray,
+  Prediction,
+  TensorData,
+} from '../native';
 import type { GenerateTextOptions } from '../inference/generation';
 import type { Tokenizer } from '../text/tokenizer';
 import { Model } from '../inference/model';
@@ -407,6 +415,14 @@ export class Trainer implements TrainerView {
     options: GenerateOptions = {},
   ): AsyncGenerator<(number | null)[], void, undefined> {
     yield* (await this.liveModel('generateBatch')).generateBatch(prompts, options);
+  }
+
+  /** trainer.model.generateBatchWithLogprobs (Model.generateBatchWithLogprobs): tokens and their log-probabilities. */
+  async *generateBatchWithLogprobs(
+    prompts: (ArrayLike<number> | NumericArray)[],
+    options: GenerateOptions = {},
+  ): AsyncGenerator<GenerationStep, void, undefined> {
+    yield* (await this.liveModel('generateBatchWithLogprobs')).generateBatchWithLogprobs(prompts, options);
   }
 
   /**

@@ -233,8 +233,17 @@ at::Tensor TokenGenerator::blockRepeatedNgrams(at::Tensor logits) const {
 std::vector<std::optional<int64_t>> TokenGenerator::next() {
   if (produced_ >= options_.maxNewTokens || std::all_of(ended_.begin(), ended_.end(), [](bool ended) { return ended; }))
     return {};
-  at::Tensor column = sample(nextLogits()).to(at::kLong).contiguous();
+  const at::Tensor logits = nextLogits();
+  at::Tensor column = sample(logits).to(at::kLong).contiguous();
   const int64_t* chosen = column.data_ptr<int64_t>();
+  if (options_.logprobs) {
+    const at::Tensor chosenLogprobs =
+        at::log_softmax(logits.to(at::kFloat), -1).gather(1, column.to(logits.device()).unsqueeze(1)).squeeze(1);
+    const at::Tensor values = chosenLogprobs.to(at::kCPU, at::kDouble).contiguous();
+    logprobs_.assign(ended_.size(), std::nullopt);
+    for (size_t i = 0; i < ended_.size(); ++i)
+      if (!ended_[i]) logprobs_[i] = values.data_ptr<double>()[i];
+  }
   std::vector<std::optional<int64_t>> tokens(ended_.size());
   for (size_t i = 0; i < ended_.size(); ++i) {
     if (ended_[i]) continue;

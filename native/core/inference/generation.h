@@ -32,6 +32,9 @@ struct GenerationOptions {
   std::optional<uint64_t> seed;          // none: a fresh seed (tokens differ from call to call)
   std::vector<int64_t> stopTokens;       // generation ends after the first of these
   std::optional<int64_t> contextLength;  // the model sees at most this many last tokens
+  // Each chosen token's log-probability under the model's raw logits (log_softmax before any processing,
+  // vLLM's raw_logprobs), read after each next() with logprobs().
+  bool logprobs = false;
   // A key/value cache: none, one when the model can decode incrementally (else full forwards);
   // true, one or an error saying why not; false, a full forward of the context for every token.
   std::optional<bool> kvCache;
@@ -46,6 +49,8 @@ class TokenGenerator {
   // Each prompt's next token, nullopt for one that has ended (after a stop token); empty once every
   // one has ended or maxNewTokens are out.
   std::vector<std::optional<int64_t>> next();
+  // The last next()'s tokens' log-probabilities (nullopt for an ended prompt); empty unless options.logprobs.
+  const std::vector<std::optional<double>>& logprobs() const { return logprobs_; }
 
  private:
   at::Tensor nextLogits();
@@ -73,6 +78,7 @@ class TokenGenerator {
   at::Tensor tokens_;        // [batch, positions] int64, the prompts left-padded, then the new tokens
   at::Tensor mask_;          // [batch, positions] int64: 1 for a token, 0 for padding
   std::vector<bool> ended_;  // by prompt: it gave a stop token
+  std::vector<std::optional<double>> logprobs_;  // the last step's, with options.logprobs
   at::Generator generator_;
   int64_t produced_ = 0;
   std::optional<DecodeCache> cache_;         // while decoding incrementally
