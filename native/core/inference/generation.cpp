@@ -139,16 +139,20 @@ std::optional<at::Tensor> TokenGenerator::cachedLogits() {
     giveUpCache(reason.what());
     return std::nullopt;
   }
-  if (past == 0 || cacheChecked_) return logits;
-  // The first step from the cache is checked once against a full forward: an op that mixes
-  // positions other than attention and recurrence (a convolution or a mean over the sequence)
-  // gives other logits. Rounding differs by ~10 steps of the logits' precision at most (1e-5 in float32,
-  // 2^-7 in bfloat16, whose products round after every op); a wrong position differs by far more.
+  const bool padded = (mask_ == 0).any().item<bool>();
+  if (past == 0 || cacheChecked_ || model_->decodeCacheChecked(padded)) return logits;
+  // The first step from the cache is checked once (per model, with padding and without) against a full
+  // forward: an op that mixes positions other than attention and recurrence (a convolution or a mean over
+  // the sequence) gives other logits. Rounding differs by ~10 steps of the logits' precision at most (1e-5
+  // in float32, 2^-7 in bfloat16, whose products round after every op); a wrong position differs by far more.
   cacheChecked_ = true;
   const double step = logitsDtype_ == at::kBFloat16 ? 0.0078125 : logitsDtype_ == at::kHalf ? 0.0009765625 : 1e-5;
   const at::Tensor full = fullLogits();
   const double difference = (logits - full).abs().max().item<double>();
-  if (difference <= 10 * step * (1.0 + full.abs().max().item<double>())) return logits;
+  if (difference <= 10 * step * (1.0 + full.abs().max().item<double>())) {
+    model_->markDecodeCacheChecked(padded);
+    return logits;
+  }
   giveUpCache("its logits from the cache differ from a full forward's by " + std::to_string(difference) + " at token " +
               std::to_string(produced_ + 1) + ", so an op mixes positions in a way the cache does not carry");
   return full;

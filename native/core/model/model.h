@@ -99,6 +99,11 @@ class Model {
   // as the model lives, as onnxruntime's arena does: each call would otherwise fault its activations in.
   void keepPredictionMemory();
 
+  // Whether decoding from a key/value cache was checked against a full forward for this model, on a batch
+  // with padding or without: a check passed holds for every later generation (the graph is the same).
+  bool decodeCacheChecked(bool padded) const { return padded ? paddedCacheChecked_ : cacheChecked_; }
+  void markDecodeCacheChecked(bool padded) { (padded ? paddedCacheChecked_ : cacheChecked_) = true; }
+
  protected:
   // forwardTokens' refusal of padding (a 0 in `mask`) for a model that takes the token ids alone.
   static void refusePadding(const at::Tensor& mask);
@@ -113,6 +118,8 @@ class Model {
   std::vector<std::string> frozenModules_;  // paths kept in eval mode while the model trains
   bool evalFrozenModules_ = true;
   std::unique_ptr<CpuMemoryCache::Retainer> predictionMemory_;
+  bool cacheChecked_ = false;
+  bool paddedCacheChecked_ = false;
 };
 
 }  // namespace firebrand
