@@ -7,7 +7,15 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-import { Dataset, fromPretrained, FromPretrainedOptions, loadPretrainedModel, loadSafetensors, Trainer } from '../src';
+import {
+  Dataset,
+  fromPretrained,
+  FromPretrainedOptions,
+  loadPretrainedModel,
+  loadSafetensors,
+  saveSafetensors,
+  Trainer,
+} from '../src';
 import { expectClose } from './support/expect-close';
 import { safetensorsDtypes, type Tensors } from './support/golden-tensors';
 import { pythonJson, rejectionOf, seededRandom } from './support/helpers';
@@ -193,6 +201,23 @@ describe("LoRA adapters in PEFT's files, on a Hugging Face checkpoint", function
     expect([...(readJson(path.join(folder, 'adapter_config.json')).target_modules as string[])].sort()).to.deep.equal(
       [...adapted].sort(),
     );
+  });
+
+  it("loads the embedding layers PEFT's save_embedding_layers wrote beside the adapters", async () => {
+    const { tensors } = await loadSafetensors(path.join(peftAdapter, 'adapter_model.safetensors'));
+    const plain = await loadPretrainedModel(base, { numThreads: 1 });
+    const embedding = (await plain.stateDict())['model.embed_tokens.weight'];
+    const changed = {
+      data: Float32Array.from(embedding.data as Float32Array, (value) => value * 2),
+      shape: embedding.shape,
+    };
+    fs.copyFileSync(path.join(peftAdapter, 'adapter_config.json'), path.join(folder, 'adapter_config.json'));
+    await saveSafetensors(path.join(folder, 'adapter_model.safetensors'), {
+      ...tensors,
+      'base_model.model.model.embed_tokens.weight': changed,
+    });
+    const model = await loadPretrainedModel(base, { adapter: folder, numThreads: 1 });
+    expect((await model.stateDict())['model.embed_tokens.weight'].data).to.deep.equal(changed.data);
   });
 
   it('refuses an adapter whose LoraConfig computes what firebrand does not, naming the field', async () => {
