@@ -10,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 
 import { ChatMessage, Dataset, fromPretrained, HuggingFaceTokenizer, SftRow, Trainer } from '../src';
+import { expectClose } from './support/expect-close';
 import { rejectionOf } from './support/helpers';
 
 const fixtures = path.join(__dirname, '..', '..', 'test', 'fixtures', 'pretrained');
@@ -165,5 +166,60 @@ describe('Dataset.fromSft: chat and instruction rows as TRL prepares them', func
     const losses = history.epochs.map((epoch) => epoch.loss);
     expect(losses.every(Number.isFinite)).to.equal(true);
     expect(losses[2]).to.be.below(losses[0]);
+  });
+
+  it("packs rows several to a sequence (TRL's packing), each row's positions from 0, its targets kept", async () => {
+    const chat = path.join(__dirname, '..', '..', 'examples', 'data', 'tiny-chat-llama');
+    const tokenizer = await HuggingFaceTokenizer.fromPretrained(chat);
+    const rows = [...golden.cases, ...golden.cases].map(({ messages }, i) => ({
+      messages: messages.slice(0, 2 + (i % 3)),
+    }));
+    const padded = await Dataset.fromSft(rows, tokenizer, { maxLength: 256 });
+    const packed = await Dataset.fromSft(rows, tokenizer, { maxLength: 256, packing: true });
+    const fields = packed.fields();
+    expect(Object.keys(fields).sort()).to.deep.equal(['input', 'input_ids', 'position_ids', 'target']);
+    expect(fields.target.shape[0], 'fewer sequences than rows').to.be.below(rows.length);
+    const counted = (data: Dataset) =>
+      Array.from(data.fields().target.data, Number)
+        .filter((t) => t !== -100)
+        .sort();
+    expect(counted(packed)).to.deep.equal(counted(padded));
+
+    // A packed sequence gives each row the logits it gets alone, and the same mean loss over the counted
+    // targets: its rows do not see each other.
+    const model = async (options: { positionIds?: boolean }) => {
+      const trainer = new Trainer({
+        model: await fromPretrained(chat, options),
+        loss: 'cross_entropy',
+        config: { progressBar: false, numThreads: 1 },
+      });
+      await trainer.setup();
+      return trainer;
+    };
+    const [packedModel, plainModel] = [await model({ positionIds: true }), await model({})];
+    const [, length] = fields.input_ids.shape;
+    const first = {
+      input_ids: { data: fields.input_ids.data.slice(0, length), shape: [1, length] },
+      position_ids: { data: fields.position_ids.data.slice(0, length), shape: [1, length] },
+    };
+    const logits = await packedModel.predict(first);
+    const vocabulary = logits.shape[1];
+    const positions = Array.from(first.position_ids.data, Number);
+    const starts = positions.flatMap((position, t) => (position === 0 ? [t] : []));
+    expect(starts.length, 'the first sequence holds several rows').to.be.above(1);
+    for (const [k, start] of starts.entries()) {
+      const end = starts[k + 1] ?? length;
+      const ids = first.input_ids.data.slice(start, end);
+      const alone = await plainModel.predict(ids, [1, end - start]);
+      const part = Float32Array.from({ length: vocabulary * (end - start) }, (_, j) => {
+        const [v, t] = [Math.floor(j / (end - start)), j % (end - start)];
+        return logits.data[v * length + start + t] as number;
+      });
+      expectClose(part, alone.data as Float32Array, `row ${k} of the first packed sequence`);
+    }
+    const everything = { batchSize: 64 };
+    const packedLoss = (await packedModel.evaluate(packed, everything)).loss;
+    const paddedLoss = (await plainModel.evaluate(padded, everything)).loss;
+    expect(packedLoss).to.be.closeTo(paddedLoss, 1e-5);
   });
 });

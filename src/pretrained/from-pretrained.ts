@@ -26,7 +26,10 @@ export type PretrainedConfig = { model_type: string } & Record<string, unknown>;
 
 type Architecture = (config: PretrainedConfig, options: FromPretrainedOptions) => Module;
 const llama: Architecture = (config, options) =>
-  new LlamaForCausalLM(config as unknown as LlamaConfig, { attentionMask: options.attentionMask });
+  new LlamaForCausalLM(config as unknown as LlamaConfig, {
+    attentionMask: options.attentionMask,
+    positionIds: options.positionIds,
+  });
 
 /**
  * The architectures by config.json's model_type, then by class name (config.json's architectures[0]
@@ -57,6 +60,11 @@ export interface FromPretrainedOptions extends HubOptions {
   /** A causal LM (the Llama family) takes { input_ids, attention_mask } by name: a padded batch. */
   attentionMask?: boolean;
   /**
+   * A causal LM (the Llama family) takes { input_ids, position_ids }: packed sequences (Dataset.fromSft's
+   * packing), each document's positions from 0 and its attention kept to itself, as transformers does.
+   */
+  positionIds?: boolean;
+  /**
    * The dtype of the model's weights (model.to(dtype) after it is built): 'float32' (the default, as
    * PyTorch builds modules and as training wants), 'bfloat16', 'float16', or 'auto' for config.json's
    * dtype (torch_dtype in older files; float32 where it names none), as transformers 5 defaults to.
@@ -71,7 +79,15 @@ export interface FromPretrainedOptions extends HubOptions {
   quantize?: 'int8';
 }
 
-const FROM_PRETRAINED_OPTIONS = ['revision', 'architecture', 'numLabels', 'attentionMask', 'dtype', 'quantize'];
+export const FROM_PRETRAINED_OPTIONS = [
+  'revision',
+  'architecture',
+  'numLabels',
+  'attentionMask',
+  'positionIds',
+  'dtype',
+  'quantize',
+];
 
 /** What fromPretrained read besides the model: its folder, config and generation defaults. */
 export interface PretrainedSource {
@@ -175,11 +191,13 @@ export async function fromPretrained(
   const configFile = path.join(folder, CONFIG_FILE);
   const config = withLabels(readJsonObject(configFile, 'fromPretrained') as PretrainedConfig, options.numLabels);
   const { architecture, make, newHead } = architectureOf(config, configFile, options.architecture);
-  if (options.attentionMask && make !== llama) {
-    throw firebrandError(
-      'ERR_FIREBRAND_INVALID_ARGUMENT',
-      `fromPretrained.attentionMask: ${architecture} does not take it (the Llama family does; BERT always takes its mask)`,
-    );
+  for (const option of ['attentionMask', 'positionIds'] as const) {
+    if (options[option] && make !== llama) {
+      throw firebrandError(
+        'ERR_FIREBRAND_INVALID_ARGUMENT',
+        `fromPretrained.${option}: ${architecture} does not take it (the Llama family does; BERT always takes its mask)`,
+      );
+    }
   }
   const model = make(config, options) as Module & { config: PretrainedConfig };
   const dtype = weightsDtype(options.dtype, config, configFile);

@@ -7,10 +7,15 @@ import path from 'node:path';
 
 import { firebrandError } from '../errors';
 import type { Model } from '../inference/model';
-import { optionKeys, refuseUnknownKeys } from '../options/option-keys';
+import { refuseUnknownKeys } from '../options/option-keys';
 import { adapterBaseModel, ADAPTER_CONFIG_FILE, loraOfAdapter } from '../training/lora';
 import { Trainer } from '../training/trainer';
-import { CONFIG_FILE, fromPretrained, type FromPretrainedOptions } from '../pretrained/from-pretrained';
+import {
+  CONFIG_FILE,
+  FROM_PRETRAINED_OPTIONS,
+  fromPretrained,
+  type FromPretrainedOptions,
+} from '../pretrained/from-pretrained';
 import { isHubId } from '../pretrained/hub-download';
 
 export interface LoadPretrainedOptions extends FromPretrainedOptions {
@@ -22,17 +27,7 @@ export interface LoadPretrainedOptions extends FromPretrainedOptions {
   numThreads?: number;
 }
 
-const LOAD_PRETRAINED_OPTION_KEYS = optionKeys<LoadPretrainedOptions>()([
-  'revision',
-  'architecture',
-  'numLabels',
-  'attentionMask',
-  'dtype',
-  'quantize',
-  'adapter',
-  'device',
-  'numThreads',
-]);
+const LOAD_PRETRAINED_OPTION_KEYS = [...FROM_PRETRAINED_OPTIONS, 'adapter', 'device', 'numThreads'];
 
 const isAdapterFolder = (folder: string) =>
   !isHubId(folder) &&

@@ -7,6 +7,7 @@
 import fs from 'node:fs';
 
 import { firebrandError } from '../errors';
+import { IGNORED, packedFields } from './sft-packing';
 import type { TensorFields } from '../native';
 import { optionKeys, refuseUnknownKeys } from '../options/option-keys';
 import type { ChatMessage, HuggingFaceTokenizer } from './huggingface-tokenizer';
@@ -22,6 +23,12 @@ export interface SftOptions {
   completionOnlyLoss?: boolean;
   /** The field of plain-text rows (TRL's dataset_text_field). Default 'text'. */
   textField?: string;
+  /**
+   * Several rows per sequence of maxLength tokens (TRL's packing, best-fit decreasing), with
+   * `position_ids` restarting at each row so that a model built with fromPretrained's positionIds keeps
+   * them apart (each row attends to itself only), instead of `attention_mask`. Default false.
+   */
+  packing?: boolean;
 }
 
 const SFT_OPTION_KEYS = optionKeys<SftOptions>()([
@@ -30,6 +37,7 @@ const SFT_OPTION_KEYS = optionKeys<SftOptions>()([
   'assistantOnlyLoss',
   'completionOnlyLoss',
   'textField',
+  'packing',
 ]);
 
 /** `options` with their defaults, each checked: errors name the option. */
@@ -41,6 +49,7 @@ export function resolveSftOptions(options: SftOptions): Required<SftOptions> {
     assistantOnlyLoss: false,
     completionOnlyLoss: true,
     textField: 'text',
+    packing: false,
     ...Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined)),
   };
   const fail = (name: string, expected: string) =>
@@ -50,7 +59,7 @@ export function resolveSftOptions(options: SftOptions): Required<SftOptions> {
     );
   if (!Number.isInteger(resolved.maxLength) || resolved.maxLength < 2) throw fail('maxLength', 'an integer >= 2');
   if (!['keep_start', 'keep_end'].includes(resolved.truncation)) throw fail('truncation', "'keep_start' or 'keep_end'");
-  for (const name of ['assistantOnlyLoss', 'completionOnlyLoss'] as const) {
+  for (const name of ['assistantOnlyLoss', 'completionOnlyLoss', 'packing'] as const) {
     if (typeof resolved[name] !== 'boolean') throw fail(name, 'true or false');
   }
   if (typeof resolved.textField !== 'string') throw fail('textField', 'a field name');
@@ -59,8 +68,6 @@ export function resolveSftOptions(options: SftOptions): Required<SftOptions> {
 
 /** A row: { messages }, { prompt, completion } (both conversations or both text), or { text }. */
 export type SftRow = Record<string, unknown>;
-
-const IGNORED = -100;
 
 /** A row's ids, and which of them the loss counts as targets. */
 interface LabelledRow {
@@ -157,8 +164,9 @@ function labelled(row: SftRow, where: string, tokenizer: HuggingFaceTokenizer, o
 
 /**
  * The rows as training fields: `input_ids` (and the same as `input`), `attention_mask`, and `target`,
- * the next token where the loss counts it and -100 elsewhere; every row right-padded to the longest.
- * `dropped`: the rows left with no counted target (after truncation), by index.
+ * the next token where the loss counts it and -100 elsewhere; every row right-padded to the longest (or,
+ * with packing, packed rows with `position_ids`). `dropped`: the rows left with no counted target (after
+ * truncation), by index.
  */
 export function sftFields(
   rows: SftRow[],
@@ -187,8 +195,9 @@ export function sftFields(
       `${source}: no row has a target the loss counts (${rows.length} rows, all dropped)`,
     );
   }
-  const length = Math.max(...kept.map((row) => row.ids.length));
   const pad = tokenizer.specialTokenId('pad') ?? tokenizer.specialTokenId('eos') ?? 0;
+  if (options.packing) return { fields: packedFields(kept, options.maxLength, pad), dropped };
+  const length = Math.max(...kept.map((row) => row.ids.length));
   const ids = new Int32Array(kept.length * length).fill(pad);
   const mask = new Int32Array(kept.length * length);
   const targets = new Int32Array(kept.length * length).fill(IGNORED);

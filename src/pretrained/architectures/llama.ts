@@ -137,6 +137,19 @@ function paddedMask(attentionMask: Tensor, queries: SymInt, window: number | und
 }
 
 /**
+ * The attention mask of packed sequences ([batch, 1, time, time]): several documents in a row, as TRL's
+ * packing and padding-free batches put them; a query sees the visible keys of its own document only.
+ * A document starts where position_ids do not go up by one (transformers' find_packed_sequence_indices).
+ */
+function packedMask(positionIds: Tensor, window: number | undefined): Tensor {
+  const time = positionIds.size(1);
+  const before = torch.cat([positionIds.slice(1, 0, 1).sub(1), positionIds.slice(1, 0, time.sub(1))], 1);
+  const documents = positionIds.sub(before).ne(1).long().cumsum(1);
+  const sameDocument = documents.unsqueeze(2).eq(documents.unsqueeze(1)).unsqueeze(1);
+  return visibleKeys(time, time, window).mul(sameDocument);
+}
+
+/**
  * [batch, queries]: the positions of the last `queries` tokens, counting tokens only (a left-padded
  * sequence starts at 0 after its padding, as transformers' generate computes position_ids:
  * attention_mask.cumsum(-1) - 1, padding at 1). In a right-padded batch they are each row's arange.
@@ -256,20 +269,27 @@ export class LlamaModel extends nn.Module {
 
   /**
    * attentionMask: [batch, positions], 1 for tokens and 0 for padding (none: every position is a token);
-   * positions is time, or, when decoding from a cache, the cached positions and the new ones.
+   * positions is time, or, when decoding from a cache, the cached positions and the new ones. positionIds
+   * instead: [batch, time], each packed document's positions from 0 (TRL's packing), kept apart.
    */
-  forward(tokens: Tensor, attentionMask?: Tensor): Tensor {
+  forward(tokens: Tensor, attentionMask?: Tensor, positionIds?: Tensor): Tensor {
     let x = this.embed_tokens.forward(tokens);
     const time = tokens.size(1);
     const positions =
-      attentionMask === undefined ? torch.arange(time).unsqueeze(0) : tokenPositions(attentionMask, time);
+      positionIds ??
+      (attentionMask === undefined ? torch.arange(time).unsqueeze(0) : tokenPositions(attentionMask, time));
     const [cos, sin] = this.rotary_emb.forward(x, positions);
-    // A padded batch's masks, one per distinct window, made once for the layers that share it; without
-    // padding, each layer's attention is causal within its window and needs none.
+    // A padded or packed batch's masks, one per distinct window, made once for the layers that share it;
+    // otherwise each layer's attention is causal within its window and needs none.
     const masks = new Map<number | undefined, Tensor>();
     const maskFor = (window: number | undefined) => {
-      if (attentionMask === undefined) return undefined;
-      if (!masks.has(window)) masks.set(window, paddedMask(attentionMask, time, window));
+      if (attentionMask === undefined && positionIds === undefined) return undefined;
+      if (!masks.has(window)) {
+        masks.set(
+          window,
+          positionIds ? packedMask(positionIds, window) : paddedMask(attentionMask as Tensor, time, window),
+        );
+      }
       return masks.get(window);
     };
     [...this.layers].forEach((layer, i) => (x = layer.forward(x, cos, sin, maskFor(this.windows[i]))));
@@ -284,6 +304,8 @@ export interface CausalLMOptions {
    * decodes prompts of different lengths, left-padded.
    */
   attentionMask?: boolean;
+  /** Take { input_ids, position_ids }: packed sequences (Dataset.fromSft's packing), each document apart. */
+  positionIds?: boolean;
 }
 
 /** LlamaForCausalLM (also Qwen2ForCausalLM and MistralForCausalLM): logits [batch, vocabulary, time]. */
@@ -291,19 +313,28 @@ export class LlamaForCausalLM extends nn.Module {
   model: LlamaModel;
   lm_head: Layer<LinearSpec>;
   private readonly masked: boolean;
+  private readonly packed: boolean;
 
   constructor(
     readonly config: LlamaConfig,
-    { attentionMask = false }: CausalLMOptions = {},
+    { attentionMask = false, positionIds = false }: CausalLMOptions = {},
   ) {
     super();
+    if (attentionMask && positionIds) {
+      throw firebrandError(
+        'ERR_FIREBRAND_INVALID_ARGUMENT',
+        'LlamaForCausalLM: attentionMask (padded batches) and positionIds (packed ones) exclude each other',
+      );
+    }
     this.masked = attentionMask;
+    this.packed = positionIds;
     this.model = new LlamaModel(config);
     this.lm_head = nn.linear(config.hidden_size, config.vocab_size, { bias: false });
     if (config.tie_word_embeddings ?? false) this.lm_head.weight = this.model.embed_tokens.weight;
   }
 
   override inputFields(): string[] {
+    if (this.packed) return ['input_ids', 'position_ids'];
     return this.masked ? ['input_ids', 'attention_mask'] : super.inputFields();
   }
 
@@ -312,7 +343,9 @@ export class LlamaForCausalLM extends nn.Module {
     return this.lm_head;
   }
 
-  forward(tokens: Tensor, attentionMask?: Tensor): Tensor {
-    return this.lm_head.forward(this.model.forward(tokens, attentionMask)).transpose(1, 2);
+  /** `second`: the attention mask, or with positionIds the position ids, as inputFields names them. */
+  forward(tokens: Tensor, second?: Tensor): Tensor {
+    const hidden = this.packed ? this.model.forward(tokens, undefined, second) : this.model.forward(tokens, second);
+    return this.lm_head.forward(hidden).transpose(1, 2);
   }
 }
