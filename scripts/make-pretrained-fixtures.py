@@ -345,6 +345,17 @@ def write_bfloat16_checkpoint():
 PEFT_TARGETS = ["q_proj", "v_proj"]
 
 
+def save_peft_folder(model, folder):
+    """PEFT's save_pretrained into `folder` afresh, without its README.md model card and with no
+    base_model_name_or_path (the base's path here means nothing elsewhere)."""
+    shutil.rmtree(folder, ignore_errors=True)
+    model.save_pretrained(folder)
+    (folder / "README.md").unlink(missing_ok=True)
+    config_file = folder / "adapter_config.json"
+    config_file.write_text(json.dumps(dict(json.loads(config_file.read_text()), base_model_name_or_path=None),
+                                      indent=2))
+
+
 def write_peft_adapter():
     """<base>-peft-adapter/: LoRA adapters as PEFT's save_pretrained writes them (adapter_config.json, with no
     base_model_name_or_path, and adapter_model.safetensors; PEFT's README.md model card left out), r 4, alpha 8
@@ -369,12 +380,7 @@ def write_peft_adapter():
 
         model = adapted("sdpa")
         folder = OUT / f"{base_name}-peft-adapter"
-        shutil.rmtree(folder, ignore_errors=True)
-        model.save_pretrained(folder)
-        (folder / "README.md").unlink(missing_ok=True)
-        config_file = folder / "adapter_config.json"  # the base's path here means nothing elsewhere
-        config_file.write_text(json.dumps(dict(json.loads(config_file.read_text()), base_model_name_or_path=None),
-                                          indent=2))
+        save_peft_folder(model, folder)
         with torch.no_grad():
             logits = model(input_ids=INPUT_IDS).logits.transpose(1, 2).float().contiguous()
             spread = (adapted("eager")(input_ids=INPUT_IDS).logits.transpose(1, 2).float() - logits).abs().max().item()
@@ -383,6 +389,44 @@ def write_peft_adapter():
                    "transformers": transformers.__version__, "torch": torch.__version__,
                    "baseDtype": str(next(model.parameters()).dtype), "eagerSdpaSpread": repr(spread)})
         print(f"wrote {folder} with peft {peft.__version__} (eager-sdpa spread {spread})")
+
+
+def write_dora_adapter():
+    """qwen2-dora-adapter/: a DoRA adapter (use_dora=True: lora_magnitude_vector beside lora_A and lora_B) as
+    PEFT's save_pretrained writes it, r 4, alpha 8 on q_proj and v_proj, init_lora_weights=False and the
+    magnitudes moved off their initial norms, so that both change the logits; and
+    qwen2-dora-adapter.golden.safetensors: PeftModel's logits over INPUT_IDS, adapted and merged
+    (merge_and_unload). Needs peft's source on PYTHONPATH, as write_peft_adapter."""
+    try:
+        import peft
+    except ImportError as error:
+        print(f"kept the committed DoRA adapter: {error} (put peft's src/ on PYTHONPATH)")
+        return
+    base = transformers.AutoModelForCausalLM.from_pretrained(OUT / "qwen2").eval()
+    torch.manual_seed(42)
+    config = peft.LoraConfig(r=4, lora_alpha=8, lora_dropout=0.0, target_modules=PEFT_TARGETS,
+                             init_lora_weights=False, use_dora=True)
+    model = peft.get_peft_model(base, config).eval()
+    with torch.no_grad():
+        for name, parameter in model.named_parameters():
+            if "lora_magnitude_vector" in name:
+                parameter.mul_(1 + 0.2 * torch.rand_like(parameter))
+    folder = OUT / "qwen2-dora-adapter"
+    save_peft_folder(model, folder)
+    with torch.no_grad():
+        logits = model(input_ids=INPUT_IDS).logits.transpose(1, 2).float().contiguous()
+        merged = model.merge_and_unload()(input_ids=INPUT_IDS).logits.transpose(1, 2).float().contiguous()
+    save_file(dict(input_ids=INPUT_IDS, logits=logits, merged=merged),
+              str(OUT / "qwen2-dora-adapter.golden.safetensors"),
+              {"generatedBy": "scripts/make-pretrained-fixtures.py", "peft": peft.__version__,
+               "transformers": transformers.__version__, "torch": torch.__version__})
+    print(f"wrote {folder} with peft {peft.__version__}: {sorted(safe_open_keys(folder))[:3]}")
+
+
+def safe_open_keys(folder):
+    from safetensors import safe_open
+    with safe_open(str(folder / "adapter_model.safetensors"), "pt") as f:
+        return list(f.keys())
 
 
 def write_batch_generation():
@@ -482,6 +526,7 @@ def main():
     write_generation_logprobs()
     write_bfloat16_checkpoint()
     write_peft_adapter()
+    write_dora_adapter()
 
 
 if __name__ == "__main__":

@@ -31,6 +31,7 @@ export interface NativeEngineSpec {
     dropout: number;
     targetModules: string[];
     useRslora: boolean;
+    useDora: boolean;
     modulesToSave: string[];
   };
   /** Module paths whose linear layers are quantized to int8 once loaded (fromPretrained's quantize). */

@@ -89,6 +89,29 @@ describe('LoRA adapters', function () {
     expect(unknown.message).to.contain("lora.modulesToSave: 'ln_q' matches no module with parameters");
   });
 
+  it('resumes DoRA training from a checkpoint to the weights of a run without a stop (its magnitudes kept)', async () => {
+    const dora = { ...lora, useDora: true };
+    const run = (config: Record<string, unknown>) =>
+      new Trainer({
+        model: new GPTMini(),
+        lora: dora,
+        loss: 'cross_entropy',
+        optimizer: { name: 'adamw', lr: 1e-2 },
+        config: { progressBar: false, numThreads: 1, seed: 3, batchSize: 8, numEpochs: 2, ...config },
+      });
+    const whole = run({});
+    await whole.fit(tokens);
+    const outputDir = path.join(folder, 'run');
+    await run({ outputDir, numEpochs: 1 }).fit(tokens);
+    const resumed = run({ outputDir, resumeFromCheckpoint: true });
+    await resumed.fit(tokens);
+    const [expected, actual] = [await whole.stateDict(), await resumed.stateDict()];
+    const magnitudes = Object.keys(expected).filter((name) => name.endsWith('lora_magnitude_vector.weight'));
+    const adapted = Object.keys(expected).filter((name) => name.endsWith('.lora_A.weight'));
+    expect(magnitudes).to.have.length(adapted.length).and.not.have.length(0); // one per adapted layer
+    for (const name of Object.keys(expected)) expect(actual[name].data, name).to.deep.equal(expected[name].data);
+  });
+
   it('loads its base checkpoint strictly, by initWeightsFrom or config.initWeightsFrom (which lacks the adapters)', async () => {
     const base = trainerOf({});
     await base.fit(tokens);
@@ -146,6 +169,7 @@ describe('LoRA adapters', function () {
       'fan_in_fan_out',
       'init_lora_weights',
       'use_rslora',
+      'use_dora',
       'modules_to_save',
     ];
     expect(Object.keys(config).filter((key) => !loraConfigFields.includes(key))).to.deep.equal([]);

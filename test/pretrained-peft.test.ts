@@ -220,9 +220,49 @@ describe("LoRA adapters in PEFT's files, on a Hugging Face checkpoint", function
     expect((await model.stateDict())['model.embed_tokens.weight'].data).to.deep.equal(changed.data);
   });
 
+  it("computes PEFT's DoRA (use_dora): PeftModel's logits adapted and merged, trains the magnitudes, and writes them back", async () => {
+    const doraAdapter = path.join(fixtures, 'qwen2-dora-adapter');
+    const { tensors: dora } = await loadSafetensors(path.join(fixtures, 'qwen2-dora-adapter.golden.safetensors'));
+    const trainer = new Trainer({
+      model: await fromPretrained(base),
+      loss: 'cross_entropy',
+      optimizer: { name: 'adamw', lr: 1e-2 },
+      lora: { ...lora, useDora: true },
+      config: { progressBar: false, numThreads: 1, seed: 0, batchSize: 2, shuffle: false },
+    });
+    await trainer.setup();
+    const ids = dora.input_ids;
+    // Before loading, B is zero and each magnitude is its row's norm: the model is the base model.
+    const plain = await (await adaptedTrainer()).predict(ids.data, ids.shape);
+    expectClose(await trainer.predict(ids.data, ids.shape), plain, 'a fresh DoRA adapter changes nothing');
+    await trainer.loadAdapter(doraAdapter);
+    expectClose(await trainer.predict(ids.data, ids.shape), dora.logits, 'logits with the DoRA adapter');
+    await trainer.saveAdapter(folder);
+    const [ours, peft] = await Promise.all([
+      loadSafetensors(path.join(folder, 'adapter_model.safetensors')),
+      loadSafetensors(path.join(doraAdapter, 'adapter_model.safetensors')),
+    ]);
+    expect(Object.keys(ours.tensors).sort()).to.deep.equal(Object.keys(peft.tensors).sort());
+    expect(readJson(path.join(folder, 'adapter_config.json')).use_dora).to.equal(true);
+    const magnitude = 'model.layers.0.self_attn.q_proj.lora_magnitude_vector.weight';
+    expect(trainer.model.namedParameters.find(({ name }) => name === magnitude)?.requiresGrad).to.equal(true);
+    const before = (await trainer.stateDict())[magnitude].data;
+    await trainer.fit(Dataset.fromTokens(Array.from(ids.data, Number), { contextLength: 4 }), { numEpochs: 1 });
+    expect((await trainer.stateDict())[magnitude].data).to.not.deep.equal(before);
+    const merged = new Trainer({
+      model: await fromPretrained(base),
+      lora: { ...lora, useDora: true },
+      config: { progressBar: false, numThreads: 1 },
+    });
+    await merged.loadAdapter(doraAdapter);
+    await merged.mergeAdapter();
+    expectClose(await merged.predict(ids.data, ids.shape), dora.merged, 'logits with the DoRA adapter merged');
+    const plainTrainer = await adaptedTrainer();
+    expect((await rejectionOf(plainTrainer.loadAdapter(doraAdapter))).message).to.contain('has use_dora true');
+  });
+
   it('refuses an adapter whose LoraConfig computes what firebrand does not, naming the field', async () => {
     for (const [key, value, said] of [
-      ['use_dora', true, 'DoRA'],
       ['rank_pattern', { q_proj: 8 }, 'rank_pattern'],
       ['alpha_pattern', { v_proj: 16 }, 'alpha_pattern'],
       ['bias', 'all', 'bias'],

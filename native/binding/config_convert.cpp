@@ -206,6 +206,7 @@ EngineSpec toEngineSpec(const Napi::Value& value) {
                             toNumber(lora.Get("dropout"), "lora.dropout"),
                             toStrings(lora.Get("targetModules"), "lora.targetModules"),
                             toBoolean(lora.Get("useRslora"), "lora.useRslora"),
+                            toBoolean(lora.Get("useDora"), "lora.useDora"),
                             toStrings(lora.Get("modulesToSave"), "lora.modulesToSave")};
   }
   if (!object.Get("activationCheckpointing").IsUndefined()) {

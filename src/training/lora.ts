@@ -29,6 +29,11 @@ export interface LoraConfig {
   /** Rank-stabilized LoRA: the adapters' output scaled by alpha / sqrt(r) (PEFT's use_rslora). Default false. */
   useRslora?: boolean;
   /**
+   * DoRA (PEFT's use_dora): each adapted linear layer's rows rescaled to a trained magnitude over the norm
+   * of W + scaling·BA (held constant in backward), the magnitude starting at the rows' norms. Default false.
+   */
+  useDora?: boolean;
+  /**
    * Modules trained whole beside the adapters, named as targetModules are (a new head: ['score'] or
    * ['classifier']), as PEFT's modules_to_save; saveAdapter saves them whole. Default none.
    */
@@ -41,6 +46,7 @@ const loraSchema: Schema = {
   dropout: field(number(0, 1), 0, [0, 0.1]),
   targetModules: field(either(listOf(), oneOf('all-linear')), undefined, [['c_attn'], 'all-linear']),
   useRslora: field(boolean, false, [false, true]),
+  useDora: field(boolean, false, [false, true]),
   modulesToSave: field(listOf(), [], [[], ['classifier']]),
 };
 
@@ -121,6 +127,7 @@ export function writeAdapterConfig(
     fan_in_fan_out: false,
     init_lora_weights: true,
     use_rslora: lora.useRslora,
+    use_dora: lora.useDora,
     modules_to_save: modulesToSave.length > 0 ? modulesToSave : null,
   };
   fs.writeFileSync(path.join(folder, ADAPTER_CONFIG_FILE), `${JSON.stringify(config, null, 2)}\n`);
@@ -128,7 +135,6 @@ export function writeAdapterConfig(
 
 /** LoraConfig fields that change what the adapters compute, each with what it asks for; firebrand takes their defaults. */
 const UNSUPPORTED_LORA_VARIANTS: [string, string][] = [
-  ['use_dora', 'DoRA (weight-decomposed adapters, with a magnitude vector)'],
   ['rank_pattern', 'a rank per module (rank_pattern)'],
   ['alpha_pattern', 'an alpha per module (alpha_pattern)'],
   ['bias', "trained biases of the base layers (bias other than 'none')"],
@@ -180,6 +186,7 @@ export function loraOfAdapter(folder: string, operation: string): ResolvedLora {
     dropout: (config.lora_dropout as number | undefined) ?? 0,
     targetModules: targets as string[] | 'all-linear',
     useRslora: config.use_rslora === true,
+    useDora: config.use_dora === true,
     modulesToSave: Array.isArray(config.modules_to_save) ? (config.modules_to_save as string[]) : [],
   });
 }
@@ -198,8 +205,9 @@ export function checkAdapterConfig(folder: string, lora: ResolvedLora): void {
     ['r', lora.r],
     ['lora_alpha', lora.alpha],
     ['use_rslora', lora.useRslora],
+    ['use_dora', lora.useDora],
   ] as const) {
-    if ((config[key] ?? (key === 'use_rslora' ? false : undefined)) !== ours) {
+    if ((config[key] ?? (typeof ours === 'boolean' ? false : undefined)) !== ours) {
       throw firebrandError(
         'ERR_FIREBRAND_INVALID_ARGUMENT',
         `loadAdapter: ${file} has ${key} ${String(config[key])}, but this trainer's lora has ${ours}`,

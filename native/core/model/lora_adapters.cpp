@@ -13,6 +13,13 @@ namespace {
 
 constexpr const char* kPeftPrefix = "base_model.model.";
 
+// A state-dict name as PEFT saves it: a DoRA magnitude without its ".weight".
+std::string peftName(const std::string& name) {
+  const std::string suffix = std::string(".") + kDoraMagnitude;
+  if (name.size() < suffix.size() || name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0) return name;
+  return name.substr(0, name.size() - std::string(".weight").size());
+}
+
 bool targets(const std::string& path, const std::string& target) {
   return path == target || (path.size() > target.size() &&
                             path.compare(path.size() - target.size() - 1, std::string::npos, "." + target) == 0);
@@ -66,7 +73,8 @@ std::vector<std::string> applyLora(Model& model, const LoraOptions& options) {
   for (const auto& item : model.namedParameters()) {
     const std::string& name = item.key();
     const bool adapter = name.find(".lora_A.") != std::string::npos || name.find(".lora_B.") != std::string::npos ||
-                         name.rfind("lora_A.", 0) == 0 || name.rfind("lora_B.", 0) == 0;
+                         name.rfind("lora_A.", 0) == 0 || name.rfind("lora_B.", 0) == 0 ||
+                         name.find("lora_magnitude_vector.") != std::string::npos;
     bool trained = adapter;
     for (const auto& module : options.modulesToSave) {
       if (adapter || !saved(name, module)) continue;
@@ -112,6 +120,9 @@ TensorDict adapterWeights(Model& model) {
     const std::string prefix = kPeftPrefix + (path.empty() ? "" : path + ".");
     weights[prefix + "lora_A.weight"] = layer->lora->aWeight.detach().to(at::kCPU).clone();
     weights[prefix + "lora_B.weight"] = layer->lora->bWeight.detach().to(at::kCPU).clone();
+    settleDoraMagnitude(*layer->lora);
+    if (layer->lora->magnitude.defined())
+      weights[peftName(prefix + kDoraMagnitude)] = layer->lora->magnitude.detach().to(at::kCPU).clone();
   }
   if (weights.empty())
     throw InvalidState("saveAdapter: the model has no LoRA adapters (give the trainer a lora config)");
@@ -133,6 +144,7 @@ std::set<std::string> adapterStateNames(Model& model) {
     if (!layer->lora) continue;
     const std::string prefix = path.empty() ? "" : path + ".";
     names.insert({prefix + "lora_A.weight", prefix + "lora_B.weight"});
+    if (layer->lora->magnitude.defined()) names.insert(prefix + kDoraMagnitude);
   }
   return names;
 }
@@ -142,13 +154,13 @@ void loadAdapterWeights(Model& model, const TensorDict& weights, const std::stri
   TensorDict state = model.stateTensors();
   std::vector<std::string> missing, unexpected;
   for (const auto& name : adapters) {
-    if (!weights.count(kPeftPrefix + name)) missing.push_back(kPeftPrefix + name);
+    if (!weights.count(peftName(kPeftPrefix + name))) missing.push_back(peftName(kPeftPrefix + name));
   }
   // Beside the adapters, whole modules (PEFT's modules_to_save) under the model's own names.
   TensorDict modules;
   for (const auto& [name, value] : weights) {
     const std::string local = name.rfind(kPeftPrefix, 0) == 0 ? name.substr(std::string(kPeftPrefix).size()) : name;
-    if (adapters.count(local)) continue;
+    if (adapters.count(local) || adapters.count(local + ".weight")) continue;
     if (!state.count(local)) {
       unexpected.push_back(name);
     } else if (!value.sizes().equals(state.at(local).sizes())) {
@@ -175,6 +187,16 @@ void loadAdapterWeights(Model& model, const TensorDict& weights, const std::stri
                             " but this model's is " + shapeText(*target) + " (another r or layer size)");
       }
       target->copy_(value);
+    }
+    if (layer->lora->magnitude.defined()) {
+      const std::string name = peftName(prefix + kDoraMagnitude);
+      const at::Tensor& value = weights.at(name);
+      if (!value.sizes().equals(layer->lora->magnitude.sizes())) {
+        throw ShapeMismatch(origin + ": DoRA magnitude '" + name + "' has shape " + shapeText(value) +
+                            " but this model's is " + shapeText(layer->lora->magnitude));
+      }
+      layer->lora->magnitude.copy_(value);
+      layer->lora->magnitudeSet = true;
     }
   }
   for (const auto& [name, value] : modules) state.at(name).copy_(value);

@@ -7,6 +7,7 @@
 #include <torch/utils.h>
 
 #include <cmath>
+#include <limits>
 
 #include "core/compat/torch_compat.h"
 #include "core/errors.h"
@@ -24,7 +25,37 @@ torch::nn::AnyModule adapterPart(Options options, at::Tensor& weight) {
   return torch::nn::AnyModule(module);
 }
 
+// ||W + scaling · B A|| per output row, in the adapters' dtype (PEFT's DoraLinearLayer.get_weight_norm).
+at::Tensor rowNorms(const LoraAdapter& adapter, const at::Tensor& delta) {
+  return (adapter.baseWeight.to(delta.scalar_type()) + delta).norm(2, {1});
+}
+
+// DoRA's magnitude, initialized to the rows' norms as PEFT's update_layer does, as a submodule's weight.
+void attachDoraMagnitude(torch::nn::Module& base, LoraAdapter& adapter, const std::string& owner) {
+  auto* linear = dynamic_cast<torch::nn::LinearImpl*>(&base);
+  if (linear == nullptr) throw InvalidArgument("lora.useDora: " + owner + " is not a linear layer; DoRA adapts those");
+  if (!at::isFloatingType(linear->weight.scalar_type()))
+    throw InvalidArgument("lora.useDora: " + owner + "'s weight is " +
+                          std::string(c10::toString(linear->weight.scalar_type())) +
+                          "; DoRA needs the base layer's weight in floating point");
+  adapter.baseWeight = linear->weight;
+  adapter.baseBias = linear->bias;
+  auto holder = std::make_shared<torch::nn::Module>();
+  adapter.magnitude = holder->register_parameter(
+      "weight",
+      at::full({linear->options.out_features()}, std::numeric_limits<double>::quiet_NaN(), adapter.aWeight.options()));
+  base.register_module("lora_magnitude_vector", holder);
+}
+
 }  // namespace
+
+void settleDoraMagnitude(LoraAdapter& adapter) {
+  if (!adapter.magnitude.defined() || adapter.magnitudeSet) return;
+  adapter.magnitudeSet = true;
+  if (!adapter.magnitude.isnan().any().item<bool>()) return;  // loaded before its first use
+  torch::NoGradGuard noGrad;
+  adapter.magnitude.copy_(rowNorms(adapter, at::matmul(adapter.bWeight, adapter.aWeight) * adapter.scaling));
+}
 
 void attachLora(BuiltLayer& layer, const LoraOptions& options, const std::string& owner) {
   if (layer.lora) throw InvalidState("lora: " + owner + " has an adapter already");
@@ -71,14 +102,30 @@ void attachLora(BuiltLayer& layer, const LoraOptions& options, const std::string
   const double rank = static_cast<double>(options.r);
   adapter->scaling = options.alpha / (options.useRslora ? std::sqrt(rank) : rank);
   adapter->dropout = options.dropout;
+  if (options.useDora) attachDoraMagnitude(base, *adapter, owner);
   layer.lora = std::move(adapter);
 }
 
 at::Tensor withLora(LoraAdapter& adapter, const at::Tensor& output, const at::Tensor& input, bool training) {
   // As PEFT's LoraLayer: the input in the adapters' dtype, the sum in the wider one, cast back to the output's.
   const at::Tensor adapterInput = input.to(adapter.aWeight.scalar_type());
-  const at::Tensor x = adapter.dropout > 0 ? at::dropout(adapterInput, adapter.dropout, training) : adapterInput;
-  return (output + adapter.b.forward(adapter.a.forward(x)) * adapter.scaling).to(output.scalar_type());
+  const bool dropped = adapter.dropout > 0 && training;
+  const at::Tensor x = dropped ? at::dropout(adapterInput, adapter.dropout, training) : adapterInput;
+  const at::Tensor update = adapter.b.forward(adapter.a.forward(x)) * adapter.scaling;
+  if (!adapter.magnitude.defined()) return (output + update).to(output.scalar_type());
+  settleDoraMagnitude(adapter);
+  // DoRA (PEFT's DoraLinearLayer.forward): the rows rescaled to magnitude / ||W + s·BA||, the norm held
+  // constant in backward as the paper's section 4.3 says; the base output without its bias, or on the
+  // dropped-out input.
+  const at::Tensor delta = (at::matmul(adapter.bWeight, adapter.aWeight) * adapter.scaling).detach();
+  const at::Tensor scale = adapter.magnitude / rowNorms(adapter, delta).detach();
+  const at::Tensor weight = adapter.baseWeight.to(x.scalar_type());
+  at::Tensor baseResult = output.to(x.scalar_type());
+  if (dropped)
+    baseResult = at::linear(x, weight);
+  else if (adapter.baseBias.defined())
+    baseResult = baseResult - adapter.baseBias.to(x.scalar_type());
+  return (output + (scale - 1) * baseResult + scale * update).to(output.scalar_type());
 }
 
 void mergeLora(BuiltLayer& layer) {
@@ -90,7 +137,17 @@ void mergeLora(BuiltLayer& layer) {
     torch::NoGradGuard noGrad;
     // The delta in the adapters' dtype, rounded to the weight's before the sum, as PEFT's merge.
     if (auto* linear = dynamic_cast<torch::nn::LinearImpl*>(&base)) {
-      linear->weight.add_((at::matmul(b, a) * layer.lora->scaling).to(linear->weight.scalar_type()));
+      const at::Tensor delta = at::matmul(b, a) * layer.lora->scaling;
+      if (layer.lora->magnitude.defined()) {
+        settleDoraMagnitude(*layer.lora);
+        // PEFT's DoraLinearVariant.merge: W' = magnitude / ||W + ΔW|| · (W + ΔW), row by row.
+        const at::Tensor merged = linear->weight.to(delta.scalar_type()) + delta;
+        const at::Tensor factor = (layer.lora->magnitude / rowNorms(*layer.lora, delta)).unsqueeze(1);
+        linear->weight.copy_((factor * merged).to(linear->weight.scalar_type()));
+        base.unregister_module("lora_magnitude_vector");
+      } else {
+        linear->weight.add_(delta.to(linear->weight.scalar_type()));
+      }
     } else {
       // PEFT's Conv2d.get_delta_weight: B (1x1) composed with A's kernel.
       auto* conv = dynamic_cast<torch::nn::Conv2dImpl*>(&base);

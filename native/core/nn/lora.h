@@ -21,6 +21,8 @@ struct LoraOptions {
   std::vector<std::string> targetModules;
   // PEFT's use_rslora: rank-stabilized scaling alpha / sqrt(r) instead of alpha / r.
   bool useRslora = false;
+  // PEFT's use_dora: weight-decomposed adapters (linear layers), a trained magnitude per output row.
+  bool useDora = false;
   // PEFT's modules_to_save: modules (matched as targetModules are) trained whole beside the adapters.
   std::vector<std::string> modulesToSave;
 };
@@ -34,7 +36,22 @@ struct LoraAdapter {
   at::Tensor bWeight;
   double scaling = 1;  // alpha / r (alpha / sqrt(r) with useRslora)
   double dropout = 0;
+  // DoRA: the magnitude per output row (the "lora_magnitude_vector" submodule's weight), and the base
+  // layer's weight and bias it rescales; undefined without DoRA.
+  at::Tensor magnitude;
+  at::Tensor baseWeight;
+  at::Tensor baseBias;
+  // The magnitude starts as NaN and becomes the rows' norms of the weights it is first used with, at the
+  // first forward, save or merge (a checkpoint's weights load after the adapters are made), unless loaded
+  // values (an adapter, a resumed checkpoint) replaced the NaN first.
+  bool magnitudeSet = false;
 };
+
+// Sets a DoRA adapter's magnitude to its layer's row norms if nothing has set it yet (PEFT's init).
+void settleDoraMagnitude(LoraAdapter& adapter);
+
+// The state-dict name of a DoRA magnitude under a layer (PEFT saves it as "<path>.lora_magnitude_vector").
+inline constexpr const char* kDoraMagnitude = "lora_magnitude_vector.weight";
 
 // Puts an adapter on `layer` (linear or conv2d; another kind is an error naming `owner`), drawing A
 // and B as PEFT does: both constructed, then A kaiming-uniform (a = sqrt(5)) again and B zeroed. On a
