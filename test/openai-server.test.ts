@@ -5,10 +5,20 @@
 // concurrent requests decode together and each still gets its own tokens.
 import { expect } from 'chai';
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import OpenAI from 'openai';
 
-import { HuggingFaceTokenizer, loadPretrainedModel, type Model, type ModelServer, serve } from '../src';
+import {
+  fromPretrained,
+  HuggingFaceTokenizer,
+  loadPretrainedModel,
+  type Model,
+  type ModelServer,
+  serve,
+  Trainer,
+} from '../src';
 import { collect, rejectionOf } from './support/helpers';
 
 const chatModel = path.join(__dirname, '..', '..', 'examples', 'data', 'tiny-chat-llama');
@@ -235,19 +245,51 @@ describe('OpenAI-compatible server', function () {
     expect(server.stats).to.deep.include({ running: 0, waiting: 0, droppedRequests: 1 });
   });
 
-  it('runs as `firebrand serve MODEL_DIR`, answering curl, until SIGTERM', async () => {
-    const child = spawn(process.execPath, [cli, 'serve', chatModel, '--port', '0', '--num-threads', '1'], {
+  /** `firebrand serve` started on `args`, and the URL it says it serves at. */
+  async function startCli(args: string[]): Promise<{ child: ReturnType<typeof spawn>; url: string }> {
+    const child = spawn(process.execPath, [cli, 'serve', ...args, '--port', '0'], {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     const url = await new Promise<string>((resolve, reject) => {
       let output = '';
-      child.stdout.on('data', (data: Buffer) => {
+      child.stdout?.on('data', (data: Buffer) => {
         output += data.toString();
         const found = /at (http:\/\/127\.0\.0\.1:\d+)\/v1/.exec(output);
         if (found) resolve(found[1]);
       });
       child.once('exit', (code) => reject(new Error(`serve exited with ${code}: ${output}`)));
     });
+    return { child, url };
+  }
+
+  it('serves a folder trainer.save wrote, with the tokenizer files beside it', async () => {
+    const trainer = new Trainer({ model: await fromPretrained(chatModel), config: { progressBar: false } });
+    await trainer.setup();
+    const folder = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'firebrand-serve-saved-')), 'model');
+    await trainer.save(folder);
+    for (const file of ['tokenizer.json', 'tokenizer_config.json', 'chat_template.jinja']) {
+      fs.copyFileSync(path.join(chatModel, file), path.join(folder, file));
+    }
+    const { child, url } = await startCli([folder, '--served-model-name', 'saved']);
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    try {
+      const saved = new OpenAI({ baseURL: `${url}/v1`, apiKey: 'unused', maxRetries: 0 });
+      const reply = await saved.chat.completions.create({
+        model: 'saved',
+        messages: chat('Hello there'),
+        max_tokens: 6,
+      });
+      // The checkpoint's generation config travels in the saved folder: greedy, as the model itself decodes.
+      expect(reply.choices[0].message.content).to.equal((await greedy(chatIds('Hello there'), 6)).text);
+    } finally {
+      child.kill('SIGTERM');
+    }
+    expect(await exited).to.equal(0);
+    fs.rmSync(path.dirname(folder), { recursive: true, force: true });
+  });
+
+  it('runs as `firebrand serve MODEL_DIR`, answering curl, until SIGTERM', async () => {
+    const { child, url } = await startCli([chatModel, '--num-threads', '1']);
     const body = JSON.stringify({ model: chatModel, prompt: 'The quick brown fox', max_tokens: 5, temperature: 0 });
     const answer = JSON.parse(
       execFileSync('curl', ['-sS', '-H', 'content-type: application/json', '-d', body, `${url}/v1/completions`], {
