@@ -335,6 +335,7 @@ export interface NativeEngine {
     worldSize: number;
     masterAddr: string;
     masterPort: number;
+    agentStorePrefix: string;
     backend: string;
     timeout: number;
     bucketCapMb: number;

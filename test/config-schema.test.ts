@@ -114,6 +114,7 @@ describe('config schema', () => {
       rank: 0,
       worldSize: 1,
       masterAddr: '127.0.0.1',
+      agentStorePrefix: '',
       masterPort: await freePort(),
       ...trainer.config.distributed,
     });

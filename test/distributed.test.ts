@@ -145,6 +145,39 @@ describe('distributed data parallel (2 ranks, Gloo on 127.0.0.1)', function () {
     expectSameAsSingleProcess(reports(result.stdout), single);
   });
 
+  // torchrun's agent serves the store and says so (TORCHELASTIC_USE_AGENT_STORE=True): torch 1.13's static
+  // rendezvous and 2.x's c10d one (--standalone) do; every rank then connects as a client.
+  for (const rendezvous of ['static', 'standalone'] as const) {
+    it(`trains under torchrun (${rendezvous} rendezvous) as one process`, async function () {
+      const python = process.env.BENCH_PYTHON ?? '/usr/bin/python3';
+      const version = spawnSync(python, ['-c', 'import torch.distributed.run, torch; print(torch.__version__)'], {
+        encoding: 'utf8',
+      });
+      if (version.status !== 0) {
+        console.log(`      skipped: ${python} has no torch.distributed.run (apt-get install python3-torch)`);
+        this.skip();
+      }
+      if (rendezvous === 'static' && !version.stdout.startsWith('1.')) {
+        console.log(
+          `      skipped: torch ${version.stdout.trim()}'s static rendezvous makes a libuv TCPStore, which Debian's build lacks`,
+        );
+        this.skip();
+      }
+      // --redirects/--tee 2: torch 1.13's default "0" parses to None on Python 3.11 (its Std IntFlag), so
+      // torchrun fails before starting anything; stderr goes to files and the console, stdout as it is.
+      const torchrun = [
+        ...['-m', 'torch.distributed.run', '--redirects', '2', '--tee', '2', '--nproc_per_node', '2'],
+        ...(rendezvous === 'standalone' ? ['--standalone'] : ['--master_port', String(await freePort())]),
+        ...['--no_python', process.execPath, child, 'train'],
+      ];
+      // USE_LIBUV=0: Debian's torch 2.x has no libuv, the default of the stores torchrun makes.
+      const env = { ...process.env, USE_LIBUV: '0' };
+      const result = spawnSync(python, torchrun, { encoding: 'utf8', timeout: 90_000, env });
+      expect(result.status, result.stderr).to.equal(0);
+      expectSameAsSingleProcess(reports(result.stdout), single);
+    });
+  }
+
   it('trains a model written as TypeScript modules on 2 ranks to the weights of one process', async () => {
     const result = runLaunch(await freePort(), ['--nproc-per-node', '2'], ['train-module']);
     expect(result.status, result.stderr).to.equal(0);

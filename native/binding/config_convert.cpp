@@ -98,6 +98,7 @@ DistributedOptions toDistributedOptions(const Napi::Value& value) {
   options.rank = toInteger(object.Get("rank"), "distributed.rank", 0);
   options.masterAddr = toString(object.Get("masterAddr"), "distributed.masterAddr");
   options.masterPort = toInteger(object.Get("masterPort"), "distributed.masterPort", 1);
+  options.agentStorePrefix = toString(object.Get("agentStorePrefix"), "distributed.agentStorePrefix");
   options.backend = toString(object.Get("backend"), "distributed.backend");
   options.timeoutSeconds = toNumber(object.Get("timeout"), "distributed.timeout");
   options.bucketCapBytes =

@@ -12,6 +12,12 @@ export interface DistributedPlace {
   /** MASTER_ADDR, MASTER_PORT: where rank 0 serves the rendezvous store. */
   masterAddr: string;
   masterPort: number;
+  /**
+   * Where torchrun's agent already serves the store at MASTER_ADDR:MASTER_PORT
+   * (TORCHELASTIC_USE_AGENT_STORE=True): every rank connects as a client, its keys under
+   * '/worker/attempt_<TORCHELASTIC_RESTART_COUNT>', as torch.distributed's rendezvous does; else ''.
+   */
+  agentStorePrefix: string;
 }
 
 function integerVariable(env: NodeJS.ProcessEnv, name: string, min: number, max = Number.MAX_SAFE_INTEGER): number {
@@ -45,6 +51,10 @@ export function torchrunEnvironment(env: NodeJS.ProcessEnv = process.env): Distr
     localRank: env.LOCAL_RANK === undefined ? 0 : integerVariable(env, 'LOCAL_RANK', 0),
     masterAddr,
     masterPort: integerVariable(env, 'MASTER_PORT', 1, 65535),
+    agentStorePrefix:
+      env.TORCHELASTIC_USE_AGENT_STORE === 'True'
+        ? `/worker/attempt_${env.TORCHELASTIC_RESTART_COUNT === undefined ? 0 : integerVariable(env, 'TORCHELASTIC_RESTART_COUNT', 0)}`
+        : '',
   };
 }
 

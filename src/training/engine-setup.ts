@@ -58,8 +58,8 @@ export async function buildEngine(
   if (lora !== undefined) warnOfTiedAdapters(engine.model.description);
   // Blocks (off the event loop) until every rank has joined; rank 0's weights win.
   if (place !== undefined) {
-    const { rank, worldSize, masterAddr, masterPort } = place;
-    await engine.distribute({ rank, worldSize, masterAddr, masterPort, ...config.distributed });
+    const { rank, worldSize, masterAddr, masterPort, agentStorePrefix } = place;
+    await engine.distribute({ rank, worldSize, masterAddr, masterPort, agentStorePrefix, ...config.distributed });
   }
   // A checkpoint's weights (fromPretrained, torchvision.models), for the model or modules inside it:
   // every rank reads the same files.

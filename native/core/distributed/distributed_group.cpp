@@ -82,22 +82,28 @@ std::string causeOf(const std::exception& error) {
   return error.what();
 }
 
-// One TCPStore per process: rank 0 serves it at MASTER_ADDR:MASTER_PORT.
+// One TCPStore per process: rank 0 serves it at MASTER_ADDR:MASTER_PORT, or a launcher's agent does
+// (torchrun's TORCHELASTIC_USE_AGENT_STORE) and every rank is a client, its keys under a prefix.
 c10::intrusive_ptr<c10d::Store> connectStore(const DistributedOptions& options) {
+  const bool agentServes = !options.agentStorePrefix.empty();
   c10d::TCPStoreOptions storeOptions;
   storeOptions.port = static_cast<std::uint16_t>(options.masterPort);
-  storeOptions.isServer = options.rank == 0;
+  storeOptions.isServer = options.rank == 0 && !agentServes;
   storeOptions.numWorkers = static_cast<std::size_t>(options.worldSize);
   storeOptions.waitWorkers = true;
   storeOptions.timeout = timeoutOf(options);
   compat::useClassicTcpStore(storeOptions);
   try {
-    return c10::make_intrusive<c10d::TCPStore>(options.masterAddr, storeOptions);
+    auto store = c10::make_intrusive<c10d::TCPStore>(options.masterAddr, storeOptions);
+    if (!agentServes) return store;
+    return c10::make_intrusive<c10d::PrefixStore>(options.agentStorePrefix, store);
   } catch (const std::exception& error) {
     throw DistributedError("distributed: the rendezvous at " + options.masterAddr + ":" +
                            std::to_string(options.masterPort) + " (" + placeText(options) + ") failed within " +
                            secondsText(options.timeoutSeconds) + ": " + causeOf(error) +
-                           (options.rank == 0 ? "; is the port free?" : "; did rank 0 start, at that address?"));
+                           (agentServes ? "; the launcher's agent (TORCHELASTIC_USE_AGENT_STORE) serves no store there"
+                            : options.rank == 0 ? "; is the port free?"
+                                                : "; did rank 0 start, at that address?"));
   }
 }
 

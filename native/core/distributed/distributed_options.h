@@ -14,6 +14,10 @@ struct DistributedOptions {
   int64_t worldSize = 1;
   std::string masterAddr;
   int64_t masterPort = 0;
+  // Non-empty when a launcher's agent serves the store at MASTER_ADDR:MASTER_PORT (torchrun's
+  // TORCHELASTIC_USE_AGENT_STORE): every rank connects as a client, its keys under this prefix
+  // ("/worker/attempt_<restart>", as torch.distributed.rendezvous names them).
+  std::string agentStorePrefix;
   // "auto": NCCL for CUDA training when built with it, else Gloo; or "gloo", "nccl".
   std::string backend;
   // Rendezvous and every collective fail after this long.
