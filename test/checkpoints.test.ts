@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-import { loadSafetensors, nn, saveSafetensors, Trainer, TrainerState } from '../src';
+import { loadSafetensors, nn, saveSafetensors, Trainer, TrainerConfig, TrainerState } from '../src';
 import { blobDataset, rejectionOf } from './support/helpers';
 import { RESUME_EPOCHS, resumeData, resumeTrainer } from './support/resume-run';
 import { pruneCheckpoints } from '../src/training/checkpoints';
@@ -35,6 +35,26 @@ describe('checkpoints and exact resume', function () {
     const trainer = resumeTrainer();
     await trainer.fit(resumeData());
     reference = await weightsOf(trainer);
+  });
+
+  it('resumes a run that maxSteps stopped at an epoch boundary from the next epoch, to the uninterrupted weights', async () => {
+    // Without a schedule: maxSteps sets a schedule's horizon, which would differ between the runs.
+    const run = (config: Partial<TrainerConfig>) =>
+      new Trainer({
+        model: nn.sequential(nn.linear(4, 16), nn.relu(), nn.dropout(0.3), nn.linear(16, 2)),
+        loss: 'cross_entropy',
+        optimizer: { name: 'adam', lr: 0.02 },
+        config: { numEpochs: RESUME_EPOCHS, batchSize: 16, seed: 9, numThreads: 1, progressBar: false, ...config },
+      });
+    const whole = run({});
+    await whole.fit(resumeData());
+    const outputDir = temporaryDir();
+    // 13 steps an epoch: maxSteps 13 stops on the boundary, after the epoch's last batch.
+    await run({ outputDir, maxSteps: 13 }).fit(resumeData());
+    const resumed = run({ outputDir, resumeFromCheckpoint: true });
+    const history = await resumed.fit(resumeData());
+    expect(history.epochs.map(({ epoch }) => epoch)).to.deep.equal([0, 1, 2]);
+    expect(await weightsOf(resumed)).to.deep.equal(await weightsOf(whole));
   });
 
   it('saves every saveEvery steps and at epoch ends, in the documented layout', async () => {

@@ -51,6 +51,16 @@ export interface FitContext {
   control: FitControl;
 }
 
+/**
+ * Where a checkpoint's run goes on: its epoch and first untrained batch, or the next epoch's first batch
+ * when the checkpoint was saved after its epoch's last batch (a stop by maxSteps on an epoch boundary).
+ */
+function resumePosition(state: { epoch: number; batchInEpoch: number }, batchesPerEpoch: number | undefined) {
+  return batchesPerEpoch !== undefined && state.batchInEpoch >= batchesPerEpoch
+    ? { epoch: state.epoch + 1, batch: 0 }
+    : { epoch: state.epoch, batch: state.batchInEpoch };
+}
+
 export class FitLoop {
   private readonly trainer: TrainerView;
   private readonly config: ResolvedConfig;
@@ -153,7 +163,7 @@ export class FitLoop {
         samplesPerSecond: 0,
       },
       batchesPerEpoch: plan.batchesPerEpoch,
-      resumeAt: resumed && { epoch: resumed.state.epoch, batch: resumed.state.batchInEpoch },
+      resumeAt: resumed && resumePosition(resumed.state, plan.batchesPerEpoch),
       priorSeconds: resumed?.state.wallTimeSeconds ?? 0,
       started,
       evalData: options.evalData,
