@@ -10,7 +10,9 @@ import path from 'node:path';
 
 import { distributedTrainer, evalData, llamaData, llamaTrainer, trainData } from './support/distributed-child';
 import { Dataset, Trainer } from '../src';
-import { freePort } from './support/helpers';
+import { errorOf, freePort } from './support/helpers';
+import { firstSlurmNode } from '../src/distributed/scheduler-environment';
+import { torchrunEnvironment } from '../src/distributed/torchrun-environment';
 import { maskedTokens } from './support/masked-tokens';
 
 const cli = path.join(__dirname, '..', 'src', 'cli', 'main.js');
@@ -64,15 +66,20 @@ interface RankRun {
   kill(): void;
 }
 
-/** Starts one rank of a 2-rank run directly, with torchrun's environment (killed after 30 s at most). */
-function startRank(rank: number, port: number, mode: string): RankRun {
+/**
+ * Starts one rank of a 2-rank run directly, with torchrun's environment or `variables` instead (a
+ * scheduler's), killed after 30 s at most.
+ */
+function startRank(rank: number, port: number, mode: string, variables?: Record<string, string>): RankRun {
   const env = {
     ...process.env,
-    WORLD_SIZE: '2',
-    RANK: String(rank),
-    LOCAL_RANK: String(rank),
-    MASTER_ADDR: '127.0.0.1',
-    MASTER_PORT: String(port),
+    ...(variables ?? {
+      WORLD_SIZE: '2',
+      RANK: String(rank),
+      LOCAL_RANK: String(rank),
+      MASTER_ADDR: '127.0.0.1',
+      MASTER_PORT: String(port),
+    }),
   };
   const rankProcess = spawn(process.execPath, [child, mode], { env });
   let stdout = '';
@@ -177,6 +184,26 @@ describe('distributed data parallel (2 ranks, Gloo on 127.0.0.1)', function () {
       expectSameAsSingleProcess(reports(result.stdout), single);
     });
   }
+
+  it("trains 2 Slurm tasks (srun's SLURM_* variables, no torchrun) as one process", async () => {
+    const port = await freePort();
+    const slurm = (rank: number) => ({
+      SLURM_NTASKS: '2',
+      SLURM_PROCID: String(rank),
+      SLURM_LOCALID: String(rank),
+      SLURM_NODELIST: '127.0.0.1',
+      SLURM_JOB_NAME: 'train',
+      SLURM_JOB_ID: '4242',
+      MASTER_PORT: String(port), // Lightning's rule: MASTER_PORT over the job id's 15000 + 4242
+    });
+    const ranks = [startRank(0, port, 'train', slurm(0)), startRank(1, port, 'train', slurm(1))];
+    const finished = await Promise.all(ranks.map((rank) => rank.finished));
+    expect(finished.map(({ status }) => status)).to.deep.equal([0, 0]);
+    expectSameAsSingleProcess(
+      finished.map(({ report }) => report as RankReport),
+      single,
+    );
+  });
 
   it('trains a model written as TypeScript modules on 2 ranks to the weights of one process', async () => {
     const result = runLaunch(await freePort(), ['--nproc-per-node', '2'], ['train-module']);
@@ -299,5 +326,47 @@ describe('distributed data parallel (2 ranks, Gloo on 127.0.0.1)', function () {
     expect(lone.report?.error?.message).to.match(
       new RegExp(`at 127.0.0.1:${port} \\(rank 0 of 2\\) failed within 3 s`),
     );
+  });
+});
+
+describe("a scheduler's tasks as torchrun's ranks (Slurm as Lightning reads it, Open MPI)", () => {
+  it("reads srun's variables: rank, world size, local rank, the node list's first host, the job id's port", () => {
+    const place = torchrunEnvironment({
+      SLURM_NTASKS: '8',
+      SLURM_PROCID: '5',
+      SLURM_LOCALID: '1',
+      SLURM_NODELIST: 'gpu[03-06,09],cpu1',
+      SLURM_JOB_NAME: 'train',
+      SLURM_JOB_ID: '1234567',
+    });
+    expect(place).to.deep.include({ rank: 5, worldSize: 8, localRank: 1, masterAddr: 'gpu03', masterPort: 19567 });
+    expect(firstSlurmNode('node[7]')).to.equal('node7');
+    expect(firstSlurmNode('a1,a2')).to.equal('a1');
+    // torchrun's own variables win; an interactive allocation's shell is no task.
+    expect(torchrunEnvironment({ SLURM_NTASKS: '2', SLURM_PROCID: '0', SLURM_JOB_NAME: 'bash' })).to.equal(undefined);
+    expect(
+      torchrunEnvironment({
+        SLURM_NTASKS: '2',
+        SLURM_PROCID: '1',
+        WORLD_SIZE: '4',
+        RANK: '3',
+        MASTER_ADDR: 'h',
+        MASTER_PORT: '5',
+      }),
+    ).to.deep.include({ rank: 3, worldSize: 4 });
+  });
+
+  it("reads mpirun's variables, and refuses them without MASTER_ADDR, saying why", () => {
+    const mpi = { OMPI_COMM_WORLD_SIZE: '2', OMPI_COMM_WORLD_RANK: '1', OMPI_COMM_WORLD_LOCAL_RANK: '1' };
+    expect(torchrunEnvironment({ ...mpi, MASTER_ADDR: '10.0.0.1' })).to.deep.include({
+      rank: 1,
+      worldSize: 2,
+      masterAddr: '10.0.0.1',
+      masterPort: 29500,
+    });
+    expect(errorOf(() => torchrunEnvironment(mpi)).message).to.contain('mpirun does not say where rank 0 runs');
+    expect(
+      errorOf(() => torchrunEnvironment({ SLURM_NTASKS: '2', SLURM_PROCID: '0', SLURM_JOB_NAME: 'x' })).message,
+    ).to.contain('no SLURM_NODELIST or MASTER_ADDR');
   });
 });

@@ -1,6 +1,7 @@
 // Where this process stands in a data-parallel run, read from the environment
 // torchrun (and `firebrand launch`, and torchrun-compatible tools) set.
 import { firebrandError } from '../errors';
+import { schedulerVariables } from './scheduler-environment';
 
 export interface DistributedPlace {
   /** RANK: this process among all, 0 .. worldSize-1. */
@@ -33,8 +34,13 @@ function integerVariable(env: NodeJS.ProcessEnv, name: string, min: number, max 
   return value;
 }
 
-/** The run this process belongs to, or undefined when it runs alone (WORLD_SIZE unset or 1). */
-export function torchrunEnvironment(env: NodeJS.ProcessEnv = process.env): DistributedPlace | undefined {
+/**
+ * The run this process belongs to, or undefined when it runs alone (WORLD_SIZE unset or 1): torchrun's
+ * variables, else a Slurm or Open MPI task's (scheduler-environment.ts).
+ */
+export function torchrunEnvironment(given: NodeJS.ProcessEnv = process.env): DistributedPlace | undefined {
+  const scheduled = given.WORLD_SIZE === undefined ? schedulerVariables(given) : undefined;
+  const env = scheduled === undefined ? given : { ...given, ...scheduled };
   if (env.WORLD_SIZE === undefined) return undefined;
   const worldSize = integerVariable(env, 'WORLD_SIZE', 1);
   if (worldSize === 1) return undefined;

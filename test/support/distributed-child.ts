@@ -80,7 +80,7 @@ export const evalData = () => blobDataset(51, 4, 4);
 
 async function main(): Promise<void> {
   const mode = process.argv[2] ?? 'train';
-  const rank = Number(process.env.RANK);
+  const rank = Number(process.env.RANK ?? process.env.SLURM_PROCID); // torchrun's, or a Slurm task's
   const config: Record<string, unknown> = {};
   if (mode === 'train' && process.argv[3] !== undefined) {
     Object.assign(config, {
