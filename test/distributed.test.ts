@@ -182,6 +182,16 @@ describe('distributed data parallel (2 ranks, Gloo on 127.0.0.1)', function () {
       const result = spawnSync(python, torchrun, { encoding: 'utf8', timeout: 90_000, env });
       expect(result.status, result.stderr).to.equal(0);
       expectSameAsSingleProcess(reports(result.stdout), single);
+      if (rendezvous !== 'standalone') return;
+      // A failed rank's root cause reaches torchrun's summary through TORCHELASTIC_ERROR_FILE.
+      const failed = spawnSync(python, [...torchrun.slice(0, -1), 'die-at-step-5'], {
+        encoding: 'utf8',
+        timeout: 90_000,
+        env,
+      });
+      expect(failed.status).to.not.equal(0);
+      expect(failed.stderr).to.match(/error_file: \S+error\.json/);
+      expect(failed.stderr).to.contain('distributed: the all-reduce').and.contain('on rank 0 of 2');
     });
   }
 

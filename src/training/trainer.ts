@@ -4,6 +4,7 @@
 // keeps one operation running at a time.
 import path from 'node:path';
 
+import { recordElasticError } from '../distributed/elastic-error-file';
 import { DistributedPlace, torchrunEnvironment } from '../distributed/torchrun-environment';
 import { RankCollectives } from '../distributed/rank-collectives';
 import { firebrandError } from '../errors';
@@ -287,6 +288,7 @@ export class Trainer implements TrainerView {
         return await this.fitLoop.run();
       } catch (error) {
         await this.hooks.run('onException', error, this).catch(() => undefined);
+        recordElasticError(error);
         throw error;
       } finally {
         this.fitLoop = undefined;
