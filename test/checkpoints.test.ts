@@ -57,6 +57,26 @@ describe('checkpoints and exact resume', function () {
     expect(await weightsOf(resumed)).to.deep.equal(await weightsOf(whole));
   });
 
+  it('refuses a second run on an outputDir another run is writing, and takes over a stale lock', async () => {
+    const outputDir = temporaryDir();
+    const first = resumeTrainer({ outputDir });
+    const running = first.fit(resumeData());
+    const second = await rejectionOf(resumeTrainer({ outputDir }).fit(resumeData()));
+    expect(second.code).to.equal('ERR_FIREBRAND_INVALID_STATE');
+    expect(second.message).to.contain(`${outputDir} is being written by another run (pid ${process.pid}`);
+    await running;
+    expect(await weightsOf(first), 'the first run is left alone').to.deep.equal(reference);
+    expect(fs.existsSync(path.join(outputDir, '.firebrand.lock')), 'released at the end').to.equal(false);
+    // A lock whose process is gone is stale: the next run takes it over.
+    fs.writeFileSync(
+      path.join(outputDir, '.firebrand.lock'),
+      JSON.stringify({ pid: 2 ** 22 + 7, host: os.hostname() }),
+    );
+    const overStale = resumeTrainer({ outputDir });
+    await overStale.fit(resumeData());
+    expect(await weightsOf(overStale)).to.deep.equal(reference);
+  });
+
   it('saves every saveEvery steps and at epoch ends, in the documented layout', async () => {
     const outputDir = temporaryDir();
     const trainer = resumeTrainer({ outputDir, saveEvery: 10, metricForBestModel: 'loss' });

@@ -5,6 +5,7 @@
 import path from 'node:path';
 
 import { recordElasticError } from '../distributed/elastic-error-file';
+import { lockFolder } from '../io/folder-lock';
 import { DistributedPlace, torchrunEnvironment } from '../distributed/torchrun-environment';
 import { RankCollectives } from '../distributed/rank-collectives';
 import { firebrandError } from '../errors';
@@ -278,8 +279,12 @@ export class Trainer implements TrainerView {
   async fit(trainData?: TrainingData, options: FitOptions = {}): Promise<History> {
     refuseUnknownKeys(options, FIT_OPTION_KEYS, 'fit options');
     return this.operations.exclusive('fit', 'noHook', async () => {
+      let release: (() => void) | undefined;
       try {
-        if (this.config.outputDir !== undefined) checkOutputDir(this.config.outputDir);
+        const { outputDir } = this.config;
+        if (outputDir !== undefined) checkOutputDir(outputDir);
+        // Rank 0 writes outputDir: a second run writing it too is refused, not left to delete these files.
+        if (outputDir !== undefined && this.globalRank === 0) release = lockFolder(outputDir, 'fit');
         const { engine, dataloaders } = await this.lifecycle.ready('fit');
         const { data, evalData } = fitData(trainData, options.evalData, dataloaders);
         this.inputPreprocessing = adoptedPreprocessing(this.inputPreprocessing, data, evalData);
@@ -292,6 +297,7 @@ export class Trainer implements TrainerView {
         throw error;
       } finally {
         this.fitLoop = undefined;
+        release?.();
       }
     });
   }
