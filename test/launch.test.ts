@@ -7,8 +7,12 @@ import path from 'node:path';
 const cli = path.join(__dirname, '..', 'src', 'cli', 'main.js');
 const child = path.join(__dirname, 'support', 'launch-child.js');
 
-function launch(args: string[]) {
-  return spawnSync(process.execPath, [cli, 'launch', ...args], { encoding: 'utf8', timeout: 30_000 });
+function launch(args: string[], env: Record<string, string> = {}) {
+  return spawnSync(process.execPath, [cli, 'launch', ...args], {
+    encoding: 'utf8',
+    timeout: 30_000,
+    env: { ...process.env, ...env },
+  });
 }
 
 describe('firebrand launch', () => {
@@ -54,6 +58,39 @@ describe('firebrand launch', () => {
     expect(result.stderr).to.contain('firebrand launch: rank 1 exited with code 3 first; stopping the other ranks');
     expect(result.stderr).to.contain('firebrand launch: failed: rank 1 exited with code 3');
     expect(Date.now() - started).to.be.below(10_000);
+  });
+
+  it("takes torchrun's PET_ variables as the flags' defaults (Kubeflow's PyTorchJob), the flags winning", () => {
+    const pet = { PET_NPROC_PER_NODE: '2', PET_NNODES: '2', PET_NODE_RANK: '1', PET_MASTER_PORT: '29613' };
+    const ranks = (stdout: string) =>
+      stdout
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line.replace(/^\[rank \d\] /, '')) as Record<string, string>);
+    const fromEnv = launch([child], pet);
+    expect(fromEnv.status, fromEnv.stderr).to.equal(0);
+    expect(
+      ranks(fromEnv.stdout)
+        .map((env) => env.RANK)
+        .sort(),
+    ).to.deep.equal(['2', '3']);
+    expect(ranks(fromEnv.stdout)[0]).to.include({ WORLD_SIZE: '4', MASTER_PORT: '29613' });
+    const flagged = launch(['--nproc-per-node', '1', child], pet);
+    expect(ranks(flagged.stdout).map((env) => [env.RANK, env.WORLD_SIZE])).to.deep.equal([['1', '2']]);
+    expect(launch([child], { ...pet, PET_NNODES: '1:3' }).stderr).to.contain(
+      '--nnodes: 1:3 asks for elastic membership',
+    );
+  });
+
+  it('starts the ranks again after a failure with --max-restarts, telling them the attempt', () => {
+    const result = launch(['--nproc-per-node', '2', '--max-restarts', '2', child, 'fail-first-attempt']);
+    expect(result.status, result.stderr).to.equal(0);
+    expect(result.stderr).to.contain('firebrand launch: rank 1 exited with code 4 first');
+    expect(result.stderr).to.contain('firebrand launch: restarting the ranks (restart 1 of 2)');
+    expect(result.stderr).to.contain('[rank 1] attempt 1 of rank 1');
+    const once = launch(['--nproc-per-node', '2', child, 'fail-first-attempt']);
+    expect(once.status).to.equal(1);
+    expect(once.stderr).to.not.contain('restarting');
   });
 
   it('names bad arguments', () => {

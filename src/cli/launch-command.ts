@@ -8,12 +8,15 @@ import readline from 'node:readline';
 
 import { UsageError } from './usage-error';
 
-export const LAUNCH_USAGE = `Usage: firebrand launch --nproc-per-node N [--nnodes M --node-rank R --master-addr HOST --master-port P] script.js [args]
+export const LAUNCH_USAGE = `Usage: firebrand launch --nproc-per-node N [--nnodes M --node-rank R --master-addr HOST --master-port P] [--max-restarts K] script.js [args]
 
 Starts N processes of script.js on this node, each with torchrun's environment variables, and forwards
 their output prefixed by [rank R]. If one exits with an error, the others are stopped and launch exits
-non-zero, naming the rank that failed first. Multi-node: run launch on every node with the same
---nnodes, --master-addr and --master-port, and each node's --node-rank.`;
+non-zero, naming the rank that failed first; with --max-restarts K, the ranks are started again (up to
+K times, TORCHELASTIC_RESTART_COUNT telling them which attempt; resume from checkpoints to go on).
+Multi-node: run launch on every node with the same --nnodes, --master-addr and --master-port, and each
+node's --node-rank. As torchrun, each flag defaults to its PET_ variable (PET_NPROC_PER_NODE, PET_NNODES,
+PET_NODE_RANK, PET_MASTER_ADDR, PET_MASTER_PORT, PET_MAX_RESTARTS), which Kubeflow's PyTorchJob sets.`;
 
 export interface LaunchOptions {
   nprocPerNode: number;
@@ -21,6 +24,8 @@ export interface LaunchOptions {
   nodeRank: number;
   masterAddr: string;
   masterPort: number;
+  /** Times the ranks are started again after a failure (torchrun's --max-restarts). */
+  maxRestarts: number;
   script: string;
   args: string[];
 }
@@ -35,9 +40,40 @@ function integerOption(name: string, text: string | undefined, min: number): num
   return value;
 }
 
-/** Parses launch's arguments; undefined means --help. */
-export function parseLaunchArguments(args: string[]): LaunchOptions | undefined {
-  const options: Partial<LaunchOptions> = { nnodes: 1, nodeRank: 0, masterAddr: '127.0.0.1', masterPort: 29500 };
+/** torchrun's PET_<FLAG> variables, as flags before the given ones (which win). */
+function petFlags(env: NodeJS.ProcessEnv): string[] {
+  const flags: [string, string][] = [
+    ['PET_NPROC_PER_NODE', '--nproc-per-node'],
+    ['PET_NNODES', '--nnodes'],
+    ['PET_NODE_RANK', '--node-rank'],
+    ['PET_MASTER_ADDR', '--master-addr'],
+    ['PET_MASTER_PORT', '--master-port'],
+    ['PET_MAX_RESTARTS', '--max-restarts'],
+  ];
+  return flags.flatMap(([name, flag]) => (env[name] === undefined ? [] : [`${flag}=${env[name]}`]));
+}
+
+/** --nnodes N, or torchrun's elastic MIN:MAX with MIN = MAX (a fixed number of nodes). */
+function nodesOption(text: string | undefined): number {
+  const [min, max = min] = (text ?? '').split(':');
+  if (min !== max) {
+    throw new UsageError(
+      `--nnodes: ${text} asks for elastic membership; firebrand launch runs a fixed number of nodes (N or N:N)`,
+    );
+  }
+  return integerOption('--nnodes', min, 1);
+}
+
+/** Parses launch's arguments (after the PET_ variables'); undefined means --help. */
+export function parseLaunchArguments(given: string[], env: NodeJS.ProcessEnv = process.env): LaunchOptions | undefined {
+  const options: Partial<LaunchOptions> = {
+    nnodes: 1,
+    nodeRank: 0,
+    masterAddr: '127.0.0.1',
+    masterPort: 29500,
+    maxRestarts: 0,
+  };
+  const args = [...petFlags(env), ...given];
   let i = 0;
   for (; i < args.length && args[i].startsWith('-'); i++) {
     const [flag, inline] = args[i].split('=', 2);
@@ -51,7 +87,11 @@ export function parseLaunchArguments(args: string[]): LaunchOptions | undefined 
         options.nprocPerNode = integerOption('--nproc-per-node', value(), 1);
         break;
       case '--nnodes':
-        options.nnodes = integerOption('--nnodes', value(), 1);
+        options.nnodes = nodesOption(value());
+        break;
+      case '--max-restarts':
+      case '--max_restarts':
+        options.maxRestarts = integerOption('--max-restarts', value(), 0);
         break;
       case '--node-rank':
       case '--node_rank':
@@ -97,23 +137,45 @@ function forwardLines(stream: NodeJS.ReadableStream, prefix: string, out: NodeJS
     .on('line', (line) => out.write(`${prefix}${line}\n`));
 }
 
-/** Runs the ranks; resolves with launch's exit code. */
-export function runLaunch(options: LaunchOptions): Promise<number> {
+/**
+ * Runs the ranks, again after a failure while restarts are left (not after a signal to launch itself);
+ * resolves with launch's exit code.
+ */
+export async function runLaunch(options: LaunchOptions): Promise<number> {
+  for (let attempt = 0; ; attempt++) {
+    const { code, interrupted } = await runAttempt(options, attempt);
+    if (code === 0 || interrupted || attempt >= options.maxRestarts) return code;
+    process.stderr.write(`firebrand launch: restarting the ranks (restart ${attempt + 1} of ${options.maxRestarts})\n`);
+  }
+}
+
+/** One start of the ranks: the exit code, and whether launch was told to stop (SIGINT, SIGTERM). */
+function runAttempt(options: LaunchOptions, attempt: number): Promise<{ code: number; interrupted: boolean }> {
   const isNodeScript = /\.(c|m)?js$/.test(options.script);
   const children: { rank: number; child: ChildProcess; done: boolean }[] = [];
   let firstFailure: string | undefined;
+  let interrupted = false;
   return new Promise((resolve) => {
     let running = options.nprocPerNode;
     const stopOthers = (signal: NodeJS.Signals) => {
       for (const entry of children) if (!entry.done) entry.child.kill(signal);
     };
-    const onSignal = (signal: NodeJS.Signals) => stopOthers(signal);
+    const onSignal = (signal: NodeJS.Signals) => {
+      interrupted = true;
+      stopOthers(signal);
+    };
     process.on('SIGINT', onSignal);
     process.on('SIGTERM', onSignal);
     let killTimer: NodeJS.Timeout | undefined;
     for (let localRank = 0; localRank < options.nprocPerNode; localRank++) {
-      const env = { ...process.env, ...rankEnvironment(options, localRank) };
-      const rank = Number(env.RANK);
+      const variables = rankEnvironment(options, localRank);
+      const env = {
+        ...process.env,
+        ...variables,
+        TORCHELASTIC_RESTART_COUNT: String(attempt),
+        TORCHELASTIC_MAX_RESTARTS: String(options.maxRestarts),
+      };
+      const rank = Number(variables.RANK);
       const [command, commandArgs] = isNodeScript
         ? [process.execPath, [options.script, ...options.args]]
         : [options.script, options.args];
@@ -140,7 +202,7 @@ export function runLaunch(options: LaunchOptions): Promise<number> {
           process.off('SIGINT', onSignal);
           process.off('SIGTERM', onSignal);
           if (firstFailure !== undefined) process.stderr.write(`firebrand launch: failed: ${firstFailure}\n`);
-          resolve(firstFailure === undefined ? 0 : 1);
+          resolve({ code: firstFailure === undefined ? 0 : 1, interrupted });
         }
       };
       child.on('error', (error) => finish(null, null, error));

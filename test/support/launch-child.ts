@@ -7,3 +7,10 @@ if (process.argv[2] === 'fail-rank-1') {
   if (process.env.RANK === '1') setTimeout(() => process.exit(3), 200);
   else setTimeout(() => undefined, 60_000);
 }
+// 'fail-first-attempt': rank 1 fails on the first start only (TORCHELASTIC_RESTART_COUNT 0), so a
+// launch with --max-restarts succeeds on the second.
+if (process.argv[2] === 'fail-first-attempt') {
+  process.stderr.write(`attempt ${process.env.TORCHELASTIC_RESTART_COUNT} of rank ${process.env.RANK}\n`);
+  if (process.env.RANK === '1' && process.env.TORCHELASTIC_RESTART_COUNT === '0')
+    setTimeout(() => process.exit(4), 100);
+}
