@@ -14,9 +14,10 @@ mirror=http://deb.debian.org/debian
 # computes the torchvision checkpoints' references at test time; python3-onnx and python3-onnxruntime check
 # what exportOnnx writes. ccache: the package test's source install compiles what the leg compiled already.
 # gdb: a backtrace when a test process dies (scripts/with-backtraces.sh). python3-accelerate: PEFT, which
-# `npm run bench:llm` imports from PEFT_SRC (Debian has no PEFT), imports it.
+# `npm run bench:llm` imports from PEFT_SRC (Debian has no PEFT), imports it. curl: the serving test asks
+# `firebrand serve` with it, as users do.
 packages=(libtorch-dev python3-torch python3-transformers python3-torchvision python3-safetensors python3-onnx python3-onnxruntime python3-accelerate libgloo-dev libopenblas0-openmp zlib1g-dev libjpeg62-turbo-dev libpng-dev libwebp-dev nodejs npm g++ cmake
-          ninja-build ca-certificates dataset-fashion-mnist bsdutils libblas3 ccache gdb)
+          ninja-build ca-certificates dataset-fashion-mnist bsdutils libblas3 ccache gdb curl)
 started=$SECONDS
 
 if [ "$(id -u)" -ne 0 ]; then
