@@ -252,12 +252,20 @@ describe('OpenAI-compatible server', function () {
     });
     const url = await new Promise<string>((resolve, reject) => {
       let output = '';
+      // A safety net: a server that never says where it listens is stopped, not left behind.
+      const guard = setTimeout(() => child.kill('SIGKILL'), 100_000);
       child.stdout?.on('data', (data: Buffer) => {
         output += data.toString();
         const found = /at (http:\/\/127\.0\.0\.1:\d+)\/v1/.exec(output);
-        if (found) resolve(found[1]);
+        if (found) {
+          clearTimeout(guard);
+          resolve(found[1]);
+        }
       });
-      child.once('exit', (code) => reject(new Error(`serve exited with ${code}: ${output}`)));
+      child.once('exit', (code) => {
+        clearTimeout(guard);
+        reject(new Error(`serve exited with ${code}: ${output}`));
+      });
     });
     return { child, url };
   }
@@ -290,15 +298,19 @@ describe('OpenAI-compatible server', function () {
 
   it('runs as `firebrand serve MODEL_DIR`, answering curl, until SIGTERM', async () => {
     const { child, url } = await startCli([chatModel, '--num-threads', '1']);
-    const body = JSON.stringify({ model: chatModel, prompt: 'The quick brown fox', max_tokens: 5, temperature: 0 });
-    const answer = JSON.parse(
-      execFileSync('curl', ['-sS', '-H', 'content-type: application/json', '-d', body, `${url}/v1/completions`], {
-        encoding: 'utf8',
-      }),
-    ) as OpenAI.Completion;
-    expect(answer.choices[0].text).to.equal((await greedy(tokenizer.encode('The quick brown fox'), 5)).text);
     const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
-    child.kill('SIGTERM');
+    try {
+      const body = JSON.stringify({ model: chatModel, prompt: 'The quick brown fox', max_tokens: 5, temperature: 0 });
+      const answer = JSON.parse(
+        execFileSync('curl', ['-sS', '-H', 'content-type: application/json', '-d', body, `${url}/v1/completions`], {
+          encoding: 'utf8',
+        }),
+      ) as OpenAI.Completion;
+      expect(answer.choices[0].text).to.equal((await greedy(tokenizer.encode('The quick brown fox'), 5)).text);
+    } finally {
+      // Stopped whatever happened: a server left running would keep the test process from exiting.
+      child.kill('SIGTERM');
+    }
     expect(await exited).to.equal(0);
     const misspelt = spawnSync(process.execPath, [cli, 'serve', chatModel, '--prot', '8000'], { encoding: 'utf8' });
     expect(misspelt.status).to.equal(2);
