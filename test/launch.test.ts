@@ -82,6 +82,22 @@ describe('firebrand launch', () => {
     );
   });
 
+  it("runs one node at a free port of 127.0.0.1 with --standalone, as torchrun's", () => {
+    const result = launch(['--nproc-per-node', '2', '--standalone', child]);
+    expect(result.status, result.stderr).to.equal(0);
+    const envs = result.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line.replace(/^\[rank \d\] /, '')) as Record<string, string>);
+    expect(envs.map((env) => env.WORLD_SIZE)).to.deep.equal(['2', '2']);
+    expect(new Set(envs.map((env) => `${env.MASTER_ADDR}:${env.MASTER_PORT}`)).size).to.equal(1);
+    expect(envs[0].MASTER_ADDR).to.equal('127.0.0.1');
+    expect(Number(envs[0].MASTER_PORT)).to.not.equal(29500);
+    expect(launch(['--nproc-per-node', '2', '--standalone', '--nnodes', '2', child]).stderr).to.contain(
+      '--standalone runs one node',
+    );
+  });
+
   it('starts the ranks again after a failure with --max-restarts, telling them the attempt', () => {
     const result = launch(['--nproc-per-node', '2', '--max-restarts', '2', child, 'fail-first-attempt']);
     expect(result.status, result.stderr).to.equal(0);

@@ -4,17 +4,18 @@
 // output with their rank, and when one fails stops the others and exits
 // non-zero naming the rank that failed first.
 import { ChildProcess, spawn } from 'node:child_process';
+import net from 'node:net';
 import readline from 'node:readline';
 
 import { UsageError } from './usage-error';
 
-export const LAUNCH_USAGE = `Usage: firebrand launch --nproc-per-node N [--nnodes M --node-rank R --master-addr HOST --master-port P] [--max-restarts K] script.js [args]
+export const LAUNCH_USAGE = `Usage: firebrand launch --nproc-per-node N [--standalone | --nnodes M --node-rank R --master-addr HOST --master-port P] [--max-restarts K] script.js [args]
 
 Starts N processes of script.js on this node, each with torchrun's environment variables, and forwards
 their output prefixed by [rank R]. If one exits with an error, the others are stopped and launch exits
 non-zero, naming the rank that failed first; with --max-restarts K, the ranks are started again (up to
 K times, TORCHELASTIC_RESTART_COUNT telling them which attempt; resume from checkpoints to go on).
-Multi-node: run launch on every node with the same --nnodes, --master-addr and --master-port, and each
+--standalone: one node, its rendezvous at a free port of 127.0.0.1. Multi-node: run launch on every node with the same --nnodes, --master-addr and --master-port, and each
 node's --node-rank. As torchrun, each flag defaults to its PET_ variable (PET_NPROC_PER_NODE, PET_NNODES,
 PET_NODE_RANK, PET_MASTER_ADDR, PET_MASTER_PORT, PET_MAX_RESTARTS), which Kubeflow's PyTorchJob sets.`;
 
@@ -26,8 +27,22 @@ export interface LaunchOptions {
   masterPort: number;
   /** Times the ranks are started again after a failure (torchrun's --max-restarts). */
   maxRestarts: number;
+  /** One node, rendezvous on 127.0.0.1 at a free port (torchrun's --standalone). */
+  standalone?: boolean;
   script: string;
   args: string[];
+}
+
+/** A port free on 127.0.0.1 now (the system's pick). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
 }
 
 /** Seconds the other ranks get to exit after SIGTERM before SIGKILL. */
@@ -106,11 +121,18 @@ export function parseLaunchArguments(given: string[], env: NodeJS.ProcessEnv = p
       case '--master_port':
         options.masterPort = integerOption('--master-port', value(), 1);
         break;
+      case '--standalone':
+        // torchrun's --standalone: one node, its rendezvous on this machine at a free port.
+        options.standalone = true;
+        break;
       default:
         throw new UsageError(`launch: unknown option ${flag}`);
     }
   }
   if (options.nprocPerNode === undefined) throw new UsageError('launch: --nproc-per-node is required');
+  if (options.standalone && (options.nnodes !== 1 || options.nodeRank !== 0)) {
+    throw new UsageError('--standalone runs one node: leave out --nnodes and --node-rank');
+  }
   if ((options.nodeRank as number) >= (options.nnodes as number)) {
     throw new UsageError(`--node-rank ${options.nodeRank} must be below --nnodes ${options.nnodes}`);
   }
@@ -141,7 +163,8 @@ function forwardLines(stream: NodeJS.ReadableStream, prefix: string, out: NodeJS
  * Runs the ranks, again after a failure while restarts are left (not after a signal to launch itself);
  * resolves with launch's exit code.
  */
-export async function runLaunch(options: LaunchOptions): Promise<number> {
+export async function runLaunch(given: LaunchOptions): Promise<number> {
+  const options = given.standalone ? { ...given, masterAddr: '127.0.0.1', masterPort: await freePort() } : given;
   for (let attempt = 0; ; attempt++) {
     const { code, interrupted } = await runAttempt(options, attempt);
     if (code === 0 || interrupted || attempt >= options.maxRestarts) return code;

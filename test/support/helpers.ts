@@ -1,7 +1,6 @@
 // Small data sets, trainers and stand-in binaries shared by the tests.
 import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 
 import { Dataset, nn, Trainer, TrainerConfig, TrainerOptions } from '../../src';
@@ -114,17 +113,8 @@ export function writeUnloadablePrebuild(folder: string, torchVersion: string): s
   return soname;
 }
 
-/** A TCP port free on 127.0.0.1 right now (a rendezvous store's). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
+/** A TCP port free on 127.0.0.1 right now (a rendezvous store's): launch --standalone's own pick. */
+export { freePort } from '../../src/cli/launch-command';
 
 /** An IDX file (MNIST's format): the element type's code (0x08 unsigned bytes), dimensions, then `data`. */
 export function idxFile(typeCode: number, shape: number[], data: Buffer): Buffer {
