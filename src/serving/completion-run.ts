@@ -68,8 +68,13 @@ export async function runCompletion(
       new Promise<void>((resolve, reject) => {
         const text = new GeneratedText(settings.tokenizer, settings.stopTokens, request.stop);
         let produced = 0;
+        // The log-probabilities of the tokens whose text has not gone out yet: each piece takes them.
         let pending: TokenLogprob[] = [];
-        const taken = () => [pending, (pending = [])][0];
+        const taken = () => {
+          const tokens = pending;
+          pending = [];
+          return tokens;
+        };
         const job: DecodeJob = {
           prompt,
           options,
