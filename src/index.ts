@@ -18,7 +18,13 @@ export type { DrainResult, LoaderOptions } from './data/batch-loader';
 export { StreamingDataset } from './data/streaming-dataset';
 export type { BatchSource, StreamingDatasetOptions } from './data/streaming-dataset';
 export type { Dtype, TransformSpec } from './data/transforms';
-export { Table, type TableColumn, type TableRecord } from './tables/table';
+export {
+  Table,
+  type ReadJsonlOptions,
+  type ReadParquetOptions,
+  type TableColumn,
+  type TableRecord,
+} from './tables/table';
 export { imageTransforms, RANDOM_IMAGE_TRANSFORMS } from './images/image-transforms';
 export type { ImageDtype, ImageTransformSpec, Interpolation, JitterRange } from './images/image-transforms';
 export { decodeImage, readImage, type DecodeImageOptions } from './images/decode-image';

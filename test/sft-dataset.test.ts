@@ -94,6 +94,18 @@ describe('Dataset.fromSft: chat and instruction rows as TRL prepares them', func
     expect(all.targets[1].slice(0, golden.cases[1].ids.length - 1)).to.deep.equal(golden.cases[1].ids.slice(1));
   });
 
+  it("reads the rows of a Parquet shard as a Hugging Face chat dataset's (messages: list<struct<role, content>>)", async () => {
+    // Written by pyarrow in two row groups (scripts/make-parquet-fixtures.py).
+    const shard = path.join(fixtures, 'chat-masks.parquet');
+    const file = path.join(folder, 'chat.jsonl');
+    fs.writeFileSync(file, golden.cases.map(({ messages }) => JSON.stringify({ messages })).join('\n') + '\n');
+    const fromParquet = await Dataset.fromSft(shard, untagged(), { assistantOnlyLoss: true });
+    expect(rowsOf(fromParquet)).to.deep.equal(
+      rowsOf(await Dataset.fromSft(file, untagged(), { assistantOnlyLoss: true })),
+    );
+    expect(rowsOf(fromParquet).ids).to.have.length(golden.cases.length);
+  });
+
   it('counts the completion alone in prompt/completion rows, conversations or text (eos added to text)', async () => {
     const tokenizer = untagged();
     const [user, answer] = golden.cases[1].messages;

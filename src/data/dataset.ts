@@ -201,8 +201,8 @@ export class Dataset {
   }
 
   /**
-   * Supervised fine-tuning data as TRL's SFTTrainer prepares it (text/sft-rows.ts), from a JSON Lines file
-   * or rows of `{ messages }`, `{ prompt, completion }` or `{ text }`: next-token `target`s where the loss
+   * Supervised fine-tuning data as TRL's SFTTrainer prepares it (text/sft-rows.ts), from a JSON Lines, JSON
+   * or Parquet file (a Hugging Face dataset's shard) or rows of `{ messages }`, `{ prompt, completion }` or `{ text }`: next-token `target`s where the loss
    * counts (-100 elsewhere) beside `input_ids`; rows with no counted target dropped, with a warning.
    */
   static async fromSft(
@@ -211,7 +211,7 @@ export class Dataset {
     options: SftOptions = {},
   ): Promise<Dataset> {
     const resolved = resolveSftOptions(options);
-    const rows = typeof source === 'string' ? readRows(source) : source;
+    const rows = typeof source === 'string' ? await readRows(source) : source;
     const name = typeof source === 'string' ? source : 'rows';
     const { fields, dropped } = sftFields(rows, tokenizer, resolved, name);
     if (dropped.length > 0) {

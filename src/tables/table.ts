@@ -4,9 +4,13 @@
 // names the file and line, or the record, at fault.
 import { firebrandError } from '../errors';
 import { didYouMean } from '../options/closest-match';
+import { optionKeys, refuseUnknownKeys } from '../options/option-keys';
 import { splitFractions, type SplitFractions } from './split-fractions';
 import { randomSplitIndices, splitIndicesBy } from './split-indices';
 import type { Cell } from './column-statistics';
+import { jsonLines } from '../io/json-lines';
+import { ParquetFile } from '../io/parquet-file';
+import { parquetColumnNames, parquetColumns, type ParquetTableColumn } from './parquet-columns';
 
 export type TableSplitOptions = SplitFractions & {
   /** Splits each value of this column (a label) alone, so that both parts hold it in the split's proportion. */
@@ -21,8 +25,24 @@ export type TableColumn = Float64Array | (string | null)[];
 /** One row as a service receives it: values by column name; a missing or null field is a missing value. */
 export type TableRecord = Record<string, string | number | boolean | null | undefined>;
 
-/** Where a table's rows came from, for errors: a CSV file (rows start at `firstLine`) or records. */
-export type TableOrigin = { file: string; lines: number[] } | { records: string };
+/**
+ * Where a table's rows came from, for errors: a CSV file's lines, a Parquet file's rows (`unit: 'row'`,
+ * counted from 0), or records.
+ */
+export type TableOrigin = { file: string; lines: number[]; unit?: 'row' } | { records: string };
+
+export interface ReadJsonlOptions {
+  /** The columns, in this order: a field outside them is an error naming it. Default every field seen. */
+  columns?: string[];
+}
+
+export interface ReadParquetOptions {
+  /** Only these columns, in this order (leave out nested or binary ones); a name the file lacks is an error. */
+  columns?: string[];
+}
+
+const READ_PARQUET_OPTION_KEYS = optionKeys<ReadParquetOptions>()(['columns']);
+const READ_JSONL_OPTION_KEYS = optionKeys<ReadJsonlOptions>()(['columns']);
 
 export class Table {
   /** @internal */
@@ -31,7 +51,8 @@ export class Table {
     readonly numRows: number,
     private readonly origin: TableOrigin,
     // Each column's cells as given (text; null where missing): a column typed as numbers here reads as
-    // text where the preprocessing was fitted on text ('10' next to 'X').
+    // text where the preprocessing was fitted on text ('10' next to 'X'). A number column a Parquet file
+    // typed has its texts made when first asked for.
     private readonly texts: Map<string, (string | null)[]>,
     // By column: how many cells each missing-value token made missing (readCsv's naValues).
     private readonly missingTokens: Map<string, Map<string, number>> = new Map(),
@@ -47,24 +68,42 @@ export class Table {
     if (!Array.isArray(records)) {
       throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', `${name}: expected an array of records (objects)`);
     }
+    return Table.ofRecords(records, { records: name }, columns);
+  }
+
+  /**
+   * A JSON Lines file of records (pandas.read_json(lines=True)), a record a line, streamed; typed as
+   * fromRecords. Blank lines are skipped; errors name the file and line.
+   */
+  static async fromJsonl(file: string, options: ReadJsonlOptions = {}): Promise<Table> {
+    refuseUnknownKeys(options, READ_JSONL_OPTION_KEYS, 'Table.fromJsonl options');
+    const records: TableRecord[] = [];
+    const lines: number[] = [];
+    for await (const { value, line } of jsonLines(file)) {
+      records.push(value as TableRecord);
+      lines.push(line);
+    }
+    return Table.ofRecords(records, { file, lines }, options.columns);
+  }
+
+  private static ofRecords(records: TableRecord[], origin: TableOrigin, columns?: string[]): Table {
     const names: string[] = [...(columns ?? [])];
     const seen = new Set<string>(names);
     records.forEach((record, row) => {
       if (typeof record !== 'object' || record === null || Array.isArray(record)) {
-        throw firebrandError('ERR_FIREBRAND_DATA', `${name}[${row}]: expected a record (an object of fields)`);
+        throw firebrandError('ERR_FIREBRAND_DATA', `${whereIn(origin, row)}: expected a record (an object of fields)`);
       }
       for (const key of Object.keys(record)) {
         if (columns !== undefined && !seen.has(key)) {
           throw firebrandError(
             'ERR_FIREBRAND_DATA',
-            `${name}[${row}]: field '${key}' is none of the columns taken${didYouMean(key, columns)}: ${columns.join(', ')}`,
+            `${whereIn(origin, row)}: field '${key}' is none of the columns taken${didYouMean(key, columns)}: ${columns.join(', ')}`,
           );
         }
         if (!seen.has(key)) names.push(key);
         seen.add(key);
       }
     });
-    const origin = { records: name };
     const cells = names.map((column) => records.map((record, row) => recordCell(record[column], origin, row, column)));
     return Table.fromCells(names, cells, origin);
   }
@@ -80,6 +119,67 @@ export class Table {
     return new Table(columnsOf(names, cells, origin), cells[0]?.length ?? 0, origin, texts, missingTokens);
   }
 
+  /**
+   * A Parquet file's table (pandas.read_parquet): each column typed by the file's schema (numbers, text;
+   * booleans, dates and timestamps as text), nulls and NaN as missing values, read one row group at a
+   * time with only the `columns` asked for. Any codec pyarrow writes (Snappy, ZSTD, GZIP, Brotli, LZ4).
+   */
+  static async fromParquet(file: string, options: ReadParquetOptions = {}): Promise<Table> {
+    const parts: Table[] = [];
+    for await (const part of Table.fromParquetRowGroups(file, options)) parts.push(part);
+    return parts.length === 1 ? parts[0] : Table.concatenated(parts, file);
+  }
+
+  /**
+   * A Parquet file's row groups, one table each, read as they are asked for: a file larger than memory is
+   * streamed (pyarrow's ParquetFile.iter_batches). Typed as fromParquet; rows are named by their index in
+   * the file.
+   */
+  static async *fromParquetRowGroups(file: string, options: ReadParquetOptions = {}): AsyncGenerator<Table> {
+    refuseUnknownKeys(options, READ_PARQUET_OPTION_KEYS, 'Table.fromParquet options');
+    const parquet = await ParquetFile.open(file);
+    try {
+      const names = parquetColumnNames(parquet, options.columns);
+      for await (const group of parquet.rowGroups(names)) {
+        const columns = parquetColumns(parquet, names, group);
+        const rows = Array.from({ length: group.rows.length }, (_, row) => group.rowStart + row);
+        yield Table.typed(names, columns, { file, lines: rows, unit: 'row' });
+      }
+    } finally {
+      await parquet.close();
+    }
+  }
+
+  /** A table of columns already typed; the texts of number columns are made when asked for. */
+  private static typed(names: string[], columns: ParquetTableColumn[], origin: TableOrigin): Table {
+    const texts = new Map<string, (string | null)[]>();
+    names.forEach((name, i) => {
+      const column = columns[i];
+      if (!(column instanceof Float64Array)) texts.set(name, column);
+    });
+    return new Table(new Map(names.map((name, i) => [name, columns[i]])), columns[0]?.length ?? 0, origin, texts);
+  }
+
+  /** The rows of `parts` (tables of the same columns and kinds) one after another. */
+  private static concatenated(parts: Table[], file: string): Table {
+    const names = parts[0]?.columns ?? [];
+    const columns = names.map((name) => {
+      const pieces = parts.map((part) => part.column(name));
+      if (pieces.every((piece) => piece instanceof Float64Array)) {
+        const joined = new Float64Array(pieces.reduce((sum, piece) => sum + piece.length, 0));
+        let offset = 0;
+        for (const piece of pieces) {
+          joined.set(piece as Float64Array, offset);
+          offset += piece.length;
+        }
+        return joined;
+      }
+      return pieces.flatMap((piece) => piece as (string | null)[]);
+    });
+    const rows = parts.flatMap((part) => (part.origin as { lines: number[] }).lines);
+    return Table.typed(names, columns, { file, lines: rows, unit: 'row' });
+  }
+
   /** The column names, in order. */
   get columns(): string[] {
     return [...this.data.keys()];
@@ -92,8 +192,13 @@ export class Table {
 
   /** A column's cells as text, as the file or records gave them (null: missing), whatever its kind. */
   textsOf(name: string): (string | null)[] {
-    this.column(name);
-    return this.texts.get(name) as (string | null)[];
+    const column = this.column(name);
+    let texts = this.texts.get(name);
+    if (texts === undefined) {
+      texts = Array.from(column as Float64Array, (value) => (Number.isNaN(value) ? null : String(value)));
+      this.texts.set(name, texts);
+    }
+    return texts;
   }
 
   /** @internal How many of a column's cells each missing-value token (readCsv's naValues) made missing. */
@@ -121,11 +226,12 @@ export class Table {
     const picked = new Map<string, TableColumn>();
     const texts = new Map<string, (string | null)[]>();
     for (const [name, column] of this.data) {
-      const cells = this.texts.get(name) as (string | null)[];
-      texts.set(
-        name,
-        Array.from(indices, (i) => cells[i]),
-      );
+      const cells = this.texts.get(name);
+      if (cells !== undefined)
+        texts.set(
+          name,
+          Array.from(indices, (i) => cells[i]),
+        );
       picked.set(
         name,
         column instanceof Float64Array ? Float64Array.from(indices, (i) => column[i]) : (texts.get(name) ?? []),
@@ -133,7 +239,7 @@ export class Table {
     }
     const origin: TableOrigin =
       'file' in this.origin
-        ? { file: this.origin.file, lines: Array.from(indices, (i) => (this.origin as { lines: number[] }).lines[i]) }
+        ? { ...this.origin, lines: Array.from(indices, (i) => (this.origin as { lines: number[] }).lines[i]) }
         : this.origin;
     return new Table(picked, indices.length, origin, texts, this.missingTokens);
   }
@@ -182,9 +288,11 @@ export class Table {
 const NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
 const INFINITY = /^[+-]?(inf|infinity)$/i;
 
-/** Where row `row` of a table from `origin` came from: "file.csv, line 7" or "records[3]". */
+/** Where row `row` of a table from `origin` came from: "file.csv, line 7", "file.parquet, row 6" or "records[3]". */
 function whereIn(origin: TableOrigin, row: number): string {
-  return 'file' in origin ? `${origin.file}, line ${origin.lines[row]}` : `${origin.records}[${row}]`;
+  return 'file' in origin
+    ? `${origin.file}, ${origin.unit ?? 'line'} ${origin.lines[row]}`
+    : `${origin.records}[${row}]`;
 }
 
 /**
@@ -208,7 +316,7 @@ export function infiniteCellError(where: string, column: string, cell: string): 
 }
 
 /** A record's field as a text cell (null: missing); a value that is not a scalar is refused, naming it. */
-function recordCell(value: unknown, origin: { records: string }, row: number, column: string): string | null {
+function recordCell(value: unknown, origin: TableOrigin, row: number, column: string): string | null {
   if (value === undefined || value === null || value === '') return null;
   if (typeof value === 'number') return Number.isNaN(value) ? null : String(value);
   if (typeof value === 'string' || typeof value === 'boolean' || typeof value === 'bigint') return String(value);

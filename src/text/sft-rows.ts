@@ -7,6 +7,8 @@
 import fs from 'node:fs';
 
 import { firebrandError } from '../errors';
+import { jsonLines } from '../io/json-lines';
+import { parquetRowGroups } from '../io/parquet-file';
 import { IGNORED, packedFields } from './sft-packing';
 import type { TensorFields } from '../native';
 import { optionKeys, refuseUnknownKeys } from '../options/option-keys';
@@ -90,23 +92,28 @@ function conversation(value: unknown, where: string): ChatMessage[] {
   return value as ChatMessage[];
 }
 
-/** The rows of a JSON Lines file (one object a line; blank lines skipped) or of a JSON array. */
-export function readRows(file: string): SftRow[] {
-  const text = fs.readFileSync(file, 'utf8');
+/**
+ * The rows of a file: a JSON Lines file (one object a line; blank lines skipped), a JSON array, or a Parquet
+ * file (a Hugging Face dataset's shard: `messages` as a list of structs, `prompt`/`completion`, `text`).
+ */
+export async function readRows(file: string): Promise<SftRow[]> {
+  if (/\.parquet$/i.test(file)) {
+    const rows: SftRow[] = [];
+    for await (const group of parquetRowGroups(file)) rows.push(...(group.rows as SftRow[]));
+    return rows;
+  }
+  return readJsonRows(file);
+}
+
+/** The rows of a JSON Lines file (one object a line; blank lines skipped; streamed) or of a JSON array. */
+async function readJsonRows(file: string): Promise<SftRow[]> {
   if (/\.json$/i.test(file)) {
-    const rows: unknown = JSON.parse(text);
+    const rows: unknown = JSON.parse(fs.readFileSync(file, 'utf8'));
     if (!Array.isArray(rows)) throw rowError(file, 'expected a JSON array of rows (or a .jsonl file)');
     return rows as SftRow[];
   }
   const rows: SftRow[] = [];
-  text.split('\n').forEach((line, i) => {
-    if (line.trim() === '') return;
-    try {
-      rows.push(JSON.parse(line) as SftRow);
-    } catch (error) {
-      throw rowError(`${file}:${i + 1}`, `not JSON: ${(error as Error).message}`);
-    }
-  });
+  for await (const { value } of jsonLines(file)) rows.push(value as SftRow);
   return rows;
 }
 
