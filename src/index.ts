@@ -145,6 +145,7 @@ export type {
 } from './training/objectives';
 export { Trainer } from './training/trainer';
 export { fromPretrained } from './pretrained/from-pretrained';
+export { datasetSplits } from './pretrained/dataset-splits';
 export type { FromPretrainedOptions, PretrainedConfig } from './pretrained/from-pretrained';
 export { loadPretrainedModel } from './serving/pretrained-model';
 export type { LoadPretrainedOptions } from './serving/pretrained-model';

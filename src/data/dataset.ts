@@ -201,18 +201,20 @@ export class Dataset {
   }
 
   /**
-   * Supervised fine-tuning data as TRL's SFTTrainer prepares it (text/sft-rows.ts), from a JSON Lines, JSON
-   * or Parquet file (a Hugging Face dataset's shard) or rows of `{ messages }`, `{ prompt, completion }` or `{ text }`: next-token `target`s where the loss
+   * Supervised fine-tuning data as TRL's SFTTrainer prepares it (text/sft-rows.ts), from JSON Lines, JSON
+   * or Parquet files (a Hugging Face dataset's split: datasetSplits) or rows of `{ messages }`, `{ prompt, completion }` or `{ text }`: next-token `target`s where the loss
    * counts (-100 elsewhere) beside `input_ids`; rows with no counted target dropped, with a warning.
    */
   static async fromSft(
-    source: string | SftRow[],
+    source: string | string[] | SftRow[],
     tokenizer: HuggingFaceTokenizer,
     options: SftOptions = {},
   ): Promise<Dataset> {
     const resolved = resolveSftOptions(options);
-    const rows = typeof source === 'string' ? await readRows(source) : source;
-    const name = typeof source === 'string' ? source : 'rows';
+    const files =
+      typeof source === 'string' ? [source] : source.every((item) => typeof item === 'string') ? source : [];
+    const rows = files.length > 0 ? await readRows(files as string[]) : (source as SftRow[]);
+    const name = files.length > 0 ? files.join(', ') : 'rows';
     const { fields, dropped } = sftFields(rows, tokenizer, resolved, name);
     if (dropped.length > 0) {
       process.emitWarning(

@@ -27,9 +27,10 @@ export type TableRecord = Record<string, string | number | boolean | null | unde
 
 /**
  * Where a table's rows came from, for errors: a CSV file's lines, a Parquet file's rows (`unit: 'row'`,
- * counted from 0), or records.
+ * counted from 0), records, or files' rows each named ("a.parquet, row 3").
  */
-export type TableOrigin = { file: string; lines: number[]; unit?: 'row' } | { records: string };
+export type TableOrigin = FileOrigin | { records: string } | { files: string; places: string[] };
+type FileOrigin = { file: string; lines: number[]; unit?: 'row' };
 
 export interface ReadJsonlOptions {
   /** The columns, in this order: a field outside them is an error naming it. Default every field seen. */
@@ -72,18 +73,27 @@ export class Table {
   }
 
   /**
-   * A JSON Lines file of records (pandas.read_json(lines=True)), a record a line, streamed; typed as
-   * fromRecords. Blank lines are skipped; errors name the file and line.
+   * A JSON Lines file of records (pandas.read_json(lines=True)), a record a line, streamed (or several
+   * files', one after another: a split's shards); typed as fromRecords. Blank lines are skipped; errors
+   * name the file and line.
    */
-  static async fromJsonl(file: string, options: ReadJsonlOptions = {}): Promise<Table> {
+  static async fromJsonl(files: string | string[], options: ReadJsonlOptions = {}): Promise<Table> {
     refuseUnknownKeys(options, READ_JSONL_OPTION_KEYS, 'Table.fromJsonl options');
     const records: TableRecord[] = [];
     const lines: number[] = [];
-    for await (const { value, line } of jsonLines(file)) {
-      records.push(value as TableRecord);
-      lines.push(line);
+    const places: string[] = [];
+    for (const file of [files].flat()) {
+      for await (const { value, line } of jsonLines(file)) {
+        records.push(value as TableRecord);
+        lines.push(line);
+        places.push(`${file}, line ${line}`);
+      }
     }
-    return Table.ofRecords(records, { file, lines }, options.columns);
+    const origin: TableOrigin =
+      typeof files === 'string' || files.length === 1
+        ? { file: [files].flat()[0], lines }
+        : { files: files.join(', '), places };
+    return Table.ofRecords(records, origin, options.columns);
   }
 
   private static ofRecords(records: TableRecord[], origin: TableOrigin, columns?: string[]): Table {
@@ -120,33 +130,39 @@ export class Table {
   }
 
   /**
-   * A Parquet file's table (pandas.read_parquet): each column typed by the file's schema (numbers, text;
+   * A Parquet file's table (pandas.read_parquet; several files: their rows one after another, as a split's
+   * shards): each column typed by the file's schema (numbers, text;
    * booleans, dates and timestamps as text), nulls and NaN as missing values, read one row group at a
    * time with only the `columns` asked for. Any codec pyarrow writes (Snappy, ZSTD, GZIP, Brotli, LZ4).
    */
-  static async fromParquet(file: string, options: ReadParquetOptions = {}): Promise<Table> {
+  static async fromParquet(files: string | string[], options: ReadParquetOptions = {}): Promise<Table> {
     const parts: Table[] = [];
-    for await (const part of Table.fromParquetRowGroups(file, options)) parts.push(part);
-    return parts.length === 1 ? parts[0] : Table.concatenated(parts, file);
+    for await (const part of Table.fromParquetRowGroups(files, options)) parts.push(part);
+    return parts.length === 1 ? parts[0] : Table.concatenated(parts, [files].flat().join(', '));
   }
 
   /**
-   * A Parquet file's row groups, one table each, read as they are asked for: a file larger than memory is
-   * streamed (pyarrow's ParquetFile.iter_batches). Typed as fromParquet; rows are named by their index in
-   * the file.
+   * A Parquet file's row groups (or several files', one after another: a split's shards), one table each,
+   * read as they are asked for: a file larger than memory is streamed (pyarrow's ParquetFile.iter_batches).
+   * Typed as fromParquet; rows are named by their index in their file.
    */
-  static async *fromParquetRowGroups(file: string, options: ReadParquetOptions = {}): AsyncGenerator<Table> {
+  static async *fromParquetRowGroups(
+    files: string | string[],
+    options: ReadParquetOptions = {},
+  ): AsyncGenerator<Table> {
     refuseUnknownKeys(options, READ_PARQUET_OPTION_KEYS, 'Table.fromParquet options');
-    const parquet = await ParquetFile.open(file);
-    try {
-      const names = parquetColumnNames(parquet, options.columns);
-      for await (const group of parquet.rowGroups(names)) {
-        const columns = parquetColumns(parquet, names, group);
-        const rows = Array.from({ length: group.rows.length }, (_, row) => group.rowStart + row);
-        yield Table.typed(names, columns, { file, lines: rows, unit: 'row' });
+    for (const file of [files].flat()) {
+      const parquet = await ParquetFile.open(file);
+      try {
+        const names = parquetColumnNames(parquet, options.columns);
+        for await (const group of parquet.rowGroups(names)) {
+          const columns = parquetColumns(parquet, names, group);
+          const rows = Array.from({ length: group.rows.length }, (_, row) => group.rowStart + row);
+          yield Table.typed(names, columns, { file, lines: rows, unit: 'row' });
+        }
+      } finally {
+        await parquet.close();
       }
-    } finally {
-      await parquet.close();
     }
   }
 
@@ -160,12 +176,22 @@ export class Table {
     return new Table(new Map(names.map((name, i) => [name, columns[i]])), columns[0]?.length ?? 0, origin, texts);
   }
 
-  /** The rows of `parts` (tables of the same columns and kinds) one after another. */
-  private static concatenated(parts: Table[], file: string): Table {
+  /** The rows of `parts` one after another: each must have the columns of the first, of the same kinds. */
+  private static concatenated(parts: Table[], files: string): Table {
     const names = parts[0]?.columns ?? [];
+    for (const part of parts) {
+      const differs = part.columns.length !== names.length || names.some((name, i) => part.columns[i] !== name);
+      const kind = names.find((name) => !differs && part.kindOf(name) !== parts[0].kindOf(name));
+      if (differs || kind !== undefined) {
+        throw firebrandError(
+          'ERR_FIREBRAND_DATA',
+          `${part.where(0)}: ${differs ? `columns ${part.columns.join(', ')}` : `column '${kind}' holds ${part.kindOf(kind as string)}s`}, where ${parts[0].where(0)} has ${differs ? names.join(', ') : `${parts[0].kindOf(kind as string)}s`}`,
+        );
+      }
+    }
     const columns = names.map((name) => {
       const pieces = parts.map((part) => part.column(name));
-      if (pieces.every((piece) => piece instanceof Float64Array)) {
+      if (pieces[0] instanceof Float64Array) {
         const joined = new Float64Array(pieces.reduce((sum, piece) => sum + piece.length, 0));
         let offset = 0;
         for (const piece of pieces) {
@@ -176,8 +202,12 @@ export class Table {
       }
       return pieces.flatMap((piece) => piece as (string | null)[]);
     });
-    const rows = parts.flatMap((part) => (part.origin as { lines: number[] }).lines);
-    return Table.typed(names, columns, { file, lines: rows, unit: 'row' });
+    // One file's row groups keep naming rows by index; several files' rows each name their file.
+    const origin: TableOrigin =
+      new Set(parts.map((part) => part.source())).size === 1
+        ? { ...(parts[0].origin as FileOrigin), lines: parts.flatMap((part) => (part.origin as FileOrigin).lines) }
+        : { files, places: parts.flatMap((part) => Array.from({ length: part.numRows }, (_, row) => part.where(row))) };
+    return Table.typed(names, columns, origin);
   }
 
   /** The column names, in order. */
@@ -237,11 +267,7 @@ export class Table {
         column instanceof Float64Array ? Float64Array.from(indices, (i) => column[i]) : (texts.get(name) ?? []),
       );
     }
-    const origin: TableOrigin =
-      'file' in this.origin
-        ? { ...this.origin, lines: Array.from(indices, (i) => (this.origin as { lines: number[] }).lines[i]) }
-        : this.origin;
-    return new Table(picked, indices.length, origin, texts, this.missingTokens);
+    return new Table(picked, indices.length, originOf(this.origin, indices), texts, this.missingTokens);
   }
 
   /**
@@ -281,7 +307,8 @@ export class Table {
 
   /** @internal The file or records the table came from. */
   source(): string {
-    return 'file' in this.origin ? this.origin.file : this.origin.records;
+    const origin = this.origin;
+    return 'file' in origin ? origin.file : 'files' in origin ? origin.files : origin.records;
   }
 }
 
@@ -290,9 +317,14 @@ const INFINITY = /^[+-]?(inf|infinity)$/i;
 
 /** Where row `row` of a table from `origin` came from: "file.csv, line 7", "file.parquet, row 6" or "records[3]". */
 function whereIn(origin: TableOrigin, row: number): string {
-  return 'file' in origin
-    ? `${origin.file}, ${origin.unit ?? 'line'} ${origin.lines[row]}`
-    : `${origin.records}[${row}]`;
+  if ('file' in origin) return `${origin.file}, ${origin.unit ?? 'line'} ${origin.lines[row]}`;
+  return 'files' in origin ? origin.places[row] : `${origin.records}[${row}]`;
+}
+
+/** Where the rows at `indices` of a table from `origin` came from. */
+function originOf(origin: TableOrigin, indices: ArrayLike<number>): TableOrigin {
+  if ('file' in origin) return { ...origin, lines: Array.from(indices, (i) => origin.lines[i]) };
+  return 'files' in origin ? { ...origin, places: Array.from(indices, (i) => origin.places[i]) } : origin;
 }
 
 /**

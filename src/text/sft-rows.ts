@@ -93,16 +93,19 @@ function conversation(value: unknown, where: string): ChatMessage[] {
 }
 
 /**
- * The rows of a file: a JSON Lines file (one object a line; blank lines skipped), a JSON array, or a Parquet
+ * The rows of files one after another, each a JSON Lines file (one object a line; blank lines skipped), a JSON array, or a Parquet
  * file (a Hugging Face dataset's shard: `messages` as a list of structs, `prompt`/`completion`, `text`).
  */
-export async function readRows(file: string): Promise<SftRow[]> {
-  if (/\.parquet$/i.test(file)) {
-    const rows: SftRow[] = [];
-    for await (const group of parquetRowGroups(file)) rows.push(...(group.rows as SftRow[]));
-    return rows;
+export async function readRows(files: string[]): Promise<SftRow[]> {
+  const rows: SftRow[] = [];
+  for (const file of files) {
+    if (/\.parquet$/i.test(file)) {
+      for await (const group of parquetRowGroups(file)) rows.push(...(group.rows as SftRow[]));
+    } else {
+      rows.push(...(await readJsonRows(file)));
+    }
   }
-  return readJsonRows(file);
+  return rows;
 }
 
 /** The rows of a JSON Lines file (one object a line; blank lines skipped; streamed) or of a JSON array. */

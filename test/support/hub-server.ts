@@ -1,8 +1,9 @@
-// A loopback stand-in for the Hugging Face hub, serving folders as one commit
-// each under the hub's URL layout: api/models/{id}/revision/{rev},
-// api/models/{id}/tree/{rev}, api/models/{id}/paths-info/{rev} and
-// {id}/resolve/{rev}/{file} (byte ranges, ETag, X-Repo-Commit). With a token,
-// requests without "Authorization: Bearer <token>" get 401.
+// A loopback stand-in for the Hugging Face hub, serving folders (and their
+// subfolders) as one commit each under the hub's URL layout:
+// api/models/{id}/revision/{rev}, api/models/{id}/tree/{rev},
+// api/models/{id}/paths-info/{rev} and {id}/resolve/{rev}/{file} (byte ranges,
+// ETag, X-Repo-Commit); a dataset's under api/datasets/ and datasets/{id}/. With
+// a token, requests without "Authorization: Bearer <token>" get 401.
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -12,6 +13,19 @@ import path from 'node:path';
 export interface HubRepo {
   id: string;
   folder: string;
+  /** A model's repository (the default) or a dataset's. */
+  type?: 'model' | 'dataset';
+}
+
+/** The files under `folder`, as '/'-separated paths relative to it, sorted. */
+function filesUnder(folder: string, prefix = ''): string[] {
+  return fs
+    .readdirSync(path.join(folder, prefix), { withFileTypes: true })
+    .flatMap((entry) => {
+      const relative = prefix === '' ? entry.name : `${prefix}/${entry.name}`;
+      return entry.isDirectory() ? filesUnder(folder, relative) : [relative];
+    })
+    .sort();
 }
 
 export interface Hub {
@@ -36,7 +50,10 @@ function send(
 export async function startHub(repos: HubRepo[], { token }: { token?: string } = {}): Promise<Hub> {
   const requests: string[] = [];
   const byId = new Map(
-    repos.map((repo) => [repo.id, { ...repo, commit: commitOf(repo.id), files: fs.readdirSync(repo.folder).sort() }]),
+    repos.map((repo) => [
+      `${repo.type ?? 'model'}:${repo.id}`,
+      { ...repo, commit: commitOf(repo.id), files: filesUnder(repo.folder) },
+    ]),
   );
   const fileInfo = (repo: { folder: string; commit: string }, file: string) => {
     const content = fs.readFileSync(path.join(repo.folder, file));
@@ -53,19 +70,19 @@ export async function startHub(repos: HubRepo[], { token }: { token?: string } =
     requests.push(`${request.method} ${url.pathname}`);
     if (token !== undefined && request.headers.authorization !== `Bearer ${token}`)
       return send(response, 401, 'unauthorized');
-    const api = url.pathname.match(/^\/api\/models\/([^/]+\/[^/]+)\/(revision|tree|paths-info)\/([^/]+)$/);
-    const resolve = url.pathname.match(/^\/([^/]+\/[^/]+)\/resolve\/([^/]+)\/(.+)$/);
-    const [id, revision] = api
-      ? [api[1], decodeURIComponent(api[3])]
+    const api = url.pathname.match(/^\/api\/(models|datasets)\/([^/]+\/[^/]+)\/(revision|tree|paths-info)\/([^/]+)$/);
+    const resolve = url.pathname.match(/^\/(datasets\/)?([^/]+\/[^/]+)\/resolve\/([^/]+)\/(.+)$/);
+    const [type, id, revision] = api
+      ? [api[1] === 'datasets' ? 'dataset' : 'model', api[2], decodeURIComponent(api[4])]
       : resolve
-        ? [resolve[1], decodeURIComponent(resolve[2])]
+        ? [resolve[1] ? 'dataset' : 'model', resolve[2], decodeURIComponent(resolve[3])]
         : [];
-    const repo = id === undefined ? undefined : byId.get(id);
+    const repo = id === undefined ? undefined : byId.get(`${type}:${id}`);
     if (repo === undefined || (revision !== 'main' && revision !== repo.commit)) {
       return send(response, 404, 'not found', { 'X-Error-Code': 'RepoNotFound' });
     }
     const json = (value: unknown) => send(response, 200, JSON.stringify(value), { 'Content-Type': 'application/json' });
-    if (api?.[2] === 'revision') {
+    if (api?.[3] === 'revision') {
       return json({
         _id: repo.commit,
         id,
@@ -74,8 +91,8 @@ export async function startHub(repos: HubRepo[], { token }: { token?: string } =
         siblings: repo.files.map((file) => ({ rfilename: file })),
       });
     }
-    if (api?.[2] === 'tree') return json(repo.files.map((file) => ({ ...fileInfo(repo, file), content: undefined })));
-    if (api?.[2] === 'paths-info') {
+    if (api?.[3] === 'tree') return json(repo.files.map((file) => ({ ...fileInfo(repo, file), content: undefined })));
+    if (api?.[3] === 'paths-info') {
       let body = '';
       request.on('data', (chunk: Buffer) => (body += chunk.toString()));
       request.on('end', () => {
@@ -89,7 +106,7 @@ export async function startHub(repos: HubRepo[], { token }: { token?: string } =
       });
       return;
     }
-    const file = resolve?.[3] ?? '';
+    const file = decodeURIComponent(resolve?.[4] ?? '');
     if (!repo.files.includes(file)) return send(response, 404, 'no such file', { 'X-Error-Code': 'EntryNotFound' });
     const { content, oid } = fileInfo(repo, file);
     const headers = { ETag: `"${oid}"`, 'X-Repo-Commit': repo.commit, 'Accept-Ranges': 'bytes' };
