@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-import { readCsv, Table, TablePreprocessor, type NumericArray, type TensorData } from '../src';
+import { readCsv, Table, TablePreprocessor, type NumericArray, type TableRecord, type TensorData } from '../src';
 import { errorOf, rejectionOf } from './support/helpers';
 
 const values = (tensor: TensorData<NumericArray> | undefined): number[] =>
@@ -134,5 +134,44 @@ describe('table records and cells', () => {
       process.off('warning', listener);
       fs.rmSync(folder, { recursive: true, force: true });
     }
+  });
+});
+
+describe('Table operations: select, filter, withColumn, toRecords', () => {
+  const records: TableRecord[] = [
+    { species: 'Adelie', mass: 3750, island: 'Torgersen' },
+    { species: 'Gentoo', mass: null, island: 'Biscoe' },
+    { species: 'Adelie', mass: 4100.5, island: null },
+  ];
+  const table = Table.fromRecords(records, 'penguins');
+
+  it('selects columns in the order asked, naming the closest for an unknown one', () => {
+    const picked = table.select(['mass', 'species']);
+    expect(picked.columns).to.deep.equal(['mass', 'species']);
+    expect(picked.toRecords()).to.deep.equal(records.map(({ mass, species }) => ({ mass, species })));
+    expect(() => table.select(['spcies'])).to.throw(/no column 'spcies'.*'species'/);
+  });
+
+  it('filters rows, each still named where it came from', () => {
+    const adelie = table.filter((record) => record.species === 'Adelie');
+    expect(adelie.numRows).to.equal(2);
+    expect(adelie.toRecords()).to.deep.equal([records[0], records[2]]);
+    expect(adelie.where(1)).to.equal('penguins[2]');
+  });
+
+  it('adds or replaces a column typed as fromRecords types a field, refusing what a cell cannot hold', () => {
+    const withKg = table.withColumn('kg', (record) => (record.mass === null ? null : (record.mass as number) / 1000));
+    expect(withKg.columns).to.deep.equal(['species', 'mass', 'island', 'kg']);
+    expect(withKg.kindOf('kg')).to.equal('number');
+    expect(Array.from(withKg.column('kg') as Float64Array)).to.deep.equal([3.75, NaN, 4.1005]);
+    const replaced = table.withColumn('island', (record, row) => `${record.island ?? 'unknown'}-${row}`);
+    expect(replaced.columns).to.deep.equal(table.columns);
+    expect(replaced.column('island')).to.deep.equal(['Torgersen-0', 'Biscoe-1', 'unknown-2']);
+    expect(() => table.withColumn('bad', (_, row) => (row === 1 ? Infinity : 1))).to.throw(
+      /penguins\[1\]: column 'bad' holds "Infinity"/,
+    );
+    expect(() => table.withColumn('bad', () => [1] as never)).to.throw(/penguins\[0\]: field 'bad' is an array/);
+    // The original is unchanged.
+    expect(table.columns).to.deep.equal(['species', 'mass', 'island']);
   });
 });

@@ -7,7 +7,8 @@
 // under 'ignore' takes the index after the last, one more embedding row.
 import { firebrandError } from '../errors';
 import { categoriesOf, type Cell, mostFrequent } from '../tables/column-statistics';
-import { numberOf, type Table } from '../tables/table';
+import { numberOf } from '../tables/table-cells';
+import type { Table } from '../tables/table';
 
 export interface CategoricalColumns {
   columns: string[];

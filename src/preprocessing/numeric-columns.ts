@@ -5,7 +5,8 @@
 // column (the indicators too) scaled with the training rows' statistics.
 import { firebrandError } from '../errors';
 import { mean, median, mostFrequent } from '../tables/column-statistics';
-import { infiniteCellError, numberOf, type Table } from '../tables/table';
+import { infiniteCellError, numberOf } from '../tables/table-cells';
+import type { Table } from '../tables/table';
 
 export type NumericImpute = 'mean' | 'median' | 'most_frequent' | { constant: number };
 

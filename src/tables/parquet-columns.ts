@@ -7,9 +7,7 @@
 import { firebrandError } from '../errors';
 import { didYouMean } from '../options/closest-match';
 import type { ParquetColumnKind, ParquetFile, ParquetRowGroup } from '../io/parquet-file';
-
-/** One column of numbers (NaN: missing) or of text (null: missing). */
-export type ParquetTableColumn = Float64Array | (string | null)[];
+import type { TableColumn } from './table-cells';
 
 /**
  * The names of `wanted` (all columns when undefined), checked: a name the file lacks is an error naming the
@@ -29,7 +27,7 @@ export function parquetColumnNames(parquet: ParquetFile, wanted?: string[]): str
 }
 
 /** The columns of one row group, in the order of `names`. */
-export function parquetColumns(parquet: ParquetFile, names: string[], group: ParquetRowGroup): ParquetTableColumn[] {
+export function parquetColumns(parquet: ParquetFile, names: string[], group: ParquetRowGroup): TableColumn[] {
   const kinds = new Map(parquet.columns.map((column) => [column.name, column.kind]));
   return names.map((name) => {
     const kind = kinds.get(name) as ParquetColumnKind;

@@ -8,9 +8,18 @@ import { optionKeys, refuseUnknownKeys } from '../options/option-keys';
 import { splitFractions, type SplitFractions } from './split-fractions';
 import { randomSplitIndices, splitIndicesBy } from './split-indices';
 import type { Cell } from './column-statistics';
+import {
+  columnsOf,
+  originOf,
+  recordCell,
+  whereIn,
+  type FileOrigin,
+  type TableColumn,
+  type TableOrigin,
+} from './table-cells';
 import { jsonLines } from '../io/json-lines';
 import { ParquetFile } from '../io/parquet-file';
-import { parquetColumnNames, parquetColumns, type ParquetTableColumn } from './parquet-columns';
+import { parquetColumnNames, parquetColumns } from './parquet-columns';
 
 export type TableSplitOptions = SplitFractions & {
   /** Splits each value of this column (a label) alone, so that both parts hold it in the split's proportion. */
@@ -19,18 +28,10 @@ export type TableSplitOptions = SplitFractions & {
   groups?: string;
 };
 
-/** A column of numbers (NaN: missing) or of text (null: missing). */
-export type TableColumn = Float64Array | (string | null)[];
+export type { TableColumn, TableOrigin } from './table-cells';
 
 /** One row as a service receives it: values by column name; a missing or null field is a missing value. */
 export type TableRecord = Record<string, string | number | boolean | null | undefined>;
-
-/**
- * Where a table's rows came from, for errors: a CSV file's lines, a Parquet file's rows (`unit: 'row'`,
- * counted from 0), records, or files' rows each named ("a.parquet, row 3").
- */
-export type TableOrigin = FileOrigin | { records: string } | { files: string; places: string[] };
-type FileOrigin = { file: string; lines: number[]; unit?: 'row' };
 
 export interface ReadJsonlOptions {
   /** The columns, in this order: a field outside them is an error naming it. Default every field seen. */
@@ -92,7 +93,7 @@ export class Table {
     const origin: TableOrigin =
       typeof files === 'string' || files.length === 1
         ? { file: [files].flat()[0], lines }
-        : { files: files.join(', '), places };
+        : { rowsOf: files.join(', '), places };
     return Table.ofRecords(records, origin, options.columns);
   }
 
@@ -167,7 +168,7 @@ export class Table {
   }
 
   /** A table of columns already typed; the texts of number columns are made when asked for. */
-  private static typed(names: string[], columns: ParquetTableColumn[], origin: TableOrigin): Table {
+  private static typed(names: string[], columns: TableColumn[], origin: TableOrigin): Table {
     const texts = new Map<string, (string | null)[]>();
     names.forEach((name, i) => {
       const column = columns[i];
@@ -206,7 +207,10 @@ export class Table {
     const origin: TableOrigin =
       new Set(parts.map((part) => part.source())).size === 1
         ? { ...(parts[0].origin as FileOrigin), lines: parts.flatMap((part) => (part.origin as FileOrigin).lines) }
-        : { files, places: parts.flatMap((part) => Array.from({ length: part.numRows }, (_, row) => part.where(row))) };
+        : {
+            rowsOf: files,
+            places: parts.flatMap((part) => Array.from({ length: part.numRows }, (_, row) => part.where(row))),
+          };
     return Table.typed(names, columns, origin);
   }
 
@@ -270,6 +274,56 @@ export class Table {
     return new Table(picked, indices.length, originOf(this.origin, indices), texts, this.missingTokens);
   }
 
+  /** The columns `names`, in that order (pandas' `table[names]`); an unknown name is an error naming the closest. */
+  select(names: string[]): Table {
+    const texts = new Map<string, (string | null)[]>();
+    const data = new Map(names.map((name) => [name, this.column(name)]));
+    for (const name of names) {
+      const cells = this.texts.get(name);
+      if (cells !== undefined) texts.set(name, cells);
+    }
+    return new Table(data, this.numRows, this.origin, texts, this.missingTokens);
+  }
+
+  /** The rows `keep` returns true for, in order (pandas' boolean indexing); each keeps where it came from. */
+  filter(keep: (record: TableRecord, row: number) => boolean): Table {
+    const indices: number[] = [];
+    for (let row = 0; row < this.numRows; row++) if (keep(this.record(row), row)) indices.push(row);
+    return this.rows(indices);
+  }
+
+  /**
+   * This table with column `name` added (or replaced, in place) from each row's record (pandas' `assign`):
+   * typed as fromRecords types a field (numbers where every present value is one; null, undefined, '' and
+   * NaN missing); an object, an array or an infinite number is refused, naming the row.
+   */
+  withColumn(name: string, value: (record: TableRecord, row: number) => TableRecord[string]): Table {
+    const cells = Array.from({ length: this.numRows }, (_, row) =>
+      recordCell(value(this.record(row), row), this.origin, row, name),
+    );
+    const column = columnsOf([name], [cells], this.origin).get(name) as TableColumn;
+    const data = new Map(this.data);
+    data.set(name, column);
+    const texts = new Map(this.texts);
+    texts.set(name, cells);
+    return new Table(data, this.numRows, this.origin, texts, this.missingTokens);
+  }
+
+  /** The rows as records: numbers, texts, and null where a value is missing (pandas' `to_dict('records')`). */
+  toRecords(): TableRecord[] {
+    return Array.from({ length: this.numRows }, (_, row) => this.record(row));
+  }
+
+  /** Row `row` as a record. */
+  private record(row: number): TableRecord {
+    const record: TableRecord = {};
+    for (const [name, column] of this.data) {
+      const value = column[row];
+      record[name] = typeof value === 'number' && Number.isNaN(value) ? null : value;
+    }
+    return record;
+  }
+
   /**
    * The rows in two named parts: `split({ validation: 0.2, seed: 0 })`, `{ ..., stratify: 'label' }` (each
    * label in both parts in the split's proportion) or `{ ..., groups: 'patient' }` (a group's rows together).
@@ -308,77 +362,6 @@ export class Table {
   /** @internal The file or records the table came from. */
   source(): string {
     const origin = this.origin;
-    return 'file' in origin ? origin.file : 'files' in origin ? origin.files : origin.records;
+    return 'file' in origin ? origin.file : 'rowsOf' in origin ? origin.rowsOf : origin.records;
   }
-}
-
-const NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
-const INFINITY = /^[+-]?(inf|infinity)$/i;
-
-/** Where row `row` of a table from `origin` came from: "file.csv, line 7", "file.parquet, row 6" or "records[3]". */
-function whereIn(origin: TableOrigin, row: number): string {
-  if ('file' in origin) return `${origin.file}, ${origin.unit ?? 'line'} ${origin.lines[row]}`;
-  return 'files' in origin ? origin.places[row] : `${origin.records}[${row}]`;
-}
-
-/** Where the rows at `indices` of a table from `origin` came from. */
-function originOf(origin: TableOrigin, indices: ArrayLike<number>): TableOrigin {
-  if ('file' in origin) return { ...origin, lines: Array.from(indices, (i) => origin.lines[i]) };
-  return 'files' in origin ? { ...origin, places: Array.from(indices, (i) => origin.places[i]) } : origin;
-}
-
-/**
- * A cell's number (surrounding spaces allowed), or undefined when it is text. Infinite ones ("inf", "1e400")
- * come back as ±Infinity, which no column may hold: the caller refuses them, naming the row.
- */
-export function numberOf(cell: string): number | undefined {
-  const text = cell.trim();
-  if (NUMBER.test(text)) return Number(text);
-  if (INFINITY.test(text)) return text.startsWith('-') ? -Infinity : Infinity;
-  return undefined;
-}
-
-/** The error for a cell that reads as an infinite number, naming where it is. */
-export function infiniteCellError(where: string, column: string, cell: string): Error {
-  return firebrandError(
-    'ERR_FIREBRAND_DATA',
-    `${where}: column '${column}' holds ${JSON.stringify(cell)}, which is not a finite number (it reads as ` +
-      `${String(numberOf(cell))}); give a finite value, or leave the cell empty for a missing value`,
-  );
-}
-
-/** A record's field as a text cell (null: missing); a value that is not a scalar is refused, naming it. */
-function recordCell(value: unknown, origin: TableOrigin, row: number, column: string): string | null {
-  if (value === undefined || value === null || value === '') return null;
-  if (typeof value === 'number') return Number.isNaN(value) ? null : String(value);
-  if (typeof value === 'string' || typeof value === 'boolean' || typeof value === 'bigint') return String(value);
-  const kind = Array.isArray(value) ? 'an array' : typeof value === 'object' ? 'an object' : `a ${typeof value}`;
-  let shown = '';
-  try {
-    const json = typeof value === 'object' ? JSON.stringify(value) : undefined;
-    if (json !== undefined) shown = ` (${json.length > 60 ? `${json.slice(0, 57)}...` : json})`;
-  } catch {
-    // a cycle: the kind says enough
-  }
-  throw firebrandError(
-    'ERR_FIREBRAND_DATA',
-    `${whereIn(origin, row)}: field '${column}' is ${kind}${shown}; expected a number, a text, a boolean or null (missing)`,
-  );
-}
-
-/** Columns typed one by one: numbers where every present cell is one, text otherwise; an infinite number is refused. */
-function columnsOf(names: string[], cells: (string | null)[][], origin: TableOrigin): Map<string, TableColumn> {
-  const columns = new Map<string, TableColumn>();
-  names.forEach((name, index) => {
-    const values = cells[index];
-    const numbers = values.map((cell) => (cell === null ? NaN : numberOf(cell)));
-    if (!numbers.every((value) => value !== undefined)) {
-      columns.set(name, values);
-      return;
-    }
-    const infinite = numbers.findIndex((value) => value === Infinity || value === -Infinity);
-    if (infinite >= 0) throw infiniteCellError(whereIn(origin, infinite), name, values[infinite] as string);
-    columns.set(name, Float64Array.from(numbers as number[]));
-  });
-  return columns;
 }
