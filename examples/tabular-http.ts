@@ -14,21 +14,17 @@ import path from 'node:path';
 import { Dataset, Model, nn, readCsv, TablePreprocessor, Trainer, type TableRecord } from '../src';
 import { exampleSize } from './shared/example-size';
 
-/** A service: POST a JSON array of records, get each one's predicted label and its probability. */
+/**
+ * A service: POST a JSON array of records (extra fields such as request ids left out), get each one's
+ * predicted label and its probability.
+ */
 function serve(model: Model): http.Server {
-  const labels = model.preprocessing?.tablePreprocessor?.classes ?? [];
   return http.createServer(async (request, response) => {
     let body = '';
     for await (const chunk of request) body += chunk;
     try {
-      const logits = await model.predict(JSON.parse(body) as TableRecord[]);
-      const [rows, classes] = logits.shape;
-      const answers = Array.from({ length: rows }, (_, row) => {
-        const scores = Array.from(logits.data.slice(row * classes, (row + 1) * classes) as Float32Array);
-        const exps = scores.map((score) => Math.exp(score - Math.max(...scores)));
-        const best = exps.indexOf(Math.max(...exps));
-        return { label: labels[best], probability: exps[best] / exps.reduce((sum, value) => sum + value, 0) };
-      });
+      const ranked = await model.predictLabels(JSON.parse(body) as TableRecord[], { topK: 1, extraFields: 'ignore' });
+      const answers = ranked.map(([best]) => best);
       response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answers));
     } catch (error) {
       const { code, message } = error as Error & { code?: string };
@@ -64,8 +60,8 @@ async function main(): Promise<void> {
     await new Promise<void>((listening) => server.listen(0, '127.0.0.1', listening));
     const { port } = server.address() as AddressInfo;
     const records = [
-      { age: 8, fare: 30, sex: 'female', port: 'S', class: 1 },
-      { sex: 'male', class: 3, port: 'Z' }, // no age or fare (imputed), a port never seen (ignored)
+      { requestId: 'a1', age: 8, fare: 30, sex: 'female', port: 'S', class: 1 },
+      { requestId: 'a2', sex: 'male', class: 3, port: 'Z' }, // no age or fare (imputed), a port never seen (ignored)
     ];
     const reply = await fetch(`http://127.0.0.1:${port}/`, { method: 'POST', body: JSON.stringify(records) });
     console.log(`POST ${JSON.stringify(records)} -> ${reply.status} ${await reply.text()}`);

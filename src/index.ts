@@ -56,7 +56,8 @@ export type {
 } from './native';
 export { Model } from './inference/model';
 export { ONNX_OPSETS, type ExampleInput, type ExampleShape, type ExportOnnxOptions } from './export/export-onnx';
-export type { ModelLoadOptions } from './inference/model';
+export type { LabelOptions, ModelLoadOptions, PredictionInputs } from './inference/model';
+export type { ClassLabel, ScoredLabel } from './inference/class-predictions';
 export type { GenerationDefaults } from './inference/generation-defaults';
 export type { EncodedImages, PredictionFields, PredictOptions } from './inference/prediction-inputs';
 export { loadSafetensors, saveSafetensors } from './io/safetensors';

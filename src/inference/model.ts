@@ -19,6 +19,7 @@ import { type GenerateTextOptions, generateSteps, generateTokens, scoredSteps, s
 import type { Tokenizer } from '../text/tokenizer';
 import { type GenerationDefaults, withGenerationDefaults } from './generation-defaults';
 import { predictionArguments, type EncodedImages, type PredictOptions } from './prediction-inputs';
+import { probabilitiesOf, topLabels, type ClassLabel, type ScoredLabel } from './class-predictions';
 import { modelInputFields, resolveModelSpec } from '../nn/model-spec';
 import { type ExportOnnxOptions, resolveOnnxExport, writeOnnxFile } from '../export/export-onnx';
 import { readSavedModel, WEIGHTS_FILE } from './saved-model';
@@ -50,8 +51,15 @@ export interface ModelContext {
   readonly generation?: GenerationDefaults;
 }
 
+/** What predict takes: values with their shape, named fields, a table's records or encoded images. */
+export type PredictionInputs = NumericArray | TensorFields | TableRecord[] | EncodedImages;
+
+/** predictLabels' options: predict's, and how many classes each sample gets (topK). */
+export type LabelOptions = PredictOptions & { topK?: number };
+
 export class Model {
   private warnedUnapplied = false;
+  private readonly unknownCounts = new Map<string, Map<string, number>>();
 
   /** @internal Model.load makes one; trainer.model hands out its trainer's. */
   constructor(
@@ -155,6 +163,7 @@ export class Model {
       options,
       this.context.preprocessing(),
       this.context.maxPixels,
+      (column, value) => this.countUnknown(column, value),
     );
     if (typeof optimizeForInference !== 'boolean') {
       throw firebrandError(
@@ -163,6 +172,87 @@ export class Model {
       );
     }
     return this.native.predict(given, shape, batchSize ?? this.context.predictBatchSize, optimizeForInference);
+  }
+
+  /**
+   * The classes a classifier's outputs stand for, in index order: a table target's (LabelEncoder's
+   * classes_) or an image folder's; undefined when the model was trained on class indices.
+   */
+  get classes(): ClassLabel[] | undefined {
+    const preprocessing = this.context.preprocessing();
+    return (
+      preprocessing?.tablePreprocessor?.classes?.map((label) => label ?? 'null') ??
+      preprocessing?.imagePipeline?.classes
+    );
+  }
+
+  /**
+   * Class probabilities for predict's inputs (any of its forms), as scikit-learn's predict_proba gives
+   * them: softmax over logits [samples, classes]; a binary classifier's one logit a sample as [P(0), P(1)].
+   */
+  async predictProba(
+    inputs: PredictionInputs,
+    shapeOrOptions?: number[] | PredictOptions,
+    options?: PredictOptions,
+  ): Promise<TensorData<Float32Array>> {
+    const logits = await (this.predict as (...args: unknown[]) => Promise<Prediction>)(inputs, shapeOrOptions, options);
+    if (Array.isArray(logits) || !('shape' in logits) || !Array.isArray(logits.shape)) {
+      throw firebrandError(
+        'ERR_FIREBRAND_INVALID_ARGUMENT',
+        'predictProba: the model returns several outputs; class probabilities need one tensor of logits',
+      );
+    }
+    return probabilitiesOf(logits as TensorData);
+  }
+
+  /**
+   * Each sample's most probable class, by name (`classes`) or index; with `{ topK }`, its k most probable
+   * classes with their probabilities, most probable first.
+   */
+  async predictLabels(inputs: PredictionInputs, options: LabelOptions & { topK: number }): Promise<ScoredLabel[][]>;
+  async predictLabels(
+    inputs: NumericArray,
+    shape: number[],
+    options: LabelOptions & { topK: number },
+  ): Promise<ScoredLabel[][]>;
+  async predictLabels(
+    inputs: PredictionInputs,
+    shapeOrOptions?: number[] | LabelOptions,
+    options?: LabelOptions,
+  ): Promise<ClassLabel[]>;
+  async predictLabels(
+    inputs: PredictionInputs,
+    shapeOrOptions?: number[] | LabelOptions,
+    options?: LabelOptions,
+  ): Promise<ClassLabel[] | ScoredLabel[][]> {
+    const given = Array.isArray(shapeOrOptions) ? options : shapeOrOptions;
+    const { topK, ...predictOptions } = given ?? {};
+    const probabilities = Array.isArray(shapeOrOptions)
+      ? await this.predictProba(inputs, shapeOrOptions, predictOptions)
+      : await this.predictProba(inputs, predictOptions);
+    const top = topLabels(probabilities, this.classes, topK ?? 1);
+    return topK === undefined ? top.map(([best]) => best.label) : top;
+  }
+
+  /**
+   * The categories predict met that the model's training rows lacked (encoded as none of them, under
+   * handleUnknown: 'ignore'), counted by column and value since the model was loaded: log them to watch
+   * for drift. `resetUnknownCategories()` starts the counts again.
+   */
+  get unknownCategories(): Record<string, Record<string, number>> {
+    return Object.fromEntries([...this.unknownCounts].map(([column, counts]) => [column, Object.fromEntries(counts)]));
+  }
+
+  /** Forgets the unknown categories counted so far. */
+  resetUnknownCategories(): void {
+    this.unknownCounts.clear();
+  }
+
+  private countUnknown(column: string, value: string | number | null): void {
+    const counts = this.unknownCounts.get(column) ?? new Map<string, number>();
+    const key = String(value);
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+    this.unknownCounts.set(column, counts);
   }
 
   /**

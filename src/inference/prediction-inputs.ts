@@ -10,6 +10,7 @@ import { firebrandError } from '../errors';
 import type { NumericArray, TensorData, TensorFields } from '../native';
 import { checkTransformedImages, imageBatch, MAX_IMAGE_PIXELS, pixelBatch } from '../images/image-pipeline';
 import { recordInputs, type ModelPreprocessing } from '../preprocessing/model-preprocessing';
+import type { UnknownCategoryListener } from '../preprocessing/categorical-columns';
 import type { TableRecord } from '../tables/table';
 import { optionKeys, refuseUnknownKeys } from '../options/option-keys';
 
@@ -29,9 +30,14 @@ export interface PredictOptions {
    * 1e-6); false runs them one by one, bit for bit as PyTorch eager does.
    */
   optimizeForInference?: boolean;
+  /**
+   * Records' fields outside the model's columns: 'error' (the default, so that a misspelt field is caught)
+   * or 'ignore' (request ids, the target column: left out).
+   */
+  extraFields?: 'error' | 'ignore';
 }
 
-const PREDICT_OPTION_KEYS = optionKeys<PredictOptions>()(['batchSize', 'optimizeForInference']);
+const PREDICT_OPTION_KEYS = optionKeys<PredictOptions>()(['batchSize', 'optimizeForInference', 'extraFields']);
 
 function isEncodedImages(inputs: unknown[]): inputs is Uint8Array[] {
   return inputs.length > 0 && inputs.every((item) => item instanceof Uint8Array);
@@ -61,6 +67,7 @@ export async function predictionArguments(
   options: PredictOptions | undefined,
   preprocessing: ModelPreprocessing | undefined,
   maxPixels = MAX_IMAGE_PIXELS,
+  onUnknownCategory?: UnknownCategoryListener,
 ): Promise<[NumericArray | TensorFields, number[] | undefined, PredictOptions]> {
   refuseUnknownKeys(Array.isArray(shapeOrOptions) ? options : shapeOrOptions, PREDICT_OPTION_KEYS, 'predict options');
   const images = inputs instanceof Uint8Array && !Array.isArray(shapeOrOptions) ? [inputs] : inputs;
@@ -76,7 +83,10 @@ export async function predictionArguments(
       const batch = await imageInputs(preprocessing, images, maxPixels);
       return [batch.data, batch.shape, given];
     }
-    const fields = recordInputs(preprocessing, images as TableRecord[]);
+    const fields = recordInputs(preprocessing, images as TableRecord[], {
+      extraFields: given.extraFields,
+      onUnknownCategory,
+    });
     const names = Object.keys(fields);
     return names.length === 1 && names[0] === 'input'
       ? [fields.input.data, fields.input.shape, given]

@@ -68,10 +68,14 @@ export function fitCategorical(group: CategoricalColumns, table: Table): FittedC
 }
 
 /** The group's output columns: one 0/1 column per category of each column (onehot), or one index column each. */
+/** Told of each cell handleUnknown: 'ignore' encoded as none of the categories (its column and value). */
+export type UnknownCategoryListener = (column: string, value: string | number | null) => void;
+
 export function transformCategorical(
   group: CategoricalColumns,
   fitted: FittedCategorical,
   table: Table,
+  onUnknownCategory?: UnknownCategoryListener,
 ): Float64Array[] {
   const numeric = fitted.categories.map((categories, i) =>
     fitted.kinds ? fitted.kinds[i] === 'number' : categories.some((category) => typeof category === 'number'),
@@ -90,6 +94,7 @@ export function transformCategorical(
             `(known: ${categories.map((category) => JSON.stringify(category)).join(', ')}); handleUnknown: 'ignore' encodes it as none of them`,
         );
       }
+      if (index < 0) onUnknownCategory?.(name, cell);
       return index < 0 ? categories.length : index;
     });
     if (group.encode === 'index') {

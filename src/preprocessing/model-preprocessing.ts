@@ -11,6 +11,7 @@ import type { TensorFields } from '../native';
 import { readFormatFile } from '../io/json-file';
 import { Table, type TableRecord } from '../tables/table';
 import { TablePreprocessor, type SavedTablePreprocessor } from './table-preprocessor';
+import type { UnknownCategoryListener } from './categorical-columns';
 import type { ImagePipeline } from '../images/image-pipeline';
 
 export const PREPROCESSING_FILE = 'preprocessing.json';
@@ -78,8 +79,19 @@ export class ModelPreprocessing {
   }
 }
 
+/** How predict reads records: fields outside the model's columns refused or left out, unknown categories told. */
+export interface RecordReading {
+  /** 'error' (the default: a typo is caught) or 'ignore' (request ids, the target column, ...: left out). */
+  extraFields?: 'error' | 'ignore';
+  onUnknownCategory?: UnknownCategoryListener;
+}
+
 /** A model's inputs for JSON records, preprocessed as its training rows were. */
-export function recordInputs(preprocessing: ModelPreprocessing | undefined, records: TableRecord[]): TensorFields {
+export function recordInputs(
+  preprocessing: ModelPreprocessing | undefined,
+  records: TableRecord[],
+  { extraFields = 'error', onUnknownCategory }: RecordReading = {},
+): TensorFields {
   const table = preprocessing?.tablePreprocessor;
   if (table === undefined) {
     throw firebrandError(
@@ -87,5 +99,21 @@ export function recordInputs(preprocessing: ModelPreprocessing | undefined, reco
       'predict: got records, but the model was not trained on a table (Dataset.fromTable saves the preprocessing records need)',
     );
   }
-  return table.transform(Table.fromRecords(records, 'records', table.columns));
+  if (extraFields !== 'error' && extraFields !== 'ignore') {
+    throw firebrandError(
+      'ERR_FIREBRAND_INVALID_ARGUMENT',
+      `predict options: extraFields must be 'error' or 'ignore', got ${JSON.stringify(extraFields)}`,
+    );
+  }
+  const columns = table.columns;
+  const taken =
+    extraFields === 'ignore' && Array.isArray(records)
+      ? records.map((record) => (typeof record === 'object' && record !== null ? pick(record, columns) : record))
+      : records;
+  return table.transform(Table.fromRecords(taken, 'records', columns), onUnknownCategory);
+}
+
+/** `record`'s fields named in `columns`. */
+function pick(record: TableRecord, columns: string[]): TableRecord {
+  return Object.fromEntries(columns.filter((name) => name in record).map((name) => [name, record[name]]));
 }

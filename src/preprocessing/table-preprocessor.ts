@@ -12,6 +12,7 @@ import {
   categoricalNames,
   fitCategorical,
   transformCategorical,
+  type UnknownCategoryListener,
   type CategoricalColumns,
   type FittedCategorical,
 } from './categorical-columns';
@@ -159,18 +160,21 @@ export class TablePreprocessor {
     return this;
   }
 
-  /** The feature fields of `table`'s rows: `input` (float32 [rows, features]) and `categories` (int64), as present. */
-  transform(table: Table): TensorFields {
+  /**
+   * The feature fields of `table`'s rows: `input` (float32 [rows, features]) and `categories` (int64), as
+   * present. `onUnknownCategory` is told of each cell handleUnknown: 'ignore' encodes as none of the categories.
+   */
+  transform(table: Table, onUnknownCategory?: UnknownCategoryListener): TensorFields {
     const fitted = this.fittedState('transform');
     this.checkColumns(table, false);
     const floats = [
       ...this.numeric.flatMap((group, i) => transformNumeric(group, fitted.numeric[i], table)),
       ...this.categorical.flatMap((group, i) =>
-        group.encode === 'onehot' ? transformCategorical(group, fitted.categorical[i], table) : [],
+        group.encode === 'onehot' ? transformCategorical(group, fitted.categorical[i], table, onUnknownCategory) : [],
       ),
     ];
     const indices = this.categorical.flatMap((group, i) =>
-      group.encode === 'index' ? transformCategorical(group, fitted.categorical[i], table) : [],
+      group.encode === 'index' ? transformCategorical(group, fitted.categorical[i], table, onUnknownCategory) : [],
     );
     const fields: TensorFields = {};
     const rows = table.numRows;
