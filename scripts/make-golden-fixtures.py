@@ -270,10 +270,15 @@ def write_metrics():
         "confusionMatrix": sk.confusion_matrix(y, p, labels=list(range(classes))).tolist(),
         "perplexity": math.exp(F.cross_entropy(logits, labels).item()),
     }
-    for average in ("macro", "micro"):
+    for average in ("macro", "micro", "weighted"):
         precision, recall, f1, _ = sk.precision_recall_fscore_support(y, p, average=average, zero_division=0)
         suffix = average.capitalize()
         classification.update({f"precision{suffix}": precision, f"recall{suffix}": recall, f"f1{suffix}": f1})
+    report = sk.classification_report(y, p, labels=list(range(classes)), output_dict=True, zero_division=0)
+    classification["classificationReport"] = {
+        name: [float(report[str(label)][key]) for label in range(classes)]
+        for name, key in (("precision", "precision"), ("recall", "recall"), ("f1", "f1-score"), ("support", "support"))
+    }
 
     outputs = torch.randn(samples, 2, generator=generator, dtype=torch.float64)
     targets = outputs * 0.7 + 0.3 * torch.randn(samples, 2, generator=generator, dtype=torch.float64) + 0.5

@@ -132,7 +132,7 @@ export type {
   StepLogs,
   ValidationLogs,
 } from './training/logs';
-export type { MetricLogs, MetricName, ScalarMetricName, ValMetricLogs } from './training/metrics';
+export type { ClassificationReport, MetricLogs, MetricName, ScalarMetricName, ValMetricLogs } from './training/metrics';
 export type {
   LossName,
   LossSpec,

@@ -21,7 +21,7 @@ function identityTrainer(loss: 'cross_entropy' | 'mse', metrics: MetricName[]): 
 }
 
 describe('metrics against scikit-learn', () => {
-  it('classification: accuracy, top-k, macro and micro precision/recall/F1, confusion matrix, perplexity', async () => {
+  it('classification: accuracy, top-k, macro, micro and weighted precision/recall/F1, the per-class report, confusion matrix, perplexity', async () => {
     const names = Object.keys(fixture.classification) as MetricName[];
     const data = Dataset.fromArrays({
       inputs: new Float64Array(fixture.logits.flat()),
@@ -30,7 +30,14 @@ describe('metrics against scikit-learn', () => {
     });
     const result = await identityTrainer('cross_entropy', names).evaluate(data);
     expect(result.confusionMatrix).to.deep.equal(fixture.classification.confusionMatrix);
-    for (const name of names.filter((metric) => metric !== 'confusionMatrix')) {
+    // classification_report(labels=range(classes), zero_division=0), class by class.
+    const report = fixture.classification.classificationReport as Record<string, number[]>;
+    for (const [name, values] of Object.entries(report)) {
+      const ours = result.classificationReport?.[name as 'precision'] ?? [];
+      expect(ours, name).to.have.length(fixture.classes);
+      values.forEach((value, c) => expect(ours[c], `${name} of class ${c}`).to.be.closeTo(value, 1e-12));
+    }
+    for (const name of names.filter((metric) => !['confusionMatrix', 'classificationReport'].includes(metric))) {
       expect(result[name as 'accuracy'], name).to.be.closeTo(
         fixture.classification[name],
         1e-5 * fixture.classification[name],
@@ -82,7 +89,10 @@ describe('metrics against scikit-learn', () => {
   });
 
   it('reports training metrics and val-prefixed evaluation metrics per epoch', async () => {
-    const trainer = blobTrainer({ numEpochs: 2, metrics: ['f1Macro', 'confusionMatrix', 'top1Accuracy'] });
+    const trainer = blobTrainer({
+      numEpochs: 2,
+      metrics: ['f1Macro', 'confusionMatrix', 'top1Accuracy', 'f1Weighted', 'classificationReport'],
+    });
     const history = await trainer.fit(blobDataset(128), { evalData: blobDataset(64, 4, 5) });
     const last = history.epochs[1];
     expect(last.accuracy).to.be.a('number');
@@ -92,6 +102,11 @@ describe('metrics against scikit-learn', () => {
     expect(last.valConfusionMatrix!.flat().reduce((sum, count) => sum + count, 0)).to.equal(64);
     expect(last.valF1Macro).to.be.within(0.5, 1);
     expect(last.valTop1Accuracy).to.equal(last.valAccuracy);
+    // The per-class report is kept in the history; its supports are the rows of the confusion matrix.
+    expect(last.valClassificationReport!.support).to.deep.equal(
+      last.valConfusionMatrix!.map((row) => row.reduce((sum, count) => sum + count, 0)),
+    );
+    expect(last.f1Weighted).to.be.within(0.5, 1);
   });
 
   it('names unknown metrics and metrics that do not fit the loss', async () => {

@@ -16,9 +16,23 @@ Napi::Value optionalCount(Napi::Env env, const std::optional<int64_t>& value) {
   return value ? number(env, static_cast<double>(*value)) : env.Undefined();
 }
 
-// Metrics become fields of the result; the confusion matrix a number[][].
+// A class report's rows as { precision, recall, f1, support }, each a number per class.
+Napi::Object classReportOf(Napi::Env env, const at::Tensor& report) {
+  const auto cells = report.accessor<double, 2>();
+  auto object = Napi::Object::New(env);
+  const char* names[] = {"precision", "recall", "f1", "support"};
+  for (int64_t row = 0; row < 4; ++row) {
+    auto values = Napi::Array::New(env, cells.size(1));
+    for (int64_t c = 0; c < cells.size(1); ++c) values.Set(c, number(env, cells[row][c]));
+    object.Set(names[row], values);
+  }
+  return object;
+}
+
+// Metrics become fields of the result; the confusion matrix a number[][], the class report an object.
 void setMetrics(Napi::Env env, Napi::Object& object, const MetricValues& metrics) {
   for (const auto& [name, value] : metrics.scalars) object.Set(name, number(env, value));
+  if (metrics.classReport.defined()) object.Set("classificationReport", classReportOf(env, metrics.classReport));
   if (!metrics.confusionMatrix.defined()) return;
   const auto matrix = metrics.confusionMatrix.accessor<int64_t, 2>();
   auto rows = Napi::Array::New(env, matrix.size(0));

@@ -13,21 +13,39 @@ export type ScalarMetricName =
   | 'precisionMicro'
   | 'recallMicro'
   | 'f1Micro'
+  | 'precisionWeighted'
+  | 'recallWeighted'
+  | 'f1Weighted'
   | 'mse'
   | 'mae'
   | 'r2'
   | 'perplexity';
 
 /** Any metric config.metrics may name. */
-export type MetricName = ScalarMetricName | 'confusionMatrix';
+export type MetricName = ScalarMetricName | 'confusionMatrix' | 'classificationReport';
+
+/**
+ * Each class's precision, recall, F1 and support (its samples among the targets), indexed by class, as
+ * scikit-learn's classification_report(labels=range(classes), zero_division=0) gives them.
+ */
+export interface ClassificationReport {
+  precision: number[];
+  recall: number[];
+  f1: number[];
+  support: number[];
+}
 
 /** Metric values by name; the confusion matrix has rows for true classes and columns for predictions. */
-export type MetricLogs = { [Name in ScalarMetricName]?: number } & { confusionMatrix?: number[][] };
+export type MetricLogs = { [Name in ScalarMetricName]?: number } & {
+  confusionMatrix?: number[][];
+  classificationReport?: ClassificationReport;
+};
 
 /** The same metrics from evaluation data, prefixed: valAccuracy, valF1Macro, valConfusionMatrix. */
 export type ValMetricLogs = { [Name in ScalarMetricName as `val${Capitalize<Name>}`]?: number } & {
   valLoss?: number;
   valConfusionMatrix?: number[][];
+  valClassificationReport?: ClassificationReport;
 };
 
 /** Whether a log field comes from evaluation data: valLoss, valAccuracy (not 'value'). */
@@ -61,6 +79,10 @@ const CLASSIFICATION_METRICS = [
   'precisionMicro',
   'recallMicro',
   'f1Micro',
+  'precisionWeighted',
+  'recallWeighted',
+  'f1Weighted',
+  'classificationReport',
   'confusionMatrix',
 ];
 const REGRESSION_METRICS = ['mse', 'mae', 'r2'];

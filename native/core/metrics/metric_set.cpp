@@ -12,8 +12,9 @@ namespace firebrand {
 namespace {
 
 const std::vector<std::string>& classificationNames() {
-  static const std::vector<std::string> names = {"accuracy",       "precisionMacro", "recallMacro", "f1Macro",
-                                                 "precisionMicro", "recallMicro",    "f1Micro",     "confusionMatrix"};
+  static const std::vector<std::string> names = {
+      "accuracy", "precisionMacro",    "recallMacro",    "f1Macro",    "precisionMicro",       "recallMicro",
+      "f1Micro",  "precisionWeighted", "recallWeighted", "f1Weighted", "classificationReport", "confusionMatrix"};
   return names;
 }
 
@@ -27,6 +28,48 @@ bool contains(const std::vector<std::string>& names, const std::string& name) {
 }
 
 double ratio(double numerator, double denominator) { return denominator > 0 ? numerator / denominator : 0.0; }
+
+// Each class's precision, recall, F1 and support (rows) from its true positives, targets and predictions
+// ([3, C] counts); 0 where a ratio has nothing to divide by (scikit-learn's zero_division=0).
+at::Tensor classReport(const at::Tensor& counts) {
+  const int64_t classes = counts.size(1);
+  at::Tensor report = at::zeros({4, classes}, at::kDouble);
+  auto cells = report.accessor<double, 2>();
+  const auto count = counts.accessor<double, 2>();
+  for (int64_t c = 0; c < classes; ++c) {
+    const double precision = ratio(count[0][c], count[2][c]);
+    const double recall = ratio(count[0][c], count[1][c]);
+    cells[0][c] = precision;
+    cells[1][c] = recall;
+    cells[2][c] = ratio(2 * precision * recall, precision + recall);
+    cells[3][c] = count[1][c];
+  }
+  return report;
+}
+
+// Macro (a plain mean) and weighted (by support) averages over the classes present in targets or
+// predictions (`counts` [3, C]: true positives, targets, predictions), as scikit-learn's
+// precision_recall_fscore_support(average='macro' | 'weighted').
+void addAverages(const at::Tensor& counts, const at::Tensor& report, std::map<std::string, double>& into) {
+  const auto cells = report.accessor<double, 2>();
+  const auto count = counts.accessor<double, 2>();
+  const char* names[] = {"precision", "recall", "f1"};
+  double macro[3] = {0, 0, 0}, weighted[3] = {0, 0, 0}, support = 0;
+  int64_t present = 0;
+  for (int64_t c = 0; c < report.size(1); ++c) {
+    if (count[1][c] == 0 && count[2][c] == 0) continue;
+    for (int m = 0; m < 3; ++m) {
+      macro[m] += cells[m][c];
+      weighted[m] += cells[m][c] * cells[3][c];
+    }
+    support += cells[3][c];
+    ++present;
+  }
+  for (int m = 0; m < 3; ++m) {
+    into[std::string(names[m]) + "Macro"] = ratio(macro[m], static_cast<double>(present));
+    into[std::string(names[m]) + "Weighted"] = ratio(weighted[m], support);
+  }
+}
 
 }  // namespace
 
@@ -47,7 +90,8 @@ MetricSet::MetricSet(const std::vector<std::string>& names, bool classIndexTarge
       topK_.push_back(std::stoll(match[1]));
     } else if (name == "confusionMatrix") {
       needsConfusionMatrix_ = true;
-    } else if (name.find("Macro") != std::string::npos) {
+    } else if (name.find("Macro") != std::string::npos || name.find("Weighted") != std::string::npos ||
+               name == "classificationReport") {
       needsClassCounts_ = true;
     } else if (classification) {
       // accuracy and the micro averages: the count of correct samples
@@ -143,23 +187,9 @@ MetricValues MetricSet::compute(double meanLoss) const {
         {"accuracy", accuracy}, {"precisionMicro", accuracy}, {"recallMicro", accuracy}, {"f1Micro", accuracy}};
     if (classCounts_.defined()) {
       const at::Tensor counts = classCounts_.to(at::kCPU).to(at::kDouble);
-      double precisionSum = 0, recallSum = 0, f1Sum = 0;
-      int64_t present = 0;
-      for (int64_t c = 0; c < classes_; ++c) {
-        const double tp = counts[0][c].item<double>();
-        const double inTargets = counts[1][c].item<double>();
-        const double inPredictions = counts[2][c].item<double>();
-        if (inTargets == 0 && inPredictions == 0) continue;
-        const double precision = ratio(tp, inPredictions);
-        const double recall = ratio(tp, inTargets);
-        precisionSum += precision;
-        recallSum += recall;
-        f1Sum += ratio(2 * precision * recall, precision + recall);
-        ++present;
-      }
-      classification["precisionMacro"] = ratio(precisionSum, static_cast<double>(present));
-      classification["recallMacro"] = ratio(recallSum, static_cast<double>(present));
-      classification["f1Macro"] = ratio(f1Sum, static_cast<double>(present));
+      const at::Tensor report = classReport(counts);
+      addAverages(counts, report, classification);
+      if (contains(names_, "classificationReport")) values.classReport = report;
     }
     for (const auto& name : names_) {
       const auto it = classification.find(name);

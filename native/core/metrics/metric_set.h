@@ -2,8 +2,10 @@
 // evaluation without a host sync per step, and read back once at the end.
 //   classification (class-index targets): accuracy, top<k>Accuracy,
 //     precisionMacro, recallMacro, f1Macro, precisionMicro, recallMicro,
-//     f1Micro (macro: over the classes present in targets or predictions, as
-//     scikit-learn), confusionMatrix (rows: true class, columns: predicted)
+//     f1Micro, precisionWeighted, recallWeighted, f1Weighted (macro and weighted:
+//     over the classes present in targets or predictions, weighted by their
+//     support, as scikit-learn), classificationReport (each class's precision,
+//     recall, F1 and support), confusionMatrix (rows: true class, columns: predicted)
 //   regression: mse, mae, r2 (over all target elements)
 //   any loss: perplexity (exp of the mean loss)
 #pragma once
@@ -19,6 +21,7 @@ namespace firebrand {
 struct MetricValues {
   std::map<std::string, double> scalars;
   at::Tensor confusionMatrix;  // int64 [C, C] on the CPU, when asked for
+  at::Tensor classReport;      // float64 [4, C] on the CPU (precision, recall, F1, support), when asked for
 };
 
 class MetricSet {
@@ -44,7 +47,7 @@ class MetricSet {
   int64_t ignoreIndex_;
   std::vector<int64_t> topK_;          // k of each top<k>Accuracy asked for
   bool classification_ = false;        // any class-index metric: counts correct samples
-  bool needsClassCounts_ = false;      // a macro average: per-class counts
+  bool needsClassCounts_ = false;      // a macro or weighted average, or the report: per-class counts
   bool needsConfusionMatrix_ = false;  // confusionMatrix: the whole [C, C] matrix
   bool needsRegression_ = false;
   c10::Device device_{c10::kCPU};
