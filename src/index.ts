@@ -135,6 +135,7 @@ export type {
 export type { ClassificationReport, MetricLogs, MetricName, ScalarMetricName, ValMetricLogs } from './training/metrics';
 export type {
   LossName,
+  ClassWeights,
   LossSpec,
   NamedOptimizer,
   OptimizerGroupOptions,

@@ -6,6 +6,7 @@ import { firebrandError } from '../errors';
 import {
   anyInteger,
   boolean,
+  either,
   field,
   integer,
   ListOf,
@@ -20,15 +21,16 @@ import {
 import type { NativeEngineSpec, NativeNamedSpec } from '../native-specs';
 import type { NamedOptimizer } from './objectives';
 
-const classWeights = field(numberList(0), undefined, [[1, 0.5]]);
+// 'balanced': scikit-learn's compute_class_weight, from fit's training targets (computed in C++ at fit).
+const crossEntropyWeights = field(either(numberList(0), oneOf('balanced')), undefined, [[1, 0.5], 'balanced']);
 
 export const losses = new Variants('loss', {
   cross_entropy: {
     ignoreIndex: field(anyInteger, -100, [-1]),
-    weight: classWeights,
+    weight: crossEntropyWeights,
     labelSmoothing: field(number(0, 1), 0, [0, 1]),
   },
-  nll: { ignoreIndex: field(anyInteger, -100, [-1]), weight: classWeights },
+  nll: { ignoreIndex: field(anyInteger, -100, [-1]), weight: crossEntropyWeights },
   mse: {},
   l1: {},
   smooth_l1: { beta: field(number(0), 1, [0]) },

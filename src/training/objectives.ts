@@ -2,9 +2,15 @@
 // options in camelCase: their types. objective-schemas.ts owns their rules and
 // defaults; C++ builds them (native/core/train, native/core/optim).
 
+/**
+ * Class weights: one number per class, or 'balanced' (scikit-learn's compute_class_weight: samples /
+ * (classes × the class's count) over fit's training targets, computed when fit starts).
+ */
+export type ClassWeights = number[] | 'balanced';
+
 export type LossSpec =
-  | { name: 'cross_entropy'; labelSmoothing?: number; ignoreIndex?: number; weight?: number[] }
-  | { name: 'nll'; ignoreIndex?: number; weight?: number[] }
+  | { name: 'cross_entropy'; labelSmoothing?: number; ignoreIndex?: number; weight?: ClassWeights }
+  | { name: 'nll'; ignoreIndex?: number; weight?: ClassWeights }
   | { name: 'mse' }
   | { name: 'l1' }
   | { name: 'smooth_l1'; beta?: number }

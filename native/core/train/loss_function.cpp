@@ -28,7 +28,8 @@ LossFunction::LossFunction(const std::string& name, const OptionMap& optionMap) 
     kind_ = name == "nll" ? Kind::Nll : Kind::CrossEntropy;
     takesClassIndices_ = true;
     ignoreIndex_ = options.integer("ignoreIndex");
-    weight_ = classWeights(options, "weight");
+    balanced_ = options.holdsText("weight") && options.text("weight") == "balanced";
+    if (!balanced_) weight_ = classWeights(options, "weight");
     if (kind_ == Kind::CrossEntropy) labelSmoothing_ = options.number("labelSmoothing");
   } else if (name == "smooth_l1") {
     kind_ = Kind::SmoothL1;
@@ -53,7 +54,27 @@ LossFunction::LossFunction(const std::string& name, const OptionMap& optionMap) 
   options.finish();
 }
 
+void LossFunction::balanceClasses(const at::Tensor& trainingTargets) {
+  const at::Tensor counted = trainingTargets.to(at::kCPU, at::kLong).flatten();
+  const at::Tensor labels = counted.masked_select(counted != ignoreIndex_);
+  if (labels.numel() == 0 || labels.min().item<int64_t>() < 0) {
+    throw InvalidArgument("loss (" + name_ + "): weight 'balanced' needs class-index training targets (labels from 0)" +
+                          (labels.numel() == 0 ? std::string(", and every target is ignoreIndex") : std::string()));
+  }
+  const at::Tensor counts = at::bincount(labels).to(at::kDouble);
+  const at::Tensor missing = (counts == 0).nonzero();
+  if (missing.numel() > 0) {
+    throw InvalidArgument(
+        "loss (" + name_ + "): weight 'balanced': class " + std::to_string(missing[0][0].item<int64_t>()) +
+        " has no sample among the " + std::to_string(labels.numel()) + " training targets (labels 0 to " +
+        std::to_string(counts.numel() - 1) + " seen), so its weight would divide by zero; give the weights as a list");
+  }
+  const at::Tensor weights = static_cast<double>(labels.numel()) / (static_cast<double>(counts.numel()) * counts);
+  weight_ = weights.to(at::kFloat).to(device_);
+}
+
 void LossFunction::to(const c10::Device& device) {
+  device_ = device;
   if (weight_.defined()) weight_ = weight_.to(device);
   if (posWeight_.defined()) posWeight_ = posWeight_.to(device);
 }
@@ -76,7 +97,11 @@ void LossFunction::checkLabelRange(const at::Tensor& targets, int64_t classes,
   if (!takesClassIndices_) return;
   if (weight_.defined() && weight_.numel() != classes) {
     throw ShapeMismatch("loss (" + name_ + "): field 'weight' holds " + std::to_string(weight_.numel()) +
-                        " class weights but the model has " + std::to_string(classes) + " outputs");
+                        " class weights" +
+                        (balanced_ ? std::string(" ('balanced': the training targets' labels 0 to ") +
+                                         std::to_string(weight_.numel() - 1) + ")"
+                                   : std::string()) +
+                        " but the model has " + std::to_string(classes) + " outputs");
   }
   const at::Tensor bad = (targets < 0).logical_or(targets >= classes).logical_and(targets != ignoreIndex_);
   if (!bad.any().item<bool>()) return;
@@ -104,6 +129,11 @@ void LossFunction::checkClassDimension(const at::Tensor& output, const at::Tenso
 }
 
 void LossFunction::checkShapes(const at::Tensor& output, const at::Tensor& targets) const {
+  if (balanced_ && !weight_.defined()) {
+    throw InvalidState("loss (" + name_ +
+                       "): weight 'balanced' comes from fit's training targets, and this trainer has not fitted yet; "
+                       "fit first, or give the weights as a list to evaluate before any fit");
+  }
   if (takesClassIndices_) {
     const bool fits = output.dim() >= 2 && targets.dim() == output.dim() - 1 && targets.size(0) == output.size(0) &&
                       targets.sizes().slice(1) == output.sizes().slice(2);

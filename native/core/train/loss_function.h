@@ -40,6 +40,10 @@ class LossFunction {
   // against targets [N, d], where PyTorch's layout is [N, C, d]; once per dataset, before
   // checkLabelRange, which would blame the labels.
   void checkClassDimension(const at::Tensor& output, const at::Tensor& targets) const;
+  // weight: 'balanced' (scikit-learn's compute_class_weight): the weights come from fit's training
+  // targets, samples / (classes × each class's count), set by balanceClasses before the first step.
+  bool balancesClasses() const { return balanced_; }
+  void balanceClasses(const at::Tensor& trainingTargets);
   const std::string& name() const { return name_; }
   int64_t ignoreIndex() const { return ignoreIndex_; }
 
@@ -51,6 +55,8 @@ class LossFunction {
   std::string name_;
   Kind kind_ = Kind::Mse;
   bool takesClassIndices_ = false;
+  bool balanced_ = false;
+  c10::Device device_{c10::kCPU};
   double labelSmoothing_ = 0.0;
   int64_t ignoreIndex_ = -100;
   double beta_ = 1.0;       // smooth_l1's beta, huber's delta

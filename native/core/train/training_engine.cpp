@@ -89,12 +89,18 @@ SamplerOptions TrainingEngine::rankSampler(const SamplerOptions& sampler) const 
 
 TrainingEngine::FitPlan TrainingEngine::beginFit(const TensorDataset& data, const FitOptions& options,
                                                  int64_t numEpochs, std::optional<int64_t> maxSteps) {
-  return beginFit(batchCount(data.size(), rankSampler(options.sampler)), options, numEpochs, maxSteps);
+  if (loss_ && loss_->balancesClasses()) loss_->balanceClasses(data.targets());
+  return beginFit(batchCount(data.size(), rankSampler(options.sampler)), options, numEpochs, maxSteps, true);
 }
 
 TrainingEngine::FitPlan TrainingEngine::beginFit(std::optional<int64_t> batchesPerEpoch, const FitOptions& options,
-                                                 int64_t numEpochs, std::optional<int64_t> maxSteps) {
+                                                 int64_t numEpochs, std::optional<int64_t> maxSteps, bool fromDataset) {
   if (numEpochs < 1) throw InvalidArgument("numEpochs must be a positive integer, got " + std::to_string(numEpochs));
+  if (!fromDataset && loss_ && loss_->balancesClasses()) {
+    throw InvalidArgument("loss (" + loss_->name() +
+                          "): weight 'balanced' counts the classes of a dataset's targets, and a stream has no end to "
+                          "count to; give the weights as a list");
+  }
   if (!loss_ && !model_->hasTrainingStep()) {
     throw InvalidArgument("loss: needed to train, since the model defines no training_step");
   }

@@ -74,9 +74,11 @@ class TrainingEngine {
     std::optional<int64_t> totalSteps;
   };
   // `maxSteps` caps the run's optimizer steps (and the schedule's length).
+  // `fromDataset`: called for a dataset (whose targets gave 'balanced' class weights).
   FitPlan beginFit(std::optional<int64_t> batchesPerEpoch, const FitOptions& options, int64_t numEpochs,
-                   std::optional<int64_t> maxSteps = std::nullopt);
-  // The same over a dataset: its batches per epoch are this rank's, as options.sampler cuts them.
+                   std::optional<int64_t> maxSteps = std::nullopt, bool fromDataset = false);
+  // The same over a dataset: its batches per epoch are this rank's, as options.sampler cuts them; a loss
+  // weighted 'balanced' takes its class weights from the dataset's targets.
   FitPlan beginFit(const TensorDataset& data, const FitOptions& options, int64_t numEpochs,
                    std::optional<int64_t> maxSteps = std::nullopt);
   // One evaluation's value of the metric the scheduler monitors (reduce_on_plateau).
