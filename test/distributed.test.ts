@@ -290,6 +290,26 @@ describe('distributed data parallel (2 ranks, Gloo on 127.0.0.1)', function () {
     }
   });
 
+  it('fails every rank at start, naming where each would start, when only rank 0 sees the checkpoints', async () => {
+    const outputDir = fs.mkdtempSync(path.join(os.tmpdir(), 'firebrand-ddp-'));
+    try {
+      const first = runLaunch(await freePort(), ['--nproc-per-node', '2'], ['train-own-volume', outputDir, '12']);
+      expect(first.status, first.stderr).to.equal(0);
+      const second = runLaunch(await freePort(), ['--nproc-per-node', '2'], ['train-own-volume', outputDir]);
+      expect(second.status).to.not.equal(0);
+      const ranks = reports(second.stdout);
+      expect(ranks.map((report) => report.rank)).to.deep.equal([0, 1]);
+      for (const { error } of ranks) {
+        expect(error?.code).to.equal('ERR_FIREBRAND_DISTRIBUTED');
+        expect(error?.message).to.match(/rank 0 resumes at step 12 \(digest \d+\); rank 1 starts afresh/);
+        expect(error?.message).to.contain('Every rank must see the same checkpoints');
+      }
+    } finally {
+      fs.rmSync(outputDir, { recursive: true, force: true });
+      fs.rmSync(`${outputDir}-rank1`, { recursive: true, force: true });
+    }
+  });
+
   it('fails the other rank at once with ERR_FIREBRAND_DISTRIBUTED when one dies', async () => {
     const port = await freePort();
     const [survivor, dead] = await Promise.all([

@@ -20,7 +20,7 @@ import type { HookRunner } from './hook-runner';
 import { watchInterruptions } from './interruptions';
 import type { EpochLogs, EvalLogs, History, StepLogs, ValidationLogs } from './logs';
 import { prefixedWithVal } from './metrics';
-import { findResumePoint } from './resume';
+import { findResumePoint, stateDigest, type ResumePoint } from './resume';
 import type { FitOptions, TrainingData } from './fit-options';
 
 /** What a fit carries from epoch to epoch and checkpoint to checkpoint. */
@@ -142,7 +142,7 @@ export class FitLoop {
     const started = Date.now();
     const source = data instanceof StreamingDataset ? data.batchesPerEpoch : dataHandle(data, 'trainData').native;
     const plan = this.engine.beginFit(source, nativeFitOptions(this.config), numEpochs, this.config.maxSteps);
-    const resumed = findResumePoint(this.config, plan.batchesPerEpoch, this.trainer.worldSize);
+    const resumed = await this.agreedResumePoint(plan.batchesPerEpoch);
     const bestName = this.config.metricForBestModel ?? (options.evalData ? 'valLoss' : 'loss');
     const greater = this.config.greaterIsBetter;
     if (resumed) {
@@ -174,6 +174,21 @@ export class FitLoop {
   }
 
   /** One epoch with its hooks, validation, best metric and checkpoint; resolves with whether the fit goes on. */
+  /** The checkpoint this fit resumes from, the same on every rank (or an error on all of them). */
+  private async agreedResumePoint(batchesPerEpoch: number | undefined): Promise<ResumePoint | undefined> {
+    let resumed: ResumePoint | undefined;
+    let failure: unknown;
+    try {
+      resumed = findResumePoint(this.config, batchesPerEpoch, this.trainer.worldSize);
+    } catch (error) {
+      failure = error;
+    }
+    const point = resumed && { step: resumed.state.globalStep, digest: stateDigest(resumed.state) };
+    await this.ranks.agreeOnStart(point, failure !== undefined);
+    if (failure !== undefined) throw failure;
+    return resumed;
+  }
+
   private async trainEpoch(run: FitRun, epoch: number): Promise<boolean> {
     await this.hooks.run('preEpoch', epoch, this.trainer);
     await this.hooks.run('onEpochBegin', epoch, {});

@@ -52,3 +52,17 @@ export function findResumePoint(
   }
   return { folder, state };
 }
+
+/**
+ * A 32-bit digest (FNV-1a) of a checkpoint's trainer state, which ranks compare before resuming: rank 0
+ * wrote the one file every rank reads, so equal steps of different runs (or copies) differ in it.
+ */
+export function stateDigest(state: TrainerState): number {
+  const text = JSON.stringify(state);
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    hash ^= text.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return hash;
+}

@@ -4,6 +4,8 @@
 // weights, or the error that ended it. Modes (argv[2]):
 //   train            train; argv[3] (optional) is an outputDir to checkpoint and log
 //                    in (with a progress bar), argv[4] (optional) maxSteps
+//   train-own-volume as train, each rank with its own outputDir (argv[3] for rank 0, argv[3]-rank<R> for the
+//                    others): a volume per pod, where only rank 0's holds the checkpoints
 //   train-module     train the same MLP written as a TypeScript module (BlobMlp)
 //   train-llama      fine-tune the tiny pretrained Llama of test/fixtures/pretrained/llama (AdamW)
 //   train-llama-masked  the same on targets partly ignored (-100), 2 micro-batches per step
@@ -82,9 +84,9 @@ async function main(): Promise<void> {
   const mode = process.argv[2] ?? 'train';
   const rank = Number(process.env.RANK ?? process.env.SLURM_PROCID); // torchrun's, or a Slurm task's
   const config: Record<string, unknown> = {};
-  if (mode === 'train' && process.argv[3] !== undefined) {
+  if ((mode === 'train' || mode === 'train-own-volume') && process.argv[3] !== undefined) {
     Object.assign(config, {
-      outputDir: process.argv[3],
+      outputDir: mode === 'train' || rank === 0 ? process.argv[3] : `${process.argv[3]}-rank${rank}`,
       saveEvery: 5,
       resumeFromCheckpoint: true,
       loggers: ['jsonl'],
@@ -93,7 +95,7 @@ async function main(): Promise<void> {
     });
   }
   if (process.argv[4] !== undefined) config.maxSteps = Number(process.argv[4]);
-  const healthy = ['train', 'train-module', 'train-llama', 'train-llama-masked'].includes(mode);
+  const healthy = ['train', 'train-own-volume', 'train-module', 'train-llama', 'train-llama-masked'].includes(mode);
   // A dead rank must fail the others at once, long before a timeout; a hung one by its timeout.
   if (!healthy) config.distributed = { timeout: mode === 'die-at-step-5' ? 60 : 3 };
   const faulty: Callback = {
