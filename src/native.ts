@@ -348,6 +348,8 @@ export interface NativeEngine {
   }>;
   /** Each value summed over the ranks (a collective: every rank calls it at the same point). */
   sumOverRanks(values: number[], what: string): Promise<number[]>;
+  /** Tells the other ranks, through the rendezvous store, that this one failed (the first post stays). */
+  postFailure(message: string): Promise<void>;
 }
 
 export interface NativeBinding {

@@ -328,6 +328,24 @@ describe('distributed data parallel (2 ranks, Gloo on 127.0.0.1)', function () {
     expect(survivor.report?.seconds).to.be.below(30);
   });
 
+  it('stops the other rank at once, naming the error, when one fails but stays alive', async () => {
+    const port = await freePort();
+    const ranks = [startRank(0, port, 'throw-at-step-5'), startRank(1, port, 'throw-at-step-5')];
+    let thrower: { status: number | null; report: RankReport | undefined } | undefined;
+    void ranks[1].finished.then((finished) => (thrower = finished));
+    const survivor = await ranks[0].finished;
+    // Rank 1 is still alive (it lives on for 20 s after its error): rank 0 did not wait for its exit.
+    expect(thrower).to.equal(undefined);
+    ranks[1].kill();
+    const failed = await ranks[1].finished;
+    expect(failed.report?.error?.message).to.contain('the hook of rank 1 broke at step 5');
+    expect(survivor.status).to.equal(1);
+    expect(survivor.report?.error?.code).to.equal('ERR_FIREBRAND_DISTRIBUTED');
+    expect(survivor.report?.error?.message).to.contain(
+      'The first rank to fail said: rank 1: ERR_FIREBRAND_CALLBACK: callback postTrainBatch threw: the hook of rank 1 broke at step 5',
+    );
+  });
+
   it('fails the other rank within the timeout when one stops answering', async () => {
     const port = await freePort();
     const ranks = [startRank(0, port, 'hang-at-step-5'), startRank(1, port, 'hang-at-step-5')];

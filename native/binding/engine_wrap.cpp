@@ -42,7 +42,8 @@ void EngineWrap::Export(Napi::Env env, Napi::Object exports) {
                                     InstanceAccessor<&EngineWrap::GlobalStep>("globalStep"),
                                     InstanceAccessor<&EngineWrap::Device>("device"),
                                     InstanceMethod<&EngineWrap::Distribute>("distribute"),
-                                    InstanceMethod<&EngineWrap::SumOverRanks>("sumOverRanks")});
+                                    InstanceMethod<&EngineWrap::SumOverRanks>("sumOverRanks"),
+                                    InstanceMethod<&EngineWrap::PostFailure>("postFailure")});
   exports.Set("NativeEngine", cls);
 }
 
@@ -364,6 +365,23 @@ Napi::Value EngineWrap::SumOverRanks(const Napi::CallbackInfo& info) {
           return [sums](Napi::Env env) -> Napi::Value { return toJs(env, sums); };
         },
         "sumOverRanks");
+  });
+}
+
+// (message) -> Promise<void>: tells the other ranks that this one failed, off the main thread (the store is
+// a network round trip).
+Napi::Value EngineWrap::PostFailure(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  return guard(env, [&]() -> Napi::Value {
+    const std::string message = toString(info[0], "message");
+    auto engine = engine_;
+    return startTask(
+        env,
+        [engine, message]() -> PromiseWorker::Finish {
+          engine->ranks().postFailure(message);
+          return [](Napi::Env env) -> Napi::Value { return env.Undefined(); };
+        },
+        "postFailure");
   });
 }
 

@@ -51,6 +51,7 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
   Napi::Value Device(const Napi::CallbackInfo& info);
   Napi::Value Distribute(const Napi::CallbackInfo& info);
   Napi::Value SumOverRanks(const Napi::CallbackInfo& info);
+  Napi::Value PostFailure(const Napi::CallbackInfo& info);
 
   // Marks the engine busy until the returned hook runs; throws if it already is.
   std::function<void()> claim(const char* operation);

@@ -57,6 +57,22 @@ export class RankCollectives {
   }
 
   /**
+   * A failure of this rank's own (not a collective's, which the others see themselves) posted for the other
+   * ranks, so that those waiting on it stop at once, naming it, instead of at the timeout.
+   */
+  async tellOthersOf(error: unknown): Promise<void> {
+    const { code, message } = error as { code?: string; message?: string };
+    if (this.place === undefined || this.place.worldSize <= 1 || code === 'ERR_FIREBRAND_DISTRIBUTED') return;
+    let engine: NativeEngine;
+    try {
+      engine = this.engine();
+    } catch {
+      return; // failed before the engine (and the group) were made: the others fail at the rendezvous
+    }
+    await engine.postFailure(`${code ?? 'Error'}: ${message ?? String(error)}`).catch(() => undefined);
+  }
+
+  /**
    * Runs `write` on rank 0 only (checkpoints, saved models); every rank waits until it is done, and
    * fails if it failed. Every rank must call it at the same point.
    */

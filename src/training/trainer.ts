@@ -294,6 +294,7 @@ export class Trainer implements TrainerView {
       } catch (error) {
         await this.hooks.run('onException', error, this).catch(() => undefined);
         recordElasticError(error);
+        await this.ranks.tellOthersOf(error);
         throw error;
       } finally {
         this.fitLoop = undefined;

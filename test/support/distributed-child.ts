@@ -11,6 +11,8 @@
 //   train-llama-masked  the same on targets partly ignored (-100), 2 micro-batches per step
 //   die-at-step-5    rank 1 exits at step 5; the others must fail, not hang
 //   hang-at-step-5   rank 1 stops answering at step 5; the others must time out
+//   throw-at-step-5  rank 1's hook throws at step 5 and the process stays alive (a service that caught
+//                    the error); the others must stop at once, naming rank 1's error
 import path from 'node:path';
 
 import { BatchResult, Callback, Dataset, F, fromPretrained, nn, Tensor, Trainer } from '../../src';
@@ -97,11 +99,12 @@ async function main(): Promise<void> {
   if (process.argv[4] !== undefined) config.maxSteps = Number(process.argv[4]);
   const healthy = ['train', 'train-own-volume', 'train-module', 'train-llama', 'train-llama-masked'].includes(mode);
   // A dead rank must fail the others at once, long before a timeout; a hung one by its timeout.
-  if (!healthy) config.distributed = { timeout: mode === 'die-at-step-5' ? 60 : 3 };
+  if (!healthy) config.distributed = { timeout: mode === 'hang-at-step-5' ? 3 : 60 };
   const faulty: Callback = {
     async postTrainBatch({ globalStep }: BatchResult) {
       if (globalStep !== 5) return;
       if (mode === 'die-at-step-5') process.exit(7);
+      if (mode === 'throw-at-step-5') throw new Error('the hook of rank 1 broke at step 5');
       await new Promise((resolve) => setTimeout(resolve, 60_000));
     },
   };
@@ -127,6 +130,8 @@ async function main(): Promise<void> {
     const { code, message } = error as { code?: string; message: string };
     console.log(JSON.stringify({ rank, error: { code, message }, seconds: (Date.now() - started) / 1000 }));
     process.exitCode = 1;
+    // A service catches the error and lives on: its peers must not wait for it.
+    if (mode === 'throw-at-step-5' && rank === 1) await new Promise((resolve) => setTimeout(resolve, 20_000));
   }
 }
 

@@ -35,6 +35,7 @@ class DataParallel : public RankReducer {
   bool stopNow(bool agreedAtLastStep, bool /*requestedHere*/) const override { return agreedAtLastStep; }
   std::vector<double> sumOverRanks(const std::vector<double>& values, const std::string& what) override;
   void sumInPlace(const std::vector<at::Tensor>& tensors, const std::string& what) override;
+  void postFailure(const std::string& message) override { group_->postFailure(message); }
 
  private:
   std::shared_ptr<DistributedGroup> group_;

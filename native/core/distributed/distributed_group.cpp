@@ -30,11 +30,16 @@ namespace firebrand {
 
 struct DistributedGroup::Backend {
   c10::intrusive_ptr<compat::CollectiveBackend> collectives;
+  c10::intrusive_ptr<c10d::Store> store;  // the run's rendezvous store, where failures are posted
 };
 
 namespace {
 
 using Collectives = c10::intrusive_ptr<compat::CollectiveBackend>;
+
+// Where a rank posts that it failed, for the others (postFailure), and how often a waiting rank looks.
+const std::string kFailureKey = "firebrand/failure";
+constexpr std::chrono::milliseconds kWatchSlice{500};
 
 Collectives makeGloo(const c10::intrusive_ptr<c10d::Store>& store, int64_t rank, int64_t worldSize,
                      std::chrono::milliseconds timeout) {
@@ -172,6 +177,7 @@ std::shared_ptr<DistributedGroup> DistributedGroup::join(const DistributedOption
     groups.place = options;
   }
   auto backend = std::make_unique<Backend>();
+  backend->store = groups.store;
   try {
     // A prefix per backend keeps their rendezvous keys apart in the one store.
     const auto store = c10::make_intrusive<c10d::PrefixStore>(backendName, groups.store);
@@ -193,9 +199,54 @@ std::shared_ptr<DistributedGroup> DistributedGroup::join(const DistributedOption
 }
 
 void DistributedGroup::fail(const std::string& what, const std::string& cause) const {
+  const std::string posted = postedFailure();
   throw DistributedError("distributed: " + what + " failed on " + placeText(options_) + " (" + backendName_ +
                          ", timeout " + secondsText(options_.timeoutSeconds) + "): " + cause +
-                         ". Another rank probably stopped or failed: see its output");
+                         (posted.empty() ? ". Another rank probably stopped or failed: see its output"
+                                         : ". The first rank to fail said: " + posted));
+}
+
+void DistributedGroup::postFailure(const std::string& message) const {
+  try {
+    if (backend_->store->check({kFailureKey})) return;
+    const std::string text = "rank " + std::to_string(options_.rank) + ": " + message.substr(0, 2000);
+    backend_->store->set(kFailureKey, std::vector<uint8_t>(text.begin(), text.end()));
+  } catch (const std::exception&) {
+    // The store is gone (rank 0 stopped): the others see the connections close instead.
+  }
+}
+
+std::string DistributedGroup::postedFailure() const {
+  try {
+    if (!backend_->store->check({kFailureKey})) return "";
+    const std::vector<uint8_t> text = backend_->store->get(kFailureKey);
+    return std::string(text.begin(), text.end());
+  } catch (const std::exception&) {
+    return "";
+  }
+}
+
+void DistributedGroup::waitWatching(const c10::intrusive_ptr<c10d::Work>& work, const std::string& operation) const {
+  // NCCL's wait only syncs a stream; its own watchdog ends a stuck collective.
+  if (backendName_ != "gloo") {
+    try {
+      work->wait();
+    } catch (const std::exception& error) {
+      fail(operation, causeOf(error));
+    }
+    return;
+  }
+  // Gloo's work ends at its timeout; meanwhile, a slice at a time, a failure another rank posted ends it.
+  while (true) {
+    try {
+      work->wait(kWatchSlice);
+      return;
+    } catch (const std::exception& error) {
+      if (work->isCompleted()) fail(operation, causeOf(error));
+      const std::string posted = postedFailure();
+      if (!posted.empty()) fail(operation, "stopped waiting, since another rank failed");
+    }
+  }
 }
 
 c10::intrusive_ptr<c10d::Work> DistributedGroup::startAllReduce(at::Tensor& tensor) {
@@ -208,11 +259,7 @@ c10::intrusive_ptr<c10d::Work> DistributedGroup::startAllReduce(at::Tensor& tens
 }
 
 void DistributedGroup::wait(const c10::intrusive_ptr<c10d::Work>& work, const std::string& what) const {
-  try {
-    work->wait();
-  } catch (const std::exception& error) {
-    fail("the all-reduce of " + what, causeOf(error));
-  }
+  waitWatching(work, "the all-reduce of " + what);
 }
 
 void DistributedGroup::allReduceSum(at::Tensor& tensor, const std::string& what) { wait(startAllReduce(tensor), what); }
@@ -227,11 +274,13 @@ void DistributedGroup::broadcastFromRankZero(const std::vector<at::Tensor>& tens
     std::vector<at::Tensor> buffer{at::cat(flat)};
     c10d::BroadcastOptions broadcastOptions;
     broadcastOptions.rootRank = 0;
+    c10::intrusive_ptr<c10d::Work> work;
     try {
-      backend_->collectives->broadcast(buffer, broadcastOptions)->wait();
+      work = backend_->collectives->broadcast(buffer, broadcastOptions);
     } catch (const std::exception& error) {
       fail("broadcasting " + what + " from rank 0", causeOf(error));
     }
+    waitWatching(work, "broadcasting " + what + " from rank 0");
     at::NoGradGuard noGrad;
     int64_t offset = 0;
     for (auto& tensor : group) {

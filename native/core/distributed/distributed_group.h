@@ -35,11 +35,19 @@ class DistributedGroup {
   void allReduceSum(at::Tensor& tensor, const std::string& what);
   // Overwrites `tensors` (any dtypes) with rank 0's.
   void broadcastFromRankZero(const std::vector<at::Tensor>& tensors, const std::string& what);
+  // Tells the other ranks, through the rendezvous store, that this rank failed (the first failure posted
+  // stays): a rank waiting on a collective (Gloo) stops within a second, naming it, instead of waiting out
+  // the timeout for a rank that is alive but will never answer.
+  void postFailure(const std::string& message) const;
 
  private:
   struct Backend;
   DistributedGroup(const DistributedOptions& options, std::string backendName, std::unique_ptr<Backend> backend);
   [[noreturn]] void fail(const std::string& what, const std::string& cause) const;
+  // Waits for `work` (`operation`, for errors), watching for a failure another rank posted.
+  void waitWatching(const c10::intrusive_ptr<c10d::Work>& work, const std::string& operation) const;
+  // What another rank posted with postFailure, or "" (also when the store cannot be asked).
+  std::string postedFailure() const;
 
   DistributedOptions options_;
   std::string backendName_;

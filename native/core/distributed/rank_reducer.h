@@ -49,6 +49,8 @@ class RankReducer {
   }
   // Sums each tensor in place over the ranks.
   virtual void sumInPlace(const std::vector<at::Tensor>& /*tensors*/, const std::string& /*what*/) {}
+  // Tells the other ranks that this one failed (DistributedGroup::postFailure).
+  virtual void postFailure(const std::string& /*message*/) {}
 };
 
 }  // namespace firebrand
