@@ -303,7 +303,13 @@ export interface NativeEngine {
   evaluate(
     data: NativeDataset | NativeBatchQueue,
     batchSize: number,
-    options?: { epoch?: number; onReport?: (report: NativeEvalReport) => void; onBatch?: NativeBatchHook },
+    options?: {
+      epoch?: number;
+      onReport?: (report: NativeEvalReport) => void;
+      onBatch?: NativeBatchHook;
+      /** false: all the data on this rank alone, nothing summed over the ranks. Default true. */
+      distributed?: boolean;
+    },
   ): Promise<NativeEvalResult>;
   /** Base learning rate of every optimizer (or the named one): now when idle, else from the next step. */
   setLearningRate(lr: number, optimizer?: string): void;

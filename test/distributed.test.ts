@@ -346,6 +346,21 @@ describe('distributed data parallel (2 ranks, Gloo on 127.0.0.1)', function () {
     );
   });
 
+  it('evaluates on rank 0 alone with { distributed: false }, and says evaluate is a collective otherwise', async () => {
+    const port = await freePort();
+    const ranks = [startRank(0, port, 'evaluate-on-rank-0'), startRank(1, port, 'evaluate-on-rank-0')];
+    const [alone] = await Promise.all(ranks.map((run) => run.finished));
+    const report = alone.report as RankReport & { local?: { loss: number; accuracy: number; samples: number } };
+    const single = await distributedTrainer(8, {}).evaluate(evalData());
+    expect(report.local?.samples).to.equal(51);
+    expect(report.local?.loss).to.equal(single.loss);
+    expect(report.local?.accuracy).to.equal(single.accuracy);
+    expect(report.error?.code).to.equal('ERR_FIREBRAND_DISTRIBUTED');
+    expect(report.error?.message).to.contain(
+      'evaluate is a collective: every rank calls it, or evaluate(data, { distributed: false })',
+    );
+  });
+
   it('fails the other rank within the timeout when one stops answering', async () => {
     const port = await freePort();
     const ranks = [startRank(0, port, 'hang-at-step-5'), startRank(1, port, 'hang-at-step-5')];

@@ -95,6 +95,7 @@ Napi::Value EngineWrap::Evaluate(const Napi::CallbackInfo& info) {
     EvalCallbacks callbacks;
     callbacks.batchHook = makeBatchHook(env, options.Get("onBatch"), *thread_);
     if (!options.Get("epoch").IsUndefined()) callbacks.epoch = toInteger(options.Get("epoch"), "epoch", 0);
+    if (!options.Get("distributed").IsUndefined()) callbacks.acrossRanks = options.Get("distributed").ToBoolean();
     const Napi::Value onReport = options.Get("onReport");
     const Napi::Function reportTo = onReport.IsFunction() ? onReport.As<Napi::Function>()
                                                           : Napi::Function::New(env, [](const Napi::CallbackInfo&) {});

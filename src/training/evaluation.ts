@@ -18,7 +18,11 @@ export function evaluateOn(
   data: TrainingData,
   epoch: number,
   batchSize: number,
+  distributed = true,
 ): Promise<EvalLogs> {
+  if (typeof distributed !== 'boolean') {
+    throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', 'evaluate options: distributed must be true or false');
+  }
   return hooks
     .settle(
       withNativeData(data, epoch, (native) =>
@@ -26,6 +30,7 @@ export function evaluateOn(
           epoch,
           onReport: (report) => hooks.observe('onEvalProgress', report, trainer),
           onBatch: hooks.batchHook('val'),
+          distributed,
         }),
       ),
       // C++ adds the metrics config.metrics asked for, which MetricLogs names.

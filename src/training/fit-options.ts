@@ -25,6 +25,12 @@ export const FIT_OPTION_KEYS = optionKeys<FitOptions>()(['evalData', 'numEpochs'
 export interface EvaluateOptions {
   /** Samples per forward. Default config.evalBatchSize. */
   batchSize?: number;
+  /**
+   * In a distributed run, evaluate is a collective (default true): each rank evaluates its shard and the
+   * loss and metrics are summed over all, so every rank must call it. false evaluates all the data on
+   * this rank alone (the `if rank == 0: evaluate()` pattern), with no collective.
+   */
+  distributed?: boolean;
 }
 
-export const EVALUATE_OPTION_KEYS = optionKeys<EvaluateOptions>()(['batchSize']);
+export const EVALUATE_OPTION_KEYS = optionKeys<EvaluateOptions>()(['batchSize', 'distributed']);

@@ -391,7 +391,8 @@ export class Trainer implements TrainerView {
       const { engine, dataloaders } = await this.lifecycle.ready('evaluate');
       const classes = this.inputPreprocessing?.imagePipeline?.classes;
       const evalData = evaluationData(data, dataloaders, classes);
-      return evaluateOn(this, engine, this.hooks, evalData, 0, options.batchSize ?? this.config.evalBatchSize);
+      const batchSize = options.batchSize ?? this.config.evalBatchSize;
+      return evaluateOn(this, engine, this.hooks, evalData, 0, batchSize, options.distributed);
     });
   }
 

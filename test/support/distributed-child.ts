@@ -11,6 +11,8 @@
 //   train-llama-masked  the same on targets partly ignored (-100), 2 micro-batches per step
 //   die-at-step-5    rank 1 exits at step 5; the others must fail, not hang
 //   hang-at-step-5   rank 1 stops answering at step 5; the others must time out
+//   evaluate-on-rank-0  rank 0 alone evaluates, with { distributed: false } and then as a collective
+//                    (which must fail, saying it is one); rank 1 idles
 //   throw-at-step-5  rank 1's hook throws at step 5 and the process stays alive (a service that caught
 //                    the error); the others must stop at once, naming rank 1's error
 import path from 'node:path';
@@ -82,8 +84,25 @@ export function llamaData(): Dataset {
 export const trainData = () => blobDataset(256, 4, 3);
 export const evalData = () => blobDataset(51, 4, 4);
 
+/** Rank 0 evaluates alone, as `if rank == 0: evaluate()`; rank 1 sets up and idles past the timeout. */
+async function evaluateOnRankZero(rank: number): Promise<void> {
+  const trainer = distributedTrainer(8, { distributed: { timeout: 3 } });
+  await trainer.setup();
+  if (rank !== 0) {
+    await new Promise((resolve) => setTimeout(resolve, 8_000));
+    return;
+  }
+  const local = await trainer.evaluate(evalData(), { distributed: false });
+  const collective = await trainer.evaluate(evalData()).then(
+    () => undefined,
+    (error: { code?: string; message: string }) => ({ code: error.code, message: error.message }),
+  );
+  console.log(JSON.stringify({ rank, local, error: collective }));
+}
+
 async function main(): Promise<void> {
   const mode = process.argv[2] ?? 'train';
+  if (mode === 'evaluate-on-rank-0') return evaluateOnRankZero(Number(process.env.RANK));
   const rank = Number(process.env.RANK ?? process.env.SLURM_PROCID); // torchrun's, or a Slurm task's
   const config: Record<string, unknown> = {};
   if ((mode === 'train' || mode === 'train-own-volume') && process.argv[3] !== undefined) {

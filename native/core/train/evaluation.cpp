@@ -17,11 +17,13 @@ EvalResult TrainingEngine::evaluate(std::shared_ptr<const TensorDataset> dataset
   SamplerOptions inOrder;
   inOrder.batchSize = batchSize;
   inOrder.shuffle = false;
-  if (ranks_->worldSize() > 1 && dataset->size() < ranks_->worldSize()) {
-    throw InvalidArgument("evaluation data of " + std::to_string(dataset->size()) + " samples cannot be shared by " +
-                          std::to_string(ranks_->worldSize()) + " ranks");
+  if (callbacks.acrossRanks) {
+    if (ranks_->worldSize() > 1 && dataset->size() < ranks_->worldSize()) {
+      throw InvalidArgument("evaluation data of " + std::to_string(dataset->size()) + " samples cannot be shared by " +
+                            std::to_string(ranks_->worldSize()) + " ranks");
+    }
+    inOrder = ranks_->shard(inOrder, /*evenShards=*/false);
   }
-  inOrder = ranks_->shard(inOrder, /*evenShards=*/false);
   DatasetLoader loader(std::move(dataset), transforms, inOrder, 0, 0, loaderOptions(LoaderOptions{}));
   return evaluate(loader, callbacks);
 }
@@ -103,11 +105,16 @@ EvalResult TrainingEngine::evaluate(BatchStream& stream, const EvalCallbacks& ca
   } catch (...) {
     rethrowWithContext("evaluation batch " + std::to_string(index + 1));
   }
+  const std::vector<double> own{lossSum.item<double>(), static_cast<double>(result.samples)};
   const std::vector<double> sums =
-      ranks_->sumOverRanks({lossSum.item<double>(), static_cast<double>(result.samples)}, "the evaluation loss");
+      callbacks.acrossRanks
+          ? ranks_->sumOverRanks(own,
+                                 "the evaluation loss (evaluate is a collective: every rank calls it, or "
+                                 "evaluate(data, { distributed: false }) evaluates on one rank alone)")
+          : own;
   result.samples = static_cast<int64_t>(sums[1]);
   result.loss = sums[0] / static_cast<double>(result.samples);
-  result.metrics = globalMetrics(metrics, loggedSums, result.loss, result.samples);
+  result.metrics = globalMetrics(metrics, loggedSums, result.loss, result.samples, callbacks.acrossRanks);
   result.seconds = secondsSince(started);
   return result;
 }

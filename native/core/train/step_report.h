@@ -82,6 +82,8 @@ struct EvalCallbacks {
   BatchHook batchHook;
   int64_t epoch = 0;  // for the batch events
   double reportIntervalSeconds = 0.2;
+  // Over the ranks' shards, loss and metrics summed (a collective), or over all the data on this rank alone.
+  bool acrossRanks = true;
 };
 
 }  // namespace firebrand

@@ -358,16 +358,16 @@ EpochResult TrainingEngine::endEpoch(const EpochCursor& cursor) {
 }
 
 MetricValues TrainingEngine::globalMetrics(const MetricSet& metrics, const TensorDict& loggedSums, double loss,
-                                           int64_t samples) {
+                                           int64_t samples, bool acrossRanks) {
   // Summed over the ranks in copies, since the running sums go on if the epoch
-  // continues after a pause; with one rank there is nothing to sum.
-  const bool summed = ranks_->worldSize() > 1;
+  // continues after a pause; with one rank (or this rank alone) there is nothing to sum.
+  const bool summed = acrossRanks && ranks_->worldSize() > 1;
   MetricSet global = summed ? metrics.snapshot() : metrics;
   TensorDict logged;
   for (const auto& [name, sum] : loggedSums) logged.emplace(name, summed ? sum.clone() : sum);
   std::vector<at::Tensor> sums = global.runningSums();
   for (const auto& entry : logged) sums.push_back(entry.second);
-  ranks_->sumInPlace(sums, "the metrics");
+  if (summed) ranks_->sumInPlace(sums, "the metrics");
   MetricValues values = global.compute(loss);
   if (samples > 0) putMeans(values, logged, samples);
   return values;

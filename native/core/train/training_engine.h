@@ -230,7 +230,8 @@ class TrainingEngine {
   void checkBatchFits(const Batch& batch, const std::string& inputOrigin);
   LoaderOptions loaderOptions(LoaderOptions options) const;
   // The metrics' and logged values' sums over the ranks, as values.
-  MetricValues globalMetrics(const MetricSet& metrics, const TensorDict& loggedSums, double loss, int64_t samples);
+  MetricValues globalMetrics(const MetricSet& metrics, const TensorDict& loggedSums, double loss, int64_t samples,
+                             bool acrossRanks = true);
 
   std::shared_ptr<Model> model_;
   std::unique_ptr<RankReducer> ranks_;
