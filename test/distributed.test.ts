@@ -379,13 +379,44 @@ describe('distributed data parallel (2 ranks, Gloo on 127.0.0.1)', function () {
     expect(result.stderr).to.contain('firebrand launch: failed: rank 1 exited with code 7');
   });
 
-  it('fails a rank whose peers never come within the timeout, naming the rendezvous', async () => {
+  it('fails a rank whose peers never come within the timeout, naming them and the rendezvous', async () => {
     const port = await freePort();
     const lone = await startRank(0, port, 'hang-at-step-5').finished;
     expect(lone.report?.error?.code).to.equal('ERR_FIREBRAND_DISTRIBUTED');
     expect(lone.report?.error?.message).to.match(
-      new RegExp(`at 127.0.0.1:${port} \\(rank 0 of 2\\) failed within 3 s`),
+      new RegExp(
+        `rank 1 of 2 never came to the rendezvous at 127.0.0.1:${port} \\(rank 0 of 2, waited [\\d.]+ s of a timeout of 3 s\\)`,
+      ),
     );
+  });
+
+  it('fails every rank, saying so, when the ranks disagree on WORLD_SIZE', async () => {
+    const port = await freePort();
+    const variables = (rank: number, worldSize: number) => ({
+      WORLD_SIZE: String(worldSize),
+      RANK: String(rank),
+      LOCAL_RANK: String(rank),
+      MASTER_ADDR: '127.0.0.1',
+      MASTER_PORT: String(port),
+    });
+    const [first, second] = await Promise.all([
+      startRank(0, port, 'hang-at-step-5', variables(0, 2)).finished,
+      startRank(1, port, 'hang-at-step-5', variables(1, 3)).finished,
+    ]);
+    expect(first.report?.error?.code).to.equal('ERR_FIREBRAND_DISTRIBUTED');
+    expect(first.report?.error?.message).to.contain('rank 1 says WORLD_SIZE=3, rank 0 (this one) says 2');
+    expect(second.report?.error?.message).to.contain('rank 0 says WORLD_SIZE=2, rank 1 (this one) says 3');
+  });
+
+  it('refuses a second process started with the same RANK, while the run goes on', async () => {
+    const port = await freePort();
+    const runs = await Promise.all([0, 1, 1].map((rank) => startRank(rank, port, 'train').finished));
+    const refused = runs.filter((run) => run.report?.error !== undefined);
+    expect(refused.map((run) => run.report?.rank)).to.deep.equal([1]);
+    expect(refused[0].report?.error?.message).to.contain(
+      `another process already joined the rendezvous at 127.0.0.1:${port} as rank 1 of 2`,
+    );
+    expect(runs.filter((run) => run.report?.weights !== undefined)).to.have.length(2);
   });
 });
 

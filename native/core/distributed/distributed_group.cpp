@@ -8,6 +8,7 @@
 #include <map>
 #include <mutex>
 #include <sstream>
+#include <thread>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
@@ -87,6 +88,66 @@ std::string causeOf(const std::exception& error) {
   return error.what();
 }
 
+std::string textOf(const std::vector<uint8_t>& bytes) { return std::string(bytes.begin(), bytes.end()); }
+
+std::vector<uint8_t> bytesOf(const std::string& text) { return std::vector<uint8_t>(text.begin(), text.end()); }
+
+std::string rankList(const std::vector<int64_t>& ranks) {
+  std::string text;
+  for (size_t i = 0; i < ranks.size(); ++i) text += (i == 0 ? "" : ", ") + std::to_string(ranks[i]);
+  return text;
+}
+
+// Each rank signs in under its RANK with its WORLD_SIZE, then waits for all the others, so that a run
+// formed wrongly fails on every rank with what is wrong, within the timeout from its start: two processes
+// of one RANK, ranks that disagree on WORLD_SIZE, ranks that never came (named), a failure posted.
+void signIn(c10d::Store& store, const DistributedOptions& options, std::chrono::steady_clock::time_point started) {
+  const std::string where = options.masterAddr + ":" + std::to_string(options.masterPort);
+  const std::string rank = std::to_string(options.rank);
+  if (store.add("firebrand/rank/" + rank, 1) > 1) {
+    throw DistributedError("distributed: another process already joined the rendezvous at " + where + " as rank " +
+                           rank + " of " + std::to_string(options.worldSize) +
+                           "; each process needs its own RANK (two were started with RANK=" + rank + "?)");
+  }
+  store.set("firebrand/world/" + rank, bytesOf(std::to_string(options.worldSize)));
+  const int64_t arrived = store.add("firebrand/arrived", 1);
+  const auto mismatch = [&](int64_t other, const std::string& said) {
+    return DistributedError("distributed: rank " + std::to_string(other) + " says WORLD_SIZE=" + said + ", rank " +
+                            rank + " (this one) says " + std::to_string(options.worldSize) +
+                            "; every rank of a run must be started with the same WORLD_SIZE");
+  };
+  // Rank 0 is in every run: a rank compares with it as soon as it is there.
+  bool comparedWithRankZero = options.rank == 0;
+  for (int64_t count = arrived;; count = store.add("firebrand/arrived", 0)) {
+    if (!comparedWithRankZero && store.check({"firebrand/world/0"})) {
+      const std::string said = textOf(store.get("firebrand/world/0"));
+      if (said != std::to_string(options.worldSize)) throw mismatch(0, said);
+      comparedWithRankZero = true;
+    }
+    if (count >= options.worldSize) break;
+    if (store.check({kFailureKey})) {
+      throw DistributedError("distributed: the rendezvous at " + where +
+                             " stopped, since another rank failed: " + textOf(store.get(kFailureKey)));
+    }
+    const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    if (waited >= options.timeoutSeconds) {
+      std::vector<int64_t> missing;
+      for (int64_t other = 0; other < options.worldSize; ++other) {
+        if (!store.check({"firebrand/world/" + std::to_string(other)})) missing.push_back(other);
+      }
+      throw DistributedError("distributed: rank " + rankList(missing) + " of " + std::to_string(options.worldSize) +
+                             " never came to the rendezvous at " + where + " (" + placeText(options) + ", waited " +
+                             secondsText(waited) + " of a timeout of " + secondsText(options.timeoutSeconds) +
+                             "); did they start, with MASTER_ADDR and MASTER_PORT naming this address?");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  for (int64_t other = 0; other < options.worldSize; ++other) {
+    const std::string said = textOf(store.get("firebrand/world/" + std::to_string(other)));
+    if (said != std::to_string(options.worldSize)) throw mismatch(other, said);
+  }
+}
+
 // One TCPStore per process: rank 0 serves it at MASTER_ADDR:MASTER_PORT, or a launcher's agent does
 // (torchrun's TORCHELASTIC_USE_AGENT_STORE) and every rank is a client, its keys under a prefix.
 c10::intrusive_ptr<c10d::Store> connectStore(const DistributedOptions& options) {
@@ -95,13 +156,18 @@ c10::intrusive_ptr<c10d::Store> connectStore(const DistributedOptions& options) 
   storeOptions.port = static_cast<std::uint16_t>(options.masterPort);
   storeOptions.isServer = options.rank == 0 && !agentServes;
   storeOptions.numWorkers = static_cast<std::size_t>(options.worldSize);
-  storeOptions.waitWorkers = true;
+  // signIn waits for the ranks instead, naming those that never come.
+  storeOptions.waitWorkers = false;
   storeOptions.timeout = timeoutOf(options);
   compat::useClassicTcpStore(storeOptions);
+  const auto started = std::chrono::steady_clock::now();
+  c10::intrusive_ptr<c10d::Store> store;
   try {
-    auto store = c10::make_intrusive<c10d::TCPStore>(options.masterAddr, storeOptions);
-    if (!agentServes) return store;
-    return c10::make_intrusive<c10d::PrefixStore>(options.agentStorePrefix, store);
+    auto server = c10::make_intrusive<c10d::TCPStore>(options.masterAddr, storeOptions);
+    store =
+        agentServes
+            ? c10::intrusive_ptr<c10d::Store>(c10::make_intrusive<c10d::PrefixStore>(options.agentStorePrefix, server))
+            : c10::intrusive_ptr<c10d::Store>(server);
   } catch (const std::exception& error) {
     throw DistributedError("distributed: the rendezvous at " + options.masterAddr + ":" +
                            std::to_string(options.masterPort) + " (" + placeText(options) + ") failed within " +
@@ -110,6 +176,16 @@ c10::intrusive_ptr<c10d::Store> connectStore(const DistributedOptions& options) 
                             : options.rank == 0 ? "; is the port free?"
                                                 : "; did rank 0 start, at that address?"));
   }
+  try {
+    signIn(*store, options, started);
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& error) {
+    throw DistributedError("distributed: the rendezvous at " + options.masterAddr + ":" +
+                           std::to_string(options.masterPort) + " (" + placeText(options) +
+                           ") failed: " + causeOf(error));
+  }
+  return store;
 }
 
 std::string chooseBackend(const DistributedOptions& options, const c10::Device& device) {
