@@ -379,6 +379,22 @@ describe('distributed data parallel (2 ranks, Gloo on 127.0.0.1)', function () {
     expect(result.stderr).to.contain('firebrand launch: failed: rank 1 exited with code 7');
   });
 
+  it('makes the launcher blame the rank whose own error came first, not the rank it failed', async () => {
+    const result = runLaunch(await freePort(), ['--nproc-per-node', '2'], ['throw-at-step-5']);
+    expect(result.status).to.equal(1);
+    expect(result.stderr).to.contain(
+      'firebrand launch: failed: rank 1 failed first: ERR_FIREBRAND_CALLBACK: callback postTrainBatch threw: the hook of rank 1 broke at step 5 (rank 0 exited with code 1 first)',
+    );
+  });
+
+  it('makes the launcher blame a rank stopped by SIGSTOP, not the rank that timed out waiting for it', async () => {
+    const result = runLaunch(await freePort(), ['--nproc-per-node', '2'], ['stop-at-step-5']);
+    expect(result.status).to.equal(1);
+    expect(result.stderr).to.contain(
+      'firebrand launch: failed: rank 1 was stopped (SIGSTOP or a debugger?) and did not answer (rank 0 exited with code 1 first)',
+    );
+  });
+
   it('fails a rank whose peers never come within the timeout, naming them and the rendezvous', async () => {
     const port = await freePort();
     const lone = await startRank(0, port, 'hang-at-step-5').finished;

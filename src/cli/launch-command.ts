@@ -2,18 +2,23 @@
 // processes with torchrun's environment (RANK, LOCAL_RANK, WORLD_SIZE,
 // LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT, GROUP_RANK), prefixes their
 // output with their rank, and when one fails stops the others and exits
-// non-zero naming the rank that failed first.
+// non-zero naming the cause (rank-failures.ts).
 import { ChildProcess, spawn } from 'node:child_process';
+import fs from 'node:fs';
 import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
 import readline from 'node:readline';
 
+import { rootCause, stoppedRanks, type RankProcess } from './rank-failures';
 import { UsageError } from './usage-error';
 
 export const LAUNCH_USAGE = `Usage: firebrand launch --nproc-per-node N [--standalone | --nnodes M --node-rank R --master-addr HOST --master-port P] [--max-restarts K] script.js [args]
 
 Starts N processes of script.js on this node, each with torchrun's environment variables, and forwards
 their output prefixed by [rank R]. If one exits with an error, the others are stopped and launch exits
-non-zero, naming the rank that failed first; with --max-restarts K, the ranks are started again (up to
+non-zero, naming the cause: a rank stopped by a signal, else the first error a rank recorded that is its
+own (not a collective's failure caused by a peer), else the rank that exited first; with --max-restarts K, the ranks are started again (up to
 K times, TORCHELASTIC_RESTART_COUNT telling them which attempt; resume from checkpoints to go on).
 --standalone: one node, its rendezvous at a free port of 127.0.0.1. Multi-node: run launch on every node with the same --nnodes, --master-addr and --master-port, and each
 node's --node-rank. As torchrun, each flag defaults to its PET_ variable (PET_NPROC_PER_NODE, PET_NNODES,
@@ -172,64 +177,91 @@ export async function runLaunch(given: LaunchOptions): Promise<number> {
   }
 }
 
+/** A rank's process, started with torchrun's environment for `attempt`, its output prefixed by its rank. */
+function spawnRank(
+  options: LaunchOptions,
+  localRank: number,
+  attempt: number,
+  errorFolder: string,
+): RankProcess & { child: ChildProcess } {
+  const variables = rankEnvironment(options, localRank);
+  const rank = Number(variables.RANK);
+  const errorFile = path.join(errorFolder, `rank-${rank}.json`);
+  const env = {
+    ...process.env,
+    ...variables,
+    TORCHELASTIC_RESTART_COUNT: String(attempt),
+    TORCHELASTIC_MAX_RESTARTS: String(options.maxRestarts),
+    TORCHELASTIC_ERROR_FILE: errorFile,
+  };
+  const [command, commandArgs] = /\.(c|m)?js$/.test(options.script)
+    ? [process.execPath, [options.script, ...options.args]]
+    : [options.script, options.args];
+  const child = spawn(command, commandArgs, { env, stdio: ['inherit', 'pipe', 'pipe'] });
+  forwardLines(child.stdout as NodeJS.ReadableStream, `[rank ${rank}] `, process.stdout);
+  forwardLines(child.stderr as NodeJS.ReadableStream, `[rank ${rank}] `, process.stderr);
+  return { rank, child, pid: child.pid, done: false, errorFile };
+}
+
 /** One start of the ranks: the exit code, and whether launch was told to stop (SIGINT, SIGTERM). */
 function runAttempt(options: LaunchOptions, attempt: number): Promise<{ code: number; interrupted: boolean }> {
-  const isNodeScript = /\.(c|m)?js$/.test(options.script);
-  const children: { rank: number; child: ChildProcess; done: boolean }[] = [];
+  // Each rank records its failure here (torchrun's TORCHELASTIC_ERROR_FILE), for the launcher to blame the cause.
+  const errorFolder = fs.mkdtempSync(path.join(os.tmpdir(), 'firebrand-launch-'));
+  const children = Array.from({ length: options.nprocPerNode }, (_, localRank) =>
+    spawnRank(options, localRank, attempt, errorFolder),
+  );
   let firstFailure: string | undefined;
+  let blamed: string | undefined;
   let interrupted = false;
+  let killTimer: NodeJS.Timeout | undefined;
+  const stopOthers = (signal: NodeJS.Signals) => {
+    for (const entry of children) if (!entry.done) entry.child.kill(signal);
+  };
+  const onSignal = (signal: NodeJS.Signals) => {
+    interrupted = true;
+    stopOthers(signal);
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
   return new Promise((resolve) => {
     let running = options.nprocPerNode;
-    const stopOthers = (signal: NodeJS.Signals) => {
-      for (const entry of children) if (!entry.done) entry.child.kill(signal);
+    const finish = (
+      entry: (typeof children)[number],
+      code: number | null,
+      signal: NodeJS.Signals | null,
+      error?: Error,
+    ) => {
+      if (entry.done) return;
+      entry.done = true;
+      if ((error !== undefined || code !== 0) && firstFailure === undefined) {
+        firstFailure = error
+          ? `rank ${entry.rank} could not start (${error.message})`
+          : `rank ${entry.rank} exited with ${signal ? `signal ${signal}` : `code ${code}`}`;
+        process.stderr.write(`firebrand launch: ${firstFailure} first; stopping the other ranks\n`);
+        // A stopped rank (SIGSTOP, a debugger) hangs the others until they time out: it is the cause.
+        const stopped = stoppedRanks(children);
+        if (stopped.length > 0)
+          blamed = `rank ${stopped.join(', ')} was stopped (SIGSTOP or a debugger?) and did not answer`;
+        stopOthers('SIGTERM');
+        killTimer = setTimeout(() => stopOthers('SIGKILL'), GRACE_SECONDS * 1000);
+        killTimer.unref();
+      }
+      if (--running > 0) return;
+      if (killTimer) clearTimeout(killTimer);
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+      if (firstFailure !== undefined) {
+        const cause = blamed ?? rootCause(children) ?? firstFailure;
+        process.stderr.write(
+          `firebrand launch: failed: ${cause}${cause === firstFailure ? '' : ` (${firstFailure} first)`}\n`,
+        );
+      }
+      fs.rmSync(errorFolder, { recursive: true, force: true });
+      resolve({ code: firstFailure === undefined ? 0 : 1, interrupted });
     };
-    const onSignal = (signal: NodeJS.Signals) => {
-      interrupted = true;
-      stopOthers(signal);
-    };
-    process.on('SIGINT', onSignal);
-    process.on('SIGTERM', onSignal);
-    let killTimer: NodeJS.Timeout | undefined;
-    for (let localRank = 0; localRank < options.nprocPerNode; localRank++) {
-      const variables = rankEnvironment(options, localRank);
-      const env = {
-        ...process.env,
-        ...variables,
-        TORCHELASTIC_RESTART_COUNT: String(attempt),
-        TORCHELASTIC_MAX_RESTARTS: String(options.maxRestarts),
-      };
-      const rank = Number(variables.RANK);
-      const [command, commandArgs] = isNodeScript
-        ? [process.execPath, [options.script, ...options.args]]
-        : [options.script, options.args];
-      const child = spawn(command, commandArgs, { env, stdio: ['inherit', 'pipe', 'pipe'] });
-      const entry = { rank, child, done: false };
-      children.push(entry);
-      forwardLines(child.stdout as NodeJS.ReadableStream, `[rank ${rank}] `, process.stdout);
-      forwardLines(child.stderr as NodeJS.ReadableStream, `[rank ${rank}] `, process.stderr);
-      const finish = (code: number | null, signal: NodeJS.Signals | null, error?: Error) => {
-        if (entry.done) return;
-        entry.done = true;
-        const failed = error !== undefined || code !== 0;
-        if (failed && firstFailure === undefined) {
-          firstFailure = error
-            ? `rank ${rank} could not start (${error.message})`
-            : `rank ${rank} exited with ${signal ? `signal ${signal}` : `code ${code}`}`;
-          process.stderr.write(`firebrand launch: ${firstFailure} first; stopping the other ranks\n`);
-          stopOthers('SIGTERM');
-          killTimer = setTimeout(() => stopOthers('SIGKILL'), GRACE_SECONDS * 1000);
-          killTimer.unref();
-        }
-        if (--running === 0) {
-          if (killTimer) clearTimeout(killTimer);
-          process.off('SIGINT', onSignal);
-          process.off('SIGTERM', onSignal);
-          if (firstFailure !== undefined) process.stderr.write(`firebrand launch: failed: ${firstFailure}\n`);
-          resolve({ code: firstFailure === undefined ? 0 : 1, interrupted });
-        }
-      };
-      child.on('error', (error) => finish(null, null, error));
-      child.on('exit', (code, signal) => finish(code, signal));
+    for (const entry of children) {
+      entry.child.on('error', (error) => finish(entry, null, null, error));
+      entry.child.on('exit', (code, signal) => finish(entry, code, signal));
     }
   });
 }

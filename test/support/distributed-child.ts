@@ -11,6 +11,7 @@
 //   train-llama-masked  the same on targets partly ignored (-100), 2 micro-batches per step
 //   die-at-step-5    rank 1 exits at step 5; the others must fail, not hang
 //   hang-at-step-5   rank 1 stops answering at step 5; the others must time out
+//   stop-at-step-5   rank 1 stops itself (SIGSTOP) at step 5; the others time out, and launch blames rank 1
 //   evaluate-on-rank-0  rank 0 alone evaluates, with { distributed: false } and then as a collective
 //                    (which must fail, saying it is one); rank 1 idles
 //   throw-at-step-5  rank 1's hook throws at step 5 and the process stays alive (a service that caught
@@ -118,12 +119,13 @@ async function main(): Promise<void> {
   if (process.argv[4] !== undefined) config.maxSteps = Number(process.argv[4]);
   const healthy = ['train', 'train-own-volume', 'train-module', 'train-llama', 'train-llama-masked'].includes(mode);
   // A dead rank must fail the others at once, long before a timeout; a hung one by its timeout.
-  if (!healthy) config.distributed = { timeout: mode === 'hang-at-step-5' ? 3 : 60 };
+  if (!healthy) config.distributed = { timeout: ['hang-at-step-5', 'stop-at-step-5'].includes(mode) ? 3 : 60 };
   const faulty: Callback = {
     async postTrainBatch({ globalStep }: BatchResult) {
       if (globalStep !== 5) return;
       if (mode === 'die-at-step-5') process.exit(7);
       if (mode === 'throw-at-step-5') throw new Error('the hook of rank 1 broke at step 5');
+      if (mode === 'stop-at-step-5') process.kill(process.pid, 'SIGSTOP');
       await new Promise((resolve) => setTimeout(resolve, 60_000));
     },
   };
