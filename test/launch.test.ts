@@ -2,7 +2,10 @@
 // and a failing rank stopping the others with an exit that names it.
 import { expect } from 'chai';
 import { spawnSync } from 'node:child_process';
+import os from 'node:os';
 import path from 'node:path';
+
+import { runtimeInfo } from '../src';
 
 const cli = path.join(__dirname, '..', 'src', 'cli', 'main.js');
 const child = path.join(__dirname, 'support', 'launch-child.js');
@@ -79,6 +82,29 @@ describe('firebrand launch', () => {
     expect(ranks(flagged.stdout).map((env) => [env.RANK, env.WORLD_SIZE])).to.deep.equal([['1', '2']]);
     expect(launch([child], { ...pet, PET_NNODES: '1:3' }).stderr).to.contain(
       '--nnodes: 1:3 asks for elastic membership',
+    );
+  });
+
+  it('counts processes per node as torchrun does for PET_NPROC_PER_NODE=auto, cpu and gpu', function () {
+    const cpus = os.availableParallelism();
+    if (cpus > 8 || runtimeInfo().cudaAvailable) {
+      console.log(
+        `      skipped: ${cpus} CPUs${runtimeInfo().cudaAvailable ? ' and CUDA' : ''} would start too many ranks here`,
+      );
+      this.skip();
+    }
+    const worldSizes = (result: { stdout: string }) =>
+      result.stdout
+        .trim()
+        .split('\n')
+        .map((line) => (JSON.parse(line.replace(/^\[rank \d+\] /, '')) as Record<string, string>).WORLD_SIZE);
+    // No CUDA here: auto is one process per CPU this process may use, as torchrun's.
+    const auto = launch(['--standalone', child], { PET_NPROC_PER_NODE: 'auto' });
+    expect(auto.status, auto.stderr).to.equal(0);
+    expect(worldSizes(auto)).to.deep.equal(new Array(cpus).fill(String(cpus)));
+    expect(worldSizes(launch(['--nproc-per-node', 'cpu', '--standalone', child]))).to.have.length(cpus);
+    expect(launch(['--nproc-per-node', 'gpu', child]).stderr).to.contain(
+      '--nproc-per-node gpu: CUDA is not available here',
     );
   });
 

@@ -10,16 +10,18 @@ import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
 
+import { runtimeInfo } from '../runtime';
 import { rootCause, stoppedRanks, type RankProcess } from './rank-failures';
 import { UsageError } from './usage-error';
 
-export const LAUNCH_USAGE = `Usage: firebrand launch --nproc-per-node N [--standalone | --nnodes M --node-rank R --master-addr HOST --master-port P] [--max-restarts K] script.js [args]
+export const LAUNCH_USAGE = `Usage: firebrand launch --nproc-per-node N|auto|gpu|cpu [--standalone | --nnodes M --node-rank R --master-addr HOST --master-port P] [--max-restarts K] script.js [args]
 
 Starts N processes of script.js on this node, each with torchrun's environment variables, and forwards
 their output prefixed by [rank R]. If one exits with an error, the others are stopped and launch exits
 non-zero, naming the cause: a rank stopped by a signal, else the first error a rank recorded that is its
 own (not a collective's failure caused by a peer), else the rank that exited first; with --max-restarts K, the ranks are started again (up to
 K times, TORCHELASTIC_RESTART_COUNT telling them which attempt; resume from checkpoints to go on).
+--nproc-per-node auto: one process per CUDA device, else per CPU (gpu: per CUDA device; cpu: per CPU).
 --standalone: one node, its rendezvous at a free port of 127.0.0.1. Multi-node: run launch on every node with the same --nnodes, --master-addr and --master-port, and each
 node's --node-rank. As torchrun, each flag defaults to its PET_ variable (PET_NPROC_PER_NODE, PET_NNODES,
 PET_NODE_RANK, PET_MASTER_ADDR, PET_MASTER_PORT, PET_MAX_RESTARTS), which Kubeflow's PyTorchJob sets.`;
@@ -52,6 +54,19 @@ export function freePort(): Promise<number> {
 
 /** Seconds the other ranks get to exit after SIGTERM before SIGKILL. */
 const GRACE_SECONDS = 5;
+
+/**
+ * torchrun's --nproc-per-node: a count, or 'gpu' (the CUDA devices), 'cpu' (the CPUs this process may
+ * use) or 'auto' (the CUDA devices when there are, else the CPUs).
+ */
+function processesPerNode(text: string | undefined): number {
+  if (text !== 'auto' && text !== 'gpu' && text !== 'cpu') return integerOption('--nproc-per-node', text, 1);
+  if (text === 'cpu') return os.availableParallelism();
+  const { cudaAvailable, cudaDeviceCount } = runtimeInfo();
+  if (cudaAvailable && cudaDeviceCount > 0) return cudaDeviceCount;
+  if (text === 'gpu') throw new UsageError('--nproc-per-node gpu: CUDA is not available here');
+  return os.availableParallelism();
+}
 
 function integerOption(name: string, text: string | undefined, min: number): number {
   const value = Number(text);
@@ -104,7 +119,7 @@ export function parseLaunchArguments(given: string[], env: NodeJS.ProcessEnv = p
         return undefined;
       case '--nproc-per-node':
       case '--nproc_per_node':
-        options.nprocPerNode = integerOption('--nproc-per-node', value(), 1);
+        options.nprocPerNode = processesPerNode(value());
         break;
       case '--nnodes':
         options.nnodes = nodesOption(value());
