@@ -473,6 +473,64 @@ describe('exportOnnx: onnxruntime runs the file and gives predict’s outputs', 
     );
   });
 
+  it('a regression on standardized targets: predict and the file give the target in its own units', async () => {
+    const passengers = await readCsv(path.join(fixtures, 'tables', 'passengers.csv'));
+    const priced = passengers.withColumn('price', (record) =>
+      record.fare === null ? null : 5000 + 2 * (record.fare as number) + (record.sex === 'male' ? 40 : 0),
+    );
+    const table = priced.filter((record) => record.price !== null);
+    const preprocessor = new TablePreprocessor({
+      numeric: { columns: ['fare'], impute: 'median', scale: 'standard' },
+      categorical: { columns: ['sex'], handleUnknown: 'ignore' },
+      target: { column: 'price', kind: 'value', scale: 'standard' },
+    }).fit(table);
+    // StandardScaler's mean_ and scale_ (population standard deviation) of the training targets.
+    const prices = Array.from(table.column('price') as Float64Array);
+    const mean = prices.reduce((sum, y) => sum + y, 0) / prices.length;
+    const std = Math.sqrt(prices.reduce((sum, y) => sum + (y - mean) ** 2, 0) / prices.length);
+    expect(preprocessor.targetScaling?.mean).to.be.closeTo(mean, 1e-9);
+    expect(preprocessor.targetScaling?.scale).to.be.closeTo(std, 1e-9);
+    const data = Dataset.fromTable(table, preprocessor);
+    expectClose(
+      data.fields().target.data,
+      Float64Array.from(prices, (y) => (y - mean) / std),
+      'standardized targets',
+      {
+        tolerance: 1e-6,
+      },
+    );
+    const trainer = new Trainer({
+      model: nn.sequential(nn.linear(3, 1)),
+      loss: 'mse',
+      optimizer: { name: 'adam', lr: 0.1 },
+      config: { seed: 2, numEpochs: 60, batchSize: 8, progressBar: false },
+    });
+    await trainer.fit(data);
+    const records = [
+      { fare: 10, sex: 'male' },
+      { fare: 200, sex: 'female' },
+      { fare: 55.5, sex: 'other' },
+    ];
+    const predicted = await trainer.predict(records);
+    // In the target's units, near the rule the rows follow (an exact linear fit but for the unseen sex).
+    expect(predicted.data[0]).to.be.closeTo(5000 + 20 + 40, 1);
+    expect(predicted.data[1]).to.be.closeTo(5000 + 400, 1);
+    const inputs = {
+      fare: { data: Float64Array.from(records, (record) => record.fare), shape: [3] },
+      sex: { data: records.map((record) => record.sex), shape: [3] },
+    };
+    await checkFile(
+      'table-standardized-target',
+      (file) => trainer.exportOnnx(file, { includePreprocessing: true }),
+      inputs,
+      { output: predicted },
+      1e-5,
+    );
+    const folder2 = path.join(folder, 'standardized-target-model');
+    await trainer.save(folder2);
+    expect((await (await Model.load(folder2)).predict(records)).data).to.deep.equal(predicted.data);
+  });
+
   it('a model trained on fromIdx images, its scaling and normalization folded in: the file takes raw uint8 pixels', async () => {
     const count = 12;
     const pixels = Buffer.from(Array.from({ length: count * 64 }, (_, i) => (i * 37) % 256));

@@ -31,7 +31,9 @@ class Nodes {
     const data =
       dataType === INT64
         ? new Uint8Array(BigInt64Array.from(values, (value) => BigInt(value)).buffer)
-        : new Uint8Array(Float64Array.from(values).buffer);
+        : dataType === FLOAT
+          ? new Uint8Array(Float32Array.from(values).buffer)
+          : new Uint8Array(Float64Array.from(values).buffer);
     this.initializers.push({ name, dataType, dims, data });
     return name;
   }
@@ -156,11 +158,46 @@ export function withTablePreprocessing(graph: OnnxGraph, saved: SavedTablePrepro
     );
   }
   const renamed = (name: string) => fields[name] ?? name;
+  const model = { ...graph, nodes: graph.nodes.map((node) => ({ ...node, inputs: node.inputs.map(renamed) })) };
+  const whole = saved.target?.scaling ? unscaledOutput(model, saved.target.scaling, nodes) : model;
   return {
-    ...graph,
+    ...whole,
     domains: { ...(graph.domains ?? {}), [ML_DOMAIN]: 2 },
     inputs,
-    nodes: [...nodes.nodes, ...graph.nodes.map((node) => ({ ...node, inputs: node.inputs.map(renamed) }))],
+    nodes: [...nodes.nodes, ...whole.nodes],
     initializers: [...nodes.initializers, ...graph.initializers],
   };
+}
+
+/**
+ * `graph` whose output is in its target's own units (y * scale + mean, in float32, as predict does) where
+ * the training targets were standardized: the model's output is renamed and the two nodes make the old name.
+ */
+function unscaledOutput(graph: OnnxGraph, scaling: { mean: number; scale: number }, b: Nodes): OnnxGraph {
+  const [output] = graph.outputs;
+  const scaled = `${output.name}/standardized`;
+  const rename = (name: string) => (name === output.name ? scaled : name);
+  const [scale, mean] = [b.constant([scaling.scale], FLOAT, []), b.constant([scaling.mean], FLOAT, [])];
+  const unscale: OnnxNode[] = [
+    {
+      opType: 'Mul',
+      name: 'postprocessing/scale',
+      inputs: [scaled, scale],
+      outputs: ['postprocessing/scaled'],
+      attributes: [],
+    },
+    {
+      opType: 'Add',
+      name: 'postprocessing/shift',
+      inputs: ['postprocessing/scaled', mean],
+      outputs: [output.name],
+      attributes: [],
+    },
+  ];
+  const model = graph.nodes.map((node) => ({
+    ...node,
+    inputs: node.inputs.map(rename),
+    outputs: node.outputs.map(rename),
+  }));
+  return { ...graph, nodes: [...model, ...unscale] };
 }

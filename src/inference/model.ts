@@ -171,7 +171,14 @@ export class Model {
         `predict options: optimizeForInference must be true or false, got ${JSON.stringify(optimizeForInference)}`,
       );
     }
-    return this.native.predict(given, shape, batchSize ?? this.context.predictBatchSize, optimizeForInference);
+    const output = await this.native.predict(
+      given,
+      shape,
+      batchSize ?? this.context.predictBatchSize,
+      optimizeForInference,
+    );
+    const preprocessing = this.context.preprocessing();
+    return preprocessing === undefined ? output : preprocessing.unscaled(output);
   }
 
   /**

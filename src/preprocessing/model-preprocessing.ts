@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 import { firebrandError } from '../errors';
-import type { TensorFields } from '../native';
+import type { Prediction, TensorData, TensorFields } from '../native';
 import { readFormatFile } from '../io/json-file';
 import { Table, type TableRecord } from '../tables/table';
 import { TablePreprocessor, type SavedTablePreprocessor } from './table-preprocessor';
@@ -71,6 +71,17 @@ export class ModelPreprocessing {
   /** The table preprocessing, when the model was trained on a table. */
   get tablePreprocessor(): TablePreprocessor | undefined {
     return this.table;
+  }
+
+  /**
+   * A model's output in its target's own units: y * scale + mean where the training targets were
+   * standardized (target scale: 'standard'); otherwise as it is.
+   */
+  unscaled(prediction: Prediction): Prediction {
+    const scaling = this.table?.targetScaling;
+    if (scaling === undefined || Array.isArray(prediction) || !ArrayBuffer.isView(prediction.data)) return prediction;
+    const { data, shape } = prediction as TensorData;
+    return { data: Float32Array.from(data as Float32Array, (y) => y * scaling.scale + scaling.mean), shape };
   }
 
   /** How images were read and transformed, when the model was trained on images. */

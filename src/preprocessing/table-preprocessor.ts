@@ -35,6 +35,18 @@ export interface TargetColumn {
    * numbers that are class indices already, int64; 'value': float32 (regression). Default 'class'.
    */
   kind?: 'class' | 'index' | 'value';
+  /**
+   * For kind 'value': 'standard' trains on (y - mean) / std of the training targets (scikit-learn's
+   * TransformedTargetRegressor with a StandardScaler); predict and the exported ONNX file give y in its own
+   * units again. Default 'none'.
+   */
+  scale?: 'standard' | 'none';
+}
+
+/** A regression target's standardization, as StandardScaler's mean_ and scale_ (population std; 0 read as 1). */
+export interface TargetScaling {
+  mean: number;
+  scale: number;
 }
 
 export interface TablePreprocessorSpec {
@@ -54,7 +66,13 @@ export interface SavedTablePreprocessor {
   formatVersion: 1;
   numeric: { columns: Required<NumericColumns>; fitted: FittedNumeric }[];
   categorical: { columns: Required<CategoricalColumns>; fitted: FittedCategorical }[];
-  target?: { column: string; kind: 'class' | 'index' | 'value'; classes?: Cell[] };
+  target?: {
+    column: string;
+    kind: 'class' | 'index' | 'value';
+    classes?: Cell[];
+    scale?: 'standard' | 'none';
+    scaling?: TargetScaling;
+  };
 }
 
 const columnList: Rule = (value) =>
@@ -91,7 +109,12 @@ export class TablePreprocessor {
   private readonly numeric: Required<NumericColumns>[];
   private readonly categorical: Required<CategoricalColumns>[];
   private readonly target?: Required<TargetColumn>;
-  private fitted?: { numeric: FittedNumeric[]; categorical: FittedCategorical[]; classes?: Cell[] };
+  private fitted?: {
+    numeric: FittedNumeric[];
+    categorical: FittedCategorical[];
+    classes?: Cell[];
+    scaling?: TargetScaling;
+  };
 
   constructor(spec: TablePreprocessorSpec) {
     const known = ['numeric', 'categorical', 'target'];
@@ -112,11 +135,16 @@ export class TablePreprocessor {
     );
     if (spec.target !== undefined) {
       const target = typeof spec.target === 'string' ? { column: spec.target } : spec.target;
-      this.target = { column: target.column, kind: target.kind ?? 'class' };
-      if (typeof this.target.column !== 'string' || !['class', 'index', 'value'].includes(this.target.kind)) {
+      this.target = { column: target.column, kind: target.kind ?? 'class', scale: target.scale ?? 'none' };
+      const scaled = this.target.scale === 'standard' && this.target.kind === 'value';
+      if (
+        typeof this.target.column !== 'string' ||
+        !['class', 'index', 'value'].includes(this.target.kind) ||
+        !(this.target.scale === 'none' || scaled)
+      ) {
         throw firebrandError(
           'ERR_FIREBRAND_INVALID_ARGUMENT',
-          `TablePreprocessor.target: expected a column name or { column, kind: 'class' | 'index' | 'value' }, got ${JSON.stringify(spec.target)}`,
+          `TablePreprocessor.target: expected a column name or { column, kind: 'class' | 'index' | 'value', scale?: 'standard' | 'none' (kind 'value' only) }, got ${JSON.stringify(spec.target)}`,
         );
       }
     }
@@ -138,12 +166,13 @@ export class TablePreprocessor {
     const preprocessor = new TablePreprocessor({
       numeric: saved.numeric.map((group) => group.columns),
       categorical: saved.categorical.map((group) => group.columns),
-      target: saved.target && { column: saved.target.column, kind: saved.target.kind },
+      target: saved.target && { column: saved.target.column, kind: saved.target.kind, scale: saved.target.scale },
     });
     preprocessor.fitted = {
       numeric: saved.numeric.map((group) => group.fitted),
       categorical: saved.categorical.map((group) => group.fitted),
       classes: saved.target?.classes,
+      scaling: saved.target?.scaling,
     };
     return preprocessor;
   }
@@ -156,6 +185,7 @@ export class TablePreprocessor {
       numeric: this.numeric.map((group) => fitNumeric(group, table)),
       categorical: this.categorical.map((group) => fitCategorical(group, table)),
       classes: this.target?.kind === 'class' ? categoriesOf(this.targetCells(table)) : undefined,
+      scaling: this.target?.scale === 'standard' ? standardScaling(this.targetCells(table) as number[]) : undefined,
     };
     return this;
   }
@@ -193,7 +223,8 @@ export class TablePreprocessor {
     if (this.target === undefined) return fields;
     const cells = this.targetCells(table);
     if (this.target.kind === 'value') {
-      fields.target = { data: Float32Array.from(cells as number[]), shape: [table.numRows] };
+      const { mean, scale } = this.fittedState('transform').scaling ?? { mean: 0, scale: 1 };
+      fields.target = { data: Float32Array.from(cells as number[], (y) => (y - mean) / scale), shape: [table.numRows] };
       return fields;
     }
     if (this.target.kind === 'index') {
@@ -249,6 +280,11 @@ export class TablePreprocessor {
     return [...this.numeric, ...this.categorical].flatMap((group) => group.columns);
   }
 
+  /** A regression target's standardization (scale: 'standard'), once fitted: predictions are y * scale + mean. */
+  get targetScaling(): TargetScaling | undefined {
+    return this.fitted?.scaling;
+  }
+
   /** The target's classes, in index order (LabelEncoder's classes_), once fitted. */
   get classes(): Cell[] | undefined {
     return this.fitted?.classes;
@@ -262,7 +298,15 @@ export class TablePreprocessor {
       formatVersion: 1,
       numeric: this.numeric.map((columns, i) => ({ columns, fitted: fitted.numeric[i] })),
       categorical: this.categorical.map((columns, i) => ({ columns, fitted: fitted.categorical[i] })),
-      ...(this.target ? { target: { ...this.target, ...(fitted.classes ? { classes: fitted.classes } : {}) } } : {}),
+      ...(this.target
+        ? {
+            target: {
+              ...this.target,
+              ...(fitted.classes ? { classes: fitted.classes } : {}),
+              ...(fitted.scaling ? { scaling: fitted.scaling } : {}),
+            },
+          }
+        : {}),
     };
   }
 
@@ -310,6 +354,14 @@ export class TablePreprocessor {
     });
     return cells;
   }
+}
+
+/** StandardScaler's mean_ and scale_ of `values`: the population standard deviation, 0 read as 1. */
+function standardScaling(values: number[]): TargetScaling {
+  const mean = values.reduce((sum, value) => sum + value, 0) / values.length;
+  const variance = values.reduce((sum, value) => sum + (value - mean) ** 2, 0) / values.length;
+  const scale = Math.sqrt(variance);
+  return { mean, scale: scale === 0 ? 1 : scale };
 }
 
 /** Columns as one row-major matrix of `rows` rows. */
