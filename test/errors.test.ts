@@ -169,7 +169,7 @@ describe('errors from bad input', () => {
       );
       expect(
         (await setupError(() => blobTrainer({}, { loss: { name: 'cross_entropy', weight: [] } }))).message,
-      ).to.equal('loss (cross_entropy).weight: got [], expected a non-empty list of numbers >= 0');
+      ).to.equal("loss (cross_entropy).weight: got [], expected a non-empty list of numbers >= 0 or 'balanced'");
     });
 
     it('refuses float labels for classification and mismatched regression targets', async () => {

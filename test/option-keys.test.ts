@@ -23,7 +23,7 @@ describe('options with unknown names', function () {
     await trainer.fit(blobDataset(32));
     const evaluate = await rejectionOf(trainer.evaluate(blobDataset(32), { batchSzie: 8 } as never));
     expect(evaluate.message).to.equal(
-      "evaluate options: unknown option 'batchSzie' (did you mean 'batchSize'?); the options are batchSize",
+      "evaluate options: unknown option 'batchSzie' (did you mean 'batchSize'?); the options are batchSize, distributed",
     );
     const predict = await rejectionOf(trainer.predict(new Float32Array(8), [2, 4], { batchsize: 1 } as never));
     expect(predict.message).to.match(/^predict options: unknown option 'batchsize' \(did you mean 'batchSize'\?\)/);
