@@ -146,6 +146,7 @@ export type {
   SchedulerSpec,
 } from './training/objectives';
 export { Trainer } from './training/trainer';
+export type { CollectiveValues, RankCollectives } from './distributed/rank-collectives';
 export { fromPretrained } from './pretrained/from-pretrained';
 export { datasetSplits } from './pretrained/dataset-splits';
 export type { FromPretrainedOptions, PretrainedConfig } from './pretrained/from-pretrained';

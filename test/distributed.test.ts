@@ -10,7 +10,7 @@ import path from 'node:path';
 
 import { distributedTrainer, evalData, llamaData, llamaTrainer, trainData } from './support/distributed-child';
 import { Dataset, Trainer } from '../src';
-import { errorOf, freePort } from './support/helpers';
+import { errorOf, freePort, rejectionOf } from './support/helpers';
 import { firstSlurmNode } from '../src/distributed/scheduler-environment';
 import { torchrunEnvironment } from '../src/distributed/torchrun-environment';
 import { maskedTokens } from './support/masked-tokens';
@@ -372,6 +372,28 @@ describe('distributed data parallel (2 ranks, Gloo on 127.0.0.1)', function () {
     );
   });
 
+  it("gives user code torch.distributed's collectives: barrier, allReduce, allGather, broadcast, on numbers and tensors", async () => {
+    const port = await freePort();
+    const [first, second] = await Promise.all([0, 1].map((rank) => startRank(rank, port, 'collectives').finished));
+    for (const [rank, { report }] of [first, second].entries()) {
+      const got = report as unknown as Record<string, unknown>;
+      expect(got.isMainProcess).to.equal(rank === 0);
+      expect(got.sum).to.deep.equal([1, 10]);
+      expect(got.mean).to.deep.equal([0.5]);
+      expect(got.max).to.deep.equal({ data: [1, 1.5], shape: [2] });
+      expect(got.min).to.deep.equal([0]);
+      expect(got.gathered).to.deep.equal([[0], [3]]);
+      expect(got.broadcast).to.deep.equal({ data: [1, 1.5], shape: [2] });
+      expect(got.uneven).to.contain(
+        'allGather: every rank must give as many values; the ranks gave 1 (rank 0), 2 (rank 1)',
+      );
+      // Inside a training step the trainer's thread is busy: refused, not deadlocked.
+      expect(got.inStep).to.deep.equal([
+        'cannot start sumOverRanks: this trainer is already running fit; await it before starting another',
+      ]);
+    }
+  });
+
   it('fails the other rank within the timeout when one stops answering', async () => {
     const port = await freePort();
     const ranks = [startRank(0, port, 'hang-at-step-5'), startRank(1, port, 'hang-at-step-5')];
@@ -444,6 +466,21 @@ describe('distributed data parallel (2 ranks, Gloo on 127.0.0.1)', function () {
       `another process already joined the rendezvous at 127.0.0.1:${port} as rank 1 of 2`,
     );
     expect(runs.filter((run) => run.report?.weights !== undefined)).to.have.length(2);
+  });
+});
+
+describe('collectives in one process', () => {
+  it("are the process's own values, and refuse what is no numbers", async () => {
+    const { ranks } = distributedTrainer(8, {});
+    expect(ranks.isMainProcess).to.equal(true);
+    await ranks.barrier();
+    expect(await ranks.allReduce([1, 2], 'max')).to.deep.equal([1, 2]);
+    expect(await ranks.allGather([3])).to.deep.equal([[3]]);
+    const tensor = { data: Float64Array.from([1.5]), shape: [1] };
+    expect(await ranks.broadcast(tensor)).to.equal(tensor);
+    expect((await rejectionOf(ranks.allReduce(['1'] as never))).message).to.equal(
+      'allReduce: expected numbers, or { data: Float32Array | Float64Array, shape }',
+    );
   });
 });
 

@@ -83,7 +83,11 @@ export class Trainer implements TrainerView {
   private fitLoop: FitLoop | undefined;
   /** Set when this process is one rank of several (WORLD_SIZE > 1). */
   private readonly place: DistributedPlace | undefined;
-  private readonly ranks: RankCollectives;
+  /**
+   * Collectives over the run's ranks for user code (torch.distributed's barrier, all_reduce, all_gather,
+   * broadcast, on numbers and tensors), and `isMainProcess`; a process's own values when not distributed.
+   */
+  readonly ranks: RankCollectives;
 
   constructor(options: TrainerOptions = {}) {
     this.options = options;

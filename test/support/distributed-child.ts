@@ -12,6 +12,8 @@
 //   die-at-step-5    rank 1 exits at step 5; the others must fail, not hang
 //   hang-at-step-5   rank 1 stops answering at step 5; the others must time out
 //   stop-at-step-5   rank 1 stops itself (SIGSTOP) at step 5; the others time out, and launch blames rank 1
+//   collectives      barrier, allReduce (sum, mean, max, min), allGather and broadcast of numbers and
+//                    tensors on every rank; then allReduce from a per-batch hook during fit, refused
 //   evaluate-on-rank-0  rank 0 alone evaluates, with { distributed: false } and then as a collective
 //                    (which must fail, saying it is one); rank 1 idles
 //   throw-at-step-5  rank 1's hook throws at step 5 and the process stays alive (a service that caught
@@ -101,8 +103,38 @@ async function evaluateOnRankZero(rank: number): Promise<void> {
   console.log(JSON.stringify({ rank, local, error: collective }));
 }
 
+/** The public collectives on each rank, printed; one called inside a training step is refused. */
+async function collectives(rank: number): Promise<void> {
+  const inStep: string[] = [];
+  const probe: Callback = {
+    async postTrainBatch({ globalStep }: BatchResult) {
+      if (globalStep !== 1 || inStep.length > 0) return;
+      inStep.push(await trainer.ranks.allReduce([1]).then(String, (error: Error) => error.message));
+    },
+  };
+  const trainer = distributedTrainer(8, { maxSteps: 2 }, [probe]);
+  await trainer.fit(trainData());
+  const { ranks } = trainer;
+  await ranks.barrier();
+  const tensor = { data: Float32Array.from([rank, rank + 0.5]), shape: [2] };
+  const report = {
+    rank,
+    isMainProcess: ranks.isMainProcess,
+    sum: await ranks.allReduce([rank, 10 * rank]),
+    mean: await ranks.allReduce([rank], 'mean'),
+    max: await ranks.allReduce(tensor, 'max'),
+    min: await ranks.allReduce([rank], 'min'),
+    gathered: await ranks.allGather([rank * 3]),
+    broadcast: await ranks.broadcast(tensor, 1),
+    uneven: await ranks.allGather(new Array(rank + 1).fill(0)).then(String, (error: Error) => error.message),
+    inStep,
+  };
+  console.log(JSON.stringify(report, (_, value) => (value instanceof Float32Array ? Array.from(value) : value)));
+}
+
 async function main(): Promise<void> {
   const mode = process.argv[2] ?? 'train';
+  if (mode === 'collectives') return collectives(Number(process.env.RANK));
   if (mode === 'evaluate-on-rank-0') return evaluateOnRankZero(Number(process.env.RANK));
   const rank = Number(process.env.RANK ?? process.env.SLURM_PROCID); // torchrun's, or a Slurm task's
   const config: Record<string, unknown> = {};
