@@ -473,6 +473,67 @@ describe('exportOnnx: onnxruntime runs the file and gives predict’s outputs', 
     );
   });
 
+  it("a classifier's answers as outputs: probabilities and labels as predictProba and predictLabels give them", async () => {
+    const table = await readCsv(path.join(fixtures, 'tables', 'passengers.csv'));
+    const preprocessor = new TablePreprocessor({
+      numeric: { columns: ['age', 'fare'], impute: 'median' },
+      categorical: { columns: ['sex'], handleUnknown: 'ignore' },
+      target: 'survived',
+    }).fit(table);
+    const trainer = new Trainer({
+      model: nn.sequential(nn.linear(4, 2)),
+      loss: 'cross_entropy',
+      optimizer: 'adamw',
+      config: { seed: 5, numEpochs: 2, batchSize: 8, progressBar: false },
+    });
+    await trainer.fit(Dataset.fromTable(table, preprocessor));
+    const records = [{ age: 8, fare: 30, sex: 'female' }, { age: 60, fare: 5, sex: 'male' }, { sex: 'other' }];
+    const file = path.join(folder, 'table-classes.onnx');
+    await trainer.exportOnnx(file, { includePreprocessing: true, classOutputs: true });
+    const session = await ort.InferenceSession.create(file);
+    const outputs = await session.run({
+      age: new ort.Tensor(
+        'float64',
+        Float64Array.from(records, (record) => record.age ?? NaN),
+        [3],
+      ),
+      fare: new ort.Tensor(
+        'float64',
+        Float64Array.from(records, (record) => record.fare ?? NaN),
+        [3],
+      ),
+      sex: new ort.Tensor(
+        'string',
+        records.map((record) => record.sex),
+        [3],
+      ),
+    });
+    expect(Object.keys(outputs).sort()).to.deep.equal(['label', 'output', 'probabilities']);
+    const probabilities = await trainer.model.predictProba(records);
+    expectClose(
+      { data: outputs.probabilities.data as Float32Array, shape: outputs.probabilities.dims.map(Number) },
+      probabilities,
+      'probabilities',
+      { tolerance: 1e-5 },
+    );
+    expect(Array.from(outputs.label.data as string[])).to.deep.equal(await trainer.model.predictLabels(records));
+    // A model without named classes: the label is the class index.
+    const plain = new Trainer({ model: nn.sequential(nn.linear(3, 4)), loss: 'cross_entropy', optimizer: 'sgd' });
+    const indices = path.join(folder, 'indices.onnx');
+    await plain.exportOnnx(indices, { example: { shape: [2, 3] }, classOutputs: true });
+    const input = Float32Array.from([0.1, -2, 3, 1, 1, 1]);
+    const answered = await (
+      await ort.InferenceSession.create(indices)
+    ).run({ input: new ort.Tensor('float32', input, [2, 3]) });
+    expect(Array.from(answered.label.data as BigInt64Array, Number)).to.deep.equal(
+      await plain.model.predictLabels(input, [2, 3]),
+    );
+    const refused = await rejectionOf(
+      plain.exportOnnx(indices, { example: { shape: [2, 3] }, classOutputs: 'yes' as never }),
+    );
+    expect(refused.message).to.contain('classOutputs must be true or false');
+  });
+
   it('a regression on standardized targets: predict and the file give the target in its own units', async () => {
     const passengers = await readCsv(path.join(fixtures, 'tables', 'passengers.csv'));
     const priced = passengers.withColumn('price', (record) =>

@@ -10,6 +10,7 @@ import { randomTransformsOf } from '../images/image-pipeline';
 import type { SavedTablePreprocessor } from '../preprocessing/table-preprocessor';
 import type { OnnxGraph } from '../onnx-graph';
 import { withTablePreprocessing } from './table-onnx';
+import { withClassOutputs } from './class-outputs-onnx';
 import { optionKeys, refuseUnknownKeys } from '../options/option-keys';
 
 /** Zeros of a shape, as an example input. */
@@ -46,6 +47,12 @@ export interface ExportOnnxOptions {
    * false: the file takes what the model takes.
    */
   includePreprocessing?: boolean;
+  /**
+   * A classifier's answers as outputs too, beside its logits: `probabilities` (float32 [batch, classes],
+   * softmax, as predictProba) and `label` ([batch]: the class names the model was saved with, as strings
+   * or numbers, else class indices, as predictLabels). Default false.
+   */
+  classOutputs?: boolean;
 }
 
 export const ONNX_OPSETS = [17, 18];
@@ -125,6 +132,7 @@ const EXPORT_ONNX_OPTION_KEYS = optionKeys<ExportOnnxOptions>()([
   'opset',
   'dynamicAxes',
   'includePreprocessing',
+  'classOutputs',
 ]);
 
 /** The example by input field, and the native options with every default resolved. */
@@ -135,6 +143,9 @@ export function resolveOnnxExport(
 ): { example: Record<string, TensorData<NumericArray>>; native: NativeOnnxOptions; table?: SavedTablePreprocessor } {
   refuseUnknownKeys(options, EXPORT_ONNX_OPTION_KEYS, 'exportOnnx options');
   const opset = options.opset ?? 17;
+  if (options.classOutputs !== undefined && typeof options.classOutputs !== 'boolean') {
+    throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', 'exportOnnx: classOutputs must be true or false');
+  }
   if (!ONNX_OPSETS.includes(opset)) {
     throw firebrandError(
       'ERR_FIREBRAND_INVALID_ARGUMENT',
@@ -186,8 +197,10 @@ export async function writeOnnxFile(
   graph: OnnxGraph,
   graphName: string,
   table?: SavedTablePreprocessor,
+  classes?: { names: (string | number)[] | undefined },
 ): Promise<void> {
-  const whole = table === undefined ? graph : withTablePreprocessing(graph, table);
+  const preprocessed = table === undefined ? graph : withTablePreprocessing(graph, table);
+  const whole = classes === undefined ? preprocessed : withClassOutputs(preprocessed, classes.names);
   const bytes = encodeOnnxModel(whole, graphName);
   await writeWhole(file, bytes).catch((error: Error) => {
     throw firebrandError('ERR_FIREBRAND_FILE', `exportOnnx: cannot write ${file} (${error.message})`);

@@ -340,7 +340,8 @@ export class Model {
    */
   async exportOnnx(file: string, options: ExportOnnxOptions = {}): Promise<void> {
     const { example, native, table } = resolveOnnxExport(options, this.context.inputFields, this.preprocessing);
-    await writeOnnxFile(file, await this.native.exportOnnx(example, native), 'firebrand', table);
+    const classes = options.classOutputs === true ? { names: this.classes } : undefined;
+    await writeOnnxFile(file, await this.native.exportOnnx(example, native), 'firebrand', table, classes);
   }
 
   /**
