@@ -11,6 +11,7 @@ export type {
   DatasetSplitOptions,
   SplitKey,
   IdxOptions,
+  SampleWeightOptions,
 } from './data/dataset-options';
 export { transforms } from './data/transforms';
 export { BatchLoader } from './data/batch-loader';

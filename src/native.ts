@@ -227,6 +227,8 @@ export interface NativeDataset {
   /** The same samples with these fields in place of their own (or beside them). */
   withFields(fields: Record<string, TensorData<NumericArray>>): NativeDataset;
   withTransforms(transforms: (OptionFields & { name: string })[]): NativeDataset;
+  /** weights undefined: 'balanced' (1 / each sample's class count). */
+  withSampleWeights(weights: number[] | undefined, numSamples: number, replacement: boolean): NativeDataset;
   loader(options: NativeLoaderRequest): NativeLoader;
 }
 

@@ -33,7 +33,8 @@ void DatasetWrap::Export(Napi::Env env, Napi::Object exports) {
        InstanceMethod<&DatasetWrap::Slice>("slice"), InstanceMethod<&DatasetWrap::Fields>("fields"),
        InstanceMethod<&DatasetWrap::BatchOrder>("batchOrder"), InstanceMethod<&DatasetWrap::Split>("split"),
        InstanceMethod<&DatasetWrap::Select>("select"), InstanceMethod<&DatasetWrap::WithFields>("withFields"),
-       InstanceMethod<&DatasetWrap::WithTransforms>("withTransforms"), InstanceMethod<&DatasetWrap::Loader>("loader")});
+       InstanceMethod<&DatasetWrap::WithTransforms>("withTransforms"), InstanceMethod<&DatasetWrap::Loader>("loader"),
+       InstanceMethod<&DatasetWrap::WithSampleWeights>("withSampleWeights")});
   addonData(env).dataset = Napi::Persistent(cls);
   exports.Set("NativeDataset", cls);
 }
@@ -266,11 +267,29 @@ Napi::Value DatasetWrap::WithTransforms(const Napi::CallbackInfo& info) {
   });
 }
 
+// (weights: Float64Array | undefined ('balanced'), numSamples, replacement) -> a dataset drawn by weight in training.
+Napi::Value DatasetWrap::WithSampleWeights(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  return guard(env, [&]() -> Napi::Value {
+    at::Tensor weights;
+    if (!info[0].IsUndefined()) {
+      const std::vector<double> values = toNumbers(info[0], "withSampleWeights weights");
+      weights = at::tensor(values, at::TensorOptions().dtype(at::kDouble));
+    }
+    const int64_t numSamples = toInteger(info[1], "withSampleWeights numSamples", 1);
+    const bool replacement = info[2].ToBoolean();
+    auto data =
+        std::make_shared<const TensorDataset>(dataset_.data->withSampleWeights(weights, numSamples, replacement));
+    return NewInstance(env, {std::move(data), dataset_.transforms});
+  });
+}
+
 Napi::Value DatasetWrap::BatchOrder(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   return guard(env, [&]() -> Napi::Value {
     const Napi::Object options = toObject(info[0], "batchOrder options");
-    const BatchSampler sampler(dataset_.data->size(), toSamplerOptions(options, "batchOrder options"),
+    const BatchSampler sampler(dataset_.data->size(),
+                               dataset_.data->trainingSampler(toSamplerOptions(options, "batchOrder options")),
                                toInteger(options.Get("epoch"), "batchOrder options.epoch", 0));
     auto batches = Napi::Array::New(env, sampler.batchCount());
     for (int64_t b = 0; b < sampler.batchCount(); ++b) {
@@ -342,9 +361,10 @@ Napi::Value DatasetWrap::Loader(const Napi::CallbackInfo& info) {
     const Napi::Object options = toObject(info[0], "loader options");
     const EpochSegment segment = toEpochSegment(options);
     return LoaderWrap::NewInstance(
-        env, std::make_shared<DatasetLoader>(dataset_.data, *dataset_.transforms,
-                                             toSamplerOptions(options, "loader options"), segment.epoch,
-                                             segment.startBatch, toLoaderOptions(options, "loader options")));
+        env,
+        std::make_shared<DatasetLoader>(dataset_.data, *dataset_.transforms,
+                                        dataset_.data->trainingSampler(toSamplerOptions(options, "loader options")),
+                                        segment.epoch, segment.startBatch, toLoaderOptions(options, "loader options")));
   });
 }
 

@@ -45,6 +45,7 @@ class DatasetWrap : public Napi::ObjectWrap<DatasetWrap> {
   Napi::Value Slice(const Napi::CallbackInfo& info);
   Napi::Value Fields(const Napi::CallbackInfo& info);
   Napi::Value BatchOrder(const Napi::CallbackInfo& info);
+  Napi::Value WithSampleWeights(const Napi::CallbackInfo& info);
   Napi::Value Split(const Napi::CallbackInfo& info);
   Napi::Value Select(const Napi::CallbackInfo& info);
   Napi::Value WithFields(const Napi::CallbackInfo& info);

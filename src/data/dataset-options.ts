@@ -1,5 +1,6 @@
 // What Dataset's readers, split and batch order take: their options and sources.
 import type { NumericArray, TensorFields } from '../native';
+import { optionKeys } from '../options/option-keys';
 import type { SplitFractions } from '../tables/split-fractions';
 
 export interface IdxOptions {
@@ -67,3 +68,13 @@ export interface ArrayDatasetSource {
   /** Full shape of the targets, samples first. Default [targets.length]. */
   targetShape?: number[];
 }
+
+/** Dataset.withSampleWeights' options (torch.utils.data.WeightedRandomSampler's num_samples, replacement). */
+export interface SampleWeightOptions {
+  /** Samples each training epoch draws. Default the dataset's size. */
+  numSamples?: number;
+  /** Whether a sample may be drawn more than once in an epoch. Default true. */
+  replacement?: boolean;
+}
+
+export const SAMPLE_WEIGHT_OPTION_KEYS = optionKeys<SampleWeightOptions>()(['numSamples', 'replacement']);

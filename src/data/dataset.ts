@@ -38,10 +38,13 @@ import type {
   CsvOptions,
   DatasetSplitOptions,
   IdxOptions,
+  SampleWeightOptions,
 } from './dataset-options';
+import { SAMPLE_WEIGHT_OPTION_KEYS } from './dataset-options';
+import { refuseUnknownKeys } from '../options/option-keys';
 import { splitKeyValues } from './split-keys';
 import type { HuggingFaceTokenizer } from '../text/huggingface-tokenizer';
-import { readRows, resolveSftOptions, sftFields, type SftOptions, type SftRow } from '../text/sft-rows';
+import { sftDatasetFields, type SftOptions, type SftRow } from '../text/sft-rows';
 
 /** The parts of Dataset.split, by position ([train, validation]) and by name. */
 export type DatasetSplit = [Dataset, Dataset] & { train: Dataset; validation: Dataset };
@@ -210,19 +213,7 @@ export class Dataset {
     tokenizer: HuggingFaceTokenizer,
     options: SftOptions = {},
   ): Promise<Dataset> {
-    const resolved = resolveSftOptions(options);
-    const files =
-      typeof source === 'string' ? [source] : source.every((item) => typeof item === 'string') ? source : [];
-    const rows = files.length > 0 ? await readRows(files as string[]) : (source as SftRow[]);
-    const name = files.length > 0 ? files.join(', ') : 'rows';
-    const { fields, dropped } = sftFields(rows, tokenizer, resolved, name);
-    if (dropped.length > 0) {
-      process.emitWarning(
-        `Dataset.fromSft(${name}): ${dropped.length} of ${rows.length} rows have no target the loss counts (after truncation to ${resolved.maxLength} tokens) and were dropped: rows ${dropped.slice(0, 10).join(', ')}${dropped.length > 10 ? ', ...' : ''}`,
-        { code: 'FIREBRAND_SFT_DROPPED_ROWS' },
-      );
-    }
-    return Dataset.fromFields(fields);
+    return Dataset.fromFields(await sftDatasetFields(source, tokenizer, options));
   }
 
   /**
@@ -282,6 +273,20 @@ export class Dataset {
       ),
       this.preprocessing,
     );
+  }
+
+  /**
+   * The same samples, each training epoch drawn as torch's WeightedRandomSampler draws them: `numSamples`
+   * (default the dataset's size) indices, each picked with probability proportional to its weight (one per
+   * sample; 'balanced': 1 / the count of its target class), with replacement unless `replacement: false`,
+   * from a generator seeded seed + epoch. It replaces shuffling; with several ranks the draw is sharded as
+   * DistributedSampler shards a permutation. Evaluation still reads every sample once.
+   */
+  withSampleWeights(weights: ArrayLike<number> | 'balanced', options: SampleWeightOptions = {}): Dataset {
+    refuseUnknownKeys(options, SAMPLE_WEIGHT_OPTION_KEYS, 'withSampleWeights options');
+    const given = weights === 'balanced' ? undefined : Array.from(weights);
+    const drawn = this.native.withSampleWeights(given, options.numSamples ?? this.length, options.replacement ?? true);
+    return new Dataset(drawn, this.preprocessing);
   }
 
   /**

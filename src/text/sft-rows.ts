@@ -225,3 +225,26 @@ export function sftFields(
   };
   return { fields, dropped };
 }
+
+/**
+ * Dataset.fromSft's fields: the rows of `source` (files, or rows in memory) labelled and padded (or packed),
+ * rows with no counted target dropped with a warning (FIREBRAND_SFT_DROPPED_ROWS).
+ */
+export async function sftDatasetFields(
+  source: string | string[] | SftRow[],
+  tokenizer: HuggingFaceTokenizer,
+  options: SftOptions,
+): Promise<TensorFields> {
+  const resolved = resolveSftOptions(options);
+  const files = typeof source === 'string' ? [source] : source.every((item) => typeof item === 'string') ? source : [];
+  const rows = files.length > 0 ? await readRows(files as string[]) : (source as SftRow[]);
+  const name = files.length > 0 ? files.join(', ') : 'rows';
+  const { fields, dropped } = sftFields(rows, tokenizer, resolved, name);
+  if (dropped.length > 0) {
+    process.emitWarning(
+      `Dataset.fromSft(${name}): ${dropped.length} of ${rows.length} rows have no target the loss counts (after truncation to ${resolved.maxLength} tokens) and were dropped: rows ${dropped.slice(0, 10).join(', ')}${dropped.length > 10 ? ', ...' : ''}`,
+      { code: 'FIREBRAND_SFT_DROPPED_ROWS' },
+    );
+  }
+  return fields;
+}

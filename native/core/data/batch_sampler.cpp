@@ -12,8 +12,9 @@ int64_t shardSize(int64_t datasetSize, const SamplerOptions& options) {
     throw InvalidArgument("sampler: rank " + std::to_string(options.rank) +
                           " must be in [0, worldSize) with worldSize " + std::to_string(options.worldSize) + " >= 1");
   }
-  if (!options.evenShards) return (datasetSize - options.rank + options.worldSize - 1) / options.worldSize;
-  return (datasetSize + options.worldSize - 1) / options.worldSize;
+  const int64_t epochSize = options.weights ? options.weights->numSamples : datasetSize;
+  if (!options.evenShards) return (epochSize - options.rank + options.worldSize - 1) / options.worldSize;
+  return (epochSize + options.worldSize - 1) / options.worldSize;
 }
 
 int64_t batchCount(int64_t datasetSize, const SamplerOptions& options) {
@@ -34,17 +35,21 @@ BatchSampler::BatchSampler(int64_t datasetSize, const SamplerOptions& options, i
     : batchSize_(options.batchSize), batchCount_(firebrand::batchCount(datasetSize, options)) {
   const auto longs = at::TensorOptions().dtype(at::kLong);
   at::Tensor order;
-  if (options.shuffle) {
-    at::Generator generator = at::detail::createCPUGenerator(options.seed + static_cast<uint64_t>(epoch));
+  at::Generator generator = at::detail::createCPUGenerator(options.seed + static_cast<uint64_t>(epoch));
+  if (options.weights) {
+    order =
+        at::multinomial(options.weights->weights, options.weights->numSamples, options.weights->replacement, generator);
+  } else if (options.shuffle) {
     order = at::randperm(datasetSize, generator, longs);
   } else {
     order = at::arange(datasetSize, longs);
   }
+  const int64_t epochSize = order.size(0);
   if (options.worldSize > 1 && !options.evenShards) {
-    order = order.slice(0, options.rank, datasetSize, options.worldSize);
+    order = order.slice(0, options.rank, epochSize, options.worldSize);
   } else if (options.worldSize > 1) {
     const int64_t total = shardSize(datasetSize, options) * options.worldSize;
-    const int64_t copies = (total + datasetSize - 1) / datasetSize;
+    const int64_t copies = (total + epochSize - 1) / epochSize;
     order = order.repeat({copies}).narrow(0, 0, total).slice(0, options.rank, total, options.worldSize);
   }
   order = order.contiguous();

@@ -5,13 +5,27 @@
 // is padded by repeating its start to a multiple of worldSize, and rank r
 // takes every worldSize-th sample from position r. Without evenShards
 // (evaluation) nothing is repeated: ranks get every sample once, some one less.
+// With sample weights (a training dataset's), the epoch is
+// torch.utils.data.WeightedRandomSampler's draw instead of a permutation:
+// multinomial(weights, numSamples, replacement) with that generator, sharded
+// the same way.
 #pragma once
+#include <ATen/core/Tensor.h>
 #include <c10/util/ArrayRef.h>
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace firebrand {
+
+// WeightedRandomSampler's arguments: a float64 weight per sample, the samples an epoch draws, and whether
+// a sample may be drawn again.
+struct SampleWeights {
+  at::Tensor weights;
+  int64_t numSamples = 0;
+  bool replacement = true;
+};
 
 struct SamplerOptions {
   int64_t batchSize = 0;  // always given: config-schema.ts owns the default
@@ -21,6 +35,7 @@ struct SamplerOptions {
   int64_t rank = 0;
   int64_t worldSize = 1;
   bool evenShards = true;
+  std::shared_ptr<const SampleWeights> weights;  // a training dataset's; replaces shuffling
 };
 
 // Samples one rank sees per epoch.

@@ -101,6 +101,42 @@ TensorDataset TensorDataset::withFields(const TensorDict& replaced) const {
   return images_ ? TensorDataset(std::move(fields), *images_) : TensorDataset(std::move(fields));
 }
 
+TensorDataset TensorDataset::withSampleWeights(const at::Tensor& given, int64_t numSamples, bool replacement) const {
+  at::Tensor weights = given;
+  if (!weights.defined()) {
+    // 'balanced': each sample weighs 1 / the count of its class, so that every class is drawn as often.
+    const at::Tensor labels = targets().reshape({size_, -1}).select(1, 0).to(at::kLong);
+    if (targets().is_floating_point() || labels.min().item<int64_t>() < 0) {
+      throw InvalidArgument("withSampleWeights('balanced'): the targets must be class indices (whole numbers >= 0)");
+    }
+    weights = at::bincount(labels).to(at::kDouble).reciprocal().index_select(0, labels);
+  }
+  weights = weights.to(at::kDouble).contiguous();
+  if (weights.dim() != 1 || weights.size(0) != size_) {
+    throw ShapeMismatch("withSampleWeights: weights must hold one number per sample (" + std::to_string(size_) +
+                        "), got " + std::to_string(weights.numel()));
+  }
+  if (!weights.isfinite().all().item<bool>() || (weights < 0).any().item<bool>() || weights.sum().item<double>() <= 0) {
+    throw InvalidArgument("withSampleWeights: weights must be finite and >= 0, and not all 0");
+  }
+  const int64_t drawable = weights.gt(0).sum().item<int64_t>();
+  if (numSamples < 1 || (!replacement && numSamples > drawable)) {
+    throw InvalidArgument("withSampleWeights: numSamples must be at least 1" +
+                          (replacement ? std::string()
+                                       : " and, without replacement, at most the " + std::to_string(drawable) +
+                                             " samples of weight > 0") +
+                          ", got " + std::to_string(numSamples));
+  }
+  TensorDataset weighted = *this;
+  weighted.sampleWeights_ = std::make_shared<const SampleWeights>(SampleWeights{weights, numSamples, replacement});
+  return weighted;
+}
+
+SamplerOptions TensorDataset::trainingSampler(SamplerOptions sampler) const {
+  sampler.weights = sampleWeights_;
+  return sampler;
+}
+
 std::pair<TensorDataset, TensorDataset> TensorDataset::randomSplit(std::array<double, 2> fractions,
                                                                    uint64_t seed) const {
   for (const double fraction : fractions) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/data/batch.h"
+#include "core/data/batch_sampler.h"
 #include "core/data/image_files.h"
 
 namespace firebrand {
@@ -34,6 +35,11 @@ class TensorDataset {
   TensorDataset withImageTransforms(ImageTransforms transforms) const;
   // The same samples with `replaced` fields (each holding every sample) in place of their own or beside them.
   TensorDataset withFields(const TensorDict& replaced) const;
+  // The same samples, a training epoch drawing them as WeightedRandomSampler does: `weights` (one per
+  // sample, finite, >= 0, not all 0) or, undefined, each sample 1 / its target class's count ('balanced').
+  TensorDataset withSampleWeights(const at::Tensor& weights, int64_t numSamples, bool replacement) const;
+  // `sampler` for a training epoch over this dataset: with its sample weights, if it has some.
+  SamplerOptions trainingSampler(SamplerOptions sampler) const;
   // The field `name`, or an error naming the dataset's fields.
   const at::Tensor& field(const std::string& name) const;
   const at::Tensor& inputs() const { return field(kInputField); }
@@ -60,6 +66,7 @@ class TensorDataset {
 
   TensorDict fields_;
   std::shared_ptr<const ImageFiles> images_;
+  std::shared_ptr<const SampleWeights> sampleWeights_;
   int64_t size_ = 0;
 };
 

@@ -90,7 +90,8 @@ SamplerOptions TrainingEngine::rankSampler(const SamplerOptions& sampler) const 
 TrainingEngine::FitPlan TrainingEngine::beginFit(const TensorDataset& data, const FitOptions& options,
                                                  int64_t numEpochs, std::optional<int64_t> maxSteps) {
   if (loss_ && loss_->balancesClasses()) loss_->balanceClasses(data.targets());
-  return beginFit(batchCount(data.size(), rankSampler(options.sampler)), options, numEpochs, maxSteps, true);
+  return beginFit(batchCount(data.size(), rankSampler(data.trainingSampler(options.sampler))), options, numEpochs,
+                  maxSteps, true);
 }
 
 TrainingEngine::FitPlan TrainingEngine::beginFit(std::optional<int64_t> batchesPerEpoch, const FitOptions& options,
@@ -148,7 +149,8 @@ EpochResult TrainingEngine::trainEpoch(std::shared_ptr<const TensorDataset> data
                                        const EpochSegment& segment, const ReportSink& report,
                                        const BatchHook& batchHook) {
   if (!fit_) throw InvalidState("trainEpoch: call beginFit first, to plan the learning-rate schedule");
-  DatasetLoader loader(std::move(dataset), transforms, rankSampler(fit_->sampler), segment.epoch, segment.startBatch,
+  const SamplerOptions sampler = rankSampler(dataset->trainingSampler(fit_->sampler));
+  DatasetLoader loader(std::move(dataset), transforms, sampler, segment.epoch, segment.startBatch,
                        loaderOptions(fit_->loader));
   return trainEpoch(loader, segment, report, batchHook);
 }
