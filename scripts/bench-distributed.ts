@@ -5,13 +5,18 @@
 // steps/s, samples/s and the scaling efficiency, samples/s(2) / (2 x samples/s(1)).
 // A third run, two independent 1-rank processes at once (no communication),
 // shows what the machine's cores give two processes, so that the cost of DDP
-// itself can be told from contention for the cores.
+// itself can be told from contention for the cores. PyTorch's DDP on the same
+// workload under its torchrun (scripts/bench/ddp_torch.py, BENCH_PYTHON's
+// torch) runs in alternating rounds with firebrand's 2 ranks (BENCH_ROUNDS,
+// default 3; medians), where that Python has torch.distributed.
 import { spawn, spawnSync } from 'node:child_process';
 import path from 'node:path';
 
 import { Dataset, nn, Trainer } from '../src';
 
 const STEPS = Number(process.env.BENCH_STEPS ?? 300);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const PYTHON = process.env.BENCH_PYTHON ?? '/usr/bin/python3';
 const BATCH = 64;
 
 interface Rate {
@@ -54,6 +59,23 @@ function twoRanks(): Rate {
   return JSON.parse(line.slice('[rank 0] '.length)) as Rate;
 }
 
+/** PyTorch's DDP on 2 ranks under torchrun, or why it cannot run here. */
+function torchDdp(): Rate | string {
+  // torch 1.13 on Python 3.11 needs --redirects/--tee given (their default fails to parse there).
+  const script = path.join(__dirname, '..', '..', 'scripts', 'bench', 'ddp_torch.py');
+  const args = ['-m', 'torch.distributed.run', '--redirects', '2', '--tee', '2', '--nproc_per_node', '2'];
+  const run = spawnSync(PYTHON, [...args, '--master_port', '29614', script, String(STEPS)], { encoding: 'utf8' });
+  const line = run.stdout.split('\n').find((text) => text.startsWith('{') || /\]:\{/.test(text));
+  if (run.status !== 0 || line === undefined) return (run.stderr.trim().split('\n').at(-1) ?? 'failed').slice(0, 200);
+  return JSON.parse(line.slice(line.indexOf('{'))) as Rate;
+}
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+const medianRate = (rates: Rate[]): Rate => ({
+  stepsPerSecond: median(rates.map((rate) => rate.stepsPerSecond)),
+  samplesPerSecond: median(rates.map((rate) => rate.samplesPerSecond)),
+});
+
 /** Two 1-rank processes at the same time: their summed rate. */
 async function twoIndependentProcesses(): Promise<Rate> {
   const run = () =>
@@ -78,15 +100,36 @@ async function main(): Promise<void> {
     return;
   }
   const one = await measure();
-  const two = twoRanks();
+  const ours: Rate[] = [];
+  const theirs: Rate[] = [];
+  let torchMissing: string | undefined;
+  for (let round = 0; round < ROUNDS; round++) {
+    ours.push(twoRanks());
+    const torch = torchMissing === undefined ? torchDdp() : torchMissing;
+    if (typeof torch === 'string') torchMissing = torch;
+    else theirs.push(torch);
+  }
+  const two = medianRate(ours);
   const apart = await twoIndependentProcesses();
   const efficiency = (rate: Rate) => `${((100 * rate.samplesPerSecond) / (2 * one.samplesPerSecond)).toFixed(0)}%`;
   const row = (name: string, rate: Rate, note: string) =>
-    `${name.padEnd(34)} ${rate.stepsPerSecond.toFixed(1).padStart(8)} ${rate.samplesPerSecond.toFixed(0).padStart(10)}  ${note}`;
+    `${name.padEnd(42)} ${rate.stepsPerSecond.toFixed(1).padStart(8)} ${rate.samplesPerSecond.toFixed(0).padStart(10)}  ${note}`;
   console.log(`MLP 784-512-512-10, batch ${BATCH} per rank, SGD, ${STEPS} steps, 1 thread per rank, Gloo on 127.0.0.1`);
-  console.log(`${''.padEnd(34)} ${'steps/s'.padStart(8)} ${'samples/s'.padStart(10)}  scaling efficiency`);
+  console.log(`${''.padEnd(42)} ${'steps/s'.padStart(8)} ${'samples/s'.padStart(10)}  scaling efficiency`);
   console.log(row('1 rank x 1 thread', one, '-'));
-  console.log(row('2 ranks x 1 thread (DDP)', two, efficiency(two)));
+  console.log(row(`2 ranks x 1 thread (DDP, median of ${ROUNDS})`, two, efficiency(two)));
+  if (theirs.length > 0) {
+    const torch = medianRate(theirs);
+    console.log(
+      row(
+        'PyTorch DDP, 2 ranks (torchrun)',
+        torch,
+        `${efficiency(torch)}; firebrand ${(two.stepsPerSecond / torch.stepsPerSecond).toFixed(2)}x`,
+      ),
+    );
+  } else {
+    console.log(`PyTorch DDP: skipped (${PYTHON}: ${torchMissing})`);
+  }
   console.log(row('2 lone processes x 1 thread, no DDP', apart, `${efficiency(apart)} (the cores' ceiling)`));
   console.log(
     `DDP's own cost: ${(100 * (1 - two.samplesPerSecond / apart.samplesPerSecond)).toFixed(0)}% of the ceiling's samples/s`,
