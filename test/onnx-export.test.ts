@@ -643,7 +643,7 @@ describe('exportOnnx: onnxruntime runs the file and gives predict’s outputs', 
       console.log(`      skipped: ${python} has no onnx module (apt-get install python3-onnx)`);
       this.skip();
     }
-    expect(written.length, 'files the tests above wrote').to.equal(23);
+    expect(written.length, 'files the tests above wrote').to.equal(24);
     const cases = path.join(folder, 'cases.json');
     fs.writeFileSync(
       cases,
