@@ -459,7 +459,9 @@ describe('distributed data parallel (2 ranks, Gloo on 127.0.0.1)', function () {
 
   it('refuses a second process started with the same RANK, while the run goes on', async () => {
     const port = await freePort();
-    const runs = await Promise.all([0, 1, 1].map((rank) => startRank(rank, port, 'train').finished));
+    // A run that lasts (0.25 s a step), so that the second RANK=1 reaches the store while rank 0 serves it (a
+    // late one would find rank 0 gone: a finished run, not a duplicate).
+    const runs = await Promise.all([0, 1, 1].map((rank) => startRank(rank, port, 'train-slowly').finished));
     const refused = runs.filter((run) => run.report?.error !== undefined);
     expect(refused.map((run) => run.report?.rank)).to.deep.equal([1]);
     expect(refused[0].report?.error?.message).to.contain(

@@ -6,6 +6,7 @@
 //                    in (with a progress bar), argv[4] (optional) maxSteps
 //   train-own-volume as train, each rank with its own outputDir (argv[3] for rank 0, argv[3]-rank<R> for the
 //                    others): a volume per pod, where only rank 0's holds the checkpoints
+//   train-slowly     as train, each step 0.25 s longer (a run that lasts while late processes come)
 //   train-module     train the same MLP written as a TypeScript module (BlobMlp)
 //   train-llama      fine-tune the tiny pretrained Llama of test/fixtures/pretrained/llama (AdamW)
 //   train-llama-masked  the same on targets partly ignored (-100), 2 micro-batches per step
@@ -149,7 +150,14 @@ async function main(): Promise<void> {
     });
   }
   if (process.argv[4] !== undefined) config.maxSteps = Number(process.argv[4]);
-  const healthy = ['train', 'train-own-volume', 'train-module', 'train-llama', 'train-llama-masked'].includes(mode);
+  const healthy = [
+    'train',
+    'train-own-volume',
+    'train-slowly',
+    'train-module',
+    'train-llama',
+    'train-llama-masked',
+  ].includes(mode);
   // A dead rank must fail the others at once, long before a timeout; a hung one by its timeout.
   if (!healthy) config.distributed = { timeout: ['hang-at-step-5', 'stop-at-step-5'].includes(mode) ? 3 : 60 };
   const faulty: Callback = {
@@ -161,7 +169,8 @@ async function main(): Promise<void> {
       await new Promise((resolve) => setTimeout(resolve, 60_000));
     },
   };
-  const faults = !healthy && rank === 1 ? [faulty] : [];
+  const slowly: Callback = { postTrainBatch: () => new Promise((resolve) => setTimeout(resolve, 250)) };
+  const faults = !healthy && rank === 1 ? [faulty] : mode === 'train-slowly' ? [slowly] : [];
   const llama = mode.startsWith('train-llama');
   const masked = mode === 'train-llama-masked';
   const trainer = llama
