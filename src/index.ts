@@ -108,6 +108,7 @@ export { JsonLinesLogger } from './logging/jsonl-logger';
 export type { Logger, ScalarMetrics } from './logging/logger';
 export { TensorBoardLogger } from './logging/tensorboard/tensorboard-logger';
 export { ProgressBar } from './progress/progress-bar';
+export { writeReport, type ReportOptions } from './report/write-report';
 export type { ProgressBarOptions, ProgressStream } from './progress/progress-bar';
 export { manualSeed, runtimeInfo, setNumThreads, useDeterministicAlgorithms } from './runtime';
 export type { RuntimeInfo } from './runtime';

@@ -2,16 +2,15 @@
 // server, run by onnxruntime-web in Debian's headless Chromium; its logits
 // must be predict's for the pixels the page read.
 import { expect } from 'chai';
-import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
 import { servePage, trainAndExport } from '../examples/browser/serve';
 import { expectClose } from './support/expect-close';
+import { chromium, loadPage } from './support/headless-chromium';
 
 const dataDir = process.env.FASHION_MNIST_DIR ?? '/usr/share/datasets/fashion-mnist';
-const chromium = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((file) => fs.existsSync(file));
 
 describe('examples/browser: onnxruntime-web in headless Chromium', function () {
   this.timeout(600_000);
@@ -30,26 +29,10 @@ describe('examples/browser: onnxruntime-web in headless Chromium', function () {
     const server = await servePage(folder);
     try {
       const screenshot = process.env.FIREBRAND_SCREENSHOT ?? path.join(folder, 'page.png');
-      // Asynchronously: the page's server answers from this process's event loop.
-      const run = await new Promise<{ stdout: string; stderr: string; status: number | null }>((resolve) => {
-        execFile(
-          chromium as string,
-          [
-            '--headless',
-            '--no-sandbox',
-            '--disable-gpu',
-            '--disable-dev-shm-usage',
-            `--user-data-dir=${path.join(folder, 'profile')}`,
-            '--virtual-time-budget=30000',
-            '--window-size=900,560',
-            `--screenshot=${screenshot}`,
-            '--dump-dom',
-            `${server.url}?image=sample.png`,
-          ],
-          { encoding: 'utf8', timeout: 300_000, maxBuffer: 1 << 26 },
-          (error, stdout, stderr) => resolve({ stdout, stderr, status: error ? (error.code as number) : 0 }),
-        );
-      });
+      const run = await loadPage(`${server.url}?image=sample.png`, folder, [
+        '--window-size=900,560',
+        `--screenshot=${screenshot}`,
+      ]);
       const json = /<pre id="result"[^>]*>([^<]*)<\/pre>/.exec(run.stdout)?.[1];
       expect(json, `Chromium printed no result (status ${run.status}): ${run.stderr.slice(-2000)}`).to.be.a('string');
       const result = JSON.parse((json as string).replace(/&amp;/g, '&')) as {

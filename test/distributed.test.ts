@@ -262,7 +262,7 @@ describe('distributed data parallel (2 ranks, Gloo on 127.0.0.1)', function () {
       expect(first.stdout).to.match(/^\[rank 0\] epoch 1\/3 step \d+\/16/m);
       expect(first.stdout).to.not.match(/^\[rank 1\] epoch/m);
       const logLines = fs
-        .readFileSync(path.join(outputDir, 'logs', 'metrics.jsonl'), 'utf8')
+        .readFileSync(path.join(outputDir, 'logs', 'version_0', 'metrics.jsonl'), 'utf8')
         .trim()
         .split('\n');
       const loggedSteps = logLines
@@ -275,6 +275,8 @@ describe('distributed data parallel (2 ranks, Gloo on 127.0.0.1)', function () {
       expect(new Set(loggedSteps).size).to.equal(loggedSteps.length);
       const resumed = runLaunch(await freePort(), ['--nproc-per-node', '2'], ['train', outputDir]);
       expect(resumed.status, resumed.stderr).to.equal(0);
+      // The resumed run logs beside the first, and rank 1 claims no folder of its own.
+      expect(fs.readdirSync(path.join(outputDir, 'logs')).sort()).to.deep.equal(['version_0', 'version_1']);
       const ranks = reports(resumed.stdout);
       for (const rank of ranks) expect(maxAbsDifference(rank.weights ?? {}, single.weights)).to.be.at.most(1e-5);
       // One process cannot continue a 2-rank run's batch order.

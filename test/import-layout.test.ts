@@ -21,7 +21,7 @@ const layers: (string | string[])[][] = [
   ['data', 'export'],
   ['inference'],
   [['training', 'callbacks', 'logging', 'progress']],
-  ['serving'],
+  ['serving', 'report'],
   ['cli'],
 ];
 /** Each folder's layer, and its room's name (its first folder). */

@@ -91,7 +91,7 @@ describe('loggers', () => {
       { loggers: [custom] },
     );
     await trainer.fit(blobDataset(64), { evalData: blobDataset(32, 4, 2) });
-    const logs = path.join(outputDir, 'logs');
+    const logs = path.join(outputDir, 'logs', 'version_0');
 
     const [header, ...rows] = fs.readFileSync(path.join(logs, 'metrics.csv'), 'utf8').trim().split('\n');
     const columns = header.split(',');

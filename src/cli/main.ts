@@ -2,6 +2,7 @@
 // The firebrand command line: `firebrand <command> ...`.
 import { runDoctor } from './doctor-command';
 import { LAUNCH_USAGE, parseLaunchArguments, runLaunch } from './launch-command';
+import { parseReportArguments, REPORT_USAGE, runReport } from './report-command';
 import { parseServeArguments, runServe, SERVE_USAGE } from './serve-command';
 import { parseTrainArguments, runTrain, trainHelp } from './train-command';
 import { UsageError } from './usage-error';
@@ -13,6 +14,7 @@ Commands:
   train <run.json> [--set key=value ...]   train from a run file (firebrand train --help)
   launch --nproc-per-node N script.js ...  start N ranks of a script, as torchrun (firebrand launch --help)
   serve MODEL_DIR [--port N] [--host H]   an OpenAI-compatible server over a language model (firebrand serve --help)
+  report OUTPUT_DIR [...]                  an HTML page of runs' curves and metrics (firebrand report --help)
   doctor                                   what this install runs on, and a one-step training smoke test
 `;
 
@@ -37,8 +39,15 @@ async function main(args: string[]): Promise<number> {
     else await runServe(options, (text) => process.stdout.write(text));
     return 0;
   }
+  if (command === 'report') {
+    const options = parseReportArguments(rest);
+    if (options === undefined) process.stdout.write(`${REPORT_USAGE}\n`);
+    else await runReport(options, (text) => process.stdout.write(text));
+    return 0;
+  }
   if (command !== 'train') {
-    throw new UsageError(`unknown command '${command}'${didYouMean(command, ['train', 'launch', 'serve', 'doctor'])}`);
+    const commands = ['train', 'launch', 'serve', 'report', 'doctor'];
+    throw new UsageError(`unknown command '${command}'${didYouMean(command, commands)}`);
   }
   const parsed = parseTrainArguments(rest);
   if (parsed === undefined) {

@@ -11,7 +11,7 @@ import { loadPretrainedModel, resolvePretrainedSource } from '../serving/pretrai
 import { serve } from '../serving/openai-server';
 import type { ServeOptions } from '../serving/serve-options';
 import { HuggingFaceTokenizer } from '../text/huggingface-tokenizer';
-import { didYouMean } from '../options/closest-match';
+import { type FlagSetters, integerFlag, parseFlags } from './command-flags';
 import { UsageError } from './usage-error';
 
 export const SERVE_USAGE = `Usage: firebrand serve MODEL_DIR [options]
@@ -44,18 +44,10 @@ export interface ServeCommand {
   server: ServeOptions;
 }
 
-function integerFlag(flag: string, text: string | undefined, min: number): number {
-  const value = Number(text);
-  if (text === undefined || !Number.isInteger(value) || value < min) {
-    throw new UsageError(`${flag}: expected an integer >= ${min}, got ${text ?? 'nothing'}`);
-  }
-  return value;
-}
-
 type Parsed = Partial<ServeCommand> & { server: ServeOptions };
 
 /** Each flag, and what its value sets. */
-const FLAGS: Record<string, (command: Parsed, value: () => string, flag: string) => void> = {
+const FLAGS: FlagSetters<Parsed> = {
   '--host': (command, value) => (command.server.host = value()),
   '--port': (command, value, flag) => (command.server.port = integerFlag(flag, value(), 0)),
   '--adapter': (command, value) => (command.adapter = value()),
@@ -73,24 +65,12 @@ const FLAGS: Record<string, (command: Parsed, value: () => string, flag: string)
 /** serve's arguments; undefined means --help. */
 export function parseServeArguments(args: string[]): ServeCommand | undefined {
   const command: Parsed = { server: {} };
-  for (let i = 0; i < args.length; i++) {
-    const [flag, inline] = args[i].split(/=(.*)/s, 2);
-    const value = () => {
-      const given = inline ?? args[++i];
-      if (given === undefined || given === '') throw new UsageError(`${flag}: expected a value`);
-      return given;
-    };
-    if (flag === '--help' || flag === '-h') return undefined;
-    if (!flag.startsWith('-')) {
-      if (command.folder !== undefined) throw new UsageError(`serve: one MODEL_DIR, got ${command.folder} and ${flag}`);
-      command.folder = flag;
-      continue;
-    }
-    if (!Object.hasOwn(FLAGS, flag)) {
-      throw new UsageError(`serve: unknown option ${flag}${didYouMean(flag, Object.keys(FLAGS))}`);
-    }
-    FLAGS[flag](command, value, flag);
-  }
+  const positional = (argument: string) => {
+    if (command.folder !== undefined)
+      throw new UsageError(`serve: one MODEL_DIR, got ${command.folder} and ${argument}`);
+    command.folder = argument;
+  };
+  if (!parseFlags('serve', args, command, FLAGS, positional)) return undefined;
   if (command.folder === undefined) throw new UsageError('serve: give MODEL_DIR, the model folder to serve');
   return { ...command, folder: command.folder, server: { modelName: command.folder, ...command.server } };
 }

@@ -1,10 +1,11 @@
-// config.loggers as logger objects, writing under outputDir/logs.
+// config.loggers as logger objects, writing under outputDir/logs/version_N.
 import path from 'node:path';
 
 import { firebrandError } from '../errors';
 import type { TrainerConfig } from '../training/config';
 import { CsvLogger } from './csv-logger';
 import { JsonLinesLogger } from './jsonl-logger';
+import { claimLogVersion } from './log-versions';
 import type { Logger } from './logger';
 import { TensorBoardLogger } from './tensorboard/tensorboard-logger';
 
@@ -16,7 +17,7 @@ export function builtInLoggers(config: TrainerConfig): Logger[] {
       `config.loggers: ${config.loggers.join(', ')} write under config.outputDir, which is not set`,
     );
   }
-  const logs = path.join(config.outputDir, 'logs');
+  const logs = claimLogVersion(config.outputDir);
   const make = {
     csv: () => new CsvLogger(path.join(logs, 'metrics.csv')),
     jsonl: () => new JsonLinesLogger(path.join(logs, 'metrics.jsonl')),
