@@ -38,11 +38,13 @@ export { readCsv, PANDAS_NA_VALUES, type ReadCsvOptions } from './tables/read-cs
 export {
   TablePreprocessor,
   type CategoricalColumns,
+  type DatetimeColumns,
   type NumericColumns,
   type SavedTablePreprocessor,
   type TablePreprocessorSpec,
   type TargetColumn,
 } from './preprocessing/table-preprocessor';
+export { datetimeSeconds, type DatetimePart } from './preprocessing/datetime-columns';
 export type { FirebrandError, FirebrandErrorCode } from './errors';
 export type {
   GenerateOptions,

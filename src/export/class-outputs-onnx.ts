@@ -5,11 +5,7 @@
 // predictLabels), so that a service in another runtime gets them from the file.
 import { firebrandError } from '../errors';
 import type { OnnxGraph, OnnxInitializer, OnnxNode } from '../onnx-graph';
-
-const FLOAT = 1;
-const INT64 = 7;
-const STRING = 8;
-const ML_DOMAIN = 'ai.onnx.ml';
+import { FLOAT, INT64, ML_DOMAIN, STRING } from './onnx-nodes';
 
 /** `graph` with the outputs `probabilities` and `label` computed from its one output, logits [batch, classes]. */
 export function withClassOutputs(graph: OnnxGraph, classes: (string | number)[] | undefined): OnnxGraph {

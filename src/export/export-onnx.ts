@@ -3,7 +3,6 @@
 import { firebrandError } from '../errors';
 import type { NativeOnnxOptions, NumericArray, TensorData } from '../native';
 import type { ModelPreprocessing } from '../preprocessing/model-preprocessing';
-import { recordInputs } from '../preprocessing/model-preprocessing';
 import { encodeOnnxModel, writeWhole } from './onnx-file';
 import type { ImageTransformSpec } from '../images/image-transforms';
 import { randomTransformsOf } from '../images/image-pipeline';
@@ -87,7 +86,17 @@ function tensorOf(given: ExampleInput, field: string): TensorData<NumericArray> 
 function preprocessedExample(preprocessing: ModelPreprocessing | undefined): Record<string, TensorData<NumericArray>> {
   const sampleShape = preprocessing?.imagePipeline?.sampleShape;
   if (sampleShape !== undefined) return { input: tensorOf({ shape: [2, ...sampleShape] }, 'example') };
-  if (preprocessing?.tablePreprocessor !== undefined) return recordInputs(preprocessing, [{}, {}]);
+  const table = preprocessing?.tablePreprocessor;
+  if (table !== undefined) {
+    // Zeros of the fields' shapes: records would need every column imputable.
+    const { input, categories } = table.featureNames;
+    return {
+      ...(input ? { input: { data: new Float32Array(2 * input.length), shape: [2, input.length] } } : {}),
+      ...(categories
+        ? { categories: { data: new BigInt64Array(2 * categories.length), shape: [2, categories.length] } }
+        : {}),
+    };
+  }
   throw firebrandError(
     'ERR_FIREBRAND_INVALID_ARGUMENT',
     'exportOnnx: give options.example, what forward is traced on: { shape: [2, 1, 28, 28] } (zeros), ' +

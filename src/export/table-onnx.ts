@@ -1,43 +1,15 @@
 // A fitted TablePreprocessor as ONNX nodes in front of the model's graph, so an
 // exported table model takes the raw columns as predict takes records: one
-// input per column, numbers as float64 (NaN: missing) and text as strings (''
-// : missing). The arithmetic is the preprocessor's own, in float64, in its
+// input per column, numbers as float64 (NaN: missing), text as strings (''
+// : missing) and date/times as float64 seconds (datetime-onnx.ts). The arithmetic is the preprocessor's own, in float64, in its
 // order (numeric-columns.ts, categorical-columns.ts); text categories are
 // looked up with ai.onnx.ml's LabelEncoder.
 import { firebrandError } from '../errors';
 import type { Cell } from '../tables/column-statistics';
 import type { SavedTablePreprocessor } from '../preprocessing/table-preprocessor';
-import type { OnnxAttribute, OnnxGraph, OnnxInitializer, OnnxNode, OnnxValueInfo } from '../onnx-graph';
-
-const DOUBLE = 11;
-const INT64 = 7;
-const FLOAT = 1;
-const STRING = 8;
-export const ML_DOMAIN = 'ai.onnx.ml';
-
-class Nodes {
-  readonly nodes: OnnxNode[] = [];
-  readonly initializers: OnnxInitializer[] = [];
-  private count = 0;
-
-  op(opType: string, inputs: string[], attributes: OnnxAttribute[] = [], domain?: string): string {
-    const name = `preprocessing/${opType}_${this.count++}`;
-    this.nodes.push({ opType, name, inputs, outputs: [name], attributes, ...(domain ? { domain } : {}) });
-    return name;
-  }
-
-  constant(values: number[], dataType: number, dims: number[] = [values.length]): string {
-    const name = `preprocessing/const_${this.count++}`;
-    const data =
-      dataType === INT64
-        ? new Uint8Array(BigInt64Array.from(values, (value) => BigInt(value)).buffer)
-        : dataType === FLOAT
-          ? new Uint8Array(Float32Array.from(values).buffer)
-          : new Uint8Array(Float64Array.from(values).buffer);
-    this.initializers.push({ name, dataType, dims, data });
-    return name;
-  }
-}
+import type { OnnxGraph, OnnxNode, OnnxValueInfo } from '../onnx-graph';
+import { datetimeFeatures } from './datetime-onnx';
+import { DOUBLE, FLOAT, INT64, ML_DOMAIN, Nodes, STRING } from './onnx-nodes';
 
 const isText = (categories: Cell[]) => categories.some((category) => typeof category === 'string');
 
@@ -79,6 +51,11 @@ function preprocessingNodes(saved: SavedTablePreprocessor): {
                 b.constant([scaling.add[i]], DOUBLE, []),
               ]),
       ),
+    );
+  }
+  for (const { columns: group, fitted } of saved.datetime ?? []) {
+    group.columns.forEach((name, i) =>
+      floats.push(...datetimeFeatures(b, column(name, DOUBLE), group.parts, fitted, i)),
     );
   }
   for (const { columns: group, fitted } of saved.categorical) {

@@ -1,12 +1,12 @@
 // The preprocessing of a table, fitted on the training rows only and saved with
 // the model, as scikit-learn's ColumnTransformer of imputers, scalers and
 // encoders fits and transforms it. Its output is a Dataset's fields: `input`
-// (float32: the numeric groups, then the one-hot ones), `categories` (int64:
+// (float32: the numeric groups, the datetime ones, then the one-hot ones), `categories` (int64:
 // the index-encoded columns, for embeddings) and `target`.
 import { firebrandError } from '../errors';
 import type { TensorFields } from '../native';
 import { resolveOptions } from '../options/schema';
-import { boolean, either, field, oneOf, REQUIRED, type Rule, type Schema } from '../options/schema';
+import { boolean, either, field, listOf, oneOf, REQUIRED, type Rule, type Schema } from '../options/schema';
 import { categoriesOf, type Cell } from '../tables/column-statistics';
 import {
   categoricalNames,
@@ -17,6 +17,15 @@ import {
   type FittedCategorical,
 } from './categorical-columns';
 import {
+  DATETIME_PARTS,
+  DEFAULT_DATETIME_PARTS,
+  datetimeNames,
+  fitDatetime,
+  transformDatetime,
+  type DatetimeColumns,
+  type FittedDatetime,
+} from './datetime-columns';
+import {
   fitNumeric,
   numbersOf,
   numericNames,
@@ -26,7 +35,7 @@ import {
 } from './numeric-columns';
 import type { Table } from '../tables/table';
 
-export type { CategoricalColumns, NumericColumns };
+export type { CategoricalColumns, DatetimeColumns, NumericColumns };
 
 export interface TargetColumn {
   column: string;
@@ -54,6 +63,8 @@ export interface TablePreprocessorSpec {
   numeric?: NumericColumns | NumericColumns[];
   /** Categorical columns: imputed and encoded one-hot or as indices. */
   categorical?: CategoricalColumns | CategoricalColumns[];
+  /** Date/time columns (ISO 8601 text): their year standardized, their cyclic parts as sine and cosine. */
+  datetime?: DatetimeColumns | DatetimeColumns[];
   /** The target column, by name (a class label unless kind says 'value'). */
   target?: string | TargetColumn;
 }
@@ -66,6 +77,8 @@ export interface SavedTablePreprocessor {
   formatVersion: 1;
   numeric: { columns: Required<NumericColumns>; fitted: FittedNumeric }[];
   categorical: { columns: Required<CategoricalColumns>; fitted: FittedCategorical }[];
+  /** Absent in files saved before datetime groups. */
+  datetime?: { columns: Required<DatetimeColumns>; fitted: FittedDatetime }[];
   target?: {
     column: string;
     kind: 'class' | 'index' | 'value';
@@ -102,22 +115,34 @@ const categoricalSchema: Schema = {
   handleUnknown: field(oneOf('error', 'ignore'), 'error'),
 };
 
+const datetimeParts: Rule = (value) =>
+  listOf(...DATETIME_PARTS)(value) ??
+  ((value as string[]).length > 0 && new Set(value as string[]).size === (value as string[]).length
+    ? undefined
+    : `a non-empty list of distinct parts: ${DATETIME_PARTS.join(', ')}`);
+const datetimeSchema: Schema = {
+  columns: field(columnList, REQUIRED),
+  parts: field(datetimeParts, DEFAULT_DATETIME_PARTS),
+};
+
 const listed = <T>(value: T | T[] | undefined): T[] =>
   value === undefined ? [] : Array.isArray(value) ? value : [value];
 
 export class TablePreprocessor {
   private readonly numeric: Required<NumericColumns>[];
   private readonly categorical: Required<CategoricalColumns>[];
+  private readonly datetime: Required<DatetimeColumns>[];
   private readonly target?: Required<TargetColumn>;
   private fitted?: {
     numeric: FittedNumeric[];
     categorical: FittedCategorical[];
+    datetime: FittedDatetime[];
     classes?: Cell[];
     scaling?: TargetScaling;
   };
 
   constructor(spec: TablePreprocessorSpec) {
-    const known = ['numeric', 'categorical', 'target'];
+    const known = ['numeric', 'categorical', 'datetime', 'target'];
     for (const key of Object.keys(spec ?? {})) {
       if (!known.includes(key)) {
         throw firebrandError(
@@ -132,6 +157,10 @@ export class TablePreprocessor {
     this.categorical = listed(spec.categorical).map(
       (group, i) =>
         resolveOptions(group, categoricalSchema, `TablePreprocessor.categorical[${i}]`) as Required<CategoricalColumns>,
+    );
+    this.datetime = listed(spec.datetime).map(
+      (group, i) =>
+        resolveOptions(group, datetimeSchema, `TablePreprocessor.datetime[${i}]`) as Required<DatetimeColumns>,
     );
     if (spec.target !== undefined) {
       const target = typeof spec.target === 'string' ? { column: spec.target } : spec.target;
@@ -166,11 +195,13 @@ export class TablePreprocessor {
     const preprocessor = new TablePreprocessor({
       numeric: saved.numeric.map((group) => group.columns),
       categorical: saved.categorical.map((group) => group.columns),
+      datetime: (saved.datetime ?? []).map((group) => group.columns),
       target: saved.target && { column: saved.target.column, kind: saved.target.kind, scale: saved.target.scale },
     });
     preprocessor.fitted = {
       numeric: saved.numeric.map((group) => group.fitted),
       categorical: saved.categorical.map((group) => group.fitted),
+      datetime: (saved.datetime ?? []).map((group) => group.fitted),
       classes: saved.target?.classes,
       scaling: saved.target?.scaling,
     };
@@ -184,6 +215,7 @@ export class TablePreprocessor {
     this.fitted = {
       numeric: this.numeric.map((group) => fitNumeric(group, table)),
       categorical: this.categorical.map((group) => fitCategorical(group, table)),
+      datetime: this.datetime.map((group) => fitDatetime(group, table)),
       classes: this.target?.kind === 'class' ? categoriesOf(this.targetCells(table)) : undefined,
       scaling: this.target?.scale === 'standard' ? standardScaling(this.targetCells(table) as number[]) : undefined,
     };
@@ -199,6 +231,7 @@ export class TablePreprocessor {
     this.checkColumns(table, false);
     const floats = [
       ...this.numeric.flatMap((group, i) => transformNumeric(group, fitted.numeric[i], table)),
+      ...this.datetime.flatMap((group, i) => transformDatetime(group, fitted.datetime[i], table)),
       ...this.categorical.flatMap((group, i) =>
         group.encode === 'onehot' ? transformCategorical(group, fitted.categorical[i], table, onUnknownCategory) : [],
       ),
@@ -261,6 +294,7 @@ export class TablePreprocessor {
       ...this.numeric.flatMap((group, i) =>
         prefixed('num', this.numeric.length, i, numericNames(group, fitted.numeric[i])),
       ),
+      ...this.datetime.flatMap((group, i) => prefixed('dt', this.datetime.length, i, datetimeNames(group))),
       ...this.categorical.flatMap((group, i) =>
         group.encode === 'onehot'
           ? prefixed('cat', this.categorical.length, i, categoricalNames(group, fitted.categorical[i]))
@@ -277,7 +311,7 @@ export class TablePreprocessor {
 
   /** The feature columns the groups take, in order (not the target). */
   get columns(): string[] {
-    return [...this.numeric, ...this.categorical].flatMap((group) => group.columns);
+    return [...this.numeric, ...this.datetime, ...this.categorical].flatMap((group) => group.columns);
   }
 
   /** A regression target's standardization (scale: 'standard'), once fitted: predictions are y * scale + mean. */
@@ -298,6 +332,9 @@ export class TablePreprocessor {
       formatVersion: 1,
       numeric: this.numeric.map((columns, i) => ({ columns, fitted: fitted.numeric[i] })),
       categorical: this.categorical.map((columns, i) => ({ columns, fitted: fitted.categorical[i] })),
+      ...(this.datetime.length > 0
+        ? { datetime: this.datetime.map((columns, i) => ({ columns, fitted: fitted.datetime[i] })) }
+        : {}),
       ...(this.target
         ? {
             target: {
@@ -322,7 +359,7 @@ export class TablePreprocessor {
 
   /** Every column the groups name (and the target, when fitting) is in `table`; a missing one is named. */
   private checkColumns(table: Table, withTarget: boolean): void {
-    for (const group of [...this.numeric, ...this.categorical]) for (const name of group.columns) table.column(name);
+    for (const name of this.columns) table.column(name);
     if (withTarget && this.target) table.column(this.target.column);
   }
 
