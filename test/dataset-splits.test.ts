@@ -102,6 +102,9 @@ describe("datasetSplits: datasets in the Hugging Face layout, split as datasets'
       expect((await Table.fromParquet(train, { columns: ['fare'] })).numRows).to.equal(42);
       const columns = await rejectionOf(Table.fromParquet(train));
       expect(columns.message).to.contain(`${train[1]}, row 0: columns fare, id, where ${train[0]}, row 0 has id, name`);
+      const named = await rejectionOf(Table.fromParquet(train, { columns: 'fare' as never }));
+      expect(named.message).to.contain('options.columns must be a list of column names, got "fare"');
+      expect((await rejectionOf(datasetSplits(folder, { revison: 'main' } as never))).message).to.contain("'revison'");
       const kinds = await rejectionOf(Table.fromParquet(train, { columns: ['id'] }));
       expect(kinds.message).to.contain(
         `${train[1]}, row 0: column 'id' holds texts, where ${train[0]}, row 0 has numbers`,

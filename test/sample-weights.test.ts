@@ -101,6 +101,9 @@ describe('Dataset.withSampleWeights: epochs drawn as WeightedRandomSampler draws
     expect(errorOf(() => data.withSampleWeights([1, 1, 1], { replace: true } as never)).message).to.contain(
       "'replace'",
     );
+    expect(errorOf(() => data.withSampleWeights([1, 1, 1], { replacement: 'no' } as never)).message).to.contain(
+      'replacement must be true or false, got "no"',
+    );
     const floats = Dataset.fromArrays({
       inputs: new Float32Array(3),
       inputShape: [3, 1],

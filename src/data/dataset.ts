@@ -284,6 +284,12 @@ export class Dataset {
    */
   withSampleWeights(weights: ArrayLike<number> | 'balanced', options: SampleWeightOptions = {}): Dataset {
     refuseUnknownKeys(options, SAMPLE_WEIGHT_OPTION_KEYS, 'withSampleWeights options');
+    if (options.replacement !== undefined && typeof options.replacement !== 'boolean') {
+      throw firebrandError(
+        'ERR_FIREBRAND_INVALID_ARGUMENT',
+        `withSampleWeights: replacement must be true or false, got ${JSON.stringify(options.replacement)}`,
+      );
+    }
     const given = weights === 'balanced' ? undefined : Array.from(weights);
     const drawn = this.native.withSampleWeights(given, options.numSamples ?? this.length, options.replacement ?? true);
     return new Dataset(drawn, this.preprocessing);

@@ -10,6 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 import { firebrandError } from '../errors';
+import { optionKeys, refuseUnknownKeys } from '../options/option-keys';
 import { hubSnapshot, isHubId, type HubOptions, type SnapshotKind } from './hub-download';
 
 /** The data files firebrand reads: Parquet, JSON Lines, JSON and CSV. */
@@ -41,6 +42,7 @@ const DATASET: SnapshotKind = {
  * Table.fromParquet / Table.fromJsonl / Dataset.fromSft, which take a split's files.
  */
 export async function datasetSplits(source: string, options: HubOptions = {}): Promise<Record<string, string[]>> {
+  refuseUnknownKeys(options, optionKeys<HubOptions>()(['revision']), 'datasetSplits options');
   const folder = isHubId(source) ? await hubSnapshot(source, options, DATASET) : source;
   if (!fs.existsSync(folder) || !fs.statSync(folder).isDirectory()) {
     throw firebrandError(

@@ -15,6 +15,12 @@ import type { TableColumn } from './table-cells';
  */
 export function parquetColumnNames(parquet: ParquetFile, wanted?: string[]): string[] {
   const names = parquet.columns.map((column) => column.name);
+  if (wanted !== undefined && (!Array.isArray(wanted) || wanted.some((name) => typeof name !== 'string'))) {
+    throw firebrandError(
+      'ERR_FIREBRAND_INVALID_ARGUMENT',
+      `Table.fromParquet: options.columns must be a list of column names, got ${JSON.stringify(wanted)}`,
+    );
+  }
   for (const name of wanted ?? []) {
     if (!names.includes(name)) {
       throw firebrandError(
