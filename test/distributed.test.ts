@@ -286,7 +286,39 @@ describe('distributed data parallel (2 ranks, Gloo on 127.0.0.1)', function () {
           () => undefined,
           (failure: Error) => failure,
         );
-      expect(error?.message).to.contain('world size 2 (this run: 1)');
+      expect(error?.message).to.contain("world size 2 (this run: 1; config.resume.worldSize: 'reshard' continues it");
+    } finally {
+      fs.rmSync(outputDir, { recursive: true, force: true });
+    }
+  });
+
+  it("continues a 2-rank run in one process with config.resume.worldSize 'reshard', at the first batch not trained", async () => {
+    const outputDir = fs.mkdtempSync(path.join(os.tmpdir(), 'firebrand-ddp-'));
+    try {
+      const first = runLaunch(await freePort(), ['--nproc-per-node', '2'], ['train', outputDir, '12']);
+      expect(first.status, first.stderr).to.equal(0);
+      const checkpoint = path.join(outputDir, 'checkpoints', 'step-12');
+      const saved = JSON.parse(fs.readFileSync(path.join(checkpoint, 'trainer_state.json'), 'utf8'));
+      const config = { resumeFromCheckpoint: checkpoint, resume: { worldSize: 'reshard' } };
+      // With maxSteps at the checkpoint's step nothing trains: the weights are the 2-rank run's, exactly.
+      const held = distributedTrainer(8, { ...config, maxSteps: 12 });
+      await held.fit(trainData());
+      const weights = Object.fromEntries(
+        Object.entries(await held.stateDict()).map(([name, tensor]) => [name, Array.from(tensor.data as Float32Array)]),
+      );
+      expect(maxAbsDifference(weights, reports(first.stdout)[0].weights ?? {})).to.equal(0);
+      const starts: { epoch: number; batch: number }[] = [];
+      const resumed = distributedTrainer(8, config, [
+        { preTrainBatch: ({ epoch, batch }) => void starts.push({ epoch, batch }) },
+      ]);
+      const history = await resumed.fit(trainData());
+      // Both ranks had trained batchInEpoch batches each: twice that many of one process's.
+      expect(saved.worldSize).to.equal(2);
+      expect(starts[0]).to.deep.equal({ epoch: saved.epoch, batch: saved.batchInEpoch * 2 });
+      const continued = history.epochs.slice(saved.history.epochs.length).map((epoch) => epoch.epoch);
+      expect(continued).to.deep.equal(Array.from({ length: 3 - saved.epoch }, (_, i) => saved.epoch + i));
+      expect(history.epochs.at(-1)?.globalStep).to.be.greaterThan(12);
+      expect(Number.isFinite(history.epochs.at(-1)?.loss)).to.equal(true);
     } finally {
       fs.rmSync(outputDir, { recursive: true, force: true });
     }

@@ -39,6 +39,10 @@ const emaSchema: Schema = {
   evaluate: field(boolean, true, [false]),
 };
 
+const resumeSchema: Schema = {
+  worldSize: field(oneOf('same', 'reshard'), 'same', ['reshard']),
+};
+
 const distributedSchema: Schema = {
   backend: field(oneOf('auto', 'gloo', 'nccl'), 'auto', ['gloo']),
   timeout: field(positive, 1800, [5]),
@@ -75,6 +79,7 @@ export const configSchema: Schema = {
   saveEvery: field(integer(1), undefined, [1]),
   saveTotalLimit: field(integer(1), undefined, [1]),
   resumeFromCheckpoint: field(either(boolean, text), undefined, [false], 'false'),
+  resume: resumeSchema,
   metricForBestModel: field(text, undefined, ['loss'], "'valLoss' with evalData, else 'loss'"),
   greaterIsBetter: field(boolean, undefined, [true], 'false for a loss or error, else true'),
   loadBestModelAtEnd: field(boolean, false, [false]),

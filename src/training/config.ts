@@ -97,6 +97,8 @@ export interface TrainerConfig {
   saveTotalLimit?: number;
   /** true: continue from outputDir's latest checkpoint (start fresh if there is none); a path: from that checkpoint. Default false. */
   resumeFromCheckpoint?: boolean | string;
+  /** How a resumed fit may differ from the run it continues. */
+  resume: ResumeConfig;
   /** The epoch-log field whose best value marks history.best and the best checkpoint. Default 'valLoss' with evalData, else 'loss'. */
   metricForBestModel?: string;
   /** Default: false when metricForBestModel names a loss or error, true otherwise. */
@@ -166,6 +168,17 @@ export interface EmaConfig {
   evaluate?: boolean;
 }
 
+/** config.resume: what a resumed fit may change of the run it continues. */
+export interface ResumeConfig {
+  /**
+   * 'same' (default): the world size must be the checkpoint's, and the run continues exactly. 'reshard': another
+   * world size continues it: weights, optimizer state, step and history carry over, and the epoch goes on at
+   * the first global batch the checkpoint's ranks had not all trained, its samples drawn from the same
+   * permutation and sharded over the new ranks (up to one global batch trained twice; not bit-exact).
+   */
+  worldSize?: 'same' | 'reshard';
+}
+
 /** The defaults every config field takes when not given (config-schema.ts owns them). */
 export function defaultConfig(): ResolvedConfig {
   return resolveConfig({});
@@ -175,6 +188,7 @@ export function defaultConfig(): ResolvedConfig {
 export type ResolvedConfig = TrainerConfig & {
   gradScaler: Required<GradScalerConfig>;
   ema: Required<EmaConfig>;
+  resume: Required<ResumeConfig>;
   distributed: Required<DistributedConfig>;
 };
 

@@ -38,8 +38,13 @@ export function findResumePoint(
       differences.push(`${key} ${JSON.stringify(state.config[key])} (this run: ${JSON.stringify(config[key])})`);
     }
   }
-  if (state.worldSize !== worldSize) differences.push(`world size ${state.worldSize} (this run: ${worldSize})`);
-  if (state.batchesPerEpoch !== batchesPerEpoch) {
+  const reshard = state.worldSize !== worldSize && config.resume?.worldSize === 'reshard';
+  if (state.worldSize !== worldSize && !reshard) {
+    differences.push(
+      `world size ${state.worldSize} (this run: ${worldSize}; config.resume.worldSize: 'reshard' continues it, not bit-exact)`,
+    );
+  }
+  if (state.batchesPerEpoch !== batchesPerEpoch && !reshard) {
     differences.push(
       `${state.batchesPerEpoch ?? 'unknown'} batches per epoch (this run: ${batchesPerEpoch ?? 'unknown'})`,
     );
@@ -50,7 +55,21 @@ export function findResumePoint(
       `resumeFromCheckpoint: ${folder} was saved with ${differences.join(', ')}; they must match to continue exactly`,
     );
   }
-  return { folder, state };
+  return { folder, state: reshard ? resharded(state, batchesPerEpoch, worldSize) : state };
+}
+
+/**
+ * The checkpoint's position at `worldSize` ranks: its ranks had trained the first batchInEpoch x its world size
+ * batches of the epoch's permutation (DistributedSampler's interleaving), so this run starts at the new global
+ * batch holding the first of the rest; an epoch it had finished stays finished.
+ */
+function resharded(state: TrainerState, batchesPerEpoch: number | undefined, worldSize: number): TrainerState {
+  const finished = state.batchesPerEpoch !== undefined && state.batchInEpoch >= state.batchesPerEpoch;
+  const batchInEpoch =
+    finished && batchesPerEpoch !== undefined
+      ? batchesPerEpoch
+      : Math.floor((state.batchInEpoch * state.worldSize) / worldSize);
+  return { ...state, batchInEpoch, batchesPerEpoch, worldSize };
 }
 
 /**
