@@ -51,8 +51,13 @@ function startLaunch(
   extra: string[],
   childArgs: string[] = ['train'],
 ): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return startLauncher(launchArgs(port, extra, childArgs));
+}
+
+/** `node args` in the background (a launcher's command line); resolves with its exit code and output. */
+function startLauncher(args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const launcher: ChildProcess = spawn(process.execPath, launchArgs(port, extra, childArgs));
+    const launcher: ChildProcess = spawn(process.execPath, args);
     let stdout = '';
     let stderr = '';
     launcher.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -250,6 +255,15 @@ describe('distributed data parallel (2 ranks, Gloo on 127.0.0.1)', function () {
       startLaunch(port, ['--nproc-per-node', '1', '--nnodes', '2', '--node-rank', '1']),
     ]);
     for (const node of nodes) expect(node.status, node.stderr).to.equal(0);
+    expectSameAsSingleProcess(reports(nodes[0].stdout + nodes[1].stdout), single);
+  });
+
+  it('runs across two launchers that meet at a c10d rendezvous (the same command on both) the same way', async () => {
+    const node = ['--nproc-per-node', '1', '--nnodes', '2', '--rdzv-backend', 'c10d'];
+    const endpoint = ['--rdzv-endpoint', `127.0.0.1:${await freePort()}`, '--rdzv-id', 'blobs'];
+    const command = [cli, 'launch', ...node, ...endpoint, child, 'train'];
+    const nodes = await Promise.all([startLauncher(command), startLauncher(command)]);
+    for (const result of nodes) expect(result.status, result.stderr).to.equal(0);
     expectSameAsSingleProcess(reports(nodes[0].stdout + nodes[1].stdout), single);
   });
 

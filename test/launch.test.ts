@@ -1,11 +1,12 @@
 // `firebrand launch`: torchrun's environment per rank, output prefixed by rank,
 // and a failing rank stopping the others with an exit that names it.
 import { expect } from 'chai';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
 
 import { runtimeInfo } from '../src';
+import { freePort } from '../src/cli/launch-command';
 
 const cli = path.join(__dirname, '..', 'src', 'cli', 'main.js');
 const child = path.join(__dirname, 'support', 'launch-child.js');
@@ -16,6 +17,26 @@ function launch(args: string[], env: Record<string, string> = {}) {
     timeout: 30_000,
     env: { ...process.env, ...env },
   });
+}
+
+/** launch in the background (nodes that must run at once), with its exit status and output. */
+function launchAsync(args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const process_ = spawn(process.execPath, [cli, 'launch', ...args]);
+    let stdout = '';
+    let stderr = '';
+    process_.stdout.on('data', (chunk) => (stdout += String(chunk)));
+    process_.stderr.on('data', (chunk) => (stderr += String(chunk)));
+    process_.on('close', (status) => resolve({ status, stdout, stderr }));
+  });
+}
+
+/** Each rank's environment as launch-child.js prints it. */
+function rankEnvironments(stdout: string): Record<string, string>[] {
+  return stdout
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse((/^\[rank \d+\] (.*)$/.exec(line) as RegExpExecArray)[1]) as Record<string, string>);
 }
 
 describe('firebrand launch', () => {
@@ -133,6 +154,44 @@ describe('firebrand launch', () => {
     const once = launch(['--nproc-per-node', '2', child, 'fail-first-attempt']);
     expect(once.status).to.equal(1);
     expect(once.stderr).to.not.contain('restarting');
+  });
+
+  it('ranks the nodes that meet at a c10d rendezvous, each running the same command', async function () {
+    this.timeout(60_000);
+    const endpoint = `127.0.0.1:${await freePort()}`;
+    const node = ['--nproc-per-node', '2', '--nnodes', '2', '--rdzv-backend', 'c10d', '--rdzv-endpoint', endpoint];
+    const results = await Promise.all([0, 1].map(() => launchAsync([...node, '--rdzv-id', 'job-7', child])));
+    for (const result of results) expect(result.status, result.stderr).to.equal(0);
+    const nodes = results.map((result) => rankEnvironments(result.stdout));
+    const everyRank = nodes.flat();
+    expect(everyRank.map((env) => env.RANK).sort()).to.deep.equal(['0', '1', '2', '3']);
+    expect(nodes.map((ranks) => ranks[0].GROUP_RANK).sort()).to.deep.equal(['0', '1']);
+    for (const ranks of nodes) {
+      expect(ranks.map((env) => Number(env.RANK) - 2 * Number(env.GROUP_RANK)).sort()).to.deep.equal([0, 1]);
+    }
+    // One master for the whole job, which the host node's rank 0 serves.
+    expect(new Set(everyRank.map((env) => `${env.MASTER_ADDR}:${env.MASTER_PORT}:${env.WORLD_SIZE}`)).size).to.equal(1);
+    expect(everyRank[0].MASTER_ADDR).to.equal('127.0.0.1');
+    expect(everyRank[0].WORLD_SIZE).to.equal('4');
+
+    // A node of another job is refused; a node alone waits its join_timeout, then says how many came.
+    const lonelyEndpoint = `127.0.0.1:${await freePort()}`;
+    const [alone, stranger] = await Promise.all([
+      launchAsync([...node.slice(0, -1), lonelyEndpoint, '--rdzv-id', 'a', '--rdzv-conf', 'join_timeout=3', child]),
+      new Promise((resolve) => setTimeout(resolve, 500)).then(() =>
+        launchAsync([...node.slice(0, -1), lonelyEndpoint, '--rdzv-id', 'b', '--rdzv-conf', 'join_timeout=3', child]),
+      ),
+    ]);
+    expect(alone.status).to.equal(2);
+    expect(alone.stderr).to.contain(`rendezvous 'a' at ${lonelyEndpoint}: 1 of 2 nodes joined within 3 s`);
+    expect(stranger.status).to.equal(2);
+    expect(stranger.stderr).to.contain("another job's rendezvous (id 'a', not 'b')");
+    expect(launch([...node, '--node-rank', '1', child]).stderr).to.contain(
+      '--rdzv-backend c10d assigns what --node-rank would fix',
+    );
+    expect(launch(['--nproc-per-node', '1', '--rdzv-backend', 'c10d', child]).stderr).to.contain(
+      'needs --rdzv-endpoint',
+    );
   });
 
   it('names bad arguments', () => {

@@ -11,10 +11,12 @@ import path from 'node:path';
 import readline from 'node:readline';
 
 import { runtimeInfo } from '../runtime';
+import { integerFlag as integerOption } from './command-flags';
+import { meetNodes } from './node-rendezvous';
 import { rootCause, stoppedRanks, type RankProcess } from './rank-failures';
 import { UsageError } from './usage-error';
 
-export const LAUNCH_USAGE = `Usage: firebrand launch --nproc-per-node N|auto|gpu|cpu [--standalone | --nnodes M --node-rank R --master-addr HOST --master-port P] [--max-restarts K] script.js [args]
+export const LAUNCH_USAGE = `Usage: firebrand launch --nproc-per-node N|auto|gpu|cpu [--standalone | --nnodes M --node-rank R --master-addr HOST --master-port P | --nnodes M --rdzv-backend c10d --rdzv-endpoint HOST[:PORT] --rdzv-id ID] [--max-restarts K] script.js [args]
 
 Starts N processes of script.js on this node, each with torchrun's environment variables, and forwards
 their output prefixed by [rank R]. If one exits with an error, the others are stopped and launch exits
@@ -23,8 +25,12 @@ own (not a collective's failure caused by a peer), else the rank that exited fir
 K times, TORCHELASTIC_RESTART_COUNT telling them which attempt; resume from checkpoints to go on).
 --nproc-per-node auto: one process per CUDA device, else per CPU (gpu: per CUDA device; cpu: per CPU).
 --standalone: one node, its rendezvous at a free port of 127.0.0.1. Multi-node: run launch on every node with the same --nnodes, --master-addr and --master-port, and each
-node's --node-rank. As torchrun, each flag defaults to its PET_ variable (PET_NPROC_PER_NODE, PET_NNODES,
-PET_NODE_RANK, PET_MASTER_ADDR, PET_MASTER_PORT, PET_MAX_RESTARTS), which Kubeflow's PyTorchJob sets.`;
+node's --node-rank; or, with --rdzv-backend c10d, the same command on every node: the nodes meet at
+--rdzv-endpoint (port 29400 by default; the launcher whose address it is hosts the meeting), get their node
+ranks in the order they join, and wait for each other up to --rdzv-conf join_timeout=S seconds (600).
+As torchrun, each flag defaults to its PET_ variable (PET_NPROC_PER_NODE, PET_NNODES, PET_NODE_RANK,
+PET_MASTER_ADDR, PET_MASTER_PORT, PET_MAX_RESTARTS, PET_RDZV_BACKEND, PET_RDZV_ENDPOINT, PET_RDZV_ID), which
+Kubeflow's PyTorchJob and TrainJob set.`;
 
 export interface LaunchOptions {
   nprocPerNode: number;
@@ -36,6 +42,12 @@ export interface LaunchOptions {
   maxRestarts: number;
   /** One node, rendezvous on 127.0.0.1 at a free port (torchrun's --standalone). */
   standalone?: boolean;
+  /** 'c10d': node ranks and the master come from meeting at rdzvEndpoint (node-rendezvous.ts). Default 'static'. */
+  rdzvBackend: 'static' | 'c10d';
+  rdzvEndpoint?: { host: string; port: number };
+  rdzvId: string;
+  /** Seconds the nodes wait for each other at the rendezvous (torchrun's join_timeout). */
+  rdzvJoinTimeout: number;
   script: string;
   args: string[];
 }
@@ -68,13 +80,6 @@ function processesPerNode(text: string | undefined): number {
   return os.availableParallelism();
 }
 
-function integerOption(name: string, text: string | undefined, min: number): number {
-  const value = Number(text);
-  if (text === undefined || !Number.isInteger(value) || value < min)
-    throw new UsageError(`${name}: expected an integer >= ${min}, got ${text ?? 'nothing'}`);
-  return value;
-}
-
 /** torchrun's PET_<FLAG> variables, as flags before the given ones (which win). */
 function petFlags(env: NodeJS.ProcessEnv): string[] {
   const flags: [string, string][] = [
@@ -84,6 +89,9 @@ function petFlags(env: NodeJS.ProcessEnv): string[] {
     ['PET_MASTER_ADDR', '--master-addr'],
     ['PET_MASTER_PORT', '--master-port'],
     ['PET_MAX_RESTARTS', '--max-restarts'],
+    ['PET_RDZV_BACKEND', '--rdzv-backend'],
+    ['PET_RDZV_ENDPOINT', '--rdzv-endpoint'],
+    ['PET_RDZV_ID', '--rdzv-id'],
   ];
   return flags.flatMap(([name, flag]) => (env[name] === undefined ? [] : [`${flag}=${env[name]}`]));
 }
@@ -107,39 +115,54 @@ export function parseLaunchArguments(given: string[], env: NodeJS.ProcessEnv = p
     masterAddr: '127.0.0.1',
     masterPort: 29500,
     maxRestarts: 0,
+    rdzvBackend: 'static',
+    rdzvId: 'none',
+    rdzvJoinTimeout: 600,
   };
-  const args = [...petFlags(env), ...given];
+  const named = new Set<string>();
+  const pet = petFlags(env);
+  const args = [...pet, ...given];
   let i = 0;
   for (; i < args.length && args[i].startsWith('-'); i++) {
-    const [flag, inline] = args[i].split('=', 2);
+    const [raw, inline] = args[i].split(/=(.*)/s, 2);
+    const flag = raw.replace(/_/g, '-');
+    if (i >= pet.length) named.add(flag); // a PET_ default (Kubeflow sets them all) is not a conflict
     const value = () => inline ?? args[++i];
     switch (flag) {
       case '--help':
       case '-h':
         return undefined;
       case '--nproc-per-node':
-      case '--nproc_per_node':
         options.nprocPerNode = processesPerNode(value());
         break;
       case '--nnodes':
         options.nnodes = nodesOption(value());
         break;
       case '--max-restarts':
-      case '--max_restarts':
         options.maxRestarts = integerOption('--max-restarts', value(), 0);
         break;
       case '--node-rank':
-      case '--node_rank':
         options.nodeRank = integerOption('--node-rank', value(), 0);
         break;
       case '--master-addr':
-      case '--master_addr':
         options.masterAddr = value();
         if (!options.masterAddr) throw new UsageError('--master-addr: expected a host name or address');
         break;
       case '--master-port':
-      case '--master_port':
         options.masterPort = integerOption('--master-port', value(), 1);
+        break;
+      case '--rdzv-backend':
+        options.rdzvBackend = rendezvousBackend(value());
+        break;
+      case '--rdzv-endpoint':
+        options.rdzvEndpoint = endpointOption(value());
+        break;
+      case '--rdzv-id':
+        options.rdzvId = value() ?? '';
+        if (!options.rdzvId) throw new UsageError('--rdzv-id: expected a job id');
+        break;
+      case '--rdzv-conf':
+        options.rdzvJoinTimeout = joinTimeout(value());
         break;
       case '--standalone':
         // torchrun's --standalone: one node, its rendezvous on this machine at a free port.
@@ -153,11 +176,39 @@ export function parseLaunchArguments(given: string[], env: NodeJS.ProcessEnv = p
   if (options.standalone && (options.nnodes !== 1 || options.nodeRank !== 0)) {
     throw new UsageError('--standalone runs one node: leave out --nnodes and --node-rank');
   }
+  if (options.rdzvBackend === 'c10d') checkDynamic(options, named);
   if ((options.nodeRank as number) >= (options.nnodes as number)) {
     throw new UsageError(`--node-rank ${options.nodeRank} must be below --nnodes ${options.nnodes}`);
   }
   if (i >= args.length) throw new UsageError('launch: give the script to run');
   return { ...(options as LaunchOptions), script: args[i], args: args.slice(i + 1) };
+}
+
+function rendezvousBackend(text: string | undefined): 'static' | 'c10d' {
+  if (text === 'static' || text === 'c10d') return text;
+  throw new UsageError(`--rdzv-backend: 'static' or 'c10d', got ${text ?? 'nothing'}`);
+}
+
+/** HOST[:PORT], the port 29400 by default (torchrun's). */
+function endpointOption(text: string | undefined): { host: string; port: number } {
+  const match = /^(.+?)(?::(\d+))?$/.exec(text ?? '');
+  if (match === null) throw new UsageError('--rdzv-endpoint: expected HOST[:PORT]');
+  return { host: match[1], port: match[2] === undefined ? 29400 : integerOption('--rdzv-endpoint port', match[2], 1) };
+}
+
+/** --rdzv-conf join_timeout=S: the one rendezvous setting launch reads. */
+function joinTimeout(text: string | undefined): number {
+  const [key, seconds] = (text ?? '').split('=');
+  if (key !== 'join_timeout') throw new UsageError(`--rdzv-conf: launch reads join_timeout=SECONDS only, got ${text}`);
+  return integerOption('--rdzv-conf join_timeout', seconds, 1);
+}
+
+/** A dynamic rendezvous assigns node ranks and the master: they are not given too. */
+function checkDynamic(options: Partial<LaunchOptions>, given: Set<string>): void {
+  const fixed = ['--node-rank', '--master-addr', '--master-port', '--standalone'].filter((flag) => given.has(flag));
+  if (fixed.length > 0)
+    throw new UsageError(`--rdzv-backend c10d assigns what ${fixed.join(', ')} would fix: leave it out`);
+  if (options.rdzvEndpoint === undefined) throw new UsageError('--rdzv-backend c10d needs --rdzv-endpoint HOST[:PORT]');
 }
 
 /** torchrun's environment for local rank `localRank`. */
@@ -184,12 +235,21 @@ function forwardLines(stream: NodeJS.ReadableStream, prefix: string, out: NodeJS
  * resolves with launch's exit code.
  */
 export async function runLaunch(given: LaunchOptions): Promise<number> {
-  const options = given.standalone ? { ...given, masterAddr: '127.0.0.1', masterPort: await freePort() } : given;
+  const options = given.standalone
+    ? { ...given, masterAddr: '127.0.0.1', masterPort: await freePort() }
+    : given.rdzvBackend === 'c10d'
+      ? { ...given, ...(await meetNodes(rendezvousSpec(given))) }
+      : given;
   for (let attempt = 0; ; attempt++) {
     const { code, interrupted } = await runAttempt(options, attempt);
     if (code === 0 || interrupted || attempt >= options.maxRestarts) return code;
     process.stderr.write(`firebrand launch: restarting the ranks (restart ${attempt + 1} of ${options.maxRestarts})\n`);
   }
+}
+
+function rendezvousSpec(options: LaunchOptions) {
+  const { host, port } = options.rdzvEndpoint as { host: string; port: number };
+  return { host, port, id: options.rdzvId, nnodes: options.nnodes, timeoutSeconds: options.rdzvJoinTimeout };
 }
 
 /** A rank's process, started with torchrun's environment for `attempt`, its output prefixed by its rank. */
