@@ -267,6 +267,46 @@ describe('distributed data parallel (2 ranks, Gloo on 127.0.0.1)', function () {
     expectSameAsSingleProcess(reports(nodes[0].stdout + nodes[1].stdout), single);
   });
 
+  it('goes on without a lost node under --nnodes 1:2: the node left meets alone and resumes, re-sharded', async () => {
+    const outputDir = fs.mkdtempSync(path.join(os.tmpdir(), 'firebrand-elastic-'));
+    try {
+      const node = ['--nproc-per-node', '1', '--nnodes', '1:2', '--rdzv-backend', 'c10d', '--max-restarts', '1'];
+      const endpoint = ['--rdzv-endpoint', `127.0.0.1:${await freePort()}`, '--rdzv-id', 'elastic'];
+      const conf = ['--rdzv-conf', 'join_timeout=60,last_call_timeout=1'];
+      const command = [cli, 'launch', ...node, ...endpoint, ...conf, child, 'train-elastic', outputDir];
+      const staying = startLauncher(command);
+      // The second node in its own process group, so that it dies whole, ranks and all.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const leaving = spawn(process.execPath, command, { detached: true, stdio: 'ignore' });
+      const checkpoints = path.join(outputDir, 'checkpoints');
+      while (!fs.existsSync(path.join(checkpoints, 'step-5'))) await new Promise((resolve) => setTimeout(resolve, 100));
+      process.kill(-(leaving.pid as number), 'SIGKILL');
+      const result = await staying;
+      expect(result.status, result.stderr).to.equal(0);
+      expect(result.stderr).to.contain('restarting the ranks (restart 1 of 1)');
+      const [last] = reports(result.stdout).slice(-1);
+      expect(last.worldSize).to.equal(1);
+      expect(last.error).to.equal(undefined);
+      const state = JSON.parse(
+        fs.readFileSync(
+          path.join(
+            checkpoints,
+            fs.readFileSync(path.join(checkpoints, 'latest'), 'utf8').trim(),
+            'trainer_state.json',
+          ),
+          'utf8',
+        ),
+      );
+      expect(state.worldSize).to.equal(1);
+      expect(state.globalStep).to.be.greaterThan(5);
+      // Resumed, not started afresh: epoch 0 ended sooner than one process's 16 steps, its first steps
+      // having taken 2 ranks' batches.
+      expect(state.history.epochs[0].globalStep).to.be.within(6, 15);
+    } finally {
+      fs.rmSync(outputDir, { recursive: true, force: true });
+    }
+  });
+
   it('resumes a 2-rank run from its checkpoint to the same weights; only rank 0 saves, logs and shows progress', async () => {
     const outputDir = fs.mkdtempSync(path.join(os.tmpdir(), 'firebrand-ddp-'));
     try {

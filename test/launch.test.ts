@@ -102,7 +102,7 @@ describe('firebrand launch', () => {
     const flagged = launch(['--nproc-per-node', '1', child], pet);
     expect(ranks(flagged.stdout).map((env) => [env.RANK, env.WORLD_SIZE])).to.deep.equal([['1', '2']]);
     expect(launch([child], { ...pet, PET_NNODES: '1:3' }).stderr).to.contain(
-      '--nnodes: 1:3 asks for elastic membership',
+      '--nnodes 1:3 asks for elastic membership, which needs --rdzv-backend c10d',
     );
   });
 

@@ -27,7 +27,9 @@ K times, TORCHELASTIC_RESTART_COUNT telling them which attempt; resume from chec
 --standalone: one node, its rendezvous at a free port of 127.0.0.1. Multi-node: run launch on every node with the same --nnodes, --master-addr and --master-port, and each
 node's --node-rank; or, with --rdzv-backend c10d, the same command on every node: the nodes meet at
 --rdzv-endpoint (port 29400 by default; the launcher whose address it is hosts the meeting), get their node
-ranks in the order they join, and wait for each other up to --rdzv-conf join_timeout=S seconds (600).
+ranks in the order they join, and wait for each other up to --rdzv-conf join_timeout=S seconds (600); with
+--nnodes MIN:MAX a start runs once MIN nodes have come and last_call_timeout (30 s) has passed without MAX,
+and each restart meets again, so that the nodes left go on without a lost one.
 As torchrun, each flag defaults to its PET_ variable (PET_NPROC_PER_NODE, PET_NNODES, PET_NODE_RANK,
 PET_MASTER_ADDR, PET_MASTER_PORT, PET_MAX_RESTARTS, PET_RDZV_BACKEND, PET_RDZV_ENDPOINT, PET_RDZV_ID), which
 Kubeflow's PyTorchJob and TrainJob set.`;
@@ -35,6 +37,8 @@ Kubeflow's PyTorchJob and TrainJob set.`;
 export interface LaunchOptions {
   nprocPerNode: number;
   nnodes: number;
+  /** With --rdzv-backend c10d and --nnodes MIN:MAX: the fewest nodes a start runs with. Default nnodes. */
+  minNodes?: number;
   nodeRank: number;
   masterAddr: string;
   masterPort: number;
@@ -48,6 +52,8 @@ export interface LaunchOptions {
   rdzvId: string;
   /** Seconds the nodes wait for each other at the rendezvous (torchrun's join_timeout). */
   rdzvJoinTimeout: number;
+  /** Seconds the rendezvous waits for more nodes once the fewest have come (torchrun's last_call_timeout). */
+  rdzvLastCall: number;
   script: string;
   args: string[];
 }
@@ -96,15 +102,12 @@ function petFlags(env: NodeJS.ProcessEnv): string[] {
   return flags.flatMap(([name, flag]) => (env[name] === undefined ? [] : [`${flag}=${env[name]}`]));
 }
 
-/** --nnodes N, or torchrun's elastic MIN:MAX with MIN = MAX (a fixed number of nodes). */
-function nodesOption(text: string | undefined): number {
+/** --nnodes N or torchrun's MIN:MAX, as [min, max]. */
+function nodesOption(text: string | undefined): [number, number] {
   const [min, max = min] = (text ?? '').split(':');
-  if (min !== max) {
-    throw new UsageError(
-      `--nnodes: ${text} asks for elastic membership; firebrand launch runs a fixed number of nodes (N or N:N)`,
-    );
-  }
-  return integerOption('--nnodes', min, 1);
+  const range: [number, number] = [integerOption('--nnodes', min, 1), integerOption('--nnodes', max, 1)];
+  if (range[0] > range[1]) throw new UsageError(`--nnodes: ${text} has its MIN above its MAX`);
+  return range;
 }
 
 /** Parses launch's arguments (after the PET_ variables'); undefined means --help. */
@@ -118,6 +121,7 @@ export function parseLaunchArguments(given: string[], env: NodeJS.ProcessEnv = p
     rdzvBackend: 'static',
     rdzvId: 'none',
     rdzvJoinTimeout: 600,
+    rdzvLastCall: 30,
   };
   const named = new Set<string>();
   const pet = petFlags(env);
@@ -136,7 +140,7 @@ export function parseLaunchArguments(given: string[], env: NodeJS.ProcessEnv = p
         options.nprocPerNode = processesPerNode(value());
         break;
       case '--nnodes':
-        options.nnodes = nodesOption(value());
+        [options.minNodes, options.nnodes] = nodesOption(value());
         break;
       case '--max-restarts':
         options.maxRestarts = integerOption('--max-restarts', value(), 0);
@@ -162,7 +166,7 @@ export function parseLaunchArguments(given: string[], env: NodeJS.ProcessEnv = p
         if (!options.rdzvId) throw new UsageError('--rdzv-id: expected a job id');
         break;
       case '--rdzv-conf':
-        options.rdzvJoinTimeout = joinTimeout(value());
+        Object.assign(options, rendezvousConf(value()));
         break;
       case '--standalone':
         // torchrun's --standalone: one node, its rendezvous on this machine at a free port.
@@ -177,6 +181,11 @@ export function parseLaunchArguments(given: string[], env: NodeJS.ProcessEnv = p
     throw new UsageError('--standalone runs one node: leave out --nnodes and --node-rank');
   }
   if (options.rdzvBackend === 'c10d') checkDynamic(options, named);
+  else if (options.minNodes !== undefined && options.minNodes !== options.nnodes) {
+    throw new UsageError(
+      `--nnodes ${options.minNodes}:${options.nnodes} asks for elastic membership, which needs --rdzv-backend c10d`,
+    );
+  }
   if ((options.nodeRank as number) >= (options.nnodes as number)) {
     throw new UsageError(`--node-rank ${options.nodeRank} must be below --nnodes ${options.nnodes}`);
   }
@@ -196,11 +205,17 @@ function endpointOption(text: string | undefined): { host: string; port: number 
   return { host: match[1], port: match[2] === undefined ? 29400 : integerOption('--rdzv-endpoint port', match[2], 1) };
 }
 
-/** --rdzv-conf join_timeout=S: the one rendezvous setting launch reads. */
-function joinTimeout(text: string | undefined): number {
-  const [key, seconds] = (text ?? '').split('=');
-  if (key !== 'join_timeout') throw new UsageError(`--rdzv-conf: launch reads join_timeout=SECONDS only, got ${text}`);
-  return integerOption('--rdzv-conf join_timeout', seconds, 1);
+/** --rdzv-conf join_timeout=S,last_call_timeout=S: the rendezvous settings launch reads. */
+function rendezvousConf(text: string | undefined): Partial<LaunchOptions> {
+  const conf: Partial<LaunchOptions> = {};
+  for (const entry of (text ?? '').split(',')) {
+    const [key, seconds] = entry.split('=');
+    if (key === 'join_timeout') conf.rdzvJoinTimeout = integerOption('--rdzv-conf join_timeout', seconds, 1);
+    else if (key === 'last_call_timeout')
+      conf.rdzvLastCall = integerOption('--rdzv-conf last_call_timeout', seconds, 0);
+    else throw new UsageError(`--rdzv-conf: launch reads join_timeout and last_call_timeout, got '${entry}'`);
+  }
+  return conf;
 }
 
 /** A dynamic rendezvous assigns node ranks and the master: they are not given too. */
@@ -235,12 +250,10 @@ function forwardLines(stream: NodeJS.ReadableStream, prefix: string, out: NodeJS
  * resolves with launch's exit code.
  */
 export async function runLaunch(given: LaunchOptions): Promise<number> {
-  const options = given.standalone
-    ? { ...given, masterAddr: '127.0.0.1', masterPort: await freePort() }
-    : given.rdzvBackend === 'c10d'
-      ? { ...given, ...(await meetNodes(rendezvousSpec(given))) }
-      : given;
+  const fixed = given.standalone ? { ...given, masterAddr: '127.0.0.1', masterPort: await freePort() } : given;
   for (let attempt = 0; ; attempt++) {
+    // A dynamic rendezvous meets again at each start: a lost node leaves the others to go on without it.
+    const options = given.rdzvBackend === 'c10d' ? { ...given, ...(await meetNodes(rendezvousSpec(given))) } : fixed;
     const { code, interrupted } = await runAttempt(options, attempt);
     if (code === 0 || interrupted || attempt >= options.maxRestarts) return code;
     process.stderr.write(`firebrand launch: restarting the ranks (restart ${attempt + 1} of ${options.maxRestarts})\n`);
@@ -249,7 +262,15 @@ export async function runLaunch(given: LaunchOptions): Promise<number> {
 
 function rendezvousSpec(options: LaunchOptions) {
   const { host, port } = options.rdzvEndpoint as { host: string; port: number };
-  return { host, port, id: options.rdzvId, nnodes: options.nnodes, timeoutSeconds: options.rdzvJoinTimeout };
+  return {
+    host,
+    port,
+    id: options.rdzvId,
+    minNodes: options.minNodes ?? options.nnodes,
+    maxNodes: options.nnodes,
+    timeoutSeconds: options.rdzvJoinTimeout,
+    lastCallSeconds: options.rdzvLastCall,
+  };
 }
 
 /** A rank's process, started with torchrun's environment for `attempt`, its output prefixed by its rank. */

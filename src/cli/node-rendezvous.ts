@@ -15,12 +15,17 @@ export interface RendezvousSpec {
   port: number;
   /** Nodes of other jobs (another id) are refused (torchrun's --rdzv-id). */
   id: string;
-  nnodes: number;
+  /** The meeting ends when maxNodes have come, or lastCallSeconds after minNodes had. */
+  minNodes: number;
+  maxNodes: number;
   timeoutSeconds: number;
+  lastCallSeconds: number;
 }
 
 export interface NodeAssignment {
   nodeRank: number;
+  /** The nodes that met: this start's number of nodes. */
+  nnodes: number;
   masterAddr: string;
   masterPort: number;
 }
@@ -43,7 +48,7 @@ function freePortAnywhere(): Promise<number> {
 function timedOut(spec: RendezvousSpec, joined: string): UsageError {
   return new UsageError(
     `rendezvous '${spec.id}' at ${spec.host}:${spec.port}: ${joined} within ${spec.timeoutSeconds} s; ` +
-      `start launch on every one of the ${spec.nnodes} nodes with the same --rdzv-endpoint and --rdzv-id`,
+      `start launch on ${spec.minNodes === spec.maxNodes ? 'every one of the' : 'at least'} ${spec.minNodes} nodes with the same --rdzv-endpoint and --rdzv-id`,
   );
 }
 
@@ -51,11 +56,24 @@ function timedOut(spec: RendezvousSpec, joined: string): UsageError {
 function host(server: net.Server, spec: RendezvousSpec): Promise<NodeAssignment> {
   const members: net.Socket[] = [];
   return new Promise((resolve, reject) => {
+    let lastCall: NodeJS.Timeout | undefined;
     const timer = setTimeout(() => {
       server.close();
       for (const socket of members) socket.destroy();
-      reject(timedOut(spec, `${members.length + 1} of ${spec.nnodes} nodes joined`));
+      reject(timedOut(spec, `${members.length + 1} of ${spec.minNodes} nodes joined`));
     }, spec.timeoutSeconds * 1000);
+    const close = async () => {
+      clearTimeout(timer);
+      clearTimeout(lastCall);
+      server.close();
+      const masterPort = await freePortAnywhere();
+      const nnodes = members.length + 1;
+      members.forEach((member, index) =>
+        member.end(`${JSON.stringify({ nodeRank: index + 1, nnodes, masterAddr: spec.host, masterPort })}\n`),
+      );
+      resolve({ nodeRank: 0, nnodes, masterAddr: spec.host, masterPort });
+    };
+    if (spec.minNodes === 1) lastCall = setTimeout(close, spec.lastCallSeconds * 1000);
     server.on('connection', (socket) => {
       let received = '';
       socket.on('error', () => socket.destroy());
@@ -71,21 +89,15 @@ function host(server: net.Server, spec: RendezvousSpec): Promise<NodeAssignment>
           return;
         }
         const refused = id !== spec.id ? `another job's rendezvous (id '${spec.id}', not '${id}')` : undefined;
-        if (refused !== undefined || members.length + 1 >= spec.nnodes) {
+        if (refused !== undefined || members.length + 1 >= spec.maxNodes) {
           socket.end(
-            `${JSON.stringify({ error: refused ?? `the rendezvous '${spec.id}' is full (${spec.nnodes} nodes)` })}\n`,
+            `${JSON.stringify({ error: refused ?? `the rendezvous '${spec.id}' is full (${spec.maxNodes} nodes)` })}\n`,
           );
           return;
         }
         members.push(socket);
-        if (members.length + 1 < spec.nnodes) return;
-        clearTimeout(timer);
-        server.close();
-        const masterPort = await freePortAnywhere();
-        members.forEach((member, index) =>
-          member.end(`${JSON.stringify({ nodeRank: index + 1, masterAddr: spec.host, masterPort })}\n`),
-        );
-        resolve({ nodeRank: 0, masterAddr: spec.host, masterPort });
+        if (members.length + 1 === spec.maxNodes) await close();
+        else if (members.length + 1 === spec.minNodes) lastCall = setTimeout(close, spec.lastCallSeconds * 1000);
       });
     });
   });
@@ -130,10 +142,10 @@ export async function meetNodes(spec: RendezvousSpec): Promise<NodeAssignment> {
       );
       server.listen(spec.port, () => resolve(true));
     });
-    if (listening && spec.nnodes > 1) return host(server, spec);
+    if (listening && spec.maxNodes > 1) return host(server, spec);
     if (listening) {
       server.close();
-      return { nodeRank: 0, masterAddr: spec.host, masterPort: await freePortAnywhere() };
+      return { nodeRank: 0, nnodes: 1, masterAddr: spec.host, masterPort: await freePortAnywhere() };
     }
   }
   return join(spec);

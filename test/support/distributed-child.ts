@@ -7,6 +7,8 @@
 //   train-own-volume as train, each rank with its own outputDir (argv[3] for rank 0, argv[3]-rank<R> for the
 //                    others): a volume per pod, where only rank 0's holds the checkpoints
 //   train-slowly     as train, each step 0.25 s longer (a run that lasts while late processes come)
+//   train-elastic    as train-slowly with argv[3] as outputDir, resuming at any world size
+//                    (config.resume.worldSize 'reshard'): a job that lost a node goes on
 //   train-module     train the same MLP written as a TypeScript module (BlobMlp)
 //   train-llama      fine-tune the tiny pretrained Llama of test/fixtures/pretrained/llama (AdamW)
 //   train-llama-masked  the same on targets partly ignored (-100), 2 micro-batches per step
@@ -139,14 +141,15 @@ async function main(): Promise<void> {
   if (mode === 'evaluate-on-rank-0') return evaluateOnRankZero(Number(process.env.RANK));
   const rank = Number(process.env.RANK ?? process.env.SLURM_PROCID); // torchrun's, or a Slurm task's
   const config: Record<string, unknown> = {};
-  if ((mode === 'train' || mode === 'train-own-volume') && process.argv[3] !== undefined) {
+  if (['train', 'train-own-volume', 'train-elastic'].includes(mode) && process.argv[3] !== undefined) {
     Object.assign(config, {
-      outputDir: mode === 'train' || rank === 0 ? process.argv[3] : `${process.argv[3]}-rank${rank}`,
+      outputDir: mode !== 'train-own-volume' || rank === 0 ? process.argv[3] : `${process.argv[3]}-rank${rank}`,
       saveEvery: 5,
       resumeFromCheckpoint: true,
       loggers: ['jsonl'],
       progressBar: true,
       logEvery: 4,
+      ...(mode === 'train-elastic' ? { resume: { worldSize: 'reshard' } } : {}),
     });
   }
   if (process.argv[4] !== undefined) config.maxSteps = Number(process.argv[4]);
@@ -154,6 +157,7 @@ async function main(): Promise<void> {
     'train',
     'train-own-volume',
     'train-slowly',
+    'train-elastic',
     'train-module',
     'train-llama',
     'train-llama-masked',
@@ -170,7 +174,7 @@ async function main(): Promise<void> {
     },
   };
   const slowly: Callback = { postTrainBatch: () => new Promise((resolve) => setTimeout(resolve, 250)) };
-  const faults = !healthy && rank === 1 ? [faulty] : mode === 'train-slowly' ? [slowly] : [];
+  const faults = !healthy && rank === 1 ? [faulty] : ['train-slowly', 'train-elastic'].includes(mode) ? [slowly] : [];
   const llama = mode.startsWith('train-llama');
   const masked = mode === 'train-llama-masked';
   const trainer = llama
