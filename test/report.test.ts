@@ -186,6 +186,23 @@ describe('firebrand report: an HTML page of runs, and versioned logs', function 
     await trainer.fit(blobDataset(32));
     const typo = await rejectionOf(writeReport(path.join(root, 'run'), { image: 'x' } as object));
     expect(typo.message).to.contain("'image'");
+    // A run with the CSV logger alone is read from metrics.csv: the page carries its logged losses.
+    const page = fs.readFileSync(await writeReport(path.join(root, 'run')), 'utf8');
+    const carried = JSON.parse(
+      /<script type="application\/json" id="report-data">(.*?)<\/script>/s.exec(page)?.[1] ?? '',
+    );
+    const [header, ...rows] = fs
+      .readFileSync(path.join(root, 'run', 'logs', 'version_0', 'metrics.csv'), 'utf8')
+      .trim()
+      .split('\n');
+    const lossColumn = header.split(',').indexOf('train/loss');
+    const logged = rows.map((row) => row.split(',')).filter((cells) => cells[lossColumn] !== '');
+    const loss = carried.charts.find((chart: { title: string }) => chart.title === 'loss');
+    const train = loss.series.find((series: { label: string }) => series.label === 'train').values;
+    expect(train.filter((value: number | null) => value !== null)).to.deep.equal(
+      logged.map((cells) => Number(cells[lossColumn])),
+    );
+    expect(logged.length).to.be.greaterThan(0);
     const noModel = await rejectionOf(writeReport(path.join(root, 'run'), { images: imageFolder }));
     expect(noModel.message).to.contain('needs model');
     const result = spawnSync(process.execPath, [cli, 'report', path.join(root, 'run'), '--image', 'x'], {
