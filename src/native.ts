@@ -348,6 +348,7 @@ export interface NativeEngine {
     timeout: number;
     bucketCapMb: number;
     broadcastBuffers: boolean;
+    zeroRedundancyOptimizer: boolean;
   }): Promise<{
     rank: number;
     worldSize: number;
@@ -358,6 +359,10 @@ export interface NativeEngine {
   sumOverRanks(values: number[], what: string): Promise<number[]>;
   /** Tells the other ranks, through the rendezvous store, that this one failed (the first post stays). */
   postFailure(message: string): Promise<void>;
+  /** With the optimizer state sharded: every rank's share sent to rank 0, before it saves (a collective). */
+  gatherOptimizerState(): Promise<void>;
+  /** The bytes of optimizer state (moments, momentum buffers) this process holds. */
+  optimizerStateBytes(): Promise<number>;
 }
 
 export interface NativeBinding {

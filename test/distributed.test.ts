@@ -14,36 +14,7 @@ import { errorOf, freePort, rejectionOf } from './support/helpers';
 import { firstSlurmNode } from '../src/distributed/scheduler-environment';
 import { torchrunEnvironment } from '../src/distributed/torchrun-environment';
 import { maskedTokens } from './support/masked-tokens';
-
-const cli = path.join(__dirname, '..', 'src', 'cli', 'main.js');
-const child = path.join(__dirname, 'support', 'distributed-child.js');
-
-interface RankReport {
-  rank: number;
-  worldSize?: number;
-  history?: { epochs: { loss: number; valLoss: number; globalStep: number }[] };
-  weights?: Record<string, number[]>;
-  error?: { code: string; message: string };
-  seconds?: number;
-}
-
-/** Each rank's JSON line from launcher output ("[rank R] {...}"), by rank. */
-function reports(stdout: string): RankReport[] {
-  return stdout
-    .trim()
-    .split('\n')
-    .filter((line) => /^(\[rank \d+\] )?\{"rank"/.test(line))
-    .map((line) => JSON.parse(line.replace(/^\[rank \d+\] /, '')) as RankReport)
-    .sort((a, b) => a.rank - b.rank);
-}
-
-function launchArgs(port: number, extra: string[], childArgs: string[]): string[] {
-  return [cli, 'launch', '--master-port', String(port), ...extra, child, ...childArgs];
-}
-
-function runLaunch(port: number, extra: string[], childArgs: string[] = ['train']) {
-  return spawnSync(process.execPath, launchArgs(port, extra, childArgs), { encoding: 'utf8', timeout: 60_000 });
-}
+import { child, cli, launchArgs, maxAbsDifference, RankReport, reports, runLaunch } from './support/launch-runs';
 
 /** Runs a launcher in the background; resolves with its exit code and output. */
 function startLaunch(
@@ -98,16 +69,6 @@ function startRank(rank: number, port: number, mode: string, variables?: Record<
     });
   });
   return { finished, kill: () => rankProcess.kill('SIGKILL') };
-}
-
-function maxAbsDifference(a: Record<string, number[]>, b: Record<string, number[]>): number {
-  expect(Object.keys(a).sort()).to.deep.equal(Object.keys(b).sort());
-  let max = 0;
-  for (const name of Object.keys(a)) {
-    expect(a[name].length).to.equal(b[name].length);
-    a[name].forEach((value, i) => (max = Math.max(max, Math.abs(value - b[name][i]))));
-  }
-  return max;
 }
 
 /** One process training on the global batch (2 ranks x 8 samples per micro-batch). */

@@ -104,6 +104,8 @@ DistributedOptions toDistributedOptions(const Napi::Value& value) {
   options.bucketCapBytes =
       static_cast<int64_t>(toNumber(object.Get("bucketCapMb"), "distributed.bucketCapMb") * 1024 * 1024);
   options.broadcastBuffers = toBoolean(object.Get("broadcastBuffers"), "distributed.broadcastBuffers");
+  options.zeroRedundancyOptimizer =
+      toBoolean(object.Get("zeroRedundancyOptimizer"), "distributed.zeroRedundancyOptimizer");
   return options;
 }
 

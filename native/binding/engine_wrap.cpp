@@ -43,7 +43,9 @@ void EngineWrap::Export(Napi::Env env, Napi::Object exports) {
                                     InstanceAccessor<&EngineWrap::Device>("device"),
                                     InstanceMethod<&EngineWrap::Distribute>("distribute"),
                                     InstanceMethod<&EngineWrap::SumOverRanks>("sumOverRanks"),
-                                    InstanceMethod<&EngineWrap::PostFailure>("postFailure")});
+                                    InstanceMethod<&EngineWrap::PostFailure>("postFailure"),
+                                    InstanceMethod<&EngineWrap::GatherOptimizerState>("gatherOptimizerState"),
+                                    InstanceMethod<&EngineWrap::OptimizerStateBytes>("optimizerStateBytes")});
   exports.Set("NativeEngine", cls);
 }
 
@@ -325,7 +327,8 @@ Napi::Value EngineWrap::Device(const Napi::CallbackInfo& info) {
   return Napi::String::New(info.Env(), engine_->device().str());
 }
 
-// ({ rank, worldSize, masterAddr, masterPort, backend?, timeout?, bucketCapMb?, broadcastBuffers? })
+// ({ rank, worldSize, masterAddr, masterPort, backend?, timeout?, bucketCapMb?, broadcastBuffers?,
+//    zeroRedundancyOptimizer? })
 //   -> Promise<{ rank, worldSize, backend, buckets }>, once every rank has joined.
 Napi::Value EngineWrap::Distribute(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
@@ -383,6 +386,36 @@ Napi::Value EngineWrap::PostFailure(const Napi::CallbackInfo& info) {
           return [](Napi::Env env) -> Napi::Value { return env.Undefined(); };
         },
         "postFailure");
+  });
+}
+
+// () -> Promise<void>: with the optimizer state sharded, every rank's share sent to rank 0 before it saves.
+Napi::Value EngineWrap::GatherOptimizerState(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  return guard(env, [&]() -> Napi::Value {
+    auto engine = engine_;
+    return startTask(
+        env,
+        [engine]() -> PromiseWorker::Finish {
+          engine->gatherOptimizerState();
+          return [](Napi::Env env) -> Napi::Value { return env.Undefined(); };
+        },
+        "saveCheckpoint");
+  });
+}
+
+// () -> Promise<number>: the bytes of optimizer state this process holds.
+Napi::Value EngineWrap::OptimizerStateBytes(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  return guard(env, [&]() -> Napi::Value {
+    auto engine = engine_;
+    return startTask(
+        env,
+        [engine]() -> PromiseWorker::Finish {
+          const double bytes = static_cast<double>(engine->optimizerStateBytes());
+          return [bytes](Napi::Env env) -> Napi::Value { return Napi::Number::New(env, bytes); };
+        },
+        kBetweenSteps);
   });
 }
 

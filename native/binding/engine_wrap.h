@@ -52,6 +52,8 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
   Napi::Value Distribute(const Napi::CallbackInfo& info);
   Napi::Value SumOverRanks(const Napi::CallbackInfo& info);
   Napi::Value PostFailure(const Napi::CallbackInfo& info);
+  Napi::Value GatherOptimizerState(const Napi::CallbackInfo& info);
+  Napi::Value OptimizerStateBytes(const Napi::CallbackInfo& info);
 
   // Marks the engine busy until the returned hook runs; throws if it already is.
   std::function<void()> claim(const char* operation);

@@ -48,6 +48,7 @@ const distributedSchema: Schema = {
   timeout: field(positive, 1800, [5]),
   bucketCapMb: field(positive, 25, [1e-6]),
   broadcastBuffers: field(boolean, true, [false]),
+  zeroRedundancyOptimizer: field(boolean, false, [true]),
 };
 
 export const configSchema: Schema = {

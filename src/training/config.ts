@@ -136,6 +136,13 @@ export interface DistributedConfig {
   bucketCapMb?: number;
   /** Rank 0's buffers (BatchNorm statistics) replace the others' before each step, as DDP's broadcast_buffers. Default true. */
   broadcastBuffers?: boolean;
+  /**
+   * ZeRO stage 1, as torch.distributed.optim.ZeroRedundancyOptimizer: each rank holds and steps the optimizer
+   * state of a share of the parameters (largest first, to the rank with the fewest elements), then sends their
+   * new values to the others. Optimizer memory per rank falls as 1/worldSize; the weights are DDP's.
+   * Checkpoints hold the whole state (gathered on rank 0), so they resume with or without it. Default false.
+   */
+  zeroRedundancyOptimizer?: boolean;
 }
 
 /** torch.cuda.amp.GradScaler's settings, for fp16 training. */

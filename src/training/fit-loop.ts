@@ -361,6 +361,7 @@ export class FitLoop {
       this.trainer.worldSize,
     );
     await this.hooks.run('onSaveCheckpoint', { folder, state }, this.trainer);
+    if (this.config.distributed.zeroRedundancyOptimizer) await this.engine.gatherOptimizerState();
     await this.ranks.onRankZero(`the checkpoint ${folder}`, async () => {
       const written = await writeCheckpoint(outputDir, state, (temporary) => this.engine.saveState(temporary));
       pruneCheckpoints(outputDir, this.config.saveTotalLimit, [written, run.history.best?.checkpoint]);

@@ -260,6 +260,14 @@ export class Trainer implements TrainerView {
     return this.namedParameters.reduce((count, { shape }) => count + shape.reduce((size, dim) => size * dim, 1), 0);
   }
 
+  /**
+   * Bytes of optimizer state this process holds (Adam's moments, momentum buffers): all of it, or its share
+   * with config.distributed.zeroRedundancyOptimizer.
+   */
+  async optimizerStateBytes(): Promise<number> {
+    return (await this.ready('optimizerStateBytes')).optimizerStateBytes();
+  }
+
   private description(): ModelDescription {
     const given = this.configureModels === Trainer.prototype.configureModels ? this.options.model : undefined;
     return this.lifecycle.description(given);

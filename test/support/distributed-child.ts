@@ -19,6 +19,9 @@
 //                    tensors on every rank; then allReduce from a per-batch hook during fit, refused
 //   evaluate-on-rank-0  rank 0 alone evaluates, with { distributed: false } and then as a collective
 //                    (which must fail, saying it is one); rank 1 idles
+//   adamw-steps      argv[3] 'ddp' or 'zero' (config.distributed.zeroRedundancyOptimizer), argv[4] an outputDir
+//                    to checkpoint in and resume from, argv[5] maxSteps: the Llama fine-tuned with AdamW; prints
+//                    the weights and the bytes of optimizer state the rank holds
 //   throw-at-step-5  rank 1's hook throws at step 5 and the process stays alive (a service that caught
 //                    the error); the others must stop at once, naming rank 1's error
 import path from 'node:path';
@@ -59,7 +62,11 @@ export function distributedTrainer(
 }
 
 /** The tiny pretrained Llama fine-tuned with AdamW, `batchSize` windows of 8 tokens per rank, 2 epochs. */
-export async function llamaTrainer(batchSize: number, gradientAccumulationSteps = 1): Promise<Trainer> {
+export async function llamaTrainer(
+  batchSize: number,
+  gradientAccumulationSteps = 1,
+  config: Record<string, unknown> = {},
+): Promise<Trainer> {
   const folder = path.join(__dirname, '..', '..', '..', 'test', 'fixtures', 'pretrained', 'llama');
   return new Trainer({
     model: await fromPretrained(folder),
@@ -74,6 +81,7 @@ export async function llamaTrainer(batchSize: number, gradientAccumulationSteps 
       numThreads: 1,
       progressBar: false,
       distributed: { timeout: 20 },
+      ...config,
     },
   });
 }
@@ -135,8 +143,40 @@ async function collectives(rank: number): Promise<void> {
   console.log(JSON.stringify(report, (_, value) => (value instanceof Float32Array ? Array.from(value) : value)));
 }
 
+/** The state dict's values as plain arrays, by name. */
+async function weightsOf(trainer: Trainer): Promise<Record<string, number[]>> {
+  return Object.fromEntries(
+    Object.entries(await trainer.stateDict()).map(([name, tensor]) => [name, Array.from(tensor.data as Float32Array)]),
+  );
+}
+
+/** AdamW on the Llama, as DDP or with the optimizer state sharded; resumes from argv[4]'s checkpoints. */
+async function adamwSteps(rank: number): Promise<void> {
+  const [, , , sharding, outputDir, maxSteps] = process.argv;
+  const trainer = await llamaTrainer(8, 1, {
+    numEpochs: 50,
+    maxSteps: Number(maxSteps),
+    distributed: { timeout: 20, zeroRedundancyOptimizer: sharding === 'zero' },
+    outputDir,
+    saveEvery: 25,
+    resumeFromCheckpoint: true,
+  });
+  const history = await trainer.fit(llamaData());
+  const optimizerStateBytes = await trainer.optimizerStateBytes();
+  console.log(
+    JSON.stringify({
+      rank,
+      worldSize: trainer.worldSize,
+      history,
+      weights: await weightsOf(trainer),
+      optimizerStateBytes,
+    }),
+  );
+}
+
 async function main(): Promise<void> {
   const mode = process.argv[2] ?? 'train';
+  if (mode === 'adamw-steps') return adamwSteps(Number(process.env.RANK));
   if (mode === 'collectives') return collectives(Number(process.env.RANK));
   if (mode === 'evaluate-on-rank-0') return evaluateOnRankZero(Number(process.env.RANK));
   const rank = Number(process.env.RANK ?? process.env.SLURM_PROCID); // torchrun's, or a Slurm task's
@@ -185,13 +225,7 @@ async function main(): Promise<void> {
     const history = llama
       ? await trainer.fit(masked ? maskedTokens([], 32) : llamaData())
       : await trainer.fit(trainData(), { evalData: evalData() });
-    const weights = Object.fromEntries(
-      Object.entries(await trainer.stateDict()).map(([name, tensor]) => [
-        name,
-        Array.from(tensor.data as Float32Array),
-      ]),
-    );
-    console.log(JSON.stringify({ rank, worldSize: trainer.worldSize, history, weights }));
+    console.log(JSON.stringify({ rank, worldSize: trainer.worldSize, history, weights: await weightsOf(trainer) }));
   } catch (error) {
     const { code, message } = error as { code?: string; message: string };
     console.log(JSON.stringify({ rank, error: { code, message }, seconds: (Date.now() - started) / 1000 }));

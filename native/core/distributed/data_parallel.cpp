@@ -25,7 +25,7 @@ std::shared_ptr<DistributedGroup> joinWithRankZeroWeights(const DistributedOptio
   std::vector<at::Tensor> state = model.parameters();
   const auto buffers = buffersOf(model);
   state.insert(state.end(), buffers.begin(), buffers.end());
-  group->broadcastFromRankZero(state, "the initial parameters and buffers");
+  group->broadcast(0, state, "the initial parameters and buffers");
   return group;
 }
 
@@ -36,7 +36,9 @@ DataParallel::DataParallel(const DistributedOptions& options, Model& model, cons
       model_(model),
       device_(device),
       broadcastBuffers_(options.broadcastBuffers && !buffersOf(model).empty()),
-      reducer_(group_, trainableParameters(model), options.bucketCapBytes) {}
+      reducer_(group_, trainableParameters(model), options.bucketCapBytes) {
+  if (options.zeroRedundancyOptimizer) sharding_.emplace(group_, model.parameters());
+}
 
 SamplerOptions DataParallel::shard(SamplerOptions sampler, bool evenShards) const {
   sampler.rank = rank();
@@ -46,7 +48,7 @@ SamplerOptions DataParallel::shard(SamplerOptions sampler, bool evenShards) cons
 }
 
 void DataParallel::beforeMicroBatch(bool firstOfGroup, bool lastOfGroup) {
-  if (firstOfGroup && broadcastBuffers_) group_->broadcastFromRankZero(buffersOf(model_), "the buffers");
+  if (firstOfGroup && broadcastBuffers_) group_->broadcast(0, buffersOf(model_), "the buffers");
   reducer_.prepareBackward(lastOfGroup);
 }
 
@@ -65,6 +67,18 @@ std::vector<double> DataParallel::sumOverRanks(const std::vector<double>& values
 
 void DataParallel::sumInPlace(const std::vector<at::Tensor>& tensors, const std::string& what) {
   for (at::Tensor tensor : tensors) group_->allReduceSum(tensor, what);
+}
+
+std::function<bool(const at::Tensor&)> DataParallel::optimizerStateOwnership() const {
+  return sharding_ ? sharding_->ownership() : nullptr;
+}
+
+void DataParallel::afterOptimizerStep() {
+  if (sharding_) sharding_->shareUpdatedParameters();
+}
+
+void DataParallel::gatherOptimizerState(std::vector<OptimizerUnit>& units) {
+  if (sharding_) sharding_->gatherStateOnRankZero(units);
 }
 
 }  // namespace firebrand

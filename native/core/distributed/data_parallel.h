@@ -7,12 +7,14 @@
 #include <c10/core/Device.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/data/batch_sampler.h"
 #include "core/distributed/distributed_group.h"
 #include "core/distributed/gradient_reducer.h"
+#include "core/distributed/optimizer_sharding.h"
 #include "core/distributed/rank_reducer.h"
 #include "core/model/model.h"
 
@@ -36,6 +38,9 @@ class DataParallel : public RankReducer {
   std::vector<double> sumOverRanks(const std::vector<double>& values, const std::string& what) override;
   void sumInPlace(const std::vector<at::Tensor>& tensors, const std::string& what) override;
   void postFailure(const std::string& message) override { group_->postFailure(message); }
+  std::function<bool(const at::Tensor&)> optimizerStateOwnership() const override;
+  void afterOptimizerStep() override;
+  void gatherOptimizerState(std::vector<OptimizerUnit>& units) override;
 
  private:
   std::shared_ptr<DistributedGroup> group_;
@@ -43,6 +48,7 @@ class DataParallel : public RankReducer {
   c10::Device device_;
   bool broadcastBuffers_;
   GradientReducer reducer_;
+  std::optional<OptimizerSharding> sharding_;  // config.distributed.zeroRedundancyOptimizer
 };
 
 }  // namespace firebrand

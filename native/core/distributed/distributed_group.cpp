@@ -340,7 +340,8 @@ void DistributedGroup::wait(const c10::intrusive_ptr<c10d::Work>& work, const st
 
 void DistributedGroup::allReduceSum(at::Tensor& tensor, const std::string& what) { wait(startAllReduce(tensor), what); }
 
-void DistributedGroup::broadcastFromRankZero(const std::vector<at::Tensor>& tensors, const std::string& what) {
+void DistributedGroup::broadcast(int64_t root, const std::vector<at::Tensor>& tensors, const std::string& what) {
+  const std::string operation = "broadcasting " + what + " from rank " + std::to_string(root);
   // One flat tensor per dtype: one collective each, however many tensors.
   std::map<at::ScalarType, std::vector<at::Tensor>> byDtype;
   for (const auto& tensor : tensors) byDtype[tensor.scalar_type()].push_back(tensor);
@@ -349,14 +350,15 @@ void DistributedGroup::broadcastFromRankZero(const std::vector<at::Tensor>& tens
     for (const auto& tensor : group) flat.push_back(tensor.detach().reshape({-1}));
     std::vector<at::Tensor> buffer{at::cat(flat)};
     c10d::BroadcastOptions broadcastOptions;
-    broadcastOptions.rootRank = 0;
+    broadcastOptions.rootRank = root;
     c10::intrusive_ptr<c10d::Work> work;
     try {
       work = backend_->collectives->broadcast(buffer, broadcastOptions);
     } catch (const std::exception& error) {
-      fail("broadcasting " + what + " from rank 0", causeOf(error));
+      fail(operation, causeOf(error));
     }
-    waitWatching(work, "broadcasting " + what + " from rank 0");
+    waitWatching(work, operation);
+    if (root == rank()) continue;
     at::NoGradGuard noGrad;
     int64_t offset = 0;
     for (auto& tensor : group) {

@@ -33,8 +33,8 @@ class DistributedGroup {
   // Waits for `work`; a failure or timeout throws, naming `what` ("the gradients").
   void wait(const c10::intrusive_ptr<c10d::Work>& work, const std::string& what) const;
   void allReduceSum(at::Tensor& tensor, const std::string& what);
-  // Overwrites `tensors` (any dtypes) with rank 0's.
-  void broadcastFromRankZero(const std::vector<at::Tensor>& tensors, const std::string& what);
+  // Overwrites `tensors` (any dtypes) with rank `root`'s.
+  void broadcast(int64_t root, const std::vector<at::Tensor>& tensors, const std::string& what);
   // Tells the other ranks, through the rendezvous store, that this rank failed (the first failure posted
   // stays): a rank waiting on a collective (Gloo) stops within a second, naming it, instead of waiting out
   // the timeout for a rank that is alive but will never answer.

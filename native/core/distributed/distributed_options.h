@@ -27,6 +27,8 @@ struct DistributedOptions {
   // Rank 0's buffers (BatchNorm statistics) are sent to all ranks before each
   // optimizer step's first forward (DDP's broadcast_buffers).
   bool broadcastBuffers = false;
+  // ZeRO stage 1: each rank holds and steps the optimizer state of a share of the parameters.
+  bool zeroRedundancyOptimizer = false;
 };
 
 }  // namespace firebrand

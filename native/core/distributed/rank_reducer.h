@@ -7,10 +7,12 @@
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "core/data/batch_sampler.h"
+#include "core/optim/optimizer_unit.h"
 
 namespace firebrand {
 
@@ -49,6 +51,12 @@ class RankReducer {
   }
   // Sums each tensor in place over the ranks.
   virtual void sumInPlace(const std::vector<at::Tensor>& /*tensors*/, const std::string& /*what*/) {}
+  // With the optimizer state sharded (ZeRO-1): which parameters' state this rank holds; empty otherwise.
+  virtual std::function<bool(const at::Tensor&)> optimizerStateOwnership() const { return {}; }
+  // After the optimizers stepped their shares: every rank gets the parameters others updated.
+  virtual void afterOptimizerStep() {}
+  // Before rank 0 saves the optimizers: their whole state gathered there (a collective when sharded).
+  virtual void gatherOptimizerState(std::vector<OptimizerUnit>& /*units*/) {}
   // Tells the other ranks that this one failed (DistributedGroup::postFailure).
   virtual void postFailure(const std::string& /*message*/) {}
 };

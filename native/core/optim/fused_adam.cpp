@@ -150,12 +150,12 @@ State& FusedAdamFamily<Base, Options, State>::stateOf(const at::Tensor& paramete
 }
 
 template <typename Base, typename Options, typename State>
-void FusedAdamFamily<Base, Options, State>::makeState() {
+void FusedAdamFamily<Base, Options, State>::makeState(const std::function<bool(const at::Tensor&)>& wanted) {
   at::NoGradGuard noGrad;
   for (auto& group : this->param_groups()) {
     const bool amsgrad = static_cast<const Options&>(group.options()).amsgrad();
     for (const auto& parameter : group.params()) {
-      if (parameter.requires_grad()) stateOf(parameter, amsgrad);
+      if (parameter.requires_grad() && wanted(parameter)) stateOf(parameter, amsgrad);
     }
   }
 }

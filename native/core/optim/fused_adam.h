@@ -24,7 +24,7 @@ class FusedAdamFamily : public Base, public StateMadeAhead {
   using Base::Base;
 
   // Zeros and step 0, what libtorch's first step makes: its update then runs as if made there.
-  void makeState() override;
+  void makeState(const std::function<bool(const at::Tensor&)>& wanted) override;
 
   at::Tensor step(typename Base::LossClosure closure = nullptr) override;
 

@@ -3,6 +3,7 @@
 #pragma once
 #include <ATen/core/Tensor.h>
 
+#include <functional>
 #include <unordered_map>
 
 #include "core/compat/torch_compat.h"
@@ -17,8 +18,9 @@ bool sameDenseCpuMemory(const at::Tensor& tensor, const at::Tensor& other);
 class StateMadeAhead {
  public:
   virtual ~StateMadeAhead() = default;
-  // Makes the state of each parameter that requires a gradient and has none yet (as its first step would).
-  virtual void makeState() = 0;
+  // Makes the state of each parameter that requires a gradient, has none yet and `wanted` accepts (as its
+  // first step would).
+  virtual void makeState(const std::function<bool(const at::Tensor&)>& wanted) = 0;
 };
 
 // Keys of parameters' entries in an optimizer's state(), made once per parameter (1.13's are formatted text).

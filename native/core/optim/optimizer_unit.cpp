@@ -1,6 +1,8 @@
 #include "core/optim/optimizer_unit.h"
 
 #include <ATen/ATen.h>
+#include <torch/optim/adagrad.h>
+#include <torch/optim/rmsprop.h>
 #include <torch/serialize.h>
 
 #include "core/compat/torch_compat.h"
@@ -17,6 +19,26 @@ bool ownedBy(const std::vector<std::string>& prefixes, const std::string& parame
     if (startsWith(parameter, prefix)) return true;
   }
   return false;
+}
+
+int64_t bytesOf(std::initializer_list<at::Tensor> tensors) {
+  int64_t bytes = 0;
+  for (const auto& tensor : tensors) bytes += tensor.defined() ? static_cast<int64_t>(tensor.nbytes()) : 0;
+  return bytes;
+}
+
+// The tensors of the state types makeOptimizer's optimizers keep (their fused variants keep the same).
+int64_t stateTensorBytes(const torch::optim::OptimizerParamState& state) {
+  using namespace torch::optim;
+  if (const auto* adam = dynamic_cast<const AdamParamState*>(&state))
+    return bytesOf({adam->exp_avg(), adam->exp_avg_sq(), adam->max_exp_avg_sq()});
+  if (const auto* adamw = dynamic_cast<const AdamWParamState*>(&state))
+    return bytesOf({adamw->exp_avg(), adamw->exp_avg_sq(), adamw->max_exp_avg_sq()});
+  if (const auto* sgd = dynamic_cast<const SGDParamState*>(&state)) return bytesOf({sgd->momentum_buffer()});
+  if (const auto* rmsprop = dynamic_cast<const RMSpropParamState*>(&state))
+    return bytesOf({rmsprop->square_avg(), rmsprop->momentum_buffer(), rmsprop->grad_avg()});
+  if (const auto* adagrad = dynamic_cast<const AdagradParamState*>(&state)) return bytesOf({adagrad->sum()});
+  return 0;
 }
 
 }  // namespace
@@ -50,11 +72,20 @@ void OptimizerUnit::addParameterGroup(const std::vector<at::Tensor>& parameters,
 void OptimizerUnit::zeroGrad() { compat::zeroGradToNone(*optimizer_); }
 
 void OptimizerUnit::makeState() {
-  if (auto* ahead = dynamic_cast<StateMadeAhead*>(optimizer_.get())) ahead->makeState();
+  auto* ahead = dynamic_cast<StateMadeAhead*>(optimizer_.get());
+  if (ahead != nullptr) ahead->makeState(owned_ ? owned_ : [](const at::Tensor&) { return true; });
 }
 
 void OptimizerUnit::step() {
   lastStepLr_ = currentLearningRate(*optimizer_);
+  if (owned_) {
+    // Every optimizer skips a parameter without a gradient: its moments stay, its weights are another rank's.
+    for (auto& group : optimizer_->param_groups()) {
+      for (auto& parameter : group.params()) {
+        if (!owned_(parameter)) parameter.mutable_grad().reset();
+      }
+    }
+  }
   optimizer_->step();
   scheduler_.afterOptimizerStep(*optimizer_);
 }
@@ -105,6 +136,44 @@ void OptimizerUnit::loadOptimizer(const std::string& path) {
   } catch (const c10::Error& error) {
     throw FileError(path + ": the optimizer state does not fit this optimizer and model (" +
                     error.what_without_backtrace() + ")");
+  }
+  dropForeignState();
+}
+
+void OptimizerUnit::shardState(std::function<bool(const at::Tensor&)> owned) {
+  owned_ = std::move(owned);
+  dropForeignState();  // what a constructor made for every parameter (Adagrad's sums)
+}
+
+int64_t OptimizerUnit::stateBytes() const {
+  int64_t bytes = 0;
+  for (const auto& entry : optimizer_->state()) bytes += stateTensorBytes(*entry.second);
+  return bytes;
+}
+
+std::string OptimizerUnit::stateArchive() const {
+  torch::serialize::OutputArchive archive;
+  optimizer_->save(archive);
+  std::string bytes;
+  archive.save_to([&bytes](const void* data, size_t size) {
+    bytes.append(static_cast<const char*>(data), size);
+    return size;
+  });
+  return bytes;
+}
+
+void OptimizerUnit::addStateArchive(const std::string& bytes) {
+  torch::serialize::InputArchive archive;
+  archive.load_from(bytes.data(), bytes.size());
+  optimizer_->load(archive);
+}
+
+void OptimizerUnit::dropForeignState() {
+  if (!owned_) return;
+  for (const auto& group : optimizer_->param_groups()) {
+    for (const auto& parameter : group.params()) {
+      if (!owned_(parameter)) optimizer_->state().erase(compat::optimizerStateKey(parameter));
+    }
   }
 }
 

@@ -5,6 +5,7 @@
 #include <torch/optim/optimizer.h>
 #include <torch/ordered_dict.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -39,8 +40,21 @@ class OptimizerUnit {
   void zeroGrad();
   // The optimizer's state made now where it can be (Adam's moments), not at the first step.
   void makeState();
-  // Steps the optimizer, then the schedule; remembers the learning rate used.
+  // Steps the optimizer (on the owned parameters only, when sharded), then the schedule; remembers the
+  // learning rate used.
   void step();
+
+  // ZeRO stage 1: from now on this process holds and updates the state of the parameters `owned` accepts
+  // only; another rank steps the others and sends their new values.
+  void shardState(std::function<bool(const at::Tensor&)> owned);
+  // The bytes of the state tensors this process holds (moments, momentum buffers).
+  int64_t stateBytes() const;
+  // The optimizer's state as a libtorch archive in memory; another process's archive added to this
+  // one's state (its parameters' entries join, replacing any there; options are the same on every rank).
+  std::string stateArchive() const;
+  void addStateArchive(const std::string& archive);
+  // Drops the state of the parameters not owned (after a gathered state was saved, or a whole one loaded).
+  void dropForeignState();
   void startSchedule(int64_t totalSteps);
   void onMetric(double value) { scheduler_.onMetric(*optimizer_, value); }
   const LrScheduler& scheduler() const { return scheduler_; }
@@ -67,6 +81,7 @@ class OptimizerUnit {
   std::vector<at::Tensor> parameters_;
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
   LrScheduler scheduler_;
+  std::function<bool(const at::Tensor&)> owned_;  // empty: every parameter's state is here
   std::vector<double> baseLrs_;  // each group's lr as configured; schedules scale these
   double lastStepLr_ = 0;
 };

@@ -160,6 +160,7 @@ bool TrainingEngine::optimizerStep(double groupLoss, std::optional<double>& grad
   }
   if (policy.clipValue) torch::nn::utils::clip_grad_value_(parameters, *policy.clipValue);
   for (auto& unit : units_) unit.step();
+  ranks_->afterOptimizerStep();
   if (average_) average_->update(globalStep_ + 1);
   if (foundInf.defined()) scaler_.update(foundInf);
   zeroGrads();

@@ -81,6 +81,9 @@ void TrainingEngine::distribute(const DistributedOptions& options) {
   if (distributed_) throw InvalidState("distribute: this trainer already takes part in a distributed run");
   ranks_ = std::make_unique<DataParallel>(options, *model_, device_);
   distributed_ = true;
+  if (const auto owned = ranks_->optimizerStateOwnership()) {
+    for (auto& unit : units_) unit.shardState(owned);
+  }
 }
 
 SamplerOptions TrainingEngine::rankSampler(const SamplerOptions& sampler) const {

@@ -127,8 +127,15 @@ class TrainingEngine {
   // Writes everything training needs to continue exactly into `folder` (which
   // must exist): model.safetensors, optimizer[-<name>].pt (libtorch archives),
   // training_state.safetensors (schedules, GradScaler, RNG states, global
-  // step). Each file is written atomically and fsynced.
-  void saveState(const std::string& folder) const;
+  // step). Each file is written atomically and fsynced. With the optimizer
+  // state sharded, call gatherOptimizerState on every rank first; rank 0
+  // saves the whole state, then keeps its own share only.
+  void saveState(const std::string& folder);
+  // With config.distributed.zeroRedundancyOptimizer: every rank's share of the
+  // optimizer state sent to rank 0 (a collective); nothing otherwise.
+  void gatherOptimizerState() { ranks_->gatherOptimizerState(units_); }
+  // Bytes of optimizer state (moments, momentum buffers) this process holds.
+  int64_t optimizerStateBytes() const;
   // Restores what saveState wrote; call after beginFit, whose schedule it
   // moves to the saved step. A file that does not fit this engine (another
   // model shape, optimizer or schedule) is an error naming it.

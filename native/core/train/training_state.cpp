@@ -56,13 +56,14 @@ std::string existingFile(const std::string& folder, const std::string& name) {
 
 }  // namespace
 
-void TrainingEngine::saveState(const std::string& folder) const {
+void TrainingEngine::saveState(const std::string& folder) {
   saveWeights(folder + "/" + kModelFile);
   TensorDict state;
   state["global_step"] = at::tensor(static_cast<int64_t>(globalStep_), at::TensorOptions().dtype(at::kLong));
-  for (const auto& unit : units_) {
+  for (auto& unit : units_) {
     const std::string path = folder + "/" + optimizerFile(unit);
     unit.saveOptimizer(path);
+    unit.dropForeignState();  // the other ranks' shares, gathered for this file
     syncFile(path);
     state[scheduleKey(unit)] = unit.scheduleState();
   }
@@ -77,6 +78,12 @@ void TrainingEngine::saveState(const std::string& folder) const {
   auto metadata = fineTuning_.state();
   metadata["format"] = "firebrand";
   writeSafetensors(folder + "/" + kStateFile, state, metadata);
+}
+
+int64_t TrainingEngine::optimizerStateBytes() const {
+  int64_t bytes = 0;
+  for (const auto& unit : units_) bytes += unit.stateBytes();
+  return bytes;
 }
 
 void TrainingEngine::averageWeights(const WeightAverageOptions& options) {
