@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-import { distributedTrainer, evalData, llamaData, llamaTrainer, trainData } from './support/distributed-child';
+import { BlobMlp, distributedTrainer, evalData, llamaData, llamaTrainer, trainData } from './support/distributed-child';
 import { Dataset, Trainer } from '../src';
 import { errorOf, freePort, rejectionOf } from './support/helpers';
 import { firstSlurmNode } from '../src/distributed/scheduler-environment';
@@ -75,7 +75,7 @@ function startRank(rank: number, port: number, mode: string, variables?: Record<
 async function singleProcessRun(
   module = false,
 ): Promise<{ history: RankReport['history']; weights: Record<string, number[]> }> {
-  const trainer = distributedTrainer(16, {}, [], module);
+  const trainer = distributedTrainer(16, {}, [], module ? new BlobMlp() : undefined);
   const history = await trainer.fit(trainData(), { evalData: evalData() });
   const state = await trainer.stateDict();
   const weights = Object.fromEntries(

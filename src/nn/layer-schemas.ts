@@ -190,6 +190,7 @@ export const layers = new Variants(
     adaptiveAvgPool2d: adaptive(2),
     adaptiveMaxPool2d: adaptive(2),
     batchNorm3d: batchNorm,
+    syncBatchNorm: batchNorm,
     groupNorm: {
       numGroups: count,
       numChannels: count,

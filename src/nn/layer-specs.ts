@@ -146,6 +146,13 @@ export interface AdaptivePoolSpec {
 export interface BatchNorm3dSpec extends Omit<BatchNormSpec, 'type'> {
   type: 'batchNorm3d';
 }
+/**
+ * nn.syncBatchNorm (torch.nn.SyncBatchNorm): input [N, C, *]; while training in a distributed run, normalized by
+ * the statistics of every rank's batch together; otherwise a batch norm.
+ */
+export interface SyncBatchNormSpec extends Omit<BatchNormSpec, 'type'> {
+  type: 'syncBatchNorm';
+}
 /** nn.groupNorm (torch.nn.GroupNorm): numChannels split into numGroups groups. */
 export interface GroupNormSpec {
   type: 'groupNorm';
@@ -288,6 +295,7 @@ export type LayerSpec =
   | AvgPool1dSpec
   | AdaptivePoolSpec
   | BatchNorm3dSpec
+  | SyncBatchNormSpec
   | GroupNormSpec
   | InstanceNorm2dSpec
   | RmsNormSpec

@@ -10,6 +10,7 @@ import type {
   AvgPool2dSpec,
   BatchNorm3dSpec,
   BatchNormSpec,
+  SyncBatchNormSpec,
   Conv1dSpec,
   Conv2dSpec,
   Conv3dSpec,
@@ -195,6 +196,10 @@ export const nn = {
     functional({ type: 'adaptiveMaxPool2d', outputSize }),
   batchNorm3d: (numFeatures: number, options: Options<BatchNorm3dSpec, 'numFeatures'> = {}): Layer<BatchNorm3dSpec> =>
     layer({ type: 'batchNorm3d', numFeatures, ...options }),
+  syncBatchNorm: (
+    numFeatures: number,
+    options: Options<SyncBatchNormSpec, 'numFeatures'> = {},
+  ): Layer<SyncBatchNormSpec> => layer({ type: 'syncBatchNorm', numFeatures, ...options }),
   groupNorm: (
     numGroups: number,
     numChannels: number,

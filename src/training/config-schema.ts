@@ -49,6 +49,7 @@ const distributedSchema: Schema = {
   bucketCapMb: field(positive, 25, [1e-6]),
   broadcastBuffers: field(boolean, true, [false]),
   zeroRedundancyOptimizer: field(boolean, false, [true]),
+  syncBatchNorm: field(boolean, false, [true]),
 };
 
 export const configSchema: Schema = {

@@ -143,6 +143,12 @@ export interface DistributedConfig {
    * Checkpoints hold the whole state (gathered on rank 0), so they resume with or without it. Default false.
    */
   zeroRedundancyOptimizer?: boolean;
+  /**
+   * Every batch norm layer becomes an nn.syncBatchNorm before the model is built (torch.nn.SyncBatchNorm's
+   * convert_sync_batchnorm, Lightning's sync_batchnorm): while training on several ranks it normalizes by the
+   * statistics of all ranks' batches together. Default false.
+   */
+  syncBatchNorm?: boolean;
 }
 
 /** torch.cuda.amp.GradScaler's settings, for fp16 training. */

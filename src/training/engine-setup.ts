@@ -5,6 +5,7 @@
 import { deviceForRank, type DistributedPlace } from '../distributed/torchrun-environment';
 import { native, type NativeEngine } from '../native';
 import type { NativeFitOptions } from '../native-specs';
+import { withSyncBatchNorm } from '../nn/sync-batch-norm';
 import { resolveModelSpec, type ModelSpec } from '../nn/model-spec';
 import { pretrainedSourcesIn } from '../pretrained/from-pretrained';
 import { loadPretrainedWeights } from '../pretrained/load-weights';
@@ -38,7 +39,8 @@ export async function buildEngine(
   checkMetrics(config.metrics, objectives.loss?.name);
   // 'all-linear' becomes the layers' paths here, in the trainer's one lora object, which saveAdapter writes.
   if (lora?.targetModules === 'all-linear') lora.targetModules = allLinearLayers(models.model);
-  const modelSpec = resolveModelSpec(models.model);
+  const resolved = resolveModelSpec(models.model);
+  const modelSpec = config.distributed.syncBatchNorm ? withSyncBatchNorm(resolved) : resolved;
   const engine = new native.NativeEngine({
     model: modelSpec,
     ...objectives,

@@ -10,6 +10,8 @@
 //   train-elastic    as train-slowly with argv[3] as outputDir, resuming at any world size
 //                    (config.resume.worldSize 'reshard'): a job that lost a node goes on
 //   train-module     train the same MLP written as a TypeScript module (BlobMlp)
+//   train-sync-bn    train BlobBatchNormMlp with config.distributed.syncBatchNorm
+//   train-unsynced-bn  the same without: each rank normalizes by its own batch
 //   train-llama      fine-tune the tiny pretrained Llama of test/fixtures/pretrained/llama (AdamW)
 //   train-llama-masked  the same on targets partly ignored (-100), 2 micro-batches per step
 //   die-at-step-5    rank 1 exits at step 5; the others must fail, not hang
@@ -27,6 +29,7 @@
 import path from 'node:path';
 
 import { BatchResult, Callback, Dataset, F, fromPretrained, nn, Tensor, Trainer } from '../../src';
+import type { Module } from '../../src/nn/module/module';
 import { blobDataset, blobTrainer, seededRandom } from './helpers';
 import { maskedTokens } from './masked-tokens';
 
@@ -39,6 +42,16 @@ export class BlobMlp extends nn.Module {
   }
 }
 
+/** The blob MLP with a batch norm between its layers (a syncBatchNorm with config.distributed.syncBatchNorm). */
+export class BlobBatchNormMlp extends nn.Module {
+  fc1 = nn.linear(4, 16);
+  norm = nn.batchNorm1d(16);
+  fc2 = nn.linear(16, 2);
+  forward(x: Tensor): Tensor {
+    return this.fc2.forward(F.relu(this.norm.forward(this.fc1.forward(x))));
+  }
+}
+
 /**
  * The run all ranks (and the single-process reference in the test) make, with `batchSize` per rank:
  * gradients accumulated over 2 micro-batches (all-reduced on the second only) and clipped to norm 0.5
@@ -48,7 +61,7 @@ export function distributedTrainer(
   batchSize: number,
   config: Record<string, unknown> = {},
   callbacks: Callback[] = [],
-  module = false,
+  model?: Module,
 ): Trainer {
   const run = { numEpochs: 3, batchSize, gradientAccumulationSteps: 2, maxGradNorm: 0.5, seed: 7, numWorkers: 0 };
   return blobTrainer(
@@ -56,7 +69,7 @@ export function distributedTrainer(
     {
       optimizer: { name: 'sgd', lr: 0.05 },
       callbacks,
-      ...(module ? { model: new BlobMlp() } : {}),
+      ...(model ? { model } : {}),
     },
   );
 }
@@ -146,7 +159,10 @@ async function collectives(rank: number): Promise<void> {
 /** The state dict's values as plain arrays, by name. */
 async function weightsOf(trainer: Trainer): Promise<Record<string, number[]>> {
   return Object.fromEntries(
-    Object.entries(await trainer.stateDict()).map(([name, tensor]) => [name, Array.from(tensor.data as Float32Array)]),
+    Object.entries(await trainer.stateDict()).map(([name, tensor]) => [
+      name,
+      Array.from(tensor.data as ArrayLike<number | bigint>, Number),
+    ]),
   );
 }
 
@@ -172,6 +188,12 @@ async function adamwSteps(rank: number): Promise<void> {
       optimizerStateBytes,
     }),
   );
+}
+
+/** The model a training mode's ranks train (undefined: blobTrainer's sequential MLP). */
+function modelOf(mode: string): Module | undefined {
+  if (mode === 'train-module') return new BlobMlp();
+  return mode.endsWith('-bn') ? new BlobBatchNormMlp() : undefined;
 }
 
 async function main(): Promise<void> {
@@ -201,7 +223,10 @@ async function main(): Promise<void> {
     'train-module',
     'train-llama',
     'train-llama-masked',
+    'train-sync-bn',
+    'train-unsynced-bn',
   ].includes(mode);
+  if (mode === 'train-sync-bn') config.distributed = { timeout: 20, syncBatchNorm: true };
   // A dead rank must fail the others at once, long before a timeout; a hung one by its timeout.
   if (!healthy) config.distributed = { timeout: ['hang-at-step-5', 'stop-at-step-5'].includes(mode) ? 3 : 60 };
   const faulty: Callback = {
@@ -219,7 +244,7 @@ async function main(): Promise<void> {
   const masked = mode === 'train-llama-masked';
   const trainer = llama
     ? await llamaTrainer(masked ? 2 : 8, masked ? 2 : 1)
-    : distributedTrainer(8, config, faults, mode === 'train-module');
+    : distributedTrainer(8, config, faults, modelOf(mode));
   const started = Date.now();
   try {
     const history = llama

@@ -2,6 +2,9 @@
 
 #include <ATen/ATen.h>
 
+#include "core/errors.h"
+#include "core/nn/sync_batch_norm.h"
+
 namespace firebrand {
 namespace {
 
@@ -29,6 +32,20 @@ std::shared_ptr<DistributedGroup> joinWithRankZeroWeights(const DistributedOptio
   return group;
 }
 
+// Every SyncBatchNorm layer sums its statistics over the group's ranks (weakly held: a model that
+// outlives the run fails, naming it, rather than reach a group that is gone).
+void synchronizeBatchNorms(Model& model, const std::shared_ptr<DistributedGroup>& group) {
+  const std::weak_ptr<DistributedGroup> weak = group;
+  const RankSum rankSum = [weak](at::Tensor& tensor) {
+    const auto locked = weak.lock();
+    if (!locked) throw InvalidState("syncBatchNorm: the distributed run it trained in has ended");
+    locked->allReduceSum(tensor, "the batch statistics of a syncBatchNorm");
+  };
+  for (const auto& [path, layer] : model.builtLayers()) {
+    if (auto* norm = dynamic_cast<SyncBatchNormImpl*>(layer->module.ptr().get())) norm->synchronize(rankSum);
+  }
+}
+
 }  // namespace
 
 DataParallel::DataParallel(const DistributedOptions& options, Model& model, const c10::Device& device)
@@ -38,6 +55,7 @@ DataParallel::DataParallel(const DistributedOptions& options, Model& model, cons
       broadcastBuffers_(options.broadcastBuffers && !buffersOf(model).empty()),
       reducer_(group_, trainableParameters(model), options.bucketCapBytes) {
   if (options.zeroRedundancyOptimizer) sharding_.emplace(group_, model.parameters());
+  synchronizeBatchNorms(model, group_);
 }
 
 SamplerOptions DataParallel::shard(SamplerOptions sampler, bool evenShards) const {

@@ -7,8 +7,7 @@
 
 namespace firebrand {
 
-OptimizerSharding::OptimizerSharding(std::shared_ptr<DistributedGroup> group,
-                                     const std::vector<at::Tensor>& parameters)
+OptimizerSharding::OptimizerSharding(std::shared_ptr<DistributedGroup> group, const std::vector<at::Tensor>& parameters)
     : group_(std::move(group)), parameters_(parameters), owners_(parameters.size(), 0) {
   std::vector<size_t> order(parameters.size());
   std::iota(order.begin(), order.end(), 0);

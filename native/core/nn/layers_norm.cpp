@@ -4,6 +4,7 @@
 #include "core/errors.h"
 #include "core/nn/layer_row.h"
 #include "core/nn/rms_norm.h"
+#include "core/nn/sync_batch_norm.h"
 #include "core/onnx/onnx_layers.h"
 #include "core/shape_text.h"
 
@@ -17,6 +18,14 @@ BuiltLayer batchNorm(ResolvedOptions& o, const char* layout) {
   options.track_running_stats(o.flag("trackRunningStats"));
   return {torch::nn::AnyModule(BatchNorm(options)), std::string(layout) + " with C=" + std::to_string(features) +
                                                         " (numFeatures=" + std::to_string(features) + ")"};
+}
+
+BuiltLayer syncBatchNorm(ResolvedOptions& o) {
+  const int64_t features = o.integer("numFeatures");
+  auto options = torch::nn::BatchNormOptions(features).eps(o.number("eps")).momentum(o.number("momentum"));
+  options.affine(o.flag("affine")).track_running_stats(o.flag("trackRunningStats"));
+  return {torch::nn::AnyModule(SyncBatchNorm(options)),
+          "[N, C, *] with C=" + std::to_string(features) + " (numFeatures=" + std::to_string(features) + ")"};
 }
 
 // torch.batch_norm / torch.instance_norm(x, weight, bias, running_mean, running_var, use_input_stats, momentum, eps,
@@ -140,6 +149,8 @@ LayerRows normLayers() {
       {"batchNorm3d",
        [](ResolvedOptions& o) { return batchNorm<BatchNorm3d, BatchNorm3dOptions>(o, "[N, C, D, H, W]"); },
        runningStatsScript("torch.batch_norm"), batchNormOnnx},
+      // Eval mode (scripts and ONNX run it so) is BatchNorm's.
+      {"syncBatchNorm", syncBatchNorm, runningStatsScript("torch.batch_norm"), batchNormOnnx},
       {"instanceNorm2d", instanceNorm2d, runningStatsScript("torch.instance_norm"), instanceNormOnnx},
       {"layerNorm", layerNorm,
        [](ResolvedOptions& o, const LayerScriptContext& c) -> ScriptCall {

@@ -82,7 +82,7 @@ class OptimizerUnit {
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
   LrScheduler scheduler_;
   std::function<bool(const at::Tensor&)> owned_;  // empty: every parameter's state is here
-  std::vector<double> baseLrs_;  // each group's lr as configured; schedules scale these
+  std::vector<double> baseLrs_;                   // each group's lr as configured; schedules scale these
   double lastStepLr_ = 0;
 };
 
