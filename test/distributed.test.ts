@@ -3,7 +3,7 @@
 // batch, agree on every reported number, resume together, and fail with a
 // clear error (not hang) when one of them dies or stops answering.
 import { expect } from 'chai';
-import { ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -14,7 +14,19 @@ import { errorOf, freePort, rejectionOf } from './support/helpers';
 import { firstSlurmNode } from '../src/distributed/scheduler-environment';
 import { torchrunEnvironment } from '../src/distributed/torchrun-environment';
 import { maskedTokens } from './support/masked-tokens';
-import { child, cli, launchArgs, maxAbsDifference, RankReport, reports, runLaunch } from './support/launch-runs';
+import {
+  checkpointSaved,
+  child,
+  cli,
+  latestTrainerState,
+  launchArgs,
+  maxAbsDifference,
+  RankReport,
+  reports,
+  runLaunch,
+  startProcess,
+  torchrunPython,
+} from './support/launch-runs';
 
 /** Runs a launcher in the background; resolves with its exit code and output. */
 function startLaunch(
@@ -27,16 +39,8 @@ function startLaunch(
 
 /** `node args` in the background (a launcher's command line); resolves with its exit code and output. */
 function startLauncher(args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const launcher: ChildProcess = spawn(process.execPath, args);
-    let stdout = '';
-    let stderr = '';
-    launcher.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    launcher.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    launcher.on('close', (status) => resolve({ status, stdout, stderr }));
-  });
+  return startProcess(process.execPath, args);
 }
-
 interface RankRun {
   finished: Promise<{ status: number | null; report: RankReport | undefined }>;
   kill(): void;
@@ -122,20 +126,12 @@ describe('distributed data parallel (2 ranks, Gloo on 127.0.0.1)', function () {
   // rendezvous and 2.x's c10d one (--standalone) do; every rank then connects as a client.
   for (const rendezvous of ['static', 'standalone'] as const) {
     it(`trains under torchrun (${rendezvous} rendezvous) as one process`, async function () {
-      const python = process.env.BENCH_PYTHON ?? '/usr/bin/python3';
-      // torchrun's rendezvous makes TCPStores with PyTorch's default, libuv, which Debian's torch 2.x lacks.
-      const probe = spawnSync(
-        python,
-        ['-c', "import torch.distributed.run, torch.distributed as d; d.TCPStore('127.0.0.1', 0, 1, True)"],
-        { encoding: 'utf8' },
-      );
-      if (probe.status !== 0) {
-        const why = /libuv/.test(probe.stderr)
-          ? "its torch is built without libuv, which torchrun's rendezvous stores ask for"
-          : `it has no torch.distributed.run (apt-get install python3-torch): ${probe.stderr.trim().split('\n').at(-1)}`;
-        console.log(`      skipped: ${python}: ${why}`);
+      const found = torchrunPython();
+      if ('why' in found) {
+        console.log(`      skipped: ${found.why}`);
         this.skip();
       }
+      const { python } = found;
       // --redirects/--tee 2: torch 1.13's default "0" parses to None on Python 3.11 (its Std IntFlag), so
       // torchrun fails before starting anything; stderr goes to files and the console, stdout as it is.
       const torchrun = [
@@ -240,8 +236,7 @@ describe('distributed data parallel (2 ranks, Gloo on 127.0.0.1)', function () {
       // first meeting's last call (8 s), and the restart's meeting waits as long for a node that never comes.
       await new Promise((resolve) => setTimeout(resolve, 300));
       const leaving = spawn(process.execPath, command, { detached: true, stdio: 'ignore' });
-      const checkpoints = path.join(outputDir, 'checkpoints');
-      while (!fs.existsSync(path.join(checkpoints, 'step-5'))) await new Promise((resolve) => setTimeout(resolve, 100));
+      await checkpointSaved(outputDir, 5);
       process.kill(-(leaving.pid as number), 'SIGKILL');
       const result = await staying;
       expect(result.status, result.stderr).to.equal(0);
@@ -251,16 +246,7 @@ describe('distributed data parallel (2 ranks, Gloo on 127.0.0.1)', function () {
       const finished = reports(result.stdout).filter((report) => report.worldSize === 1);
       expect(finished).to.have.length(1);
       expect(finished[0].error).to.equal(undefined);
-      const state = JSON.parse(
-        fs.readFileSync(
-          path.join(
-            checkpoints,
-            fs.readFileSync(path.join(checkpoints, 'latest'), 'utf8').trim(),
-            'trainer_state.json',
-          ),
-          'utf8',
-        ),
-      );
+      const state = latestTrainerState(outputDir);
       expect(state.worldSize).to.equal(1);
       expect(state.globalStep).to.be.greaterThan(5);
       // Resumed, not started afresh: epoch 0 ended sooner than one process's 16 steps, its first steps

@@ -1,7 +1,8 @@
 // Runs of `firebrand launch` over test/support/distributed-child.ts, and what
 // their ranks print, for the tests of data-parallel training.
 import { expect } from 'chai';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
 
 export const cli = path.join(__dirname, '..', '..', 'src', 'cli', 'main.js');
@@ -43,4 +44,52 @@ export function maxAbsDifference(a: Record<string, number[]>, b: Record<string, 
     a[name].forEach((value, i) => (max = Math.max(max, Math.abs(value - b[name][i]))));
   }
   return max;
+}
+
+/** `command args` in the background; resolves with its exit code and output. */
+export function startProcess(
+  command: string,
+  args: string[],
+): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const started = spawn(command, args);
+    let stdout = '';
+    let stderr = '';
+    started.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    started.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    started.on('close', (status) => resolve({ status, stdout, stderr }));
+  });
+}
+
+/** The python whose torchrun the tests use (BENCH_PYTHON, else Debian's), or why this machine cannot run it. */
+export function torchrunPython(): { python: string } | { why: string } {
+  const python = process.env.BENCH_PYTHON ?? '/usr/bin/python3';
+  // torchrun's rendezvous makes TCPStores with PyTorch's default, libuv, which Debian's torch 2.x lacks.
+  const probe = spawnSync(
+    python,
+    ['-c', "import torch.distributed.run, torch.distributed as d; d.TCPStore('127.0.0.1', 0, 1, True)"],
+    { encoding: 'utf8' },
+  );
+  if (probe.status === 0) return { python };
+  const why = /libuv/.test(probe.stderr)
+    ? "its torch is built without libuv, which torchrun's rendezvous stores ask for"
+    : `it has no torch.distributed.run (apt-get install python3-torch): ${probe.stderr.trim().split('\n').at(-1)}`;
+  return { why: `${python}: ${why}` };
+}
+
+/** The trainer_state.json of the latest checkpoint under `outputDir`. */
+export function latestTrainerState(outputDir: string): {
+  worldSize: number;
+  globalStep: number;
+  history: { epochs: { globalStep: number }[] };
+} {
+  const checkpoints = path.join(outputDir, 'checkpoints');
+  const latest = fs.readFileSync(path.join(checkpoints, 'latest'), 'utf8').trim();
+  return JSON.parse(fs.readFileSync(path.join(checkpoints, latest, 'trainer_state.json'), 'utf8'));
+}
+
+/** Resolves once the checkpoint `step-<step>` exists under `outputDir`. */
+export async function checkpointSaved(outputDir: string, step: number): Promise<void> {
+  const folder = path.join(outputDir, 'checkpoints', `step-${step}`);
+  while (!fs.existsSync(folder)) await new Promise((resolve) => setTimeout(resolve, 100));
 }
