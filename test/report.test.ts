@@ -205,6 +205,8 @@ describe('firebrand report: an HTML page of runs, and versioned logs', function 
     expect(logged.length).to.be.greaterThan(0);
     const noModel = await rejectionOf(writeReport(path.join(root, 'run'), { images: imageFolder }));
     expect(noModel.message).to.contain('needs model');
+    const badTitle = await rejectionOf(writeReport(path.join(root, 'run'), { title: 7 as never }));
+    expect(badTitle.message).to.equal('report: title must be a non-empty string, got 7');
     const result = spawnSync(process.execPath, [cli, 'report', path.join(root, 'run'), '--image', 'x'], {
       encoding: 'utf8',
     });

@@ -46,6 +46,15 @@ async function misclassifiedSection(model: Model, options: ReportOptions): Promi
  */
 export async function writeReport(outputDirs: string | string[], options: ReportOptions = {}): Promise<string> {
   refuseUnknownKeys(options, OPTION_KEYS, 'report options');
+  for (const key of ['file', 'title', 'model', 'images'] as const) {
+    const value = options[key];
+    if (value !== undefined && (typeof value !== 'string' || value === '')) {
+      throw firebrandError(
+        'ERR_FIREBRAND_INVALID_ARGUMENT',
+        `report: ${key} must be a non-empty string, got ${JSON.stringify(value)}`,
+      );
+    }
+  }
   const folders = typeof outputDirs === 'string' ? [outputDirs] : outputDirs;
   if (folders.length === 0) throw firebrandError('ERR_FIREBRAND_INVALID_ARGUMENT', 'report: no outputDir given');
   if (options.images !== undefined && options.model === undefined) {
