@@ -2,11 +2,13 @@
 // and a failing rank stopping the others with an exit that names it.
 import { expect } from 'chai';
 import { spawn, spawnSync } from 'node:child_process';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 
 import { runtimeInfo } from '../src';
 import { freePort } from '../src/cli/launch-command';
+import { meetNodes } from '../src/cli/node-rendezvous';
 
 const cli = path.join(__dirname, '..', 'src', 'cli', 'main.js');
 const child = path.join(__dirname, 'support', 'launch-child.js');
@@ -192,6 +194,21 @@ describe('firebrand launch', () => {
     expect(launch(['--nproc-per-node', '1', '--rdzv-backend', 'c10d', child]).stderr).to.contain(
       'needs --rdzv-endpoint',
     );
+  });
+
+  it('does not count a node that left the c10d meeting before it ended', async () => {
+    const spec = { host: '127.0.0.1', port: await freePort(), id: 'job', minNodes: 2, maxNodes: 3 };
+    const timing = { timeoutSeconds: 20, lastCallSeconds: 1 };
+    const hosting = meetNodes({ ...spec, ...timing });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    // A node that joins, then dies before the meeting ends.
+    const leaving = net.connect(spec.port, spec.host, () => leaving.write('{"id":"job"}\n'));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    leaving.destroy();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const [host, joiner] = await Promise.all([hosting, meetNodes({ ...spec, ...timing })]);
+    expect([host.nodeRank, host.nnodes, joiner.nodeRank, joiner.nnodes]).to.deep.equal([0, 2, 1, 2]);
+    expect(joiner.masterPort).to.equal(host.masterPort);
   });
 
   it('names bad arguments', () => {

@@ -57,12 +57,14 @@ function host(server: net.Server, spec: RendezvousSpec): Promise<NodeAssignment>
   const members: net.Socket[] = [];
   return new Promise((resolve, reject) => {
     let lastCall: NodeJS.Timeout | undefined;
+    let met = false;
     const timer = setTimeout(() => {
       server.close();
       for (const socket of members) socket.destroy();
       reject(timedOut(spec, `${members.length + 1} of ${spec.minNodes} nodes joined`));
     }, spec.timeoutSeconds * 1000);
     const close = async () => {
+      met = true;
       clearTimeout(timer);
       clearTimeout(lastCall);
       server.close();
@@ -96,6 +98,12 @@ function host(server: net.Server, spec: RendezvousSpec): Promise<NodeAssignment>
           return;
         }
         members.push(socket);
+        // A node that leaves before the meeting ends is not counted (it would wait for ranks that never come).
+        socket.on('close', () => {
+          if (met || !members.includes(socket)) return;
+          members.splice(members.indexOf(socket), 1);
+          if (members.length + 1 < spec.minNodes) clearTimeout(lastCall);
+        });
         if (members.length + 1 === spec.maxNodes) await close();
         else if (members.length + 1 === spec.minNodes) lastCall = setTimeout(close, spec.lastCallSeconds * 1000);
       });
