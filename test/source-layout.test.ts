@@ -10,10 +10,10 @@ const core = path.join(__dirname, '..', '..', 'native', 'core');
 const layers: string[][] = [
   ['compat', 'io', 'options', 'onnx'],
   ['runtime', 'metrics', 'images'],
-  ['data', 'nn'],
+  ['data', 'nn', 'optim'],
   ['graph'],
   ['model'],
-  ['optim', 'distributed', 'inference'],
+  ['distributed', 'inference'],
   ['train'],
 ];
 
