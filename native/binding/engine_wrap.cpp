@@ -391,17 +391,7 @@ Napi::Value EngineWrap::PostFailure(const Napi::CallbackInfo& info) {
 
 // () -> Promise<void>: with the optimizer state sharded, every rank's share sent to rank 0 before it saves.
 Napi::Value EngineWrap::GatherOptimizerState(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  return guard(env, [&]() -> Napi::Value {
-    auto engine = engine_;
-    return startTask(
-        env,
-        [engine]() -> PromiseWorker::Finish {
-          engine->gatherOptimizerState();
-          return [](Napi::Env env) -> Napi::Value { return env.Undefined(); };
-        },
-        "saveCheckpoint");
-  });
+  return engineTask(info, "saveCheckpoint", [](TrainingEngine& engine) { engine.gatherOptimizerState(); });
 }
 
 // () -> Promise<number>: the bytes of optimizer state this process holds.

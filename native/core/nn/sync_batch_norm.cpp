@@ -1,8 +1,8 @@
 #include "core/nn/sync_batch_norm.h"
 
 #include <ATen/ATen.h>
-#include <torch/csrc/autograd/function.h>
-#include <torch/csrc/autograd/functions/utils.h>
+#include <torch/csrc/autograd/custom_function.h>
+#include <torch/custom_class_detail.h>
 
 #include "core/errors.h"
 #include "core/shape_text.h"
@@ -10,30 +10,32 @@
 namespace firebrand {
 namespace {
 
-// The backward of a sum over the ranks: each rank's input reaches every rank's output, so its gradient is
-// the sum of the output gradients over the ranks.
-struct RankSumBackward : public torch::autograd::Node {
-  RankSumBackward(RankSum rankSum, at::Tensor zeros) : rankSum_(std::move(rankSum)), zeros_(std::move(zeros)) {}
-  torch::autograd::variable_list apply(torch::autograd::variable_list&& grads) override {
-    // Every rank takes part, with zeros where its output got no gradient.
-    at::Tensor grad = grads.at(0).defined() ? grads[0].detach().clone() : zeros_.clone();
-    rankSum_(grad);
-    return {grad};
+// The sum in an autograd node's saved data (an IValue holds a capsule, not a std::function).
+struct RankSumHolder : torch::CustomClassHolder {
+  explicit RankSumHolder(RankSum sum) : sum(std::move(sum)) {}
+  RankSum sum;
+};
+
+// A sum over the ranks whose backward is the same sum of the gradients: each rank's input reaches every
+// rank's output. Every rank's backward takes part (autograd gives zeros where an output got no gradient).
+struct SumOverRanks : public torch::autograd::Function<SumOverRanks> {
+  static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& local, const RankSum& rankSum) {
+    ctx->saved_data["rankSum"] = c10::IValue::make_capsule(c10::make_intrusive<RankSumHolder>(rankSum));
+    at::Tensor total = local.detach().clone();
+    rankSum(total);
+    return total;
   }
-  RankSum rankSum_;
-  at::Tensor zeros_;
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    const auto holder = c10::static_intrusive_pointer_cast<RankSumHolder>(ctx->saved_data["rankSum"].toCapsule());
+    at::Tensor grad = grads.at(0).detach().clone();
+    holder->sum(grad);
+    return {grad, at::Tensor()};
+  }
 };
 
 at::Tensor summedOverRanks(const at::Tensor& local, const RankSum& rankSum) {
-  at::Tensor total = local.detach().clone();
-  rankSum(total);
-  if (local.requires_grad()) {
-    auto node = std::shared_ptr<RankSumBackward>(new RankSumBackward(rankSum, at::zeros_like(total)),
-                                                 torch::autograd::deleteNode);
-    node->set_next_edges(torch::autograd::collect_next_edges(local));
-    torch::autograd::set_history(total, node);
-  }
-  return total;
+  return SumOverRanks::apply(local, rankSum);
 }
 
 }  // namespace

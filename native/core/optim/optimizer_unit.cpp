@@ -2,7 +2,10 @@
 
 #include <ATen/ATen.h>
 #include <torch/optim/adagrad.h>
+#include <torch/optim/adam.h>
+#include <torch/optim/adamw.h>
 #include <torch/optim/rmsprop.h>
+#include <torch/optim/sgd.h>
 #include <torch/serialize.h>
 
 #include "core/compat/torch_compat.h"
