@@ -16,6 +16,7 @@ import { torchrunEnvironment } from '../src/distributed/torchrun-environment';
 import { maskedTokens } from './support/masked-tokens';
 import {
   checkpointSaved,
+  killGroup,
   child,
   cli,
   latestTrainerState,
@@ -236,8 +237,11 @@ describe('distributed data parallel (2 ranks, Gloo on 127.0.0.1)', function () {
       // first meeting's last call (8 s), and the restart's meeting waits as long for a node that never comes.
       await new Promise((resolve) => setTimeout(resolve, 300));
       const leaving = spawn(process.execPath, command, { detached: true, stdio: 'ignore' });
-      await checkpointSaved(outputDir, 5);
-      process.kill(-(leaving.pid as number), 'SIGKILL');
+      try {
+        await checkpointSaved(outputDir, 5);
+      } finally {
+        killGroup(leaving); // after its checkpoint, or whatever went wrong: no node left behind
+      }
       const result = await staying;
       expect(result.status, result.stderr).to.equal(0);
       expect(result.stderr).to.contain('restarting the ranks (restart 1 of 1)');

@@ -11,6 +11,7 @@ import path from 'node:path';
 import { freePort } from './support/helpers';
 import {
   checkpointSaved,
+  killGroup,
   child,
   latestTrainerState,
   reports,
@@ -42,8 +43,11 @@ describe("torchrun's elastic agents (--nnodes 1:2, c10d rendezvous)", function (
       const staying = startProcess(python, torchrun);
       await new Promise((resolve) => setTimeout(resolve, 1500));
       const leaving = spawn(python, torchrun, { detached: true, stdio: 'ignore' });
-      await checkpointSaved(outputDir, 5);
-      process.kill(-(leaving.pid as number), 'SIGKILL');
+      try {
+        await checkpointSaved(outputDir, 5);
+      } finally {
+        killGroup(leaving); // after its checkpoint, or whatever went wrong: no node left behind
+      }
       const result = await staying;
       expect(result.status, result.stderr).to.equal(0);
       const finished = reports(result.stdout).filter((report) => report.worldSize === 1);

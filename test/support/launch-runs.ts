@@ -1,7 +1,7 @@
 // Runs of `firebrand launch` over test/support/distributed-child.ts, and what
 // their ranks print, for the tests of data-parallel training.
 import { expect } from 'chai';
-import { spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 
@@ -88,8 +88,24 @@ export function latestTrainerState(outputDir: string): {
   return JSON.parse(fs.readFileSync(path.join(checkpoints, latest, 'trainer_state.json'), 'utf8'));
 }
 
-/** Resolves once the checkpoint `step-<step>` exists under `outputDir`. */
-export async function checkpointSaved(outputDir: string, step: number): Promise<void> {
+/**
+ * Resolves once the checkpoint `step-<step>` exists under `outputDir`; rejects after `seconds` (a safety net:
+ * the run it waits for failed), so that the test's cleanup still runs.
+ */
+export async function checkpointSaved(outputDir: string, step: number, seconds = 120): Promise<void> {
   const folder = path.join(outputDir, 'checkpoints', `step-${step}`);
-  while (!fs.existsSync(folder)) await new Promise((resolve) => setTimeout(resolve, 100));
+  const deadline = Date.now() + seconds * 1000;
+  while (!fs.existsSync(folder)) {
+    if (Date.now() > deadline) throw new Error(`${folder} was not saved within ${seconds} s`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** Kills the process group a detached child leads (a node that dies whole); nothing if it is gone. */
+export function killGroup(leader: ChildProcess): void {
+  try {
+    process.kill(-(leader.pid as number), 'SIGKILL');
+  } catch {
+    // already gone
+  }
 }
