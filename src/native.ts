@@ -212,6 +212,11 @@ export interface RuntimeInfo {
   build: BuildInfo;
   /** Optimizers whose fused one-pass step (option `fused`, default true) runs for float32 CPU parameters in this process. */
   fusedOptimizers: string[];
+  /**
+   * Module calls a native decode kernel has run in this process: generation's one call per decoder layer
+   * for one new position (Llama, Qwen2, Mistral). FIREBRAND_DECODE_KERNELS=0 runs their ops instead.
+   */
+  decodeKernelSteps: number;
 }
 
 export interface NativeDataset {

@@ -155,6 +155,7 @@ Napi::Object toJs(Napi::Env env, const RuntimeInfo& info) {
   build.Set("nccl", Napi::Boolean::New(env, info.build.nccl));
   object.Set("build", build);
   object.Set("fusedOptimizers", toJs(env, info.fusedOptimizers));
+  object.Set("decodeKernelSteps", Napi::Number::New(env, static_cast<double>(info.decodeKernelSteps)));
   return object;
 }
 

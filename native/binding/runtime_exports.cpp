@@ -3,6 +3,7 @@
 #include "binding/convert.h"
 #include "binding/js_errors.h"
 #include "binding/results.h"
+#include "core/graph/decode_kernels.h"
 #include "core/graph/op_row.h"
 #include "core/nn/layer_row.h"
 #include "core/optim/optimizer_factory.h"
@@ -15,6 +16,7 @@ Napi::Value RuntimeInfoValue(const Napi::CallbackInfo& info) {
   return guard(info.Env(), [&]() -> Napi::Value {
     RuntimeInfo runtime = runtimeInfo();
     runtime.fusedOptimizers = fusedOptimizers();
+    runtime.decodeKernelSteps = decodeKernelSteps();
     return toJs(info.Env(), runtime);
   });
 }

@@ -63,7 +63,11 @@ export function upgradeGraph(spec: GraphModelSpec): GraphModelSpec {
     ...spec.graph,
     nodes,
     outputs: spec.graph.outputs.map((output) => moved[output]),
-    calls: spec.graph.calls.map((call) => ({ ...call, output: call.output < 0 ? call.output : moved[call.output] })),
+    calls: spec.graph.calls.map((call) => ({
+      ...call,
+      output: call.output < 0 ? call.output : moved[call.output],
+      ...(call.inputs && { inputs: call.inputs.map((input) => (input < 0 ? input : moved[input])) }),
+    })),
   };
   const construction = spec.construction.filter((step) => !('layer' in step && layers.has(step.layer)));
   return { ...spec, modules, construction, graph };

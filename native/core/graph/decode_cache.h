@@ -11,12 +11,24 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/nn/llama_decode_layer.h"
+
 namespace firebrand {
+
+// A module call that a native kernel decodes (graph/decode_kernels): its layers' tensors, resolved at the
+// generation's first step, and its keys and values once it holds them.
+struct KernelDecodeState {
+  bool resolved = false;
+  bool fits = false;  // the kernel takes these weights (no DoRA, dtypes it reads)
+  LlamaLayerWeights weights;
+  LayerKeyValues keyValues;
+};
 
 struct DecodeCache {
   int64_t past = 0;                                             // positions the entries hold
   int64_t fresh = 0;                                            // positions the forward running now adds
   std::unordered_map<size_t, std::vector<at::Tensor>> entries;  // by graph node
+  std::unordered_map<size_t, KernelDecodeState> kernels;        // by the call's first node
   // By size node: whether it has equaled `fresh` at every step, so measures the sequence (the
   // prompt's length at the first, 1 after). A coincidence is caught by generate's check.
   std::unordered_map<size_t, bool> sequenceSizes;

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "core/errors.h"
+#include "core/graph/decode_kernels.h"
 #include "core/graph/inference_folding.h"
 #include "core/graph/layer_calls.h"
 #include "core/graph/op_row.h"
@@ -61,6 +62,7 @@ GraphProgram::GraphProgram(GraphSpec graph, ModuleTree& tree) : graph_(std::move
   }
   scopeModules_ = moduleOfEachScope(graph_, *tree.root);
   foldConvBatchNorm(graph_, reads_, tree, steps_);
+  decodeKernels_ = std::make_unique<const DecodeKernels>(graph_, reads_, tree);
   for (const auto& name : graph_.inputs) {
     int64_t slot = -1;
     for (size_t index = 0; index < graph_.nodes.size(); ++index) {
@@ -127,15 +129,29 @@ GraphFrame GraphProgram::runFrame(const std::vector<at::Tensor>& inputs, bool tr
   const bool checkpointing = training && at::GradMode::is_enabled() && !segments_.empty();
   for (size_t index = 0; index < steps_.size();) {
     const int64_t segment = checkpointing && !segmentAt_.empty() ? segmentAt_[index] : -1;
+    const int64_t kernel = cache ? decodeKernels_->startingAt(index) : -1;
     if (segment >= 0) {
       runCheckpointed(*this, static_cast<size_t>(segment), frame);
       index = segments_[segment].end;
+    } else if (kernel >= 0 && runKernel(static_cast<size_t>(kernel), frame)) {
+      index = decodeKernels_->end(static_cast<size_t>(kernel));
     } else {
       runSteps(index, index + 1, frame);
       ++index;
     }
   }
   return frame;
+}
+
+bool GraphProgram::runKernel(size_t kernel, GraphFrame& frame) const {
+  try {
+    return decodeKernels_->run(kernel, frame);
+  } catch (const NotIncremental&) {
+    throw;
+  } catch (const std::exception& error) {
+    // The kernel's own failure (out of memory, a firebrand bug): named as the call's first op's would be.
+    fail(decodeKernels_->begin(kernel), frame, error, false);
+  }
 }
 
 void GraphProgram::runSteps(size_t begin, size_t end, GraphFrame& frame) const {

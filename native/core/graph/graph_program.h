@@ -4,11 +4,13 @@
 #pragma once
 #include <ATen/core/Tensor.h>
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "core/graph/activation_checkpoint.h"
+#include "core/graph/decode_kernels.h"
 #include "core/graph/module_tree.h"
 #include "core/graph/node_args.h"
 
@@ -40,6 +42,7 @@ class GraphProgram {
   OpRun compileNode(size_t index, ModuleTree& tree);
   GraphFrame runFrame(const std::vector<at::Tensor>& inputs, bool training, c10::Device device,
                       DecodeCache* cache) const;
+  bool runKernel(size_t kernel, GraphFrame& frame) const;
   [[noreturn]] void fail(size_t index, const GraphFrame& frame, const std::exception& error, bool wrongType) const;
 
   GraphSpec graph_;
@@ -50,6 +53,7 @@ class GraphProgram {
   std::vector<CheckpointSegment> segments_;
   std::vector<int64_t> segmentAt_;                                // by node: the segment that begins there, or -1
   std::vector<std::shared_ptr<torch::nn::Module>> scopeModules_;  // by node: whose train/eval mode it runs in
+  std::unique_ptr<const DecodeKernels> decodeKernels_;            // module calls a native kernel decodes
 };
 
 }  // namespace firebrand

@@ -163,6 +163,38 @@ ConstructionStep constructionStep(const JsonValue& value) {
   return step;
 }
 
+int64_t integerOf(const JsonValue& value, const std::string& where) {
+  if (!value.integer()) malformed(where, "an integer");
+  return *value.integer();
+}
+
+// The calls with a decode kernel; graphs saved before kernels existed have no calls or none with one.
+std::vector<DecodeKernelCall> decodeKernelsOf(const JsonObject& graph) {
+  std::vector<DecodeKernelCall> kernels;
+  const auto calls = graph.find("calls");
+  if (calls == graph.end()) return kernels;
+  for (const auto& item : arrayOf(calls->second, "graph.calls")) {
+    const auto& call = objectOf(item, "graph.calls[]");
+    const auto decode = call.find("decode");
+    if (decode == call.end()) continue;
+    const auto& spec = objectOf(decode->second, "graph.calls[].decode");
+    const std::string where = "graph.calls[].decode";
+    DecodeKernelCall kernel;
+    kernel.kind = stringOf(member(spec, "kind", where), where + ".kind");
+    kernel.module = stringOf(member(call, "module", "graph.calls[]"), "graph.calls[].module");
+    kernel.inputs = integersOf(member(call, "inputs", "graph.calls[]"), "graph.calls[].inputs");
+    kernel.output = integerOf(member(call, "output", "graph.calls[]"), "graph.calls[].output");
+    kernel.heads = integerOf(member(spec, "heads", where), where + ".heads");
+    kernel.kvHeads = integerOf(member(spec, "kvHeads", where), where + ".kvHeads");
+    kernel.headDim = integerOf(member(spec, "headDim", where), where + ".headDim");
+    kernel.eps = numberOf(member(spec, "eps", where), where + ".eps");
+    const JsonValue& window = member(spec, "window", where);
+    if (!std::holds_alternative<std::nullptr_t>(window.value)) kernel.window = integerOf(window, where + ".window");
+    kernels.push_back(std::move(kernel));
+  }
+  return kernels;
+}
+
 GraphSpec graphOf(const JsonValue& value) {
   const auto& object = objectOf(value, "graph");
   GraphSpec graph;
@@ -178,6 +210,7 @@ GraphSpec graphOf(const JsonValue& value) {
     graph.nodes.push_back(std::move(parsed));
   }
   graph.outputs = integersOf(member(object, "outputs", "graph"), "graph.outputs");
+  graph.decodeKernels = decodeKernelsOf(object);
   // Graphs saved before forward could return several outputs have neither field: one tensor.
   if (const auto it = object.find("returns"); it != object.end()) {
     static const std::pair<const char*, OutputLayout::Kind> kKinds[] = {{"tensor", OutputLayout::Kind::Tensor},

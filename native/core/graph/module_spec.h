@@ -67,11 +67,24 @@ struct GraphNode {
   std::string at;     // the forward's source line that recorded it
 };
 
+// A module call whose module names a native decode kernel (trace.ts's DecodeKernelSpec): the module
+// path, the node of each argument (-1: not a tensor) and of its output, and the kernel's shape.
+struct DecodeKernelCall {
+  std::string kind;
+  std::string module;
+  std::vector<int64_t> inputs;
+  int64_t output = -1;
+  int64_t heads = 0, kvHeads = 0, headDim = 0;
+  double eps = 0;
+  std::optional<int64_t> window;
+};
+
 struct GraphSpec {
   std::vector<std::string> inputs;
   std::vector<GraphNode> nodes;
   std::vector<int64_t> outputs;  // node indices, one per returns.names entry
   OutputLayout returns;
+  std::vector<DecodeKernelCall> decodeKernels;
 };
 
 struct GraphModelSpec {

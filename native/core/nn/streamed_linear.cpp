@@ -30,10 +30,9 @@ void streamRows(const W* weight, int64_t K, int64_t N, const float* x, int64_t B
 }
 
 template <typename W, typename O>
-void streamAll(const at::Tensor& weight, const float* x, int64_t B, const Epilogue& epilogue, at::Tensor& out) {
+void streamAll(const at::Tensor& weight, const float* x, int64_t B, const Epilogue& epilogue, O* o) {
   const int64_t N = weight.size(0), K = weight.size(1);
   const W* w = weight.data_ptr<W>();
-  O* o = out.data_ptr<O>();
   // A thread's share is at least ~64K weights, so that small layers stay on one thread.
   const int64_t grain = std::max<int64_t>(1, (64 * 1024) / std::max<int64_t>(K, 1));
   at::parallel_for(0, N, grain,
@@ -41,7 +40,7 @@ void streamAll(const at::Tensor& weight, const float* x, int64_t B, const Epilog
 }
 
 template <typename O>
-void streamInto(const at::Tensor& weight, const float* x, int64_t B, const Epilogue& epilogue, at::Tensor& out) {
+void streamInto(const at::Tensor& weight, const float* x, int64_t B, const Epilogue& epilogue, O* out) {
   switch (weight.scalar_type()) {
     case at::kFloat:
       return streamAll<float, O>(weight, x, B, epilogue, out);
@@ -97,10 +96,15 @@ at::Tensor streamedLinear(const at::Tensor& rows, const at::Tensor& weight, cons
   shape.back() = weight.size(0);
   at::Tensor out = at::empty(shape, rows.options());
   if (out.scalar_type() == at::kFloat)
-    streamInto<float>(weight, x, B, epilogue, out);
+    streamInto(weight, x, B, epilogue, out.data_ptr<float>());
   else
-    streamInto<c10::BFloat16>(weight, x, B, epilogue, out);
+    streamInto(weight, x, B, epilogue, out.data_ptr<c10::BFloat16>());
   return out;
+}
+
+void streamedRows(const at::Tensor& weight, const float* scale, const float* bias, const float* x, int64_t B,
+                  float* out) {
+  streamInto(weight, x, B, Epilogue{scale, bias}, out);
 }
 
 }  // namespace firebrand

@@ -20,6 +20,11 @@ constexpr int64_t kStreamedRowsMax = 1;
 at::Tensor streamedLinear(const at::Tensor& rows, const at::Tensor& weight, const at::Tensor& scale,
                           const at::Tensor& bias);
 
+// streamedLinear's kernel on float32 rows x [B, K] into float32 out [B, N]: scale (int8 weights) and bias
+// float32 [N] or null. For callers that keep their own rows (nn/llama_decode_layer).
+void streamedRows(const at::Tensor& weight, const float* scale, const float* bias, const float* x, int64_t B,
+                  float* out);
+
 // Whether streamedLinear takes these operands: in a prediction or generation (runtime/inference_run.h),
 // on the CPU, without autograd, at most kStreamedRowsMax rows, a weight of a kind it reads.
 bool streamedLinearFits(const at::Tensor& input, const at::Tensor& weight, const at::Tensor& bias);

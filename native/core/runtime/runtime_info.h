@@ -38,6 +38,8 @@ struct RuntimeInfo {
   // Optimizers whose fused one-pass step runs for float32 CPU parameters here
   // (filled in by whoever knows the optimizers: see fusedOptimizers()).
   std::vector<std::string> fusedOptimizers;
+  // Module calls a native decode kernel has run in this process (graph/decode_kernels: decodeKernelSteps()).
+  int64_t decodeKernelSteps = 0;
 };
 
 RuntimeInfo runtimeInfo();

@@ -4,7 +4,7 @@
 import { firebrandError } from '../../errors';
 import type { LayerSpec } from '../layer-specs';
 import { op, Tensor, type DtypeName } from './tensor';
-import { activeTrace } from './trace';
+import { activeTrace, type DecodeKernelSpec } from './trace';
 
 // Everything that draws random numbers at construction (a layer's default
 // init, an nn.init call) gets the next number, so C++ replays them in the
@@ -125,6 +125,16 @@ export abstract class Module {
   /** The dataset fields forward takes, in order (default: the one field 'input'). */
   inputFields(): string[] {
     return ['input'];
+  }
+
+  /**
+   * A native kernel that may run this module's whole forward when generation decodes one position per
+   * sequence (none by default). The architectures that have one (LlamaDecoderLayer) compute the same
+   * with their ops; tests hold the two equal.
+   * @internal
+   */
+  decodeKernel(): DecodeKernelSpec | undefined {
+    return undefined;
   }
 
   /** Direct submodules by field name, in field order (named_children). */

@@ -25,6 +25,25 @@ export interface ModuleCall {
   depth: number;
   /** The node of what it returned (-1 for anything but one tensor). */
   output: number;
+  /** A module with a decode kernel: the node of each argument (-1 for one that is not a tensor). */
+  inputs?: number[];
+  /** The native kernel that may run this call for one new position when decoding (Module.decodeKernel). */
+  decode?: DecodeKernelSpec;
+}
+
+/**
+ * A native kernel that runs a whole module call when generation decodes one new position per
+ * sequence with no gradient (native/core/nn/llama_decode_layer): the module's ops must compute the
+ * same. 'llamaDecoderLayer': forward(x, cos, sin, attnMask?) as LlamaDecoderLayer writes it.
+ */
+export interface DecodeKernelSpec {
+  kind: 'llamaDecoderLayer';
+  heads: number;
+  kvHeads: number;
+  headDim: number;
+  eps: number;
+  /** The sliding window (null: every earlier position). */
+  window: number | null;
 }
 
 export interface GraphSpec {
@@ -121,8 +140,14 @@ export class Trace {
   readonly calls: ModuleCall[] = [];
 
   /** Runs a module's forward (`body`) with its ops attributed to `modulePath`, recording the call. */
-  within<T>(modulePath: string, className: string, body: () => T, outputNode: (output: T) => number): T {
-    const call: ModuleCall = { module: modulePath, className, depth: this.scopes.length, output: -1 };
+  within<T>(
+    modulePath: string,
+    className: string,
+    body: () => T,
+    outputNode: (output: T) => number,
+    kernel?: { decode: DecodeKernelSpec; inputs: number[] },
+  ): T {
+    const call: ModuleCall = { module: modulePath, className, depth: this.scopes.length, output: -1, ...kernel };
     this.calls.push(call);
     this.scopes.push(modulePath);
     try {

@@ -256,13 +256,20 @@ export function traceModule(root: Module): GraphModelSpec {
   for (const [module, modulePath] of walk.modulePaths as Map<Module, string>) {
     const forward = module.forward;
     Object.defineProperty(module, 'forward', {
-      value: (...inputs: Tensor[]) =>
-        trace.within(
+      value: (...inputs: Tensor[]) => {
+        const decode = module.decodeKernel();
+        const kernel = decode && {
+          decode,
+          inputs: inputs.map((input) => (input instanceof Tensor ? input.valueIn(trace) : -1)),
+        };
+        return trace.within(
           modulePath,
           module.className,
           () => forward.apply(module, inputs),
           (output) => (output instanceof Tensor ? output.valueIn(trace) : -1),
-        ),
+          kernel,
+        );
+      },
       configurable: true,
       enumerable: false,
       writable: true,

@@ -11,6 +11,7 @@ import type { Layer, ModuleList } from '../../nn/module/module';
 import { applyRotaryPosEmb, RotaryEmbedding } from '../../nn/module/rotary';
 import { ropeOptions, type RopeParameters } from './rope-scaling';
 import type { SymInt, Tensor } from '../../nn/module/tensor';
+import type { DecodeKernelSpec } from '../../nn/module/trace';
 
 /** config.json's fields the Llama family reads (transformers' LlamaConfig names). */
 export interface LlamaConfig {
@@ -225,12 +226,21 @@ export class LlamaDecoderLayer extends nn.Module {
   input_layernorm: Layer;
   post_attention_layernorm: Layer;
 
-  constructor(c: Resolved, intermediate: number, window: number | undefined) {
+  constructor(
+    private readonly c: Resolved,
+    intermediate: number,
+    private readonly window: number | undefined,
+  ) {
     super();
     this.self_attn = new LlamaAttention(c, window);
     this.mlp = new LlamaMLP(c.hidden, intermediate, c.mlpBias);
     this.input_layernorm = nn.rmsNorm(c.hidden, { eps: c.eps });
     this.post_attention_layernorm = nn.rmsNorm(c.hidden, { eps: c.eps });
+  }
+
+  override decodeKernel(): DecodeKernelSpec {
+    const { heads, kvHeads, headDim, eps } = this.c;
+    return { kind: 'llamaDecoderLayer', heads, kvHeads, headDim, eps, window: this.window ?? null };
   }
 
   forward(x: Tensor, cos: Tensor, sin: Tensor, attnMask?: Tensor): Tensor {
