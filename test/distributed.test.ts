@@ -20,6 +20,7 @@ import {
   child,
   cli,
   latestTrainerState,
+  listeningOn,
   launchArgs,
   maxAbsDifference,
   RankReport,
@@ -229,13 +230,15 @@ describe('distributed data parallel (2 ranks, Gloo on 127.0.0.1)', function () {
     const outputDir = fs.mkdtempSync(path.join(os.tmpdir(), 'firebrand-elastic-'));
     try {
       const node = ['--nproc-per-node', '1', '--nnodes', '1:2', '--rdzv-backend', 'c10d', '--max-restarts', '1'];
-      const endpoint = ['--rdzv-endpoint', `127.0.0.1:${await freePort()}`, '--rdzv-id', 'elastic'];
+      const port = await freePort();
+      const endpoint = ['--rdzv-endpoint', `127.0.0.1:${port}`, '--rdzv-id', 'elastic'];
       const conf = ['--rdzv-conf', 'join_timeout=60,last_call_timeout=8'];
       const command = [cli, 'launch', ...node, ...endpoint, ...conf, child, 'train-elastic', outputDir];
       const staying = startLauncher(command);
-      // The second node in its own process group, so that it dies whole, ranks and all; it joins within the
-      // first meeting's last call (8 s), and the restart's meeting waits as long for a node that never comes.
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      // The first node hosts the meeting; the second, started once it listens, in its own process group so
+      // that it dies whole, ranks and all; it joins within the first meeting's last call (8 s), and the
+      // restart's meeting waits as long for a node that never comes.
+      await listeningOn(port);
       const leaving = spawn(process.execPath, command, { detached: true, stdio: 'ignore' });
       try {
         await checkpointSaved(outputDir, 5);

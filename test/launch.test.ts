@@ -9,6 +9,7 @@ import path from 'node:path';
 import { runtimeInfo } from '../src';
 import { freePort } from '../src/cli/launch-command';
 import { meetNodes } from '../src/cli/node-rendezvous';
+import { listeningOn } from './support/launch-runs';
 
 const cli = path.join(__dirname, '..', 'src', 'cli', 'main.js');
 const child = path.join(__dirname, 'support', 'launch-child.js');
@@ -177,10 +178,11 @@ describe('firebrand launch', () => {
     expect(everyRank[0].WORLD_SIZE).to.equal('4');
 
     // A node of another job is refused; a node alone waits its join_timeout, then says how many came.
-    const lonelyEndpoint = `127.0.0.1:${await freePort()}`;
+    const lonelyPort = await freePort();
+    const lonelyEndpoint = `127.0.0.1:${lonelyPort}`;
     const [alone, stranger] = await Promise.all([
       launchAsync([...node.slice(0, -1), lonelyEndpoint, '--rdzv-id', 'a', '--rdzv-conf', 'join_timeout=3', child]),
-      new Promise((resolve) => setTimeout(resolve, 500)).then(() =>
+      listeningOn(lonelyPort).then(() =>
         launchAsync([...node.slice(0, -1), lonelyEndpoint, '--rdzv-id', 'b', '--rdzv-conf', 'join_timeout=3', child]),
       ),
     ]);
@@ -200,7 +202,7 @@ describe('firebrand launch', () => {
     const spec = { host: '127.0.0.1', port: await freePort(), id: 'job', minNodes: 2, maxNodes: 3 };
     const timing = { timeoutSeconds: 20, lastCallSeconds: 1 };
     const hosting = meetNodes({ ...spec, ...timing });
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await listeningOn(spec.port);
     // A node that joins, then dies before the meeting ends.
     const leaving = net.connect(spec.port, spec.host, () => leaving.write('{"id":"job"}\n'));
     await new Promise((resolve) => setTimeout(resolve, 300));

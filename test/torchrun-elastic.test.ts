@@ -12,6 +12,7 @@ import { freePort } from './support/helpers';
 import {
   checkpointSaved,
   killGroup,
+  listeningOn,
   child,
   latestTrainerState,
   reports,
@@ -32,16 +33,18 @@ describe("torchrun's elastic agents (--nnodes 1:2, c10d rendezvous)", function (
     const outputDir = fs.mkdtempSync(path.join(os.tmpdir(), 'firebrand-torchrun-elastic-'));
     try {
       // --redirects/--tee 2: torch 1.13's default "0" parses to None on Python 3.11 (see distributed.test.ts).
+      const port = await freePort();
       const torchrun = [
         ...['-m', 'torch.distributed.run', '--redirects', '2', '--tee', '2', '--nproc_per_node', '1'],
         ...['--nnodes', '1:2', '--max_restarts', '1', '--rdzv_backend', 'c10d', '--rdzv_id', 'elastic'],
-        ...['--rdzv_endpoint', `127.0.0.1:${await freePort()}`, '--rdzv_conf', 'join_timeout=60,last_call_timeout=8'],
+        ...['--rdzv_endpoint', `127.0.0.1:${port}`, '--rdzv_conf', 'join_timeout=60,last_call_timeout=8'],
         ...['--no_python', process.execPath, child, 'train-elastic', outputDir],
       ];
-      // The first agent hosts the rendezvous store; the second, in its own process group so that it dies
-      // whole (agent and rank), joins within the first meeting's last call.
+      // The first agent hosts the rendezvous store (the second starts once it listens, and fails to bind,
+      // so it joins as a client); the second, in its own process group so that it dies whole (agent and
+      // rank), joins within the first meeting's last call.
       const staying = startProcess(python, torchrun);
-      await new Promise((resolve) => setTimeout(resolve, 1500));
+      await listeningOn(port);
       const leaving = spawn(python, torchrun, { detached: true, stdio: 'ignore' });
       try {
         await checkpointSaved(outputDir, 5);

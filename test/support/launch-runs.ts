@@ -101,6 +101,27 @@ export async function checkpointSaved(outputDir: string, step: number, seconds =
   }
 }
 
+/** Whether a socket of this machine listens on TCP `port` (Linux's /proc/net/tcp and tcp6: state 0A). */
+function listening(port: number): boolean {
+  const hexPort = port.toString(16).toUpperCase().padStart(4, '0');
+  return ['/proc/net/tcp', '/proc/net/tcp6'].some((table) => {
+    const lines = fs.existsSync(table) ? fs.readFileSync(table, 'utf8').split('\n').slice(1) : [];
+    return lines.some((line) => {
+      const fields = line.trim().split(/\s+/);
+      return fields.length > 3 && fields[1].endsWith(`:${hexPort}`) && fields[3] === '0A';
+    });
+  });
+}
+
+/** Waits until something listens on `port` (a server started in another process); `seconds` is a safety net. */
+export async function listeningOn(port: number, seconds = 120): Promise<void> {
+  const deadline = Date.now() + seconds * 1000;
+  while (!listening(port)) {
+    if (Date.now() > deadline) throw new Error(`nothing listened on port ${port} within ${seconds} s`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
 /** Kills the process group a detached child leads (a node that dies whole); nothing if it is gone. */
 export function killGroup(leader: ChildProcess): void {
   try {
