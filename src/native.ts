@@ -208,7 +208,8 @@ export interface RuntimeInfo {
   /** Intra-op threads training uses; with threadsAdaptive, at most this many, chosen while training. */
   numThreads: number;
   threadsAdaptive: boolean;
-  blas: { vendor: string; library: string };
+  /** The BLAS libtorch calls; coreType: the kernels OpenBLAS chose ("SkylakeX", "Haswell"), empty for another BLAS. */
+  blas: { vendor: string; library: string; coreType: string };
   build: BuildInfo;
   /** Optimizers whose fused one-pass step (option `fused`, default true) runs for float32 CPU parameters in this process. */
   fusedOptimizers: string[];

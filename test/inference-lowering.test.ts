@@ -1,12 +1,13 @@
 // predict's inference lowering (native/core/graph/inference_folding.cpp): a Conv2d read only by a
-// BatchNorm2d runs as one convolution with the BatchNorm folded in. The reference is the same graph run
-// layer by layer (optimizeForInference: false), which TorchScript export tests hold bit-equal to PyTorch.
+// BatchNorm2d runs as one convolution with the BatchNorm folded in, and convolutions read and pass on
+// channels-last activations (channels_last_lowering.cpp). The reference is the same graph run layer by
+// layer (optimizeForInference: false), which TorchScript export tests hold bit-equal to PyTorch.
 import { expect } from 'chai';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-import { Dataset, Model, nn, Trainer, type Tensor } from '../src';
+import { Dataset, F, Model, nn, Trainer, type Tensor, type TensorData } from '../src';
 import { expectClose } from './support/expect-close';
 import { rejectionOf } from './support/helpers';
 
@@ -25,6 +26,56 @@ class ConvNet extends nn.Module {
     return this.head.forward(this.bn3.forward(z).add(z).flatten(1));
   }
 }
+
+// Channels-last activations meet ops that need the default order: a view of a convolution's map, a
+// depthwise convolution, a squeeze-and-excitation product, and a map as the model's output.
+class MapNet extends nn.Module {
+  stem = nn.conv2d(3, 8, 3, { padding: 1 });
+  depthwise = nn.conv2d(8, 8, 3, { padding: 1, groups: 8, bias: false });
+  norm = nn.batchNorm2d(8);
+  squeeze = nn.conv2d(8, 4, 1);
+  excite = nn.conv2d(4, 8, 1);
+  pool = nn.adaptiveAvgPool2d(1);
+  head = nn.linear(8 * 8 * 8, 5);
+  forward(x: Tensor): Tensor[] {
+    const y = F.hardswish(this.norm.forward(this.depthwise.forward(this.stem.forward(x).relu())));
+    const scale = F.hardsigmoid(this.excite.forward(this.squeeze.forward(this.pool.forward(y)).relu()));
+    const z = y.mul(scale);
+    // view needs the default order: the lowering gives it back; the transpose reads the map as NHWC does.
+    return [this.head.forward(z.view(x.size(0), 8 * 8 * 8)), z, z.transpose(1, 3).contiguous()];
+  }
+}
+
+describe("predict's inference lowering: channels-last activations", function () {
+  this.timeout(60_000);
+  const inputs = Float32Array.from({ length: 4 * 3 * 8 * 8 }, (_, i) => Math.sin(i * 0.37) - Math.cos(i * 0.05));
+
+  it('gives every output, maps included, as the layers run one by one do, on a Trainer and a loaded Model', async () => {
+    const trainer = new Trainer({ model: new MapNet(), config: { progressBar: false, numThreads: 1, seed: 9 } });
+    const shape = [4, 3, 8, 8];
+    const lowered = await trainer.predict<TensorData[]>(inputs, shape);
+    const plain = await trainer.predict<TensorData[]>(inputs, shape, { optimizeForInference: false });
+    expect(lowered.map((output) => output.shape)).to.deep.equal([
+      [4, 5],
+      [4, 8, 8, 8],
+      [4, 8, 8, 8],
+    ]);
+    for (const [index, name] of ['logits', 'map', 'transposed map'].entries()) {
+      expectClose(lowered[index], plain[index], name, { tolerance: 1e-5 });
+    }
+    const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'firebrand-lowering-'));
+    try {
+      await trainer.save(folder);
+      const model = await Model.load(folder);
+      const loaded = await model.predict<TensorData[]>(inputs, shape);
+      for (const [index, output] of loaded.entries()) {
+        expect(Array.from(output.data)).to.deep.equal(Array.from(lowered[index].data));
+      }
+    } finally {
+      fs.rmSync(folder, { recursive: true, force: true });
+    }
+  });
+});
 
 describe("predict's inference lowering: BatchNorm folded into the convolution before it", function () {
   this.timeout(60_000);

@@ -52,6 +52,25 @@ describe('runtime', () => {
     expect(child.stderr).to.contain('training steps run about 8x slower');
   });
 
+  it('names the kernels OpenBLAS chose, as OPENBLAS_CORETYPE sets them', function () {
+    const script = `console.log(JSON.stringify(require(${JSON.stringify(path.join(__dirname, '..', 'src'))}).runtimeInfo().blas))`;
+    const blasOf = (coreType: string) => {
+      const env = { ...process.env, OPENBLAS_CORETYPE: coreType };
+      const child = spawnSync(process.execPath, ['-e', script], { env, encoding: 'utf8' });
+      expect(child.status, child.stderr).to.equal(0);
+      return JSON.parse(child.stdout) as { vendor: string; coreType: string };
+    };
+    const blas = blasOf('HASWELL');
+    if (blas.vendor !== 'openblas') {
+      expect(blas.coreType).to.equal('');
+      console.log(`      skipped: libtorch calls ${blas.vendor}, not OpenBLAS`);
+      this.skip();
+    }
+    expect(blas.coreType).to.equal('Haswell');
+    // OpenBLAS's own choice for this CPU when the setting names no kernels it has.
+    expect(blasOf('no such kernels').coreType).to.be.a('string').and.not.equal('');
+  });
+
   it('turns a failed allocation into an error naming the layer, not a crash', async () => {
     const error = await setupError(
       () =>

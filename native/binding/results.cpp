@@ -138,6 +138,7 @@ Napi::Object toJs(Napi::Env env, const RuntimeInfo& info) {
   auto blas = Napi::Object::New(env);
   blas.Set("vendor", info.blas.vendor);
   blas.Set("library", info.blas.library);
+  blas.Set("coreType", info.blas.coreType);
   auto object = Napi::Object::New(env);
   object.Set("torchVersion", info.torchVersion);
   object.Set("cudaAvailable", Napi::Boolean::New(env, info.cudaAvailable));

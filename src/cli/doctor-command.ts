@@ -94,7 +94,10 @@ export async function runDoctor(write: (text: string) => void): Promise<number> 
         : `not available (${build.cuda ? 'libtorch has CUDA but no GPU is visible' : 'libtorch built without CUDA'})`,
     ],
     ['distributed', `gloo ${yesNo(build.gloo)}, nccl ${yesNo(build.nccl)}`],
-    ['BLAS', `${info.blas.vendor} (${info.blas.library || 'library not found'})`],
+    [
+      'BLAS',
+      `${info.blas.vendor} (${info.blas.library || 'library not found'})${info.blas.coreType ? `, ${info.blas.coreType} kernels` : ''}`,
+    ],
     [
       'threads',
       info.threadsAdaptive

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "core/errors.h"
+#include "core/graph/channels_last_lowering.h"
 #include "core/graph/decode_kernels.h"
 #include "core/graph/inference_folding.h"
 #include "core/graph/layer_calls.h"
@@ -62,6 +63,7 @@ GraphProgram::GraphProgram(GraphSpec graph, ModuleTree& tree) : graph_(std::move
   }
   scopeModules_ = moduleOfEachScope(graph_, *tree.root);
   foldConvBatchNorm(graph_, reads_, tree, steps_);
+  keepChannelsLast(graph_, reads_, tree, steps_);
   decodeKernels_ = std::make_unique<const DecodeKernels>(graph_, reads_, tree);
   for (const auto& name : graph_.inputs) {
     int64_t slot = -1;
@@ -106,7 +108,7 @@ std::vector<at::Tensor> GraphProgram::run(const std::vector<at::Tensor>& inputs,
   const GraphFrame frame = runFrame(inputs, training, device, cache);
   std::vector<at::Tensor> outputs;
   outputs.reserve(graph_.outputs.size());
-  for (const int64_t output : graph_.outputs) outputs.push_back(frame.values[output].toTensor());
+  for (const int64_t output : graph_.outputs) outputs.push_back(withoutChannelsLast(frame.values[output].toTensor()));
   return outputs;
 }
 

@@ -9,6 +9,7 @@
 #include <mutex>
 
 #include "core/compat/torch_compat.h"
+#include "core/graph/layer_calls.h"
 
 namespace firebrand {
 namespace {
@@ -23,13 +24,16 @@ class FoldedConv {
 
   // Whether this forward folds: the norm uses its statistics, nothing needs gradients, and no LoRA
   // adapter (attached after the graph was compiled) adds to the convolution.
-  bool active() const { return loweringAllowed && !at::GradMode::is_enabled() && !norm_.is_training() && !layer_.lora; }
+  bool active() const { return inferenceLoweringActive() && !norm_.is_training() && !layer_.lora; }
 
   at::Tensor run(const at::Tensor& input) {
     const auto& o = conv_.options;
     const auto* padding = compat::variantAlternative<torch::ExpandingArray<2>>(o.padding());
     std::lock_guard<std::mutex> lock(mutex_);
     refresh();
+    // Channels-last inputs (channels_last_lowering.h) convolve with a channels-last weight, made once.
+    const auto format = input.suggest_memory_format();
+    if (!weight_.is_contiguous(format)) weight_ = weight_.contiguous(format);
     return at::conv2d(input, weight_, bias_, *o.stride(), **padding, *o.dilation(), o.groups());
   }
 
@@ -68,13 +72,6 @@ class FoldedConv {
   int64_t version_ = 0;
 };
 
-// The layer a "layer" node calls, or null.
-TreeLayer* calledLayer(const GraphNode& node, size_t index, ModuleTree& tree) {
-  if (node.op != "layer") return nullptr;
-  const auto it = tree.layers.find(NodeArgs(node, index).text(0));
-  return it == tree.layers.end() ? nullptr : &it->second;
-}
-
 bool foldable(torch::nn::Conv2dImpl& conv, torch::nn::BatchNorm2dImpl& norm) {
   const auto* padding = compat::variantAlternative<torch::ExpandingArray<2>>(conv.options.padding());
   return padding && compat::variantAlternative<torch::enumtype::kZeros>(conv.options.padding_mode()) != nullptr &&
@@ -86,6 +83,8 @@ bool foldable(torch::nn::Conv2dImpl& conv, torch::nn::BatchNorm2dImpl& norm) {
 
 InferenceLoweringScope::InferenceLoweringScope(bool allowed) : previous_(loweringAllowed) { loweringAllowed = allowed; }
 InferenceLoweringScope::~InferenceLoweringScope() { loweringAllowed = previous_; }
+
+bool inferenceLoweringActive() { return loweringAllowed && !at::GradMode::is_enabled(); }
 
 size_t foldConvBatchNorm(const GraphSpec& graph, const std::vector<std::vector<int64_t>>& reads, ModuleTree& tree,
                          std::vector<OpRun>& steps) {

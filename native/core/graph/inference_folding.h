@@ -26,6 +26,9 @@ class InferenceLoweringScope {
   bool previous_;
 };
 
+// Whether this forward may run lowered: lowering is allowed on this thread and nothing needs gradients.
+bool inferenceLoweringActive();
+
 // Rewrites `steps` (one per node of `graph`, `reads` the nodes each reads) so that each such pair
 // folds at inference; returns how many pairs it found.
 size_t foldConvBatchNorm(const GraphSpec& graph, const std::vector<std::vector<int64_t>>& reads, ModuleTree& tree,

@@ -21,6 +21,12 @@ c10::optional<at::Tensor> optionalValue(const GraphFrame& frame, const std::opti
 
 }  // namespace
 
+TreeLayer* calledLayer(const GraphNode& node, size_t index, ModuleTree& tree) {
+  if (node.op != "layer") return nullptr;
+  const auto it = tree.layers.find(NodeArgs(node, index).text(0));
+  return it == tree.layers.end() ? nullptr : &it->second;
+}
+
 bool isLayerCall(const std::string& op) { return op == "layer" || op == "recurrent" || op == "multiheadAttention"; }
 
 OpRun compileLayerCall(const NodeArgs& args, ModuleTree& tree) {

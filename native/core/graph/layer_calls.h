@@ -12,5 +12,7 @@ namespace firebrand {
 bool isLayerCall(const std::string& op);
 // The node's run, or an empty OpRun when its op does not call a layer.
 OpRun compileLayerCall(const NodeArgs& args, ModuleTree& tree);
+// The built-in layer a "layer" node (node `index` of its graph) calls, or null for any other node.
+TreeLayer* calledLayer(const GraphNode& node, size_t index, ModuleTree& tree);
 
 }  // namespace firebrand

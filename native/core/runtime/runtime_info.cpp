@@ -41,10 +41,13 @@ BlasInfo detectBlas() {
   Dl_info info{};
   if (sgemm && dladdr(sgemm, &info) && info.dli_fname) {
     const std::string library = resolvedPath(info.dli_fname);
-    return {blasVendor(library), library};
+    using CoreName = char* (*)();
+    const auto coreName = reinterpret_cast<CoreName>(dlsym(RTLD_DEFAULT, "openblas_get_corename"));
+    const char* core = coreName ? coreName() : nullptr;
+    return {blasVendor(library), library, core ? std::string(core) : std::string()};
   }
   // No exported sgemm_: libtorch carries its BLAS inside (pip wheels link MKL statically).
-  return {at::hasMKL() ? "mkl" : "unknown", ""};
+  return {at::hasMKL() ? "mkl" : "unknown", "", ""};
 }
 
 // CMake defines these for this file only (see CMakeLists.txt).

@@ -12,6 +12,8 @@ struct BlasInfo {
   std::string vendor;
   // The shared object providing sgemm_, when one could be found.
   std::string library;
+  // The kernels OpenBLAS chose for this CPU ("SkylakeX", "Haswell"); empty for other BLAS.
+  std::string coreType;
 };
 
 // How this binary was built (fixed at compile time).
