@@ -222,7 +222,7 @@ describe('the streamed linear layer (one row at inference) against at::linear', 
     }
   });
 
-  it("gives the AVX2 version's outputs to float32 rounding in its portable one (FIREBRAND_CPU_BASELINE=1)", function () {
+  it("gives the AVX-512 and AVX2 versions' outputs to float32 rounding in the portable one (FIREBRAND_CPU_BASELINE)", function () {
     // A child process: the CPU check is made once per process.
     const script = `
       const { Trainer, nn } = require(${JSON.stringify(path.join(__dirname, '..', 'src'))});
@@ -239,9 +239,17 @@ describe('the streamed linear layer (one row at inference) against at::linear', 
           encoding: 'utf8',
         }).trim(),
       ) as number[];
-    const [portable, avx2] = [run('1'), run('0')];
+    const [portable, avx2, best] = [run('1'), run('avx2'), run('0')];
     expectClose(portable, avx2, 'portable against AVX2 kernel');
-    // The sums ran in another order: the portable version ran.
+    expectClose(portable, best, "portable against the CPU's best kernel");
+    // The sums ran in another order: the portable version ran, and the AVX-512 one where the CPU has it.
     expect(portable).to.not.deep.equal(avx2);
+    const flags =
+      fs
+        .readFileSync('/proc/cpuinfo', 'utf8')
+        .match(/^flags\s*:(.*)$/m)?.[1]
+        .split(' ') ?? [];
+    if (flags.includes('avx512f')) expect(best).to.not.deep.equal(avx2);
+    else console.log('      (no AVX-512 on this CPU: its AVX2 version is its best)');
   });
 });
