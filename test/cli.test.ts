@@ -17,9 +17,13 @@ function firebrand(args: string[], cwd: string): { status: number | null; stdout
   });
 }
 
+/** The run folders this file made, removed after its tests. */
+const runFolders: string[] = [];
+
 /** A folder with a small regression CSV and a run file training on it. */
 function runFolder(run: Record<string, unknown> = {}): string {
   const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'firebrand-cli-'));
+  runFolders.push(folder);
   const rows = Array.from({ length: 40 }, (_, i) => {
     const x = i / 40;
     return `${x},${1 - x},${(2 * x - 0.5).toFixed(4)}`;
@@ -43,6 +47,9 @@ function runFolder(run: Record<string, unknown> = {}): string {
 }
 
 describe('command line', () => {
+  after(() => {
+    for (const folder of runFolders.splice(0)) fs.rmSync(folder, { recursive: true, force: true });
+  });
   it('trains from a run file with --set overrides, saves the model and prints a summary', async () => {
     const folder = runFolder();
     const result = firebrand(['train', 'run.json', '--set', 'numEpochs=5', '--set', 'optimizer.lr=0.2'], folder);

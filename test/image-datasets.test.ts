@@ -50,9 +50,13 @@ function cnnTrainer(): Trainer {
   });
 }
 
+/** The temporary roots folderOf made, removed after the suite. */
+const copies: string[] = [];
+
 /** A copy of the fixture folder (or of chosen files) under a temporary root. */
 function folderOf(files: Record<string, string>): string {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'firebrand-images-'));
+  copies.push(root);
   for (const [name, source] of Object.entries(files)) {
     fs.mkdirSync(path.dirname(path.join(root, name)), { recursive: true });
     fs.copyFileSync(path.join(fixtures, source), path.join(root, name));
@@ -69,6 +73,9 @@ async function batchesOf(data: Dataset, options: object): Promise<Record<string,
 }
 
 describe('image datasets', function () {
+  after(() => {
+    for (const root of copies.splice(0)) fs.rmSync(root, { recursive: true, force: true });
+  });
   it("fromImageFolder finds the classes and samples torchvision's ImageFolder finds, in its order", async () => {
     const data = await Dataset.fromImageFolder(imageFolder, { transforms: evalTransforms });
     expect(data.classes).to.deep.equal(golden.imageFolder.classes);
