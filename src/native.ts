@@ -2,6 +2,7 @@
 // Everything here is internal: the public API wraps it in src/.
 import path from 'node:path';
 
+import { warnOfUnknownKernelSettings } from './kernel-settings';
 import { LoadedBinary, loadNativeBinding } from './native-loader';
 import type {
   FitPlan,
@@ -456,7 +457,10 @@ let loaded: LoadedBinary<NativeBinding> | undefined;
  * `firebrand doctor` can explain a binary that cannot load. Throws ERR_FIREBRAND_NATIVE_LOAD.
  */
 export function nativeBinary(): LoadedBinary<NativeBinding> {
-  loaded ??= loadNativeBinding<NativeBinding>(path.resolve(__dirname, '..', '..'));
+  if (loaded === undefined) {
+    loaded = loadNativeBinding<NativeBinding>(path.resolve(__dirname, '..', '..'));
+    warnOfUnknownKernelSettings();
+  }
   return loaded;
 }
 

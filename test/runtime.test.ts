@@ -71,6 +71,18 @@ describe('runtime', () => {
     expect(blasOf('no such kernels').coreType).to.be.a('string').and.not.equal('');
   });
 
+  it('names a kernel setting it does not take (FIREBRAND_CPU_BASELINE=avx512), once, and runs the default', () => {
+    const script = `const f = require(${JSON.stringify(path.join(__dirname, '..', 'src'))}); f.runtimeInfo(); f.runtimeInfo(); console.log('ran')`;
+    const child = spawnSync(process.execPath, ['-e', script], {
+      env: { ...process.env, FIREBRAND_CPU_BASELINE: 'avx512', FIREBRAND_DECODE_KERNELS: '1' },
+      encoding: 'utf8',
+    });
+    expect(child.status, child.stderr).to.equal(0);
+    expect(child.stdout.trim()).to.equal('ran');
+    expect(child.stderr.match(/FIREBRAND_UNKNOWN_SETTING/g)).to.have.length(1);
+    expect(child.stderr).to.contain('FIREBRAND_CPU_BASELINE="avx512" is not one of 0, 1, avx2');
+  });
+
   it('turns a failed allocation into an error naming the layer, not a crash', async () => {
     const error = await setupError(
       () =>

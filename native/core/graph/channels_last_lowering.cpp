@@ -83,11 +83,10 @@ at::Tensor withoutChannelsLast(const at::Tensor& output) {
   return channelsLast ? output.contiguous() : output;
 }
 
-size_t keepChannelsLast(const GraphSpec& graph, const std::vector<std::vector<int64_t>>& reads, ModuleTree& tree,
-                        std::vector<OpRun>& steps) {
+void keepChannelsLast(const GraphSpec& graph, const std::vector<std::vector<int64_t>>& reads, ModuleTree& tree,
+                      std::vector<OpRun>& steps) {
   // Whether each node's value may be channels-last: a convolution's, or a format-free op's on such a value.
   std::vector<bool> channelsLast(graph.nodes.size(), false);
-  size_t lowered = 0;
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
     const GraphNode& node = graph.nodes[i];
     const TreeLayer* layer = calledLayer(node, i, tree);
@@ -98,14 +97,12 @@ size_t keepChannelsLast(const GraphSpec& graph, const std::vector<std::vector<in
     if (isConv2d(layer) && steps[i]) {
       steps[i] = readingChannelsLast(std::move(steps[i]), NodeArgs(node, i).tensor(1));
       channelsLast[i] = true;
-      ++lowered;
     } else if (takesAnyFormat(node, layer)) {
       channelsLast[i] = !restored.empty();
     } else if (!restored.empty() && steps[i]) {
       steps[i] = readingContiguous(std::move(steps[i]), std::move(restored));
     }
   }
-  return lowered;
 }
 
 }  // namespace firebrand

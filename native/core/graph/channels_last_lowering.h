@@ -14,10 +14,9 @@
 
 namespace firebrand {
 
-// Rewrites `steps` (one per node of `graph`, `reads` the nodes each reads) for the lowering; returns
-// how many convolutions it lowered.
-size_t keepChannelsLast(const GraphSpec& graph, const std::vector<std::vector<int64_t>>& reads, ModuleTree& tree,
-                        std::vector<OpRun>& steps);
+// Rewrites `steps` (one per node of `graph`, `reads` the nodes each reads) for the lowering.
+void keepChannelsLast(const GraphSpec& graph, const std::vector<std::vector<int64_t>>& reads, ModuleTree& tree,
+                      std::vector<OpRun>& steps);
 
 // `output` in the default (contiguous) order where the lowering left it channels-last.
 at::Tensor withoutChannelsLast(const at::Tensor& output);

@@ -4,14 +4,19 @@
 #include <cstring>
 
 namespace firebrand {
+namespace {
+
+// Whether FIREBRAND_CPU_BASELINE is `value` ("1": portable kernels, "avx2": no AVX-512 ones).
+bool baselineIs(const char* value) {
+  const char* baseline = std::getenv("FIREBRAND_CPU_BASELINE");
+  return baseline != nullptr && std::strcmp(baseline, value) == 0;
+}
+
+}  // namespace
 
 bool cpuHasFma() {
 #if defined(__x86_64__)
-  static const bool has = [] {
-    const char* baseline = std::getenv("FIREBRAND_CPU_BASELINE");
-    if (baseline != nullptr && std::strcmp(baseline, "1") == 0) return false;
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  }();
+  static const bool has = !baselineIs("1") && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
   return has;
 #else
   return false;
@@ -20,11 +25,7 @@ bool cpuHasFma() {
 
 bool cpuHasAvx512() {
 #if defined(__x86_64__)
-  static const bool has = [] {
-    const char* baseline = std::getenv("FIREBRAND_CPU_BASELINE");
-    if (baseline != nullptr && std::strcmp(baseline, "avx2") == 0) return false;
-    return cpuHasFma() && __builtin_cpu_supports("avx512f");
-  }();
+  static const bool has = cpuHasFma() && !baselineIs("avx2") && __builtin_cpu_supports("avx512f");
   return has;
 #else
   return false;
