@@ -46,6 +46,43 @@ function int8RoundTrip(data: Float32Array, columns: number): Float32Array {
   return out;
 }
 
+/** The numbers a child process running `script` prints as JSON, under FIREBRAND_CPU_BASELINE=`baseline`. */
+const numbersPrintedBy = (script: string, baseline: string) =>
+  JSON.parse(
+    execFileSync(process.execPath, ['-e', script], {
+      env: { ...process.env, FIREBRAND_CPU_BASELINE: baseline },
+      encoding: 'utf8',
+    }).trim(),
+  ) as number[];
+
+/** A seeded checkpoint of `shape` in `work`, and the same with its projections' weights int8-round-tripped. */
+async function writeCheckpoints(work: string, shape: typeof config): Promise<{ plain: string; dequantized: string }> {
+  const maker = new Trainer({
+    model: new LlamaForCausalLM(shape),
+    loss: 'cross_entropy',
+    optimizer: 'sgd',
+    config: { seed: 7, progressBar: false },
+  });
+  await maker.setup();
+  const state = await maker.stateDict();
+  const write = async (folder: string, tensors: typeof state) => {
+    fs.mkdirSync(folder);
+    await saveSafetensors(path.join(folder, 'model.safetensors'), tensors, { format: 'pt' });
+    fs.writeFileSync(path.join(folder, 'config.json'), JSON.stringify({ ...shape, dtype: 'float32' }));
+  };
+  const folders = { plain: path.join(work, 'plain'), dequantized: path.join(work, 'dequantized') };
+  await write(folders.plain, state);
+  const rounded = Object.fromEntries(
+    Object.entries(state).map(([name, tensor]) =>
+      PROJECTION.test(name)
+        ? [name, { ...tensor, data: int8RoundTrip(tensor.data as Float32Array, tensor.shape[1]) }]
+        : [name, tensor],
+    ),
+  );
+  await write(folders.dequantized, rounded);
+  return folders;
+}
+
 const trainerOf = async (
   folder: string,
   options: { quantize?: 'int8'; dtype?: 'bfloat16' } = {},
@@ -79,30 +116,7 @@ describe("fromPretrained quantize: 'int8', against the same weights dequantized 
 
   before(async () => {
     work = fs.mkdtempSync(path.join(os.tmpdir(), 'firebrand-int8-'));
-    const maker = new Trainer({
-      model: new LlamaForCausalLM(config),
-      loss: 'cross_entropy',
-      optimizer: 'sgd',
-      config: { seed: 7, progressBar: false },
-    });
-    await maker.setup();
-    const state = await maker.stateDict();
-    const write = async (folder: string, tensors: typeof state) => {
-      fs.mkdirSync(folder);
-      await saveSafetensors(path.join(folder, 'model.safetensors'), tensors, { format: 'pt' });
-      fs.writeFileSync(path.join(folder, 'config.json'), JSON.stringify({ ...config, dtype: 'float32' }));
-    };
-    plain = path.join(work, 'plain');
-    dequantized = path.join(work, 'dequantized');
-    await write(plain, state);
-    const rounded = Object.fromEntries(
-      Object.entries(state).map(([name, tensor]) =>
-        PROJECTION.test(name)
-          ? [name, { ...tensor, data: int8RoundTrip(tensor.data as Float32Array, tensor.shape[1]) }]
-          : [name, tensor],
-      ),
-    );
-    await write(dequantized, rounded);
+    ({ plain, dequantized } = await writeCheckpoints(work, config));
   });
   after(() => fs.rmSync(work, { recursive: true, force: true }));
 
@@ -232,13 +246,7 @@ describe('the streamed linear layer (one row at inference) against at::linear', 
         const rows = Float32Array.from({ length: 77 }, (_, i) => Math.sin(i * 0.37));
         console.log(JSON.stringify(Array.from((await trainer.predict(rows, [1, 77])).data)));
       })();`;
-    const run = (baseline: string) =>
-      JSON.parse(
-        execFileSync(process.execPath, ['-e', script], {
-          env: { ...process.env, FIREBRAND_CPU_BASELINE: baseline },
-          encoding: 'utf8',
-        }).trim(),
-      ) as number[];
+    const run = (baseline: string) => numbersPrintedBy(script, baseline);
     const [portable, avx2, best] = [run('1'), run('avx2'), run('0')];
     expectClose(portable, avx2, 'portable against AVX2 kernel');
     expectClose(portable, best, "portable against the CPU's best kernel");
@@ -251,5 +259,59 @@ describe('the streamed linear layer (one row at inference) against at::linear', 
         .split(' ') ?? [];
     if (flags.includes('avx512f')) expect(best).to.not.deep.equal(avx2);
     else console.log('      (no AVX-512 on this CPU: its AVX2 version is its best)');
+  });
+});
+
+describe('int8 weights widened for a batch (forward and backward)', function () {
+  this.timeout(120_000);
+  // Widths off the kernels' 16-column blocks (56 = 48 + 8, 88 = 80 + 8): their tails run too.
+  const shape = { ...config, hidden_size: 56, intermediate_size: 88 };
+  let work: string;
+  let folders: { plain: string; dequantized: string };
+  before(async () => {
+    work = fs.mkdtempSync(path.join(os.tmpdir(), 'firebrand-int8-widen-'));
+    folders = await writeCheckpoints(work, shape);
+  });
+  after(() => fs.rmSync(work, { recursive: true, force: true }));
+
+  it('gives a bfloat16 model the bfloat16 of the dequantized weights, bit for bit, in each kernel version', async function () {
+    // A child process per FIREBRAND_CPU_BASELINE: the CPU check is made once per process.
+    const script = `
+      const { fromPretrained, Trainer } = require(${JSON.stringify(path.join(__dirname, '..', 'src'))});
+      (async () => {
+        const trainer = new Trainer({
+          model: await fromPretrained(${JSON.stringify(folders.plain)}, { quantize: 'int8', dtype: 'bfloat16' }),
+          loss: 'cross_entropy', optimizer: 'sgd', config: { progressBar: false, numThreads: 1 },
+        });
+        const ids = Int32Array.from({ length: 18 }, (_, i) => (i * 37 + 5) % ${shape.vocab_size});
+        console.log(JSON.stringify(Array.from((await trainer.predict(ids, [2, 9])).data)));
+      })();`;
+    const run = (baseline: string) => numbersPrintedBy(script, baseline);
+    // The reference: the int8 model's own values times scales in float32, read as bfloat16 (rounded to
+    // nearest even by c10, as the widening must), everything else its bfloat16 values.
+    const int8 = await trainerOf(folders.plain, { quantize: 'int8', dtype: 'bfloat16' });
+    const state = await int8.stateDict();
+    const widened: typeof state = {};
+    for (const [name, tensor] of Object.entries(state)) {
+      if (name.endsWith('.weight_scale')) continue;
+      const scale = state[name.replace(/\.weight$/, '.weight_scale')]?.data;
+      if (!scale) widened[name] = tensor;
+      else {
+        const columns = tensor.shape[1];
+        const data = Float32Array.from(tensor.data as Int8Array, (value, i) =>
+          Math.fround(value * Number(scale[Math.floor(i / columns)])),
+        );
+        widened[name] = { data, shape: tensor.shape };
+      }
+    }
+    const folder = path.join(work, 'widened');
+    fs.mkdirSync(folder);
+    await saveSafetensors(path.join(folder, 'model.safetensors'), widened, { format: 'pt' });
+    fs.writeFileSync(path.join(folder, 'config.json'), JSON.stringify({ ...shape, dtype: 'float32' }));
+    const reference = await trainerOf(folder, { dtype: 'bfloat16' });
+    const ids = Int32Array.from({ length: 18 }, (_, i) => (i * 37 + 5) % shape.vocab_size);
+    const expected = Array.from((await reference.predict(ids, [2, 9])).data);
+    for (const baseline of ['1', 'avx2', '0'])
+      expect(run(baseline), `FIREBRAND_CPU_BASELINE=${baseline}`).to.deep.equal(expected);
   });
 });

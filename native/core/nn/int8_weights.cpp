@@ -1,9 +1,12 @@
 #include "core/nn/int8_weights.h"
 
 #include <ATen/ATen.h>
+#include <ATen/Parallel.h>
 #include <torch/autograd.h>
 
 #include <algorithm>
+
+#include "core/nn/dequantize_rows.h"
 
 namespace firebrand {
 namespace {
@@ -45,7 +48,32 @@ Int8Weight quantizeRows(const at::Tensor& weight) {
   return q;
 }
 
+namespace {
+
+template <typename O>
+at::Tensor dequantizeInto(const at::Tensor& values, const at::Tensor& scale, at::ScalarType dtype) {
+  const int64_t N = values.size(0), K = values.size(1);
+  at::Tensor out = at::empty({N, K}, values.options().dtype(dtype));
+  const int8_t* v = values.data_ptr<int8_t>();
+  const float* s = scale.data_ptr<float>();
+  O* o = out.data_ptr<O>();
+  // A thread's share is at least ~256K weights.
+  const int64_t grain = std::max<int64_t>(1, (256 * 1024) / std::max<int64_t>(K, 1));
+  at::parallel_for(0, N, grain, [&](int64_t begin, int64_t end) {
+    for (int64_t n = begin; n < end; ++n) dequantizeRow(v + n * K, K, s[n], o + n * K);
+  });
+  return out;
+}
+
+}  // namespace
+
 at::Tensor dequantizeRows(const at::Tensor& values, const at::Tensor& scale, at::ScalarType dtype) {
+  const bool rows = values.dim() == 2 && values.scalar_type() == at::kChar && values.device().is_cpu() &&
+                    scale.dim() == 1 && scale.size(0) == values.size(0);
+  if (rows && (dtype == at::kFloat || dtype == at::kBFloat16)) {
+    const at::Tensor v = values.contiguous(), s = scale.to(at::kFloat).contiguous();
+    return dtype == at::kFloat ? dequantizeInto<float>(v, s, dtype) : dequantizeInto<c10::BFloat16>(v, s, dtype);
+  }
   return values.to(at::kFloat).mul_(scale.unsqueeze(1)).to(dtype);
 }
 
