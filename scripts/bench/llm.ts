@@ -7,8 +7,9 @@
 //   BENCH_THREADS  1,2     BENCH_ROUNDS 3     BENCH_STEPS 4 (a first step, then steady ones)
 //   BENCH_LENGTH   128     BENCH_NEW_TOKENS 32     BENCH_JOBS lora,full,generate
 //   BENCH_DTYPES   float32 (default), bfloat16, int8 (int8 linear layers in a bfloat16 model, QLoRA-style)
-// Decoding also prints its fraction of the memory bandwidth: tokens/s x the weight bytes a token reads,
-// over a STREAM triad on libtorch (python3-torch).
+// Decoding's tokens/s count the tokens after the first (the prompt's forward pass is printed apart, as
+// the first token's wait), and its fraction of the memory bandwidth is tokens/s x the weight bytes a
+// token reads, over a STREAM triad on libtorch (python3-torch).
 //   PEFT_SRC       huggingface/peft's src/ folder (Debian has no PEFT); BENCH_PYTHON (default python3)
 import { makeCheckpoint, MODELS } from './llm-checkpoints';
 import { lastJsonOf, median } from './measures';
@@ -32,7 +33,7 @@ const ROUNDS = integerSetting('BENCH_ROUNDS', 3, 1);
 // A first step, then at least one steady one.
 const STEPS = integerSetting('BENCH_STEPS', 4, 2);
 const LENGTH = integerSetting('BENCH_LENGTH', 128, 1);
-const NEW_TOKENS = integerSetting('BENCH_NEW_TOKENS', 32, 1);
+const NEW_TOKENS = integerSetting('BENCH_NEW_TOKENS', 32, 2);
 const PYTHON = process.env.BENCH_PYTHON ?? 'python3';
 
 /** `name`'s entries, each one `accepts` takes, or an error naming the first it does not. */
@@ -66,6 +67,7 @@ type Measure = {
   losses?: number[];
   peakRssMb?: number;
   tokensPerSecond?: number;
+  firstTokenMs?: number;
   lastLogits?: number[];
   gbPerSecond?: number;
 };
@@ -113,13 +115,29 @@ async function generate(folder: string, threads: number, prompt: number[], dtype
   });
   const options = { maxNewTokens: NEW_TOKENS, greedy: true, stopTokens: [] };
   for await (const _ of trainer.generate(prompt, { ...options, maxNewTokens: 2 })); // warm-up
+  // Arrival times: the prompt's forward pass until the first token, the decoding steps after it.
   const started = performance.now();
-  let count = 0;
-  for await (const _ of trainer.generate(prompt, options)) count += 1;
-  const tokensPerSecond = count / ((performance.now() - started) / 1000);
+  const arrivals: number[] = [];
+  for await (const _ of trainer.generate(prompt, options)) arrivals.push(performance.now());
+  const { tokensPerSecond, firstTokenMs } = decodingSpeed(started, arrivals);
   const logits = await trainer.predict(Int32Array.from(prompt), [1, prompt.length]);
   const vocab = logits.shape[2];
-  return { tokensPerSecond, lastLogits: Array.from(logits.data.subarray(logits.data.length - vocab), Number) };
+  return {
+    tokensPerSecond,
+    firstTokenMs,
+    lastLogits: Array.from(logits.data.subarray(logits.data.length - vocab), Number),
+  };
+}
+
+/** Decoding's tokens/s after the first token (the rate the weights' bytes bound), and the first token's wait. */
+function decodingSpeed(started: number, arrivals: number[]): { tokensPerSecond: number; firstTokenMs: number } {
+  if (arrivals.length < 2)
+    throw new Error(`BENCH_NEW_TOKENS: decoding needs at least 2 tokens, got ${arrivals.length}`);
+  const last = arrivals[arrivals.length - 1];
+  return {
+    tokensPerSecond: (arrivals.length - 1) / ((last - arrivals[0]) / 1000),
+    firstTokenMs: arrivals[0] - started,
+  };
 }
 
 /** The bytes of weights one decoded token reads: every linear layer's and the head's (an embedding row is few). */
@@ -181,10 +199,13 @@ function trainingNotes([fb, py]: [Measure, Measure], { job, adapter }: Row): str
   return notes;
 }
 
-/** Decoding's fraction of the memory bandwidth, and its logits' distance from float32's. */
-function decodingNotes(row: Row, tokensPerSecond: number, logits: number[]): string[] {
+/** The prompt's wait for a first token, decoding's fraction of the memory bandwidth, and its logits' distance from float32's. */
+function decodingNotes(row: Row, tokensPerSecond: number, pairs: [Measure, Measure][]): string[] {
   const bytes = weightBytesPerToken(row.name, row.dtype);
-  const notes = [`reads ${(bytes / 1e6).toFixed(0)} MB a token`];
+  const firstToken = (side: 0 | 1) => median(pairs.map((pair) => pair[side].firstTokenMs as number)).toFixed(0);
+  const notes = [`first token ${firstToken(0)} ms${pairs[0][1].skipped ? '' : ` (transformers ${firstToken(1)})`}`];
+  notes.push(`reads ${(bytes / 1e6).toFixed(0)} MB a token`);
+  const logits = pairs[0][0].lastLogits as number[];
   if (row.triad.gbPerSecond) {
     const fraction = (tokensPerSecond * bytes) / (row.triad.gbPerSecond * 1e9);
     notes.push(`${fraction.toFixed(2)} of the triad's ${row.triad.gbPerSecond.toFixed(1)} GB/s`);
@@ -215,7 +236,7 @@ function report(row: Row, pairs: [Measure, Measure][]): void {
     line.push(`transformers ${theirs.map((value) => value.toFixed(1)).join(', ')}`);
     line.push(`median ratio ${median(ours.map((value, i) => value / theirs[i])).toFixed(2)}x`);
   }
-  if (job === 'generate') line.push(...decodingNotes(row, median(ours), pairs[0][0].lastLogits as number[]));
+  if (job === 'generate') line.push(...decodingNotes(row, median(ours), pairs));
   else line.push(...trainingNotes(pairs[0], row));
   console.log(line.join('; '));
 }
