@@ -26,7 +26,14 @@ function removeRunFolder(): void {
   if (!fs.existsSync(runFolder)) return;
   const cores = coreDumps(runFolder);
   if (cores.length > 0) console.error(`kept ${runFolder}: it holds core dumps (${cores.join(', ')})`);
-  else fs.rmSync(runFolder, { recursive: true, force: true });
+  else {
+    try {
+      fs.rmSync(runFolder, { recursive: true, force: true, maxRetries: 3 });
+    } catch (error) {
+      // A process the suite started may still be writing there: the run's result stands.
+      console.error(`could not remove ${runFolder}: ${(error as Error).message}`);
+    }
+  }
 }
 
 let finished = false;
