@@ -26,10 +26,8 @@ async function main(): Promise<void> {
       ],
     },
   );
-  const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'firebrand-exit-'));
-  // The process ends by process.exit mid-fit: the folder goes with it.
-  process.on('exit', () => fs.rmSync(folder, { recursive: true, force: true }));
-  const saved = path.join(folder, 'model');
+  // In the test run's TMPDIR (test/support/setup.ts), which goes when the run ends.
+  const saved = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'firebrand-exit-')), 'model');
   await trainer.save(saved);
   const model = await Model.load(saved);
   const probe = new Float32Array(4 * 64);

@@ -14,19 +14,17 @@ bool baselineIs(const char* value) {
 
 }  // namespace
 
-bool cpuHasFma() {
+bool detectFma() {
 #if defined(__x86_64__)
-  static const bool has = !baselineIs("1") && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return has;
+  return !baselineIs("1") && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
 #else
   return false;
 #endif
 }
 
-bool cpuHasAvx512() {
+bool detectAvx512() {
 #if defined(__x86_64__)
-  static const bool has = cpuHasFma() && !baselineIs("avx2") && __builtin_cpu_supports("avx512f");
-  return has;
+  return cpuHasFma() && !baselineIs("avx2") && __builtin_cpu_supports("avx512f");
 #else
   return false;
 #endif

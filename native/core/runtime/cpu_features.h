@@ -8,9 +8,20 @@
 
 namespace firebrand {
 
-// Whether the CPU has AVX2 and FMA (and FIREBRAND_CPU_BASELINE is not 1).
-bool cpuHasFma();
+// What the CPU and FIREBRAND_CPU_BASELINE allow, looked up once by the inline accessors below.
+bool detectFma();
+bool detectAvx512();
+
+// Whether the CPU has AVX2 and FMA (and FIREBRAND_CPU_BASELINE is not 1). Inline: row kernels ask
+// once a row, and a call into another file there cost about 1% of a decoding step.
+inline bool cpuHasFma() {
+  static const bool has = detectFma();
+  return has;
+}
 // Whether it has AVX-512F besides (and FIREBRAND_CPU_BASELINE is neither 1 nor avx2).
-bool cpuHasAvx512();
+inline bool cpuHasAvx512() {
+  static const bool has = detectAvx512();
+  return has;
+}
 
 }  // namespace firebrand
