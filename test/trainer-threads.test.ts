@@ -81,6 +81,42 @@ describe('trainer threads', () => {
     expect(counts.collected).to.be.at.most(counts.baseline + 1);
   });
 
+  it('keeps kernel threads only while its trainer works: idle for a moment, they end', () => {
+    // libgomp spins at a fork-join only while the process holds no more kernel threads than cores; an idle
+    // thread's would make every other's fork-joins sleep and wake. Trainer threads are named 'firebrand',
+    // and the kernel threads they start take the name.
+    const script = `
+      const fs = require('node:fs');
+      const { Dataset, nn, Trainer } = require(${JSON.stringify(path.join(__dirname, '..', 'src'))});
+      const named = () => fs.readdirSync('/proc/self/task').filter((tid) => {
+        try { return fs.readFileSync('/proc/self/task/' + tid + '/comm', 'utf8').trim() === 'firebrand'; } catch { return false; }
+      }).length;
+      (async () => {
+        const rows = 128, width = 512;
+        const data = Dataset.fromArrays({ inputs: new Float32Array(rows * width).fill(0.5), inputShape: [rows, width],
+                                          targets: new Float32Array(rows * width), targetShape: [rows, width] });
+        const during = [];
+        // A 64 x 512 x 512 product and a fused AdamW step over 262,144 weights: both split over the threads.
+        const trainer = new Trainer({ model: nn.sequential(nn.linear(width, width)), loss: 'mse', optimizer: 'adamw',
+                                      callbacks: [{ postTrainBatch: () => void during.push(named()) }],
+                                      config: { batchSize: 64, numThreads: 2, progressBar: false } });
+        await trainer.fit(data, { numEpochs: 1 });
+        // A safety net, not a verdict on speed: the release comes 200 ms after the thread's last task.
+        const until = Date.now() + 60000;
+        const busy = during[during.length - 1];
+        while (named() >= busy && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 50));
+        console.log(JSON.stringify({ during, after: named() }));
+      })();`;
+    const result = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8' });
+    expect(result.status, result.stderr).to.equal(0);
+    const counts = JSON.parse(result.stdout.trim().split('\n').pop() as string) as { during: number[]; after: number };
+    // While it trains: the trainer's thread, one kernel thread beside it (numThreads 2), and whatever
+    // libtorch keeps asleep for itself (its pthreadpool, on some versions). Idle, the kernel thread ends.
+    expect(counts.during).to.have.length(2);
+    expect(counts.during[1]).to.equal(counts.during[0]);
+    expect(counts.after).to.equal(counts.during[0] - 1);
+  });
+
   it("leaves libuv's pool free while fits run: a file stat does not wait for an epoch", () => {
     // Two trainers whose epochs are held mid-way (a batch hook waits for release) until the stat is done.
     const { order } = statDuringWork(`

@@ -12,11 +12,15 @@
 #include "binding/model_wrap.h"
 #include "binding/runtime_exports.h"
 #include "binding/safetensors_exports.h"
+#include "core/runtime/runtime_info.h"
 
 namespace firebrand::binding {
 
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   env.SetInstanceData(new AddonData());
+  // The JS thread runs libtorch kernels on one thread: training and generation run on their own threads
+  // with numThreads, and kernel threads kept by this one would slow their fork-joins (runtime_info.h).
+  limitKernelThreadsOfThisThread();
   watchEnvironmentTeardown(env);
   DatasetWrap::Export(env, exports);
   BatchQueueWrap::Export(env, exports);

@@ -14,7 +14,6 @@
 #include "core/images/image_batch.h"
 #include "core/images/image_decoding.h"
 #include "core/images/image_encoding.h"
-#include "core/runtime/runtime_info.h"
 #include "core/shape_text.h"
 
 namespace firebrand::binding {
@@ -92,7 +91,6 @@ Napi::Value TransformImages(const Napi::CallbackInfo& info) {
     const at::Tensor pixels = toTensor(batch.Get("data"), toShape(batch.Get("shape"), "inputs.shape"), "inputs");
     auto transforms = std::make_shared<ImageTransforms>(toImageTransforms(info[1], "transforms"));
     return PromiseWorker::Start(env, [pixels, transforms]() -> PromiseWorker::Finish {
-      limitKernelThreadsOfThisThread();  // as the loader's workers: the same rounding, whatever the thread count
       at::Generator generator = at::detail::createCPUGenerator(0);
       std::vector<at::Tensor> images;
       for (int64_t i = 0; i < pixels.size(0); ++i) {
@@ -163,7 +161,6 @@ Napi::Value DecodeImage(const Napi::CallbackInfo& info) {
     return PromiseWorker::Start(env, [=]() -> PromiseWorker::Finish {
       // One kernel thread, as the loader's workers transform: elementwise kernels round their vector and
       // scalar parts differently, so a split between threads can move a pixel by one step.
-      limitKernelThreadsOfThisThread();
       at::Generator generator = at::detail::createCPUGenerator(seed);
       const at::Tensor transformed =
           decodeTransformed(bytes->data(), bytes->size(), mode, *transforms, generator, source, maxPixels);
@@ -187,7 +184,6 @@ Napi::Value DecodeImages(const Napi::CallbackInfo& info) {
     const auto seed = static_cast<uint64_t>(toInteger(info[3], "seed", 0));
     const int64_t maxPixels = toInteger(info[5], "maxPixels", 0);
     return PromiseWorker::Start(env, [=]() -> PromiseWorker::Finish {
-      limitKernelThreadsOfThisThread();  // as decodeImage: the loader's pixels exactly
       const at::Tensor batch = decodeImageBatch(*images, mode, *transforms, seed, field, maxPixels);
       return [batch](Napi::Env env) -> Napi::Value { return fromTensor(env, batch); };
     });

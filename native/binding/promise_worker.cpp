@@ -1,5 +1,7 @@
 #include "binding/promise_worker.h"
 
+#include "core/runtime/runtime_info.h"
+
 namespace firebrand::binding {
 
 PromiseWorker::PromiseWorker(Napi::Env env, Task task, PromiseSettlement::Settled settled)
@@ -13,6 +15,10 @@ Napi::Promise PromiseWorker::Start(Napi::Env env, Task task, PromiseSettlement::
 }
 
 void PromiseWorker::Execute() {
+  // As PyTorch's DataLoader workers: one kernel thread on libuv's pool, whose threads would otherwise each
+  // keep kernel threads of their own beside training's (runtime_info.h), and the same rounding whatever
+  // the thread count.
+  limitKernelThreadsOfThisThread();
   try {
     finish_ = task_();
   } catch (...) {

@@ -24,6 +24,7 @@ Napi::Value RuntimeInfoValue(const Napi::CallbackInfo& info) {
 void SetNumThreads(const Napi::CallbackInfo& info) {
   guard(info.Env(), [&] {
     setNumThreads(toInteger(info[0], "numThreads", 1), !info[1].IsUndefined() && toBoolean(info[1], "adaptive"));
+    limitKernelThreadsOfThisThread();  // at::set_num_threads set this (the JS) thread's count too: see Init
   });
 }
 

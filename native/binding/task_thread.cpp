@@ -1,10 +1,16 @@
 #include "binding/task_thread.h"
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <vector>
 
+#include "core/runtime/runtime_info.h"
+
 namespace firebrand::binding {
+
+constexpr std::chrono::milliseconds kIdleBeforeReleasingKernelThreads{200};
 
 struct TaskThread::Registry {
   std::mutex mutex;
@@ -133,9 +139,21 @@ bool TaskThread::runWhileParked(const std::function<void()>& work) {
 }
 
 void TaskThread::runTasks(const std::shared_ptr<Queue>& queue) {
+#ifdef __linux__
+  // Named for top -H and /proc; the kernel threads it starts take the name too.
+  pthread_setname_np(pthread_self(), "firebrand");
+#endif
   std::unique_lock<std::mutex> lock(queue->mutex);
+  const auto ready = [&] { return queue->stopping || !queue->tasks.empty(); };
   while (true) {
-    queue->wake.wait(lock, [&] { return queue->stopping || !queue->tasks.empty(); });
+    // Idle for a while (not between two tokens or batches): its kernel threads go, so that they do not
+    // slow another thread's (runtime_info.h).
+    if (!queue->wake.wait_for(lock, kIdleBeforeReleasingKernelThreads, ready)) {
+      lock.unlock();
+      releaseKernelThreadsOfThisThread();
+      lock.lock();
+      queue->wake.wait(lock, ready);
+    }
     if (queue->tasks.empty()) break;  // stopping, and nothing left to run
     Task task = std::move(queue->tasks.front());
     queue->tasks.pop_front();

@@ -99,6 +99,17 @@ void limitKernelThreadsOfThisThread() {
   if (auto set = reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, "omp_set_num_threads"))) set(1);
 }
 
+void releaseKernelThreadsOfThisThread() {
+  // OpenMP 5's omp_pause_resource for the host frees the calling thread's pool (libgomp: gomp_pause_host).
+  // Looked up, as above: a libtorch without OpenMP has neither function.
+  using InitialDevice = int (*)();
+  using Pause = int (*)(int, int);
+  const auto initialDevice = reinterpret_cast<InitialDevice>(dlsym(RTLD_DEFAULT, "omp_get_initial_device"));
+  const auto pause = reinterpret_cast<Pause>(dlsym(RTLD_DEFAULT, "omp_pause_resource"));
+  constexpr int kPauseSoft = 1;  // omp_pause_soft
+  if (initialDevice && pause) pause(kPauseSoft, initialDevice());
+}
+
 void useDeterministicAlgorithms(bool on) { at::globalContext().setDeterministicAlgorithms(on, /*warn_only=*/false); }
 
 void manualSeed(uint64_t seed) { torch::manual_seed(seed); }

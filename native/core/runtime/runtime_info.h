@@ -61,6 +61,10 @@ int adaptiveThreads();
 // One kernel thread for libtorch ops called from the calling thread (a data
 // loader's), leaving the others' thread counts as they are.
 void limitKernelThreadsOfThisThread();
+// Ends the kernel threads the calling thread's parallel regions started (its OpenMP pool; the next region
+// starts them again). libgomp spins at a fork-join only while the process holds no more such threads
+// than cores: an idle thread's pool would make every other thread's regions sleep and wake instead.
+void releaseKernelThreadsOfThisThread();
 // Deterministic kernels only, process-wide (torch.use_deterministic_algorithms).
 void useDeterministicAlgorithms(bool on);
 // Seeds libtorch's global generators (CPU and CUDA): weight init, dropout.
