@@ -159,8 +159,8 @@ Napi::Value DecodeImage(const Napi::CallbackInfo& info) {
     const std::string source = toString(info[4], "source");
     const int64_t maxPixels = toInteger(info[5], "maxPixels", 0);
     return PromiseWorker::Start(env, [=]() -> PromiseWorker::Finish {
-      // One kernel thread, as the loader's workers transform: elementwise kernels round their vector and
-      // scalar parts differently, so a split between threads can move a pixel by one step.
+      // On one kernel thread (PromiseWorker), as the loader's workers transform: elementwise kernels round
+      // their vector and scalar parts differently, so a split between threads can move a pixel by one step.
       at::Generator generator = at::detail::createCPUGenerator(seed);
       const at::Tensor transformed =
           decodeTransformed(bytes->data(), bytes->size(), mode, *transforms, generator, source, maxPixels);

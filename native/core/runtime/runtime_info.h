@@ -58,8 +58,8 @@ void setNumThreads(int64_t threads, bool adaptive = false);
 void useRequestedThreads();
 // The adaptive maximum, or 0 when setNumThreads fixed the count.
 int adaptiveThreads();
-// One kernel thread for libtorch ops called from the calling thread (a data
-// loader's), leaving the others' thread counts as they are.
+// One kernel thread for libtorch ops called from the calling thread (the JS
+// thread, libuv's pool, a data loader's), leaving the others' counts as they are.
 void limitKernelThreadsOfThisThread();
 // Ends the kernel threads the calling thread's parallel regions started (its OpenMP pool; the next region
 // starts them again). libgomp spins at a fork-join only while the process holds no more such threads
