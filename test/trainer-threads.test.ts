@@ -123,32 +123,6 @@ describe('trainer threads', () => {
     expect(counts.after).to.equal(counts.during[0] - 1);
   });
 
-  it("ends a trainer's kernel threads after each task while another trainer is busy", () => {
-    // Two trainers taking turns (a model served while another trains) would hold two pools of kernel
-    // threads, more than the cores: the one whose task ends while the other works gives its own back.
-    const script = `${KERNEL_THREADS_PRELUDE}
-      (async () => {
-        const make = (callbacks) => new Trainer({ model: nn.sequential(nn.linear(width, width)), loss: 'mse',
-                                                  optimizer: 'adamw', callbacks, config: { batchSize: 64, numThreads: 2, progressBar: false } });
-        const serving = make([]);
-        const counts = {};
-        // While the trainer's task is parked in its hook, the other runs a 64 x 512 x 512 product.
-        const training = make([{ postTrainBatch: async ({ batch }) => {
-          if (batch !== 0) return;
-          counts.before = named();
-          await serving.predict(new Float32Array(64 * width).fill(0.5), [64, width]);
-          counts.after = named();
-        } }]);
-        await training.fit(data, { numEpochs: 1 });
-        console.log(JSON.stringify(counts));
-      })();`;
-    const result = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8' });
-    expect(result.status, result.stderr).to.equal(0);
-    const counts = JSON.parse(result.stdout.trim().split('\n').pop() as string) as { before: number; after: number };
-    // The serving trainer's thread is new; its kernel thread ended with its task.
-    expect(counts.after - counts.before).to.equal(1);
-  });
-
   it("leaves libuv's pool free while fits run: a file stat does not wait for an epoch", () => {
     // Two trainers whose epochs are held mid-way (a batch hook waits for release) until the stat is done.
     const { order } = statDuringWork(`

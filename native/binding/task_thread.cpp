@@ -4,23 +4,13 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <limits>
 #include <vector>
 
 #include "core/runtime/runtime_info.h"
 
 namespace firebrand::binding {
 
-namespace {
-
 constexpr std::chrono::milliseconds kIdleBeforeReleasingKernelThreads{200};
-
-int64_t nowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
-}  // namespace
 
 struct TaskThread::Registry {
   std::mutex mutex;
@@ -170,28 +160,14 @@ void TaskThread::runTasks(const std::shared_ptr<Queue>& queue) {
     if (task.betweenSteps) --queue->betweenSteps;
     queue->running = true;
     queue->stopRunning = std::move(task.stop);
-    queue->busyUntil = std::numeric_limits<int64_t>::max();
     lock.unlock();
     task.run();
-    queue->busyUntil = nowNs() + std::chrono::nanoseconds(kIdleBeforeReleasingKernelThreads).count();
-    // Two busy threads' kernel threads together outnumber the cores (a trainer and a loaded Model taking
-    // turns): each ends its own after each task, so that the other's next task runs with spinning ones.
-    if (anotherBusy(*queue)) releaseKernelThreadsOfThisThread();
     lock.lock();
     queue->running = false;
     queue->stopRunning = nullptr;
   }
   queue->finished = true;
   queue->wake.notify_all();
-}
-
-bool TaskThread::anotherBusy(const Queue& queue) {
-  const int64_t now = nowNs();
-  Registry& live = registry();
-  std::lock_guard<std::mutex> lock(live.mutex);
-  return std::any_of(live.queues.begin(), live.queues.end(), [&](const std::shared_ptr<Queue>& other) {
-    return other.get() != &queue && other->busyUntil.load() > now;
-  });
 }
 
 void TaskThread::reapFinished() {

@@ -97,8 +97,6 @@ class TaskThread {
     bool abandoned = false;             // shut down: hook waits end, false
     bool finished = false;              // the thread has returned from its loop
     std::function<void()> stopRunning;  // the running task's stop, if any
-    // Until when (steady-clock ns) it counts as busy: running a task, or within the idle time after one.
-    std::atomic<int64_t> busyUntil{0};
     std::shared_ptr<NapiGate> gate;
     std::thread thread;  // started by the first task
   };
@@ -109,8 +107,6 @@ class TaskThread {
   // With the lock held: runs the between-steps task at the front, if any (unlocking meanwhile).
   static bool runFrontBetweenSteps(Queue& queue, std::unique_lock<std::mutex>& lock);
   static void stopAndJoin(Queue& queue, std::chrono::seconds patience);
-  // Whether a thread other than `queue`'s is busy (busyUntil).
-  static bool anotherBusy(const Queue& queue);
   // Every thread started and not yet joined, by its queue; never destroyed (process exit reads it).
   struct Registry;
   static Registry& registry();

@@ -17,6 +17,13 @@ namespace firebrand {
 namespace {
 
 std::atomic<int> requestedThreads{0};
+
+// An OpenMP entry point, looked up (once, by the callers' statics: they run after every task or pool job):
+// a libtorch without OpenMP has none, and null says so.
+template <typename Function>
+Function openmpFunction(const char* name) {
+  return reinterpret_cast<Function>(dlsym(RTLD_DEFAULT, name));
+}
 std::atomic<bool> threadsAdaptive{false};
 
 std::string resolvedPath(const char* path) {
@@ -95,17 +102,14 @@ void limitKernelThreadsOfThisThread() {
   // at::set_num_threads; OpenMP's own call changes only this thread's. ATen's
   // lazy per-thread initialisation runs first so it cannot undo this later.
   at::get_num_threads();
-  using SetThreads = void (*)(int);
-  if (auto set = reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, "omp_set_num_threads"))) set(1);
+  static const auto set = openmpFunction<void (*)(int)>("omp_set_num_threads");
+  if (set) set(1);
 }
 
 void releaseKernelThreadsOfThisThread() {
   // OpenMP 5's omp_pause_resource for the host frees the calling thread's pool (libgomp: gomp_pause_host).
-  // Looked up, as above: a libtorch without OpenMP has neither function.
-  using InitialDevice = int (*)();
-  using Pause = int (*)(int, int);
-  const auto initialDevice = reinterpret_cast<InitialDevice>(dlsym(RTLD_DEFAULT, "omp_get_initial_device"));
-  const auto pause = reinterpret_cast<Pause>(dlsym(RTLD_DEFAULT, "omp_pause_resource"));
+  static const auto initialDevice = openmpFunction<int (*)()>("omp_get_initial_device");
+  static const auto pause = openmpFunction<int (*)(int, int)>("omp_pause_resource");
   constexpr int kPauseSoft = 1;  // omp_pause_soft
   if (initialDevice && pause) pause(kPauseSoft, initialDevice());
 }
