@@ -79,6 +79,7 @@ TokenGenerator::TokenGenerator(std::shared_ptr<Model> model, const std::vector<a
     mask_[i].narrow(0, longest - ids.numel(), ids.numel()).fill_(1);
   }
   if (options_.kvCache.value_or(true)) cache_.emplace();
+  model_->backWeightsWithHugePages();
 }
 
 std::pair<at::Tensor, at::Tensor> TokenGenerator::contextFrom(int64_t first) const {

@@ -1,9 +1,12 @@
 #include "core/model/model.h"
 
+#include <c10/util/hash.h>
+
 #include <algorithm>
 #include <map>
 
 #include "core/errors.h"
+#include "core/runtime/huge_pages.h"
 #include "core/shape_text.h"
 
 namespace firebrand {
@@ -168,6 +171,19 @@ int64_t Model::parameterCount() const {
 
 void Model::keepPredictionMemory() {
   if (!predictionMemory_) predictionMemory_ = std::make_unique<CpuMemoryCache::Retainer>();
+}
+
+void Model::backWeightsWithHugePages() {
+  std::vector<at::Tensor> weights = parameters();
+  for (const auto& item : namedBuffers()) weights.push_back(item.value());
+  size_t fingerprint = weights.size();
+  for (const at::Tensor& weight : weights) {
+    const void* data = weight.has_storage() ? weight.storage().data() : nullptr;
+    fingerprint = c10::hash_combine(fingerprint, reinterpret_cast<size_t>(data));
+  }
+  if (fingerprint == hugePageWeights_) return;
+  backWithHugePages(weights);
+  hugePageWeights_ = fingerprint;
 }
 
 }  // namespace firebrand

@@ -98,6 +98,9 @@ class Model {
   // From its first prediction on, blocks freed by its forwards stay cached for the next call for as long
   // as the model lives, as onnxruntime's arena does: each call would otherwise fault its activations in.
   void keepPredictionMemory();
+  // Before decoding, which streams every weight once per token: the memory of its parameters and
+  // buffers backed by huge pages (runtime/huge_pages.h), once for each set of storages.
+  void backWeightsWithHugePages();
 
   // Whether decoding from a key/value cache was checked against a full forward for this model, on a batch
   // with padding or without: a check passed holds for every later generation (the graph is the same).
@@ -118,6 +121,7 @@ class Model {
   std::vector<std::string> frozenModules_;  // paths kept in eval mode while the model trains
   bool evalFrozenModules_ = true;
   std::unique_ptr<CpuMemoryCache::Retainer> predictionMemory_;
+  size_t hugePageWeights_ = 0;  // a fingerprint of the storages backWeightsWithHugePages last backed
   bool cacheChecked_ = false;
   bool paddedCacheChecked_ = false;
 };
