@@ -1,6 +1,7 @@
 // The compiled addon (native/binding) and the types of what it exports.
 // Everything here is internal: the public API wraps it in src/.
 import path from 'node:path';
+import { isMainThread } from 'node:worker_threads';
 
 import { warnOfUnknownKernelSettings } from './kernel-settings';
 import { LoadedBinary, loadNativeBinding } from './native-loader';
@@ -448,6 +449,8 @@ export interface NativeBinding {
   graphLayers(): { name: string; forms: string[] }[];
   manualSeed(seed: number): void;
   useDeterministicAlgorithms(on: boolean): void;
+  /** Stops and joins this environment's task threads and closes its gate (process 'exit'). */
+  tearDownAtExit(): void;
 }
 
 let loaded: LoadedBinary<NativeBinding> | undefined;
@@ -460,6 +463,9 @@ export function nativeBinary(): LoadedBinary<NativeBinding> {
   if (loaded === undefined) {
     loaded = loadNativeBinding<NativeBinding>(path.resolve(__dirname, '..', '..'));
     warnOfUnknownKernelSettings();
+    // process.exit() runs no environment cleanup on the main thread (a worker's exit does).
+    const { binding } = loaded;
+    if (isMainThread) process.once('exit', () => binding.tearDownAtExit());
   }
   return loaded;
 }

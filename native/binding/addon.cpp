@@ -22,6 +22,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   // with numThreads, and kernel threads kept by this one would slow their fork-joins (runtime_info.h).
   limitKernelThreadsOfThisThread();
   watchEnvironmentTeardown(env);
+  exportTeardown(env, exports);
   DatasetWrap::Export(env, exports);
   BatchQueueWrap::Export(env, exports);
   LoaderWrap::Export(env, exports);

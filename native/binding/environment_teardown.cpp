@@ -48,6 +48,12 @@ struct ProcessExit {
 
 }  // namespace
 
+void exportTeardown(Napi::Env env, Napi::Object exports) {
+  exports.Set("tearDownAtExit",
+              Napi::Function::New(
+                  env, [](const Napi::CallbackInfo& info) { tearDown(&addonData(info.Env())); }, "tearDownAtExit"));
+}
+
 void watchEnvironmentTeardown(Napi::Env env) {
   AddonData& data = addonData(env);
   {
