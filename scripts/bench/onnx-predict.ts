@@ -3,7 +3,11 @@
 // latency at batch 1 (median) and throughput at batch 64. firebrand runs
 // lowered for inference (predict's default: BatchNorm folded into the
 // convolutions), layer by layer (optimizeForInference: false), and as a
-// Model.load'ed folder. Informative: users pick the runtime.
+// Model.load'ed folder. Informative: users pick the runtime. At batch 1
+// each runner makes BURST calls in a row and its first is not counted:
+// right after another runner's call that runner's threads still hold the
+// cores (onnxruntime's spin after each run, libgomp's after each parallel
+// region), which timed the runner that came next, not its own speed.
 //   npm run bench:onnx              (BENCH_REPEATS, BENCH_THREADS change the run)
 import fs from 'node:fs';
 import os from 'node:os';
@@ -50,15 +54,22 @@ function inputOf(workload: Workload, batch: number): { data: NumericArray; shape
   return { data: Float32Array.from({ length: size }, (_, i) => Math.sin(i)), shape };
 }
 
-/** Seconds of each runner's calls, sorted, the runners taking turns so that a busy moment hits them alike. */
-async function alternating(runners: (() => Promise<unknown>)[], repeats: number): Promise<number[][]> {
+const BURST = 3;
+
+/**
+ * Seconds of each runner's calls, sorted, the runners taking turns so that a busy moment hits them alike;
+ * each turn `burst` calls in a row, of which all but the first are counted (one when `burst` is 1).
+ */
+async function alternating(runners: (() => Promise<unknown>)[], repeats: number, burst: number): Promise<number[][]> {
   for (const run of runners) await run();
   const seconds: number[][] = runners.map(() => []);
   for (let i = 0; i < repeats; i++) {
     for (const [index, run] of runners.entries()) {
-      const started = process.hrtime.bigint();
-      await run();
-      seconds[index].push(Number(process.hrtime.bigint() - started) / 1e9);
+      for (let call = 0; call < burst; call++) {
+        const started = process.hrtime.bigint();
+        await run();
+        if (burst === 1 || call > 0) seconds[index].push(Number(process.hrtime.bigint() - started) / 1e9);
+      }
     }
   }
   return seconds.map((values) => values.sort((a, b) => a - b));
@@ -87,6 +98,7 @@ async function measure(workload: Workload, folder: string): Promise<void> {
         () => session.run(feeds),
       ],
       repeats,
+      batch === 1 ? BURST : 1,
     );
     const figure = (seconds: number[]) =>
       batch === 1 ? `${(median(seconds) * 1000).toFixed(2)} ms` : `${(batch / median(seconds)).toFixed(0)} samples/s`;
