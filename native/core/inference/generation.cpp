@@ -79,7 +79,6 @@ TokenGenerator::TokenGenerator(std::shared_ptr<Model> model, const std::vector<a
     mask_[i].narrow(0, longest - ids.numel(), ids.numel()).fill_(1);
   }
   if (options_.kvCache.value_or(true)) cache_.emplace();
-  model_->backWeightsWithHugePages();
 }
 
 std::pair<at::Tensor, at::Tensor> TokenGenerator::contextFrom(int64_t first) const {
@@ -238,6 +237,8 @@ at::Tensor TokenGenerator::blockRepeatedNgrams(at::Tensor logits) const {
 std::vector<std::optional<int64_t>> TokenGenerator::next() {
   if (produced_ >= options_.maxNewTokens || std::all_of(ended_.begin(), ended_.end(), [](bool ended) { return ended; }))
     return {};
+  // Here, on the model's task thread: the constructor runs on the JS thread, and the copy takes a while.
+  if (produced_ == 0) model_->backWeightsWithHugePages();
   const at::Tensor logits = nextLogits();
   at::Tensor column = sample(logits).to(at::kLong).contiguous();
   const int64_t* chosen = column.data_ptr<int64_t>();
