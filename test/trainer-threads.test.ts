@@ -39,20 +39,6 @@ function statDuringWork(setup: string): { order: string[] } {
   return JSON.parse(result.stdout.trim().split('\n').pop() as string) as { order: string[] };
 }
 
-/**
- * The start of a script that counts the threads named 'firebrand' (trainers' threads and the kernel threads
- * they start, which take the name) with `named()`, and has `data`: 128 rows of `width` 512.
- */
-const KERNEL_THREADS_PRELUDE = `
-  const fs = require('node:fs');
-  const { Dataset, nn, Trainer } = require(${JSON.stringify(path.join(__dirname, '..', 'src'))});
-  const named = () => fs.readdirSync('/proc/self/task').filter((tid) => {
-    try { return fs.readFileSync('/proc/self/task/' + tid + '/comm', 'utf8').trim() === 'firebrand'; } catch { return false; }
-  }).length;
-  const rows = 128, width = 512;
-  const data = Dataset.fromArrays({ inputs: new Float32Array(rows * width).fill(0.5), inputShape: [rows, width],
-                                    targets: new Float32Array(rows * width), targetShape: [rows, width] });`;
-
 describe('trainer threads', () => {
   before(function () {
     if (process.platform !== 'linux') {
@@ -99,8 +85,16 @@ describe('trainer threads', () => {
     // libgomp spins at a fork-join only while the process holds no more kernel threads than cores; an idle
     // thread's would make every other's fork-joins sleep and wake. Trainer threads are named 'firebrand',
     // and the kernel threads they start take the name.
-    const script = `${KERNEL_THREADS_PRELUDE}
+    const script = `
+      const fs = require('node:fs');
+      const { Dataset, nn, Trainer } = require(${JSON.stringify(path.join(__dirname, '..', 'src'))});
+      const named = () => fs.readdirSync('/proc/self/task').filter((tid) => {
+        try { return fs.readFileSync('/proc/self/task/' + tid + '/comm', 'utf8').trim() === 'firebrand'; } catch { return false; }
+      }).length;
       (async () => {
+        const rows = 128, width = 512;
+        const data = Dataset.fromArrays({ inputs: new Float32Array(rows * width).fill(0.5), inputShape: [rows, width],
+                                          targets: new Float32Array(rows * width), targetShape: [rows, width] });
         const during = [];
         // A 64 x 512 x 512 product and a fused AdamW step over 262,144 weights: both split over the threads.
         const trainer = new Trainer({ model: nn.sequential(nn.linear(width, width)), loss: 'mse', optimizer: 'adamw',

@@ -17,6 +17,7 @@ namespace firebrand {
 namespace {
 
 std::atomic<int> requestedThreads{0};
+std::atomic<bool> threadsAdaptive{false};
 
 // An OpenMP entry point, looked up (once, by the callers' statics: they run after every task or pool job):
 // a libtorch without OpenMP has none, and null says so.
@@ -24,7 +25,6 @@ template <typename Function>
 Function openmpFunction(const char* name) {
   return reinterpret_cast<Function>(dlsym(RTLD_DEFAULT, name));
 }
-std::atomic<bool> threadsAdaptive{false};
 
 std::string resolvedPath(const char* path) {
   char resolved[PATH_MAX];
