@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-import { Dataset, F, Model, nn, Trainer, type Tensor, type TensorData } from '../src';
+import { Dataset, F, Model, nn, runtimeInfo, Trainer, type Tensor, type TensorData } from '../src';
 import { expectClose } from './support/expect-close';
 import { rejectionOf } from './support/helpers';
 
@@ -121,5 +121,42 @@ describe("predict's inference lowering: BatchNorm folded into the convolution be
     const error = await rejectionOf(make().predict(inputs, [16, 3, 8, 8], { optimizeForInference: 'yes' as never }));
     expect(error.code).to.equal('ERR_FIREBRAND_INVALID_ARGUMENT');
     expect(error.message).to.match(/optimizeForInference must be true or false/);
+  });
+});
+
+// Causal attention, and attention under a boolean and an additive mask made from the input.
+class AttentionNet extends nn.Module {
+  qkv = nn.linear(32, 96);
+  out = nn.linear(32, 8);
+  forward(x: Tensor): Tensor {
+    const [batch, time] = [x.size(0), x.size(1)];
+    const [q, k, v] = this.qkv
+      .forward(x)
+      .split([32, 32, 32], 2)
+      .map((t) => t.view(batch, time, 4, 8).transpose(1, 2));
+    const keep = x.select(2, 0).gt(-0.5).view(batch, 1, 1, time);
+    const causal = F.scaledDotProductAttention(q, k, v, { isCausal: true, dropoutP: 0.2 });
+    const masked = F.scaledDotProductAttention(q, k, v, { attnMask: keep, scale: 0.3 });
+    const added = F.scaledDotProductAttention(q, k, v, { attnMask: x.select(2, 1).view(batch, 1, 1, time) });
+    const heads = [causal, masked, added].map((y) => y.transpose(1, 2).contiguous().view(batch, time, 32));
+    return this.out.forward(heads[0].add(heads[1]).add(heads[2]));
+  }
+}
+
+describe("predict's inference lowering: PyTorch's fused attention (libtorch 2.1 and later)", function () {
+  this.timeout(60_000);
+  const shape = [3, 40, 32];
+  const inputs = Float32Array.from({ length: 3 * 40 * 32 }, (_, i) => Math.sin(i * 0.61) + 0.3 * Math.cos(i * 0.07));
+
+  it('agrees with the attention formula run op by op to float32 rounding, causal and under masks', async () => {
+    const trainer = new Trainer({ model: new AttentionNet(), config: { progressBar: false, numThreads: 1, seed: 5 } });
+    const fused = await trainer.predict(inputs, shape);
+    const plain = await trainer.predict(inputs, shape, { optimizeForInference: false });
+    expectClose(fused, plain, 'attention outputs', { tolerance: 1e-5 });
+    const [major, minor] = runtimeInfo().torchVersion.split('.').map(Number);
+    if (major > 2 || (major === 2 && minor >= 1)) {
+      // PyTorch's kernel ran: it sums in blocks, in another order than the formula.
+      expect(Array.from(fused.data)).to.not.deep.equal(Array.from(plain.data));
+    } else console.log(`      (libtorch ${runtimeInfo().torchVersion} has no fused attention: both ran the formula)`);
   });
 });

@@ -8,6 +8,7 @@
 #include <torch/optim/optimizer.h>
 #include <torch/version.h>
 
+#include <optional>
 #include <sstream>
 #include <string>
 #include <type_traits>
@@ -20,6 +21,10 @@
 
 #define FIREBRAND_TORCH_AT_LEAST(major, minor) \
   (TORCH_VERSION_MAJOR > (major) || (TORCH_VERSION_MAJOR == (major) && TORCH_VERSION_MINOR >= (minor)))
+
+#if FIREBRAND_TORCH_AT_LEAST(2, 1)
+#include <ATen/ops/scaled_dot_product_attention.h>
+#endif
 
 namespace c10d {
 class ProcessGroup;
@@ -107,6 +112,19 @@ inline at::ScalarType autocastDtype(c10::DeviceType device) {
 #else
   return device == c10::DeviceType::CUDA ? at::autocast::get_autocast_gpu_dtype()
                                          : at::autocast::get_autocast_cpu_dtype();
+#endif
+}
+
+// PyTorch's own scaled_dot_product_attention without dropout (its fused CPU kernel where the inputs
+// allow, its math otherwise), or nullopt where the version has none that takes a scale (before 2.1).
+inline std::optional<at::Tensor> fusedAttention(const at::Tensor& query, const at::Tensor& key, const at::Tensor& value,
+                                                const c10::optional<at::Tensor>& mask, bool isCausal,
+                                                std::optional<double> scale) {
+#if FIREBRAND_TORCH_AT_LEAST(2, 1)
+  return at::scaled_dot_product_attention(query, key, value, mask, 0.0, isCausal,
+                                          scale ? c10::optional<double>(*scale) : c10::nullopt);
+#else
+  return std::nullopt;
 #endif
 }
 
