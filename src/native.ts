@@ -220,6 +220,11 @@ export interface RuntimeInfo {
    * for one new position (Llama, Qwen2, Mistral). FIREBRAND_DECODE_KERNELS=0 runs their ops instead.
    */
   decodeKernelSteps: number;
+  /**
+   * Times, in this process, a trainer's or model's thread ended its kernel threads (its OpenMP pool) because
+   * another one's task started: two pools beside each other make every fork-join sleep and wake.
+   */
+  kernelThreadHandOffs: number;
 }
 
 export interface NativeDataset {

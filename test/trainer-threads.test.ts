@@ -39,6 +39,21 @@ function statDuringWork(setup: string): { order: string[] } {
   return JSON.parse(result.stdout.trim().split('\n').pop() as string) as { order: string[] };
 }
 
+/**
+ * The start of a child script about kernel threads: `named()` counts the process's threads named 'firebrand'
+ * (trainer threads, and the kernel threads they start, which take the name), and `data`, `width` are a
+ * 128 x 512 regression whose 64 x 512 x 512 products and AdamW steps split over the threads.
+ */
+const KERNEL_THREADS_SETUP = `
+  const fs = require('node:fs');
+  const { Dataset, nn, runtimeInfo, Trainer } = require(${JSON.stringify(path.join(__dirname, '..', 'src'))});
+  const named = () => fs.readdirSync('/proc/self/task').filter((tid) => {
+    try { return fs.readFileSync('/proc/self/task/' + tid + '/comm', 'utf8').trim() === 'firebrand'; } catch { return false; }
+  }).length;
+  const rows = 128, width = 512;
+  const data = Dataset.fromArrays({ inputs: new Float32Array(rows * width).fill(0.5), inputShape: [rows, width],
+                                    targets: new Float32Array(rows * width), targetShape: [rows, width] });`;
+
 describe('trainer threads', () => {
   before(function () {
     if (process.platform !== 'linux') {
@@ -86,15 +101,8 @@ describe('trainer threads', () => {
     // thread's would make every other's fork-joins sleep and wake. Trainer threads are named 'firebrand',
     // and the kernel threads they start take the name.
     const script = `
-      const fs = require('node:fs');
-      const { Dataset, nn, Trainer } = require(${JSON.stringify(path.join(__dirname, '..', 'src'))});
-      const named = () => fs.readdirSync('/proc/self/task').filter((tid) => {
-        try { return fs.readFileSync('/proc/self/task/' + tid + '/comm', 'utf8').trim() === 'firebrand'; } catch { return false; }
-      }).length;
+      ${KERNEL_THREADS_SETUP}
       (async () => {
-        const rows = 128, width = 512;
-        const data = Dataset.fromArrays({ inputs: new Float32Array(rows * width).fill(0.5), inputShape: [rows, width],
-                                          targets: new Float32Array(rows * width), targetShape: [rows, width] });
         const during = [];
         // A 64 x 512 x 512 product and a fused AdamW step over 262,144 weights: both split over the threads.
         const trainer = new Trainer({ model: nn.sequential(nn.linear(width, width)), loss: 'mse', optimizer: 'adamw',
@@ -115,6 +123,37 @@ describe('trainer threads', () => {
     expect(counts.during).to.have.length(2);
     expect(counts.during[1]).to.equal(counts.during[0]);
     expect(counts.after).to.equal(counts.during[0] - 1);
+  });
+
+  it("ends a trainer's kernel threads as soon as it is idle once another trainer's task has started", () => {
+    // Two pools beside each other would make every fork-join sleep and wake: the busy thread asks the idle
+    // one to end its pool. Trainer a's last batch hook awaits trainer b's predict, so b's task starts while
+    // a still holds its kernel threads, and a ends them at the end of its epoch, not 200 ms later.
+    const script = `
+      ${KERNEL_THREADS_SETUP}
+      (async () => {
+        const b = new Trainer({ model: nn.sequential(nn.linear(4, 1)), config: { numThreads: 1, progressBar: false } });
+        const handOffs = runtimeInfo().kernelThreadHandOffs;
+        let batches = 0, holding = 0;
+        const a = new Trainer({ model: nn.sequential(nn.linear(width, width)), loss: 'mse', optimizer: 'adamw',
+                                callbacks: [{ postTrainBatch: async () => {
+                                  if (++batches < 2) return;
+                                  holding = named();
+                                  await b.predict(new Float32Array(4), [1, 4]);
+                                } }],
+                                config: { batchSize: 64, numThreads: 2, progressBar: false } });
+        await a.fit(data, { numEpochs: 1 });
+        const until = Date.now() + 60000;  // a safety net, not a verdict on speed
+        while (runtimeInfo().kernelThreadHandOffs === handOffs && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 5));
+        console.log(JSON.stringify({ holding, after: named(), handOffs: runtimeInfo().kernelThreadHandOffs - handOffs }));
+      })();`;
+    const result = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8' });
+    expect(result.status, result.stderr).to.equal(0);
+    const counts = JSON.parse(result.stdout.trim().split('\n').pop() as string) as Record<string, number>;
+    expect(counts.handOffs).to.equal(1);
+    // In a's hook: a's thread, its kernel thread (numThreads 2) and b's thread (b set up its model on it when
+    // made); after a's epoch, a's kernel thread has ended.
+    expect(counts.after).to.equal(counts.holding - 1);
   });
 
   it("leaves libuv's pool free while fits run: a file stat does not wait for an epoch", () => {

@@ -3,6 +3,7 @@
 #include "binding/convert.h"
 #include "binding/js_errors.h"
 #include "binding/results.h"
+#include "binding/task_thread.h"
 #include "core/graph/decode_kernels.h"
 #include "core/graph/op_row.h"
 #include "core/nn/layer_row.h"
@@ -17,6 +18,7 @@ Napi::Value RuntimeInfoValue(const Napi::CallbackInfo& info) {
     RuntimeInfo runtime = runtimeInfo();
     runtime.fusedOptimizers = fusedOptimizers();
     runtime.decodeKernelSteps = decodeKernelSteps();
+    runtime.kernelThreadHandOffs = TaskThread::kernelThreadHandOffs();
     return toJs(info.Env(), runtime);
   });
 }

@@ -12,6 +12,12 @@ namespace firebrand::binding {
 
 constexpr std::chrono::milliseconds kIdleBeforeReleasingKernelThreads{200};
 
+namespace {
+std::atomic<int64_t> handOffs{0};
+}  // namespace
+
+int64_t TaskThread::kernelThreadHandOffs() { return handOffs.load(); }
+
 struct TaskThread::Registry {
   std::mutex mutex;
   std::vector<std::shared_ptr<Queue>> queues;
@@ -144,23 +150,14 @@ void TaskThread::runTasks(const std::shared_ptr<Queue>& queue) {
   pthread_setname_np(pthread_self(), "firebrand");
 #endif
   std::unique_lock<std::mutex> lock(queue->mutex);
-  const auto ready = [&] { return queue->stopping || !queue->tasks.empty(); };
-  while (true) {
-    // Idle for a while (not between two tokens or batches): its kernel threads go, so that they do not
-    // slow another thread's (runtime_info.h).
-    if (!queue->wake.wait_for(lock, kIdleBeforeReleasingKernelThreads, ready)) {
-      lock.unlock();
-      releaseKernelThreadsOfThisThread();
-      lock.lock();
-      queue->wake.wait(lock, ready);
-    }
-    if (queue->tasks.empty()) break;  // stopping, and nothing left to run
+  while (awaitTask(*queue, lock)) {
     Task task = std::move(queue->tasks.front());
     queue->tasks.pop_front();
     if (task.betweenSteps) --queue->betweenSteps;
-    queue->running = true;
+    queue->running = queue->holdsKernelThreads = true;
     queue->stopRunning = std::move(task.stop);
     lock.unlock();
+    askOthersToReleaseKernelThreads(*queue);
     task.run();
     lock.lock();
     queue->running = false;
@@ -168,6 +165,39 @@ void TaskThread::runTasks(const std::shared_ptr<Queue>& queue) {
   }
   queue->finished = true;
   queue->wake.notify_all();
+}
+
+bool TaskThread::awaitTask(Queue& queue, std::unique_lock<std::mutex>& lock) {
+  const auto ready = [&] { return queue.stopping || !queue.tasks.empty(); };
+  while (!ready()) {
+    // Idle for a while (not between two tokens or batches), or another thread's task started: its kernel
+    // threads go, so that they do not slow another thread's (runtime_info.h).
+    const bool asked = queue.wake.wait_for(lock, kIdleBeforeReleasingKernelThreads,
+                                           [&] { return ready() || queue.releaseKernelThreads; });
+    if (ready() || !queue.holdsKernelThreads) {
+      if (!asked) queue.wake.wait(lock, [&] { return ready() || queue.releaseKernelThreads; });
+      queue.releaseKernelThreads = false;
+      continue;
+    }
+    if (queue.releaseKernelThreads) ++handOffs;
+    lock.unlock();
+    releaseKernelThreadsOfThisThread();
+    lock.lock();
+    queue.holdsKernelThreads = queue.releaseKernelThreads = false;
+  }
+  return !queue.tasks.empty();  // else stopping, and nothing left to run
+}
+
+void TaskThread::askOthersToReleaseKernelThreads(const Queue& queue) {
+  Registry& live = registry();
+  std::lock_guard<std::mutex> liveLock(live.mutex);
+  for (const auto& other : live.queues) {
+    if (other.get() == &queue) continue;
+    std::lock_guard<std::mutex> lock(other->mutex);
+    if (!other->holdsKernelThreads || other->releaseKernelThreads) continue;
+    other->releaseKernelThreads = true;
+    other->wake.notify_all();
+  }
 }
 
 void TaskThread::reapFinished() {

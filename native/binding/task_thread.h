@@ -10,6 +10,11 @@
 // the running task waits for JavaScript (a per-batch hook, HookWait), it runs
 // them too: the hook may be awaiting one, which must not wait for the hook.
 //
+// Each such thread's kernels run on its own OpenMP pool, and libgomp spins at a fork-join only while the
+// process holds no more pool threads than cores. So when a task starts, the other task threads end their
+// pools once idle (a trainer and a loaded Model taking turns would otherwise each sleep and wake at every
+// fork-join), and an idle thread ends its own after a while.
+//
 // No such thread outlives its environment: when the environment goes, or the
 // process exits, shutDown stops each (its running task asked to stop, its hook
 // waits ended, its queue dropped) and joins it.
@@ -17,6 +22,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -77,6 +83,8 @@ class TaskThread {
   // Stops and joins every task thread of the environment whose gate is `gate` (every one when null),
   // waiting at most `patience` for each running task to stop; the gates must be closed first.
   static void shutDown(const NapiGate* gate, std::chrono::seconds patience);
+  // How many times, in this process, a task thread ended its kernel threads because another's task started.
+  static int64_t kernelThreadHandOffs();
 
  private:
   struct Task {
@@ -96,6 +104,8 @@ class TaskThread {
     bool stopping = false;
     bool abandoned = false;             // shut down: hook waits end, false
     bool finished = false;              // the thread has returned from its loop
+    bool holdsKernelThreads = false;    // a task ran since its kernel threads were last ended
+    bool releaseKernelThreads = false;  // another thread's task starts: end them once idle
     std::function<void()> stopRunning;  // the running task's stop, if any
     std::shared_ptr<NapiGate> gate;
     std::thread thread;  // started by the first task
@@ -103,6 +113,11 @@ class TaskThread {
 
   void push(Task task);
   static void runTasks(const std::shared_ptr<Queue>& queue);
+  // Waits for a task (true) or for stopping with none left (false), ending the kernel threads when idle a
+  // while or when another thread asks (lock held on entry and return).
+  static bool awaitTask(Queue& queue, std::unique_lock<std::mutex>& lock);
+  // Before a task runs on `queue`'s thread: every other thread holding kernel threads ends them once idle.
+  static void askOthersToReleaseKernelThreads(const Queue& queue);
   static void runBetweenSteps(Queue& queue);
   // With the lock held: runs the between-steps task at the front, if any (unlocking meanwhile).
   static bool runFrontBetweenSteps(Queue& queue, std::unique_lock<std::mutex>& lock);

@@ -42,6 +42,9 @@ struct RuntimeInfo {
   std::vector<std::string> fusedOptimizers;
   // Module calls a native decode kernel has run in this process (graph/decode_kernels: decodeKernelSteps()).
   int64_t decodeKernelSteps = 0;
+  // Times a trainer's or model's thread ended its kernel threads because another one's task started
+  // (binding/task_thread.h), in this process.
+  int64_t kernelThreadHandOffs = 0;
 };
 
 RuntimeInfo runtimeInfo();
