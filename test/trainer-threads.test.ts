@@ -125,35 +125,39 @@ describe('trainer threads', () => {
     expect(counts.after).to.equal(counts.during[0] - 1);
   });
 
-  it("ends a trainer's kernel threads as soon as it is idle once another trainer's task has started", () => {
-    // Two pools beside each other would make every fork-join sleep and wake: the busy thread asks the idle
-    // one to end its pool. Trainer a's last batch hook awaits trainer b's predict, so b's task starts while
-    // a still holds its kernel threads, and a ends them at the end of its epoch, not 200 ms later.
+  it("ends a trainer's kernel threads while it waits on a hook that awaits another trainer's task", () => {
+    // Two pools beside each other would make every fork-join sleep and wake: a task that starts asks the
+    // other task threads to end theirs once idle or parked. Trainer a's last batch hook awaits trainer b's
+    // predict; parked there, a's thread can end its kernel threads only because b asked (its 200 ms idle
+    // release does not run while a task waits on a hook).
     const script = `
       ${KERNEL_THREADS_SETUP}
       (async () => {
         const b = new Trainer({ model: nn.sequential(nn.linear(4, 1)), config: { numThreads: 1, progressBar: false } });
         const handOffs = runtimeInfo().kernelThreadHandOffs;
-        let batches = 0, holding = 0;
+        const seen = {};
+        let batches = 0;
         const a = new Trainer({ model: nn.sequential(nn.linear(width, width)), loss: 'mse', optimizer: 'adamw',
                                 callbacks: [{ postTrainBatch: async () => {
                                   if (++batches < 2) return;
-                                  holding = named();
+                                  seen.holding = named();
                                   await b.predict(new Float32Array(4), [1, 4]);
+                                  const until = Date.now() + 60000;  // a safety net, not a verdict on speed
+                                  while (named() >= seen.holding && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 5));
+                                  seen.parked = named();
+                                  seen.handOffs = runtimeInfo().kernelThreadHandOffs - handOffs;
                                 } }],
                                 config: { batchSize: 64, numThreads: 2, progressBar: false } });
         await a.fit(data, { numEpochs: 1 });
-        const until = Date.now() + 60000;  // a safety net, not a verdict on speed
-        while (runtimeInfo().kernelThreadHandOffs === handOffs && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 5));
-        console.log(JSON.stringify({ holding, after: named(), handOffs: runtimeInfo().kernelThreadHandOffs - handOffs }));
+        console.log(JSON.stringify(seen));
       })();`;
     const result = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8' });
     expect(result.status, result.stderr).to.equal(0);
-    const counts = JSON.parse(result.stdout.trim().split('\n').pop() as string) as Record<string, number>;
-    expect(counts.handOffs).to.equal(1);
+    const seen = JSON.parse(result.stdout.trim().split('\n').pop() as string) as Record<string, number>;
     // In a's hook: a's thread, its kernel thread (numThreads 2) and b's thread (b set up its model on it when
-    // made); after a's epoch, a's kernel thread has ended.
-    expect(counts.after).to.equal(counts.holding - 1);
+    // made). Once b's predict had started, a's kernel thread ended.
+    expect(seen.handOffs).to.equal(1);
+    expect(seen.parked).to.equal(seen.holding - 1);
   });
 
   it("leaves libuv's pool free while fits run: a file stat does not wait for an epoch", () => {

@@ -98,6 +98,7 @@ bool TaskThread::runFrontBetweenSteps(Queue& queue, std::unique_lock<std::mutex>
   lock.unlock();
   task.run();
   lock.lock();
+  queue.holdsKernelThreads = true;
   return true;
 }
 
@@ -124,13 +125,17 @@ bool TaskThread::HookWait::wait() {
   std::unique_lock<std::mutex> lock(queue.mutex);
   while (!ok_ && !queue.abandoned) {
     queue.parked = false;
-    if (runFrontBetweenSteps(queue, lock)) continue;
+    // Another thread's task (which the hook may await) runs its kernels without this one's beside them.
+    if (runFrontBetweenSteps(queue, lock) || releaseAskedKernelThreads(queue, lock)) continue;
     queue.parked = true;
     queue.wake.notify_all();  // for runWhileParked
-    queue.wake.wait(
-        lock, [&] { return ok_ || queue.abandoned || (!queue.tasks.empty() && queue.tasks.front().betweenSteps); });
+    queue.wake.wait(lock, [&] {
+      return ok_ || queue.abandoned || queue.releaseKernelThreads ||
+             (!queue.tasks.empty() && queue.tasks.front().betweenSteps);
+    });
   }
   queue.hookWaiting = queue.parked = false;
+  queue.holdsKernelThreads = true;  // the task goes on
   queue.wake.notify_all();
   return ok_.value_or(false);
 }
@@ -169,23 +174,33 @@ void TaskThread::runTasks(const std::shared_ptr<Queue>& queue) {
 
 bool TaskThread::awaitTask(Queue& queue, std::unique_lock<std::mutex>& lock) {
   const auto ready = [&] { return queue.stopping || !queue.tasks.empty(); };
+  const auto wakes = [&] { return ready() || queue.releaseKernelThreads; };
   while (!ready()) {
-    // Idle for a while (not between two tokens or batches), or another thread's task started: its kernel
-    // threads go, so that they do not slow another thread's (runtime_info.h).
-    const bool asked = queue.wake.wait_for(lock, kIdleBeforeReleasingKernelThreads,
-                                           [&] { return ready() || queue.releaseKernelThreads; });
-    if (ready() || !queue.holdsKernelThreads) {
-      if (!asked) queue.wake.wait(lock, [&] { return ready() || queue.releaseKernelThreads; });
-      queue.releaseKernelThreads = false;
-      continue;
-    }
-    if (queue.releaseKernelThreads) ++handOffs;
-    lock.unlock();
-    releaseKernelThreadsOfThisThread();
-    lock.lock();
-    queue.holdsKernelThreads = queue.releaseKernelThreads = false;
+    if (releaseAskedKernelThreads(queue, lock)) continue;
+    if (queue.wake.wait_for(lock, kIdleBeforeReleasingKernelThreads, wakes)) continue;
+    // Idle for a while (not between two tokens or batches): its kernel threads go, so that they do not
+    // slow another thread's (runtime_info.h).
+    if (queue.holdsKernelThreads) endKernelThreads(queue, lock);
+    queue.wake.wait(lock, wakes);
   }
   return !queue.tasks.empty();  // else stopping, and nothing left to run
+}
+
+bool TaskThread::releaseAskedKernelThreads(Queue& queue, std::unique_lock<std::mutex>& lock) {
+  if (!queue.releaseKernelThreads) return false;
+  queue.releaseKernelThreads = false;
+  if (queue.holdsKernelThreads) {
+    ++handOffs;
+    endKernelThreads(queue, lock);
+  }
+  return true;
+}
+
+void TaskThread::endKernelThreads(Queue& queue, std::unique_lock<std::mutex>& lock) {
+  lock.unlock();
+  releaseKernelThreadsOfThisThread();
+  lock.lock();
+  queue.holdsKernelThreads = false;
 }
 
 void TaskThread::askOthersToReleaseKernelThreads(const Queue& queue) {

@@ -105,7 +105,7 @@ class TaskThread {
     bool abandoned = false;             // shut down: hook waits end, false
     bool finished = false;              // the thread has returned from its loop
     bool holdsKernelThreads = false;    // a task ran since its kernel threads were last ended
-    bool releaseKernelThreads = false;  // another thread's task starts: end them once idle
+    bool releaseKernelThreads = false;  // another thread's task started: end them once idle or parked
     std::function<void()> stopRunning;  // the running task's stop, if any
     std::shared_ptr<NapiGate> gate;
     std::thread thread;  // started by the first task
@@ -116,6 +116,9 @@ class TaskThread {
   // Waits for a task (true) or for stopping with none left (false), ending the kernel threads when idle a
   // while or when another thread asks (lock held on entry and return).
   static bool awaitTask(Queue& queue, std::unique_lock<std::mutex>& lock);
+  // With the lock held, on the queue's thread: ends its kernel threads if another thread asked (true when asked).
+  static bool releaseAskedKernelThreads(Queue& queue, std::unique_lock<std::mutex>& lock);
+  static void endKernelThreads(Queue& queue, std::unique_lock<std::mutex>& lock);
   // Before a task runs on `queue`'s thread: every other thread holding kernel threads ends them once idle.
   static void askOthersToReleaseKernelThreads(const Queue& queue);
   static void runBetweenSteps(Queue& queue);
