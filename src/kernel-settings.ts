@@ -1,15 +1,17 @@
-// The environment variables that choose between firebrand's own kernel versions
-// (docs/errors-and-runtime.md). The native code reads them; a value it would
-// not recognise is named here, once, when the binary loads, instead of being
-// taken silently as the default.
-const KNOWN_VALUES: Record<string, string[]> = {
-  FIREBRAND_CPU_BASELINE: ['0', '1', 'avx2'],
-  FIREBRAND_DECODE_KERNELS: ['0', '1'],
-};
+// A value of an environment variable that chooses between firebrand's own kernel versions
+// (docs/errors-and-runtime.md) that the variable does not take is named here, once, when the binary
+// loads, instead of being taken silently as the default. The variables and their values are the native
+// code's (native/core/runtime/kernel_settings.cpp).
+
+/** One such variable and the values it takes. */
+export interface KernelSetting {
+  name: string;
+  values: string[];
+}
 
 /** Warns (FIREBRAND_UNKNOWN_SETTING) for each such variable set to a value it does not take. */
-export function warnOfUnknownKernelSettings(env: NodeJS.ProcessEnv = process.env): void {
-  for (const [name, values] of Object.entries(KNOWN_VALUES)) {
+export function warnOfUnknownKernelSettings(settings: KernelSetting[], env: NodeJS.ProcessEnv = process.env): void {
+  for (const { name, values } of settings) {
     const value = env[name];
     if (value === undefined || values.includes(value)) continue;
     process.emitWarning(

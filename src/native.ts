@@ -3,7 +3,7 @@
 import path from 'node:path';
 import { isMainThread } from 'node:worker_threads';
 
-import { warnOfUnknownKernelSettings } from './kernel-settings';
+import { type KernelSetting, warnOfUnknownKernelSettings } from './kernel-settings';
 import { LoadedBinary, loadNativeBinding } from './native-loader';
 import type {
   FitPlan,
@@ -402,6 +402,8 @@ export interface NativeBinding {
   };
   NativeBatchQueue: new (queueDepth: number, batchesPerEpoch: number | undefined) => NativeBatchQueue;
   runtimeInfo(): RuntimeInfo;
+  /** The environment variables that choose between firebrand's kernel versions, and the values each takes. */
+  kernelSettings(): KernelSetting[];
   /** The names of a weights file's tensors (.safetensors or TorchScript). */
   weightNames(path: string): Promise<string[]>;
   loadSafetensors(
@@ -467,7 +469,7 @@ let loaded: LoadedBinary<NativeBinding> | undefined;
 export function nativeBinary(): LoadedBinary<NativeBinding> {
   if (loaded === undefined) {
     loaded = loadNativeBinding<NativeBinding>(path.resolve(__dirname, '..', '..'));
-    warnOfUnknownKernelSettings();
+    warnOfUnknownKernelSettings(loaded.binding.kernelSettings());
     // process.exit() runs no environment cleanup on the main thread (a worker's exit does).
     const { binding } = loaded;
     if (isMainThread) process.once('exit', () => binding.tearDownAtExit());

@@ -8,6 +8,7 @@
 #include "core/graph/op_row.h"
 #include "core/nn/layer_row.h"
 #include "core/optim/optimizer_factory.h"
+#include "core/runtime/kernel_settings.h"
 #include "core/runtime/runtime_info.h"
 
 namespace firebrand::binding {
@@ -66,12 +67,27 @@ Napi::Value GraphLayers(const Napi::CallbackInfo& info) {
                [&]() -> Napi::Value { return rowForms(info.Env(), allLayers(), &LayerRow::type, &LayerRow::build); });
 }
 
+// The kernel settings and the values each takes ({ name, values }), for kernel-settings.ts's warning.
+Napi::Value KernelSettings(const Napi::CallbackInfo& info) {
+  return guard(info.Env(), [&]() -> Napi::Value {
+    Napi::Array out = Napi::Array::New(info.Env());
+    for (const KernelSetting& setting : kernelSettings()) {
+      Napi::Object item = Napi::Object::New(info.Env());
+      item.Set("name", setting.name);
+      item.Set("values", toJs(info.Env(), setting.values));
+      out.Set(out.Length(), item);
+    }
+    return out;
+  });
+}
+
 }  // namespace
 
 void exportRuntime(Napi::Env env, Napi::Object exports) {
   exports.Set("runtimeInfo", Napi::Function::New<RuntimeInfoValue>(env, "runtimeInfo"));
   exports.Set("setNumThreads", Napi::Function::New<SetNumThreads>(env, "setNumThreads"));
   exports.Set("manualSeed", Napi::Function::New<ManualSeed>(env, "manualSeed"));
+  exports.Set("kernelSettings", Napi::Function::New<KernelSettings>(env, "kernelSettings"));
   exports.Set("graphOps", Napi::Function::New<GraphOps>(env, "graphOps"));
   exports.Set("graphLayers", Napi::Function::New<GraphLayers>(env, "graphLayers"));
   exports.Set("useDeterministicAlgorithms",

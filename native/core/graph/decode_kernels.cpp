@@ -4,13 +4,12 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstdlib>
-#include <cstring>
 
 #include "core/graph/decode_cache.h"
 #include "core/nn/linear_layer.h"
 #include "core/nn/lora.h"
 #include "core/runtime/inference_run.h"
+#include "core/runtime/kernel_settings.h"
 
 namespace firebrand {
 namespace {
@@ -53,8 +52,7 @@ bool linearWeights(const TreeLayer& layer, DecodeLinear& linear) {
 DecodeKernels::DecodeKernels(const GraphSpec& graph, const std::vector<std::vector<int64_t>>& reads, ModuleTree& tree)
     : startAt_(graph.nodes.size(), -1) {
   // FIREBRAND_DECODE_KERNELS=0 runs the calls' ops instead, read as each model is built: for comparisons.
-  const char* enabled = std::getenv("FIREBRAND_DECODE_KERNELS");
-  if (enabled != nullptr && std::strcmp(enabled, "0") == 0) return;
+  if (kernelSetting("FIREBRAND_DECODE_KERNELS") == "0") return;
   const auto nodes = static_cast<int64_t>(graph.nodes.size());
   for (const DecodeKernelCall& spec : graph.decodeKernels) {
     if (spec.kind != "llamaDecoderLayer" || spec.output < 0 || spec.output >= nodes || spec.inputs.size() < 3) continue;

@@ -1,16 +1,12 @@
 #include "core/runtime/cpu_features.h"
 
-#include <cstdlib>
-#include <cstring>
+#include "core/runtime/kernel_settings.h"
 
 namespace firebrand {
 namespace {
 
 // Whether FIREBRAND_CPU_BASELINE is `value` ("1": portable kernels, "avx2": no AVX-512 ones).
-bool baselineIs(const char* value) {
-  const char* baseline = std::getenv("FIREBRAND_CPU_BASELINE");
-  return baseline != nullptr && std::strcmp(baseline, value) == 0;
-}
+bool baselineIs(const char* value) { return kernelSetting("FIREBRAND_CPU_BASELINE") == value; }
 
 }  // namespace
 
