@@ -98,7 +98,7 @@ bool TaskThread::runFrontBetweenSteps(Queue& queue, std::unique_lock<std::mutex>
   lock.unlock();
   task.run();
   lock.lock();
-  queue.holdsKernelThreads = true;
+  queue.holdsKernelThreads = kernelThreadsOfThisThread() > 1;
   return true;
 }
 
@@ -135,7 +135,7 @@ bool TaskThread::HookWait::wait() {
     });
   }
   queue.hookWaiting = queue.parked = false;
-  queue.holdsKernelThreads = true;  // the task goes on
+  queue.holdsKernelThreads = kernelThreadsOfThisThread() > 1;  // the task goes on
   queue.wake.notify_all();
   return ok_.value_or(false);
 }
@@ -159,13 +159,14 @@ void TaskThread::runTasks(const std::shared_ptr<Queue>& queue) {
     Task task = std::move(queue->tasks.front());
     queue->tasks.pop_front();
     if (task.betweenSteps) --queue->betweenSteps;
-    queue->running = queue->holdsKernelThreads = true;
+    queue->running = queue->holdsKernelThreads = true;  // until it ends, and then if it ran on several
     queue->stopRunning = std::move(task.stop);
     lock.unlock();
     askOthersToReleaseKernelThreads(*queue);
     task.run();
     lock.lock();
     queue->running = false;
+    queue->holdsKernelThreads = kernelThreadsOfThisThread() > 1;
     queue->stopRunning = nullptr;
   }
   queue->finished = true;
@@ -179,8 +180,8 @@ bool TaskThread::awaitTask(Queue& queue, std::unique_lock<std::mutex>& lock) {
     if (releaseAskedKernelThreads(queue, lock)) continue;
     if (queue.wake.wait_for(lock, kIdleBeforeReleasingKernelThreads, wakes)) continue;
     // Idle for a while (not between two tokens or batches): its kernel threads go, so that they do not
-    // slow another thread's (runtime_info.h).
-    if (queue.holdsKernelThreads) endKernelThreads(queue, lock);
+    // slow another thread's (runtime_info.h); also when its count fell to 1 after it had started some.
+    endKernelThreads(queue, lock);
     queue.wake.wait(lock, wakes);
   }
   return !queue.tasks.empty();  // else stopping, and nothing left to run
@@ -189,10 +190,8 @@ bool TaskThread::awaitTask(Queue& queue, std::unique_lock<std::mutex>& lock) {
 bool TaskThread::releaseAskedKernelThreads(Queue& queue, std::unique_lock<std::mutex>& lock) {
   if (!queue.releaseKernelThreads) return false;
   queue.releaseKernelThreads = false;
-  if (queue.holdsKernelThreads) {
-    ++handOffs;
-    endKernelThreads(queue, lock);
-  }
+  if (queue.holdsKernelThreads) ++handOffs;
+  endKernelThreads(queue, lock);
   return true;
 }
 

@@ -104,7 +104,7 @@ class TaskThread {
     bool stopping = false;
     bool abandoned = false;             // shut down: hook waits end, false
     bool finished = false;              // the thread has returned from its loop
-    bool holdsKernelThreads = false;    // a task ran since its kernel threads were last ended
+    bool holdsKernelThreads = false;    // its last task ran on more than one kernel thread, not ended since
     bool releaseKernelThreads = false;  // another thread's task started: end them once idle or parked
     std::function<void()> stopRunning;  // the running task's stop, if any
     std::shared_ptr<NapiGate> gate;

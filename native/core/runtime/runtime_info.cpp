@@ -106,6 +106,8 @@ void limitKernelThreadsOfThisThread() {
   if (set) set(1);
 }
 
+int kernelThreadsOfThisThread() { return at::get_num_threads(); }
+
 void releaseKernelThreadsOfThisThread() {
   // OpenMP 5's omp_pause_resource for the host frees the calling thread's pool (libgomp: gomp_pause_host).
   static const auto initialDevice = openmpFunction<int (*)()>("omp_get_initial_device");

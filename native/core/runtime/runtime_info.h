@@ -64,6 +64,8 @@ int adaptiveThreads();
 // One kernel thread for libtorch ops called from the calling thread (the JS
 // thread, libuv's pool, a data loader's), leaving the others' counts as they are.
 void limitKernelThreadsOfThisThread();
+// How many kernel threads the calling thread's parallel regions use (1: it starts none).
+int kernelThreadsOfThisThread();
 // Ends the kernel threads the calling thread's parallel regions started (its OpenMP pool; the next region
 // starts them again). libgomp spins at a fork-join only while the process holds no more such threads
 // than cores: an idle thread's pool would make every other thread's regions sleep and wake instead.
