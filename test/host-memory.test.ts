@@ -181,7 +181,10 @@ describe('host memory', () => {
     expect(result.status, result.stderr).to.equal(0);
     const measured = JSON.parse(result.stdout.trim().split('\n').pop() as string) as Record<string, number>;
     expect(measured.tokens).to.equal(4);
-    expect(measured.after - measured.before, JSON.stringify(measured)).to.be.at.least(24);
+    // More than the embedding's 16 MB, all that huge pages per tensor could give: the regions of the
+    // layers' tensors under 2 MB were collapsed too (26-28 MB on a quiet machine; a region the kernel
+    // finds no free huge page for stays as it was, as on a busy CI machine: 22 MB).
+    expect(measured.after - measured.before, JSON.stringify(measured)).to.be.above(16);
   });
 
   it("leaves malloc as the process set it: glibc's default thresholds fault every step's activations in", () => {

@@ -1,6 +1,7 @@
 #include "core/runtime/huge_pages.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdint>
 #include <fstream>
 #include <string>
@@ -46,11 +47,12 @@ void backWithHugePages(const std::vector<at::Tensor>& tensors) {
   std::sort(regions.begin(), regions.end());
   // Region by region: a call whose range meets a mapping the kernel cannot collapse (a guard page, a
   // file, a hole) fails whole. Failures (also an older kernel's EINVAL, EAGAIN when no huge page is
-  // free) leave those pages as they were.
+  // free) leave those pages as they were; EAGAIN, transient (memory being compacted), is tried once more.
   uintptr_t done = 0;
   for (const auto& [first, last] : regions) {
     for (uintptr_t region = std::max(first, done); region < last; region += kHugePage) {
-      madvise(reinterpret_cast<void*>(region), kHugePage, MADV_COLLAPSE);
+      if (madvise(reinterpret_cast<void*>(region), kHugePage, MADV_COLLAPSE) != 0 && errno == EAGAIN)
+        madvise(reinterpret_cast<void*>(region), kHugePage, MADV_COLLAPSE);
     }
     done = std::max(done, last);
   }
