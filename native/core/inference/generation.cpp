@@ -158,12 +158,6 @@ std::optional<at::Tensor> TokenGenerator::cachedLogits() {
   return full;
 }
 
-int64_t TokenGenerator::weightsVersion() const {
-  int64_t version = 0;
-  for (const at::Tensor& parameter : model_->parameters()) version += static_cast<int64_t>(parameter._version());
-  return version;
-}
-
 at::Tensor TokenGenerator::nextLogits() {
   torch::NoGradGuard noGrad;
   const InferenceRun inferenceKernels;
@@ -171,9 +165,9 @@ at::Tensor TokenGenerator::nextLogits() {
   // Once the window slides, every position (a learned one, too) moves: each step runs it whole.
   if (cache_ && options_.contextLength && tokens_.size(1) > *options_.contextLength) cache_.reset();
   // Keys computed with weights that have since changed (generating during fit) are computed again.
-  if (cache_ && cache_->past > 0 && weightsVersion() != cachedWeights_) cache_.emplace();
+  if (cache_ && cache_->past > 0 && model_->weightsFingerprint() != cachedWeights_) cache_.emplace();
   if (cache_) {
-    if (cache_->past == 0) cachedWeights_ = weightsVersion();
+    if (cache_->past == 0) cachedWeights_ = model_->weightsFingerprint();
     if (auto logits = cachedLogits()) return *logits;
   }
   return fullLogits();

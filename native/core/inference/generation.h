@@ -69,8 +69,6 @@ class TokenGenerator {
   at::Tensor blockRepeatedNgrams(at::Tensor logits) const;
   // Ends incremental decoding, or throws the reason when kvCache was asked for.
   void giveUpCache(const std::string& reason);
-  // Grows whenever a parameter changes in place (an optimizer step during fit, loaded weights).
-  int64_t weightsVersion() const;
 
   std::shared_ptr<Model> model_;
   GenerationOptions options_;
@@ -84,7 +82,7 @@ class TokenGenerator {
   std::optional<DecodeCache> cache_;         // while decoding incrementally
   bool cacheChecked_ = false;                // its first step was compared with a full forward
   at::ScalarType logitsDtype_ = at::kFloat;  // the model's, before they are widened for sampling
-  int64_t cachedWeights_ = 0;                // weightsVersion() when the cache was filled
+  uint64_t cachedWeights_ = 0;               // Model::weightsFingerprint() when the cache was filled
 };
 
 }  // namespace firebrand

@@ -30,8 +30,7 @@ std::vector<at::Tensor> inBatches(Model& model, int64_t samples, const std::stri
     throw InvalidArgument("batchSize must be a positive integer, got " + std::to_string(options.batchSize));
   }
   if (samples == 0) throw InvalidArgument("predict: inputs " + inputsText + " hold no samples");
-  const std::vector<at::Tensor> parameters = model.parameters();
-  const at::ScalarType modelDtype = parameters.empty() ? at::kFloat : parameters.front().scalar_type();
+  const at::ScalarType modelDtype = model.parameterDtype();
   torch::NoGradGuard noGrad;
   EvalModeScope evalMode(model);
   InferenceLoweringScope lowering(options.optimizeForInference);

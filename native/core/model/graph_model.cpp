@@ -33,6 +33,22 @@ torch::OrderedDict<std::string, at::Tensor> distinct(
   return first;
 }
 
+// torch::nn::Module keeps its parameters protected; a pointer to that member, named through a class derived
+// from Module, reads any module's without named_parameters() building every name.
+struct ModuleParameters : torch::nn::Module {
+  static constexpr auto held = &ModuleParameters::parameters_;
+};
+
+bool visitModuleParameters(const torch::nn::Module& module, const std::function<bool(const at::Tensor&)>& visit) {
+  for (const auto& item : module.*ModuleParameters::held) {
+    if (item.value().defined() && !visit(item.value())) return false;
+  }
+  for (const auto& child : module.children()) {
+    if (!visitModuleParameters(*child, visit)) return false;
+  }
+  return true;
+}
+
 std::vector<std::string> nonPersistentBufferNames(const ModuleSpec& module, const std::string& path) {
   std::vector<std::string> names;
   for (const auto& buffer : module.buffers) {
@@ -63,6 +79,10 @@ std::vector<std::string> GraphModel::registrationOrder() const {
 
 torch::OrderedDict<std::string, at::Tensor> GraphModel::namedParameters() const {
   return distinct(tree_.root->named_parameters());
+}
+
+void GraphModel::visitParameters(const std::function<bool(const at::Tensor&)>& visit) const {
+  visitModuleParameters(*tree_.root, visit);
 }
 
 torch::OrderedDict<std::string, at::Tensor> GraphModel::namedBuffers() const {

@@ -26,6 +26,7 @@ class GraphModel : public Model {
   // Each tensor once, under its first name (PyTorch's named_parameters): tied ones are tiedNames().
   torch::OrderedDict<std::string, at::Tensor> namedParameters() const override;
   torch::OrderedDict<std::string, at::Tensor> namedBuffers() const override;
+  void visitParameters(const std::function<bool(const at::Tensor&)>& visit) const override;
   std::vector<std::pair<std::string, std::string>> tiedNames() const override { return tiedNames_; }
   std::vector<std::string> registrationOrder() const override;
   std::vector<std::string> nonPersistentBuffers() const override { return nonPersistentBuffers_; }

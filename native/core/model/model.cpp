@@ -163,6 +163,31 @@ std::vector<std::pair<std::string, at::Tensor>> Model::orderedStateTensors() con
 
 std::vector<at::Tensor> Model::parameters() const { return namedParameters().values(); }
 
+void Model::visitParameters(const std::function<bool(const at::Tensor&)>& visit) const {
+  for (const auto& item : namedParameters()) {
+    if (!visit(item.value())) return;
+  }
+}
+
+at::ScalarType Model::parameterDtype() const {
+  at::ScalarType dtype = at::kFloat;
+  visitParameters([&](const at::Tensor& parameter) {
+    dtype = parameter.scalar_type();
+    return false;
+  });
+  return dtype;
+}
+
+uint64_t Model::weightsFingerprint() const {
+  uint64_t fingerprint = 0;
+  visitParameters([&](const at::Tensor& parameter) {
+    fingerprint += c10::hash_combine(reinterpret_cast<size_t>(parameter.unsafeGetTensorImpl()),
+                                     static_cast<size_t>(parameter._version()));
+    return true;
+  });
+  return fingerprint;
+}
+
 int64_t Model::parameterCount() const {
   int64_t count = 0;
   for (const auto& parameter : parameters()) count += parameter.numel();

@@ -7,6 +7,7 @@
 #include <c10/core/Device.h>
 #include <torch/ordered_dict.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -92,6 +93,14 @@ class Model {
 
   std::vector<at::Tensor> parameters() const;
   int64_t parameterCount() const;
+  // Calls `visit` on each parameter (a tied one possibly twice), in namedParameters() order, until it
+  // returns false. Without names: per-token and per-call checks use it (namedParameters() builds each name).
+  virtual void visitParameters(const std::function<bool(const at::Tensor&)>& visit) const;
+  // The first parameter's dtype (float32 for a model without parameters): the dtype inputs are given in.
+  at::ScalarType parameterDtype() const;
+  // Changes when a parameter is written in place (its version) or replaced by another tensor: generation's
+  // key/value cache holds keys computed from them.
+  uint64_t weightsFingerprint() const;
   // Every submodule's path ("layer1", "layer1.0", ...).
   virtual std::vector<std::string> modulePaths() const = 0;
 
