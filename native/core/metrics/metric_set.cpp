@@ -6,6 +6,7 @@
 #include <cmath>
 #include <regex>
 
+#include "core/class_rows.h"
 #include "core/errors.h"
 
 namespace firebrand {
@@ -117,35 +118,38 @@ void MetricSet::reset(const c10::Device& device) {
   regression_ = at::zeros({4}, at::TensorOptions().dtype(at::kDouble).device(device));
 }
 
-void MetricSet::update(const at::Tensor& output, const at::Tensor& targets) {
-  if (classification_) {
-    const int64_t classes = output.size(1);
-    const auto longs = at::TensorOptions().dtype(at::kLong).device(device_);
-    classes_ = classes;
-    const at::Tensor valid = targets.ne(ignoreIndex_);
-    const at::Tensor predicted = output.argmax(1);
-    correct_.add_(predicted.eq(targets).logical_and(valid).sum());
-    // Per-class counts (O(classes)) for the macro averages; the whole [C, C] matrix only when asked for,
-    // since a language model's classes are its vocabulary.
-    if (needsClassCounts_) {
-      if (!classCounts_.defined()) classCounts_ = at::zeros({3, classes}, longs);
-      const at::Tensor actual = targets.masked_select(valid);
-      const at::Tensor guessed = predicted.masked_select(valid);
-      classCounts_[0].add_(at::bincount(actual.masked_select(guessed.eq(actual)), {}, classes));
-      classCounts_[1].add_(at::bincount(actual, {}, classes));
-      classCounts_[2].add_(at::bincount(guessed, {}, classes));
-    }
-    if (needsConfusionMatrix_) {
-      if (!confusion_.defined()) confusion_ = at::zeros({classes * classes}, longs);
-      const at::Tensor cells = (targets * classes + predicted).masked_select(valid);
-      confusion_.add_(at::bincount(cells, {}, classes * classes));
-    }
-    for (size_t i = 0; i < topK_.size(); ++i) {
-      const at::Tensor best = std::get<1>(output.topk(std::min(topK_[i], classes), 1));
-      topKCorrect_[i].add_(best.eq(targets.unsqueeze(1)).any(1).logical_and(valid).sum());
-    }
-    counted_.add_(valid.sum());
+void MetricSet::updateClassification(const at::Tensor& output, const at::Tensor& rawTargets) {
+  const auto [scores, targets] = classRows(output, rawTargets);
+  const int64_t classes = scores.size(1);
+  const auto longs = at::TensorOptions().dtype(at::kLong).device(device_);
+  classes_ = classes;
+  const at::Tensor valid = targets.ne(ignoreIndex_);
+  const at::Tensor predicted = scores.argmax(1);
+  correct_.add_(predicted.eq(targets).logical_and(valid).sum());
+  // Per-class counts (O(classes)) for the macro averages; the whole [C, C] matrix only when asked for,
+  // since a language model's classes are its vocabulary.
+  if (needsClassCounts_) {
+    if (!classCounts_.defined()) classCounts_ = at::zeros({3, classes}, longs);
+    const at::Tensor actual = targets.masked_select(valid);
+    const at::Tensor guessed = predicted.masked_select(valid);
+    classCounts_[0].add_(at::bincount(actual.masked_select(guessed.eq(actual)), {}, classes));
+    classCounts_[1].add_(at::bincount(actual, {}, classes));
+    classCounts_[2].add_(at::bincount(guessed, {}, classes));
   }
+  if (needsConfusionMatrix_) {
+    if (!confusion_.defined()) confusion_ = at::zeros({classes * classes}, longs);
+    const at::Tensor cells = (targets * classes + predicted).masked_select(valid);
+    confusion_.add_(at::bincount(cells, {}, classes * classes));
+  }
+  for (size_t i = 0; i < topK_.size(); ++i) {
+    const at::Tensor best = std::get<1>(scores.topk(std::min(topK_[i], classes), 1));
+    topKCorrect_[i].add_(best.eq(targets.unsqueeze(1)).any(1).logical_and(valid).sum());
+  }
+  counted_.add_(valid.sum());
+}
+
+void MetricSet::update(const at::Tensor& output, const at::Tensor& targets) {
+  if (classification_) updateClassification(output, targets);
   if (needsRegression_) {
     const at::Tensor predicted = output.to(at::kDouble);
     const at::Tensor actual = targets.to(at::kDouble).reshape_as(predicted);

@@ -42,6 +42,9 @@ class MetricSet {
   MetricValues compute(double meanLoss) const;
 
  private:
+  // The class-index sums: correct samples, per-class counts, the confusion matrix, top-k.
+  void updateClassification(const at::Tensor& output, const at::Tensor& targets);
+
   std::vector<std::string> names_;
   bool classIndexTargets_;
   int64_t ignoreIndex_;

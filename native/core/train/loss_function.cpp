@@ -4,6 +4,7 @@
 
 #include <limits>
 
+#include "core/class_rows.h"
 #include "core/errors.h"
 #include "core/options/resolved_options.h"
 #include "core/shape_text.h"
@@ -164,9 +165,10 @@ at::Tensor LossFunction::summed(const at::Tensor& halfOrFullOutput, const at::Te
   const bool half = halfOrFullOutput.scalar_type() == at::kBFloat16 || halfOrFullOutput.scalar_type() == at::kHalf;
   const at::Tensor output = half ? halfOrFullOutput.to(at::kFloat) : halfOrFullOutput;
   checkShapes(output, targets);
+  const auto [rows, labels] = classRows(output, targets);
   if (kind_ == Kind::CrossEntropy)
-    return at::cross_entropy_loss(output, targets, weight_, kReductionSum, ignoreIndex_, labelSmoothing_);
-  if (kind_ == Kind::Nll) return at::nll_loss_nd(output, targets, weight_, kReductionSum, ignoreIndex_);
+    return at::cross_entropy_loss(rows, labels, weight_, kReductionSum, ignoreIndex_, labelSmoothing_);
+  if (kind_ == Kind::Nll) return at::nll_loss_nd(rows, labels, weight_, kReductionSum, ignoreIndex_);
   throw InvalidState("firebrand bug: loss (" + name_ + ") has no count of targets to sum over");
 }
 
@@ -182,11 +184,12 @@ at::Tensor LossFunction::operator()(const at::Tensor& halfOrFullOutput, const at
   const at::Tensor targets = flatTargets ? rawTargets.unsqueeze(1) : rawTargets;
   checkShapes(output, targets);
   const auto same = [&] { return targets.to(output.scalar_type()); };
+  const auto [rows, labels] = classRows(output, targets);
   switch (kind_) {
     case Kind::CrossEntropy:
-      return at::cross_entropy_loss(output, targets, weight_, kReductionMean, ignoreIndex_, labelSmoothing_);
+      return at::cross_entropy_loss(rows, labels, weight_, kReductionMean, ignoreIndex_, labelSmoothing_);
     case Kind::Nll:
-      return at::nll_loss_nd(output, targets, weight_, kReductionMean, ignoreIndex_);
+      return at::nll_loss_nd(rows, labels, weight_, kReductionMean, ignoreIndex_);
     case Kind::Mse:
       return at::mse_loss(output, same(), kReductionMean);
     case Kind::L1:
