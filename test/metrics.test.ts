@@ -3,7 +3,7 @@ import { expect } from 'chai';
 import fs from 'node:fs';
 import path from 'node:path';
 
-import { Dataset, MetricName, nn, Trainer } from '../src';
+import { Dataset, MetricName, nn, Tensor, Trainer } from '../src';
 import { blobDataset, blobTrainer, rejectionOf, setupError } from './support/helpers';
 
 const fixture = JSON.parse(
@@ -71,6 +71,43 @@ describe('metrics against scikit-learn', () => {
     // recall per class in targets {7: 1, 59999: 1, 1: 0, 5: 1, 40000: 1}, and 123 (predicted only): 0.
     expect(result.recallMacro).to.be.closeTo(4 / 6, 1e-12);
     expect(result.f1Macro).to.be.closeTo(4 / 6, 1e-12);
+  });
+
+  it("scores a language model's classes-last logits as rows with the loss and metrics of the same logits on dim 1", async () => {
+    // forward returns [N, T, C] transposed to [N, C, T]: the view is read as [N*T, C] rows, the copy as it is.
+    class TransposedLogits extends nn.Module {
+      constructor(private readonly copied: boolean) {
+        super();
+      }
+      forward(x: Tensor): Tensor {
+        const logits = x.transpose(1, 2);
+        return this.copied ? logits.contiguous() : logits;
+      }
+    }
+    const [batch, time, classes] = [3, 5, 7];
+    const logits = Float32Array.from({ length: batch * time * classes }, (_, i) => Math.sin(i * 12.9898) * 4);
+    const targets = Int32Array.from({ length: batch * time }, (_, i) => (i % 4 === 3 ? -100 : (i * 5) % classes));
+    const data = Dataset.fromFields({
+      input: { data: logits, shape: [batch, time, classes] },
+      target: { data: targets, shape: [batch, time] },
+    });
+    const evaluated = (copied: boolean) =>
+      new Trainer({
+        model: new TransposedLogits(copied),
+        loss: { name: 'cross_entropy', weight: [1, 2, 0.5, 1, 3, 1, 0.25], labelSmoothing: 0.1 },
+        optimizer: 'sgd',
+        config: {
+          metrics: ['accuracy', 'top2Accuracy', 'f1Macro', 'confusionMatrix'],
+          progressBar: false,
+          numThreads: 1,
+        },
+      }).evaluate(data);
+    const [rows, onDim1] = [await evaluated(false), await evaluated(true)];
+    expect(rows.loss).to.be.closeTo(onDim1.loss, 1e-6 * Math.abs(onDim1.loss));
+    expect(rows.confusionMatrix).to.deep.equal(onDim1.confusionMatrix);
+    for (const name of ['accuracy', 'top2Accuracy', 'f1Macro'] as const)
+      expect(rows[name], name).to.equal(onDim1[name]);
+    expect(onDim1.accuracy).to.be.above(0).and.below(1);
   });
 
   it('regression: mse, mae and r2 over all target elements', async () => {
