@@ -1,6 +1,7 @@
 // predict's inference lowering (native/core/graph/inference_folding.cpp): a Conv2d read only by a
 // BatchNorm2d runs as one convolution with the BatchNorm folded in, and convolutions read and pass on
-// channels-last activations (channels_last_lowering.cpp). The reference is the same graph run layer by
+// channels-last activations (channels_last_lowering.cpp); where libtorch has oneDNN's prepacked convolution,
+// a folded float32 one runs it with its weight packed once per input size (packed_convolution.cpp). The reference is the same graph run layer by
 // layer (optimizeForInference: false), which TorchScript export tests hold bit-equal to PyTorch.
 import { expect } from 'chai';
 import fs from 'node:fs';
@@ -115,6 +116,19 @@ describe("predict's inference lowering: BatchNorm folded into the convolution be
     const after = await trainer.predict(inputs, [16, 3, 8, 8]);
     expect(Array.from(after.data)).to.not.deep.equal(Array.from(before.data));
     expectClose(after, await trainer.predict(inputs, [16, 3, 8, 8], { optimizeForInference: false }), 'after fit');
+  });
+
+  it('agrees at each input size in turn, more sizes than a convolution keeps packed, and at the first again', async () => {
+    const trainer = make();
+    await trainer.fit(Dataset.fromArrays({ inputs, inputShape: [16, 3, 8, 8], targets }));
+    for (const batch of [16, 1, 3, 5, 7, 16, 1]) {
+      const shape = [batch, 3, 8, 8];
+      const part = inputs.subarray(0, batch * 3 * 8 * 8);
+      const lowered = await trainer.predict(part, shape);
+      expectClose(lowered, await trainer.predict(part, shape, { optimizeForInference: false }), `batch ${batch}`, {
+        tolerance: 1e-5,
+      });
+    }
   });
 
   it('refuses an optimizeForInference that is not a boolean', async () => {

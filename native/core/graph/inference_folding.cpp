@@ -10,6 +10,7 @@
 
 #include "core/compat/torch_compat.h"
 #include "core/graph/layer_calls.h"
+#include "core/graph/packed_convolution.h"
 
 namespace firebrand {
 namespace {
@@ -33,7 +34,11 @@ class FoldedConv {
     refresh();
     // Channels-last inputs (channels_last_lowering.h) convolve with a channels-last weight, made once.
     const auto format = input.suggest_memory_format();
-    if (!weight_.is_contiguous(format)) weight_ = weight_.contiguous(format);
+    if (!weight_.is_contiguous(format)) {
+      weight_ = weight_.contiguous(format);
+      packed_.clear();
+    }
+    if (auto out = packed_.run(input, weight_, bias_, *o.stride(), **padding, *o.dilation(), o.groups())) return *out;
     return at::conv2d(input, weight_, bias_, *o.stride(), **padding, *o.dilation(), o.groups());
   }
 
@@ -61,6 +66,7 @@ class FoldedConv {
     const auto dtype = conv_.weight.scalar_type();
     weight_ = conv_.weight.to(wide).mul(scale.view({-1, 1, 1, 1})).to(dtype).contiguous();
     bias_ = shift.to(dtype);
+    packed_.clear();
     version_ = version;
   }
 
@@ -69,6 +75,7 @@ class FoldedConv {
   torch::nn::BatchNorm2dImpl& norm_;
   std::mutex mutex_;
   at::Tensor weight_, bias_;
+  PackedConvolution packed_;
   int64_t version_ = 0;
 };
 

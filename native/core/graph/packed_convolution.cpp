@@ -1,0 +1,62 @@
+#include "core/graph/packed_convolution.h"
+
+#include <ATen/core/dispatch/Dispatcher.h>
+
+#include <algorithm>
+
+namespace firebrand {
+namespace {
+
+// The registered ops, looked up once: absent where libtorch was built without oneDNN.
+struct PrepackedOps {
+  c10::optional<c10::OperatorHandle> prepack, run;
+  PrepackedOps()
+      : prepack(c10::Dispatcher::singleton().findSchema({"mkldnn_prepacked::conv2d_prepack", ""})),
+        run(c10::Dispatcher::singleton().findSchema({"mkldnn_prepacked::conv2d_run", ""})) {}
+};
+
+const PrepackedOps& prepackedOps() {
+  static const PrepackedOps ops;
+  return ops;
+}
+
+// Sizes seen per convolution before the oldest packing is dropped (a last batch smaller than the others).
+constexpr size_t kPackedSizesKept = 4;
+
+c10::IValue boxedCall(const c10::OperatorHandle& op, torch::jit::Stack stack) {
+  op.callBoxed(stack);
+  return std::move(stack.back());
+}
+
+}  // namespace
+
+std::optional<at::Tensor> PackedConvolution::run(const at::Tensor& input, const at::Tensor& weight,
+                                                 const at::Tensor& bias, at::IntArrayRef stride,
+                                                 at::IntArrayRef padding, at::IntArrayRef dilation, int64_t groups) {
+  const PrepackedOps& ops = prepackedOps();
+  const c10::MemoryFormat format = input.suggest_memory_format();
+  if (refused_ || !ops.prepack || !ops.run || !at::hasMKLDNN() || !input.device().is_cpu() || input.dim() != 4 ||
+      input.scalar_type() != at::kFloat || weight.scalar_type() != at::kFloat || !input.is_contiguous(format) ||
+      !weight.is_contiguous(format) || (bias.defined() && bias.scalar_type() != at::kFloat))
+    return std::nullopt;
+  const auto same = [&](const Packed& p) { return p.format == format && input.sizes().equals(p.sizes); };
+  auto found = std::find_if(packed_.begin(), packed_.end(), same);
+  if (found == packed_.end()) {
+    if (packed_.size() == kPackedSizesKept) packed_.erase(packed_.begin());
+    const c10::optional<at::Tensor> packedBias = bias.defined() ? c10::optional<at::Tensor>(bias) : c10::nullopt;
+    c10::IValue context;
+    try {
+      context = boxedCall(*ops.prepack, {weight, packedBias, stride.vec(), padding.vec(), dilation.vec(), groups,
+                                         input.sizes().vec(), std::string("none")});
+    } catch (const c10::Error&) {
+      // A convolution oneDNN has no packing for: this one convolves as eager does from now on.
+      refused_ = true;
+      return std::nullopt;
+    }
+    packed_.push_back({input.sizes().vec(), format, std::move(context)});
+    found = std::prev(packed_.end());
+  }
+  return boxedCall(*ops.run, {input, found->context}).toTensor();
+}
+
+}  // namespace firebrand
