@@ -27,6 +27,9 @@ class FoldedConv {
   // adapter (attached after the graph was compiled) adds to the convolution.
   bool active() const { return inferenceLoweringActive() && !norm_.is_training() && !layer_.lora; }
 
+  // The ReLU that alone reads the norm runs here too (oneDNN's post-op where the weight is packed).
+  void takeRelu() { relu_ = true; }
+
   at::Tensor run(const at::Tensor& input) {
     const auto& o = conv_.options;
     const auto* padding = compat::variantAlternative<torch::ExpandingArray<2>>(o.padding());
@@ -38,8 +41,10 @@ class FoldedConv {
       weight_ = weight_.contiguous(format);
       packed_.clear();
     }
-    if (auto out = packed_.run(input, weight_, bias_, *o.stride(), **padding, *o.dilation(), o.groups())) return *out;
-    return at::conv2d(input, weight_, bias_, *o.stride(), **padding, *o.dilation(), o.groups());
+    if (auto out = packed_.run(input, weight_, bias_, *o.stride(), **padding, *o.dilation(), o.groups(), relu_))
+      return *out;
+    at::Tensor out = at::conv2d(input, weight_, bias_, *o.stride(), **padding, *o.dilation(), o.groups());
+    return relu_ ? out.relu_() : out;
   }
 
  private:
@@ -76,8 +81,16 @@ class FoldedConv {
   std::mutex mutex_;
   at::Tensor weight_, bias_;
   PackedConvolution packed_;
+  bool relu_ = false;
   int64_t version_ = 0;
 };
+
+// A node whose value the folded convolution computed: it passes `value` on when the fold is active.
+OpRun passing(const std::shared_ptr<FoldedConv>& fold, int64_t value, OpRun unfolded) {
+  return [fold, value, unfolded = std::move(unfolded)](GraphFrame& f) -> c10::IValue {
+    return fold->active() ? f.values[value] : unfolded(f);
+  };
+}
 
 bool foldable(torch::nn::Conv2dImpl& conv, torch::nn::BatchNorm2dImpl& norm) {
   const auto* padding = compat::variantAlternative<torch::ExpandingArray<2>>(conv.options.padding());
@@ -96,8 +109,12 @@ bool inferenceLoweringActive() { return loweringAllowed && !at::GradMode::is_ena
 size_t foldConvBatchNorm(const GraphSpec& graph, const std::vector<std::vector<int64_t>>& reads, ModuleTree& tree,
                          std::vector<OpRun>& steps) {
   std::vector<int> readers(graph.nodes.size(), 0);
-  for (const auto& read : reads) {
-    for (const int64_t slot : read) ++readers[slot];
+  std::vector<size_t> reader(graph.nodes.size(), 0);
+  for (size_t k = 0; k < reads.size(); ++k) {
+    for (const int64_t slot : reads[k]) {
+      ++readers[slot];
+      reader[slot] = k;
+    }
   }
   for (const int64_t output : graph.outputs) ++readers[output];
   size_t folded = 0;
@@ -111,13 +128,15 @@ size_t foldConvBatchNorm(const GraphSpec& graph, const std::vector<std::vector<i
     if (!conv || readers[i] != 1 || !foldable(*conv, *norm)) continue;
     auto fold = std::make_shared<FoldedConv>(convLayer->built, *conv, *norm);
     const int64_t x = NodeArgs(graph.nodes[i], i).tensor(1);
-    // The conv's node computes both at inference; the norm's node passes its value on.
+    // The conv's node computes both (and a ReLU after them) at inference; the others pass its value on.
     steps[i] = [fold, x, unfolded = steps[i]](GraphFrame& f) -> c10::IValue {
       return fold->active() ? c10::IValue(fold->run(f.values[x].toTensor())) : unfolded(f);
     };
-    steps[j] = [fold, i, unfolded = steps[j]](GraphFrame& f) -> c10::IValue {
-      return fold->active() ? f.values[i] : unfolded(f);
-    };
+    steps[j] = passing(fold, i, std::move(steps[j]));
+    if (readers[j] == 1 && graph.nodes[reader[j]].op == "relu") {
+      fold->takeRelu();
+      steps[reader[j]] = passing(fold, j, std::move(steps[reader[j]]));
+    }
     ++folded;
   }
   return folded;

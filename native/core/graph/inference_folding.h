@@ -5,6 +5,7 @@
 //   W' = W * gamma / sqrt(var + eps),  b' = (b - mean) * gamma / sqrt(var + eps) + beta.
 // The folded weights are computed once and again only when a weight or a
 // statistic changes (their version counters); training runs the two layers.
+// A ReLU that alone reads the BatchNorm runs inside that convolution too.
 #pragma once
 #include <vector>
 

@@ -7,12 +7,32 @@
 namespace firebrand {
 namespace {
 
-// The registered ops, looked up once: absent where libtorch was built without oneDNN.
+// The op named, where its arguments begin with `names` and any after them have defaults (a boxed call
+// with too few would read past its stack); absent where libtorch was built without oneDNN.
+c10::optional<c10::OperatorHandle> opTaking(const char* name, const std::vector<std::string>& names) {
+  auto op = c10::Dispatcher::singleton().findSchema({name, ""});
+  if (!op) return c10::nullopt;
+  const auto& arguments = op->schema().arguments();
+  if (arguments.size() < names.size()) return c10::nullopt;
+  for (size_t i = 0; i < arguments.size(); ++i) {
+    if (i < names.size() ? arguments[i].name() != names[i] : !arguments[i].default_value()) return c10::nullopt;
+  }
+  return op;
+}
+
+// Calls `op` with `stack` and the defaults of the arguments after it.
+c10::IValue boxedCall(const c10::OperatorHandle& op, torch::jit::Stack stack) {
+  const auto& arguments = op.schema().arguments();
+  for (size_t i = stack.size(); i < arguments.size(); ++i) stack.push_back(*arguments[i].default_value());
+  op.callBoxed(stack);
+  return std::move(stack.back());
+}
+
+// The registered ops (torch/csrc/jit/passes/mkldnn_rewrite.cpp's), looked up once.
 struct PrepackedOps {
-  c10::optional<c10::OperatorHandle> prepack, run;
-  PrepackedOps()
-      : prepack(c10::Dispatcher::singleton().findSchema({"mkldnn_prepacked::conv2d_prepack", ""})),
-        run(c10::Dispatcher::singleton().findSchema({"mkldnn_prepacked::conv2d_run", ""})) {}
+  c10::optional<c10::OperatorHandle> prepack = opTaking(
+      "mkldnn_prepacked::conv2d_prepack", {"W", "B", "stride", "padding", "dilation", "groups", "input_size", "attr"});
+  c10::optional<c10::OperatorHandle> run = opTaking("mkldnn_prepacked::conv2d_run", {"X", "W_prepack"});
 };
 
 const PrepackedOps& prepackedOps() {
@@ -23,23 +43,21 @@ const PrepackedOps& prepackedOps() {
 // Sizes seen per convolution before the oldest packing is dropped (a last batch smaller than the others).
 constexpr size_t kPackedSizesKept = 4;
 
-c10::IValue boxedCall(const c10::OperatorHandle& op, torch::jit::Stack stack) {
-  op.callBoxed(stack);
-  return std::move(stack.back());
-}
-
 }  // namespace
 
 std::optional<at::Tensor> PackedConvolution::run(const at::Tensor& input, const at::Tensor& weight,
                                                  const at::Tensor& bias, at::IntArrayRef stride,
-                                                 at::IntArrayRef padding, at::IntArrayRef dilation, int64_t groups) {
+                                                 at::IntArrayRef padding, at::IntArrayRef dilation, int64_t groups,
+                                                 bool relu) {
   const PrepackedOps& ops = prepackedOps();
   const c10::MemoryFormat format = input.suggest_memory_format();
   if (refused_ || !ops.prepack || !ops.run || !at::hasMKLDNN() || !input.device().is_cpu() || input.dim() != 4 ||
       input.scalar_type() != at::kFloat || weight.scalar_type() != at::kFloat || !input.is_contiguous(format) ||
       !weight.is_contiguous(format) || (bias.defined() && bias.scalar_type() != at::kFloat))
     return std::nullopt;
-  const auto same = [&](const Packed& p) { return p.format == format && input.sizes().equals(p.sizes); };
+  const auto same = [&](const Packed& p) {
+    return p.format == format && p.relu == relu && input.sizes().equals(p.sizes);
+  };
   auto found = std::find_if(packed_.begin(), packed_.end(), same);
   if (found == packed_.end()) {
     if (packed_.size() == kPackedSizesKept) packed_.erase(packed_.begin());
@@ -47,13 +65,13 @@ std::optional<at::Tensor> PackedConvolution::run(const at::Tensor& input, const 
     c10::IValue context;
     try {
       context = boxedCall(*ops.prepack, {weight, packedBias, stride.vec(), padding.vec(), dilation.vec(), groups,
-                                         input.sizes().vec(), std::string("none")});
+                                         input.sizes().vec(), std::string(relu ? "relu" : "none")});
     } catch (const c10::Error&) {
       // A convolution oneDNN has no packing for: this one convolves as eager does from now on.
       refused_ = true;
       return std::nullopt;
     }
-    packed_.push_back({input.sizes().vec(), format, std::move(context)});
+    packed_.push_back({input.sizes().vec(), format, relu, std::move(context)});
     found = std::prev(packed_.end());
   }
   return boxedCall(*ops.run, {input, found->context}).toTensor();

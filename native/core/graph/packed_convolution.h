@@ -13,12 +13,12 @@ namespace firebrand {
 // call as at::conv2d does: ResNet-18 at batch 1 ran 10-25% faster so on libtorch 2.14 (docs/performance.md).
 class PackedConvolution {
  public:
-  // The convolution of `input`, packed for its sizes the first time they come (a few sizes are kept), or
-  // nullopt where libtorch has no prepacked convolution or it does not take this input (float32, 4-D,
-  // dense in rows or channels-last, on the CPU).
+  // The convolution of `input` (then its ReLU where `relu`: oneDNN's post-op), packed for its sizes the first time they
+  // come (a few sizes are kept), or nullopt where libtorch has no prepacked convolution or it does not take this input
+  // (float32, 4-D, dense in rows or channels-last, on the CPU).
   std::optional<at::Tensor> run(const at::Tensor& input, const at::Tensor& weight, const at::Tensor& bias,
                                 at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation,
-                                int64_t groups);
+                                int64_t groups, bool relu);
   // The weight changed: every packed copy is dropped (and packing tried again).
   void clear() {
     packed_.clear();
@@ -29,6 +29,7 @@ class PackedConvolution {
   struct Packed {
     std::vector<int64_t> sizes;
     c10::MemoryFormat format;
+    bool relu;
     c10::IValue context;
   };
   std::vector<Packed> packed_;
