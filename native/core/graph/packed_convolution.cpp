@@ -28,7 +28,7 @@ c10::IValue boxedCall(const c10::OperatorHandle& op, torch::jit::Stack stack) {
   return std::move(stack.back());
 }
 
-// The registered ops (torch/csrc/jit/passes/mkldnn_rewrite.cpp's), looked up once.
+// The ops aten/src/ATen/native/mkldnn/RegisterMkldnnOpContextClass.cpp registers, looked up once.
 struct PrepackedOps {
   c10::optional<c10::OperatorHandle> prepack = opTaking(
       "mkldnn_prepacked::conv2d_prepack", {"W", "B", "stride", "padding", "dilation", "groups", "input_size", "attr"});
