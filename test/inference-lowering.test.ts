@@ -1,8 +1,9 @@
 // predict's inference lowering (native/core/graph/inference_folding.cpp): a Conv2d read only by a
-// BatchNorm2d runs as one convolution with the BatchNorm folded in, and convolutions read and pass on
-// channels-last activations (channels_last_lowering.cpp); where libtorch has oneDNN's prepacked convolution,
-// a folded float32 one runs it with its weight packed once per input size (packed_convolution.cpp). The reference is the same graph run layer by
-// layer (optimizeForInference: false), which TorchScript export tests hold bit-equal to PyTorch.
+// BatchNorm2d runs as one convolution with the BatchNorm (and a ReLU that alone reads it) folded in, and
+// convolutions read and pass on channels-last activations (channels_last_lowering.cpp); where libtorch has
+// oneDNN's prepacked convolution, a folded float32 one runs it with its weight packed once per input size
+// (packed_convolution.cpp). The reference is the same graph run layer by layer (optimizeForInference:
+// false), which TorchScript export tests hold bit-equal to PyTorch.
 import { expect } from 'chai';
 import fs from 'node:fs';
 import os from 'node:os';
