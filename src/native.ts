@@ -216,6 +216,11 @@ export interface RuntimeInfo {
   /** Optimizers whose fused one-pass step (option `fused`, default true) runs for float32 CPU parameters in this process. */
   fusedOptimizers: string[];
   /**
+   * Whether frozen float32 linear layers (LoRA's base layers, `freeze`d ones) compute their products
+   * through oneDNN's sgemm here: where the libtorch links a oneDNN that exports it, unless FIREBRAND_ONEDNN_SGEMM=0.
+   */
+  onednnSgemm: boolean;
+  /**
    * Module calls a native decode kernel has run in this process: generation's one call per decoder layer
    * for one new position (Llama, Qwen2, Mistral). FIREBRAND_DECODE_KERNELS=0 runs their ops instead.
    */

@@ -7,6 +7,7 @@
 #include "core/graph/decode_kernels.h"
 #include "core/graph/op_row.h"
 #include "core/nn/layer_row.h"
+#include "core/nn/onednn_sgemm.h"
 #include "core/optim/optimizer_factory.h"
 #include "core/runtime/kernel_settings.h"
 #include "core/runtime/runtime_info.h"
@@ -18,6 +19,7 @@ Napi::Value RuntimeInfoValue(const Napi::CallbackInfo& info) {
   return guard(info.Env(), [&]() -> Napi::Value {
     RuntimeInfo runtime = runtimeInfo();
     runtime.fusedOptimizers = fusedOptimizers();
+    runtime.onednnSgemm = onednnSgemmAvailable();
     runtime.decodeKernelSteps = decodeKernelSteps();
     runtime.kernelThreadHandOffs = TaskThread::kernelThreadHandOffs();
     return toJs(info.Env(), runtime);

@@ -105,6 +105,12 @@ export async function runDoctor(write: (text: string) => void): Promise<number> 
         : `${info.numThreads} (libtorch intra-op; config.numThreads sets them)`,
     ],
     ['optimizers', `fused one-pass steps for float32 CPU parameters: ${info.fusedOptimizers.join(', ') || 'none'}`],
+    [
+      'frozen linear',
+      info.onednnSgemm
+        ? "float32 products through oneDNN's sgemm"
+        : "float32 products through libtorch's BLAS (no oneDNN sgemm found, or FIREBRAND_ONEDNN_SGEMM=0)",
+    ],
   ];
   const warnings: string[] = [];
   if (info.blas.vendor === 'reference') {

@@ -2,6 +2,7 @@
 
 #include <ATen/ATen.h>
 
+#include "core/nn/frozen_linear.h"
 #include "core/nn/int8_weights.h"
 #include "core/nn/streamed_linear.h"
 
@@ -11,6 +12,7 @@ at::Tensor linearForward(const at::Tensor& input, const at::Tensor& weight, cons
                          const at::Tensor& scale) {
   if (streamedLinearFits(input, weight, bias)) return streamedLinear(input, weight, scale, bias);
   if (scale.defined()) return int8Linear(input, weight, scale, bias);
+  if (frozenLinearFits(input, weight, bias)) return frozenLinear(input, weight, bias);
   return at::linear(input, weight, bias);
 }
 

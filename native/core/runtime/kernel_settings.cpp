@@ -13,6 +13,8 @@ const std::vector<KernelSetting>& kernelSettings() {
       {"FIREBRAND_CPU_BASELINE", {"0", "1", "avx2"}, "0"},
       // 0: a decoder layer's ops run one by one while generating, not as one native call (for comparisons).
       {"FIREBRAND_DECODE_KERNELS", {"0", "1"}, "1"},
+      // 0: float32 products of frozen linear layers run libtorch's BLAS, not oneDNN's sgemm (for comparisons).
+      {"FIREBRAND_ONEDNN_SGEMM", {"0", "1"}, "1"},
   };
   return settings;
 }

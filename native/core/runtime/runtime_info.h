@@ -40,6 +40,8 @@ struct RuntimeInfo {
   // Optimizers whose fused one-pass step runs for float32 CPU parameters here
   // (filled in by whoever knows the optimizers: see fusedOptimizers()).
   std::vector<std::string> fusedOptimizers;
+  // Whether frozen float32 linear layers compute through oneDNN's sgemm here (nn/onednn_sgemm.h).
+  bool onednnSgemm = false;
   // Module calls a native decode kernel has run in this process (graph/decode_kernels: decodeKernelSteps()).
   int64_t decodeKernelSteps = 0;
   // Times a trainer's or model's thread ended its kernel threads because another one's task started

@@ -1,0 +1,75 @@
+// Frozen float32 linear layers (a `freeze`d layer, LoRA's base projections) compute their output and their
+// input's gradient through oneDNN's sgemm where the libtorch links a oneDNN that exports it
+// (native/core/nn/frozen_linear.h). The reference is libtorch's own linear layer, which
+// FIREBRAND_ONEDNN_SGEMM=0 keeps: the same losses, trained weights and predictions, to float32 rounding.
+import { expect } from 'chai';
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
+
+import { runtimeInfo } from '../src';
+import { expectClose } from './support/expect-close';
+
+interface Run {
+  onednnSgemm: boolean;
+  middle: {
+    losses: number[];
+    initial: Record<string, number[]>;
+    weights: Record<string, number[]>;
+    predictions: number[];
+  };
+  lora: { losses: number[]; weights: Record<string, number[]> };
+}
+
+function run(env: NodeJS.ProcessEnv): Run {
+  const child = spawnSync(process.execPath, [path.join(__dirname, 'support', 'frozen-linear-child.js')], {
+    encoding: 'utf8',
+    env: { ...process.env, ...env },
+  });
+  expect(child.status, child.stderr).to.equal(0);
+  return JSON.parse(child.stdout) as Run;
+}
+
+describe("frozen linear layers on oneDNN's sgemm", function () {
+  this.timeout(300_000);
+  let viaOnednn: Run;
+  let viaLibtorch: Run;
+
+  before(function () {
+    if (!runtimeInfo().onednnSgemm) {
+      console.log(
+        "    (skipped: this libtorch's oneDNN exports no dnnl_sgemm, or FIREBRAND_ONEDNN_SGEMM=0: libtorch's linear runs)",
+      );
+      this.skip();
+    }
+    viaOnednn = run({ FIREBRAND_ONEDNN_SGEMM: undefined });
+    viaLibtorch = run({ FIREBRAND_ONEDNN_SGEMM: '0' });
+  });
+
+  it('run where found, and not under FIREBRAND_ONEDNN_SGEMM=0', () => {
+    expect(viaOnednn.onednnSgemm).to.equal(true);
+    expect(viaLibtorch.onednnSgemm).to.equal(false);
+  });
+
+  it("train a layer below a frozen one (its input gradient, its bias) as libtorch's linear does", () => {
+    expect(viaOnednn.middle.losses).to.have.length(6);
+    expectClose(viaOnednn.middle.losses, viaLibtorch.middle.losses, 'losses');
+    for (const [name, values] of Object.entries(viaLibtorch.middle.weights))
+      expectClose(viaOnednn.middle.weights[name], values, name);
+    expectClose(viaOnednn.middle.predictions, viaLibtorch.middle.predictions, 'predictions');
+    // The frozen layer kept its weights, and the one below it trained on the gradient that came through it:
+    // its updates agree to 1e-4 of the largest (the weights' own closeness hides an update's small errors).
+    expect(viaOnednn.middle.weights['2.weight']).to.deep.equal(viaOnednn.middle.initial['2.weight']);
+    const update = (run: Run) => run.middle.weights['0.weight'].map((w, i) => w - run.middle.initial['0.weight'][i]);
+    const expected = update(viaLibtorch);
+    const largest = Math.max(...expected.map(Math.abs));
+    expect(largest).to.be.greaterThan(1e-3);
+    expectClose(update(viaOnednn), expected, '0.weight updates', { tolerance: 1e-4 * largest, absolute: true });
+  });
+
+  it("train LoRA adapters over frozen projections as libtorch's linear does", () => {
+    expect(viaOnednn.lora.losses).to.have.length(3);
+    expectClose(viaOnednn.lora.losses, viaLibtorch.lora.losses, 'losses');
+    for (const [name, values] of Object.entries(viaLibtorch.lora.weights))
+      expectClose(viaOnednn.lora.weights[name], values, name);
+  });
+});
