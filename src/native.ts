@@ -216,7 +216,7 @@ export interface RuntimeInfo {
   /** Optimizers whose fused one-pass step (option `fused`, default true) runs for float32 CPU parameters in this process. */
   fusedOptimizers: string[];
   /**
-   * Whether frozen float32 linear layers (LoRA's base layers, `freeze`d ones) compute their products
+   * Whether frozen float32 linear layers (LoRA's base layers, `freeze`d ones) compute their products in training
    * through oneDNN's sgemm here: where the libtorch links a oneDNN that exports it, unless FIREBRAND_ONEDNN_SGEMM=0.
    */
   onednnSgemm: boolean;

@@ -1,7 +1,7 @@
 // Frozen float32 linear layers (a `freeze`d layer, LoRA's base projections) compute their output and their
 // input's gradient through oneDNN's sgemm where the libtorch links a oneDNN that exports it
-// (native/core/nn/frozen_linear.h). The reference is libtorch's own linear layer, which
-// FIREBRAND_ONEDNN_SGEMM=0 keeps: the same losses, trained weights and predictions, to float32 rounding.
+// (native/core/nn/frozen_linear.h), while training. The reference is libtorch's own linear layer, which
+// FIREBRAND_ONEDNN_SGEMM=0 keeps: the same losses, trained weights and predictions to float32 rounding.
 import { expect } from 'chai';
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
@@ -18,11 +18,13 @@ interface Run {
     predictions: number[];
   };
   lora: { losses: number[]; weights: Record<string, number[]> };
+  checkpointed: { losses: number[]; weights: Record<string, number[]> };
 }
 
 function run(env: NodeJS.ProcessEnv): Run {
   const child = spawnSync(process.execPath, [path.join(__dirname, 'support', 'frozen-linear-child.js')], {
     encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
     env: { ...process.env, ...env },
   });
   expect(child.status, child.stderr).to.equal(0);
@@ -71,5 +73,10 @@ describe("frozen linear layers on oneDNN's sgemm", function () {
     expectClose(viaOnednn.lora.losses, viaLibtorch.lora.losses, 'losses');
     for (const [name, values] of Object.entries(viaLibtorch.lora.weights))
       expectClose(viaOnednn.lora.weights[name], values, name);
+  });
+
+  it('recompute checkpointed decoder layers as their first pass computed them: the same LoRA steps bit for bit', () => {
+    expect(viaOnednn.checkpointed.losses).to.deep.equal(viaOnednn.lora.losses);
+    expect(viaOnednn.checkpointed.weights).to.deep.equal(viaOnednn.lora.weights);
   });
 });

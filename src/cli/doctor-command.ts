@@ -108,7 +108,7 @@ export async function runDoctor(write: (text: string) => void): Promise<number> 
     [
       'frozen linear',
       info.onednnSgemm
-        ? "float32 products through oneDNN's sgemm"
+        ? "float32 products in training through oneDNN's sgemm"
         : "float32 products through libtorch's BLAS (no oneDNN sgemm found, or FIREBRAND_ONEDNN_SGEMM=0)",
     ],
   ];

@@ -1,7 +1,7 @@
 // Run by test/frozen-linear.test.ts, with and without FIREBRAND_ONEDNN_SGEMM=0: trains a model whose
 // middle linear layer (with a bias) is frozen, so that its input gradient flows to the layer below, and
-// a small Llama's LoRA adapters over frozen projections, then prints whether oneDNN's sgemm ran, the
-// losses, the trained weights and the predictions as JSON.
+// a small Llama's LoRA adapters over frozen projections (plain, and with its decoder layers checkpointed),
+// then prints whether oneDNN's sgemm ran, the losses, the trained weights and the predictions as JSON.
 import { Dataset, LlamaForCausalLM, nn, runtimeInfo, Trainer } from '../../src';
 import { seededRandom } from './helpers';
 
@@ -42,7 +42,9 @@ async function frozenMiddleLayer(): Promise<{
   };
 }
 
-async function loraOverFrozenProjections(): Promise<{ losses: number[]; weights: StateDict }> {
+async function loraOverFrozenProjections(
+  activationCheckpointing?: string,
+): Promise<{ losses: number[]; weights: StateDict }> {
   const model = new LlamaForCausalLM({
     model_type: 'llama',
     vocab_size: 67,
@@ -62,7 +64,15 @@ async function loraOverFrozenProjections(): Promise<{ losses: number[]; weights:
     loss: 'cross_entropy',
     optimizer: { name: 'adamw', lr: 1e-2 },
     lora: { r: 4, alpha: 8, targetModules: ['q_proj', 'v_proj', 'o_proj', 'down_proj'] },
-    config: { numEpochs: 1, batchSize: 2, seed: 9, progressBar: false, numThreads: 1, shuffle: false },
+    config: {
+      numEpochs: 1,
+      batchSize: 2,
+      seed: 9,
+      progressBar: false,
+      numThreads: 1,
+      shuffle: false,
+      activationCheckpointing,
+    },
     callbacks: { postTrainBatch: ({ loss }) => void losses.push(loss) },
   });
   const ids = Int32Array.from({ length: 17 * 6 }, (_, i) => (i * 31 + 7) % 67);
@@ -73,6 +83,7 @@ async function loraOverFrozenProjections(): Promise<{ losses: number[]; weights:
 async function main(): Promise<void> {
   const middle = await frozenMiddleLayer();
   const lora = await loraOverFrozenProjections();
+  const checkpointed = await loraOverFrozenProjections('model.layers.*');
   const plain = (state: StateDict) =>
     Object.fromEntries(Object.entries(state).map(([name, tensor]) => [name, Array.from(tensor.data as Float32Array)]));
   process.stdout.write(
@@ -80,6 +91,7 @@ async function main(): Promise<void> {
       onednnSgemm: runtimeInfo().onednnSgemm,
       middle: { ...middle, initial: plain(middle.initial), weights: plain(middle.weights) },
       lora: { ...lora, weights: plain(lora.weights) },
+      checkpointed: { ...checkpointed, weights: plain(checkpointed.weights) },
     })}\n`,
   );
 }

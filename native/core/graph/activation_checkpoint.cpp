@@ -10,6 +10,7 @@
 #include "core/compat/torch_compat.h"
 #include "core/errors.h"
 #include "core/graph/graph_program.h"
+#include "core/nn/frozen_linear.h"
 #include "core/runtime/mixed_precision.h"
 
 namespace firebrand {
@@ -54,6 +55,7 @@ class SegmentFunction : public torch::autograd::Function<SegmentFunction> {
     ctx->saved_data["others"] = others;
     ctx->saved_data["isTensor"] = isTensor;
     ctx->save_for_backward(inputs.vec());
+    const GradientsRecordedLaterScope recomputedWithGradients;
     at::NoGradGuard noGrad;
     program->runSteps(segment.begin, segment.end, *frame);
     variable_list outputs;

@@ -26,19 +26,25 @@ class FrozenLinearFunction : public torch::autograd::Function<FrozenLinearFuncti
 
 bool frozen(const at::Tensor& tensor) { return !tensor.defined() || !tensor.requires_grad(); }
 
+thread_local bool gradientsRecordedLater = false;
+
 }  // namespace
 
 bool frozenLinearFits(const at::Tensor& input, const at::Tensor& weight, const at::Tensor& bias) {
-  if (!onednnSgemmAvailable() || !input.defined() || input.dim() < 1 || input.numel() == 0) return false;
+  if (!onednnSgemmAvailable() || !(at::GradMode::is_enabled() || gradientsRecordedLater)) return false;
+  if (!input.defined() || input.dim() < 1 || input.numel() == 0) return false;
   const auto cpuFloat = [](const at::Tensor& t) { return t.scalar_type() == at::kFloat && t.device().is_cpu(); };
   const bool shapes = weight.dim() == 2 && weight.is_contiguous() && weight.numel() > 0 &&
                       input.size(-1) == weight.size(1) &&
                       (!bias.defined() || (bias.dim() == 1 && bias.size(0) == weight.size(0) && cpuFloat(bias)));
-  // Frozen, not merely outside autograd: a layer computes alike in training, in evaluation and in an
-  // activation checkpoint's recomputation, and a trainable model's predict stays libtorch's (and TorchScript's).
   return shapes && cpuFloat(input) && cpuFloat(weight) && frozen(weight) && frozen(bias) &&
          !compat::autocastEnabled(c10::DeviceType::CPU);
 }
+
+GradientsRecordedLaterScope::GradientsRecordedLaterScope() : previous_(gradientsRecordedLater) {
+  gradientsRecordedLater = true;
+}
+GradientsRecordedLaterScope::~GradientsRecordedLaterScope() { gradientsRecordedLater = previous_; }
 
 at::Tensor frozenLinear(const at::Tensor& input, const at::Tensor& weight, const at::Tensor& bias) {
   const at::Tensor rows = input.reshape({-1, weight.size(1)}).contiguous();
