@@ -23,9 +23,15 @@ Sgemm sgemm() {
   return found;
 }
 
-void checked(int status, const char* what) {
+// rows [M, K] times weight ([N, K] transposed where `transposed`, else [K, N]) into a new [M, N].
+at::Tensor product(const at::Tensor& rows, const at::Tensor& weight, bool transposed, const char* what) {
+  const int64_t M = rows.size(0), K = rows.size(1), N = weight.size(transposed ? 0 : 1);
+  at::Tensor out = at::empty({M, N}, rows.options());
+  const int status = sgemm()('N', transposed ? 'T' : 'N', M, N, K, 1.0f, rows.data_ptr<float>(), K,
+                             weight.data_ptr<float>(), weight.size(1), 0.0f, out.data_ptr<float>(), N);
   if (status != 0)
     throw InvalidState(std::string("oneDNN's sgemm failed (status ") + std::to_string(status) + ") computing " + what);
+  return out;
 }
 
 }  // namespace
@@ -33,21 +39,11 @@ void checked(int status, const char* what) {
 bool onednnSgemmAvailable() { return sgemm() != nullptr; }
 
 at::Tensor onednnTimesTransposed(const at::Tensor& rows, const at::Tensor& weight) {
-  const int64_t M = rows.size(0), K = rows.size(1), N = weight.size(0);
-  at::Tensor out = at::empty({M, N}, rows.options());
-  checked(sgemm()('N', 'T', M, N, K, 1.0f, rows.data_ptr<float>(), K, weight.data_ptr<float>(), K, 0.0f,
-                  out.data_ptr<float>(), N),
-          "a linear layer's output");
-  return out;
+  return product(rows, weight, true, "a linear layer's output");
 }
 
 at::Tensor onednnTimes(const at::Tensor& rows, const at::Tensor& weight) {
-  const int64_t M = rows.size(0), N = rows.size(1), K = weight.size(1);
-  at::Tensor out = at::empty({M, K}, rows.options());
-  checked(sgemm()('N', 'N', M, K, N, 1.0f, rows.data_ptr<float>(), N, weight.data_ptr<float>(), K, 0.0f,
-                  out.data_ptr<float>(), K),
-          "a linear layer's input gradient");
-  return out;
+  return product(rows, weight, false, "a linear layer's input gradient");
 }
 
 }  // namespace firebrand
