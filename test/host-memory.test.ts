@@ -126,20 +126,21 @@ describe('host memory', () => {
     expect(measured.faultsPerStep, JSON.stringify(measured)).to.be.below(200);
   });
 
-  it("keeps a model's freed blocks for its next predict call, as onnxruntime's arena does", () => {
-    // Each call's hidden activations are 64 MB (2048 x 8192 floats): 16,384 pages, and as many for the ReLU.
+  it("keeps a model's freed blocks, its inputs' copy among them, for its next predict call, as onnxruntime's arena does", () => {
+    // Each call's hidden activations are 42 MB (16,384 x 640 floats): 10,240 pages, and as many for the ReLU;
+    // so is the inputs' copy, made on the JS thread before the call runs. All are past glibc's mmap threshold.
     const script = `
       const { nn, Trainer } = require(${JSON.stringify(path.join(__dirname, '..', 'src'))});
       (async () => {
         const trainer = new Trainer({
-          model: nn.sequential(nn.linear(256, 8192), nn.relu(), nn.linear(8192, 16)),
+          model: nn.sequential(nn.linear(640, 640), nn.relu(), nn.linear(640, 16)),
           loss: 'cross_entropy', optimizer: 'sgd', config: { numThreads: 1, progressBar: false },
         });
-        const inputs = new Float32Array(2048 * 256).map((_, i) => Math.sin(i));
+        const inputs = new Float32Array(16384 * 640).map((_, i) => Math.sin(i));
         const faults = [];
         for (let call = 0; call < 3; call++) {
           const before = process.resourceUsage().minorPageFault;
-          await trainer.predict(inputs, [2048, 256], { batchSize: 2048 });
+          await trainer.predict(inputs, [16384, 640], { batchSize: 16384 });
           faults.push(process.resourceUsage().minorPageFault - before);
         }
         console.log(JSON.stringify(faults));
@@ -147,7 +148,7 @@ describe('host memory', () => {
     const result = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8' });
     expect(result.status, result.stderr).to.equal(0);
     const [first, second, third] = JSON.parse(result.stdout.trim().split('\n').pop() as string) as number[];
-    expect(first, 'the first call faults its activations in').to.be.above(16384);
+    expect(first, 'the first call faults its activations in').to.be.above(10240);
     expect(Math.max(second, third), JSON.stringify([first, second, third])).to.be.below(2000);
   });
 

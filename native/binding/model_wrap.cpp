@@ -1,5 +1,7 @@
 #include "binding/model_wrap.h"
 
+#include <utility>
+
 #include "binding/addon_data.h"
 #include "binding/convert.h"
 #include "binding/environment_teardown.h"
@@ -14,6 +16,7 @@
 #include "core/model/graph_model.h"
 #include "core/model/model_source.h"
 #include "core/model/weights.h"
+#include "core/runtime/cpu_memory_cache.h"
 #include "core/runtime/device.h"
 #include "core/runtime/runtime_info.h"
 
@@ -83,17 +86,25 @@ Napi::Value ModelWrap::startTask(Napi::Env env, PromiseWorker::Task task) {
 Napi::Value ModelWrap::Predict(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   return guard(env, [&]() -> Napi::Value {
-    PredictionInputs inputs = toPredictionInputs(info[0], info[1]);
+    // The inputs' copy is made and freed while the memory cache is open, so the model keeps its block for
+    // the next call's copy: 64 images of 224x224 are 38 MB, faulted in page by page when fresh.
+    PredictionInputs inputs = [&] {
+      const CpuMemoryCache::Scope inputsBlock;
+      return toPredictionInputs(info[0], info[1]);
+    }();
     PredictionOptions options{place_.device, place_.autocastDtype, toInteger(info[2], "batchSize", 1),
                               toBoolean(info[3], "optimizeForInference")};
-    return startTask(env, [model = place_.model, inputs, options]() -> PromiseWorker::Finish {
-      useRequestedThreads();
-      std::vector<at::Tensor> outputs =
-          std::visit([&](const auto& given) { return predictInBatches(*model, given, options); }, inputs);
-      return [outputs, layout = model->outputLayout()](Napi::Env env) -> Napi::Value {
-        return fromOutputs(env, layout, outputs);
-      };
-    });
+    return startTask(env,
+                     [model = place_.model, inputs = std::move(inputs), options]() mutable -> PromiseWorker::Finish {
+                       useRequestedThreads();
+                       const CpuMemoryCache::Scope inputsBlock;
+                       const PredictionInputs given = std::exchange(inputs, PredictionInputs{});
+                       std::vector<at::Tensor> outputs =
+                           std::visit([&](const auto& each) { return predictInBatches(*model, each, options); }, given);
+                       return [outputs, layout = model->outputLayout()](Napi::Env env) -> Napi::Value {
+                         return fromOutputs(env, layout, outputs);
+                       };
+                     });
   });
 }
 
