@@ -5,6 +5,7 @@
 // (packed_convolution.cpp). The reference is the same graph run layer by layer (optimizeForInference:
 // false), which TorchScript export tests hold bit-equal to PyTorch.
 import { expect } from 'chai';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -130,6 +131,32 @@ describe("predict's inference lowering: BatchNorm folded into the convolution be
         tolerance: 1e-5,
       });
     }
+  });
+
+  it("packs each convolution's weight once: no weight reorders in oneDNN after the first call", function () {
+    // Counts the reorders oneDNN runs in 2 and in 6 calls of 1x1 and depthwise convolutions, whose weights
+    // ([O, I, 1, 1], [C, 1, k, k]) are dense both in rows and channels-last: packed for rows, each call
+    // on channels-last activations reordered them again.
+    const run = (calls: number) => {
+      const child = spawnSync(
+        process.execPath,
+        [path.join(__dirname, 'support', 'packed-convolution-child.js'), String(calls)],
+        { encoding: 'utf8', maxBuffer: 64 << 20, env: { ...process.env, ONEDNN_VERBOSE: '1', DNNL_VERBOSE: '1' } },
+      );
+      expect(child.status, child.stderr).to.equal(0);
+      const lines = child.stdout.split('\n');
+      return {
+        convolutions: lines.filter((line) => line.includes('exec,cpu,convolution')).length,
+        reorders: lines.filter((line) => line.includes('exec,cpu,reorder')).length,
+      };
+    };
+    const [two, six] = [run(2), run(6)];
+    if (six.convolutions === 0) {
+      console.log("      skipped: this libtorch's convolutions do not run oneDNN (no verbose lines)");
+      this.skip();
+    }
+    expect(six.convolutions, JSON.stringify({ two, six })).to.equal(3 * two.convolutions);
+    expect(six.reorders, JSON.stringify({ two, six })).to.equal(two.reorders);
   });
 
   it('refuses an optimizeForInference that is not a boolean', async () => {

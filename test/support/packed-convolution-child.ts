@@ -1,0 +1,21 @@
+// Run by test/inference-lowering.test.ts under oneDNN's verbose mode: a network of the convolutions
+// MobileNet is made of (3x3, depthwise, 1x1, each with its BatchNorm folded in) predicts `argv[2]` times
+// on channels-last activations; oneDNN prints a line for each primitive it runs.
+import { nn, Trainer } from '../../src';
+
+const calls = Number(process.argv[2]);
+const model = nn.sequential(
+  nn.conv2d(3, 16, 3, { padding: 1, bias: false }),
+  nn.batchNorm2d(16),
+  nn.relu(),
+  nn.conv2d(16, 16, 3, { padding: 1, groups: 16, bias: false }),
+  nn.batchNorm2d(16),
+  nn.hardswish(),
+  nn.conv2d(16, 24, 1, { bias: false }),
+  nn.batchNorm2d(24),
+);
+const trainer = new Trainer({ model, config: { progressBar: false, numThreads: 1, seed: 3 } });
+const inputs = Float32Array.from({ length: 2 * 3 * 12 * 12 }, (_, i) => Math.sin(i * 0.3));
+(async () => {
+  for (let call = 0; call < calls; call++) await trainer.predict(inputs, [2, 3, 12, 12]);
+})();
