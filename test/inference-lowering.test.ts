@@ -19,7 +19,7 @@ class ConvNet extends nn.Module {
   bn1 = nn.batchNorm2d(8);
   conv2 = nn.conv2d(8, 8, 3, { stride: 2, padding: 1 });
   bn2 = nn.batchNorm2d(8);
-  // Read twice (by bn3 and by the sum): it stays unfolded.
+  // Read twice (by bn3 and by the sum): it stays unfolded (and runs lowered alone).
   conv3 = nn.conv2d(8, 8, 1);
   bn3 = nn.batchNorm2d(8);
   head = nn.linear(8 * 4 * 4, 3);
@@ -136,7 +136,8 @@ describe("predict's inference lowering: BatchNorm folded into the convolution be
   it("packs each convolution's weight once: no weight reorders in oneDNN after the first call", function () {
     // Counts the reorders oneDNN runs in 2 and in 6 calls of 1x1 and depthwise convolutions, whose weights
     // ([O, I, 1, 1], [C, 1, k, k]) are dense both in rows and channels-last: packed for rows, each call
-    // on channels-last activations reordered them again.
+    // on channels-last activations reordered them again. A convolution without a BatchNorm, run as
+    // written, reordered its weight at every call too.
     const run = (calls: number) => {
       const child = spawnSync(
         process.execPath,

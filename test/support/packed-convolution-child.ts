@@ -1,5 +1,6 @@
 // Run by test/inference-lowering.test.ts under oneDNN's verbose mode: a network of the convolutions
-// MobileNet is made of (3x3, depthwise, 1x1, each with its BatchNorm folded in) predicts `argv[2]` times
+// MobileNet is made of (3x3, depthwise, 1x1, each with its BatchNorm folded in) and a 3x3 one without a
+// BatchNorm (a plain CNN's, its ReLU run inside it) predicts `argv[2]` times
 // on channels-last activations; oneDNN prints a line for each primitive it runs.
 import { nn, Trainer } from '../../src';
 
@@ -13,6 +14,8 @@ const model = nn.sequential(
   nn.hardswish(),
   nn.conv2d(16, 24, 1, { bias: false }),
   nn.batchNorm2d(24),
+  nn.conv2d(24, 8, 3, { padding: 1 }),
+  nn.relu(),
 );
 const trainer = new Trainer({ model, config: { progressBar: false, numThreads: 1, seed: 3 } });
 const inputs = Float32Array.from({ length: 2 * 3 * 12 * 12 }, (_, i) => Math.sin(i * 0.3));

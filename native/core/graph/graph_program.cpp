@@ -62,7 +62,7 @@ GraphProgram::GraphProgram(GraphSpec graph, ModuleTree& tree) : graph_(std::move
     steps_.push_back(compileNode(index, tree));
   }
   scopeModules_ = moduleOfEachScope(graph_, *tree.root);
-  foldConvBatchNorm(graph_, reads_, tree, steps_);
+  lowerConvolutions(graph_, reads_, tree, steps_);
   keepChannelsLast(graph_, reads_, tree, steps_);
   decodeKernels_ = std::make_unique<const DecodeKernels>(graph_, reads_, tree);
   for (const auto& name : graph_.inputs) {

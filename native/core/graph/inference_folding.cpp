@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <memory>
 #include <mutex>
+#include <optional>
 
 #include "core/compat/torch_compat.h"
 #include "core/graph/layer_calls.h"
@@ -17,17 +18,23 @@ namespace {
 
 thread_local bool loweringAllowed = true;
 
-// The folded convolution of one pair, kept while its source tensors keep their versions.
-class FoldedConv {
+// A convolution as it runs lowered (with the BatchNorm after it folded in, where `norm` is given), its
+// weights kept while their source tensors keep their versions.
+class LoweredConv {
  public:
-  FoldedConv(BuiltLayer& layer, torch::nn::Conv2dImpl& conv, torch::nn::BatchNorm2dImpl& norm)
+  LoweredConv(BuiltLayer& layer, torch::nn::Conv2dImpl& conv, torch::nn::BatchNorm2dImpl* norm)
       : layer_(layer), conv_(conv), norm_(norm) {}
 
-  // Whether this forward folds: the norm uses its statistics, nothing needs gradients, and no LoRA
-  // adapter (attached after the graph was compiled) adds to the convolution.
-  bool active() const { return inferenceLoweringActive() && !norm_.is_training() && !layer_.lora; }
+  // Whether this forward runs lowered on `input`: the norm (if any) uses its statistics, nothing needs
+  // gradients, no LoRA adapter (attached after the graph was compiled) adds to the convolution, and the
+  // input is one it takes (any other runs as written, whose error names the layer).
+  bool runsOn(const c10::IValue& input) const {
+    return inferenceLoweringActive() && !(norm_ && norm_->is_training()) && !layer_.lora && input.isTensor() &&
+           input.toTensor().dim() == 4 && input.toTensor().size(1) == conv_.options.in_channels();
+  }
 
-  // The ReLU that alone reads the norm runs here too (oneDNN's post-op where the weight is packed).
+  // The ReLU that alone reads the norm (or the convolution) runs here too (oneDNN's post-op where the weight is
+  // packed).
   void takeRelu() { relu_ = true; }
 
   at::Tensor run(const at::Tensor& input) {
@@ -50,9 +57,12 @@ class FoldedConv {
  private:
   int64_t sourceVersion() const {
     int64_t version = 0;
-    for (const at::Tensor* t :
-         {&conv_.weight, &conv_.bias, &norm_.weight, &norm_.bias, &norm_.running_mean, &norm_.running_var}) {
-      if (t->defined()) version += static_cast<int64_t>(t->_version()) + reinterpret_cast<intptr_t>(t->data_ptr());
+    const auto add = [&](const at::Tensor& t) {
+      if (t.defined()) version += static_cast<int64_t>(t._version()) + reinterpret_cast<intptr_t>(t.data_ptr());
+    };
+    for (const at::Tensor* t : {&conv_.weight, &conv_.bias}) add(*t);
+    if (norm_) {
+      for (const at::Tensor* t : {&norm_->weight, &norm_->bias, &norm_->running_mean, &norm_->running_var}) add(*t);
     }
     return version;
   }
@@ -61,23 +71,29 @@ class FoldedConv {
     const int64_t version = sourceVersion();
     if (weight_.defined() && version == version_ && weight_.device() == conv_.weight.device()) return;
     at::NoGradGuard noGrad;
+    packed_.clear();
+    version_ = version;
+    if (!norm_) {
+      weight_ = conv_.weight.detach().contiguous();
+      bias_ = conv_.bias.defined() ? conv_.bias.detach() : at::Tensor();
+      return;
+    }
     // In float32 (or wider) then rounded to the weight's dtype, as onnxruntime folds in float.
     const at::ScalarType wide = at::promote_types(conv_.weight.scalar_type(), at::kFloat);
-    at::Tensor scale = norm_.running_var.to(wide).add(norm_.options.eps()).rsqrt();
-    if (norm_.weight.defined()) scale = scale.mul(norm_.weight.to(wide));
+    const torch::nn::BatchNorm2dImpl& norm = *norm_;
+    at::Tensor scale = norm.running_var.to(wide).add(norm.options.eps()).rsqrt();
+    if (norm.weight.defined()) scale = scale.mul(norm.weight.to(wide));
     at::Tensor shift = conv_.bias.defined() ? conv_.bias.to(wide) : at::zeros_like(scale);
-    shift = shift.sub(norm_.running_mean.to(wide)).mul(scale);
-    if (norm_.bias.defined()) shift = shift.add(norm_.bias.to(wide));
+    shift = shift.sub(norm.running_mean.to(wide)).mul(scale);
+    if (norm.bias.defined()) shift = shift.add(norm.bias.to(wide));
     const auto dtype = conv_.weight.scalar_type();
     weight_ = conv_.weight.to(wide).mul(scale.view({-1, 1, 1, 1})).to(dtype).contiguous();
     bias_ = shift.to(dtype);
-    packed_.clear();
-    version_ = version;
   }
 
   BuiltLayer& layer_;
   torch::nn::Conv2dImpl& conv_;
-  torch::nn::BatchNorm2dImpl& norm_;
+  torch::nn::BatchNorm2dImpl* norm_;
   std::mutex mutex_;
   at::Tensor weight_, bias_;
   PackedConvolution packed_;
@@ -85,18 +101,65 @@ class FoldedConv {
   int64_t version_ = 0;
 };
 
-// A node whose value the folded convolution computed: it passes `value` on when the fold is active.
-OpRun passing(const std::shared_ptr<FoldedConv>& fold, int64_t value, OpRun unfolded) {
-  return [fold, value, unfolded = std::move(unfolded)](GraphFrame& f) -> c10::IValue {
-    return fold->active() ? f.values[value] : unfolded(f);
+// A node whose value the lowered convolution (of input `x`) computed: it passes `value` on when the
+// convolution ran lowered.
+OpRun passing(const std::shared_ptr<LoweredConv>& lowered, int64_t x, int64_t value, OpRun unlowered) {
+  return [lowered, x, value, unlowered = std::move(unlowered)](GraphFrame& f) -> c10::IValue {
+    return lowered->runsOn(f.values[x]) ? f.values[value] : unlowered(f);
   };
 }
 
-bool foldable(torch::nn::Conv2dImpl& conv, torch::nn::BatchNorm2dImpl& norm) {
-  const auto* padding = compat::variantAlternative<torch::ExpandingArray<2>>(conv.options.padding());
-  return padding && compat::variantAlternative<torch::enumtype::kZeros>(conv.options.padding_mode()) != nullptr &&
-         norm.options.track_running_stats() && norm.running_var.defined() &&
+bool lowerable(const torch::nn::Conv2dImpl& conv) {
+  return compat::variantAlternative<torch::ExpandingArray<2>>(conv.options.padding()) &&
+         compat::variantAlternative<torch::enumtype::kZeros>(conv.options.padding_mode()) != nullptr;
+}
+
+bool foldable(const torch::nn::Conv2dImpl& conv, const torch::nn::BatchNorm2dImpl& norm) {
+  return norm.options.track_running_stats() && norm.running_var.defined() &&
          norm.options.num_features() == conv.options.out_channels();
+}
+
+// Who reads each node's value: how many readers (the graph's outputs count), and the last of them.
+struct Readers {
+  std::vector<int> count;
+  std::vector<size_t> last;
+  Readers(const GraphSpec& graph, const std::vector<std::vector<int64_t>>& reads)
+      : count(graph.nodes.size(), 0), last(graph.nodes.size(), 0) {
+    for (size_t k = 0; k < reads.size(); ++k) {
+      for (const int64_t slot : reads[k]) {
+        ++count[slot];
+        last[slot] = k;
+      }
+    }
+    for (const int64_t output : graph.outputs) ++count[output];
+  }
+  // The node that alone reads `slot`, if it is a ReLU.
+  std::optional<size_t> onlyRelu(const GraphSpec& graph, size_t slot) const {
+    if (count[slot] == 1 && graph.nodes[last[slot]].op == "relu") return last[slot];
+    return std::nullopt;
+  }
+};
+
+torch::nn::Conv2dImpl* convolutionAt(const GraphSpec& graph, size_t i, ModuleTree& tree, TreeLayer** layer) {
+  *layer = calledLayer(graph.nodes[i], i, tree);
+  auto* conv = *layer ? dynamic_cast<torch::nn::Conv2dImpl*>((*layer)->built.module.ptr().get()) : nullptr;
+  return conv && lowerable(*conv) ? conv : nullptr;
+}
+
+// The convolution's node `i` computes the lowered value; `folded` (its norm's node, if any) and a ReLU
+// that alone reads the last of them pass it on.
+void runLowered(const GraphSpec& graph, const Readers& readers, std::vector<OpRun>& steps,
+                const std::shared_ptr<LoweredConv>& lowered, size_t i, std::optional<size_t> folded) {
+  const int64_t x = NodeArgs(graph.nodes[i], i).tensor(1);
+  steps[i] = [lowered, x, unlowered = steps[i]](GraphFrame& f) -> c10::IValue {
+    return lowered->runsOn(f.values[x]) ? c10::IValue(lowered->run(f.values[x].toTensor())) : unlowered(f);
+  };
+  if (folded) steps[*folded] = passing(lowered, x, static_cast<int64_t>(i), std::move(steps[*folded]));
+  const size_t last = folded.value_or(i);
+  if (const auto relu = readers.onlyRelu(graph, last)) {
+    lowered->takeRelu();
+    steps[*relu] = passing(lowered, x, static_cast<int64_t>(last), std::move(steps[*relu]));
+  }
 }
 
 }  // namespace
@@ -106,38 +169,27 @@ InferenceLoweringScope::~InferenceLoweringScope() { loweringAllowed = previous_;
 
 bool inferenceLoweringActive() { return loweringAllowed && !at::GradMode::is_enabled(); }
 
-size_t foldConvBatchNorm(const GraphSpec& graph, const std::vector<std::vector<int64_t>>& reads, ModuleTree& tree,
+size_t lowerConvolutions(const GraphSpec& graph, const std::vector<std::vector<int64_t>>& reads, ModuleTree& tree,
                          std::vector<OpRun>& steps) {
-  std::vector<int> readers(graph.nodes.size(), 0);
-  std::vector<size_t> reader(graph.nodes.size(), 0);
-  for (size_t k = 0; k < reads.size(); ++k) {
-    for (const int64_t slot : reads[k]) {
-      ++readers[slot];
-      reader[slot] = k;
-    }
-  }
-  for (const int64_t output : graph.outputs) ++readers[output];
+  const Readers readers(graph, reads);
+  std::vector<bool> lowered(graph.nodes.size(), false);
   size_t folded = 0;
   for (size_t j = 0; j < graph.nodes.size(); ++j) {
     TreeLayer* normLayer = calledLayer(graph.nodes[j], j, tree);
     auto* norm = normLayer ? dynamic_cast<torch::nn::BatchNorm2dImpl*>(normLayer->built.module.ptr().get()) : nullptr;
     if (!norm) continue;
-    const int64_t i = NodeArgs(graph.nodes[j], j).tensor(1);
-    TreeLayer* convLayer = calledLayer(graph.nodes[i], i, tree);
-    auto* conv = convLayer ? dynamic_cast<torch::nn::Conv2dImpl*>(convLayer->built.module.ptr().get()) : nullptr;
-    if (!conv || readers[i] != 1 || !foldable(*conv, *norm)) continue;
-    auto fold = std::make_shared<FoldedConv>(convLayer->built, *conv, *norm);
-    const int64_t x = NodeArgs(graph.nodes[i], i).tensor(1);
-    // The conv's node computes both (and a ReLU after them) at inference; the others pass its value on.
-    steps[i] = [fold, x, unfolded = steps[i]](GraphFrame& f) -> c10::IValue {
-      return fold->active() ? c10::IValue(fold->run(f.values[x].toTensor())) : unfolded(f);
-    };
-    steps[j] = passing(fold, i, std::move(steps[j]));
-    if (readers[j] == 1 && graph.nodes[reader[j]].op == "relu") {
-      fold->takeRelu();
-      steps[reader[j]] = passing(fold, j, std::move(steps[reader[j]]));
-    }
+    const auto i = static_cast<size_t>(NodeArgs(graph.nodes[j], j).tensor(1));
+    TreeLayer* convLayer = nullptr;
+    torch::nn::Conv2dImpl* conv = convolutionAt(graph, i, tree, &convLayer);
+    if (!conv || readers.count[i] != 1 || !foldable(*conv, *norm)) continue;
+    runLowered(graph, readers, steps, std::make_shared<LoweredConv>(convLayer->built, *conv, norm), i, j);
+    lowered[i] = true;
     ++folded;
+  }
+  for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    TreeLayer* convLayer = nullptr;
+    torch::nn::Conv2dImpl* conv = lowered[i] ? nullptr : convolutionAt(graph, i, tree, &convLayer);
+    if (conv) runLowered(graph, readers, steps, std::make_shared<LoweredConv>(convLayer->built, *conv, nullptr), i, {});
   }
   return folded;
 }

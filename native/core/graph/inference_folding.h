@@ -5,7 +5,9 @@
 //   W' = W * gamma / sqrt(var + eps),  b' = (b - mean) * gamma / sqrt(var + eps) + beta.
 // The folded weights are computed once and again only when a weight or a
 // statistic changes (their version counters); training runs the two layers.
-// A ReLU that alone reads the BatchNorm runs inside that convolution too.
+// A ReLU that alone reads the BatchNorm runs inside that convolution too. Every
+// other Conv2d runs lowered as well (and the ReLU that alone reads it): with
+// its weight packed once where libtorch has oneDNN (packed_convolution.h).
 #pragma once
 #include <vector>
 
@@ -31,8 +33,8 @@ class InferenceLoweringScope {
 bool inferenceLoweringActive();
 
 // Rewrites `steps` (one per node of `graph`, `reads` the nodes each reads) so that each such pair
-// folds at inference; returns how many pairs it found.
-size_t foldConvBatchNorm(const GraphSpec& graph, const std::vector<std::vector<int64_t>>& reads, ModuleTree& tree,
+// folds, and every other convolution runs lowered, at inference; returns how many pairs it folded.
+size_t lowerConvolutions(const GraphSpec& graph, const std::vector<std::vector<int64_t>>& reads, ModuleTree& tree,
                          std::vector<OpRun>& steps);
 
 }  // namespace firebrand
