@@ -133,7 +133,7 @@ describe("predict's inference lowering: BatchNorm folded into the convolution be
     }
   });
 
-  it("packs each convolution's weight once: no weight reorders in oneDNN after the first call", function () {
+  it("packs each convolution's weight once and reads every input channels-last, one-channel images too", function () {
     // Counts the reorders oneDNN runs in 2 and in 6 calls of 1x1 and depthwise convolutions, whose weights
     // ([O, I, 1, 1], [C, 1, k, k]) are dense both in rows and channels-last: packed for rows, each call
     // on channels-last activations reordered them again. A convolution without a BatchNorm, run as
@@ -146,8 +146,11 @@ describe("predict's inference lowering: BatchNorm folded into the convolution be
       );
       expect(child.status, child.stderr).to.equal(0);
       const lines = child.stdout.split('\n');
+      const convolutions = lines.filter((line) => line.includes('exec,cpu,convolution'));
       return {
-        convolutions: lines.filter((line) => line.includes('exec,cpu,convolution')).length,
+        convolutions: convolutions.length,
+        // oneDNN 2.x writes src_f32::blocked:acdb, 3.x src:f32::blocked:acdb (channels-last).
+        inRows: convolutions.filter((line) => !/src[_:]f32:+blocked:acdb/.test(line)).length,
         reorders: lines.filter((line) => line.includes('exec,cpu,reorder')).length,
       };
     };
@@ -158,6 +161,8 @@ describe("predict's inference lowering: BatchNorm folded into the convolution be
     }
     expect(six.convolutions, JSON.stringify({ two, six })).to.equal(3 * two.convolutions);
     expect(six.reorders, JSON.stringify({ two, six })).to.equal(two.reorders);
+    // The one-channel images ([N, 1, H, W], dense in both orders) are read channels-last too.
+    expect(six.inRows, JSON.stringify({ two, six })).to.equal(0);
   });
 
   it('refuses an optimizeForInference that is not a boolean', async () => {
