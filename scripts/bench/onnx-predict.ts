@@ -3,11 +3,12 @@
 // latency at batch 1 (median) and throughput at batch 64. firebrand runs
 // lowered for inference (predict's default: BatchNorm folded into the
 // convolutions), layer by layer (optimizeForInference: false), and as a
-// Model.load'ed folder. Informative: users pick the runtime. At batch 1
-// each runner makes BURST calls in a row and its first is not counted:
-// right after another runner's call that runner's threads still hold the
-// cores (onnxruntime's spin after each run, libgomp's after each parallel
-// region), which timed the runner that came next, not its own speed.
+// Model.load'ed folder. Informative: users pick the runtime. Each runner
+// makes BURST calls in a row and its first is not counted: right after
+// another runner's call that runner's threads still hold the cores
+// (onnxruntime's spin after each run, libgomp's after each parallel region),
+// and its memory (the runners' activations differ in size and layout), which
+// timed the runner that came next, not its own speed.
 //   npm run bench:onnx              (BENCH_REPEATS, BENCH_THREADS change the run)
 import fs from 'node:fs';
 import os from 'node:os';
@@ -98,7 +99,7 @@ async function measure(workload: Workload, folder: string): Promise<void> {
         () => session.run(feeds),
       ],
       repeats,
-      batch === 1 ? BURST : 1,
+      BURST,
     );
     const figure = (seconds: number[]) =>
       batch === 1 ? `${(median(seconds) * 1000).toFixed(2)} ms` : `${(batch / median(seconds)).toFixed(0)} samples/s`;
