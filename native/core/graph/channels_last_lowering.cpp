@@ -6,6 +6,7 @@
 #include <set>
 #include <string>
 
+#include "core/graph/format_strides.h"
 #include "core/graph/inference_folding.h"
 #include "core/graph/layer_calls.h"
 
@@ -50,9 +51,9 @@ bool takesAnyFormat(const GraphNode& node, const TreeLayer* layer) {
   return formatFreeOps().count(node.op) > 0;
 }
 
-// The convolution reads its input channels-last when the forward runs lowered. A map dense in both
-// orders ([N, 1, H, W], [N, C, 1, 1]) gets channels-last strides on the same memory: read as rows, it was
-// convolved, and the maps after it pooled, in rows (libtorch's max_pool2d in rows: 14x its time).
+// The convolution reads its input channels-last when the forward runs lowered, a map dense in both orders
+// too (format_strides.h): read as rows, it was convolved, and the maps after it pooled, in rows
+// (libtorch's max_pool2d in rows: 14x its time).
 OpRun readingChannelsLast(OpRun step, int64_t input) {
   return [step = std::move(step), input](GraphFrame& f) -> c10::IValue {
     c10::IValue& value = f.values[input];
@@ -60,8 +61,7 @@ OpRun readingChannelsLast(OpRun step, int64_t input) {
       const at::Tensor& x = value.toTensor();
       constexpr auto channelsLast = at::MemoryFormat::ChannelsLast;
       if (x.dim() == 4 && x.is_floating_point() && x.device().is_cpu() && x.suggest_memory_format() != channelsLast)
-        value = x.is_contiguous(channelsLast) ? x.as_strided(x.sizes(), c10::get_channels_last_strides_2d(x.sizes()))
-                                              : x.contiguous(channelsLast);
+        value = withFormatStrides(x.contiguous(channelsLast), channelsLast);
     }
     return step(f);
   };

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "core/graph/format_strides.h"
+
 namespace firebrand {
 namespace {
 
@@ -40,14 +42,6 @@ const PrepackedOps& prepackedOps() {
   return ops;
 }
 
-// The weight with strides that say `format`. The prepack picks the layout to pack in from the weight's
-// suggest_memory_format(), which reads a 1x1 or depthwise weight ([O, I, 1, 1], [C, 1, k, k]) dense in rows
-// as rows whatever the input's layout: packed for rows, it was reordered again at every channels-last call.
-at::Tensor inFormat(const at::Tensor& weight, c10::MemoryFormat format) {
-  if (weight.suggest_memory_format() == format) return weight;
-  return at::empty(weight.sizes(), weight.options().memory_format(format)).copy_(weight);
-}
-
 // Sizes seen per convolution before the oldest packing is dropped (a last batch smaller than the others).
 constexpr size_t kPackedSizesKept = 4;
 
@@ -72,9 +66,11 @@ std::optional<at::Tensor> PackedConvolution::run(const at::Tensor& input, const 
     const c10::optional<at::Tensor> packedBias = bias.defined() ? c10::optional<at::Tensor>(bias) : c10::nullopt;
     c10::IValue context;
     try {
+      // The prepack packs for the layout the weight's strides suggest: a 1x1 or depthwise weight made in rows
+      // was packed for rows, and reordered again by oneDNN before every channels-last call.
       context =
-          boxedCall(*ops.prepack, {inFormat(weight, format), packedBias, stride.vec(), padding.vec(), dilation.vec(),
-                                   groups, input.sizes().vec(), std::string(relu ? "relu" : "none")});
+          boxedCall(*ops.prepack, {withFormatStrides(weight, format), packedBias, stride.vec(), padding.vec(),
+                                   dilation.vec(), groups, input.sizes().vec(), std::string(relu ? "relu" : "none")});
     } catch (const c10::Error&) {
       // A convolution oneDNN has no packing for: this one convolves as eager does from now on.
       refused_ = true;
