@@ -221,6 +221,12 @@ export interface RuntimeInfo {
    */
   onednnSgemm: boolean;
   /**
+   * Whether `predict`'s lowered float32 convolutions run as oneDNN primitives of firebrand's own (made once per
+   * input size, the weight packed once): where the libtorch links oneDNN 3, unless FIREBRAND_ONEDNN_CONVOLUTION=0;
+   * elsewhere libtorch's prepacked convolution runs them.
+   */
+  onednnConvolution: boolean;
+  /**
    * Module calls a native decode kernel has run in this process: generation's one call per decoder layer
    * for one new position (Llama, Qwen2, Mistral). FIREBRAND_DECODE_KERNELS=0 runs their ops instead.
    */

@@ -165,6 +165,47 @@ describe("predict's inference lowering: BatchNorm folded into the convolution be
     expect(six.inRows, JSON.stringify({ two, six })).to.equal(0);
   });
 
+  it("runs each convolution as a oneDNN primitive of its own where libtorch links oneDNN 3, as libtorch's op computes it", function () {
+    // FIREBRAND_ONEDNN_CONVOLUTION=0 runs libtorch's prepacked convolution (oneDNN's forward_training kind);
+    // firebrand's primitives run forward_inference, the same kernels. Strided, dilated and grouped
+    // convolutions, a batch size that changes: the outputs within 1e-5 of the network run as written.
+    if (!runtimeInfo().onednnConvolution) {
+      console.log(
+        "      skipped: this libtorch links no oneDNN 3 (its prepacked convolution runs predict's convolutions)",
+      );
+      this.skip();
+    }
+    const run = (setting: string | undefined) => {
+      const child = spawnSync(
+        process.execPath,
+        [path.join(__dirname, 'support', 'packed-convolution-child.js'), '1', 'outputs'],
+        {
+          encoding: 'utf8',
+          maxBuffer: 64 << 20,
+          env: { ...process.env, ONEDNN_VERBOSE: '1', FIREBRAND_ONEDNN_CONVOLUTION: setting },
+        },
+      );
+      expect(child.status, child.stderr).to.equal(0);
+      const lines = child.stdout.split('\n');
+      const inference = lines.filter((line) => /exec,cpu,convolution,.*forward_inference/.test(line)).length;
+      return {
+        inference,
+        outputs: JSON.parse(lines.find((line) => line.startsWith('{'))!) as Record<string, number[]>,
+      };
+    };
+    const [own, libtorch] = [run(undefined), run('0')];
+    // 5 convolutions in each of the 3 lowered calls.
+    expect(own.inference).to.equal(15);
+    expect(libtorch.inference).to.equal(0);
+    for (const [name, expected] of Object.entries(libtorch.outputs)) {
+      expect(own.outputs[name], name).to.have.length(expected.length);
+      expectClose(own.outputs[name], expected, `${name}, against libtorch's op`, { tolerance: 1e-5 });
+      if (name.endsWith('lowered'))
+        expectClose(own.outputs[name], own.outputs[name.replace('lowered', 'as written')], name);
+    }
+    expect(Math.max(...own.outputs['3 lowered'].map(Math.abs))).to.be.greaterThan(1e-3);
+  });
+
   it('refuses an optimizeForInference that is not a boolean', async () => {
     const error = await rejectionOf(make().predict(inputs, [16, 3, 8, 8], { optimizeForInference: 'yes' as never }));
     expect(error.code).to.equal('ERR_FIREBRAND_INVALID_ARGUMENT');

@@ -10,6 +10,7 @@
 #include "core/nn/onednn_sgemm.h"
 #include "core/optim/optimizer_factory.h"
 #include "core/runtime/kernel_settings.h"
+#include "core/runtime/onednn_api.h"
 #include "core/runtime/runtime_info.h"
 
 namespace firebrand::binding {
@@ -20,6 +21,7 @@ Napi::Value RuntimeInfoValue(const Napi::CallbackInfo& info) {
     RuntimeInfo runtime = runtimeInfo();
     runtime.fusedOptimizers = fusedOptimizers();
     runtime.onednnSgemm = onednnSgemmAvailable();
+    runtime.onednnConvolution = onednn::api() != nullptr;
     runtime.decodeKernelSteps = decodeKernelSteps();
     runtime.kernelThreadHandOffs = TaskThread::kernelThreadHandOffs();
     return toJs(info.Env(), runtime);

@@ -111,6 +111,12 @@ export async function runDoctor(write: (text: string) => void): Promise<number> 
         ? "float32 products in training through oneDNN's sgemm"
         : "float32 products through libtorch's BLAS (no oneDNN sgemm found, or FIREBRAND_ONEDNN_SGEMM=0)",
     ],
+    [
+      'convolutions',
+      info.onednnConvolution
+        ? "predict's lowered convolutions as oneDNN 3 primitives, made once per input size"
+        : "predict's lowered convolutions through libtorch's prepacked op (no oneDNN 3, or FIREBRAND_ONEDNN_CONVOLUTION=0)",
+    ],
   ];
   const warnings: string[] = [];
   if (info.blas.vendor === 'reference') {

@@ -1,7 +1,9 @@
 // Run by test/inference-lowering.test.ts under oneDNN's verbose mode: a network of one-channel images and the convolutions
-// MobileNet is made of (3x3, depthwise, 1x1, each with its BatchNorm folded in) and a 3x3 one without a
-// BatchNorm (a plain CNN's, its ReLU run inside it) predicts `argv[2]` times
-// on channels-last activations; oneDNN prints a line for each primitive it runs.
+// MobileNet is made of (3x3, depthwise, 1x1, each with its BatchNorm folded in), a 3x3 one without a
+// BatchNorm (a plain CNN's, its ReLU run inside it) and a strided, dilated, grouped one whose padding on the
+// right is not its padding on the left, predicts `argv[2]` times on channels-last activations; oneDNN prints
+// a line for each primitive it runs. With `argv[3]` = 'outputs', a batch of 2 and one of 3 predict as lowered
+// and as written, and their outputs are printed as JSON.
 import { nn, Trainer } from '../../src';
 
 const calls = Number(process.argv[2]);
@@ -16,9 +18,20 @@ const model = nn.sequential(
   nn.batchNorm2d(24),
   nn.conv2d(24, 8, 3, { padding: 1 }),
   nn.relu(),
+  nn.conv2d(8, 8, 3, { stride: 2, padding: 1, dilation: 2, groups: 2 }),
+  nn.relu(),
 );
 const trainer = new Trainer({ model, config: { progressBar: false, numThreads: 1, seed: 3 } });
-const inputs = Float32Array.from({ length: 2 * 1 * 12 * 12 }, (_, i) => Math.sin(i * 0.3));
+const inputsOf = (batch: number) => Float32Array.from({ length: batch * 1 * 12 * 12 }, (_, i) => Math.sin(i * 0.3));
 (async () => {
-  for (let call = 0; call < calls; call++) await trainer.predict(inputs, [2, 1, 12, 12]);
+  for (let call = 0; call < calls; call++) await trainer.predict(inputsOf(2), [2, 1, 12, 12]);
+  if (process.argv[3] !== 'outputs') return;
+  const outputs: Record<string, number[]> = {};
+  for (const batch of [2, 3]) {
+    for (const lowered of [true, false]) {
+      const { data } = await trainer.predict(inputsOf(batch), [batch, 1, 12, 12], { optimizeForInference: lowered });
+      outputs[`${batch} ${lowered ? 'lowered' : 'as written'}`] = Array.from(data as Float32Array);
+    }
+  }
+  console.log(JSON.stringify(outputs));
 })();

@@ -47,6 +47,24 @@ constexpr size_t kPackedSizesKept = 4;
 
 }  // namespace
 
+bool PackedConvolution::prepack(Packed& packed, const at::Tensor& weight, const at::Tensor& bias,
+                                at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation,
+                                int64_t groups) {
+  const c10::optional<at::Tensor> packedBias = bias.defined() ? c10::optional<at::Tensor>(bias) : c10::nullopt;
+  try {
+    // The prepack packs for the layout the weight's strides suggest: a 1x1 or depthwise weight made in rows
+    // was packed for rows, and reordered again by oneDNN before every channels-last call.
+    packed.context = boxedCall(*prepackedOps().prepack,
+                               {withFormatStrides(weight, packed.format), packedBias, stride.vec(), padding.vec(),
+                                dilation.vec(), groups, packed.sizes, std::string(packed.relu ? "relu" : "none")});
+    return true;
+  } catch (const c10::Error&) {
+    // A convolution oneDNN has no packing for: this one convolves as eager does from now on.
+    refused_ = true;
+    return false;
+  }
+}
+
 std::optional<at::Tensor> PackedConvolution::run(const at::Tensor& input, const at::Tensor& weight,
                                                  const at::Tensor& bias, at::IntArrayRef stride,
                                                  at::IntArrayRef padding, at::IntArrayRef dilation, int64_t groups,
@@ -63,22 +81,16 @@ std::optional<at::Tensor> PackedConvolution::run(const at::Tensor& input, const 
   auto found = std::find_if(packed_.begin(), packed_.end(), same);
   if (found == packed_.end()) {
     if (packed_.size() == kPackedSizesKept) packed_.erase(packed_.begin());
-    const c10::optional<at::Tensor> packedBias = bias.defined() ? c10::optional<at::Tensor>(bias) : c10::nullopt;
-    c10::IValue context;
-    try {
-      // The prepack packs for the layout the weight's strides suggest: a 1x1 or depthwise weight made in rows
-      // was packed for rows, and reordered again by oneDNN before every channels-last call.
-      context =
-          boxedCall(*ops.prepack, {withFormatStrides(weight, format), packedBias, stride.vec(), padding.vec(),
-                                   dilation.vec(), groups, input.sizes().vec(), std::string(relu ? "relu" : "none")});
-    } catch (const c10::Error&) {
-      // A convolution oneDNN has no packing for: this one convolves as eager does from now on.
-      refused_ = true;
-      return std::nullopt;
-    }
-    packed_.push_back({input.sizes().vec(), format, relu, std::move(context)});
+    Packed packed{input.sizes().vec(),
+                  format,
+                  relu,
+                  OnednnConvolution::make(input, weight, bias, stride, padding, dilation, groups, relu),
+                  {}};
+    if (!packed.direct && !prepack(packed, weight, bias, stride, padding, dilation, groups)) return std::nullopt;
+    packed_.push_back(std::move(packed));
     found = std::prev(packed_.end());
   }
+  if (found->direct) return found->direct->run(input);
   return boxedCall(*ops.run, {input, found->context}).toTensor();
 }
 

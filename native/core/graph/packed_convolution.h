@@ -3,14 +3,18 @@
 #include <ATen/ATen.h>
 #include <ATen/core/ivalue.h>
 
+#include <memory>
 #include <optional>
 #include <vector>
+
+#include "core/graph/onednn_convolution.h"
 
 namespace firebrand {
 
 // A float32 convolution at inference whose weight oneDNN reorders once into the blocked layout it computes
-// in (libtorch's mkldnn_prepacked::conv2d_prepack, what torch.jit.optimize_for_inference runs), not at every
-// call as at::conv2d does: ResNet-18 at batch 1 ran 10-25% faster so on libtorch 2.14 (docs/performance.md).
+// in, not at every call as at::conv2d does: ResNet-18 at batch 1 ran 10-25% faster so on libtorch 2.14
+// (docs/performance.md). Run by oneDNN 3 itself where libtorch links it (OnednnConvolution), else by libtorch's
+// mkldnn_prepacked::conv2d_prepack (what torch.jit.optimize_for_inference runs).
 class PackedConvolution {
  public:
   // The convolution of `input` (then its ReLU where `relu`: oneDNN's post-op), packed for its sizes the first time they
@@ -30,8 +34,12 @@ class PackedConvolution {
     std::vector<int64_t> sizes;
     c10::MemoryFormat format;
     bool relu;
+    std::shared_ptr<OnednnConvolution> direct;  // or libtorch's packed `context`
     c10::IValue context;
   };
+  // libtorch's packing of `packed`'s sizes into its context; false where it refuses (and from then on).
+  bool prepack(Packed& packed, const at::Tensor& weight, const at::Tensor& bias, at::IntArrayRef stride,
+               at::IntArrayRef padding, at::IntArrayRef dilation, int64_t groups);
   std::vector<Packed> packed_;
   bool refused_ = false;
 };

@@ -15,6 +15,8 @@ const std::vector<KernelSetting>& kernelSettings() {
       {"FIREBRAND_DECODE_KERNELS", {"0", "1"}, "1"},
       // 0: float32 products of frozen linear layers run libtorch's BLAS, not oneDNN's sgemm (for comparisons).
       {"FIREBRAND_ONEDNN_SGEMM", {"0", "1"}, "1"},
+      // 0: inference convolutions run libtorch's prepacked oneDNN op, not a oneDNN 3 primitive of firebrand's.
+      {"FIREBRAND_ONEDNN_CONVOLUTION", {"0", "1"}, "1"},
   };
   return settings;
 }

@@ -1,0 +1,68 @@
+// The part of oneDNN 3's C API that firebrand calls itself, looked up in the oneDNN libtorch links (no
+// header or link-time dependency: libtorch 1.13 links oneDNN 2, whose API differs, and wheels hide it).
+// The values below are oneDNN 3's ABI (include/oneapi/dnnl/dnnl_types.h), stable within its major version.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+namespace firebrand::onednn {
+
+using Handle = void*;  // dnnl_engine_t, dnnl_stream_t, dnnl_memory_t, dnnl_primitive_t, ...
+using Dims = int64_t[12];
+using Status = int;  // dnnl_status_t: 0 on success
+
+constexpr int kCpuEngine = 1;           // dnnl_cpu
+constexpr unsigned kInOrderStream = 1;  // dnnl_stream_in_order
+constexpr int kFloat32 = 3;             // dnnl_f32
+constexpr int kFormatAny = 1;           // dnnl_format_tag_any
+constexpr int kForwardInference = 96;   // dnnl_forward_inference
+constexpr int kConvolutionDirect = 1;   // dnnl_convolution_direct
+constexpr int kEltwiseRelu = 0x20;      // dnnl_eltwise_relu
+constexpr int kScratchpadUser = 1;      // dnnl_scratchpad_mode_user
+constexpr int kQueryWeights = 131;      // dnnl_query_weights_md
+constexpr int kQueryScratchpad = 136;   // dnnl_query_scratchpad_md
+constexpr int kArgSource = 1, kArgDestination = 17, kArgWeights = 33, kArgBias = 41, kArgScratchpad = 80;
+
+struct ExecArg {
+  int arg;
+  Handle memory;
+};
+
+struct Api {
+  Status (*engineCreate)(Handle*, int kind, size_t index);
+  Status (*streamCreate)(Handle*, Handle engine, unsigned flags);
+  Status (*streamDestroy)(Handle);
+  Status (*memoryDescCreateWithStrides)(Handle*, int ndims, const int64_t* dims, int type, const int64_t* strides);
+  Status (*memoryDescCreateWithTag)(Handle*, int ndims, const int64_t* dims, int type, int tag);
+  Status (*memoryDescDestroy)(Handle);
+  size_t (*memoryDescGetSize)(Handle);
+  Status (*memoryCreate)(Handle*, Handle desc, Handle engine, void* data);
+  Status (*memorySetDataHandle)(Handle, void* data);
+  Status (*memoryDestroy)(Handle);
+  Status (*attrCreate)(Handle*);
+  Status (*attrDestroy)(Handle);
+  Status (*attrSetScratchpadMode)(Handle, int mode);
+  Status (*attrSetPostOps)(Handle, Handle postOps);
+  Status (*postOpsCreate)(Handle*);
+  Status (*postOpsDestroy)(Handle);
+  Status (*postOpsAppendEltwise)(Handle, int algorithm, float alpha, float beta);
+  Status (*convolutionForwardCreate)(Handle*, Handle engine, int prop, int algorithm, Handle source, Handle weights,
+                                     Handle bias, Handle destination, const int64_t* strides, const int64_t* dilates,
+                                     const int64_t* paddingLeft, const int64_t* paddingRight, Handle attr);
+  Status (*reorderCreate)(Handle*, Handle source, Handle sourceEngine, Handle destination, Handle destinationEngine,
+                          Handle attr);
+  Handle (*primitiveDescQueryMd)(Handle desc, int what, int index);
+  Status (*primitiveDescDestroy)(Handle);
+  Status (*primitiveCreate)(Handle*, Handle desc);
+  Status (*primitiveExecute)(Handle, Handle stream, int count, const ExecArg* args);
+  Status (*primitiveDestroy)(Handle);
+  Handle engine;  // one CPU engine for the process
+};
+
+// oneDNN 3's API with a CPU engine, or null: no oneDNN 3 in the process, a oneDNN whose CPU runtime needs
+// a threadpool of its caller's, or FIREBRAND_ONEDNN_CONVOLUTION=0.
+const Api* api();
+// The calling thread's stream on the engine (oneDNN's CPU streams run in the caller's thread).
+Handle threadStream();
+
+}  // namespace firebrand::onednn
