@@ -166,9 +166,10 @@ describe("predict's inference lowering: BatchNorm folded into the convolution be
   });
 
   it("runs each convolution as a oneDNN primitive of its own where libtorch links oneDNN 3, as libtorch's op computes it", function () {
-    // FIREBRAND_ONEDNN_CONVOLUTION=0 runs libtorch's prepacked convolution (oneDNN's forward_training kind);
-    // firebrand's primitives run forward_inference, the same kernels. Strided, dilated and grouped
-    // convolutions, a batch size that changes: the outputs within 1e-5 of the network run as written.
+    // FIREBRAND_ONEDNN_CONVOLUTION=0 runs libtorch's prepacked convolution (oneDNN's forward_training kind,
+    // which fuses a ReLU only); firebrand's primitives run forward_inference, the same kernels, with a ReLU,
+    // Hardswish or Hardsigmoid as the post-op. Strided, dilated and grouped convolutions, a batch size that
+    // changes: the outputs within 1e-5 of the network run as written.
     if (!runtimeInfo().onednnConvolution) {
       console.log(
         "      skipped: this libtorch links no oneDNN 3 (its prepacked convolution runs predict's convolutions)",
@@ -187,16 +188,18 @@ describe("predict's inference lowering: BatchNorm folded into the convolution be
       );
       expect(child.status, child.stderr).to.equal(0);
       const lines = child.stdout.split('\n');
-      const inference = lines.filter((line) => /exec,cpu,convolution,.*forward_inference/.test(line)).length;
+      const inference = lines.filter((line) => /exec,cpu,convolution,.*forward_inference/.test(line));
       return {
         inference,
         outputs: JSON.parse(lines.find((line) => line.startsWith('{'))!) as Record<string, number[]>,
       };
     };
     const [own, libtorch] = [run(undefined), run('0')];
-    // 5 convolutions in each of the 3 lowered calls.
-    expect(own.inference).to.equal(15);
-    expect(libtorch.inference).to.equal(0);
+    // 6 convolutions in each of the 3 lowered calls, the activations after them as their post-ops.
+    expect(own.inference).to.have.length(18);
+    expect(libtorch.inference).to.have.length(0);
+    for (const activation of ['relu', 'hardswish', 'hardsigmoid'])
+      expect(own.inference.filter((line) => line.includes(`post-ops:eltwise_${activation}`))).to.not.be.empty;
     for (const [name, expected] of Object.entries(libtorch.outputs)) {
       expect(own.outputs[name], name).to.have.length(expected.length);
       expectClose(own.outputs[name], expected, `${name}, against libtorch's op`, { tolerance: 1e-5 });

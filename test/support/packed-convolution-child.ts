@@ -1,7 +1,7 @@
 // Run by test/inference-lowering.test.ts under oneDNN's verbose mode: a network of one-channel images and the convolutions
-// MobileNet is made of (3x3, depthwise, 1x1, each with its BatchNorm folded in), a 3x3 one without a
-// BatchNorm (a plain CNN's, its ReLU run inside it) and a strided, dilated, grouped one whose padding on the
-// right is not its padding on the left, predicts `argv[2]` times on channels-last activations; oneDNN prints
+// MobileNet is made of (3x3, depthwise, 1x1, each with its BatchNorm folded in, and its ReLU or Hardswish run
+// inside it), a 3x3 one without a BatchNorm (a plain CNN's), a strided, dilated, grouped one whose padding on
+// the right is not its padding on the left, and a 1x1 one before a Hardsigmoid (MobileNetV3's gates), predicts `argv[2]` times on channels-last activations; oneDNN prints
 // a line for each primitive it runs. With `argv[3]` = 'outputs', a batch of 2 and one of 3 predict as lowered
 // and as written, and their outputs are printed as JSON.
 import { nn, Trainer } from '../../src';
@@ -20,6 +20,8 @@ const model = nn.sequential(
   nn.relu(),
   nn.conv2d(8, 8, 3, { stride: 2, padding: 1, dilation: 2, groups: 2 }),
   nn.relu(),
+  nn.conv2d(8, 4, 1),
+  nn.hardsigmoid(),
 );
 const trainer = new Trainer({ model, config: { progressBar: false, numThreads: 1, seed: 3 } });
 const inputsOf = (batch: number) => Float32Array.from({ length: batch * 1 * 12 * 12 }, (_, i) => Math.sin(i * 0.3));

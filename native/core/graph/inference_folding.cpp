@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "core/compat/torch_compat.h"
+#include "core/graph/fused_activation.h"
 #include "core/graph/layer_calls.h"
 #include "core/graph/packed_convolution.h"
 
@@ -33,9 +34,9 @@ class LoweredConv {
            input.toTensor().dim() == 4 && input.toTensor().size(1) == conv_.options.in_channels();
   }
 
-  // The ReLU that alone reads the norm (or the convolution) runs here too (oneDNN's post-op where the weight is
-  // packed).
-  void takeRelu() { relu_ = true; }
+  // The activation that alone reads the norm (or the convolution) runs here too (oneDNN's post-op where the
+  // weight is packed).
+  void takeActivation(FusedActivation activation) { activation_ = activation; }
 
   at::Tensor run(const at::Tensor& input) {
     const auto& o = conv_.options;
@@ -48,10 +49,10 @@ class LoweredConv {
       weight_ = weight_.contiguous(format);
       packed_.clear();
     }
-    if (auto out = packed_.run(input, weight_, bias_, *o.stride(), **padding, *o.dilation(), o.groups(), relu_))
+    if (auto out = packed_.run(input, weight_, bias_, *o.stride(), **padding, *o.dilation(), o.groups(), activation_))
       return *out;
     at::Tensor out = at::conv2d(input, weight_, bias_, *o.stride(), **padding, *o.dilation(), o.groups());
-    return relu_ ? out.relu_() : out;
+    return applyActivation(out, activation_);
   }
 
  private:
@@ -97,7 +98,7 @@ class LoweredConv {
   std::mutex mutex_;
   at::Tensor weight_, bias_;
   PackedConvolution packed_;
-  bool relu_ = false;
+  FusedActivation activation_ = FusedActivation::None;
   int64_t version_ = 0;
 };
 
@@ -133,9 +134,9 @@ struct Readers {
     }
     for (const int64_t output : graph.outputs) ++count[output];
   }
-  // The node that alone reads `slot`, if it is a ReLU.
-  std::optional<size_t> onlyRelu(const GraphSpec& graph, size_t slot) const {
-    if (count[slot] == 1 && graph.nodes[last[slot]].op == "relu") return last[slot];
+  // The node that alone reads `slot`, if it is an activation a convolution runs inside it.
+  std::optional<size_t> onlyActivation(const GraphSpec& graph, size_t slot) const {
+    if (count[slot] == 1 && fusedActivationOf(graph.nodes[last[slot]].op)) return last[slot];
     return std::nullopt;
   }
 };
@@ -146,8 +147,8 @@ torch::nn::Conv2dImpl* convolutionAt(const GraphSpec& graph, size_t i, ModuleTre
   return conv && lowerable(*conv) ? conv : nullptr;
 }
 
-// The convolution's node `i` computes the lowered value; `folded` (its norm's node, if any) and a ReLU
-// that alone reads the last of them pass it on.
+// The convolution's node `i` computes the lowered value; `folded` (its norm's node, if any) and an
+// activation that alone reads the last of them pass it on.
 void runLowered(const GraphSpec& graph, const Readers& readers, std::vector<OpRun>& steps,
                 const std::shared_ptr<LoweredConv>& lowered, size_t i, std::optional<size_t> folded) {
   const int64_t x = NodeArgs(graph.nodes[i], i).tensor(1);
@@ -156,9 +157,9 @@ void runLowered(const GraphSpec& graph, const Readers& readers, std::vector<OpRu
   };
   if (folded) steps[*folded] = passing(lowered, x, static_cast<int64_t>(i), std::move(steps[*folded]));
   const size_t last = folded.value_or(i);
-  if (const auto relu = readers.onlyRelu(graph, last)) {
-    lowered->takeRelu();
-    steps[*relu] = passing(lowered, x, static_cast<int64_t>(last), std::move(steps[*relu]));
+  if (const auto activation = readers.onlyActivation(graph, last)) {
+    lowered->takeActivation(*fusedActivationOf(graph.nodes[*activation].op));
+    steps[*activation] = passing(lowered, x, static_cast<int64_t>(last), std::move(steps[*activation]));
   }
 }
 

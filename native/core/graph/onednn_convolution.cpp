@@ -35,15 +35,28 @@ std::vector<int64_t> denseStrides(at::IntArrayRef sizes, c10::MemoryFormat forma
   return strides;
 }
 
-// Primitive attributes: the scratchpad passed at each call (from the memory cache), the ReLU where asked.
-bool attributes(Owned& attr, bool relu) {
+// oneDNN's eltwise algorithm and its alpha and beta for `activation`: hardswish is x * clamp(x/6 + 1/2, 0, 1)
+// and hardsigmoid clamp(x/6 + 1/2, 0, 1) there, PyTorch's formulas.
+struct Eltwise {
+  int algorithm;
+  float alpha, beta;
+};
+Eltwise eltwiseOf(FusedActivation activation) {
+  if (activation == FusedActivation::Hardswish) return {onednn::kEltwiseHardswish, 1.0f / 6, 0.5f};
+  if (activation == FusedActivation::Hardsigmoid) return {onednn::kEltwiseHardsigmoid, 1.0f / 6, 0.5f};
+  return {onednn::kEltwiseRelu, 0.0f, 0.0f};
+}
+
+// Primitive attributes: the scratchpad passed at each call (from the memory cache), the activation as a post-op.
+bool attributes(Owned& attr, FusedActivation activation) {
   const onednn::Api& a = *onednn::api();
   if (a.attrCreate(&attr.handle) != 0 || a.attrSetScratchpadMode(attr.handle, onednn::kScratchpadUser) != 0)
     return false;
-  if (!relu) return true;
+  if (activation == FusedActivation::None) return true;
+  const Eltwise eltwise = eltwiseOf(activation);
   Owned postOps(a.postOpsDestroy);
   return a.postOpsCreate(&postOps.handle) == 0 &&
-         a.postOpsAppendEltwise(postOps.handle, onednn::kEltwiseRelu, 0.0f, 0.0f) == 0 &&
+         a.postOpsAppendEltwise(postOps.handle, eltwise.algorithm, eltwise.alpha, eltwise.beta) == 0 &&
          a.attrSetPostOps(attr.handle, postOps.handle) == 0;
 }
 
@@ -56,7 +69,7 @@ void check(onednn::Status status, const char* what) {
 std::unique_ptr<OnednnConvolution> OnednnConvolution::make(const at::Tensor& input, const at::Tensor& weight,
                                                            const at::Tensor& bias, at::IntArrayRef stride,
                                                            at::IntArrayRef padding, at::IntArrayRef dilation,
-                                                           int64_t groups, bool relu) {
+                                                           int64_t groups, FusedActivation activation) {
   const onednn::Api* a = onednn::api();
   if (a == nullptr || stride.size() != 2 || padding.size() != 2 || dilation.size() != 2) return nullptr;
   std::unique_ptr<OnednnConvolution> made(new OnednnConvolution());
@@ -83,7 +96,7 @@ std::unique_ptr<OnednnConvolution> OnednnConvolution::make(const at::Tensor& inp
       (bias.defined() && !describe(biasDesc, made->biasValues_.sizes(), made->biasValues_.strides())) ||
       a->memoryDescCreateWithTag(&weightsAny.handle, static_cast<int>(grouped.dim()), grouped.sizes().data(),
                                  onednn::kFloat32, onednn::kFormatAny) != 0 ||
-      !attributes(attr, relu))
+      !attributes(attr, activation))
     return nullptr;
   if (a->convolutionForwardCreate(&desc.handle, a->engine, onednn::kForwardInference, onednn::kConvolutionDirect,
                                   source.handle, weightsAny.handle, biasDesc.handle, destination.handle, stride.data(),

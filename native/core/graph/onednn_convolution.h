@@ -6,6 +6,7 @@
 #include <mutex>
 #include <vector>
 
+#include "core/graph/fused_activation.h"
 #include "core/runtime/onednn_api.h"
 
 namespace firebrand {
@@ -16,12 +17,12 @@ namespace firebrand {
 // MobileNetV3's batch-1 predict went to them, docs/performance.md.)
 class OnednnConvolution {
  public:
-  // The convolution for inputs with `input`'s sizes and layout (then its ReLU where `relu`: oneDNN's post-op),
+  // The convolution for inputs with `input`'s sizes and layout, then its `activation` (oneDNN's post-op),
   // or null where there is no oneDNN 3 here (onednn::api()) or it takes no such convolution.
   static std::unique_ptr<OnednnConvolution> make(const at::Tensor& input, const at::Tensor& weight,
                                                  const at::Tensor& bias, at::IntArrayRef stride,
                                                  at::IntArrayRef padding, at::IntArrayRef dilation, int64_t groups,
-                                                 bool relu);
+                                                 FusedActivation activation);
   ~OnednnConvolution();
   OnednnConvolution(const OnednnConvolution&) = delete;
   OnednnConvolution& operator=(const OnednnConvolution&) = delete;

@@ -54,9 +54,10 @@ bool PackedConvolution::prepack(Packed& packed, const at::Tensor& weight, const 
   try {
     // The prepack packs for the layout the weight's strides suggest: a 1x1 or depthwise weight made in rows
     // was packed for rows, and reordered again by oneDNN before every channels-last call.
-    packed.context = boxedCall(*prepackedOps().prepack,
-                               {withFormatStrides(weight, packed.format), packedBias, stride.vec(), padding.vec(),
-                                dilation.vec(), groups, packed.sizes, std::string(packed.relu ? "relu" : "none")});
+    packed.context =
+        boxedCall(*prepackedOps().prepack,
+                  {withFormatStrides(weight, packed.format), packedBias, stride.vec(), padding.vec(), dilation.vec(),
+                   groups, packed.sizes, std::string(packed.activation == FusedActivation::Relu ? "relu" : "none")});
     return true;
   } catch (const c10::Error&) {
     // A convolution oneDNN has no packing for: this one convolves as eager does from now on.
@@ -68,7 +69,7 @@ bool PackedConvolution::prepack(Packed& packed, const at::Tensor& weight, const 
 std::optional<at::Tensor> PackedConvolution::run(const at::Tensor& input, const at::Tensor& weight,
                                                  const at::Tensor& bias, at::IntArrayRef stride,
                                                  at::IntArrayRef padding, at::IntArrayRef dilation, int64_t groups,
-                                                 bool relu) {
+                                                 FusedActivation activation) {
   const PrepackedOps& ops = prepackedOps();
   const c10::MemoryFormat format = input.suggest_memory_format();
   if (refused_ || !ops.prepack || !ops.run || !at::hasMKLDNN() || !input.device().is_cpu() || input.dim() != 4 ||
@@ -76,22 +77,23 @@ std::optional<at::Tensor> PackedConvolution::run(const at::Tensor& input, const 
       !weight.is_contiguous(format) || (bias.defined() && bias.scalar_type() != at::kFloat))
     return std::nullopt;
   const auto same = [&](const Packed& p) {
-    return p.format == format && p.relu == relu && input.sizes().equals(p.sizes);
+    return p.format == format && p.activation == activation && input.sizes().equals(p.sizes);
   };
   auto found = std::find_if(packed_.begin(), packed_.end(), same);
   if (found == packed_.end()) {
     if (packed_.size() == kPackedSizesKept) packed_.erase(packed_.begin());
     Packed packed{input.sizes().vec(),
                   format,
-                  relu,
-                  OnednnConvolution::make(input, weight, bias, stride, padding, dilation, groups, relu),
+                  activation,
+                  OnednnConvolution::make(input, weight, bias, stride, padding, dilation, groups, activation),
                   {}};
     if (!packed.direct && !prepack(packed, weight, bias, stride, padding, dilation, groups)) return std::nullopt;
     packed_.push_back(std::move(packed));
     found = std::prev(packed_.end());
   }
   if (found->direct) return found->direct->run(input);
-  return boxedCall(*ops.run, {input, found->context}).toTensor();
+  at::Tensor out = boxedCall(*ops.run, {input, found->context}).toTensor();
+  return activation == FusedActivation::Relu ? out : applyActivation(out, activation);
 }
 
 }  // namespace firebrand

@@ -7,6 +7,7 @@
 #include <optional>
 #include <vector>
 
+#include "core/graph/fused_activation.h"
 #include "core/graph/onednn_convolution.h"
 
 namespace firebrand {
@@ -17,12 +18,13 @@ namespace firebrand {
 // mkldnn_prepacked::conv2d_prepack (what torch.jit.optimize_for_inference runs).
 class PackedConvolution {
  public:
-  // The convolution of `input` (then its ReLU where `relu`: oneDNN's post-op), packed for its sizes the first time they
-  // come (a few sizes are kept), or nullopt where libtorch has no prepacked convolution or it does not take this input
-  // (float32, 4-D, dense in rows or channels-last, on the CPU).
+  // The convolution of `input` then its `activation` (oneDNN's post-op; libtorch's packing takes a ReLU only, and
+  // the others run after it), packed for its sizes the first time they come (a few sizes are kept), or nullopt
+  // where libtorch has no prepacked convolution or it does not take this input (float32, 4-D, dense in rows or
+  // channels-last, on the CPU).
   std::optional<at::Tensor> run(const at::Tensor& input, const at::Tensor& weight, const at::Tensor& bias,
                                 at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation,
-                                int64_t groups, bool relu);
+                                int64_t groups, FusedActivation activation);
   // The weight changed: every packed copy is dropped (and packing tried again).
   void clear() {
     packed_.clear();
@@ -33,7 +35,7 @@ class PackedConvolution {
   struct Packed {
     std::vector<int64_t> sizes;
     c10::MemoryFormat format;
-    bool relu;
+    FusedActivation activation;
     std::shared_ptr<OnednnConvolution> direct;  // or libtorch's packed `context`
     c10::IValue context;
   };
