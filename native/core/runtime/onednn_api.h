@@ -8,22 +8,28 @@
 namespace firebrand::onednn {
 
 using Handle = void*;  // dnnl_engine_t, dnnl_stream_t, dnnl_memory_t, dnnl_primitive_t, ...
-using Dims = int64_t[12];
-using Status = int;  // dnnl_status_t: 0 on success
+using Status = int;    // dnnl_status_t: 0 on success
 
-constexpr int kCpuEngine = 1;              // dnnl_cpu
-constexpr unsigned kInOrderStream = 1;     // dnnl_stream_in_order
-constexpr int kFloat32 = 3;                // dnnl_f32
-constexpr int kFormatAny = 1;              // dnnl_format_tag_any
-constexpr int kForwardInference = 96;      // dnnl_forward_inference
-constexpr int kConvolutionDirect = 1;      // dnnl_convolution_direct
-constexpr int kEltwiseRelu = 0x20;         // dnnl_eltwise_relu
-constexpr int kEltwiseHardsigmoid = 0x28;  // dnnl_eltwise_hardsigmoid
-constexpr int kEltwiseHardswish = 0x34;    // dnnl_eltwise_hardswish
-constexpr int kScratchpadUser = 1;         // dnnl_scratchpad_mode_user
-constexpr int kQueryWeights = 131;         // dnnl_query_weights_md
-constexpr int kQueryScratchpad = 136;      // dnnl_query_scratchpad_md
-constexpr int kArgSource = 1, kArgDestination = 17, kArgWeights = 33, kArgBias = 41, kArgScratchpad = 80;
+// Enumerators and argument numbers of oneDNN 3's headers, by their names there.
+enum Value : int {
+  kCpuEngine = 1,              // dnnl_cpu
+  kInOrderStream = 1,          // dnnl_stream_in_order
+  kFloat32 = 3,                // dnnl_f32
+  kFormatAny = 1,              // dnnl_format_tag_any
+  kForwardInference = 96,      // dnnl_forward_inference
+  kConvolutionDirect = 1,      // dnnl_convolution_direct
+  kEltwiseRelu = 0x20,         // dnnl_eltwise_relu
+  kEltwiseHardsigmoid = 0x28,  // dnnl_eltwise_hardsigmoid
+  kEltwiseHardswish = 0x34,    // dnnl_eltwise_hardswish
+  kScratchpadUser = 1,         // dnnl_scratchpad_mode_user
+  kQueryWeights = 131,         // dnnl_query_weights_md
+  kQueryScratchpad = 136,      // dnnl_query_scratchpad_md
+  kArgSource = 1,              // DNNL_ARG_SRC
+  kArgDestination = 17,        // DNNL_ARG_DST
+  kArgWeights = 33,            // DNNL_ARG_WEIGHTS
+  kArgBias = 41,               // DNNL_ARG_BIAS
+  kArgScratchpad = 80,         // DNNL_ARG_SCRATCHPAD
+};
 
 struct ExecArg {
   int arg;
