@@ -96,10 +96,12 @@ describe('trainer threads', () => {
     expect(counts.collected).to.be.at.most(counts.baseline + 1);
   });
 
-  it('keeps kernel threads only while its trainer works: idle for a moment, they end', () => {
-    // libgomp spins at a fork-join only while the process holds no more kernel threads than cores; an idle
-    // thread's would make every other's fork-joins sleep and wake. Trainer threads are named 'firebrand',
-    // and the kernel threads they start take the name.
+  it("keeps a trainer's kernel threads while it is idle, and ends them when another trainer's task starts", () => {
+    // libgomp spins at a fork-join only while the process holds no more kernel threads than cores: an idle
+    // thread's would make every other's fork-joins sleep and wake, so they end when another task starts.
+    // Alone, an idle thread keeps them asleep for its next call (ended after 200 ms idle, a model called
+    // less often started them again at every call). Trainer threads are named 'firebrand', and the kernel
+    // threads they start take the name.
     const script = `
       ${KERNEL_THREADS_SETUP}
       (async () => {
@@ -109,27 +111,37 @@ describe('trainer threads', () => {
                                       callbacks: [{ postTrainBatch: () => void during.push(named()) }],
                                       config: { batchSize: 64, numThreads: 2, progressBar: false } });
         await trainer.fit(data, { numEpochs: 1 });
-        // A safety net, not a verdict on speed: the release comes 200 ms after the thread's last task.
-        const until = Date.now() + 60000;
-        const busy = during[during.length - 1];
-        while (named() >= busy && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 50));
-        console.log(JSON.stringify({ during, after: named() }));
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        const idle = named();
+        const handOffs = runtimeInfo().kernelThreadHandOffs;
+        const other = new Trainer({ model: nn.sequential(nn.linear(4, 1)), config: { numThreads: 1, progressBar: false } });
+        await other.predict(new Float32Array(4), [1, 4]);
+        const until = Date.now() + 60000;  // a safety net, not a verdict on speed
+        while (runtimeInfo().kernelThreadHandOffs === handOffs && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 5));
+        console.log(JSON.stringify({ during, idle, handOffs: runtimeInfo().kernelThreadHandOffs - handOffs, after: named() }));
       })();`;
     const result = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8' });
     expect(result.status, result.stderr).to.equal(0);
-    const counts = JSON.parse(result.stdout.trim().split('\n').pop() as string) as { during: number[]; after: number };
+    const counts = JSON.parse(result.stdout.trim().split('\n').pop() as string) as {
+      during: number[];
+      idle: number;
+      handOffs: number;
+      after: number;
+    };
     // While it trains: the trainer's thread, one kernel thread beside it (numThreads 2), and whatever
-    // libtorch keeps asleep for itself (its pthreadpool, on some versions). Idle, the kernel thread ends.
+    // libtorch keeps asleep for itself (its pthreadpool, on some versions). Idle, all of them stay; once the
+    // other trainer's thread runs, the kernel thread has ended (the other's own thread taking its place).
     expect(counts.during).to.have.length(2);
     expect(counts.during[1]).to.equal(counts.during[0]);
-    expect(counts.after).to.equal(counts.during[0] - 1);
+    expect(counts.idle).to.equal(counts.during[0]);
+    expect(counts.handOffs).to.equal(1);
+    expect(counts.after).to.equal(counts.during[0]);
   });
 
   it("ends a trainer's kernel threads while it waits on a hook that awaits another trainer's task", () => {
     // Two pools beside each other would make every fork-join sleep and wake: a task that starts asks the
     // other task threads to end theirs once idle or parked. Trainer a's last batch hook makes trainer b and
-    // awaits its predict; parked there, a's thread can end its kernel threads only because b asked (its
-    // 200 ms idle release does not run while a task waits on a hook).
+    // awaits its predict; parked there, a's thread can end its kernel threads only because b asked.
     const script = `
       ${KERNEL_THREADS_SETUP}
       (async () => {

@@ -10,8 +10,6 @@
 
 namespace firebrand::binding {
 
-constexpr std::chrono::milliseconds kIdleBeforeReleasingKernelThreads{200};
-
 namespace {
 std::atomic<int64_t> handOffs{0};
 }  // namespace
@@ -159,6 +157,7 @@ void TaskThread::runTasks(const std::shared_ptr<Queue>& queue) {
     Task task = std::move(queue->tasks.front());
     queue->tasks.pop_front();
     if (task.betweenSteps) --queue->betweenSteps;
+    const bool held = queue->holdsKernelThreads;
     queue->running = queue->holdsKernelThreads = true;  // until it ends, and then if it ran on several
     queue->stopRunning = std::move(task.stop);
     lock.unlock();
@@ -166,7 +165,9 @@ void TaskThread::runTasks(const std::shared_ptr<Queue>& queue) {
     task.run();
     lock.lock();
     queue->running = false;
-    queue->holdsKernelThreads = kernelThreadsOfThisThread() > 1;
+    // Kept while idle, and ended only when another thread's task starts: a model called less often than its
+    // pool outlived an idle spell started it again at each call (docs/performance.md).
+    queue->holdsKernelThreads = held || kernelThreadsOfThisThread() > 1;
     queue->stopRunning = nullptr;
   }
   queue->finished = true;
@@ -178,10 +179,6 @@ bool TaskThread::awaitTask(Queue& queue, std::unique_lock<std::mutex>& lock) {
   const auto wakes = [&] { return ready() || queue.releaseKernelThreads; };
   while (!ready()) {
     if (releaseAskedKernelThreads(queue, lock)) continue;
-    if (queue.wake.wait_for(lock, kIdleBeforeReleasingKernelThreads, wakes)) continue;
-    // Idle for a while (not between two tokens or batches): its kernel threads go, so that they do not
-    // slow another thread's (runtime_info.h); also when its count fell to 1 after it had started some.
-    endKernelThreads(queue, lock);
     queue.wake.wait(lock, wakes);
   }
   return !queue.tasks.empty();  // else stopping, and nothing left to run

@@ -13,7 +13,7 @@
 // Each such thread's kernels run on its own OpenMP pool, and libgomp spins at a fork-join only while the
 // process holds no more pool threads than cores. So when a task starts, the other task threads end their
 // pools once idle (a trainer and a loaded Model taking turns would otherwise each sleep and wake at every
-// fork-join), and an idle thread ends its own after a while.
+// fork-join). An idle thread alone keeps its pool: asleep, it costs no time, and the next call needs it.
 //
 // No such thread outlives its environment: when the environment goes, or the
 // process exits, shutDown stops each (its running task asked to stop, its hook
@@ -104,7 +104,7 @@ class TaskThread {
     bool stopping = false;
     bool abandoned = false;             // shut down: hook waits end, false
     bool finished = false;              // the thread has returned from its loop
-    bool holdsKernelThreads = false;    // its last task ran on more than one kernel thread, not ended since
+    bool holdsKernelThreads = false;    // a task ran on more than one kernel thread, not ended since
     bool releaseKernelThreads = false;  // another thread's task started: end them once idle or parked
     std::function<void()> stopRunning;  // the running task's stop, if any
     std::shared_ptr<NapiGate> gate;
@@ -113,8 +113,8 @@ class TaskThread {
 
   void push(Task task);
   static void runTasks(const std::shared_ptr<Queue>& queue);
-  // Waits for a task (true) or for stopping with none left (false), ending the kernel threads when idle a
-  // while or when another thread asks (lock held on entry and return).
+  // Waits for a task (true) or for stopping with none left (false), ending the kernel threads when another
+  // thread asks (lock held on entry and return).
   static bool awaitTask(Queue& queue, std::unique_lock<std::mutex>& lock);
   // With the lock held, on the queue's thread: ends its kernel threads if another thread asked (true when asked).
   static bool releaseAskedKernelThreads(Queue& queue, std::unique_lock<std::mutex>& lock);
