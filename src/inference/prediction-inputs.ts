@@ -26,9 +26,9 @@ export interface PredictOptions {
   /**
    * Run the graph lowered for inference (default true), as torch.jit.optimize_for_inference and
    * onnxruntime's graph optimizations do: a Conv2d read only by a BatchNorm2d runs as one convolution
-   * with the BatchNorm (and a ReLU after it) folded in, a Conv2d without one with the ReLU that alone
-   * reads it, each in float32 with its weight packed once in oneDNN's layout, and Conv2d layers pass
-   * channels-last activations to one another.
+   * with the BatchNorm folded in, and the ReLU, Hardswish or Hardsigmoid that alone reads it (or the
+   * Conv2d) runs inside it; each in float32 with its weight packed once in oneDNN's layout, and Conv2d
+   * layers pass channels-last activations to one another.
    * Results match the layers run one by one to float32 rounding (about
    * 1e-6); false runs them one by one, bit for bit as PyTorch eager does.
    */
