@@ -209,6 +209,24 @@ describe("predict's inference lowering: BatchNorm folded into the convolution be
     expect(Math.max(...own.outputs['3 lowered'].map(Math.abs))).to.be.greaterThan(1e-3);
   });
 
+  it('says a kernel larger than the padded input as PyTorch does, then predicts the next input', async () => {
+    // oneDNN's packing failed on such an input with an error about format tags, and packing was then off
+    // for the layer: the lowered run now leaves the input to at::conv2d, whose error names the sizes.
+    const trainer = new Trainer({
+      model: nn.sequential(nn.conv2d(2, 4, 5), nn.batchNorm2d(4), nn.relu()),
+      config: { progressBar: false, seed: 1 },
+    });
+    const error = await rejectionOf(trainer.predict(new Float32Array(2 * 2 * 3 * 3), [2, 2, 3, 3]));
+    expect(error.message).to.match(/Kernel size: \(5 x 5\)\. Kernel size can't be greater than actual input size/);
+    const fits = Float32Array.from({ length: 2 * 2 * 6 * 6 }, (_, i) => Math.cos(i));
+    const [lowered, asWritten] = [
+      await trainer.predict(fits, [2, 2, 6, 6]),
+      await trainer.predict(fits, [2, 2, 6, 6], { optimizeForInference: false }),
+    ];
+    expect(lowered.shape).to.deep.equal([2, 4, 2, 2]);
+    expectClose(lowered.data as Float32Array, asWritten.data as Float32Array, 'the next input');
+  });
+
   it('refuses an optimizeForInference that is not a boolean', async () => {
     const error = await rejectionOf(make().predict(inputs, [16, 3, 8, 8], { optimizeForInference: 'yes' as never }));
     expect(error.code).to.equal('ERR_FIREBRAND_INVALID_ARGUMENT');

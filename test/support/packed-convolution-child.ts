@@ -1,7 +1,7 @@
 // Run by test/inference-lowering.test.ts under oneDNN's verbose mode: a network of one-channel images and the convolutions
 // MobileNet is made of (3x3, depthwise, 1x1, each with its BatchNorm folded in, and its ReLU or Hardswish run
-// inside it), a 3x3 one without a BatchNorm (a plain CNN's), a strided, dilated, grouped one whose padding on
-// the right is not its padding on the left, and a 1x1 one before a Hardsigmoid (MobileNetV3's gates), predicts `argv[2]` times on channels-last activations; oneDNN prints
+// inside it), a 3x3 one without a BatchNorm (a plain CNN's), a strided, dilated, grouped one whose last window
+// would pass the padding (left out), and a 1x1 one before a Hardsigmoid (MobileNetV3's gates), predicts `argv[2]` times on channels-last activations; oneDNN prints
 // a line for each primitive it runs. With `argv[3]` = 'outputs', a batch of 2 and one of 3 predict as lowered
 // and as written, and their outputs are printed as JSON.
 import { nn, Trainer } from '../../src';

@@ -75,14 +75,14 @@ std::unique_ptr<OnednnConvolution> OnednnConvolution::make(const at::Tensor& inp
   std::unique_ptr<OnednnConvolution> made(new OnednnConvolution());
   made->format_ = input.suggest_memory_format();
   made->outputSizes_ = {input.size(0), weight.size(0), 0, 0};
-  int64_t dilates[2], paddingRight[2];
+  int64_t dilates[2];
   for (int d = 0; d < 2; ++d) {
     const int64_t span = (weight.size(2 + d) - 1) * dilation[d] + 1, in = input.size(2 + d);
+    // Padded alike on both sides, as PyTorch pads: oneDNN sizes the output as PyTorch does, rounding down
+    // (a last window that would pass the padding is left out).
     const int64_t out = (in + 2 * padding[d] - span) / stride[d] + 1;
-    if (out <= 0) return nullptr;
     made->outputSizes_[2 + d] = out;
     dilates[d] = dilation[d] - 1;
-    paddingRight[d] = (out - 1) * stride[d] + span - in - padding[d];
   }
   const at::Tensor dense = weight.contiguous();
   const at::Tensor grouped =
@@ -100,7 +100,7 @@ std::unique_ptr<OnednnConvolution> OnednnConvolution::make(const at::Tensor& inp
     return nullptr;
   if (a->convolutionForwardCreate(&desc.handle, a->engine, onednn::kForwardInference, onednn::kConvolutionDirect,
                                   source.handle, weightsAny.handle, biasDesc.handle, destination.handle, stride.data(),
-                                  dilates, padding.data(), paddingRight, attr.handle) != 0 ||
+                                  dilates, padding.data(), padding.data(), attr.handle) != 0 ||
       !made->packWeight(desc.handle, grouped) || a->primitiveCreate(&made->primitive_, desc.handle) != 0)
     return nullptr;
   const Handle scratchpad = a->primitiveDescQueryMd(desc.handle, onednn::kQueryScratchpad, 0);

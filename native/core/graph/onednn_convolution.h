@@ -17,7 +17,8 @@ namespace firebrand {
 // MobileNetV3's batch-1 predict went to them, docs/performance.md.)
 class OnednnConvolution {
  public:
-  // The convolution for inputs with `input`'s sizes and layout, then its `activation` (oneDNN's post-op),
+  // The convolution for inputs with `input`'s sizes and layout (which the kernel's window fits), then its
+  // `activation` (oneDNN's post-op),
   // or null where there is no oneDNN 3 here (onednn::api()) or it takes no such convolution.
   static std::unique_ptr<OnednnConvolution> make(const at::Tensor& input, const at::Tensor& weight,
                                                  const at::Tensor& bias, at::IntArrayRef stride,

@@ -42,6 +42,15 @@ const PrepackedOps& prepackedOps() {
   return ops;
 }
 
+// Whether the kernel's window fits the padded input: where not, at::conv2d says so (oneDNN's packing failed
+// with an error about format tags, and packing was off for the layer's later inputs).
+bool windowFits(const at::Tensor& input, const at::Tensor& weight, at::IntArrayRef padding, at::IntArrayRef dilation) {
+  for (size_t d = 0; d < 2 && d < padding.size() && d < dilation.size(); ++d) {
+    if (input.size(2 + d) + 2 * padding[d] < (weight.size(2 + d) - 1) * dilation[d] + 1) return false;
+  }
+  return true;
+}
+
 // Sizes seen per convolution before the oldest packing is dropped (a last batch smaller than the others).
 constexpr size_t kPackedSizesKept = 4;
 
@@ -74,7 +83,8 @@ std::optional<at::Tensor> PackedConvolution::run(const at::Tensor& input, const 
   const c10::MemoryFormat format = input.suggest_memory_format();
   if (refused_ || !ops.prepack || !ops.run || !at::hasMKLDNN() || !input.device().is_cpu() || input.dim() != 4 ||
       input.scalar_type() != at::kFloat || weight.scalar_type() != at::kFloat || !input.is_contiguous(format) ||
-      !weight.is_contiguous(format) || (bias.defined() && bias.scalar_type() != at::kFloat))
+      !weight.is_contiguous(format) || (bias.defined() && bias.scalar_type() != at::kFloat) ||
+      !windowFits(input, weight, padding, dilation))
     return std::nullopt;
   const auto same = [&](const Packed& p) {
     return p.format == format && p.activation == activation && input.sizes().equals(p.sizes);
