@@ -69,8 +69,7 @@ bool PackedConvolution::prepack(Packed& packed, const at::Tensor& weight, const 
                    groups, packed.sizes, std::string(packed.activation == FusedActivation::Relu ? "relu" : "none")});
     return true;
   } catch (const c10::Error&) {
-    // A convolution oneDNN has no packing for: this one convolves as eager does from now on.
-    refused_ = true;
+    // A convolution oneDNN has no packing for at these sizes: they convolve as eager does.
     return false;
   }
 }
@@ -81,7 +80,7 @@ std::optional<at::Tensor> PackedConvolution::run(const at::Tensor& input, const 
                                                  FusedActivation activation) {
   const PrepackedOps& ops = prepackedOps();
   const c10::MemoryFormat format = input.suggest_memory_format();
-  if (refused_ || !ops.prepack || !ops.run || !at::hasMKLDNN() || !input.device().is_cpu() || input.dim() != 4 ||
+  if (!ops.prepack || !ops.run || !at::hasMKLDNN() || !input.device().is_cpu() || input.dim() != 4 ||
       input.scalar_type() != at::kFloat || weight.scalar_type() != at::kFloat || !input.is_contiguous(format) ||
       !weight.is_contiguous(format) || (bias.defined() && bias.scalar_type() != at::kFloat) ||
       !windowFits(input, weight, padding, dilation))
@@ -97,11 +96,12 @@ std::optional<at::Tensor> PackedConvolution::run(const at::Tensor& input, const 
                   activation,
                   OnednnConvolution::make(input, weight, bias, stride, padding, dilation, groups, activation),
                   {}};
-    if (!packed.direct && !prepack(packed, weight, bias, stride, padding, dilation, groups)) return std::nullopt;
+    if (!packed.direct) prepack(packed, weight, bias, stride, padding, dilation, groups);
     packed_.push_back(std::move(packed));
     found = std::prev(packed_.end());
   }
   if (found->direct) return found->direct->run(input);
+  if (found->context.isNone()) return std::nullopt;  // refused at these sizes
   at::Tensor out = boxedCall(*ops.run, {input, found->context}).toTensor();
   return activation == FusedActivation::Relu ? out : applyActivation(out, activation);
 }

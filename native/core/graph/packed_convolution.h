@@ -26,10 +26,7 @@ class PackedConvolution {
                                 at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation,
                                 int64_t groups, FusedActivation activation);
   // The weight changed: every packed copy is dropped (and packing tried again).
-  void clear() {
-    packed_.clear();
-    refused_ = false;
-  }
+  void clear() { packed_.clear(); }
 
  private:
   struct Packed {
@@ -39,11 +36,10 @@ class PackedConvolution {
     std::shared_ptr<OnednnConvolution> direct;  // or libtorch's packed `context`
     c10::IValue context;
   };
-  // libtorch's packing of `packed`'s sizes into its context; false where it refuses (and from then on).
+  // libtorch's packing of `packed`'s sizes into its context; false (no context) where it refuses them.
   bool prepack(Packed& packed, const at::Tensor& weight, const at::Tensor& bias, at::IntArrayRef stride,
                at::IntArrayRef padding, at::IntArrayRef dilation, int64_t groups);
-  std::vector<Packed> packed_;
-  bool refused_ = false;
+  std::vector<Packed> packed_;  // a size libtorch refused to pack is kept too, with no context
 };
 
 }  // namespace firebrand
