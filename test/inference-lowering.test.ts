@@ -209,6 +209,30 @@ describe("predict's inference lowering: BatchNorm folded into the convolution be
     expect(Math.max(...own.outputs['3 lowered'].map(Math.abs))).to.be.greaterThan(1e-3);
   });
 
+  it('packs each weight once for oneDNN primitives of several batch sizes, where libtorch packed it per size', function () {
+    // A model predicting at batch sizes 2, 3, 5: each of the 6 convolutions' weights reordered once (the
+    // layouts oneDNN picks agree across these sizes), not once per size as libtorch's prepacked op does.
+    if (!runtimeInfo().onednnConvolution) {
+      console.log('      skipped: this libtorch links no oneDNN 3 (its prepacked convolution packs per size)');
+      this.skip();
+    }
+    const reorders = (setting: string | undefined) => {
+      const child = spawnSync(
+        process.execPath,
+        [path.join(__dirname, 'support', 'packed-convolution-child.js'), '2', 'sizes'],
+        {
+          encoding: 'utf8',
+          maxBuffer: 64 << 20,
+          env: { ...process.env, ONEDNN_VERBOSE: '1', FIREBRAND_ONEDNN_CONVOLUTION: setting },
+        },
+      );
+      expect(child.status, child.stderr).to.equal(0);
+      return child.stdout.split('\n').filter((line) => line.includes('exec,cpu,reorder')).length;
+    };
+    expect(reorders(undefined)).to.equal(6);
+    expect(reorders('0')).to.equal(18);
+  });
+
   it('says a kernel larger than the padded input as PyTorch does, then predicts the next input', async () => {
     // oneDNN's packing failed on such an input with an error about format tags, and packing was then off
     // for the layer: the lowered run now leaves the input to at::conv2d, whose error names the sizes.

@@ -2,7 +2,7 @@
 // MobileNet is made of (3x3, depthwise, 1x1, each with its BatchNorm folded in, and its ReLU or Hardswish run
 // inside it), a 3x3 one without a BatchNorm (a plain CNN's), a strided, dilated, grouped one whose last window
 // would pass the padding (left out), and a 1x1 one before a Hardsigmoid (MobileNetV3's gates), predicts `argv[2]` times on channels-last activations; oneDNN prints
-// a line for each primitive it runs. With `argv[3]` = 'outputs', a batch of 2 and one of 3 predict as lowered
+// a line for each primitive it runs. With `argv[3]` = 'sizes', batches of 3, 5 and 3 follow; with 'outputs', a batch of 2 and one of 3 predict as lowered
 // and as written, and their outputs are printed as JSON.
 import { nn, Trainer } from '../../src';
 
@@ -27,6 +27,9 @@ const trainer = new Trainer({ model, config: { progressBar: false, numThreads: 1
 const inputsOf = (batch: number) => Float32Array.from({ length: batch * 1 * 12 * 12 }, (_, i) => Math.sin(i * 0.3));
 (async () => {
   for (let call = 0; call < calls; call++) await trainer.predict(inputsOf(2), [2, 1, 12, 12]);
+  if (process.argv[3] === 'sizes') {
+    for (const batch of [3, 5, 3]) await trainer.predict(inputsOf(batch), [batch, 1, 12, 12]);
+  }
   if (process.argv[3] !== 'outputs') return;
   const outputs: Record<string, number[]> = {};
   for (const batch of [2, 3]) {

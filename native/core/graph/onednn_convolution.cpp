@@ -69,7 +69,8 @@ void check(onednn::Status status, const char* what) {
 std::unique_ptr<OnednnConvolution> OnednnConvolution::make(const at::Tensor& input, const at::Tensor& weight,
                                                            const at::Tensor& bias, at::IntArrayRef stride,
                                                            at::IntArrayRef padding, at::IntArrayRef dilation,
-                                                           int64_t groups, FusedActivation activation) {
+                                                           int64_t groups, FusedActivation activation,
+                                                           const OnednnConvolution* sibling) {
   const onednn::Api* a = onednn::api();
   if (a == nullptr || stride.size() != 2 || padding.size() != 2 || dilation.size() != 2) return nullptr;
   std::unique_ptr<OnednnConvolution> made(new OnednnConvolution());
@@ -101,7 +102,7 @@ std::unique_ptr<OnednnConvolution> OnednnConvolution::make(const at::Tensor& inp
   if (a->convolutionForwardCreate(&desc.handle, a->engine, onednn::kForwardInference, onednn::kConvolutionDirect,
                                   source.handle, weightsAny.handle, biasDesc.handle, destination.handle, stride.data(),
                                   dilates, padding.data(), padding.data(), attr.handle) != 0 ||
-      !made->packWeight(desc.handle, grouped) || a->primitiveCreate(&made->primitive_, desc.handle) != 0)
+      !made->packWeight(desc.handle, grouped, sibling) || a->primitiveCreate(&made->primitive_, desc.handle) != 0)
     return nullptr;
   const Handle scratchpad = a->primitiveDescQueryMd(desc.handle, onednn::kQueryScratchpad, 0);
   made->scratchpadBytes_ = scratchpad != nullptr ? a->memoryDescGetSize(scratchpad) : 0;
@@ -114,9 +115,15 @@ std::unique_ptr<OnednnConvolution> OnednnConvolution::make(const at::Tensor& inp
   return memories ? std::move(made) : nullptr;
 }
 
-bool OnednnConvolution::packWeight(Handle desc, const at::Tensor& weight) {
+bool OnednnConvolution::packWeight(Handle desc, const at::Tensor& weight, const OnednnConvolution* sibling) {
   const onednn::Api& a = *onednn::api();
   const Handle packed = a.primitiveDescQueryMd(desc, onednn::kQueryWeights, 0);
+  Handle siblings = nullptr;
+  if (packed != nullptr && sibling != nullptr && a.memoryGetMemoryDesc(sibling->weights_, &siblings) == 0 &&
+      a.memoryDescEqual(siblings, packed) == 1) {
+    packedWeight_ = sibling->packedWeight_;
+    return a.memoryCreate(&weights_, packed, a.engine, packedWeight_.data_ptr()) == 0;
+  }
   Owned plain(a.memoryDescDestroy), reorderDesc(a.primitiveDescDestroy), reorder(a.primitiveDestroy),
       from(a.memoryDestroy), to(a.memoryDestroy);
   if (packed == nullptr || !describe(plain, weight.sizes(), weight.strides()) ||

@@ -18,12 +18,14 @@ namespace firebrand {
 class OnednnConvolution {
  public:
   // The convolution for inputs with `input`'s sizes and layout (which the kernel's window fits), then its
-  // `activation` (oneDNN's post-op),
-  // or null where there is no oneDNN 3 here (onednn::api()) or it takes no such convolution.
+  // `activation` (oneDNN's post-op), or null where there is no oneDNN 3 here (onednn::api()) or it takes no
+  // such convolution. `sibling`, the same convolution made for other sizes, lends its packed weight where the
+  // layouts agree: a model predicting at several batch sizes keeps one packed copy, not one per size.
   static std::unique_ptr<OnednnConvolution> make(const at::Tensor& input, const at::Tensor& weight,
                                                  const at::Tensor& bias, at::IntArrayRef stride,
                                                  at::IntArrayRef padding, at::IntArrayRef dilation, int64_t groups,
-                                                 FusedActivation activation);
+                                                 FusedActivation activation,
+                                                 const OnednnConvolution* sibling = nullptr);
   ~OnednnConvolution();
   OnednnConvolution(const OnednnConvolution&) = delete;
   OnednnConvolution& operator=(const OnednnConvolution&) = delete;
@@ -34,8 +36,8 @@ class OnednnConvolution {
  private:
   OnednnConvolution() = default;
   // The weight (dense in rows; [groups, out, in, kH, kW] where grouped) reordered into the layout the
-  // primitive `desc` computes with.
-  bool packWeight(onednn::Handle desc, const at::Tensor& weight);
+  // primitive `desc` computes with, or `sibling`'s packed copy where it is in that layout.
+  bool packWeight(onednn::Handle desc, const at::Tensor& weight, const OnednnConvolution* sibling);
 
   onednn::Handle primitive_ = nullptr;
   onednn::Handle source_ = nullptr, destination_ = nullptr, weights_ = nullptr, bias_ = nullptr, scratchpad_ = nullptr;

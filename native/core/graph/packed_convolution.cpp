@@ -91,10 +91,13 @@ std::optional<at::Tensor> PackedConvolution::run(const at::Tensor& input, const 
   auto found = std::find_if(packed_.begin(), packed_.end(), same);
   if (found == packed_.end()) {
     if (packed_.size() == kPackedSizesKept) packed_.erase(packed_.begin());
+    const auto sibling =
+        std::find_if(packed_.begin(), packed_.end(), [](const Packed& p) { return p.direct != nullptr; });
     Packed packed{input.sizes().vec(),
                   format,
                   activation,
-                  OnednnConvolution::make(input, weight, bias, stride, padding, dilation, groups, activation),
+                  OnednnConvolution::make(input, weight, bias, stride, padding, dilation, groups, activation,
+                                          sibling == packed_.end() ? nullptr : sibling->direct.get()),
                   {}};
     if (!packed.direct) prepack(packed, weight, bias, stride, padding, dilation, groups);
     packed_.push_back(std::move(packed));

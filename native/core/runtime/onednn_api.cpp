@@ -30,7 +30,8 @@ bool resolve(Api& a) {
          find(a.memoryDescCreateWithStrides, "dnnl_memory_desc_create_with_strides") &&
          find(a.memoryDescCreateWithTag, "dnnl_memory_desc_create_with_tag") &&
          find(a.memoryDescDestroy, "dnnl_memory_desc_destroy") &&
-         find(a.memoryDescGetSize, "dnnl_memory_desc_get_size") && find(a.memoryCreate, "dnnl_memory_create") &&
+         find(a.memoryDescGetSize, "dnnl_memory_desc_get_size") && find(a.memoryDescEqual, "dnnl_memory_desc_equal") &&
+         find(a.memoryGetMemoryDesc, "dnnl_memory_get_memory_desc") && find(a.memoryCreate, "dnnl_memory_create") &&
          find(a.memorySetDataHandle, "dnnl_memory_set_data_handle") && find(a.memoryDestroy, "dnnl_memory_destroy") &&
          find(a.attrCreate, "dnnl_primitive_attr_create") && find(a.attrDestroy, "dnnl_primitive_attr_destroy") &&
          find(a.attrSetScratchpadMode, "dnnl_primitive_attr_set_scratchpad_mode") &&

@@ -44,8 +44,10 @@ struct Api {
   Status (*memoryDescCreateWithTag)(Handle*, int ndims, const int64_t* dims, int type, int tag);
   Status (*memoryDescDestroy)(Handle);
   size_t (*memoryDescGetSize)(Handle);
+  int (*memoryDescEqual)(Handle, Handle);  // 1 where equal
   Status (*memoryCreate)(Handle*, Handle desc, Handle engine, void* data);
   Status (*memorySetDataHandle)(Handle, void* data);
+  Status (*memoryGetMemoryDesc)(Handle, Handle* desc);
   Status (*memoryDestroy)(Handle);
   Status (*attrCreate)(Handle*);
   Status (*attrDestroy)(Handle);
