@@ -49,6 +49,17 @@ class MapNet extends nn.Module {
   }
 }
 
+/** The lines test/support/packed-convolution-child.js prints with `args`, under oneDNN's trace and `env`. */
+function tracedChild(args: string[], env: NodeJS.ProcessEnv = {}): string[] {
+  const child = spawnSync(process.execPath, [path.join(__dirname, 'support', 'packed-convolution-child.js'), ...args], {
+    encoding: 'utf8',
+    maxBuffer: 64 << 20,
+    env: { ...process.env, ONEDNN_VERBOSE: '1', DNNL_VERBOSE: '1', ...env },
+  });
+  expect(child.status, child.stderr).to.equal(0);
+  return child.stdout.split('\n');
+}
+
 describe("predict's inference lowering: channels-last activations", function () {
   this.timeout(60_000);
   const inputs = Float32Array.from({ length: 4 * 3 * 8 * 8 }, (_, i) => Math.sin(i * 0.37) - Math.cos(i * 0.05));
@@ -139,13 +150,7 @@ describe("predict's inference lowering: BatchNorm folded into the convolution be
     // on channels-last activations reordered them again. A convolution without a BatchNorm, run as
     // written, reordered its weight at every call too.
     const run = (calls: number) => {
-      const child = spawnSync(
-        process.execPath,
-        [path.join(__dirname, 'support', 'packed-convolution-child.js'), String(calls)],
-        { encoding: 'utf8', maxBuffer: 64 << 20, env: { ...process.env, ONEDNN_VERBOSE: '1', DNNL_VERBOSE: '1' } },
-      );
-      expect(child.status, child.stderr).to.equal(0);
-      const lines = child.stdout.split('\n');
+      const lines = tracedChild([String(calls)]);
       const convolutions = lines.filter((line) => line.includes('exec,cpu,convolution'));
       return {
         convolutions: convolutions.length,
@@ -177,17 +182,7 @@ describe("predict's inference lowering: BatchNorm folded into the convolution be
       this.skip();
     }
     const run = (setting: string | undefined) => {
-      const child = spawnSync(
-        process.execPath,
-        [path.join(__dirname, 'support', 'packed-convolution-child.js'), '1', 'outputs'],
-        {
-          encoding: 'utf8',
-          maxBuffer: 64 << 20,
-          env: { ...process.env, ONEDNN_VERBOSE: '1', FIREBRAND_ONEDNN_CONVOLUTION: setting },
-        },
-      );
-      expect(child.status, child.stderr).to.equal(0);
-      const lines = child.stdout.split('\n');
+      const lines = tracedChild(['1', 'outputs'], { FIREBRAND_ONEDNN_CONVOLUTION: setting });
       const inference = lines.filter((line) => /exec,cpu,convolution,.*forward_inference/.test(line));
       return {
         inference,
@@ -216,19 +211,10 @@ describe("predict's inference lowering: BatchNorm folded into the convolution be
       console.log('      skipped: this libtorch links no oneDNN 3 (its prepacked convolution packs per size)');
       this.skip();
     }
-    const reorders = (setting: string | undefined) => {
-      const child = spawnSync(
-        process.execPath,
-        [path.join(__dirname, 'support', 'packed-convolution-child.js'), '2', 'sizes'],
-        {
-          encoding: 'utf8',
-          maxBuffer: 64 << 20,
-          env: { ...process.env, ONEDNN_VERBOSE: '1', FIREBRAND_ONEDNN_CONVOLUTION: setting },
-        },
-      );
-      expect(child.status, child.stderr).to.equal(0);
-      return child.stdout.split('\n').filter((line) => line.includes('exec,cpu,reorder')).length;
-    };
+    const reorders = (setting: string | undefined) =>
+      tracedChild(['2', 'sizes'], { FIREBRAND_ONEDNN_CONVOLUTION: setting }).filter((line) =>
+        line.includes('exec,cpu,reorder'),
+      ).length;
     expect(reorders(undefined)).to.equal(6);
     expect(reorders('0')).to.equal(18);
   });
