@@ -5,7 +5,12 @@
 #pragma once
 #include <ATen/core/Tensor.h>
 
+#include <vector>
+
 namespace firebrand {
+
+// The strides of a tensor of `sizes` dense in `format` (rows, or channels-last for 4-D sizes).
+std::vector<int64_t> denseStrides(at::IntArrayRef sizes, c10::MemoryFormat format);
 
 // `dense` (dense in `format`, rows or channels-last) as a view of the same memory whose strides
 // suggest_memory_format() reads as `format`; `dense` itself where it already does.

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "core/errors.h"
+#include "core/graph/format_strides.h"
 
 namespace firebrand {
 namespace {
@@ -25,14 +26,6 @@ struct Owned {
 bool describe(Owned& desc, at::IntArrayRef sizes, at::IntArrayRef strides) {
   return onednn::api()->memoryDescCreateWithStrides(&desc.handle, static_cast<int>(sizes.size()), sizes.data(),
                                                     onednn::kFloat32, strides.data()) == 0;
-}
-
-// Strides of a tensor of `sizes` dense in `format`.
-std::vector<int64_t> denseStrides(at::IntArrayRef sizes, c10::MemoryFormat format) {
-  if (format == c10::MemoryFormat::ChannelsLast) return c10::get_channels_last_strides_2d(sizes);
-  std::vector<int64_t> strides(sizes.size(), 1);
-  for (int64_t d = static_cast<int64_t>(sizes.size()) - 2; d >= 0; --d) strides[d] = strides[d + 1] * sizes[d + 1];
-  return strides;
 }
 
 // oneDNN's eltwise algorithm and its alpha and beta for `activation`: hardswish is x * clamp(x/6 + 1/2, 0, 1)
