@@ -115,6 +115,35 @@ describe('fine-tuning', function () {
     expect(new Set(training).size, `losses ${training.join(', ')}`).to.equal(3);
   });
 
+  it('keeps frozen modules in eval mode across predictions, and follows what is frozen', async () => {
+    // Each prediction (and each generated token) puts the model in eval mode and back, setting the frozen
+    // modules' modes again: from the paths resolved once, until what is frozen changes.
+    const block = (width: number) => nn.sequential(nn.linear(width, 16), nn.dropout(0.5), nn.relu());
+    const trainer = new Trainer({
+      model: nn.sequential(block(4), block(16), nn.linear(16, 2)),
+      loss: 'cross_entropy',
+      optimizer: { name: 'sgd', lr: 0 },
+      config: { ...config, numEpochs: 3, batchSize: 32, shuffle: false, freeze: ['0', '1'] },
+    });
+    const data = blobDataset(32);
+    const batch = { data: Float32Array.from({ length: 8 }, (_, i) => i / 8), shape: [2, 4] };
+    const lossesOf = async () => {
+      await trainer.predict(batch.data, batch.shape);
+      return (await trainer.fit(data)).epochs.map((epoch) => epoch.loss);
+    };
+    for (const round of [1, 2]) {
+      const frozen = await lossesOf();
+      expect(new Set(frozen).size, `round ${round}: losses ${frozen.join(', ')}`).to.equal(1);
+    }
+    await trainer.unfreeze('1');
+    // One block unfrozen, its dropout draws new masks each epoch: the checks above could fail.
+    const training = await lossesOf();
+    expect(new Set(training).size, `losses ${training.join(', ')}`).to.equal(3);
+    await trainer.freeze('1');
+    const refrozen = await lossesOf();
+    expect(new Set(refrozen).size, `losses ${refrozen.join(', ')}`).to.equal(1);
+  });
+
   it('freezes by parameter name and glob, in layer stacks and TorchScript models', async () => {
     const stack = trainerOf(nn.sequential(nn.linear(4, 8), nn.relu(), nn.linear(8, 8), nn.relu(), nn.linear(8, 2)), {
       freeze: ['0.*', '2.bias'],

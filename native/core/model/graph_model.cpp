@@ -186,7 +186,7 @@ void GraphModel::setModelTraining(bool training) { tree_.root->train(training); 
 std::vector<std::string> GraphModel::modulePaths() const { return submodulePaths(*tree_.root); }
 
 void GraphModel::setModulesTraining(const std::vector<std::string>& paths, bool training) {
-  setSubmodulesTraining(*tree_.root, paths, training);
+  submoduleModes_.set(*tree_.root, paths, training);
 }
 
 std::vector<std::pair<std::string, BuiltLayer*>> GraphModel::builtLayers() {

@@ -7,6 +7,7 @@
 #include "core/graph/graph_program.h"
 #include "core/graph/module_tree.h"
 #include "core/model/model.h"
+#include "core/model/submodule_modes.h"
 
 namespace firebrand {
 
@@ -59,6 +60,7 @@ class GraphModel : public Model {
   std::vector<std::pair<std::string, std::string>> tiedNames_;
   std::vector<std::string> nonPersistentBuffers_;
   c10::Device device_ = c10::kCPU;
+  SubmoduleModes submoduleModes_;
 };
 
 }  // namespace firebrand

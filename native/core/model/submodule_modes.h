@@ -13,10 +13,22 @@ struct Module;
 
 namespace firebrand {
 
-// Setting modes walks the tree once for all `paths` (each with its own submodules): a model switches
-// modes at every generated token, and a LoRA model has hundreds of frozen modules.
 std::vector<std::string> submodulePaths(const torch::nn::Module& root);
-void setSubmodulesTraining(torch::nn::Module& root, const std::vector<std::string>& paths, bool training);
+
+// Sets the mode of the submodules at `paths` (each with its own submodules). A model switches modes twice a
+// generated token and a LoRA or int8 model has hundreds of frozen modules, so the paths are resolved by
+// name (a string and a hash entry each) only when they or the tree's modules changed since the last call.
+class SubmoduleModes {
+ public:
+  void set(torch::nn::Module& root, const std::vector<std::string>& paths, bool training);
+
+ private:
+  std::vector<std::string> paths_;
+  std::vector<const torch::nn::Module*> tree_;  // the tree's modules in walk order when resolved
+  std::vector<size_t> found_;                   // each path's index in tree_
+};
+
+// Setting modes walks the tree once for all `paths`.
 std::vector<std::string> submodulePaths(const torch::jit::Module& root);
 void setSubmodulesTraining(const torch::jit::Module& root, const std::vector<std::string>& paths, bool training);
 
