@@ -2,7 +2,6 @@
 
 #include <torch/script.h>
 
-#include <algorithm>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -17,32 +16,21 @@ std::vector<std::string> submodulePaths(const torch::nn::Module& root) {
 }
 
 void SubmoduleModes::set(torch::nn::Module& root, const std::vector<std::string>& paths, bool training) {
-  if (paths.empty()) return;
-  const std::vector<std::shared_ptr<torch::nn::Module>> modules = root.modules(/*include_self=*/false);
-  const bool resolved = paths == paths_ && std::equal(modules.begin(), modules.end(), tree_.begin(), tree_.end(),
-                                                      [](const auto& module, const torch::nn::Module* held) {
-                                                        return module.get() == held;
-                                                      });
-  if (!resolved) {
+  if (paths != paths_) {
     std::unordered_map<std::string, size_t> wanted;
     for (const std::string& path : paths) wanted.emplace(path, wanted.size());
-    std::vector<size_t> found(paths.size(), modules.size());
-    size_t index = 0;
+    std::vector<std::shared_ptr<torch::nn::Module>> found(paths.size());
     for (const auto& item : root.named_modules("", /*include_self=*/false)) {
       const auto it = wanted.find(item.key());
-      if (it != wanted.end()) found[it->second] = index;
-      ++index;
+      if (it != wanted.end()) found[it->second] = item.value();
     }
     for (size_t i = 0; i < paths.size(); ++i) {
-      if (found[i] == modules.size())
-        throw InvalidState("firebrand bug: the model has no submodule '" + paths[i] + "'");
+      if (!found[i]) throw InvalidState("firebrand bug: the model has no submodule '" + paths[i] + "'");
     }
     paths_ = paths;
-    tree_.assign(modules.size(), nullptr);
-    std::transform(modules.begin(), modules.end(), tree_.begin(), [](const auto& module) { return module.get(); });
-    found_ = std::move(found);
+    modules_ = std::move(found);
   }
-  for (const size_t index : found_) modules[index]->train(training);
+  for (const auto& module : modules_) module->train(training);
 }
 
 std::vector<std::string> submodulePaths(const torch::jit::Module& root) {

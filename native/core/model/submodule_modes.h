@@ -17,15 +17,15 @@ std::vector<std::string> submodulePaths(const torch::nn::Module& root);
 
 // Sets the mode of the submodules at `paths` (each with its own submodules). A model switches modes twice a
 // generated token and a LoRA or int8 model has hundreds of frozen modules, so the paths are resolved by
-// name (a string and a hash entry each) only when they or the tree's modules changed since the last call.
+// name (a string and a hash entry each) only when they differ from the last call's. A path keeps its
+// module: firebrand adds and removes submodules (adapters) but never replaces one at a path.
 class SubmoduleModes {
  public:
   void set(torch::nn::Module& root, const std::vector<std::string>& paths, bool training);
 
  private:
   std::vector<std::string> paths_;
-  std::vector<const torch::nn::Module*> tree_;  // the tree's modules in walk order when resolved
-  std::vector<size_t> found_;                   // each path's index in tree_
+  std::vector<std::shared_ptr<torch::nn::Module>> modules_;  // paths_' modules
 };
 
 // Setting modes walks the tree once for all `paths`.
