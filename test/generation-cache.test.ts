@@ -237,7 +237,7 @@ describe('generate with a key/value cache', function () {
     }
   });
 
-  it("decodes with the single-query attention kernel's portable version too (FIREBRAND_CPU_BASELINE=1)", function () {
+  it("decodes with the single-query attention kernel's portable and AVX2 versions too (FIREBRAND_CPU_BASELINE)", function () {
     // A child process: the CPU check is made once per process. Each cached step runs the kernel;
     // kvCache: true fails when the first one's logits are not the full forward's.
     const script = `
@@ -253,13 +253,15 @@ describe('generate with a key/value cache', function () {
         };
         console.log(JSON.stringify([await tokens(true), await tokens(false)]));
       })();`;
-    const [cached, full] = JSON.parse(
-      execFileSync(process.execPath, ['-e', script], {
-        env: { ...process.env, FIREBRAND_CPU_BASELINE: '1' },
-        encoding: 'utf8',
-      }).trim(),
-    ) as number[][];
-    expect(cached).to.have.length(20);
-    expect(cached).to.deep.equal(full);
+    for (const baseline of ['1', 'avx2']) {
+      const [cached, full] = JSON.parse(
+        execFileSync(process.execPath, ['-e', script], {
+          env: { ...process.env, FIREBRAND_CPU_BASELINE: baseline },
+          encoding: 'utf8',
+        }).trim(),
+      ) as number[][];
+      expect(cached, baseline).to.have.length(20);
+      expect(cached, baseline).to.deep.equal(full);
+    }
   });
 });

@@ -33,10 +33,9 @@ void attendHead(const float* query, const HeadRows<T>& head, int64_t length, int
   }
   float total = 0;
   for (int64_t t = 0; t < length; ++t) total += (weights[t] = std::exp(weights[t] - largest));
-  std::fill(out, out + D, 0.0f);
   const float normalizer = 1.0f / total;
-  for (int64_t t = 0; t < length; ++t)
-    addScaledRow(weights[t] * normalizer, head.values + t * head.valueStride, D, out);
+  for (int64_t t = 0; t < length; ++t) weights[t] *= normalizer;
+  weightedRows(weights.data(), head.values, head.valueStride, length, D, out);
 }
 
 // Every head of query [heads, D] (float32) over keys and values [heads, length, D] of type T: [heads, D] float32.

@@ -147,10 +147,9 @@ void attend(const std::vector<float>& q, const LayerKeyValues& cache, const std:
       float sum = 0;
       for (int64_t t = first; t < total; ++t) sum += (weights[t] = std::exp(weights[t] - largest));
       const float normalizer = 1.0f / sum;
+      for (int64_t t = first; t < total; ++t) weights[t] *= normalizer;
       float* o = out.data() + row * D;
-      for (int64_t t = first; t < total; ++t) {
-        if (weights[t] > 0) addScaledRow(weights[t] * normalizer, values + (kv * capacity + t) * D, D, o);
-      }
+      weightedRows(weights.data() + first, values + (kv * capacity + first) * D, D, total - first, D, o);
       for (int64_t i = 0; i < D; ++i) o[i] = rounded<T>(o[i]);
     }
   });

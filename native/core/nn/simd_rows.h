@@ -1,10 +1,11 @@
 // Row kernels the decoding paths share (nn/streamed_linear, nn/decode_attention): a dot
 // product of a weight or key row (float32, bfloat16 or int8, widened in registers) with
-// float32 values, and a scaled row added into float32 sums. AVX2+FMA where the CPU has
+// float32 values, and value rows summed with float32 weights. AVX2+FMA where the CPU has
 // them (runtime/cpu_features), a portable loop elsewhere.
 #pragma once
 #include <c10/util/BFloat16.h>
 
+#include <algorithm>
 #include <cstdint>
 
 #include "core/runtime/cpu_features.h"
@@ -93,20 +94,64 @@ FIREBRAND_AVX512 float dotAvx512(const W* weight, int64_t K, const float* x) {
 }
 #endif
 
-// sum[k] += a * row[k] for k < K, the row widened to float32.
+// out[d] = Σ_t weights[t] · rows[t · stride + d] for d < D over `count` rows widened to float32, each sum
+// taken in row order; a zero weight's row is skipped (a masked position). The sums stay in registers
+// across the rows: a decoding step's attention adds hundreds of value rows per head.
 template <typename W>
-void addScaledRowScalar(float a, const W* row, int64_t K, float* sum) {
-  for (int64_t k = 0; k < K; ++k) sum[k] += a * widen(row[k]);
+void weightedRowsScalar(const float* weights, const W* rows, int64_t stride, int64_t count, int64_t D, float* out) {
+  std::fill(out, out + D, 0.0f);
+  for (int64_t t = 0; t < count; ++t) {
+    if (weights[t] == 0) continue;
+    for (int64_t d = 0; d < D; ++d) out[d] += weights[t] * widen(rows[t * stride + d]);
+  }
 }
 
 #if defined(__x86_64__)
 template <typename W>
-FIREBRAND_AVX2 void addScaledRowAvx2(float a, const W* row, int64_t K, float* sum) {
-  const __m256 scale = _mm256_set1_ps(a);
-  int64_t k = 0;
-  for (; k + 8 <= K; k += 8)
-    _mm256_storeu_ps(sum + k, _mm256_fmadd_ps(scale, load8(row + k), _mm256_loadu_ps(sum + k)));
-  for (; k < K; ++k) sum[k] += a * widen(row[k]);
+FIREBRAND_AVX2 void weightedRowsAvx2(const float* weights, const W* rows, int64_t stride, int64_t count, int64_t D,
+                                     float* out) {
+  int64_t d = 0;
+  for (; d + 32 <= D; d += 32) {
+    __m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+    for (int64_t t = 0; t < count; ++t) {
+      if (weights[t] == 0) continue;
+      const __m256 a = _mm256_set1_ps(weights[t]);
+      const W* row = rows + t * stride + d;
+      s0 = _mm256_fmadd_ps(a, load8(row), s0);
+      s1 = _mm256_fmadd_ps(a, load8(row + 8), s1);
+      s2 = _mm256_fmadd_ps(a, load8(row + 16), s2);
+      s3 = _mm256_fmadd_ps(a, load8(row + 24), s3);
+    }
+    _mm256_storeu_ps(out + d, s0);
+    _mm256_storeu_ps(out + d + 8, s1);
+    _mm256_storeu_ps(out + d + 16, s2);
+    _mm256_storeu_ps(out + d + 24, s3);
+  }
+  if (d < D) weightedRowsScalar(weights, rows + d, stride, count, D - d, out + d);
+}
+
+// weightedRowsAvx2 with 16 lanes: 64 columns a pass.
+template <typename W>
+FIREBRAND_AVX512 void weightedRowsAvx512(const float* weights, const W* rows, int64_t stride, int64_t count,
+                                         int64_t D, float* out) {
+  int64_t d = 0;
+  for (; d + 64 <= D; d += 64) {
+    __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+    for (int64_t t = 0; t < count; ++t) {
+      if (weights[t] == 0) continue;
+      const __m512 a = _mm512_set1_ps(weights[t]);
+      const W* row = rows + t * stride + d;
+      s0 = _mm512_fmadd_ps(a, load16(row), s0);
+      s1 = _mm512_fmadd_ps(a, load16(row + 16), s1);
+      s2 = _mm512_fmadd_ps(a, load16(row + 32), s2);
+      s3 = _mm512_fmadd_ps(a, load16(row + 48), s3);
+    }
+    _mm512_storeu_ps(out + d, s0);
+    _mm512_storeu_ps(out + d + 16, s1);
+    _mm512_storeu_ps(out + d + 32, s2);
+    _mm512_storeu_ps(out + d + 48, s3);
+  }
+  if (d < D) weightedRowsAvx2(weights, rows + d, stride, count, D - d, out + d);
 }
 #endif
 
@@ -120,11 +165,12 @@ inline float dotRow(const W* weight, int64_t K, const float* x) {
 }
 
 template <typename W>
-inline void addScaledRow(float a, const W* row, int64_t K, float* sum) {
+inline void weightedRows(const float* weights, const W* rows, int64_t stride, int64_t count, int64_t D, float* out) {
 #if defined(__x86_64__)
-  if (cpuHasFma()) return addScaledRowAvx2(a, row, K, sum);
+  if (cpuHasAvx512()) return weightedRowsAvx512(weights, rows, stride, count, D, out);
+  if (cpuHasFma()) return weightedRowsAvx2(weights, rows, stride, count, D, out);
 #endif
-  addScaledRowScalar(a, row, K, sum);
+  weightedRowsScalar(weights, rows, stride, count, D, out);
 }
 
 }  // namespace firebrand
