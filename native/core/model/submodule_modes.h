@@ -16,7 +16,7 @@ namespace firebrand {
 std::vector<std::string> submodulePaths(const torch::nn::Module& root);
 
 // Sets the mode of the submodules at `paths` (each with its own submodules). A model switches modes twice a
-// generated token and a LoRA or int8 model has hundreds of frozen modules, so the paths are resolved by
+// generated token and a frozen or int8 base has hundreds of frozen modules, so the paths are resolved by
 // name (a string and a hash entry each) only when they differ from the last call's. A path keeps its
 // module: firebrand adds and removes submodules (adapters) but never replaces one at a path.
 class SubmoduleModes {

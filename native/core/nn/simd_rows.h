@@ -132,8 +132,8 @@ FIREBRAND_AVX2 void weightedRowsAvx2(const float* weights, const W* rows, int64_
 
 // weightedRowsAvx2 with 16 lanes: 64 columns a pass.
 template <typename W>
-FIREBRAND_AVX512 void weightedRowsAvx512(const float* weights, const W* rows, int64_t stride, int64_t count,
-                                         int64_t D, float* out) {
+FIREBRAND_AVX512 void weightedRowsAvx512(const float* weights, const W* rows, int64_t stride, int64_t count, int64_t D,
+                                         float* out) {
   int64_t d = 0;
   for (; d + 64 <= D; d += 64) {
     __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
