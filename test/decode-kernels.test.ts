@@ -2,6 +2,7 @@
 // new position (native/core/nn/llama_decode_layer) instead of its ~70 ops: the
 // tokens and log-probabilities must be the ops' own (FIREBRAND_DECODE_KERNELS=0
 // runs the ops), for every layout the family has.
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -113,13 +114,23 @@ describe('decode kernels: one native call per decoder layer and position', funct
   ];
 
   const cases = [
-    { name: 'Llama with grouped-query attention, float32', config: llama, options: {}, prompts: prompt, step: 1e-5 },
+    // 70 new tokens: past the 64 positions the kernel holds at first, so its cache grows (or, under the
+    // window, drops what the window no longer sees).
     {
-      name: 'Qwen2 with q, k, v biases and a sliding window of 5, decoded past it',
+      name: 'Llama with grouped-query attention, float32, past 64 positions',
+      config: llama,
+      options: {},
+      prompts: prompt,
+      step: 1e-5,
+      maxNewTokens: 70,
+    },
+    {
+      name: 'Qwen2 with q, k, v biases and a sliding window of 5, decoded past it and past 64 positions',
       config: qwen2Windowed,
       options: {},
       prompts: prompt,
       step: 1e-5,
+      maxNewTokens: 70,
     },
     {
       name: 'a left-padded batch of two prompts (attentionMask)',
@@ -143,10 +154,9 @@ describe('decode kernels: one native call per decoder layer and position', funct
       step: 2 ** -7,
     },
   ];
-  cases.forEach(({ name, config, options, prompts, step }, index) => {
+  cases.forEach(({ name, config, options, prompts, step, maxNewTokens = 12 }, index) => {
     it(`gives the ops' tokens and log-probabilities: ${name}`, async () => {
       const source = await checkpoint(path.join(root, `case-${index}`), config);
-      const maxNewTokens = 12;
       const ops = await decode(await load(source, options, false), prompts, maxNewTokens);
       const kernels = await decode(await load(source, options, true), prompts, maxNewTokens);
       expect(ops.kernelSteps, 'kernel calls with FIREBRAND_DECODE_KERNELS=0').to.equal(0);
@@ -161,6 +171,37 @@ describe('decode kernels: one native call per decoder layer and position', funct
         }),
       );
     });
+  });
+
+  it("gives the ops' tokens with the kernel's AVX2 and portable versions too (FIREBRAND_CPU_BASELINE)", async () => {
+    // A child process per baseline: the CPU check is made once per process. 70 tokens: past 64 held positions.
+    const source = await checkpoint(path.join(root, 'baselines'), llama);
+    const script = `
+      const { fromPretrained, runtimeInfo, Trainer } = require(${JSON.stringify(path.join(__dirname, '..', 'src'))});
+      (async () => {
+        const tokens = async (dtype, kernels) => {
+          process.env.FIREBRAND_DECODE_KERNELS = kernels ? '1' : '0';
+          const model = await fromPretrained(${JSON.stringify(source)}, { dtype });
+          const trainer = new Trainer({ model, config: { progressBar: false, numThreads: 1 } });
+          await trainer.setup();
+          const all = [];
+          for await (const token of trainer.generate([5, 17, 3, 60, 41, 9], { maxNewTokens: 70, greedy: true, stopTokens: [] })) all.push(token);
+          return all;
+        };
+        const results = [];
+        for (const dtype of ['float32', 'bfloat16']) results.push([await tokens(dtype, true), await tokens(dtype, false)]);
+        console.log(JSON.stringify({ results, steps: runtimeInfo().decodeKernelSteps }));
+      })();`;
+    for (const baseline of ['1', 'avx2']) {
+      const { results, steps } = JSON.parse(
+        execFileSync(process.execPath, ['-e', script], {
+          env: { ...process.env, FIREBRAND_CPU_BASELINE: baseline },
+          encoding: 'utf8',
+        }).trim(),
+      ) as { results: number[][][]; steps: number };
+      expect(steps, baseline).to.equal(2 * llama.num_hidden_layers * 69);
+      for (const [kernels, ops] of results) expect(kernels, baseline).to.deep.equal(ops);
+    }
   });
 
   it("applies LoRA adapters (PEFT's, float32 on a bfloat16 base) as the ops do", async () => {

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <type_traits>
 
+#include "core/nn/key_blocks.h"
 #include "core/nn/simd_rows.h"
 #include "core/nn/streamed_linear.h"
 
@@ -92,31 +93,37 @@ void rotate(std::vector<float>& rows, int64_t B, int64_t heads, int64_t D, const
   }
 }
 
+// Room for `positions` and as many more, in whole key blocks.
+int64_t roomFor(int64_t positions) {
+  const int64_t room = std::max<int64_t>(2 * positions, 64);
+  return (room + kKeyBlock - 1) / kKeyBlock * kKeyBlock;
+}
+
 // Room for one more position; a sliding window keeps only the positions it can still see.
 void makeRoom(LayerKeyValues& cache, std::optional<int64_t> window) {
-  const int64_t capacity = cache.keys.size(2);
+  const int64_t capacity = cache.values.size(2);
   if (cache.length < capacity) return;
   const int64_t kept = window ? std::min(cache.length, *window - 1) : cache.length;
-  std::vector<int64_t> sizes = cache.keys.sizes().vec();
-  sizes[2] = std::max<int64_t>(2 * (kept + 1), 64);
-  const auto grown = [&](const at::Tensor& held) {
-    at::Tensor buffer = at::empty(sizes, held.options());
-    buffer.narrow(2, 0, kept).copy_(held.narrow(2, cache.length - kept, kept));
-    return buffer;
-  };
-  cache.keys = grown(cache.keys);
-  cache.values = grown(cache.values);
+  std::vector<int64_t> sizes = cache.values.sizes().vec();
+  sizes[2] = roomFor(kept + 1);
+  at::Tensor values = at::empty(sizes, cache.values.options());
+  values.narrow(2, 0, kept).copy_(cache.values.narrow(2, cache.length - kept, kept));
+  cache.keys = keyBlocksOf(keyPositions(cache.keys).narrow(2, cache.length - kept, kept), sizes[2]);
+  cache.values = values;
   cache.length = kept;
 }
 
+// The new position's keys (into their blocks) and values, rounded to T.
 template <typename T>
-void append(const std::vector<float>& rows, at::Tensor& buffer, int64_t at, int64_t B, int64_t kvHeads, int64_t D) {
-  T* out = buffer.data_ptr<T>();
-  const int64_t capacity = buffer.size(2);
+void append(const StepRows& r, LayerKeyValues& cache, int64_t B, int64_t kvHeads, int64_t D) {
+  T* values = cache.values.data_ptr<T>();
+  const int64_t capacity = cache.values.size(2), at = cache.length;
   for (int64_t b = 0; b < B; ++b) {
     for (int64_t h = 0; h < kvHeads; ++h) {
-      const float* row = rows.data() + (b * kvHeads + h) * D;
-      std::transform(row, row + D, out + ((b * kvHeads + h) * capacity + at) * D, [](float v) { return T(v); });
+      const int64_t row = (b * kvHeads + h) * D;
+      writeKey(cache.keys, b, h, at, r.k.data() + row);
+      std::transform(r.v.data() + row, r.v.data() + row + D, values + ((b * kvHeads + h) * capacity + at) * D,
+                     [](float v) { return T(v); });
     }
   }
 }
@@ -127,21 +134,20 @@ template <typename T>
 void attend(const std::vector<float>& q, const LayerKeyValues& cache, const std::optional<at::Tensor>& mask,
             const LlamaLayerShape& shape, int64_t B, std::vector<float>& out) {
   const int64_t D = shape.headDim, heads = shape.heads, group = heads / shape.kvHeads, total = cache.length;
-  const int64_t capacity = cache.keys.size(2);
+  const int64_t capacity = cache.values.size(2);
   const int64_t first = shape.window && !mask ? std::max<int64_t>(0, total - *shape.window) : 0;
   const bool* seen = mask ? mask->data_ptr<bool>() : nullptr;
-  const T *keys = cache.keys.data_ptr<T>(), *values = cache.values.data_ptr<T>();
+  const T* values = cache.values.data_ptr<T>();
   const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(D)));
-  out.assign(B * heads * D, 0.0f);
+  out.resize(B * heads * D);
   at::parallel_for(0, B * heads, 1, [&](int64_t begin, int64_t end) {
     std::vector<float> weights(total);
     for (int64_t row = begin; row < end; ++row) {
-      const int64_t b = row / heads, kv = b * shape.kvHeads + (row % heads) / group;
-      const float* query = q.data() + row * D;
+      const int64_t b = row / heads, head = (row % heads) / group, kv = b * shape.kvHeads + head;
+      keyScores(cache.keys, b, head, q.data() + row * D, first, total, scale, weights.data());
       float largest = -INFINITY;
       for (int64_t t = first; t < total; ++t) {
-        const bool visible = !seen || seen[b * total + t];
-        weights[t] = visible ? dotRow(keys + (kv * capacity + t) * D, D, query) * scale : -INFINITY;
+        if (seen && !seen[b * total + t]) weights[t] = -INFINITY;
         largest = std::max(largest, weights[t]);
       }
       float sum = 0;
@@ -190,8 +196,7 @@ at::Tensor decodeLayer(const at::Tensor& x, const at::Tensor& cos, const at::Ten
   rotate<T>(r.k, B, shape.kvHeads, D, cos, sin);
   // A mask covers every position held, so nothing is dropped under one.
   makeRoom(cache, mask ? std::nullopt : shape.window);
-  append<T>(r.k, cache.keys, cache.length, B, shape.kvHeads, D);
-  append<T>(r.v, cache.values, cache.length, B, shape.kvHeads, D);
+  append<T>(r, cache, B, shape.kvHeads, D);
   ++cache.length;
   attend<T>(r.q, cache, mask, shape, B, r.attended);
   linearRows<T>(w.o, r.attended, B, r.projected);
@@ -256,8 +261,9 @@ at::Tensor llamaDecodeLayer(const at::Tensor& x, const at::Tensor& cos, const at
                             const LlamaLayerShape& shape, LayerKeyValues& cache) {
   const at::Tensor input = x.contiguous();
   if (!cache.keys.defined()) {
-    const auto sizes = {x.size(0), shape.kvHeads, int64_t{64}, shape.headDim};
-    cache = {at::empty(sizes, x.options()), at::empty(sizes, x.options()), 0};
+    const int64_t room = roomFor(0);
+    cache = {emptyKeyBlocks(x.size(0), shape.kvHeads, room, shape.headDim, x.options()),
+             at::empty({x.size(0), shape.kvHeads, room, shape.headDim}, x.options()), 0};
   }
   return x.scalar_type() == at::kFloat ? decodeLayer<float>(input, cos, sin, mask, weights, shape, cache)
                                        : decodeLayer<c10::BFloat16>(input, cos, sin, mask, weights, shape, cache);
@@ -265,14 +271,10 @@ at::Tensor llamaDecodeLayer(const at::Tensor& x, const at::Tensor& cos, const at
 
 void adoptKeyValues(const at::Tensor& keys, const at::Tensor& values, const LlamaLayerShape& shape,
                     LayerKeyValues& cache) {
-  const int64_t group = shape.heads / shape.kvHeads, length = keys.size(2);
-  std::vector<int64_t> sizes = {keys.size(0), shape.kvHeads, std::max<int64_t>(2 * length, 64), shape.headDim};
-  const auto held = [&](const at::Tensor& repeated) {
-    at::Tensor buffer = at::empty(sizes, repeated.options());
-    buffer.narrow(2, 0, length).copy_(repeated.slice(1, 0, shape.heads, group));
-    return buffer;
-  };
-  cache = {held(keys), held(values), length};
+  const int64_t group = shape.heads / shape.kvHeads, length = keys.size(2), room = roomFor(length);
+  at::Tensor held = at::empty({values.size(0), shape.kvHeads, room, shape.headDim}, values.options());
+  held.narrow(2, 0, length).copy_(values.slice(1, 0, shape.heads, group));
+  cache = {keyBlocksOf(keys.slice(1, 0, shape.heads, group), room), held, length};
 }
 
 }  // namespace firebrand

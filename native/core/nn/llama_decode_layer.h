@@ -40,7 +40,8 @@ struct LlamaLayerWeights {
   DecodeLinear gate, up, down;
 };
 
-// The layer's keys and values, [batch, kvHeads, capacity, headDim] in the model's dtype; `length` held.
+// The layer's keys (in blocks: nn/key_blocks) and values [batch, kvHeads, capacity, headDim], in the model's
+// dtype; `length` positions held.
 struct LayerKeyValues {
   at::Tensor keys;
   at::Tensor values;
