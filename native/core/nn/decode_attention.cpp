@@ -8,6 +8,7 @@
 #include <cmath>
 #include <vector>
 
+#include "core/nn/simd_exp.h"
 #include "core/nn/simd_rows.h"
 
 namespace firebrand {
@@ -31,9 +32,7 @@ void attendHead(const float* query, const HeadRows<T>& head, int64_t length, int
     weights[t] = dotRow(head.keys + t * head.keyStride, D, query) * scale;
     largest = std::max(largest, weights[t]);
   }
-  float total = 0;
-  for (int64_t t = 0; t < length; ++t) total += (weights[t] = std::exp(weights[t] - largest));
-  const float normalizer = 1.0f / total;
+  const float normalizer = 1.0f / expShifted(weights.data(), length, largest);
   for (int64_t t = 0; t < length; ++t) weights[t] *= normalizer;
   weightedRows(weights.data(), head.values, head.valueStride, length, D, out);
 }

@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include "core/nn/key_blocks.h"
+#include "core/nn/simd_exp.h"
 #include "core/nn/simd_rows.h"
 #include "core/nn/streamed_linear.h"
 
@@ -150,9 +151,7 @@ void attend(const std::vector<float>& q, const LayerKeyValues& cache, const std:
         if (seen && !seen[b * total + t]) weights[t] = -INFINITY;
         largest = std::max(largest, weights[t]);
       }
-      float sum = 0;
-      for (int64_t t = first; t < total; ++t) sum += (weights[t] = std::exp(weights[t] - largest));
-      const float normalizer = 1.0f / sum;
+      const float normalizer = 1.0f / expShifted(weights.data() + first, total - first, largest);
       for (int64_t t = first; t < total; ++t) weights[t] *= normalizer;
       float* o = out.data() + row * D;
       weightedRows(weights.data() + first, values + (kv * capacity + first) * D, D, total - first, D, o);
