@@ -46,7 +46,7 @@ at::Tensor attendHeads(const at::Tensor& q, const at::Tensor& k, const at::Tenso
   const T *kp = k.data_ptr<T>(), *vp = v.data_ptr<T>();
   float* op = out.data_ptr<float>();
   at::parallel_for(0, heads, 1, [&](int64_t begin, int64_t end) {
-    std::vector<float> weights;
+    thread_local std::vector<float> weights;  // kept: a token runs this for every layer
     for (int64_t h = begin; h < end; ++h) {
       const HeadRows<T> head{kp + h * k.stride(0), vp + h * v.stride(0), k.stride(1), v.stride(1)};
       attendHead(qp + h * D, head, length, D, static_cast<float>(scale), weights, op + h * D);

@@ -142,7 +142,8 @@ void attend(const std::vector<float>& q, const LayerKeyValues& cache, const std:
   const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(D)));
   out.resize(B * heads * D);
   at::parallel_for(0, B * heads, 1, [&](int64_t begin, int64_t end) {
-    std::vector<float> weights(total);
+    thread_local std::vector<float> weights;  // kept: a token runs this for every layer
+    weights.resize(total);
     for (int64_t row = begin; row < end; ++row) {
       const int64_t b = row / heads, head = (row % heads) / group, kv = b * shape.kvHeads + head;
       keyScores(cache.keys, b, head, q.data() + row * D, first, total, scale, weights.data());
