@@ -216,10 +216,13 @@ export interface RuntimeInfo {
   /** Optimizers whose fused one-pass step (option `fused`, default true) runs for float32 CPU parameters in this process. */
   fusedOptimizers: string[];
   /**
-   * Whether frozen float32 linear layers (LoRA's base layers, `freeze`d ones) compute their products in training
-   * through oneDNN's sgemm here: where the libtorch links a oneDNN that exports it, unless FIREBRAND_ONEDNN_SGEMM=0.
+   * Whether frozen float32 linear layers (LoRA's base layers, `freeze`d ones) compute their products in training,
+   * and every float32 linear layer in a `predict` lowered for inference, through oneDNN's sgemm here: where the
+   * libtorch links a oneDNN that exports it, unless FIREBRAND_ONEDNN_SGEMM=0.
    */
   onednnSgemm: boolean;
+  /** Products oneDNN's sgemm has computed for those linear layers in this process. */
+  onednnSgemmProducts: number;
   /**
    * Whether `predict`'s lowered float32 convolutions run as oneDNN primitives of firebrand's own (made once per
    * input size, the weight packed once): where the libtorch links oneDNN 3, unless FIREBRAND_ONEDNN_CONVOLUTION=0;

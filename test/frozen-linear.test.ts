@@ -1,7 +1,8 @@
 // Frozen float32 linear layers (a `freeze`d layer, LoRA's base projections) compute their output and their
 // input's gradient through oneDNN's sgemm where the libtorch links a oneDNN that exports it
-// (native/core/nn/frozen_linear.h), while training. The reference is libtorch's own linear layer, which
-// FIREBRAND_ONEDNN_SGEMM=0 keeps: the same losses, trained weights and predictions to float32 rounding.
+// (native/core/nn/frozen_linear.h), while training; and every float32 linear layer does inside a predict
+// lowered for inference. The reference is libtorch's own linear layer, which FIREBRAND_ONEDNN_SGEMM=0 and
+// optimizeForInference: false keep: the same losses, trained weights and predictions to float32 rounding.
 import { expect } from 'chai';
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
@@ -29,6 +30,16 @@ function run(env: NodeJS.ProcessEnv): Run {
   });
   expect(child.status, child.stderr).to.equal(0);
   return JSON.parse(child.stdout) as Run;
+}
+
+/** The products oneDNN's sgemm computed in test/support/lowered-linear-child.js's predicts, and their outputs. */
+function predicts(mode: 'lowered' | 'layer-by-layer', env: NodeJS.ProcessEnv = {}) {
+  const child = spawnSync(process.execPath, [path.join(__dirname, 'support', 'lowered-linear-child.js'), mode], {
+    encoding: 'utf8',
+    env: { ...process.env, ...env },
+  });
+  expect(child.status, child.stderr).to.equal(0);
+  return JSON.parse(child.stdout) as { products: number; outputs: number[] };
 }
 
 describe("frozen linear layers on oneDNN's sgemm", function () {
@@ -73,6 +84,20 @@ describe("frozen linear layers on oneDNN's sgemm", function () {
     expectClose(viaOnednn.lora.losses, viaLibtorch.lora.losses, 'losses');
     for (const [name, values] of Object.entries(viaLibtorch.lora.weights))
       expectClose(viaOnednn.lora.weights[name], values, name);
+  });
+
+  it('run every linear layer of a predict lowered for inference, and none of one run layer by layer', () => {
+    const lowered = predicts('lowered');
+    const layerByLayer = predicts('layer-by-layer');
+    // 3 predicts of 3 linear layers each (one without a bias).
+    expect(lowered.products).to.equal(9);
+    expect(layerByLayer.products).to.equal(0);
+    expect(lowered.outputs).to.have.length(9 * 5);
+    expectClose(lowered.outputs, layerByLayer.outputs, 'lowered outputs', { tolerance: 1e-5 });
+    // Under FIREBRAND_ONEDNN_SGEMM=0 the lowered predict runs libtorch's linear: bit for bit layer by layer.
+    const kept = predicts('lowered', { FIREBRAND_ONEDNN_SGEMM: '0' });
+    expect(kept.products).to.equal(0);
+    expect(kept.outputs).to.deep.equal(layerByLayer.outputs);
   });
 
   it('recompute checkpointed decoder layers as their first pass computed them: the same LoRA steps bit for bit', () => {

@@ -369,7 +369,8 @@ describe('models written as TypeScript modules', () => {
     const saved = fs.mkdtempSync(path.join(os.tmpdir(), 'firebrand-fields-'));
     try {
       await trainer.save(saved);
-      expectClose(await (await Model.load(saved)).predict(fields), byName, 'Model.load predict by name', {
+      const loaded = await Model.load(saved);
+      expectClose(await loaded.predict(fields, { batchSize: 10 }), byName, 'Model.load predict by name', {
         tolerance: 0,
       });
     } finally {

@@ -157,6 +157,7 @@ Napi::Object toJs(Napi::Env env, const RuntimeInfo& info) {
   object.Set("build", build);
   object.Set("fusedOptimizers", toJs(env, info.fusedOptimizers));
   object.Set("onednnSgemm", Napi::Boolean::New(env, info.onednnSgemm));
+  object.Set("onednnSgemmProducts", Napi::Number::New(env, static_cast<double>(info.onednnSgemmProducts)));
   object.Set("onednnConvolution", Napi::Boolean::New(env, info.onednnConvolution));
   object.Set("decodeKernelSteps", Napi::Number::New(env, static_cast<double>(info.decodeKernelSteps)));
   object.Set("kernelThreadHandOffs", Napi::Number::New(env, static_cast<double>(info.kernelThreadHandOffs)));

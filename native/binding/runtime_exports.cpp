@@ -21,6 +21,7 @@ Napi::Value RuntimeInfoValue(const Napi::CallbackInfo& info) {
     RuntimeInfo runtime = runtimeInfo();
     runtime.fusedOptimizers = fusedOptimizers();
     runtime.onednnSgemm = onednnSgemmAvailable();
+    runtime.onednnSgemmProducts = onednnSgemmProducts();
     runtime.onednnConvolution = onednn::api() != nullptr;
     runtime.decodeKernelSteps = decodeKernelSteps();
     runtime.kernelThreadHandOffs = TaskThread::kernelThreadHandOffs();

@@ -5,6 +5,7 @@
 
 #include "core/compat/torch_compat.h"
 #include "core/nn/onednn_sgemm.h"
+#include "core/runtime/inference_run.h"
 
 namespace firebrand {
 namespace {
@@ -31,13 +32,15 @@ thread_local bool gradientsRecordedLater = false;
 }  // namespace
 
 bool frozenLinearFits(const at::Tensor& input, const at::Tensor& weight, const at::Tensor& bias) {
-  if (!onednnSgemmAvailable() || !(at::GradMode::is_enabled() || gradientsRecordedLater)) return false;
+  const bool recorded = at::GradMode::is_enabled() || gradientsRecordedLater;
+  const bool lowered = !recorded && inInferenceRun();
+  if (!onednnSgemmAvailable() || !(recorded || lowered)) return false;
   if (!input.defined() || input.dim() < 1 || input.numel() == 0) return false;
   const auto cpuFloat = [](const at::Tensor& t) { return t.scalar_type() == at::kFloat && t.device().is_cpu(); };
   const bool shapes = weight.dim() == 2 && weight.is_contiguous() && weight.numel() > 0 &&
                       input.size(-1) == weight.size(1) &&
                       (!bias.defined() || (bias.dim() == 1 && bias.size(0) == weight.size(0) && cpuFloat(bias)));
-  return shapes && cpuFloat(input) && cpuFloat(weight) && frozen(weight) && frozen(bias) &&
+  return shapes && cpuFloat(input) && cpuFloat(weight) && (lowered || (frozen(weight) && frozen(bias))) &&
          !compat::autocastEnabled(c10::DeviceType::CPU);
 }
 
@@ -48,7 +51,9 @@ GradientsRecordedLaterScope::~GradientsRecordedLaterScope() { gradientsRecordedL
 
 at::Tensor frozenLinear(const at::Tensor& input, const at::Tensor& weight, const at::Tensor& bias) {
   const at::Tensor rows = input.reshape({-1, weight.size(1)}).contiguous();
-  at::Tensor out = FrozenLinearFunction::apply(rows, weight);
+  // Without gradients recorded, the product alone: no autograd node to make.
+  at::Tensor out =
+      at::GradMode::is_enabled() ? FrozenLinearFunction::apply(rows, weight) : onednnTimesTransposed(rows, weight);
   // In place: the product is this call's own, and adding passes its gradient on unchanged.
   if (bias.defined()) out.add_(bias);
   std::vector<int64_t> shape = input.sizes().vec();

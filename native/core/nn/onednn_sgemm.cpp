@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 #include <dlfcn.h>
 
+#include <atomic>
 #include <cstdint>
 
 #include "core/errors.h"
@@ -23,6 +24,8 @@ Sgemm sgemm() {
   return found;
 }
 
+std::atomic<int64_t> productsComputed{0};
+
 // rows [M, K] times weight ([N, K] transposed where `transposed`, else [K, N]) into a new [M, N].
 at::Tensor product(const at::Tensor& rows, const at::Tensor& weight, bool transposed, const char* what) {
   const int64_t M = rows.size(0), K = rows.size(1), N = weight.size(transposed ? 0 : 1);
@@ -31,12 +34,14 @@ at::Tensor product(const at::Tensor& rows, const at::Tensor& weight, bool transp
                              weight.data_ptr<float>(), weight.size(1), 0.0f, out.data_ptr<float>(), N);
   if (status != 0)
     throw InvalidState(std::string("oneDNN's sgemm failed (status ") + std::to_string(status) + ") computing " + what);
+  productsComputed.fetch_add(1, std::memory_order_relaxed);
   return out;
 }
 
 }  // namespace
 
 bool onednnSgemmAvailable() { return sgemm() != nullptr; }
+int64_t onednnSgemmProducts() { return productsComputed.load(std::memory_order_relaxed); }
 
 at::Tensor onednnTimesTransposed(const at::Tensor& rows, const at::Tensor& weight) {
   return product(rows, weight, true, "a linear layer's output");

@@ -6,10 +6,14 @@
 #pragma once
 #include <ATen/core/Tensor.h>
 
+#include <cstdint>
+
 namespace firebrand {
 
 // Whether the products below run: oneDNN's sgemm was found and FIREBRAND_ONEDNN_SGEMM is not 0.
 bool onednnSgemmAvailable();
+// Products the two below have computed in this process.
+int64_t onednnSgemmProducts();
 
 // rows [M, K] times weight [N, K] transposed: [M, N]. Both float32, contiguous, on the CPU.
 at::Tensor onednnTimesTransposed(const at::Tensor& rows, const at::Tensor& weight);

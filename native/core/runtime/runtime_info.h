@@ -42,6 +42,8 @@ struct RuntimeInfo {
   std::vector<std::string> fusedOptimizers;
   // Whether frozen float32 linear layers compute through oneDNN's sgemm here (nn/onednn_sgemm.h).
   bool onednnSgemm = false;
+  // Products oneDNN's sgemm has computed for them in this process.
+  int64_t onednnSgemmProducts = 0;
   // Whether predict's lowered convolutions run as oneDNN 3 primitives of firebrand's (runtime/onednn_api.h).
   bool onednnConvolution = false;
   // Module calls a native decode kernel has run in this process (graph/decode_kernels: decodeKernelSteps()).
