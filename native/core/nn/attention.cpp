@@ -8,6 +8,7 @@
 
 #include "core/compat/torch_compat.h"
 #include "core/nn/decode_attention.h"
+#include "core/nn/inference_attention.h"
 #include "core/runtime/inference_run.h"
 
 namespace firebrand {
@@ -31,13 +32,16 @@ at::Tensor scaledDotProductAttention(const at::Tensor& query, const at::Tensor& 
     return scaledDotProductAttention(wide(query), wide(key), wide(value), wideMask, dropoutP, isCausal, scale, training)
         .to(query.scalar_type());
   }
-  // A prediction or a generation step: PyTorch's fused kernel, 1.2-2.8x its math at 128 positions (libtorch
-  // 2.14; taking gradients it was no faster, and training keeps the autograd path).
+  const double factor = scale.value_or(1.0 / std::sqrt(static_cast<double>(query.size(-1))));
+  // A prediction or a generation step: firebrand's kernel where no mask is given, else PyTorch's fused
+  // kernel, 1.2-2.8x its math at 128 positions (libtorch 2.14; taking gradients it was no faster, and
+  // training keeps the autograd path).
   if (inInferenceRun() && !needsGradient(query, key, value, mask) && (dropoutP == 0 || !training) &&
       !(mask && isCausal)) {
+    if (!mask && inferenceAttentionFits(query, key, value))
+      return inferenceAttention(query, key, value, isCausal ? std::optional<int64_t>(0) : std::nullopt, factor);
     if (auto fused = compat::fusedAttention(query, key, value, mask, isCausal, scale)) return *fused;
   }
-  const double factor = scale.value_or(1.0 / std::sqrt(static_cast<double>(query.size(-1))));
   at::Tensor weights = at::matmul(query, key.transpose(-2, -1)) * factor;
   const double blocked = -std::numeric_limits<double>::infinity();
   if (isCausal) {
@@ -93,6 +97,10 @@ at::Tensor cachedCausalAttention(const at::Tensor& query, const at::Tensor& key,
   if (decodeAttentionFits(query, keys, values))
     return decodeAttention(query, keys, values, scale.value_or(1.0 / std::sqrt(static_cast<double>(query.size(-1)))));
   const int64_t queries = query.size(-2);
+  if (inferenceAttentionFits(query, keys, values)) {
+    return inferenceAttention(query, keys, values, keys.size(-2) - queries,
+                              scale.value_or(1.0 / std::sqrt(static_cast<double>(query.size(-1)))));
+  }
   // One new query sees every key: no mask to build.
   const c10::optional<at::Tensor> keep =
       queries == 1 ? c10::nullopt : c10::optional<at::Tensor>(causalKeep(queries, keys.size(-2), query.options()));

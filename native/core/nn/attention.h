@@ -1,6 +1,8 @@
 // Scaled dot-product attention as PyTorch defines it (the reference formula of
 // torch.nn.functional.scaled_dot_product_attention), in plain aten ops so that
-// every libtorch version computes the same numbers.
+// every libtorch version computes the same numbers; inside a prediction or a
+// generation step, a fused kernel (inference_attention.h, or PyTorch's own),
+// equal to the formula to float32 rounding.
 #pragma once
 #include <ATen/core/Tensor.h>
 
