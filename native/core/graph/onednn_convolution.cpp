@@ -3,6 +3,7 @@
 #include <string>
 
 #include "core/errors.h"
+#include "core/graph/convolution_window.h"
 #include "core/graph/format_strides.h"
 
 namespace firebrand {
@@ -71,7 +72,7 @@ std::unique_ptr<OnednnConvolution> OnednnConvolution::make(const at::Tensor& inp
   made->outputSizes_ = {input.size(0), weight.size(0), 0, 0};
   int64_t dilates[2];
   for (int d = 0; d < 2; ++d) {
-    const int64_t span = (weight.size(2 + d) - 1) * dilation[d] + 1, in = input.size(2 + d);
+    const int64_t span = windowSpan(weight.size(2 + d), dilation[d]), in = input.size(2 + d);
     // Padded alike on both sides, as PyTorch pads: oneDNN sizes the output as PyTorch does, rounding down
     // (a last window that would pass the padding is left out).
     const int64_t out = (in + 2 * padding[d] - span) / stride[d] + 1;

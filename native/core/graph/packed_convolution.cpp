@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "core/graph/convolution_window.h"
 #include "core/graph/format_strides.h"
 
 namespace firebrand {
@@ -46,7 +47,7 @@ const PrepackedOps& prepackedOps() {
 // with an error about format tags, and packing was off for the layer's later inputs).
 bool windowFits(const at::Tensor& input, const at::Tensor& weight, at::IntArrayRef padding, at::IntArrayRef dilation) {
   for (size_t d = 0; d < 2 && d < padding.size() && d < dilation.size(); ++d) {
-    if (input.size(2 + d) + 2 * padding[d] < (weight.size(2 + d) - 1) * dilation[d] + 1) return false;
+    if (input.size(2 + d) + 2 * padding[d] < windowSpan(weight.size(2 + d), dilation[d])) return false;
   }
   return true;
 }
