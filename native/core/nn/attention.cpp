@@ -20,6 +20,11 @@ bool needsGradient(const at::Tensor& query, const at::Tensor& key, const at::Ten
          (query.requires_grad() || key.requires_grad() || value.requires_grad() || (mask && mask->requires_grad()));
 }
 
+// The scores' factor: the one given, else PyTorch's 1 / sqrt(head size).
+double scaleOf(const at::Tensor& query, std::optional<double> scale) {
+  return scale.value_or(1.0 / std::sqrt(static_cast<double>(query.size(-1))));
+}
+
 }  // namespace
 
 at::Tensor scaledDotProductAttention(const at::Tensor& query, const at::Tensor& key, const at::Tensor& value,
@@ -32,7 +37,7 @@ at::Tensor scaledDotProductAttention(const at::Tensor& query, const at::Tensor& 
     return scaledDotProductAttention(wide(query), wide(key), wide(value), wideMask, dropoutP, isCausal, scale, training)
         .to(query.scalar_type());
   }
-  const double factor = scale.value_or(1.0 / std::sqrt(static_cast<double>(query.size(-1))));
+  const double factor = scaleOf(query, scale);
   // A prediction or a generation step: firebrand's kernel where no mask is given, else PyTorch's fused
   // kernel, 1.2-2.8x its math at 128 positions (libtorch 2.14; taking gradients it was no faster, and
   // training keeps the autograd path).
@@ -94,13 +99,10 @@ at::Tensor cachedCausalAttention(const at::Tensor& query, const at::Tensor& key,
                                  std::vector<at::Tensor>& entry) {
   const auto [keys, values] = extendKeysValues(entry, key, value);
   if (mask) return scaledDotProductAttention(query, keys, values, mask, 0.0, false, scale, false);
-  if (decodeAttentionFits(query, keys, values))
-    return decodeAttention(query, keys, values, scale.value_or(1.0 / std::sqrt(static_cast<double>(query.size(-1)))));
+  if (decodeAttentionFits(query, keys, values)) return decodeAttention(query, keys, values, scaleOf(query, scale));
   const int64_t queries = query.size(-2);
-  if (inferenceAttentionFits(query, keys, values)) {
-    return inferenceAttention(query, keys, values, keys.size(-2) - queries,
-                              scale.value_or(1.0 / std::sqrt(static_cast<double>(query.size(-1)))));
-  }
+  if (inferenceAttentionFits(query, keys, values))
+    return inferenceAttention(query, keys, values, keys.size(-2) - queries, scaleOf(query, scale));
   // One new query sees every key: no mask to build.
   const c10::optional<at::Tensor> keep =
       queries == 1 ? c10::nullopt : c10::optional<at::Tensor>(causalKeep(queries, keys.size(-2), query.options()));
