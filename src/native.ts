@@ -217,8 +217,8 @@ export interface RuntimeInfo {
   fusedOptimizers: string[];
   /**
    * Whether frozen float32 linear layers (LoRA's base layers, `freeze`d ones) compute their products in training,
-   * and every float32 linear layer in a `predict` lowered for inference, through oneDNN's sgemm here: where the
-   * libtorch links a oneDNN that exports it, unless FIREBRAND_ONEDNN_SGEMM=0.
+   * and the float32 linear layers of a `predict` lowered for inference that no packed matmul takes (onednnMatmul),
+   * through oneDNN's sgemm here: where the libtorch links a oneDNN that exports it, unless FIREBRAND_ONEDNN_SGEMM=0.
    */
   onednnSgemm: boolean;
   /** Products oneDNN's sgemm has computed for those linear layers in this process. */
@@ -229,6 +229,14 @@ export interface RuntimeInfo {
    * elsewhere libtorch's prepacked convolution runs them.
    */
   onednnConvolution: boolean;
+  /**
+   * Whether `predict`'s lowered float32 linear layers of a traced model run as oneDNN 3 matmuls of firebrand's own
+   * (made once per row count, the weight packed once, a GELU, SiLU or ReLU alone after it as its post-op): where
+   * the libtorch links oneDNN 3, unless FIREBRAND_ONEDNN_MATMUL=0; elsewhere oneDNN's sgemm runs them.
+   */
+  onednnMatmul: boolean;
+  /** Products those matmuls have computed in this process. */
+  onednnMatmulProducts: number;
   /**
    * Module calls a native decode kernel has run in this process: generation's one call per decoder layer
    * for one new position (Llama, Qwen2, Mistral). FIREBRAND_DECODE_KERNELS=0 runs their ops instead.

@@ -9,6 +9,7 @@ import path from 'node:path';
 
 import { runtimeInfo } from '../src';
 import { expectClose } from './support/expect-close';
+import { predicts } from './support/lowered-linear';
 
 interface Run {
   onednnSgemm: boolean;
@@ -30,16 +31,6 @@ function run(env: NodeJS.ProcessEnv): Run {
   });
   expect(child.status, child.stderr).to.equal(0);
   return JSON.parse(child.stdout) as Run;
-}
-
-/** The products oneDNN's sgemm computed in test/support/lowered-linear-child.js's predicts, and their outputs. */
-function predicts(mode: 'lowered' | 'layer-by-layer', env: NodeJS.ProcessEnv = {}) {
-  const child = spawnSync(process.execPath, [path.join(__dirname, 'support', 'lowered-linear-child.js'), mode], {
-    encoding: 'utf8',
-    env: { ...process.env, ...env },
-  });
-  expect(child.status, child.stderr).to.equal(0);
-  return JSON.parse(child.stdout) as { products: number; outputs: number[] };
 }
 
 describe("frozen linear layers on oneDNN's sgemm", function () {
@@ -86,17 +77,19 @@ describe("frozen linear layers on oneDNN's sgemm", function () {
       expectClose(viaOnednn.lora.weights[name], values, name);
   });
 
-  it('run every linear layer of a predict lowered for inference, and none of one run layer by layer', () => {
-    const lowered = predicts('lowered');
+  it('run every linear layer of a predict lowered for inference without packed matmuls, none run layer by layer', () => {
+    // FIREBRAND_ONEDNN_MATMUL=0: no packed oneDNN matmul (test/linear-lowering.test.ts) takes them first.
+    const lowered = predicts('lowered', { FIREBRAND_ONEDNN_MATMUL: '0' });
     const layerByLayer = predicts('layer-by-layer');
     // 3 predicts of 3 linear layers each (one without a bias).
-    expect(lowered.products).to.equal(9);
-    expect(layerByLayer.products).to.equal(0);
+    expect(lowered.sgemmProducts).to.equal(9);
+    expect(lowered.matmulProducts).to.equal(0);
+    expect(layerByLayer.sgemmProducts + layerByLayer.matmulProducts).to.equal(0);
     expect(lowered.outputs).to.have.length(9 * 5);
     expectClose(lowered.outputs, layerByLayer.outputs, 'lowered outputs', { tolerance: 1e-5 });
-    // Under FIREBRAND_ONEDNN_SGEMM=0 the lowered predict runs libtorch's linear: bit for bit layer by layer.
-    const kept = predicts('lowered', { FIREBRAND_ONEDNN_SGEMM: '0' });
-    expect(kept.products).to.equal(0);
+    // Under FIREBRAND_ONEDNN_SGEMM=0 too the lowered predict runs libtorch's linear: bit for bit layer by layer.
+    const kept = predicts('lowered', { FIREBRAND_ONEDNN_SGEMM: '0', FIREBRAND_ONEDNN_MATMUL: '0' });
+    expect(kept.sgemmProducts).to.equal(0);
     expect(kept.outputs).to.deep.equal(layerByLayer.outputs);
   });
 

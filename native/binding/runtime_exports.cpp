@@ -5,6 +5,7 @@
 #include "binding/results.h"
 #include "binding/task_thread.h"
 #include "core/graph/decode_kernels.h"
+#include "core/graph/onednn_linear.h"
 #include "core/graph/op_row.h"
 #include "core/nn/layer_row.h"
 #include "core/nn/onednn_sgemm.h"
@@ -22,7 +23,9 @@ Napi::Value RuntimeInfoValue(const Napi::CallbackInfo& info) {
     runtime.fusedOptimizers = fusedOptimizers();
     runtime.onednnSgemm = onednnSgemmAvailable();
     runtime.onednnSgemmProducts = onednnSgemmProducts();
-    runtime.onednnConvolution = onednn::api() != nullptr;
+    runtime.onednnConvolution = onednn::convolutionApi() != nullptr;
+    runtime.onednnMatmul = onednn::matmulApi() != nullptr;
+    runtime.onednnMatmulProducts = onednnMatmulProducts();
     runtime.decodeKernelSteps = decodeKernelSteps();
     runtime.kernelThreadHandOffs = TaskThread::kernelThreadHandOffs();
     return toJs(info.Env(), runtime);

@@ -117,6 +117,12 @@ export async function runDoctor(write: (text: string) => void): Promise<number> 
         ? "predict's lowered convolutions as oneDNN 3 primitives, made once per input size"
         : "predict's lowered convolutions through libtorch's prepacked op (no oneDNN 3, or FIREBRAND_ONEDNN_CONVOLUTION=0)",
     ],
+    [
+      'linear layers',
+      info.onednnMatmul
+        ? "predict's lowered linear layers as oneDNN 3 matmuls, the weight packed once"
+        : "predict's lowered linear layers through oneDNN's sgemm or BLAS (no oneDNN 3, or FIREBRAND_ONEDNN_MATMUL=0)",
+    ],
   ];
   const warnings: string[] = [];
   if (info.blas.vendor === 'reference') {

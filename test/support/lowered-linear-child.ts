@@ -1,6 +1,6 @@
 // Run by test/frozen-linear.test.ts: `predict`s a small perceptron's rows CALLS times, lowered for inference
-// or not (argv[2]: 'lowered' or 'layer-by-layer'), and prints as JSON the products oneDNN's sgemm computed
-// during them and the outputs.
+// or not (argv[2]: 'lowered' or 'layer-by-layer'), and prints as JSON the products oneDNN's sgemm and
+// firebrand's packed oneDNN matmuls computed during them, and the outputs.
 import { nn, runtimeInfo, Trainer } from '../../src';
 
 const CALLS = 3;
@@ -13,12 +13,19 @@ async function main(): Promise<void> {
   });
   await trainer.setup();
   const rows = Float32Array.from({ length: 9 * 27 }, (_, i) => Math.sin(i * 0.61) - Math.cos(i * 0.07));
-  const before = runtimeInfo().onednnSgemmProducts;
+  const before = runtimeInfo();
   let outputs: number[] = [];
   for (let call = 0; call < CALLS; call++) {
     outputs = Array.from((await trainer.predict(rows, [9, 27], { optimizeForInference })).data as Float32Array);
   }
-  process.stdout.write(JSON.stringify({ products: runtimeInfo().onednnSgemmProducts - before, outputs }));
+  const after = runtimeInfo();
+  process.stdout.write(
+    JSON.stringify({
+      sgemmProducts: after.onednnSgemmProducts - before.onednnSgemmProducts,
+      matmulProducts: after.onednnMatmulProducts - before.onednnMatmulProducts,
+      outputs,
+    }),
+  );
 }
 
 main().catch((error) => {

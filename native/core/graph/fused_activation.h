@@ -1,19 +1,20 @@
-// The activation a lowered convolution runs inside it (inference_folding.h): oneDNN's post-op where the
-// convolution is packed, else applied in place on its output.
+// The activation a lowered convolution or linear layer runs inside it (inference_folding.h,
+// linear_lowering.h): oneDNN's post-op where the layer is packed, else applied on its output.
 #pragma once
 #include <ATen/ATen.h>
 
 #include <optional>
-#include <string>
+
+#include "core/graph/module_spec.h"
 
 namespace firebrand {
 
-enum class FusedActivation { None, Relu, Hardswish, Hardsigmoid };
+enum class FusedActivation { None, Relu, Hardswish, Hardsigmoid, Gelu, GeluTanh, Silu };
 
-// The activation a graph op of this name computes, if it is one a convolution can run inside it.
-std::optional<FusedActivation> fusedActivationOf(const std::string& op);
+// The activation graph node `index` computes, if it is one a layer can run inside it.
+std::optional<FusedActivation> fusedActivationOf(const GraphNode& node, size_t index);
 
-// `x` with the activation applied in place (PyTorch's own op).
-at::Tensor& applyActivation(at::Tensor& x, FusedActivation activation);
+// `x` with the activation applied (PyTorch's own op, in place where it has one).
+at::Tensor applyActivation(at::Tensor& x, FusedActivation activation);
 
 }  // namespace firebrand

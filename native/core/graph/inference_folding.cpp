@@ -12,12 +12,14 @@
 #include "core/compat/torch_compat.h"
 #include "core/graph/fused_activation.h"
 #include "core/graph/layer_calls.h"
+#include "core/graph/lowered_steps.h"
 #include "core/graph/packed_convolution.h"
 
 namespace firebrand {
 namespace {
 
 thread_local bool loweringAllowed = true;
+thread_local bool predictionLowering = false;
 
 // A convolution as it runs lowered (with the BatchNorm after it folded in, where `norm` is given), its
 // weights kept while their source tensors keep their versions.
@@ -102,14 +104,6 @@ class LoweredConv {
   int64_t version_ = 0;
 };
 
-// A node whose value the lowered convolution (of input `x`) computed: it passes `value` on when the
-// convolution ran lowered.
-OpRun passing(const std::shared_ptr<LoweredConv>& lowered, int64_t x, int64_t value, OpRun unlowered) {
-  return [lowered, x, value, unlowered = std::move(unlowered)](GraphFrame& f) -> c10::IValue {
-    return lowered->runsOn(f.values[x]) ? f.values[value] : unlowered(f);
-  };
-}
-
 bool lowerable(const torch::nn::Conv2dImpl& conv) {
   return compat::variantAlternative<torch::ExpandingArray<2>>(conv.options.padding()) &&
          compat::variantAlternative<torch::enumtype::kZeros>(conv.options.padding_mode()) != nullptr;
@@ -120,55 +114,26 @@ bool foldable(const torch::nn::Conv2dImpl& conv, const torch::nn::BatchNorm2dImp
          norm.options.num_features() == conv.options.out_channels();
 }
 
-// Who reads each node's value: how many readers (the graph's outputs count), and the last of them.
-struct Readers {
-  std::vector<int> count;
-  std::vector<size_t> last;
-  Readers(const GraphSpec& graph, const std::vector<std::vector<int64_t>>& reads)
-      : count(graph.nodes.size(), 0), last(graph.nodes.size(), 0) {
-    for (size_t k = 0; k < reads.size(); ++k) {
-      for (const int64_t slot : reads[k]) {
-        ++count[slot];
-        last[slot] = k;
-      }
-    }
-    for (const int64_t output : graph.outputs) ++count[output];
-  }
-  // The node that alone reads `slot`, if it is an activation a convolution runs inside it.
-  std::optional<size_t> onlyActivation(const GraphSpec& graph, size_t slot) const {
-    if (count[slot] == 1 && fusedActivationOf(graph.nodes[last[slot]].op)) return last[slot];
-    return std::nullopt;
-  }
-};
-
 torch::nn::Conv2dImpl* convolutionAt(const GraphSpec& graph, size_t i, ModuleTree& tree, TreeLayer** layer) {
   *layer = calledLayer(graph.nodes[i], i, tree);
   auto* conv = *layer ? dynamic_cast<torch::nn::Conv2dImpl*>((*layer)->built.module.ptr().get()) : nullptr;
   return conv && lowerable(*conv) ? conv : nullptr;
 }
 
-// The convolution's node `i` computes the lowered value; `folded` (its norm's node, if any) and an
-// activation that alone reads the last of them pass it on.
-void runLowered(const GraphSpec& graph, const Readers& readers, std::vector<OpRun>& steps,
-                const std::shared_ptr<LoweredConv>& lowered, size_t i, std::optional<size_t> folded) {
-  const int64_t x = NodeArgs(graph.nodes[i], i).tensor(1);
-  steps[i] = [lowered, x, unlowered = steps[i]](GraphFrame& f) -> c10::IValue {
-    return lowered->runsOn(f.values[x]) ? c10::IValue(lowered->run(f.values[x].toTensor())) : unlowered(f);
-  };
-  if (folded) steps[*folded] = passing(lowered, x, static_cast<int64_t>(i), std::move(steps[*folded]));
-  const size_t last = folded.value_or(i);
-  if (const auto activation = readers.onlyActivation(graph, last)) {
-    lowered->takeActivation(*fusedActivationOf(graph.nodes[*activation].op));
-    steps[*activation] = passing(lowered, x, static_cast<int64_t>(last), std::move(steps[*activation]));
-  }
-}
-
 }  // namespace
 
-InferenceLoweringScope::InferenceLoweringScope(bool allowed) : previous_(loweringAllowed) { loweringAllowed = allowed; }
-InferenceLoweringScope::~InferenceLoweringScope() { loweringAllowed = previous_; }
+InferenceLoweringScope::InferenceLoweringScope(bool allowed)
+    : previous_(loweringAllowed), previousPrediction_(predictionLowering) {
+  loweringAllowed = allowed;
+  predictionLowering = allowed;
+}
+InferenceLoweringScope::~InferenceLoweringScope() {
+  loweringAllowed = previous_;
+  predictionLowering = previousPrediction_;
+}
 
 bool inferenceLoweringActive() { return loweringAllowed && !at::GradMode::is_enabled(); }
+bool predictionLoweringActive() { return predictionLowering && inferenceLoweringActive(); }
 
 size_t lowerConvolutions(const GraphSpec& graph, const std::vector<std::vector<int64_t>>& reads, ModuleTree& tree,
                          std::vector<OpRun>& steps) {

@@ -17,8 +17,9 @@
 
 namespace firebrand {
 
-// Whether forwards on this thread may run lowered (default yes); predict's optimizeForInference: false
-// turns it off for its forwards.
+// Whether forwards on this thread may run lowered: convolutions may by default, and predict's
+// optimizeForInference: false turns that off for its forwards; linear layers only inside predict's scope
+// with it on (linear_lowering.h: their packed copies would double a language model's weights in generate).
 class InferenceLoweringScope {
  public:
   explicit InferenceLoweringScope(bool allowed);
@@ -27,11 +28,13 @@ class InferenceLoweringScope {
   InferenceLoweringScope& operator=(const InferenceLoweringScope&) = delete;
 
  private:
-  bool previous_;
+  bool previous_, previousPrediction_;
 };
 
 // Whether this forward may run lowered: lowering is allowed on this thread and nothing needs gradients.
 bool inferenceLoweringActive();
+// Whether it is also a predict's, whose linear layers run lowered.
+bool predictionLoweringActive();
 
 // Rewrites `steps` (one per node of `graph`, `reads` the nodes each reads) so that each such pair
 // folds, and every other convolution runs lowered, at inference; returns how many pairs it folded.

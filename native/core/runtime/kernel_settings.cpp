@@ -17,6 +17,8 @@ const std::vector<KernelSetting>& kernelSettings() {
       {"FIREBRAND_ONEDNN_SGEMM", {"0", "1"}, "1"},
       // 0: inference convolutions run libtorch's prepacked oneDNN op, not a oneDNN 3 primitive of firebrand's.
       {"FIREBRAND_ONEDNN_CONVOLUTION", {"0", "1"}, "1"},
+      // 0: predict's linear layers run oneDNN's sgemm (FIREBRAND_ONEDNN_SGEMM), not a packed oneDNN 3 matmul.
+      {"FIREBRAND_ONEDNN_MATMUL", {"0", "1"}, "1"},
   };
   return settings;
 }

@@ -39,6 +39,7 @@ bool resolve(Api& a) {
          find(a.postOpsDestroy, "dnnl_post_ops_destroy") &&
          find(a.postOpsAppendEltwise, "dnnl_post_ops_append_eltwise") &&
          find(a.convolutionForwardCreate, "dnnl_convolution_forward_primitive_desc_create") &&
+         find(a.matmulCreate, "dnnl_matmul_primitive_desc_create") &&
          find(a.reorderCreate, "dnnl_reorder_primitive_desc_create") &&
          find(a.primitiveDescQueryMd, "dnnl_primitive_desc_query_md") &&
          find(a.primitiveDescDestroy, "dnnl_primitive_desc_destroy") &&
@@ -51,8 +52,18 @@ bool resolve(Api& a) {
 const Api* api() {
   static const Api* const found = [] {
     static Api a{};
-    return kernelSetting("FIREBRAND_ONEDNN_CONVOLUTION") != "0" && resolve(a) ? &a : nullptr;
+    return resolve(a) ? &a : nullptr;
   }();
+  return found;
+}
+
+const Api* convolutionApi() {
+  static const Api* const found = kernelSetting("FIREBRAND_ONEDNN_CONVOLUTION") != "0" ? api() : nullptr;
+  return found;
+}
+
+const Api* matmulApi() {
+  static const Api* const found = kernelSetting("FIREBRAND_ONEDNN_MATMUL") != "0" ? api() : nullptr;
   return found;
 }
 

@@ -20,6 +20,9 @@ enum Value : int {
   kConvolutionDirect = 1,      // dnnl_convolution_direct
   kEltwiseRelu = 0x20,         // dnnl_eltwise_relu
   kEltwiseHardsigmoid = 0x28,  // dnnl_eltwise_hardsigmoid
+  kEltwiseGeluTanh = 0x2b,     // dnnl_eltwise_gelu_tanh
+  kEltwiseSwish = 0x2c,        // dnnl_eltwise_swish
+  kEltwiseGeluErf = 0x31,      // dnnl_eltwise_gelu_erf
   kEltwiseHardswish = 0x34,    // dnnl_eltwise_hardswish
   kScratchpadUser = 1,         // dnnl_scratchpad_mode_user
   kQueryWeights = 131,         // dnnl_query_weights_md
@@ -59,6 +62,8 @@ struct Api {
   Status (*convolutionForwardCreate)(Handle*, Handle engine, int prop, int algorithm, Handle source, Handle weights,
                                      Handle bias, Handle destination, const int64_t* strides, const int64_t* dilates,
                                      const int64_t* paddingLeft, const int64_t* paddingRight, Handle attr);
+  Status (*matmulCreate)(Handle*, Handle engine, Handle source, Handle weights, Handle bias, Handle destination,
+                         Handle attr);
   Status (*reorderCreate)(Handle*, Handle source, Handle sourceEngine, Handle destination, Handle destinationEngine,
                           Handle attr);
   Handle (*primitiveDescQueryMd)(Handle desc, int what, int index);
@@ -69,9 +74,13 @@ struct Api {
   Handle engine;  // one CPU engine for the process
 };
 
-// oneDNN 3's API with a CPU engine, or null: no oneDNN 3 in the process, a oneDNN whose CPU runtime needs
-// a threadpool of its caller's, or FIREBRAND_ONEDNN_CONVOLUTION=0.
+// oneDNN 3's API with a CPU engine, or null: no oneDNN 3 in the process, or a oneDNN whose CPU runtime needs
+// a threadpool of its caller's.
 const Api* api();
+// The API where predict's convolutions run on it (unless FIREBRAND_ONEDNN_CONVOLUTION=0), else null.
+const Api* convolutionApi();
+// The API where predict's linear layers run on its matmul (unless FIREBRAND_ONEDNN_MATMUL=0), else null.
+const Api* matmulApi();
 // The calling thread's stream on the engine (oneDNN's CPU streams run in the caller's thread).
 Handle threadStream();
 

@@ -46,6 +46,10 @@ struct RuntimeInfo {
   int64_t onednnSgemmProducts = 0;
   // Whether predict's lowered convolutions run as oneDNN 3 primitives of firebrand's (runtime/onednn_api.h).
   bool onednnConvolution = false;
+  // Whether predict's lowered linear layers run as packed oneDNN 3 matmuls (graph/onednn_linear.h), and how
+  // many products those have computed in this process.
+  bool onednnMatmul = false;
+  int64_t onednnMatmulProducts = 0;
   // Module calls a native decode kernel has run in this process (graph/decode_kernels: decodeKernelSteps()).
   int64_t decodeKernelSteps = 0;
   // Times a trainer's or model's thread ended its kernel threads because another one's task started

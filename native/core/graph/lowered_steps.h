@@ -1,0 +1,62 @@
+// How a layer call that runs lowered at inference (a convolution, inference_folding.h; a linear layer,
+// linear_lowering.h) takes over the graph's steps: its node computes the lowered value, and the nodes whose
+// values that value already holds (a BatchNorm folded in, the activation that alone reads the layer) pass it
+// on. Each such step still runs as written whenever the lowered layer does not take the forward's input.
+#pragma once
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "core/graph/fused_activation.h"
+#include "core/graph/node_args.h"
+
+namespace firebrand {
+
+// Who reads each node's value: how many readers (the graph's outputs count), and the last of them.
+struct Readers {
+  std::vector<int> count;
+  std::vector<size_t> last;
+  Readers(const GraphSpec& graph, const std::vector<std::vector<int64_t>>& reads)
+      : count(graph.nodes.size(), 0), last(graph.nodes.size(), 0) {
+    for (size_t k = 0; k < reads.size(); ++k) {
+      for (const int64_t slot : reads[k]) {
+        ++count[slot];
+        last[slot] = k;
+      }
+    }
+    for (const int64_t output : graph.outputs) ++count[output];
+  }
+  // The node that alone reads `slot`, if it is an activation a layer runs inside it.
+  std::optional<size_t> onlyActivation(const GraphSpec& graph, size_t slot) const {
+    if (count[slot] == 1 && fusedActivationOf(graph.nodes[last[slot]], last[slot])) return last[slot];
+    return std::nullopt;
+  }
+};
+
+// A node whose value the lowered layer (of input `x`) computed: it passes `value` on when the layer ran lowered.
+// `Lowered` has runsOn(input value), run(input tensor) and takeActivation(activation).
+template <typename Lowered>
+OpRun passing(const std::shared_ptr<Lowered>& lowered, int64_t x, int64_t value, OpRun unlowered) {
+  return [lowered, x, value, unlowered = std::move(unlowered)](GraphFrame& f) -> c10::IValue {
+    return lowered->runsOn(f.values[x]) ? f.values[value] : unlowered(f);
+  };
+}
+
+// The layer call at node `i` computes the lowered value; `folded` (a node folded into it, if any) and an
+// activation that alone reads the last of them pass it on.
+template <typename Lowered>
+void runLowered(const GraphSpec& graph, const Readers& readers, std::vector<OpRun>& steps,
+                const std::shared_ptr<Lowered>& lowered, size_t i, std::optional<size_t> folded) {
+  const int64_t x = NodeArgs(graph.nodes[i], i).tensor(1);
+  steps[i] = [lowered, x, unlowered = steps[i]](GraphFrame& f) -> c10::IValue {
+    return lowered->runsOn(f.values[x]) ? c10::IValue(lowered->run(f.values[x].toTensor())) : unlowered(f);
+  };
+  if (folded) steps[*folded] = passing(lowered, x, static_cast<int64_t>(i), std::move(steps[*folded]));
+  const size_t last = folded.value_or(i);
+  if (const auto activation = readers.onlyActivation(graph, last)) {
+    lowered->takeActivation(*fusedActivationOf(graph.nodes[*activation], *activation));
+    steps[*activation] = passing(lowered, x, static_cast<int64_t>(last), std::move(steps[*activation]));
+  }
+}
+
+}  // namespace firebrand

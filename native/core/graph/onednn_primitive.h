@@ -1,0 +1,61 @@
+// What the oneDNN 3 primitives firebrand runs itself at inference share (onednn_convolution.h,
+// onednn_linear.h): the primitive made once for one input size, its memory objects, and the weight
+// reordered once into the layout the primitive computes in, so that a call sets a few pointers and executes.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <mutex>
+
+#include "core/graph/fused_activation.h"
+#include "core/runtime/onednn_api.h"
+
+namespace firebrand {
+
+// Owns one oneDNN object, destroyed by `destroy`.
+struct OnednnOwned {
+  onednn::Handle handle = nullptr;
+  onednn::Status (*destroy)(onednn::Handle) = nullptr;
+  explicit OnednnOwned(onednn::Status (*destroyer)(onednn::Handle)) : destroy(destroyer) {}
+  ~OnednnOwned() {
+    if (handle != nullptr) destroy(handle);
+  }
+  OnednnOwned(const OnednnOwned&) = delete;
+  OnednnOwned& operator=(const OnednnOwned&) = delete;
+};
+
+// A float32 memory descriptor of `sizes` laid out by `strides`.
+bool onednnDescribe(OnednnOwned& desc, at::IntArrayRef sizes, at::IntArrayRef strides);
+
+// Primitive attributes: the scratchpad passed at each call (from the memory cache), the activation as a post-op.
+bool onednnAttributes(OnednnOwned& attr, FusedActivation activation);
+
+class OnednnPrimitive {
+ public:
+  ~OnednnPrimitive();
+  OnednnPrimitive(const OnednnPrimitive&) = delete;
+  OnednnPrimitive& operator=(const OnednnPrimitive&) = delete;
+
+ protected:
+  OnednnPrimitive() = default;
+  // Makes the primitive of `desc` and its memory objects: `weight` (the primitive's logical sizes, any
+  // strides) reordered into the layout `desc` computes with, or `sibling`'s packed copy where it is in that
+  // layout (a model predicting at several sizes keeps one copy, not one per size), and `bias`, described
+  // by `biasDesc`. False where oneDNN refuses any of them.
+  bool build(onednn::Handle desc, onednn::Handle source, onednn::Handle destination, onednn::Handle biasDesc,
+             const at::Tensor& weight, const at::Tensor& bias, const OnednnPrimitive* sibling);
+  // Computes `output` from `input`, both of the sizes and layouts the primitive was made for; `what` names
+  // the op in errors.
+  void execute(const at::Tensor& input, const at::Tensor& output, const char* what);
+
+ private:
+  bool packWeight(onednn::Handle desc, const at::Tensor& weight, const OnednnPrimitive* sibling);
+
+  onednn::Handle primitive_ = nullptr;
+  onednn::Handle source_ = nullptr, destination_ = nullptr, weights_ = nullptr, bias_ = nullptr, scratchpad_ = nullptr;
+  at::Tensor packedWeight_, biasValues_;
+  size_t scratchpadBytes_ = 0;
+  std::mutex running_;  // a call's pointers are set on shared memory objects
+};
+
+}  // namespace firebrand
