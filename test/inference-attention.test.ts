@@ -6,11 +6,11 @@
 // where the kernel stands aside for PyTorch's).
 import { expect } from 'chai';
 import { spawnSync } from 'node:child_process';
-import fs from 'node:fs';
 import path from 'node:path';
 
 import { Trainer } from '../src';
 import { Attend, attendShapes as shapes, describeShape, inputsFor } from './support/attend-module';
+import { hasAvx512 } from './support/cpu';
 import { expectClose } from './support/expect-close';
 
 /** Each shape's lowered and layer-by-layer outputs on a batch of 3, as test/support/inference-attention-child.js gives. */
@@ -23,14 +23,6 @@ function childOutputs(env: NodeJS.ProcessEnv): { lowered: number[]; layerByLayer
   expect(child.status, child.stderr).to.equal(0);
   return JSON.parse(child.stdout);
 }
-
-const hasAvx512 = () => {
-  try {
-    return /\bavx512f\b/.test(fs.readFileSync('/proc/cpuinfo', 'utf8'));
-  } catch {
-    return false;
-  }
-};
 
 describe('attention at inference', function () {
   this.timeout(120_000);

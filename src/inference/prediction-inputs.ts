@@ -28,8 +28,9 @@ export interface PredictOptions {
    * onnxruntime's graph optimizations do: a Conv2d read only by a BatchNorm2d runs as one convolution
    * with the BatchNorm folded in, and the ReLU, Hardswish or Hardsigmoid that alone reads it (or the
    * Conv2d) runs inside it; each in float32 with its weight packed once in oneDNN's layout, and Conv2d
-   * layers pass channels-last activations to one another. float32 linear layers run on oneDNN's sgemm
-   * where libtorch links a oneDNN that exports it.
+   * layers pass channels-last activations to one another. float32 linear layers run as oneDNN 3 matmuls with
+   * their weight packed once and the GELU, SiLU or ReLU that alone reads them inside (where libtorch links
+   * oneDNN 3; else on oneDNN's sgemm), and LayerNorm layers run firebrand's row kernel where the CPU has AVX-512.
    * Results match the layers run one by one to float32 rounding (about
    * 1e-6); false runs them one by one, bit for bit as PyTorch eager does.
    */

@@ -10,6 +10,7 @@
 #include "core/graph/decode_kernels.h"
 #include "core/graph/inference_folding.h"
 #include "core/graph/layer_calls.h"
+#include "core/graph/layer_norm_lowering.h"
 #include "core/graph/linear_lowering.h"
 #include "core/graph/op_row.h"
 #include "core/shape_text.h"
@@ -65,6 +66,7 @@ GraphProgram::GraphProgram(GraphSpec graph, ModuleTree& tree) : graph_(std::move
   scopeModules_ = moduleOfEachScope(graph_, *tree.root);
   lowerConvolutions(graph_, reads_, tree, steps_);
   lowerLinearLayers(graph_, reads_, tree, steps_);
+  lowerLayerNorms(graph_, reads_, tree, steps_);
   keepChannelsLast(graph_, reads_, tree, steps_);
   decodeKernels_ = std::make_unique<const DecodeKernels>(graph_, reads_, tree);
   for (const auto& name : graph_.inputs) {

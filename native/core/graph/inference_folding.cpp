@@ -25,6 +25,8 @@ thread_local bool predictionLowering = false;
 // weights kept while their source tensors keep their versions.
 class LoweredConv {
  public:
+  static constexpr bool kTakesActivation = true;
+
   LoweredConv(BuiltLayer& layer, torch::nn::Conv2dImpl& conv, torch::nn::BatchNorm2dImpl* norm)
       : layer_(layer), conv_(conv), norm_(norm) {}
 

@@ -8,7 +8,6 @@
 
 #include "core/compat/torch_compat.h"
 #include "core/graph/inference_folding.h"
-#include "core/graph/layer_calls.h"
 #include "core/graph/lowered_steps.h"
 #include "core/graph/onednn_linear.h"
 #include "core/nn/linear_layer.h"
@@ -25,6 +24,8 @@ bool cpuFloat(const at::Tensor& t) { return t.scalar_type() == at::kFloat && t.d
 // A linear layer as it runs lowered, its matmuls kept while the weight and bias keep their versions.
 class LoweredLinear {
  public:
+  static constexpr bool kTakesActivation = true;
+
   LoweredLinear(BuiltLayer& layer, LinearLayerImpl& linear) : layer_(layer), linear_(linear) {}
 
   bool runsOn(const c10::IValue& input) const {
@@ -92,16 +93,9 @@ class LoweredLinear {
 
 size_t lowerLinearLayers(const GraphSpec& graph, const std::vector<std::vector<int64_t>>& reads, ModuleTree& tree,
                          std::vector<OpRun>& steps) {
-  const Readers readers(graph, reads);
-  size_t taken = 0;
-  for (size_t i = 0; i < graph.nodes.size(); ++i) {
-    TreeLayer* layer = calledLayer(graph.nodes[i], i, tree);
-    auto* linear = layer ? dynamic_cast<LinearLayerImpl*>(layer->built.module.ptr().get()) : nullptr;
-    if (!linear) continue;
-    runLowered(graph, readers, steps, std::make_shared<LoweredLinear>(layer->built, *linear), i, {});
-    ++taken;
-  }
-  return taken;
+  return lowerLayerCalls<LinearLayerImpl>(graph, reads, tree, steps, [](BuiltLayer& layer, LinearLayerImpl& linear) {
+    return std::make_shared<LoweredLinear>(layer, linear);
+  });
 }
 
 }  // namespace firebrand

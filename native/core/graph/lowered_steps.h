@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "core/graph/fused_activation.h"
+#include "core/graph/layer_calls.h"
+#include "core/graph/module_tree.h"
 #include "core/graph/node_args.h"
 
 namespace firebrand {
@@ -34,7 +36,8 @@ struct Readers {
 };
 
 // A node whose value the lowered layer (of input `x`) computed: it passes `value` on when the layer ran lowered.
-// `Lowered` has runsOn(input value), run(input tensor) and takeActivation(activation).
+// `Lowered` has runsOn(input value) and run(input tensor), and where its kTakesActivation,
+// takeActivation(activation).
 template <typename Lowered>
 OpRun passing(const std::shared_ptr<Lowered>& lowered, int64_t x, int64_t value, OpRun unlowered) {
   return [lowered, x, value, unlowered = std::move(unlowered)](GraphFrame& f) -> c10::IValue {
@@ -42,8 +45,8 @@ OpRun passing(const std::shared_ptr<Lowered>& lowered, int64_t x, int64_t value,
   };
 }
 
-// The layer call at node `i` computes the lowered value; `folded` (a node folded into it, if any) and an
-// activation that alone reads the last of them pass it on.
+// The layer call at node `i` computes the lowered value; `folded` (a node folded into it, if any) and, where the
+// layer takes one, an activation that alone reads the last of them pass it on.
 template <typename Lowered>
 void runLowered(const GraphSpec& graph, const Readers& readers, std::vector<OpRun>& steps,
                 const std::shared_ptr<Lowered>& lowered, size_t i, std::optional<size_t> folded) {
@@ -53,10 +56,29 @@ void runLowered(const GraphSpec& graph, const Readers& readers, std::vector<OpRu
   };
   if (folded) steps[*folded] = passing(lowered, x, static_cast<int64_t>(i), std::move(steps[*folded]));
   const size_t last = folded.value_or(i);
-  if (const auto activation = readers.onlyActivation(graph, last)) {
-    lowered->takeActivation(*fusedActivationOf(graph.nodes[*activation], *activation));
-    steps[*activation] = passing(lowered, x, static_cast<int64_t>(last), std::move(steps[*activation]));
+  if constexpr (Lowered::kTakesActivation) {
+    if (const auto activation = readers.onlyActivation(graph, last)) {
+      lowered->takeActivation(*fusedActivationOf(graph.nodes[*activation], *activation));
+      steps[*activation] = passing(lowered, x, static_cast<int64_t>(last), std::move(steps[*activation]));
+    }
   }
+}
+
+// Runs each call of a layer whose module is a `Module` lowered, as `lower(builtLayer, module)` makes it (a
+// shared_ptr to a Lowered); returns how many calls it took.
+template <typename Module, typename Lower>
+size_t lowerLayerCalls(const GraphSpec& graph, const std::vector<std::vector<int64_t>>& reads, ModuleTree& tree,
+                       std::vector<OpRun>& steps, Lower lower) {
+  const Readers readers(graph, reads);
+  size_t taken = 0;
+  for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    TreeLayer* layer = calledLayer(graph.nodes[i], i, tree);
+    auto* module = layer ? dynamic_cast<Module*>(layer->built.module.ptr().get()) : nullptr;
+    if (!module) continue;
+    runLowered(graph, readers, steps, lower(layer->built, *module), i, {});
+    ++taken;
+  }
+  return taken;
 }
 
 }  // namespace firebrand
