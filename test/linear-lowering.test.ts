@@ -76,6 +76,27 @@ describe("predict's lowered linear layers", function () {
     });
   });
 
+  it('leave a layer with a LoRA adapter to run as written, its adapter included', async () => {
+    const trainer = new Trainer({
+      model: new Mlp(),
+      loss: 'mse',
+      optimizer: { name: 'adamw', lr: 0.05 },
+      lora: { r: 4, alpha: 8, targetModules: ['erf', 'head'] },
+      config: { progressBar: false, numThreads: 1, seed: 6, batchSize: 4, numEpochs: 1 },
+    });
+    const shape = [16, positions, FEATURES];
+    const targets = Float32Array.from({ length: 16 * positions * 3 }, (_, i) => Math.cos(i * 0.3));
+    const before = await trainer.predict(inputs, shape, { optimizeForInference: false });
+    // Trained, the adapters' B matrices are no longer zero: they change the outputs.
+    await trainer.fit(Dataset.fromArrays({ inputs, inputShape: shape, targets, targetShape: [16, positions, 3] }));
+    const counted = matmuls();
+    const lowered = await trainer.predict(inputs, shape, { batchSize: 16 });
+    expect(matmuls() - counted).to.equal(runtimeInfo().onednnMatmul ? LAYERS - 2 : 0);
+    const plain = await trainer.predict(inputs, shape, { batchSize: 16, optimizeForInference: false });
+    expect(Array.from(plain.data)).to.not.deep.equal(Array.from(before.data));
+    expectClose(lowered, plain, 'with adapters', { tolerance: 1e-5 });
+  });
+
   it("leave a single row to generation's streamed kernel, and run nothing packed layer by layer", async () => {
     const trainer = make();
     const row = inputs.subarray(0, FEATURES);
