@@ -26,7 +26,7 @@ export interface PredictOptions {
   /**
    * Run the graph lowered for inference (default true), as torch.jit.optimize_for_inference and
    * onnxruntime's graph optimizations do: a Conv2d read only by a BatchNorm2d runs as one convolution
-   * with the BatchNorm folded in, and the ReLU, Hardswish or Hardsigmoid that alone reads it (or the
+   * with the BatchNorm folded in, and the ReLU, Hardswish, Hardsigmoid, GELU or SiLU that alone reads it (or the
    * Conv2d) runs inside it; each in float32 with its weight packed once in oneDNN's layout, and Conv2d
    * layers pass channels-last activations to one another. float32 linear layers run as oneDNN 3 matmuls with
    * their weight packed once and the GELU, SiLU or ReLU that alone reads them inside (where libtorch links

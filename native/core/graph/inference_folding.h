@@ -5,7 +5,7 @@
 //   W' = W * gamma / sqrt(var + eps),  b' = (b - mean) * gamma / sqrt(var + eps) + beta.
 // The folded weights are computed once and again only when a weight or a
 // statistic changes (their version counters); training runs the two layers.
-// A ReLU, Hardswish or Hardsigmoid that alone reads the BatchNorm runs inside
+// A ReLU, Hardswish, Hardsigmoid, GELU or SiLU that alone reads the BatchNorm runs inside
 // that convolution too. Every other Conv2d runs lowered as well (and the
 // activation that alone reads it): with its weight packed once where libtorch
 // has oneDNN (packed_convolution.h).

@@ -12,6 +12,7 @@
 #include "core/graph/onednn_linear.h"
 #include "core/nn/linear_layer.h"
 #include "core/nn/streamed_linear.h"
+#include "core/runtime/onednn_api.h"
 
 namespace firebrand {
 namespace {
@@ -29,7 +30,10 @@ class LoweredLinear {
   LoweredLinear(BuiltLayer& layer, LinearLayerImpl& linear) : layer_(layer), linear_(linear) {}
 
   bool runsOn(const c10::IValue& input) const {
-    if (!predictionLoweringActive() || layer_.lora || linear_.quantized() || !input.isTensor()) return false;
+    // Without oneDNN 3's matmul the layer runs as written (oneDNN's sgemm, inside linearForward).
+    if (onednn::matmulApi() == nullptr || !predictionLoweringActive() || layer_.lora || linear_.quantized() ||
+        !input.isTensor())
+      return false;
     const at::Tensor& x = input.toTensor();
     const at::Tensor& weight = linear_.weight;
     return x.dim() >= 1 && x.size(-1) == weight.size(1) && x.numel() > 0 && cpuFloat(x) && cpuFloat(weight) &&
@@ -46,6 +50,7 @@ class LoweredLinear {
     shape.back() = weight.size(0);
     std::lock_guard<std::mutex> lock(mutex_);
     if (OnednnLinear* matmul = matmulFor(rows.size(0))) return matmul->run(rows).view(shape);
+    // oneDNN refused this row count: libtorch's way, the activation after it.
     at::Tensor out =
         linearForward(input, weight.detach(), linear_.bias.defined() ? linear_.bias.detach() : at::Tensor());
     return applyActivation(out, activation_);
