@@ -35,31 +35,35 @@ struct Readers {
   }
 };
 
-// A node whose value the lowered layer (of input `x`) computed: it passes `value` on when the layer ran lowered.
-// `Lowered` has runsOn(input value) and run(input tensor), and where its kTakesActivation,
-// takeActivation(activation).
-template <typename Lowered>
-OpRun passing(const std::shared_ptr<Lowered>& lowered, int64_t x, int64_t value, OpRun unlowered) {
-  return [lowered, x, value, unlowered = std::move(unlowered)](GraphFrame& f) -> c10::IValue {
-    return lowered->runsOn(f.values[x]) ? f.values[value] : unlowered(f);
+// A node whose value the lowered layer call at node `layer` computed: it passes `value` on where that call ran
+// lowered in this frame. It reads only its own operands, so a frame may drop the layer's input once the layer ran.
+inline OpRun passing(int64_t layer, int64_t value, OpRun unlowered) {
+  return [layer, value, unlowered = std::move(unlowered)](GraphFrame& f) -> c10::IValue {
+    const bool lowered = static_cast<size_t>(layer) < f.ranLowered.size() && f.ranLowered[layer];
+    return lowered ? f.values[value] : unlowered(f);
   };
 }
 
-// The layer call at node `i` computes the lowered value; `folded` (a node folded into it, if any) and, where the
-// layer takes one, an activation that alone reads the last of them pass it on.
+// The layer call at node `i` computes the lowered value where `Lowered`'s runsOn(input value) says so, with its
+// run(input tensor); `folded` (a node folded into it, if any) and, where `Lowered::kTakesActivation`, an
+// activation that alone reads the last of them (takeActivation(activation)) pass it on.
 template <typename Lowered>
 void runLowered(const GraphSpec& graph, const Readers& readers, std::vector<OpRun>& steps,
                 const std::shared_ptr<Lowered>& lowered, size_t i, std::optional<size_t> folded) {
   const int64_t x = NodeArgs(graph.nodes[i], i).tensor(1);
-  steps[i] = [lowered, x, unlowered = steps[i]](GraphFrame& f) -> c10::IValue {
-    return lowered->runsOn(f.values[x]) ? c10::IValue(lowered->run(f.values[x].toTensor())) : unlowered(f);
+  steps[i] = [lowered, x, i, unlowered = steps[i]](GraphFrame& f) -> c10::IValue {
+    if (!lowered->runsOn(f.values[x])) return unlowered(f);
+    if (f.ranLowered.size() != f.values.size()) f.ranLowered.assign(f.values.size(), false);
+    f.ranLowered[i] = true;
+    return lowered->run(f.values[x].toTensor());
   };
-  if (folded) steps[*folded] = passing(lowered, x, static_cast<int64_t>(i), std::move(steps[*folded]));
+  const auto layer = static_cast<int64_t>(i);
+  if (folded) steps[*folded] = passing(layer, layer, std::move(steps[*folded]));
   const size_t last = folded.value_or(i);
   if constexpr (Lowered::kTakesActivation) {
     if (const auto activation = readers.onlyActivation(graph, last)) {
       lowered->takeActivation(*fusedActivationOf(graph.nodes[*activation], *activation));
-      steps[*activation] = passing(lowered, x, static_cast<int64_t>(last), std::move(steps[*activation]));
+      steps[*activation] = passing(layer, static_cast<int64_t>(last), std::move(steps[*activation]));
     }
   }
 }

@@ -19,6 +19,7 @@ namespace firebrand {
 // The values of one forward's nodes, by node index.
 struct GraphFrame {
   std::vector<c10::IValue> values;
+  std::vector<bool> ranLowered;  // by node: a layer call that ran lowered (lowered_steps.h); empty until one does
   bool training = true;
   c10::Device device = c10::kCPU;
   DecodeCache* cache = nullptr;  // incremental decoding: the earlier positions; null in a plain forward
