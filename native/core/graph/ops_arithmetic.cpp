@@ -3,7 +3,9 @@
 #include <ATen/Functions.h>
 
 #include "core/errors.h"
+#include "core/graph/inference_folding.h"
 #include "core/graph/op_support.h"
+#include "core/nn/channels_last_maps.h"
 
 namespace firebrand {
 namespace {
@@ -25,6 +27,18 @@ OpCompile addLike(bool subtract) {
       return subtract ? at::sub(T(f, xs), other, alpha) : at::add(T(f, xs), other, alpha);
     };
   };
+}
+
+at::Tensor multiplied(const at::Tensor& x, const at::Scalar& y) { return at::mul(x, y); }
+
+// A lowered predict's channels-last map times a per-channel gate (a squeeze-and-excitation block's) multiplies
+// on firebrand's kernel.
+at::Tensor multiplied(const at::Tensor& x, const at::Tensor& y) {
+  if (inferenceLoweringActive()) {
+    if (auto product = gateChannels(x, y)) return *product;
+    if (auto product = gateChannels(y, x)) return *product;
+  }
+  return at::mul(x, y);
 }
 
 template <typename Fn>
@@ -144,7 +158,7 @@ OpRows arithmeticOps() {
       {"intFloorDiv", sizeArithmetic(floorDivide), infix("//"), floorDivideOnnx},
       {"add", addLike(false), withAlpha("torch.add"), addLikeOnnx("Add")},
       {"sub", addLike(true), withAlpha("torch.sub"), addLikeOnnx("Sub")},
-      {"mul", binaryOp([](const auto& x, const auto& y) { return at::mul(x, y); }), scriptCall("torch.mul"),
+      {"mul", binaryOp([](const auto& x, const auto& y) { return multiplied(x, y); }), scriptCall("torch.mul"),
        onnxBinary("Mul")},
       {"pow", binaryOp([](const auto& x, const auto& y) { return at::pow(x, y); }), scriptCall("torch.pow"),
        onnxBinary("Pow")},

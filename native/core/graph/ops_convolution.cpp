@@ -2,7 +2,11 @@
 // of constants, one per dimension), and pixel shuffling.
 #include <ATen/Functions.h>
 
+#include <algorithm>
+
+#include "core/graph/inference_folding.h"
 #include "core/graph/op_support.h"
+#include "core/nn/channels_last_maps.h"
 #include "core/onnx/onnx_layers.h"
 
 namespace firebrand {
@@ -54,9 +58,16 @@ OpRun adaptiveAvgPool(const NodeArgs& a) {
   a.expectCount(2);
   const int64_t x = a.tensor(0);
   const auto size = constants(a.integers(1));
+  const bool global = size.size() == N && std::all_of(size.begin(), size.end(), [](int64_t s) { return s == 1; });
   return [=](GraphFrame& f) -> c10::IValue {
     if constexpr (N == 1) return at::adaptive_avg_pool1d(T(f, x), size);
-    if constexpr (N == 2) return at::adaptive_avg_pool2d(T(f, x), size);
+    if constexpr (N == 2) {
+      // A lowered predict's channels-last map (channels_last_lowering.h) pools on firebrand's kernel.
+      if (global && inferenceLoweringActive()) {
+        if (auto pooled = globalAveragePool(T(f, x))) return *pooled;
+      }
+      return at::adaptive_avg_pool2d(T(f, x), size);
+    }
     if constexpr (N == 3) return at::adaptive_avg_pool3d(T(f, x), size);
   };
 }

@@ -1,9 +1,11 @@
 #include "core/inference/prediction.h"
 
 #include <ATen/ATen.h>
+#include <c10/core/InferenceMode.h>
 #include <torch/utils.h>
 
 #include <algorithm>
+#include <optional>
 #include <vector>
 
 #include "core/errors.h"
@@ -32,6 +34,8 @@ std::vector<at::Tensor> inBatches(Model& model, int64_t samples, const std::stri
   if (samples == 0) throw InvalidArgument("predict: inputs " + inputsText + " hold no samples");
   const at::ScalarType modelDtype = model.parameterDtype();
   torch::NoGradGuard noGrad;
+  std::optional<c10::InferenceMode> inferenceMode;
+  if (options.optimizeForInference) inferenceMode.emplace();
   EvalModeScope evalMode(model);
   InferenceLoweringScope lowering(options.optimizeForInference);
   const InferenceRun inferenceKernels(options.optimizeForInference);
