@@ -25,6 +25,7 @@ thread_local bool predictionLowering = false;
 // weights kept while their source tensors keep their versions.
 class LoweredConv {
  public:
+  static constexpr bool kTakesResidual = true;
   static constexpr bool kTakesActivation = true;
 
   LoweredConv(BuiltLayer& layer, torch::nn::Conv2dImpl& conv, torch::nn::BatchNorm2dImpl* norm)
@@ -42,7 +43,8 @@ class LoweredConv {
   // weight is packed).
   void takeActivation(FusedActivation activation) { activation_ = activation; }
 
-  at::Tensor run(const at::Tensor& input) {
+  // The convolution of `input`, plus `residual` where given (a sum the lowering runs it at), then the activation.
+  at::Tensor run(const at::Tensor& input, const at::Tensor* residual) {
     const auto& o = conv_.options;
     const auto* padding = compat::variantAlternative<torch::ExpandingArray<2>>(o.padding());
     std::lock_guard<std::mutex> lock(mutex_);
@@ -53,10 +55,22 @@ class LoweredConv {
       weight_ = weight_.contiguous(format);
       packed_.clear();
     }
-    if (auto out = packed_.run(input, weight_, bias_, *o.stride(), **padding, *o.dilation(), o.groups(), activation_))
-      return *out;
-    at::Tensor out = at::conv2d(input, weight_, bias_, *o.stride(), **padding, *o.dilation(), o.groups());
-    return applyActivation(out, activation_);
+    const auto convolve = [&](FusedActivation activation, const at::Tensor* added) {
+      return packed_.run(input, weight_, bias_, *o.stride(), **padding, *o.dilation(), o.groups(), activation, added);
+    };
+    if (auto out = convolve(activation_, residual)) return *out;
+    // A residual oneDNN does not add (another layout, a broadcast, no oneDNN 3): added as the forward wrote it.
+    const FusedActivation inside = residual ? FusedActivation::None : activation_;
+    at::Tensor out;
+    if (auto packed = convolve(inside, nullptr)) {
+      out = *packed;
+    } else {
+      out = at::conv2d(input, weight_, bias_, *o.stride(), **padding, *o.dilation(), o.groups());
+      out = applyActivation(out, inside);
+    }
+    if (!residual) return out;
+    at::Tensor sum = at::add(out, *residual);
+    return applyActivation(sum, activation_);
   }
 
  private:
@@ -139,7 +153,7 @@ bool predictionLoweringActive() { return predictionLowering && inferenceLowering
 
 size_t lowerConvolutions(const GraphSpec& graph, const std::vector<std::vector<int64_t>>& reads, ModuleTree& tree,
                          std::vector<OpRun>& steps) {
-  const Readers readers(graph, reads);
+  Readers readers(graph, reads);
   std::vector<bool> lowered(graph.nodes.size(), false);
   size_t folded = 0;
   for (size_t j = 0; j < graph.nodes.size(); ++j) {

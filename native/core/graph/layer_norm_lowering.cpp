@@ -13,6 +13,7 @@ namespace {
 
 class LoweredLayerNorm {
  public:
+  static constexpr bool kTakesResidual = false;
   static constexpr bool kTakesActivation = false;
 
   explicit LoweredLayerNorm(torch::nn::LayerNormImpl& norm) : norm_(norm) {}

@@ -25,6 +25,7 @@ bool cpuFloat(const at::Tensor& t) { return t.scalar_type() == at::kFloat && t.d
 // A linear layer as it runs lowered, its matmuls kept while the weight and bias keep their versions.
 class LoweredLinear {
  public:
+  static constexpr bool kTakesResidual = false;
   static constexpr bool kTakesActivation = true;
 
   LoweredLinear(BuiltLayer& layer, LinearLayerImpl& linear) : layer_(layer), linear_(linear) {}

@@ -9,7 +9,8 @@ std::unique_ptr<OnednnConvolution> OnednnConvolution::make(const at::Tensor& inp
                                                            const at::Tensor& bias, at::IntArrayRef stride,
                                                            at::IntArrayRef padding, at::IntArrayRef dilation,
                                                            int64_t groups, FusedActivation activation,
-                                                           const OnednnConvolution* sibling) {
+                                                           const OnednnConvolution* sibling,
+                                                           const at::Tensor* residual) {
   const onednn::Api* a = onednn::convolutionApi();
   if (a == nullptr || stride.size() != 2 || padding.size() != 2 || dilation.size() != 2) return nullptr;
   std::unique_ptr<OnednnConvolution> made(new OnednnConvolution());
@@ -28,28 +29,31 @@ std::unique_ptr<OnednnConvolution> OnednnConvolution::make(const at::Tensor& inp
   const at::Tensor grouped =
       groups == 1 ? dense
                   : dense.view({groups, weight.size(0) / groups, weight.size(1), weight.size(2), weight.size(3)});
+  if (residual && !residual->sizes().equals(made->outputSizes_)) return nullptr;
   OnednnOwned source(a->memoryDescDestroy), weightsAny(a->memoryDescDestroy), biasDesc(a->memoryDescDestroy),
-      destination(a->memoryDescDestroy), attr(a->attrDestroy), desc(a->primitiveDescDestroy);
+      destination(a->memoryDescDestroy), attr(a->attrDestroy), desc(a->primitiveDescDestroy),
+      residualDesc(a->memoryDescDestroy);
   const at::Tensor biasValues = bias.defined() ? bias.contiguous() : at::Tensor();
   if (!onednnDescribe(source, input.sizes(), input.strides()) ||
       !onednnDescribe(destination, made->outputSizes_, denseStrides(made->outputSizes_, made->format_)) ||
       (bias.defined() && !onednnDescribe(biasDesc, biasValues.sizes(), biasValues.strides())) ||
       a->memoryDescCreateWithTag(&weightsAny.handle, static_cast<int>(grouped.dim()), grouped.sizes().data(),
                                  onednn::kFloat32, onednn::kFormatAny) != 0 ||
-      !onednnAttributes(attr, activation))
+      (residual && !onednnDescribe(residualDesc, residual->sizes(), residual->strides())) ||
+      !onednnAttributes(attr, activation, residualDesc.handle))
     return nullptr;
   if (a->convolutionForwardCreate(&desc.handle, a->engine, onednn::kForwardInference, onednn::kConvolutionDirect,
                                   source.handle, weightsAny.handle, biasDesc.handle, destination.handle, stride.data(),
                                   dilates, padding.data(), padding.data(), attr.handle) != 0)
     return nullptr;
-  const bool built =
-      made->build(desc.handle, source.handle, destination.handle, biasDesc.handle, grouped, biasValues, sibling);
+  const bool built = made->build(desc.handle, source.handle, destination.handle, biasDesc.handle, grouped, biasValues,
+                                 sibling, residualDesc.handle);
   return built ? std::move(made) : nullptr;
 }
 
-at::Tensor OnednnConvolution::run(const at::Tensor& input) {
+at::Tensor OnednnConvolution::run(const at::Tensor& input, const at::Tensor* residual) {
   at::Tensor output = at::empty(outputSizes_, input.options().memory_format(format_));
-  execute(input, output, "a convolution");
+  execute(input, output, "a convolution", residual);
   return output;
 }
 

@@ -17,17 +17,18 @@ namespace firebrand {
 class OnednnConvolution : public OnednnPrimitive {
  public:
   // The convolution for inputs with `input`'s sizes and layout (which the kernel's window fits), then its
-  // `activation` (oneDNN's post-op), or null where there is no oneDNN 3 here (onednn::convolutionApi()) or it takes no
-  // such convolution. `sibling`, the same convolution made for other sizes, lends its packed weight where the
-  // layouts agree.
+  // `activation` (oneDNN's post-ops; `residual`, where given, added before it), or null where there is no oneDNN 3 here
+  // (onednn::convolutionApi()) or it takes no such convolution. `sibling`, the same convolution made for other sizes,
+  // lends its packed weight where the layouts agree.
   static std::unique_ptr<OnednnConvolution> make(const at::Tensor& input, const at::Tensor& weight,
                                                  const at::Tensor& bias, at::IntArrayRef stride,
                                                  at::IntArrayRef padding, at::IntArrayRef dilation, int64_t groups,
-                                                 FusedActivation activation,
-                                                 const OnednnConvolution* sibling = nullptr);
+                                                 FusedActivation activation, const OnednnConvolution* sibling = nullptr,
+                                                 const at::Tensor* residual = nullptr);
 
-  // The output for an input of the sizes and layout this was made for.
-  at::Tensor run(const at::Tensor& input);
+  // The output for an input of the sizes and layout this was made for, and the residual it adds, of the output's
+  // sizes and the strides `make`'s had (where it was given one).
+  at::Tensor run(const at::Tensor& input, const at::Tensor* residual = nullptr);
 
  private:
   OnednnConvolution() = default;

@@ -45,20 +45,24 @@ bool onednnDescribe(OnednnOwned& desc, at::IntArrayRef sizes, at::IntArrayRef st
                                                     onednn::kFloat32, strides.data()) == 0;
 }
 
-bool onednnAttributes(OnednnOwned& attr, FusedActivation activation) {
+bool onednnAttributes(OnednnOwned& attr, FusedActivation activation, Handle residual) {
   const onednn::Api& a = *onednn::api();
   if (a.attrCreate(&attr.handle) != 0 || a.attrSetScratchpadMode(attr.handle, onednn::kScratchpadUser) != 0)
     return false;
-  if (activation == FusedActivation::None) return true;
-  const Eltwise eltwise = eltwiseOf(activation);
+  if (activation == FusedActivation::None && residual == nullptr) return true;
   OnednnOwned postOps(a.postOpsDestroy);
-  return a.postOpsCreate(&postOps.handle) == 0 &&
-         a.postOpsAppendEltwise(postOps.handle, eltwise.algorithm, eltwise.alpha, eltwise.beta) == 0 &&
-         a.attrSetPostOps(attr.handle, postOps.handle) == 0;
+  if (a.postOpsCreate(&postOps.handle) != 0) return false;
+  // The residual first (post-op 0, kArgFirstPostOpSource1), then the activation: PyTorch's relu(conv(x) + r).
+  if (residual != nullptr && a.postOpsAppendBinary(postOps.handle, onednn::kBinaryAdd, residual) != 0) return false;
+  const Eltwise eltwise = eltwiseOf(activation);
+  if (activation != FusedActivation::None &&
+      a.postOpsAppendEltwise(postOps.handle, eltwise.algorithm, eltwise.alpha, eltwise.beta) != 0)
+    return false;
+  return a.attrSetPostOps(attr.handle, postOps.handle) == 0;
 }
 
 bool OnednnPrimitive::build(Handle desc, Handle source, Handle destination, Handle biasDesc, const at::Tensor& weight,
-                            const at::Tensor& bias, const OnednnPrimitive* sibling) {
+                            const at::Tensor& bias, const OnednnPrimitive* sibling, Handle residual) {
   const onednn::Api& a = *onednn::api();
   if (!packWeight(desc, weight, sibling) || a.primitiveCreate(&primitive_, desc) != 0) return false;
   biasValues_ = bias;
@@ -67,7 +71,8 @@ bool OnednnPrimitive::build(Handle desc, Handle source, Handle destination, Hand
   return a.memoryCreate(&source_, source, a.engine, nullptr) == 0 &&
          a.memoryCreate(&destination_, destination, a.engine, nullptr) == 0 &&
          (!bias.defined() || a.memoryCreate(&bias_, biasDesc, a.engine, biasValues_.data_ptr()) == 0) &&
-         (scratchpadBytes_ == 0 || a.memoryCreate(&scratchpad_, scratchpad, a.engine, nullptr) == 0);
+         (scratchpadBytes_ == 0 || a.memoryCreate(&scratchpad_, scratchpad, a.engine, nullptr) == 0) &&
+         (residual == nullptr || a.memoryCreate(&residual_, residual, a.engine, nullptr) == 0);
 }
 
 bool OnednnPrimitive::packWeight(Handle desc, const at::Tensor& weight, const OnednnPrimitive* sibling) {
@@ -94,7 +99,8 @@ bool OnednnPrimitive::packWeight(Handle desc, const at::Tensor& weight, const On
   return a.primitiveExecute(reorder.handle, onednn::threadStream(), 2, args) == 0;
 }
 
-void OnednnPrimitive::execute(const at::Tensor& input, const at::Tensor& output, const char* what) {
+void OnednnPrimitive::execute(const at::Tensor& input, const at::Tensor& output, const char* what,
+                              const at::Tensor* residual) {
   const onednn::Api& a = *onednn::api();
   at::Tensor scratchpad;
   if (scratchpadBytes_ > 0)
@@ -102,7 +108,7 @@ void OnednnPrimitive::execute(const at::Tensor& input, const at::Tensor& output,
   std::lock_guard<std::mutex> lock(running_);
   check(a.memorySetDataHandle(source_, input.data_ptr()), "setting", what, "'s input");
   check(a.memorySetDataHandle(destination_, output.data_ptr()), "setting", what, "'s output");
-  onednn::ExecArg args[5] = {
+  onednn::ExecArg args[6] = {
       {onednn::kArgSource, source_}, {onednn::kArgWeights, weights_}, {onednn::kArgDestination, destination_}};
   int count = 3;
   if (bias_ != nullptr) args[count++] = {onednn::kArgBias, bias_};
@@ -110,12 +116,17 @@ void OnednnPrimitive::execute(const at::Tensor& input, const at::Tensor& output,
     check(a.memorySetDataHandle(scratchpad_, scratchpad.data_ptr()), "setting", what, "'s scratchpad");
     args[count++] = {onednn::kArgScratchpad, scratchpad_};
   }
+  if (residual_ != nullptr) {
+    if (residual == nullptr) throw InvalidState("firebrand bug: " + std::string(what) + " ran without its residual");
+    check(a.memorySetDataHandle(residual_, residual->data_ptr()), "setting", what, "'s residual");
+    args[count++] = {onednn::kArgFirstPostOpSource1, residual_};
+  }
   check(a.primitiveExecute(primitive_, onednn::threadStream(), count, args), "running", what);
 }
 
 OnednnPrimitive::~OnednnPrimitive() {
   const onednn::Api* a = onednn::api();
-  for (Handle memory : {source_, destination_, weights_, bias_, scratchpad_})
+  for (Handle memory : {source_, destination_, weights_, bias_, scratchpad_, residual_})
     if (memory != nullptr) a->memoryDestroy(memory);
   if (primitive_ != nullptr) a->primitiveDestroy(primitive_);
 }

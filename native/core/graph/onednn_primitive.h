@@ -27,8 +27,9 @@ struct OnednnOwned {
 // A float32 memory descriptor of `sizes` laid out by `strides`.
 bool onednnDescribe(OnednnOwned& desc, at::IntArrayRef sizes, at::IntArrayRef strides);
 
-// Primitive attributes: the scratchpad passed at each call (from the memory cache), the activation as a post-op.
-bool onednnAttributes(OnednnOwned& attr, FusedActivation activation);
+// Primitive attributes: the scratchpad passed at each call (from the memory cache), and as post-ops a residual
+// added (described by `residual`, where not null: a tensor of the output's sizes) then the activation.
+bool onednnAttributes(OnednnOwned& attr, FusedActivation activation, onednn::Handle residual = nullptr);
 
 class OnednnPrimitive {
  public:
@@ -42,17 +43,21 @@ class OnednnPrimitive {
   // strides) reordered into the layout `desc` computes with, or `sibling`'s packed copy where it is in that
   // layout (a model predicting at several sizes keeps one copy, not one per size), and `bias`, described
   // by `biasDesc`. False where oneDNN refuses any of them.
+  // `residual`: the description of the residual the attributes add, if any.
   bool build(onednn::Handle desc, onednn::Handle source, onednn::Handle destination, onednn::Handle biasDesc,
-             const at::Tensor& weight, const at::Tensor& bias, const OnednnPrimitive* sibling);
-  // Computes `output` from `input`, both of the sizes and layouts the primitive was made for; `what` names
-  // the op in errors.
-  void execute(const at::Tensor& input, const at::Tensor& output, const char* what);
+             const at::Tensor& weight, const at::Tensor& bias, const OnednnPrimitive* sibling,
+             onednn::Handle residual = nullptr);
+  // Computes `output` from `input` (and the `residual` it was made to add), all of the sizes and layouts the
+  // primitive was made for; `what` names the op in errors.
+  void execute(const at::Tensor& input, const at::Tensor& output, const char* what,
+               const at::Tensor* residual = nullptr);
 
  private:
   bool packWeight(onednn::Handle desc, const at::Tensor& weight, const OnednnPrimitive* sibling);
 
   onednn::Handle primitive_ = nullptr;
-  onednn::Handle source_ = nullptr, destination_ = nullptr, weights_ = nullptr, bias_ = nullptr, scratchpad_ = nullptr;
+  onednn::Handle source_ = nullptr, destination_ = nullptr, weights_ = nullptr, bias_ = nullptr, scratchpad_ = nullptr,
+                 residual_ = nullptr;
   at::Tensor packedWeight_, biasValues_;
   size_t scratchpadBytes_ = 0;
   std::mutex running_;  // a call's pointers are set on shared memory objects

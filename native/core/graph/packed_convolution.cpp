@@ -78,16 +78,19 @@ bool PackedConvolution::prepack(Packed& packed, const at::Tensor& weight, const 
 std::optional<at::Tensor> PackedConvolution::run(const at::Tensor& input, const at::Tensor& weight,
                                                  const at::Tensor& bias, at::IntArrayRef stride,
                                                  at::IntArrayRef padding, at::IntArrayRef dilation, int64_t groups,
-                                                 FusedActivation activation) {
+                                                 FusedActivation activation, const at::Tensor* residual) {
   const PrepackedOps& ops = prepackedOps();
   const c10::MemoryFormat format = input.suggest_memory_format();
   if (!ops.prepack || !ops.run || !at::hasMKLDNN() || !input.device().is_cpu() || input.dim() != 4 ||
       input.scalar_type() != at::kFloat || weight.scalar_type() != at::kFloat || !input.is_contiguous(format) ||
       !weight.is_contiguous(format) || (bias.defined() && bias.scalar_type() != at::kFloat) ||
-      !windowFits(input, weight, padding, dilation))
+      !windowFits(input, weight, padding, dilation) ||
+      (residual && (!residual->device().is_cpu() || residual->scalar_type() != at::kFloat || residual->dim() != 4)))
     return std::nullopt;
+  const std::vector<int64_t> residualStrides = residual ? residual->strides().vec() : std::vector<int64_t>();
   const auto same = [&](const Packed& p) {
-    return p.format == format && p.activation == activation && input.sizes().equals(p.sizes);
+    return p.format == format && p.activation == activation && input.sizes().equals(p.sizes) &&
+           p.residualStrides == residualStrides;
   };
   auto found = std::find_if(packed_.begin(), packed_.end(), same);
   if (found == packed_.end()) {
@@ -97,14 +100,15 @@ std::optional<at::Tensor> PackedConvolution::run(const at::Tensor& input, const 
     Packed packed{input.sizes().vec(),
                   format,
                   activation,
+                  residualStrides,
                   OnednnConvolution::make(input, weight, bias, stride, padding, dilation, groups, activation,
-                                          sibling == packed_.end() ? nullptr : sibling->direct.get()),
+                                          sibling == packed_.end() ? nullptr : sibling->direct.get(), residual),
                   {}};
-    if (!packed.direct) prepack(packed, weight, bias, stride, padding, dilation, groups);
+    if (!packed.direct && !residual) prepack(packed, weight, bias, stride, padding, dilation, groups);
     packed_.push_back(std::move(packed));
     found = std::prev(packed_.end());
   }
-  if (found->direct) return found->direct->run(input);
+  if (found->direct) return found->direct->run(input, residual);
   if (found->context.isNone()) return std::nullopt;  // refused at these sizes
   at::Tensor out = boxedCall(*ops.run, {input, found->context}).toTensor();
   return activation == FusedActivation::Relu ? out : applyActivation(out, activation);

@@ -22,9 +22,10 @@ class PackedConvolution {
   // the others run after it), packed for its sizes the first time they come (a few sizes are kept), or nullopt
   // where libtorch has no prepacked convolution or it does not take this input (float32, 4-D, dense in rows or
   // channels-last, on the CPU).
+  // With a `residual`, it is added before the activation, on oneDNN 3's own primitive only (nullopt elsewhere).
   std::optional<at::Tensor> run(const at::Tensor& input, const at::Tensor& weight, const at::Tensor& bias,
                                 at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation,
-                                int64_t groups, FusedActivation activation);
+                                int64_t groups, FusedActivation activation, const at::Tensor* residual = nullptr);
   // The weight changed: every packed copy is dropped (and packing tried again).
   void clear() { packed_.clear(); }
 
@@ -33,6 +34,7 @@ class PackedConvolution {
     std::vector<int64_t> sizes;
     c10::MemoryFormat format;
     FusedActivation activation;
+    std::vector<int64_t> residualStrides;       // empty: no residual
     std::shared_ptr<OnednnConvolution> direct;  // or libtorch's packed `context`
     c10::IValue context;
   };

@@ -38,6 +38,7 @@ bool resolve(Api& a) {
          find(a.attrSetPostOps, "dnnl_primitive_attr_set_post_ops") && find(a.postOpsCreate, "dnnl_post_ops_create") &&
          find(a.postOpsDestroy, "dnnl_post_ops_destroy") &&
          find(a.postOpsAppendEltwise, "dnnl_post_ops_append_eltwise") &&
+         find(a.postOpsAppendBinary, "dnnl_post_ops_append_binary") &&
          find(a.convolutionForwardCreate, "dnnl_convolution_forward_primitive_desc_create") &&
          find(a.matmulCreate, "dnnl_matmul_primitive_desc_create") &&
          find(a.reorderCreate, "dnnl_reorder_primitive_desc_create") &&

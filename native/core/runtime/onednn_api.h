@@ -12,26 +12,28 @@ using Status = int;    // dnnl_status_t: 0 on success
 
 // Enumerators and argument numbers of oneDNN 3's headers, by their names there.
 enum Value : int {
-  kCpuEngine = 1,              // dnnl_cpu
-  kInOrderStream = 1,          // dnnl_stream_in_order
-  kFloat32 = 3,                // dnnl_f32
-  kFormatAny = 1,              // dnnl_format_tag_any
-  kForwardInference = 96,      // dnnl_forward_inference
-  kConvolutionDirect = 1,      // dnnl_convolution_direct
-  kEltwiseRelu = 0x20,         // dnnl_eltwise_relu
-  kEltwiseHardsigmoid = 0x28,  // dnnl_eltwise_hardsigmoid
-  kEltwiseGeluTanh = 0x2b,     // dnnl_eltwise_gelu_tanh
-  kEltwiseSwish = 0x2c,        // dnnl_eltwise_swish
-  kEltwiseGeluErf = 0x31,      // dnnl_eltwise_gelu_erf
-  kEltwiseHardswish = 0x34,    // dnnl_eltwise_hardswish
-  kScratchpadUser = 1,         // dnnl_scratchpad_mode_user
-  kQueryWeights = 131,         // dnnl_query_weights_md
-  kQueryScratchpad = 136,      // dnnl_query_scratchpad_md
-  kArgSource = 1,              // DNNL_ARG_SRC
-  kArgDestination = 17,        // DNNL_ARG_DST
-  kArgWeights = 33,            // DNNL_ARG_WEIGHTS
-  kArgBias = 41,               // DNNL_ARG_BIAS
-  kArgScratchpad = 80,         // DNNL_ARG_SCRATCHPAD
+  kCpuEngine = 1,                  // dnnl_cpu
+  kInOrderStream = 1,              // dnnl_stream_in_order
+  kFloat32 = 3,                    // dnnl_f32
+  kFormatAny = 1,                  // dnnl_format_tag_any
+  kForwardInference = 96,          // dnnl_forward_inference
+  kConvolutionDirect = 1,          // dnnl_convolution_direct
+  kEltwiseRelu = 0x20,             // dnnl_eltwise_relu
+  kEltwiseHardsigmoid = 0x28,      // dnnl_eltwise_hardsigmoid
+  kEltwiseGeluTanh = 0x2b,         // dnnl_eltwise_gelu_tanh
+  kEltwiseSwish = 0x2c,            // dnnl_eltwise_swish
+  kEltwiseGeluErf = 0x31,          // dnnl_eltwise_gelu_erf
+  kEltwiseHardswish = 0x34,        // dnnl_eltwise_hardswish
+  kBinaryAdd = 0x1fff0,            // dnnl_binary_add
+  kScratchpadUser = 1,             // dnnl_scratchpad_mode_user
+  kQueryWeights = 131,             // dnnl_query_weights_md
+  kQueryScratchpad = 136,          // dnnl_query_scratchpad_md
+  kArgSource = 1,                  // DNNL_ARG_SRC
+  kArgDestination = 17,            // DNNL_ARG_DST
+  kArgWeights = 33,                // DNNL_ARG_WEIGHTS
+  kArgBias = 41,                   // DNNL_ARG_BIAS
+  kArgScratchpad = 80,             // DNNL_ARG_SCRATCHPAD
+  kArgFirstPostOpSource1 = 32770,  // DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1 (oneDNN 3's base, 32768)
 };
 
 struct ExecArg {
@@ -59,6 +61,7 @@ struct Api {
   Status (*postOpsCreate)(Handle*);
   Status (*postOpsDestroy)(Handle);
   Status (*postOpsAppendEltwise)(Handle, int algorithm, float alpha, float beta);
+  Status (*postOpsAppendBinary)(Handle, int algorithm, Handle source1);
   Status (*convolutionForwardCreate)(Handle*, Handle engine, int prop, int algorithm, Handle source, Handle weights,
                                      Handle bias, Handle destination, const int64_t* strides, const int64_t* dilates,
                                      const int64_t* paddingLeft, const int64_t* paddingRight, Handle attr);
