@@ -1,4 +1,4 @@
-// A lowered predict pools channels-last maps and multiplies them by per-channel gates on firebrand's kernels
+// A lowered predict pools channels-last maps (average and max) and multiplies them by per-channel gates on firebrand's kernels
 // (native/core/nn/channels_last_maps.cpp): the same values as libtorch's ops, to float32 rounding, with the
 // AVX2 rows and the portable ones.
 import { spawnSync } from 'node:child_process';
@@ -8,9 +8,16 @@ import { Trainer, type TensorData } from '../src';
 import { expectClose } from './support/expect-close';
 import { CHANNELS, GateNet, gateInputs, SHAPE } from './support/gate-net';
 
-const NAMES = ['pooled map', 'gated map', 'map times a learned scale', 'pooled gated map'];
+const NAMES = [
+  'pooled map',
+  'gated map',
+  'map times a learned scale',
+  'pooled gated map',
+  "ResNet stem's max pool",
+  'dilated max pool',
+];
 
-describe("predict's inference lowering: a squeeze-and-excitation block's pool and product", function () {
+describe("predict's inference lowering: pools and per-channel products of channels-last maps", function () {
   this.timeout(60_000);
 
   it('agree with libtorch ops run layer by layer, a gate per sample and one for the batch', async () => {
@@ -23,6 +30,8 @@ describe("predict's inference lowering: a squeeze-and-excitation block's pool an
       [batch, CHANNELS, height, width],
       [batch, CHANNELS, height, width],
       [batch, CHANNELS, 1, 1],
+      [batch, CHANNELS, 3, 4],
+      [batch, CHANNELS, 2, 5],
     ];
     for (const [index, name] of NAMES.entries()) {
       expectClose(lowered[index], plain[index], name, { tolerance: 1e-6 });

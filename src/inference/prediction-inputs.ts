@@ -31,7 +31,8 @@ export interface PredictOptions {
    * layers pass channels-last activations to one another. float32 linear layers run as oneDNN 3 matmuls with
    * their weight packed once and the GELU, SiLU or ReLU that alone reads them inside (where libtorch links
    * oneDNN 3; else on oneDNN's sgemm), and LayerNorm layers run firebrand's row kernel where the CPU has AVX-512.
-   * A squeeze-and-excitation block's pooling and per-channel product run on firebrand's kernels, and the whole
+   * Max pools and a squeeze-and-excitation block's pooling and per-channel product run on firebrand's kernels,
+   * a residual sum after a convolution runs inside it (with the ReLU after the sum), and the whole
    * forward under libtorch's inference mode (torch.inference_mode: no autograd bookkeeping per op). Results match the layers run one by one to float32 rounding (about
    * 1e-6); false runs them one by one, bit for bit as PyTorch eager does.
    */

@@ -1,6 +1,7 @@
 // A squeeze-and-excitation block on channels-last maps (test/channels-last-maps.test.ts): its pool and its
-// product with the per-sample gate, and a product with a learned [1, C, 1, 1] scale, which a lowered predict runs
-// on firebrand's kernels.
+// product with the per-sample gate, a product with a learned [1, C, 1, 1] scale, and max pools (ResNet's stem's,
+// and a strided, dilated, padded one), which a lowered predict runs on
+// firebrand's kernels.
 import { F, nn, Parameter, type Tensor } from '../../src';
 
 /** 13 channels: one AVX2 block of 8 and 5 more. */
@@ -18,7 +19,14 @@ export class GateNet extends nn.Module {
     const pooled = this.pool.forward(y);
     const gate = F.hardsigmoid(this.excite.forward(this.squeeze.forward(pooled).relu()));
     const gated = y.mul(gate);
-    return [pooled, gated, this.scale.mul(gated), F.adaptiveAvgPool2d(gated, [1, 1])];
+    return [
+      pooled,
+      gated,
+      this.scale.mul(gated),
+      F.adaptiveAvgPool2d(gated, [1, 1]),
+      F.maxPool2d(y, 3, { stride: 2, padding: 1 }),
+      F.maxPool2d(y, [2, 3], { stride: [2, 1], padding: [1, 1], dilation: [3, 2] }),
+    ];
   }
 }
 

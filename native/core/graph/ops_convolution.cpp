@@ -35,7 +35,13 @@ OpRun maxPool(const NodeArgs& a) {
   const bool ceil = a.flag(5);
   return [=](GraphFrame& f) -> c10::IValue {
     if constexpr (N == 1) return at::max_pool1d(T(f, x), kernel, stride, padding, dilation, ceil);
-    if constexpr (N == 2) return at::max_pool2d(T(f, x), kernel, stride, padding, dilation, ceil);
+    if constexpr (N == 2) {
+      // A lowered predict's channels-last map (channels_last_lowering.h) pools on firebrand's rows.
+      if (inferenceLoweringActive()) {
+        if (auto pooled = maxPoolMap(T(f, x), kernel, stride, padding, dilation, ceil)) return *pooled;
+      }
+      return at::max_pool2d(T(f, x), kernel, stride, padding, dilation, ceil);
+    }
     if constexpr (N == 3) return at::max_pool3d(T(f, x), kernel, stride, padding, dilation, ceil);
   };
 }

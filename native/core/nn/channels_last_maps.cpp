@@ -5,6 +5,9 @@
 #include <ATen/core/grad_mode.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
 #include <vector>
 
 #include "core/nn/simd_rows.h"
@@ -25,6 +28,7 @@ bool channelsLastMap(const at::Tensor& x) {
 // CPU has AVX2 (the compiler's own vectorization of these loops was lost where they were inlined).
 using AddRow = void (*)(const float* values, float* sums, int64_t channels);
 using ScaleRow = void (*)(const float* values, const float* scale, float* result, int64_t channels);
+using MaxRow = void (*)(const float* values, float* maxima, int64_t channels);
 
 void addRowPortable(const float* values, float* sums, int64_t channels) {
   for (int64_t c = 0; c < channels; ++c) sums[c] += values[c];
@@ -34,7 +38,26 @@ void scaleRowPortable(const float* values, const float* scale, float* result, in
   for (int64_t c = 0; c < channels; ++c) result[c] = values[c] * scale[c];
 }
 
+// PyTorch's comparison: a NaN replaces the maximum, and nothing replaces a NaN.
+void maxRowPortable(const float* values, float* maxima, int64_t channels) {
+  for (int64_t c = 0; c < channels; ++c) {
+    if (values[c] > maxima[c] || std::isnan(values[c])) maxima[c] = values[c];
+  }
+}
+
 #if defined(__x86_64__)
+FIREBRAND_AVX2 void maxRowAvx2(const float* values, float* maxima, int64_t channels) {
+  int64_t c = 0;
+  for (; c + 8 <= channels; c += 8) {
+    const __m256 value = _mm256_loadu_ps(values + c), maximum = _mm256_loadu_ps(maxima + c);
+    // max_ps gives its second operand where either is NaN: a NaN value goes in, and an all-ones NaN mask keeps
+    // a NaN maximum.
+    const __m256 nan = _mm256_cmp_ps(maximum, maximum, _CMP_UNORD_Q);
+    _mm256_storeu_ps(maxima + c, _mm256_or_ps(_mm256_max_ps(maximum, value), nan));
+  }
+  maxRowPortable(values + c, maxima + c, channels - c);
+}
+
 FIREBRAND_AVX2 void addRowAvx2(const float* values, float* sums, int64_t channels) {
   int64_t c = 0;
   for (; c + 8 <= channels; c += 8)
@@ -51,9 +74,11 @@ FIREBRAND_AVX2 void scaleRowAvx2(const float* values, const float* scale, float*
 
 AddRow addRow() { return cpuHasFma() ? addRowAvx2 : addRowPortable; }
 ScaleRow scaleRow() { return cpuHasFma() ? scaleRowAvx2 : scaleRowPortable; }
+MaxRow maxRow() { return cpuHasFma() ? maxRowAvx2 : maxRowPortable; }
 #else
 AddRow addRow() { return addRowPortable; }
 ScaleRow scaleRow() { return scaleRowPortable; }
+MaxRow maxRow() { return maxRowPortable; }
 #endif
 
 // The mean of each channel over `rows` positions of `channels` values each.
@@ -100,6 +125,67 @@ std::optional<at::Tensor> gateChannels(const at::Tensor& x, const at::Tensor& ga
   at::parallel_for(0, x.size(0) * rows, grain, [&](int64_t begin, int64_t end) {
     for (int64_t row = begin; row < end; ++row)
       scale(in + row * channels, gates + (row / rows) * gateStride, product + row * channels, channels);
+  });
+  return out;
+}
+
+namespace {
+
+// One output row of a max pool: the maximum over the window's positions inside the map.
+struct PoolWindow {
+  int64_t height, width, channels;  // the input map's
+  int64_t kernel[2], stride[2], padding[2], dilation[2];
+
+  void pool(const float* map, int64_t outY, int64_t outX, float* out, MaxRow max) const {
+    bool first = true;
+    for (int64_t ky = 0; ky < kernel[0]; ++ky) {
+      const int64_t y = outY * stride[0] - padding[0] + ky * dilation[0];
+      if (y < 0 || y >= height) continue;
+      for (int64_t kx = 0; kx < kernel[1]; ++kx) {
+        const int64_t x = outX * stride[1] - padding[1] + kx * dilation[1];
+        if (x < 0 || x >= width) continue;
+        const float* row = map + (y * width + x) * channels;
+        if (first)
+          std::memcpy(out, row, channels * sizeof(float));
+        else
+          max(row, out, channels);
+        first = false;
+      }
+    }
+    // A window of padding only (a dilated one can be): PyTorch's maximum of nothing.
+    if (first) std::fill(out, out + channels, -std::numeric_limits<float>::infinity());
+  }
+};
+
+}  // namespace
+
+std::optional<at::Tensor> maxPoolMap(const at::Tensor& x, at::IntArrayRef kernel, at::IntArrayRef stride,
+                                     at::IntArrayRef padding, at::IntArrayRef dilation, bool ceil) {
+  if (!channelsLastMap(x) || ceil || kernel.size() != 2 || stride.size() != 2 || padding.size() != 2 ||
+      dilation.size() != 2)
+    return std::nullopt;
+  PoolWindow window{x.size(2), x.size(3), x.size(1), {}, {}, {}, {}};
+  int64_t outSizes[2];
+  for (int d = 0; d < 2; ++d) {
+    if (kernel[d] < 1 || stride[d] < 1 || dilation[d] < 1 || padding[d] < 0 || 2 * padding[d] > kernel[d])
+      return std::nullopt;
+    window.kernel[d] = kernel[d], window.stride[d] = stride[d], window.padding[d] = padding[d];
+    window.dilation[d] = dilation[d];
+    outSizes[d] = (x.size(2 + d) + 2 * padding[d] - dilation[d] * (kernel[d] - 1) - 1) / stride[d] + 1;
+    if (outSizes[d] < 1) return std::nullopt;
+  }
+  at::Tensor out = at::empty({x.size(0), window.channels, outSizes[0], outSizes[1]},
+                             x.options().memory_format(at::MemoryFormat::ChannelsLast));
+  const float* in = x.data_ptr<float>();
+  float* pooled = out.data_ptr<float>();
+  const int64_t mapSize = window.height * window.width * window.channels, rows = outSizes[0] * outSizes[1];
+  const MaxRow max = maxRow();
+  at::parallel_for(0, x.size(0) * rows, std::max<int64_t>(1, 4096 / window.channels), [&](int64_t begin, int64_t end) {
+    for (int64_t row = begin; row < end; ++row) {
+      const int64_t n = row / rows, position = row % rows;
+      window.pool(in + n * mapSize, position / outSizes[1], position % outSizes[1], pooled + row * window.channels,
+                  max);
+    }
   });
   return out;
 }
