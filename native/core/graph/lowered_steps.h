@@ -41,7 +41,7 @@ struct Readers {
     size_t node;
     int64_t residual;
   };
-  std::optional<Sum> onlySum(const GraphSpec& graph, size_t slot) {
+  std::optional<Sum> takeSum(const GraphSpec& graph, size_t slot) {
     if (count[slot] != 1 || graph.nodes[last[slot]].op != "add" || sumsTaken[last[slot]]) return std::nullopt;
     const NodeArgs args(graph.nodes[last[slot]], last[slot]);
     const int64_t left = args.tensor(0);
@@ -53,12 +53,20 @@ struct Readers {
   std::vector<bool> sumsTaken = std::vector<bool>(count.size(), false);
 };
 
+// Whether the layer call at node `layer` ran lowered in this frame, and the mark its step leaves where it does.
+inline bool ranLowered(const GraphFrame& f, int64_t layer) {
+  return static_cast<size_t>(layer) < f.ranLowered.size() && f.ranLowered[layer];
+}
+inline void markLowered(GraphFrame& f, int64_t layer) {
+  if (f.ranLowered.size() != f.values.size()) f.ranLowered.assign(f.values.size(), false);
+  f.ranLowered[layer] = true;
+}
+
 // A node whose value the lowered layer call at node `layer` computed: it passes `value` on where that call ran
-// lowered in this frame. It reads only its own operands, so a frame may drop the layer's input once the layer ran.
+// lowered in this frame (decided once, at the layer's step), else runs as written.
 inline OpRun passing(int64_t layer, int64_t value, OpRun unlowered) {
   return [layer, value, unlowered = std::move(unlowered)](GraphFrame& f) -> c10::IValue {
-    const bool lowered = static_cast<size_t>(layer) < f.ranLowered.size() && f.ranLowered[layer];
-    return lowered ? f.values[value] : unlowered(f);
+    return ranLowered(f, layer) ? f.values[value] : unlowered(f);
   };
 }
 
@@ -69,8 +77,8 @@ void runAtSum(std::vector<OpRun>& steps, const std::shared_ptr<Lowered>& lowered
               Readers::Sum sum) {
   steps[sum.node] = [lowered, layer, input, residual = sum.residual,
                      unlowered = std::move(steps[sum.node])](GraphFrame& f) -> c10::IValue {
-    const bool ran = static_cast<size_t>(layer) < f.ranLowered.size() && f.ranLowered[layer];
-    return ran ? c10::IValue(lowered->run(f.values[input].toTensor(), &f.values[residual].toTensor())) : unlowered(f);
+    return ranLowered(f, layer) ? c10::IValue(lowered->run(f.values[input].toTensor(), &f.values[residual].toTensor()))
+                                : unlowered(f);
   };
 }
 
@@ -87,11 +95,10 @@ void runLowered(const GraphSpec& graph, Readers& readers, std::vector<OpRun>& st
   const auto layer = static_cast<int64_t>(i);
   size_t last = folded.value_or(i);
   std::optional<Readers::Sum> sum;
-  if constexpr (Lowered::kTakesResidual) sum = readers.onlySum(graph, last);
-  steps[i] = [lowered, x, i, deferred = sum.has_value(), unlowered = steps[i]](GraphFrame& f) -> c10::IValue {
+  if constexpr (Lowered::kTakesResidual) sum = readers.takeSum(graph, last);
+  steps[i] = [lowered, x, layer, deferred = sum.has_value(), unlowered = steps[i]](GraphFrame& f) -> c10::IValue {
     if (!lowered->runsOn(f.values[x])) return unlowered(f);
-    if (f.ranLowered.size() != f.values.size()) f.ranLowered.assign(f.values.size(), false);
-    f.ranLowered[i] = true;
+    markLowered(f, layer);
     if (deferred) return f.values[x];
     if constexpr (Lowered::kTakesResidual)
       return lowered->run(f.values[x].toTensor(), nullptr);
