@@ -53,6 +53,21 @@ std::vector<std::shared_ptr<torch::nn::Module>> moduleOfEachScope(const GraphSpe
   return modules;
 }
 
+// By node: the values it reads last, or its own if nothing reads it; the graph's outputs are never among them.
+std::vector<std::vector<int64_t>> lastReaders(const GraphSpec& graph, const std::vector<std::vector<int64_t>>& reads) {
+  std::vector<int64_t> last(graph.nodes.size());
+  for (size_t slot = 0; slot < last.size(); ++slot) last[slot] = static_cast<int64_t>(slot);
+  for (size_t node = 0; node < reads.size(); ++node) {
+    for (const int64_t slot : reads[node]) last[slot] = std::max(last[slot], static_cast<int64_t>(node));
+  }
+  for (const int64_t output : graph.outputs) last[output] = -1;
+  std::vector<std::vector<int64_t>> lastReadBy(graph.nodes.size());
+  for (size_t slot = 0; slot < last.size(); ++slot) {
+    if (last[slot] >= 0) lastReadBy[last[slot]].push_back(static_cast<int64_t>(slot));
+  }
+  return lastReadBy;
+}
+
 }  // namespace
 
 GraphProgram::GraphProgram(GraphSpec graph, ModuleTree& tree) : graph_(std::move(graph)), inputDtype_(tree.inputDtype) {
@@ -69,6 +84,7 @@ GraphProgram::GraphProgram(GraphSpec graph, ModuleTree& tree) : graph_(std::move
   lowerLayerNorms(graph_, reads_, tree, steps_);
   keepChannelsLast(graph_, reads_, tree, steps_);
   decodeKernels_ = std::make_unique<const DecodeKernels>(graph_, reads_, tree);
+  lastReadBy_ = lastReaders(graph_, reads_);
   for (const auto& name : graph_.inputs) {
     int64_t slot = -1;
     for (size_t index = 0; index < graph_.nodes.size(); ++index) {
@@ -109,7 +125,7 @@ OpRun GraphProgram::compileNode(size_t index, ModuleTree& tree) {
 
 std::vector<at::Tensor> GraphProgram::run(const std::vector<at::Tensor>& inputs, bool training, c10::Device device,
                                           DecodeCache* cache) const {
-  const GraphFrame frame = runFrame(inputs, training, device, cache);
+  const GraphFrame frame = runFrame(inputs, training, device, cache, false);
   std::vector<at::Tensor> outputs;
   outputs.reserve(graph_.outputs.size());
   for (const int64_t output : graph_.outputs) outputs.push_back(withoutChannelsLast(frame.values[output].toTensor()));
@@ -118,11 +134,11 @@ std::vector<at::Tensor> GraphProgram::run(const std::vector<at::Tensor>& inputs,
 
 std::vector<c10::IValue> GraphProgram::values(const std::vector<at::Tensor>& inputs, bool training,
                                               c10::Device device) const {
-  return runFrame(inputs, training, device, nullptr).values;
+  return runFrame(inputs, training, device, nullptr, true).values;
 }
 
 GraphFrame GraphProgram::runFrame(const std::vector<at::Tensor>& inputs, bool training, c10::Device device,
-                                  DecodeCache* cache) const {
+                                  DecodeCache* cache, bool keepValues) const {
   GraphFrame frame;
   frame.values.resize(steps_.size());
   frame.training = training;
@@ -134,6 +150,7 @@ GraphFrame GraphProgram::runFrame(const std::vector<at::Tensor>& inputs, bool tr
   }
   const bool checkpointing = training && at::GradMode::is_enabled() && !segments_.empty();
   for (size_t index = 0; index < steps_.size();) {
+    const size_t from = index;
     const int64_t segment = checkpointing && !segmentAt_.empty() ? segmentAt_[index] : -1;
     const int64_t kernel = cache ? decodeKernels_->startingAt(index) : -1;
     if (segment >= 0) {
@@ -144,6 +161,9 @@ GraphFrame GraphProgram::runFrame(const std::vector<at::Tensor>& inputs, bool tr
     } else {
       runSteps(index, index + 1, frame);
       ++index;
+    }
+    for (size_t node = from; node < index && !keepValues; ++node) {
+      for (const int64_t slot : lastReadBy_[node]) frame.values[slot] = c10::IValue();
     }
   }
   return frame;

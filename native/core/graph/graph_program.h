@@ -40,8 +40,9 @@ class GraphProgram {
 
  private:
   OpRun compileNode(size_t index, ModuleTree& tree);
-  GraphFrame runFrame(const std::vector<at::Tensor>& inputs, bool training, c10::Device device,
-                      DecodeCache* cache) const;
+  // `keepValues`: every node's value stays in the frame; otherwise each is dropped once no later node reads it.
+  GraphFrame runFrame(const std::vector<at::Tensor>& inputs, bool training, c10::Device device, DecodeCache* cache,
+                      bool keepValues) const;
   bool runKernel(size_t kernel, GraphFrame& frame) const;
   [[noreturn]] void fail(size_t index, const GraphFrame& frame, const std::exception& error, bool wrongType) const;
 
@@ -50,6 +51,9 @@ class GraphProgram {
   std::vector<OpRun> steps_;                  // by node; empty for inputs
   std::vector<int64_t> inputSlots_;           // the node of each graph input
   std::vector<std::vector<int64_t>> reads_;   // the nodes each node reads, for errors
+  // By node: the values no later node (nor the graph's outputs) reads, dropped once it ran, for their memory to
+  // serve the next ops while it is still in cache.
+  std::vector<std::vector<int64_t>> lastReadBy_;
   std::vector<CheckpointSegment> segments_;
   std::vector<int64_t> segmentAt_;                                // by node: the segment that begins there, or -1
   std::vector<std::shared_ptr<torch::nn::Module>> scopeModules_;  // by node: whose train/eval mode it runs in

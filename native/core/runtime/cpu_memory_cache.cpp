@@ -7,9 +7,11 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "core/compat/torch_compat.h"
@@ -28,8 +30,8 @@ struct Blocks {
   std::mutex mutex;
   int openScopes = 0;
   int retainers = 0;
-  std::unordered_map<void*, size_t> live;               // cached-class block -> its size
-  std::unordered_map<size_t, std::vector<void*>> idle;  // size -> blocks freed for reuse
+  std::unordered_map<void*, size_t> live;     // cached-class block -> its size
+  std::map<size_t, std::vector<void*>> idle;  // size -> blocks freed for reuse, by size for the best fit
   size_t liveBytes = 0;
   size_t idleBytes = 0;
   size_t peakLiveBytes = 0;
@@ -63,6 +65,20 @@ struct Blocks {
       ++peak;
       workingSetBytes += size;
     }
+  }
+
+  // An idle block for a request of `size` bytes: one of that size, else the smallest up to twice as large (a forward
+  // whose values go as soon as read has many sizes, few live at once); its size, or null.
+  std::pair<void*, size_t> takeIdle(size_t size) {
+    const auto fit = idle.lower_bound(size);
+    if (fit == idle.end() || fit->first > 2 * size) return {nullptr, 0};
+    const size_t blockSize = fit->first;
+    void* block = fit->second.back();
+    fit->second.pop_back();
+    if (fit->second.empty()) idle.erase(fit);
+    idleBytes -= blockSize;
+    if (reserved.erase(block) > 0) reservedBytes -= blockSize;
+    return {block, blockSize};
   }
 
   // Whether a block of `size` just freed may stay: the blocks held (live and idle) stay within the working
@@ -121,20 +137,15 @@ class CachingCpuAllocator final : public compat::AllocatorAdapter<> {
       const size_t size = roundedUp(bytes, bytes >= kHugePage ? kHugePage : kPage);
       std::unique_lock lock(state.mutex);
       if (state.openScopes > 0) {
-        void* block = nullptr;
-        const auto kept = state.idle.find(size);
-        if (kept != state.idle.end() && !kept->second.empty()) {
-          block = kept->second.back();
-          kept->second.pop_back();
-          state.idleBytes -= size;
-          if (state.reserved.erase(block) > 0) state.reservedBytes -= size;
-        } else {
+        auto [block, blockSize] = state.takeIdle(size);
+        if (!block) {
           lock.unlock();
           block = freshBlock(size);
+          blockSize = size;
           lock.lock();
         }
-        state.live.emplace(block, size);
-        state.noteLive(size);
+        state.live.emplace(block, blockSize);
+        state.noteLive(blockSize);
         return {block, block, &release, cpu};
       }
     }

@@ -4,8 +4,12 @@
 // arena maps anything past its 64 MB heaps) back to the kernel when freed, so
 // every step faults them in again, page by zeroed page. While a
 // CpuMemoryCache::Scope is open, CPU blocks of 256 KB and more are kept when
-// freed and handed out again for the same size, as PyTorch's CUDA caching
+// freed and handed out again for the same size, or failing that for a size at
+// least half theirs (the smallest such block), as PyTorch's CUDA caching
 // allocator does on the GPU; blocks of 2 MB and more are whole 2 MB units.
+// Without that fit, a forward that frees each value once read (a convolution
+// network's, of many sizes with few live at once) held one block of every
+// size, past the cap below, and gave them back at every call.
 // They are not advised as transparent huge pages: under the kernel's THP
 // defrag 'madvise' (the default), a fault in an advised region compacts
 // memory first, which made a fit's first step 3.4x a steady one at
