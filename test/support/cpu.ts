@@ -9,3 +9,13 @@ export function hasAvx512(): boolean {
     return false;
   }
 }
+
+/** Whether the CPU has AVX2 and FMA (where firebrand's AVX2 kernels run, unless FIREBRAND_CPU_BASELINE=1). */
+export function hasAvx2(): boolean {
+  try {
+    const flags = fs.readFileSync('/proc/cpuinfo', 'utf8');
+    return /\bavx2\b/.test(flags) && /\bfma\b/.test(flags);
+  } catch {
+    return false;
+  }
+}

@@ -1,4 +1,4 @@
-// Run by test/layer-norm-lowering.test.ts under FIREBRAND_CPU_BASELINE=avx2: prints as JSON the lowered and
+// Run by test/layer-norm-lowering.test.ts under a FIREBRAND_CPU_BASELINE: prints as JSON the lowered and
 // layer-by-layer outputs of its LayerNorm model.
 import { Trainer, type TensorData } from '../../src';
 import { normInputs, Norms, ROWS, WIDTH } from './layer-norms';
