@@ -6,7 +6,7 @@ import path from 'node:path';
 
 import { Trainer, type TensorData } from '../src';
 import { expectClose } from './support/expect-close';
-import { CHANNELS, GateNet, gateInputs, SHAPE } from './support/gate-net';
+import { CHANNELS, GateNet, gateInputs, SHAPE, WIDE } from './support/gate-net';
 
 const NAMES = [
   'pooled map',
@@ -15,6 +15,7 @@ const NAMES = [
   'pooled gated map',
   "ResNet stem's max pool",
   'dilated max pool',
+  '45-channel max pool',
 ];
 
 describe("predict's inference lowering: pools and per-channel products of channels-last maps", function () {
@@ -32,6 +33,7 @@ describe("predict's inference lowering: pools and per-channel products of channe
       [batch, CHANNELS, 1, 1],
       [batch, CHANNELS, 3, 4],
       [batch, CHANNELS, 2, 5],
+      [batch, WIDE, 3, 4],
     ];
     for (const [index, name] of NAMES.entries()) {
       expectClose(lowered[index], plain[index], name, { tolerance: 1e-6 });

@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -18,6 +17,8 @@ namespace {
 // Positions summed in float32 before their sum joins the float64 total: the float32 rounding stays that of a
 // 64-term sum whatever the map's size.
 constexpr int64_t kBlockRows = 64;
+// The most positions a max pool's window may have (a 16x16 kernel): its rows' addresses sit on the stack.
+constexpr int64_t kMaxWindowRows = 256;
 
 bool channelsLastMap(const at::Tensor& x) {
   return x.defined() && !at::GradMode::is_enabled() && x.scalar_type() == at::kFloat && x.device().is_cpu() &&
@@ -28,7 +29,8 @@ bool channelsLastMap(const at::Tensor& x) {
 // CPU has AVX2 (the compiler's own vectorization of these loops was lost where they were inlined).
 using AddRow = void (*)(const float* values, float* sums, int64_t channels);
 using ScaleRow = void (*)(const float* values, const float* scale, float* result, int64_t channels);
-using MaxRow = void (*)(const float* values, float* maxima, int64_t channels);
+// The maximum over `count` (>= 1) rows of `channels` values each, channel by channel.
+using MaxWindow = void (*)(const float* const* rows, int64_t count, float* maxima, int64_t channels);
 
 void addRowPortable(const float* values, float* sums, int64_t channels) {
   for (int64_t c = 0; c < channels; ++c) sums[c] += values[c];
@@ -39,23 +41,49 @@ void scaleRowPortable(const float* values, const float* scale, float* result, in
 }
 
 // PyTorch's comparison: a NaN replaces the maximum, and nothing replaces a NaN.
-void maxRowPortable(const float* values, float* maxima, int64_t channels) {
+void maxWindowPortable(const float* const* rows, int64_t count, float* maxima, int64_t channels) {
   for (int64_t c = 0; c < channels; ++c) {
-    if (values[c] > maxima[c] || std::isnan(values[c])) maxima[c] = values[c];
+    float maximum = rows[0][c];
+    for (int64_t k = 1; k < count; ++k) {
+      if (rows[k][c] > maximum || std::isnan(rows[k][c])) maximum = rows[k][c];
+    }
+    maxima[c] = maximum;
   }
 }
 
 #if defined(__x86_64__)
-FIREBRAND_AVX2 void maxRowAvx2(const float* values, float* maxima, int64_t channels) {
+// max_ps gives its second operand where either is NaN: a NaN value goes in, and an all-ones NaN mask keeps a NaN
+// maximum.
+FIREBRAND_AVX2 inline __m256 maxKeepingNan(__m256 maximum, __m256 value) {
+  return _mm256_or_ps(_mm256_max_ps(maximum, value), _mm256_cmp_ps(maximum, maximum, _CMP_UNORD_Q));
+}
+
+// 32 channels at a time in registers across the window's rows, then 8, then one by one.
+FIREBRAND_AVX2 void maxWindowAvx2(const float* const* rows, int64_t count, float* maxima, int64_t channels) {
   int64_t c = 0;
-  for (; c + 8 <= channels; c += 8) {
-    const __m256 value = _mm256_loadu_ps(values + c), maximum = _mm256_loadu_ps(maxima + c);
-    // max_ps gives its second operand where either is NaN: a NaN value goes in, and an all-ones NaN mask keeps
-    // a NaN maximum.
-    const __m256 nan = _mm256_cmp_ps(maximum, maximum, _CMP_UNORD_Q);
-    _mm256_storeu_ps(maxima + c, _mm256_or_ps(_mm256_max_ps(maximum, value), nan));
+  for (; c + 32 <= channels; c += 32) {
+    __m256 m0 = _mm256_loadu_ps(rows[0] + c), m1 = _mm256_loadu_ps(rows[0] + c + 8),
+           m2 = _mm256_loadu_ps(rows[0] + c + 16), m3 = _mm256_loadu_ps(rows[0] + c + 24);
+    for (int64_t k = 1; k < count; ++k) {
+      m0 = maxKeepingNan(m0, _mm256_loadu_ps(rows[k] + c));
+      m1 = maxKeepingNan(m1, _mm256_loadu_ps(rows[k] + c + 8));
+      m2 = maxKeepingNan(m2, _mm256_loadu_ps(rows[k] + c + 16));
+      m3 = maxKeepingNan(m3, _mm256_loadu_ps(rows[k] + c + 24));
+    }
+    _mm256_storeu_ps(maxima + c, m0);
+    _mm256_storeu_ps(maxima + c + 8, m1);
+    _mm256_storeu_ps(maxima + c + 16, m2);
+    _mm256_storeu_ps(maxima + c + 24, m3);
   }
-  maxRowPortable(values + c, maxima + c, channels - c);
+  for (; c + 8 <= channels; c += 8) {
+    __m256 m = _mm256_loadu_ps(rows[0] + c);
+    for (int64_t k = 1; k < count; ++k) m = maxKeepingNan(m, _mm256_loadu_ps(rows[k] + c));
+    _mm256_storeu_ps(maxima + c, m);
+  }
+  if (c == channels) return;
+  const float* tails[kMaxWindowRows];
+  for (int64_t k = 0; k < count; ++k) tails[k] = rows[k] + c;
+  maxWindowPortable(tails, count, maxima + c, channels - c);
 }
 
 FIREBRAND_AVX2 void addRowAvx2(const float* values, float* sums, int64_t channels) {
@@ -74,11 +102,11 @@ FIREBRAND_AVX2 void scaleRowAvx2(const float* values, const float* scale, float*
 
 AddRow addRow() { return cpuHasFma() ? addRowAvx2 : addRowPortable; }
 ScaleRow scaleRow() { return cpuHasFma() ? scaleRowAvx2 : scaleRowPortable; }
-MaxRow maxRow() { return cpuHasFma() ? maxRowAvx2 : maxRowPortable; }
+MaxWindow maxWindow() { return cpuHasFma() ? maxWindowAvx2 : maxWindowPortable; }
 #else
 AddRow addRow() { return addRowPortable; }
 ScaleRow scaleRow() { return scaleRowPortable; }
-MaxRow maxRow() { return maxRowPortable; }
+MaxWindow maxWindow() { return maxWindowPortable; }
 #endif
 
 // The mean of each channel over `rows` positions of `channels` values each.
@@ -136,24 +164,21 @@ struct PoolWindow {
   int64_t height, width, channels;  // the input map's
   int64_t kernel[2], stride[2], padding[2], dilation[2];
 
-  void pool(const float* map, int64_t outY, int64_t outX, float* out, MaxRow max) const {
-    bool first = true;
+  void pool(const float* map, int64_t outY, int64_t outX, float* out, MaxWindow max) const {
+    const float* rows[kMaxWindowRows];
+    int64_t count = 0;
     for (int64_t ky = 0; ky < kernel[0]; ++ky) {
       const int64_t y = outY * stride[0] - padding[0] + ky * dilation[0];
       if (y < 0 || y >= height) continue;
       for (int64_t kx = 0; kx < kernel[1]; ++kx) {
         const int64_t x = outX * stride[1] - padding[1] + kx * dilation[1];
-        if (x < 0 || x >= width) continue;
-        const float* row = map + (y * width + x) * channels;
-        if (first)
-          std::memcpy(out, row, channels * sizeof(float));
-        else
-          max(row, out, channels);
-        first = false;
+        if (x >= 0 && x < width) rows[count++] = map + (y * width + x) * channels;
       }
     }
-    // A window of padding only (a dilated one can be): PyTorch's maximum of nothing.
-    if (first) std::fill(out, out + channels, -std::numeric_limits<float>::infinity());
+    if (count > 0)
+      max(rows, count, out, channels);
+    else  // a window of padding only (a dilated one can be): PyTorch's maximum of nothing
+      std::fill(out, out + channels, -std::numeric_limits<float>::infinity());
   }
 };
 
@@ -162,7 +187,8 @@ struct PoolWindow {
 std::optional<at::Tensor> maxPoolMap(const at::Tensor& x, at::IntArrayRef kernel, at::IntArrayRef stride,
                                      at::IntArrayRef padding, at::IntArrayRef dilation, bool ceil) {
   if (!channelsLastMap(x) || ceil || kernel.size() != 2 || stride.size() != 2 || padding.size() != 2 ||
-      dilation.size() != 2)
+      dilation.size() != 2 || kernel[0] > kMaxWindowRows || kernel[1] > kMaxWindowRows ||
+      kernel[0] * kernel[1] > kMaxWindowRows)
     return std::nullopt;
   PoolWindow window{x.size(2), x.size(3), x.size(1), {}, {}, {}, {}};
   int64_t outSizes[2];
@@ -179,7 +205,7 @@ std::optional<at::Tensor> maxPoolMap(const at::Tensor& x, at::IntArrayRef kernel
   const float* in = x.data_ptr<float>();
   float* pooled = out.data_ptr<float>();
   const int64_t mapSize = window.height * window.width * window.channels, rows = outSizes[0] * outSizes[1];
-  const MaxRow max = maxRow();
+  const MaxWindow max = maxWindow();
   at::parallel_for(0, x.size(0) * rows, std::max<int64_t>(1, 4096 / window.channels), [&](int64_t begin, int64_t end) {
     for (int64_t row = begin; row < end; ++row) {
       const int64_t n = row / rows, position = row % rows;

@@ -21,7 +21,8 @@ std::optional<at::Tensor> gateChannels(const at::Tensor& x, const at::Tensor& ga
 
 // F.max_pool2d(x, kernel, stride, padding, dilation) (floor mode; a NaN in a window is its maximum, as in
 // PyTorch) where gradients are not recorded and `x` is such a map; nothing where it is not, or where a size is
-// not two numbers, ceil mode is asked for, or the padding passes half the kernel (libtorch's op says why).
+// not two numbers, ceil mode is asked for, the padding passes half the kernel (libtorch's op says why), or the
+// window has more than 256 positions (libtorch's op runs it).
 std::optional<at::Tensor> maxPoolMap(const at::Tensor& x, at::IntArrayRef kernel, at::IntArrayRef stride,
                                      at::IntArrayRef padding, at::IntArrayRef dilation, bool ceil);
 
