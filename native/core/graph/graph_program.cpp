@@ -12,6 +12,7 @@
 #include "core/graph/layer_calls.h"
 #include "core/graph/layer_norm_lowering.h"
 #include "core/graph/linear_lowering.h"
+#include "core/graph/lowered_steps.h"
 #include "core/graph/op_row.h"
 #include "core/shape_text.h"
 
@@ -55,15 +56,13 @@ std::vector<std::shared_ptr<torch::nn::Module>> moduleOfEachScope(const GraphSpe
 
 // By node: the values it reads last, or its own if nothing reads it; the graph's outputs are never among them.
 std::vector<std::vector<int64_t>> lastReaders(const GraphSpec& graph, const std::vector<std::vector<int64_t>>& reads) {
-  std::vector<int64_t> last(graph.nodes.size());
-  for (size_t slot = 0; slot < last.size(); ++slot) last[slot] = static_cast<int64_t>(slot);
-  for (size_t node = 0; node < reads.size(); ++node) {
-    for (const int64_t slot : reads[node]) last[slot] = std::max(last[slot], static_cast<int64_t>(node));
-  }
-  for (const int64_t output : graph.outputs) last[output] = -1;
+  const Readers readers(graph, reads);
+  std::vector<bool> output(graph.nodes.size(), false);
+  for (const int64_t slot : graph.outputs) output[slot] = true;
   std::vector<std::vector<int64_t>> lastReadBy(graph.nodes.size());
-  for (size_t slot = 0; slot < last.size(); ++slot) {
-    if (last[slot] >= 0) lastReadBy[last[slot]].push_back(static_cast<int64_t>(slot));
+  for (size_t slot = 0; slot < output.size(); ++slot) {
+    if (!output[slot])
+      lastReadBy[readers.count[slot] > 0 ? readers.last[slot] : slot].push_back(static_cast<int64_t>(slot));
   }
   return lastReadBy;
 }

@@ -10,6 +10,7 @@
 #include "core/graph/inference_folding.h"
 #include "core/graph/lowered_steps.h"
 #include "core/graph/onednn_linear.h"
+#include "core/nn/cpu_float.h"
 #include "core/nn/linear_layer.h"
 #include "core/nn/streamed_linear.h"
 #include "core/runtime/onednn_api.h"
@@ -19,8 +20,6 @@ namespace {
 
 // Row counts kept per layer before the oldest is dropped (a last batch smaller than the others).
 constexpr size_t kRowCountsKept = 4;
-
-bool cpuFloat(const at::Tensor& t) { return t.scalar_type() == at::kFloat && t.device().is_cpu(); }
 
 // A linear layer as it runs lowered, its matmuls kept while the weight and bias keep their versions.
 class LoweredLinear {
@@ -37,8 +36,8 @@ class LoweredLinear {
       return false;
     const at::Tensor& x = input.toTensor();
     const at::Tensor& weight = linear_.weight;
-    return x.dim() >= 1 && x.size(-1) == weight.size(1) && x.numel() > 0 && cpuFloat(x) && cpuFloat(weight) &&
-           (!linear_.bias.defined() || cpuFloat(linear_.bias)) && !streamedLinearFits(x, weight, linear_.bias) &&
+    return x.dim() >= 1 && x.size(-1) == weight.size(1) && x.numel() > 0 && isCpuFloat(x) && isCpuFloat(weight) &&
+           (!linear_.bias.defined() || isCpuFloat(linear_.bias)) && !streamedLinearFits(x, weight, linear_.bias) &&
            !compat::autocastEnabled(c10::DeviceType::CPU);
   }
 

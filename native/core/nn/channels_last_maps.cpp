@@ -9,6 +9,7 @@
 #include <limits>
 #include <vector>
 
+#include "core/nn/cpu_float.h"
 #include "core/nn/simd_rows.h"
 
 namespace firebrand {
@@ -21,8 +22,8 @@ constexpr int64_t kBlockRows = 64;
 constexpr int64_t kMaxWindowRows = 256;
 
 bool channelsLastMap(const at::Tensor& x) {
-  return x.defined() && !at::GradMode::is_enabled() && x.scalar_type() == at::kFloat && x.device().is_cpu() &&
-         x.dim() == 4 && x.numel() > 0 && x.is_contiguous(at::MemoryFormat::ChannelsLast);
+  return x.defined() && !at::GradMode::is_enabled() && isCpuFloat(x) && x.dim() == 4 && x.numel() > 0 &&
+         x.is_contiguous(at::MemoryFormat::ChannelsLast);
 }
 
 // A row of values added to a row of sums, or scaled by a row of per-channel factors: 8 lanes at a time where the
@@ -40,15 +41,19 @@ void scaleRowPortable(const float* values, const float* scale, float* result, in
   for (int64_t c = 0; c < channels; ++c) result[c] = values[c] * scale[c];
 }
 
-// PyTorch's comparison: a NaN replaces the maximum, and nothing replaces a NaN.
-void maxWindowPortable(const float* const* rows, int64_t count, float* maxima, int64_t channels) {
-  for (int64_t c = 0; c < channels; ++c) {
+// Channels [first, channels) by PyTorch's comparison: a NaN replaces the maximum, and nothing replaces a NaN.
+void maxChannels(const float* const* rows, int64_t count, float* maxima, int64_t first, int64_t channels) {
+  for (int64_t c = first; c < channels; ++c) {
     float maximum = rows[0][c];
     for (int64_t k = 1; k < count; ++k) {
       if (rows[k][c] > maximum || std::isnan(rows[k][c])) maximum = rows[k][c];
     }
     maxima[c] = maximum;
   }
+}
+
+void maxWindowPortable(const float* const* rows, int64_t count, float* maxima, int64_t channels) {
+  maxChannels(rows, count, maxima, 0, channels);
 }
 
 #if defined(__x86_64__)
@@ -80,10 +85,7 @@ FIREBRAND_AVX2 void maxWindowAvx2(const float* const* rows, int64_t count, float
     for (int64_t k = 1; k < count; ++k) m = maxKeepingNan(m, _mm256_loadu_ps(rows[k] + c));
     _mm256_storeu_ps(maxima + c, m);
   }
-  if (c == channels) return;
-  const float* tails[kMaxWindowRows];
-  for (int64_t k = 0; k < count; ++k) tails[k] = rows[k] + c;
-  maxWindowPortable(tails, count, maxima + c, channels - c);
+  maxChannels(rows, count, maxima, c, channels);
 }
 
 FIREBRAND_AVX2 void addRowAvx2(const float* values, float* sums, int64_t channels) {

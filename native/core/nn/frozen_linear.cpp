@@ -4,6 +4,7 @@
 #include <torch/autograd.h>
 
 #include "core/compat/torch_compat.h"
+#include "core/nn/cpu_float.h"
 #include "core/nn/onednn_sgemm.h"
 #include "core/runtime/inference_run.h"
 
@@ -36,11 +37,10 @@ bool frozenLinearFits(const at::Tensor& input, const at::Tensor& weight, const a
   const bool lowered = !recorded && inInferenceRun();
   if (!onednnSgemmAvailable() || !(recorded || lowered)) return false;
   if (!input.defined() || input.dim() < 1 || input.numel() == 0) return false;
-  const auto cpuFloat = [](const at::Tensor& t) { return t.scalar_type() == at::kFloat && t.device().is_cpu(); };
   const bool shapes = weight.dim() == 2 && weight.is_contiguous() && weight.numel() > 0 &&
                       input.size(-1) == weight.size(1) &&
-                      (!bias.defined() || (bias.dim() == 1 && bias.size(0) == weight.size(0) && cpuFloat(bias)));
-  return shapes && cpuFloat(input) && cpuFloat(weight) && (lowered || (frozen(weight) && frozen(bias))) &&
+                      (!bias.defined() || (bias.dim() == 1 && bias.size(0) == weight.size(0) && isCpuFloat(bias)));
+  return shapes && isCpuFloat(input) && isCpuFloat(weight) && (lowered || (frozen(weight) && frozen(bias))) &&
          !compat::autocastEnabled(c10::DeviceType::CPU);
 }
 

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <vector>
 
+#include "core/nn/cpu_float.h"
 #include "core/nn/key_blocks.h"
 #include "core/nn/simd_exp.h"
 #include "core/nn/simd_rows.h"
@@ -137,8 +138,8 @@ void attendTile(const HeadOperands& head, int64_t first, std::vector<float>& scr
 
 bool inferenceAttentionFits(const at::Tensor& query, const at::Tensor& keys, const at::Tensor& values) {
   const auto plain = [](const at::Tensor& t) {
-    return t.defined() && t.scalar_type() == at::kFloat && t.device().is_cpu() && t.layout() == at::kStrided &&
-           t.dim() >= 2 && t.stride(-1) == 1 && !(at::GradMode::is_enabled() && t.requires_grad());
+    return t.defined() && isCpuFloat(t) && t.layout() == at::kStrided && t.dim() >= 2 && t.stride(-1) == 1 &&
+           !(at::GradMode::is_enabled() && t.requires_grad());
   };
   if (!cpuHasAvx512() || !plain(query) || !plain(keys) || !plain(values)) return false;
   const auto leading = query.sizes().slice(0, query.dim() - 2);

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/nn/cpu_float.h"
 #include "core/nn/simd_rows.h"
 
 namespace firebrand {
@@ -102,10 +103,8 @@ FIREBRAND_AVX2 void normalizeRow8(const float* x, float* y, int64_t D, const flo
 }
 #endif
 
-bool cpuFloat(const at::Tensor& t) { return t.scalar_type() == at::kFloat && t.device().is_cpu(); }
-
 bool affineOperand(const at::Tensor& t, int64_t size) {
-  return !t.defined() || (cpuFloat(t) && t.dim() == 1 && t.size(0) == size);
+  return !t.defined() || (isCpuFloat(t) && t.dim() == 1 && t.size(0) == size);
 }
 
 }  // namespace
@@ -113,7 +112,7 @@ bool affineOperand(const at::Tensor& t, int64_t size) {
 bool layerNormRowsFits(const at::Tensor& input, int64_t normalizedSize, const at::Tensor& weight,
                        const at::Tensor& bias) {
 #if defined(__x86_64__)
-  return cpuHasFma() && input.defined() && cpuFloat(input) && input.dim() >= 1 && input.numel() > 0 &&
+  return cpuHasFma() && input.defined() && isCpuFloat(input) && input.dim() >= 1 && input.numel() > 0 &&
          input.size(-1) == normalizedSize && !at::GradMode::is_enabled() && affineOperand(weight, normalizedSize) &&
          affineOperand(bias, normalizedSize);
 #else
