@@ -238,6 +238,12 @@ export interface RuntimeInfo {
   /** Products those matmuls have computed in this process. */
   onednnMatmulProducts: number;
   /**
+   * Outputs of frozen float32 linear layers computed in this process by a oneDNN 3 matmul that reads the weight
+   * where it lies (no packed copy; products of at least 64³ multiply-adds, where onednnMatmul): faster than
+   * the sgemm on those products, which then computes their input gradients only.
+   */
+  onednnPlainMatmulProducts: number;
+  /**
    * Module calls a native decode kernel has run in this process: generation's one call per decoder layer
    * for one new position (Llama, Qwen2, Mistral). FIREBRAND_DECODE_KERNELS=0 runs their ops instead.
    */

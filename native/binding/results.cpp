@@ -161,6 +161,7 @@ Napi::Object toJs(Napi::Env env, const RuntimeInfo& info) {
   object.Set("onednnConvolution", Napi::Boolean::New(env, info.onednnConvolution));
   object.Set("onednnMatmul", Napi::Boolean::New(env, info.onednnMatmul));
   object.Set("onednnMatmulProducts", Napi::Number::New(env, static_cast<double>(info.onednnMatmulProducts)));
+  object.Set("onednnPlainMatmulProducts", Napi::Number::New(env, static_cast<double>(info.onednnPlainMatmulProducts)));
   object.Set("decodeKernelSteps", Napi::Number::New(env, static_cast<double>(info.decodeKernelSteps)));
   object.Set("kernelThreadHandOffs", Napi::Number::New(env, static_cast<double>(info.kernelThreadHandOffs)));
   return object;

@@ -8,6 +8,7 @@
 #include "core/graph/onednn_linear.h"
 #include "core/graph/op_row.h"
 #include "core/nn/layer_row.h"
+#include "core/nn/onednn_plain_matmul.h"
 #include "core/nn/onednn_sgemm.h"
 #include "core/optim/optimizer_factory.h"
 #include "core/runtime/kernel_settings.h"
@@ -26,6 +27,7 @@ Napi::Value RuntimeInfoValue(const Napi::CallbackInfo& info) {
     runtime.onednnConvolution = onednn::convolutionApi() != nullptr;
     runtime.onednnMatmul = onednn::matmulApi() != nullptr;
     runtime.onednnMatmulProducts = onednnMatmulProducts();
+    runtime.onednnPlainMatmulProducts = onednnPlainMatmulProducts();
     runtime.decodeKernelSteps = decodeKernelSteps();
     runtime.kernelThreadHandOffs = TaskThread::kernelThreadHandOffs();
     return toJs(info.Env(), runtime);

@@ -30,7 +30,7 @@ std::unique_ptr<OnednnConvolution> OnednnConvolution::make(const at::Tensor& inp
       groups == 1 ? dense
                   : dense.view({groups, weight.size(0) / groups, weight.size(1), weight.size(2), weight.size(3)});
   if (residual && !residual->sizes().equals(made->outputSizes_)) return nullptr;
-  OnednnOwned source(a->memoryDescDestroy), weightsAny(a->memoryDescDestroy), biasDesc(a->memoryDescDestroy),
+  onednn::Owned source(a->memoryDescDestroy), weightsAny(a->memoryDescDestroy), biasDesc(a->memoryDescDestroy),
       destination(a->memoryDescDestroy), attr(a->attrDestroy), desc(a->primitiveDescDestroy),
       residualDesc(a->memoryDescDestroy);
   const at::Tensor biasValues = bias.defined() ? bias.contiguous() : at::Tensor();

@@ -20,7 +20,7 @@ std::unique_ptr<OnednnLinear> OnednnLinear::make(int64_t rows, const at::Tensor&
   const at::Tensor transposed = weight.t();
   const at::Tensor biasRow = bias.defined() ? bias.contiguous().view({1, out}) : at::Tensor();
   const int64_t weightSizes[] = {in, out};
-  OnednnOwned source(a->memoryDescDestroy), weightsAny(a->memoryDescDestroy), biasDesc(a->memoryDescDestroy),
+  onednn::Owned source(a->memoryDescDestroy), weightsAny(a->memoryDescDestroy), biasDesc(a->memoryDescDestroy),
       destination(a->memoryDescDestroy), attr(a->attrDestroy), desc(a->primitiveDescDestroy);
   if (!onednnDescribe(source, {rows, in}, {in, 1}) || !onednnDescribe(destination, {rows, out}, {out, 1}) ||
       (bias.defined() && !onednnDescribe(biasDesc, biasRow.sizes(), biasRow.strides())) ||

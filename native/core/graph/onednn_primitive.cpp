@@ -40,17 +40,17 @@ void check(onednn::Status status, const char* doing, const char* what, const cha
 
 }  // namespace
 
-bool onednnDescribe(OnednnOwned& desc, at::IntArrayRef sizes, at::IntArrayRef strides) {
+bool onednnDescribe(onednn::Owned& desc, at::IntArrayRef sizes, at::IntArrayRef strides) {
   return onednn::api()->memoryDescCreateWithStrides(&desc.handle, static_cast<int>(sizes.size()), sizes.data(),
                                                     onednn::kFloat32, strides.data()) == 0;
 }
 
-bool onednnAttributes(OnednnOwned& attr, FusedActivation activation, Handle residual) {
+bool onednnAttributes(onednn::Owned& attr, FusedActivation activation, Handle residual) {
   const onednn::Api& a = *onednn::api();
   if (a.attrCreate(&attr.handle) != 0 || a.attrSetScratchpadMode(attr.handle, onednn::kScratchpadUser) != 0)
     return false;
   if (activation == FusedActivation::None && residual == nullptr) return true;
-  OnednnOwned postOps(a.postOpsDestroy);
+  onednn::Owned postOps(a.postOpsDestroy);
   if (a.postOpsCreate(&postOps.handle) != 0) return false;
   // The residual first (post-op 0, kArgFirstPostOpSource1), then the activation: PyTorch's relu(conv(x) + r).
   if (residual != nullptr && a.postOpsAppendBinary(postOps.handle, onednn::kBinaryAdd, residual) != 0) return false;
@@ -84,7 +84,7 @@ bool OnednnPrimitive::packWeight(Handle desc, const at::Tensor& weight, const On
     packedWeight_ = sibling->packedWeight_;
     return a.memoryCreate(&weights_, packed, a.engine, packedWeight_.data_ptr()) == 0;
   }
-  OnednnOwned plain(a.memoryDescDestroy), reorderDesc(a.primitiveDescDestroy), reorder(a.primitiveDestroy),
+  onednn::Owned plain(a.memoryDescDestroy), reorderDesc(a.primitiveDescDestroy), reorder(a.primitiveDestroy),
       from(a.memoryDestroy), to(a.memoryDestroy);
   if (packed == nullptr || !onednnDescribe(plain, weight.sizes(), weight.strides()) ||
       a.reorderCreate(&reorderDesc.handle, plain.handle, a.engine, packed, a.engine, nullptr) != 0 ||

@@ -12,24 +12,12 @@
 
 namespace firebrand {
 
-// Owns one oneDNN object, destroyed by `destroy`.
-struct OnednnOwned {
-  onednn::Handle handle = nullptr;
-  onednn::Status (*destroy)(onednn::Handle) = nullptr;
-  explicit OnednnOwned(onednn::Status (*destroyer)(onednn::Handle)) : destroy(destroyer) {}
-  ~OnednnOwned() {
-    if (handle != nullptr) destroy(handle);
-  }
-  OnednnOwned(const OnednnOwned&) = delete;
-  OnednnOwned& operator=(const OnednnOwned&) = delete;
-};
-
 // A float32 memory descriptor of `sizes` laid out by `strides`.
-bool onednnDescribe(OnednnOwned& desc, at::IntArrayRef sizes, at::IntArrayRef strides);
+bool onednnDescribe(onednn::Owned& desc, at::IntArrayRef sizes, at::IntArrayRef strides);
 
 // Primitive attributes: the scratchpad passed at each call (from the memory cache), and as post-ops a residual
 // added (described by `residual`, where not null: a tensor of the output's sizes) then the activation.
-bool onednnAttributes(OnednnOwned& attr, FusedActivation activation, onednn::Handle residual = nullptr);
+bool onednnAttributes(onednn::Owned& attr, FusedActivation activation, onednn::Handle residual = nullptr);
 
 class OnednnPrimitive {
  public:

@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "core/errors.h"
+#include "core/nn/onednn_plain_matmul.h"
 #include "core/runtime/kernel_settings.h"
 
 namespace firebrand {
@@ -44,7 +45,8 @@ bool onednnSgemmAvailable() { return sgemm() != nullptr; }
 int64_t onednnSgemmProducts() { return productsComputed.load(std::memory_order_relaxed); }
 
 at::Tensor onednnTimesTransposed(const at::Tensor& rows, const at::Tensor& weight) {
-  return product(rows, weight, true, "a linear layer's output");
+  at::Tensor out = onednnPlainTimesTransposed(rows, weight);
+  return out.defined() ? out : product(rows, weight, true, "a linear layer's output");
 }
 
 at::Tensor onednnTimes(const at::Tensor& rows, const at::Tensor& weight) {

@@ -77,12 +77,25 @@ struct Api {
   Handle engine;  // one CPU engine for the process
 };
 
+// Owns one oneDNN object, destroyed by `destroy`.
+struct Owned {
+  Handle handle = nullptr;
+  Status (*destroy)(Handle) = nullptr;
+  explicit Owned(Status (*destroyer)(Handle)) : destroy(destroyer) {}
+  ~Owned() {
+    if (handle != nullptr) destroy(handle);
+  }
+  Owned(const Owned&) = delete;
+  Owned& operator=(const Owned&) = delete;
+};
+
 // oneDNN 3's API with a CPU engine, or null: no oneDNN 3 in the process, or a oneDNN whose CPU runtime needs
 // a threadpool of its caller's.
 const Api* api();
 // The API where predict's convolutions run on it (unless FIREBRAND_ONEDNN_CONVOLUTION=0), else null.
 const Api* convolutionApi();
-// The API where predict's linear layers run on its matmul (unless FIREBRAND_ONEDNN_MATMUL=0), else null.
+// The API where predict's linear layers, and frozen layers' outputs in training, run on its matmul (unless
+// FIREBRAND_ONEDNN_MATMUL=0), else null.
 const Api* matmulApi();
 // The calling thread's stream on the engine (oneDNN's CPU streams run in the caller's thread).
 Handle threadStream();

@@ -50,6 +50,8 @@ struct RuntimeInfo {
   // many products those have computed in this process.
   bool onednnMatmul = false;
   int64_t onednnMatmulProducts = 0;
+  // Frozen layers' outputs oneDNN 3's matmul has computed reading their weights in place (nn/onednn_plain_matmul.h).
+  int64_t onednnPlainMatmulProducts = 0;
   // Module calls a native decode kernel has run in this process (graph/decode_kernels: decodeKernelSteps()).
   int64_t decodeKernelSteps = 0;
   // Times a trainer's or model's thread ended its kernel threads because another one's task started
