@@ -109,6 +109,23 @@ describe("predict's lowered linear layers", function () {
     });
   });
 
+  it('pack no weight over 8 MB: its product reads the weight where it lies (no packed copy beside it)', async () => {
+    // The middle weight is 1,500 x 1,500 floats (9 MB); the others are packed.
+    const trainer = new Trainer({
+      model: nn.sequential(nn.linear(FEATURES, 1500), nn.relu(), nn.linear(1500, 1500), nn.relu(), nn.linear(1500, 3)),
+      config: { progressBar: false, numThreads: 1, seed: 7 },
+    });
+    const shape = [16, positions, FEATURES];
+    const before = runtimeInfo();
+    const lowered = await trainer.predict(inputs, shape, { batchSize: 16 });
+    const after = runtimeInfo();
+    const oneDnn3 = runtimeInfo().onednnMatmul;
+    expect(after.onednnMatmulProducts - before.onednnMatmulProducts).to.equal(oneDnn3 ? 2 : 0);
+    expect(after.onednnPlainMatmulProducts - before.onednnPlainMatmulProducts).to.equal(oneDnn3 ? 1 : 0);
+    const plain = await trainer.predict(inputs, shape, { batchSize: 16, optimizeForInference: false });
+    expectClose(lowered, plain, 'outputs', { tolerance: 1e-5 });
+  });
+
   it("run on oneDNN's sgemm instead under FIREBRAND_ONEDNN_MATMUL=0", function () {
     if (!runtimeInfo().onednnMatmul) {
       console.log(
