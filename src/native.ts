@@ -232,7 +232,9 @@ export interface RuntimeInfo {
   /**
    * Whether `predict`'s lowered float32 linear layers of a traced model run as oneDNN 3 matmuls of firebrand's own
    * (made once per row count, the weight packed once, a GELU, SiLU or ReLU alone after it as its post-op): where
-   * the libtorch links oneDNN 3, unless FIREBRAND_ONEDNN_MATMUL=0; elsewhere oneDNN's sgemm runs them.
+   * the libtorch links oneDNN 3, unless FIREBRAND_ONEDNN_MATMUL=0; elsewhere oneDNN's sgemm runs them. A weight
+   * over 8 MB is not packed: its product, and a frozen layer's output in training, run oneDNN's matmul on the
+   * weight in place (onednnPlainMatmulProducts).
    */
   onednnMatmul: boolean;
   /** Products those matmuls have computed in this process. */

@@ -1,11 +1,12 @@
 // npm run bench:llm: checkpoints in the exact shape of real ones, made here from their configs with random
-// weights (no download), then LoRA and full fine-tuning steps and greedy decoding: firebrand against
+// weights (no download), then loading one, LoRA and full fine-tuning steps and greedy decoding: firebrand against
 // transformers (+PEFT for LoRA) where python3-transformers is (the sid chroot), on the same libtorch, in
 // alternating rounds, on each thread count. Prints each side's tokens/s, the median ratio, the first step
-// against the steady ones, peak RSS, and how far the two sides' losses are apart.
+// against the steady ones, peak RSS, and how far the two sides' losses are apart. Loading is timed from the call
+// to the prompt's logits (firebrand reads the weights when the model is first used).
 //   BENCH_MODELS   smollm2-135m (default), qwen2.5-0.5b, tinyllama-1.1b, comma-separated
 //   BENCH_THREADS  1,2     BENCH_ROUNDS 3     BENCH_STEPS 4 (a first step, then steady ones)
-//   BENCH_LENGTH   128     BENCH_NEW_TOKENS 32     BENCH_JOBS lora,full,generate
+//   BENCH_LENGTH   128     BENCH_NEW_TOKENS 32     BENCH_JOBS load,lora,full,generate
 //   BENCH_DTYPES   float32 (default), bfloat16, int8 (int8 linear layers in a bfloat16 model, QLoRA-style)
 // Decoding's tokens/s count the tokens after the first (the prompt's forward pass is printed apart, as
 // the first token's wait), and its fraction of the memory bandwidth is tokens/s x the weight bytes a
@@ -48,9 +49,9 @@ const THREADS = checkedList('BENCH_THREADS', '1,2', (entry) => /^[1-9]\d*$/.test
 );
 const JOBS = checkedList(
   'BENCH_JOBS',
-  'lora,full,generate',
-  (entry) => ['lora', 'full', 'generate'].includes(entry),
-  'lora, full or generate',
+  'load,lora,full,generate',
+  (entry) => ['load', 'lora', 'full', 'generate'].includes(entry),
+  'load, lora, full or generate',
 );
 /** The weights of each BENCH_DTYPES entry, as fromPretrained takes them. */
 const WEIGHTS: Record<string, FromPretrainedOptions> = {
@@ -70,6 +71,7 @@ type Measure = {
   firstTokenMs?: number;
   lastLogits?: number[];
   gbPerSecond?: number;
+  seconds?: number;
 };
 
 const firebrand = (...args: string[]) => lastJsonOf<Measure>(process.execPath, [__filename, '--child', ...args]);
@@ -104,6 +106,19 @@ async function train(folder: string, job: string, threads: number, dtype: string
   if (job === 'lora' && adapter) await trainer.loadAdapter(adapter);
   await trainer.fit(Dataset.fromTokens(tokenIds((LENGTH + 1) * STEPS, vocab), { contextLength: LENGTH }));
   return { ms, losses, peakRssMb: process.resourceUsage().maxRSS / 1024 };
+}
+
+/** Seconds from fromPretrained to the prompt's logits (the weights are read at the first use), and peak RSS. */
+async function load(folder: string, threads: number, prompt: number[], dtype: string): Promise<Measure> {
+  const started = performance.now();
+  const trainer = new Trainer({
+    model: await fromPretrained(folder, WEIGHTS[dtype]),
+    loss: 'cross_entropy',
+    optimizer: 'sgd',
+    config: { numThreads: threads, progressBar: false },
+  });
+  await trainer.predict(Int32Array.from(prompt), [1, prompt.length]);
+  return { seconds: (performance.now() - started) / 1000, peakRssMb: process.resourceUsage().maxRSS / 1024 };
 }
 
 async function generate(folder: string, threads: number, prompt: number[], dtype: string): Promise<Measure> {
@@ -158,6 +173,7 @@ async function child([mode, ...args]: string[]): Promise<Measure> {
     return {};
   }
   if (mode === 'train') return train(args[0], args[1], Number(args[2]), args[3], args[4]);
+  if (mode === 'load') return load(args[0], Number(args[1]), args[2].split(',').map(Number), args[3]);
   return generate(args[0], Number(args[1]), args[2].split(',').map(Number), args[3]);
 }
 
@@ -180,8 +196,8 @@ type Row = {
 
 /** The first step against the steady ones, peak RSS, and how far the two sides' losses are apart. */
 function trainingNotes([fb, py]: [Measure, Measure], { job, adapter }: Row): string[] {
-  const ms = fb.ms as number[];
-  const notes = [`first step ${(ms[0] / median(ms.slice(1))).toFixed(2)}x a steady one`];
+  const firstStep = ({ ms }: Measure) => ((ms as number[])[0] / median((ms as number[]).slice(1))).toFixed(2);
+  const notes = [`first step ${firstStep(fb)}x a steady one${py.ms ? ` (transformers ${firstStep(py)}x)` : ''}`];
   notes.push(
     `peak RSS ${(fb.peakRssMb as number).toFixed(0)} MB${py.peakRssMb ? ` (transformers ${py.peakRssMb.toFixed(0)})` : ''}`,
   );
@@ -221,8 +237,34 @@ function decodingNotes(row: Row, tokensPerSecond: number, pairs: [Measure, Measu
   return notes;
 }
 
+/** Each side's seconds to the first logits, how many times faster firebrand is, and both peak RSS. */
+function reportLoad({ threads, dtype }: Row, pairs: [Measure, Measure][]): void {
+  const seconds = (side: 0 | 1) => pairs.map((pair) => pair[side].seconds as number);
+  const rss = (side: 0 | 1) => median(pairs.map((pair) => pair[side].peakRssMb as number)).toFixed(0);
+  const line = [`  ${'load'.padEnd(8)} ${dtype.padEnd(8)} ${threads} thread${threads > 1 ? 's' : ' '}`];
+  line.push(
+    `firebrand ${seconds(0)
+      .map((value) => value.toFixed(2))
+      .join(', ')} s to the first logits`,
+  );
+  if (pairs[0][1].skipped) {
+    line.push(`transformers skipped: ${pairs[0][1].skipped}`, `peak RSS ${rss(0)} MB`);
+  } else {
+    const ours = seconds(0);
+    line.push(
+      `transformers ${seconds(1)
+        .map((value) => value.toFixed(2))
+        .join(', ')}`,
+    );
+    line.push(`median ratio ${median(seconds(1).map((value, i) => value / ours[i])).toFixed(2)}x`);
+    line.push(`peak RSS ${rss(0)} MB (transformers ${rss(1)})`);
+  }
+  console.log(line.join('; '));
+}
+
 function report(row: Row, pairs: [Measure, Measure][]): void {
   const { job, threads, dtype } = row;
+  if (job === 'load') return reportLoad(row, pairs);
   const speed = (measure: Measure) =>
     job === 'generate' ? (measure.tokensPerSecond as number) : trainingSpeed(measure);
   const ours = pairs.map(([fb]) => speed(fb));
@@ -244,14 +286,15 @@ function report(row: Row, pairs: [Measure, Measure][]): void {
 /** ROUNDS pairs of firebrand's and transformers' measures of `row`, alternating which side goes first. */
 function measureRow(row: Row, folder: string, prompt: string): [Measure, Measure][] {
   const { job, threads, dtype } = row;
-  const mode = job === 'generate' ? 'generate' : 'train';
+  const training = job === 'lora' || job === 'full';
+  const mode = training ? 'train' : job;
   const adapter = job === 'lora' && row.adapter ? [row.adapter] : [];
-  const args =
-    job === 'generate' ? [folder, `${threads}`, prompt, dtype] : [folder, job, `${threads}`, dtype, ...adapter];
-  const pyArgs =
-    job === 'generate'
+  const args = training ? [folder, job, `${threads}`, dtype, ...adapter] : [folder, `${threads}`, prompt, dtype];
+  const pyArgs = training
+    ? ['train', folder, job, `${threads}`, `${STEPS}`, `${LENGTH}`, dtype, ...adapter]
+    : job === 'generate'
       ? ['generate', folder, `${threads}`, prompt, `${NEW_TOKENS}`, dtype]
-      : ['train', folder, job, `${threads}`, `${STEPS}`, `${LENGTH}`, dtype, ...adapter];
+      : ['load', folder, `${threads}`, prompt, dtype];
   return Array.from({ length: ROUNDS }, (_, round): [Measure, Measure] => {
     if (round % 2 === 1) {
       const py = transformers(...pyArgs);

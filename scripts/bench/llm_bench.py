@@ -6,6 +6,7 @@ Prints one JSON line; {"skipped": reason} when what it needs is missing.
       (AdamW lr 1e-4, batch 1; LoRA starts from the adapter folder's weights when given)
   python3 llm_bench.py adapter <folder> <adapter folder>   (PEFT's initial LoRA adapter, seed 0, saved there)
   python3 llm_bench.py generate <folder> <threads> <prompt ids, comma-separated> <new> <dtype>   (greedy, cached)
+  python3 llm_bench.py load <folder> <threads> <prompt ids, comma-separated> <dtype>   (seconds to the prompt's logits)
   python3 llm_bench.py triad <threads>   (a STREAM triad a = b + 3c on libtorch: the memory bandwidth, GB/s)
 <dtype>: float32 or bfloat16; int8 is skipped (transformers' load_in_8bit needs bitsandbytes, not in Debian).
 """
@@ -119,6 +120,16 @@ class TokenArrivals:
         pass
 
 
+def load_to_logits(folder, prompt, dtype):
+    """As firebrand's side: from the load call to the prompt's logits, and the peak RSS."""
+    started = time.perf_counter()
+    model = load(folder, dtype)
+    model.eval()
+    with torch.no_grad():
+        model(input_ids=torch.tensor([prompt])).logits
+    return {"seconds": time.perf_counter() - started, "peakRssMb": peak_rss_mb()}
+
+
 def generate(folder, prompt, new, dtype):
     model = load(folder, dtype)
     model.eval()
@@ -148,6 +159,10 @@ def main():
         torch.set_num_threads(int(sys.argv[3]))
         prompt = [int(token) for token in sys.argv[4].split(",")]
         print(json.dumps(generate(folder, prompt, int(sys.argv[5]), sys.argv[6])))
+    elif mode == "load":
+        torch.set_num_threads(int(sys.argv[3]))
+        prompt = [int(token) for token in sys.argv[4].split(",")]
+        print(json.dumps(load_to_logits(folder, prompt, sys.argv[5])))
     elif mode == "triad":
         torch.set_num_threads(int(folder))
         print(json.dumps(triad()))
