@@ -43,6 +43,23 @@ async function renamesOf(file: string, replaced: string[], prefix: string): Prom
   return renames;
 }
 
+/**
+ * The state names of `module` (at `prefix` in the model) that `source`'s files fill: what the build need not
+ * draw initial values for, since loadPretrainedWeights overwrites them right after.
+ */
+export async function namesLoadedFrom(module: Module, source: PretrainedSource, prefix = ''): Promise<string[]> {
+  const replaced = replacedModules(module, source).map((path) => (prefix === '' ? path : `${prefix}.${path}`));
+  const names: string[] = [];
+  for (const file of source.weightFiles) {
+    const renames = await renamesOf(file, replaced, prefix);
+    for (const name of await native.weightNames(file)) {
+      const target = name in renames ? renames[name] : name;
+      if (target !== null) names.push(target);
+    }
+  }
+  return names;
+}
+
 const listed = (names: string[]) =>
   names.slice(0, 8).join(', ') + (names.length > 8 ? ` and ${names.length - 8} more` : '');
 

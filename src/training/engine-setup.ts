@@ -8,7 +8,7 @@ import type { NativeFitOptions } from '../native-specs';
 import { withSyncBatchNorm } from '../nn/sync-batch-norm';
 import { resolveModelSpec, type ModelSpec } from '../nn/model-spec';
 import { pretrainedSourcesIn } from '../pretrained/from-pretrained';
-import { loadPretrainedWeights } from '../pretrained/load-weights';
+import { loadPretrainedWeights, namesLoadedFrom } from '../pretrained/load-weights';
 import { runtimeInfo, setNumThreads, useDeterministicAlgorithms, warnIfSlowBlas } from '../runtime';
 import type { ResolvedConfig } from './config';
 import { allLinearLayers, type ResolvedLora, warnOfTiedAdapters } from './lora';
@@ -41,8 +41,9 @@ export async function buildEngine(
   if (lora?.targetModules === 'all-linear') lora.targetModules = allLinearLayers(models.model);
   const resolved = resolveModelSpec(models.model);
   const modelSpec = config.distributed.syncBatchNorm ? withSyncBatchNorm(resolved) : resolved;
+  const sources = pretrainedSourcesIn(models.model);
   const engine = new native.NativeEngine({
-    model: modelSpec,
+    model: await withValuesLoadedLater(modelSpec, sources),
     ...objectives,
     device: place === undefined ? config.device : deviceForRank(config.device, place, runtimeInfo().cudaAvailable),
     seed: config.seed,
@@ -65,12 +66,27 @@ export async function buildEngine(
   }
   // A checkpoint's weights (fromPretrained, torchvision.models), for the model or modules inside it:
   // every rank reads the same files.
-  for (const { path: prefix, module, source } of pretrainedSourcesIn(models.model)) {
+  for (const { path: prefix, module, source } of sources) {
     await loadPretrainedWeights(engine, module, source, prefix);
   }
   const int8Roots = int8RootsIn(models.model);
   if (int8Roots.length > 0) await engine.quantizeInt8(int8Roots);
   return { engine, modelSpec };
+}
+
+/**
+ * The spec C++ builds: a traced model's with the state names its checkpoints fill right after the build, whose
+ * initial values are then not drawn (transformers' from_pretrained initializes only what its checkpoint lacks).
+ * The spec itself, which a saved model keeps, is left as it is.
+ */
+async function withValuesLoadedLater(
+  spec: ModelSpec,
+  sources: ReturnType<typeof pretrainedSourcesIn>,
+): Promise<ModelSpec> {
+  if (spec.type !== 'graph' || sources.length === 0) return spec;
+  const names: string[] = [];
+  for (const { path, module, source } of sources) names.push(...(await namesLoadedFrom(module, source, path)));
+  return { ...spec, valuesLoadedLater: names };
 }
 
 /** The paths of the checkpoints inside `model` that fromPretrained was asked to quantize to int8. */

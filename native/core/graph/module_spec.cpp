@@ -253,6 +253,10 @@ GraphModelSpec parseGraphModel(const std::string& json) {
     spec.construction.push_back(constructionStep(step));
   }
   spec.graph = graphOf(member(object, "graph", "description"));
+  if (const auto loaded = object.find("valuesLoadedLater"); loaded != object.end()) {
+    for (const auto& name : arrayOf(loaded->second, "valuesLoadedLater"))
+      spec.valuesLoadedLater.push_back(stringOf(name, "valuesLoadedLater[]"));
+  }
   return spec;
 }
 

@@ -91,6 +91,9 @@ struct GraphModelSpec {
   ModuleSpec modules;
   std::vector<ConstructionStep> construction;
   GraphSpec graph;
+  // State names whose values a checkpoint loads right after the build (fromPretrained): not drawn
+  // (module_tree.h).
+  std::vector<std::string> valuesLoadedLater;
 };
 
 // Throws InvalidState ("firebrand bug") for JSON that src/ would never write.

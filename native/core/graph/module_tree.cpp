@@ -7,9 +7,11 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <set>
 
 #include "core/errors.h"
 #include "core/nn/init_schemes.h"
+#include "core/nn/initial_values.h"
 #include "core/nn/layer_ties.h"
 #include "core/shape_text.h"
 
@@ -61,7 +63,10 @@ std::optional<EarlyCast> earlyCast(const std::vector<ConstructionStep>& steps, s
 
 class TreeBuilder {
  public:
-  explicit TreeBuilder(const ModuleSpec& root) : sequentialRoot_(root.className == "Sequential") { index(root, ""); }
+  TreeBuilder(const ModuleSpec& root, const std::vector<std::string>& loadedLater)
+      : sequentialRoot_(root.className == "Sequential"), loadedLater_(loadedLater.begin(), loadedLater.end()) {
+    index(root, "");
+  }
 
   void construct(const ConstructionStep& step) {
     if (step.kind == ConstructionStep::Kind::Layer) {
@@ -74,7 +79,7 @@ class TreeBuilder {
         at::Generator generator = at::detail::getDefaultCPUGenerator();
         const at::Tensor drawn = step.copiedLayer ? generator.get_state() : at::Tensor();
         tree_.layers.emplace(step.layerPath,
-                             TreeLayer{owner, buildLayer(*it->second->layer, owner), *it->second->layer});
+                             TreeLayer{owner, layerFor(step.layerPath, *it->second->layer, owner), *it->second->layer});
         if (drawn.defined()) generator.set_state(drawn);
       } catch (const c10::Error&) {
         rethrowWithContext(owner);  // allocation failures while creating the weights
@@ -89,6 +94,7 @@ class TreeBuilder {
       castModule(step.castPath, *step.castTo);
       return;
     }
+    if (loadedLater_.count(step.initTarget) > 0) return;  // the checkpoint's values replace what it would draw
     at::Tensor tensor = stateTensor(step.initTarget);
     applyInit(tensor, step.scheme, step.options, step.initTarget);
   }
@@ -107,7 +113,28 @@ class TreeBuilder {
     return sequentialRoot_ && path.find('.') == std::string::npos ? "layers[" + path + "]" : path;
   }
 
+  // The layer at `path`, made without drawing its values (initial_values.h) where the checkpoint loaded next
+  // holds every tensor of it; made again, drawing, where it holds some of them only.
+  BuiltLayer layerFor(const std::string& path, const LayerSpec& spec, const std::string& owner) {
+    const std::string prefix = path.empty() ? "" : path + ".";
+    const auto any = loadedLater_.lower_bound(prefix);
+    if (any != loadedLater_.end() && any->rfind(prefix, 0) == 0) {
+      std::optional<BuiltLayer> undrawn;
+      {
+        UndrawnValues::Scope scope;
+        undrawn = buildLayer(spec, owner);
+      }
+      const auto& module = *undrawn->module.ptr();
+      bool everyOne = true;
+      for (const auto& item : module.named_parameters()) everyOne = everyOne && loadedLater_.count(prefix + item.key());
+      for (const auto& item : module.named_buffers()) everyOne = everyOne && loadedLater_.count(prefix + item.key());
+      if (everyOne) return std::move(*undrawn);
+    }
+    return buildLayer(spec, owner);
+  }
+
   bool sequentialRoot_;
+  std::set<std::string> loadedLater_;
   // Every tensor made so far at or under the module `path` ("" the model), by its name relative to it.
   std::map<std::string, at::Tensor> tensorsUnder(const std::string& path) {
     const std::string prefix = path.empty() ? "" : path + ".";
@@ -253,8 +280,9 @@ class TreeBuilder {
 
 }  // namespace
 
-ModuleTree buildModuleTree(const ModuleSpec& spec, const std::vector<ConstructionStep>& construction) {
-  TreeBuilder builder(spec);
+ModuleTree buildModuleTree(const ModuleSpec& spec, const std::vector<ConstructionStep>& construction,
+                           const std::vector<std::string>& valuesLoadedLater) {
+  TreeBuilder builder(spec, valuesLoadedLater);
   // Layers to cast once a step is done: by that step's index.
   std::multimap<size_t, std::pair<std::string, at::ScalarType>> casts;
   for (size_t at = 0; at < construction.size(); ++at) {

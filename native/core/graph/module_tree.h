@@ -29,7 +29,10 @@ struct ModuleTree {
 };
 
 // Builds the layers and runs the nn.init calls in `construction` order, so the
-// default generator draws what the same Python program draws.
-ModuleTree buildModuleTree(const ModuleSpec& spec, const std::vector<ConstructionStep>& construction);
+// default generator draws what the same Python program draws. The tensors named in `valuesLoadedLater`,
+// which a checkpoint fills right after, draw nothing where their layer can make them so, and their
+// nn.init calls are left out, as transformers' from_pretrained initializes only what its checkpoint lacks.
+ModuleTree buildModuleTree(const ModuleSpec& spec, const std::vector<ConstructionStep>& construction,
+                           const std::vector<std::string>& valuesLoadedLater = {});
 
 }  // namespace firebrand

@@ -64,7 +64,7 @@ std::vector<std::string> nonPersistentBufferNames(const ModuleSpec& module, cons
 }  // namespace
 
 GraphModel::GraphModel(GraphModelSpec spec)
-    : tree_(buildModuleTree(spec.modules, spec.construction)),
+    : tree_(buildModuleTree(spec.modules, spec.construction, spec.valuesLoadedLater)),
       program_(std::make_unique<GraphProgram>(std::move(spec.graph), tree_)),
       nonPersistentBuffers_(nonPersistentBufferNames(spec.modules, "")) {
   distinct(tree_.root->named_parameters(), &tiedNames_);

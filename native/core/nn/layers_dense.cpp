@@ -1,6 +1,7 @@
 // Layers whose weight is a matrix or a table: linear, embedding, and PReLU's slopes.
 #include <torch/nn.h>
 
+#include "core/nn/initial_values.h"
 #include "core/nn/layer_row.h"
 #include "core/nn/linear_layer.h"
 #include "core/onnx/onnx_layers.h"
@@ -10,15 +11,26 @@ namespace {
 
 BuiltLayer linear(ResolvedOptions& o) {
   const int64_t in = o.integer("inFeatures"), out = o.integer("outFeatures");
-  return {torch::nn::AnyModule(LinearLayer(torch::nn::LinearOptions(in, out).bias(o.flag("bias")))),
-          "[*, " + std::to_string(in) + "] (inFeatures=" + std::to_string(in) + ")"};
+  const bool bias = o.flag("bias");
+  LinearLayer layer(nullptr);
+  if (!UndrawnValues::isSet()) {
+    layer = LinearLayer(torch::nn::LinearOptions(in, out).bias(bias));
+  } else {
+    layer = LinearLayer(torch::nn::LinearOptions(1, 0).bias(bias));  // empty tensors: nothing drawn
+    layer->allocateUndrawn(in, out);
+  }
+  return {torch::nn::AnyModule(layer), "[*, " + std::to_string(in) + "] (inFeatures=" + std::to_string(in) + ")"};
 }
 
 BuiltLayer embedding(ResolvedOptions& o) {
   const int64_t rows = o.integer("numEmbeddings");
   auto options = torch::nn::EmbeddingOptions(rows, o.integer("embeddingDim"));
   if (const auto padding = o.optionalInteger("paddingIdx")) options.padding_idx(*padding);
-  return {torch::nn::AnyModule(torch::nn::Embedding(options)),
+  // A weight given (from_pretrained's way) is taken as it is: zeros, nothing drawn.
+  if (UndrawnValues::isSet()) options._weight(at::zeros({rows, options.embedding_dim()}));
+  torch::nn::Embedding layer(options);
+  layer->options._weight(at::Tensor());  // the module holds the weight; the options need not
+  return {torch::nn::AnyModule(layer),
           "integer indices in [0, " + std::to_string(rows - 1) + "] (numEmbeddings=" + std::to_string(rows) + ")"};
 }
 

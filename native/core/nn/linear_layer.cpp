@@ -24,4 +24,13 @@ void LinearLayerImpl::quantizeInt8() {
   weightScale = register_buffer("weight_scale", q.scale);
 }
 
+void LinearLayerImpl::allocateUndrawn(int64_t in, int64_t out) {
+  options.in_features(in).out_features(out);
+  const bool hasBias = bias.defined();
+  parameters_.clear();
+  weight = register_parameter("weight", at::zeros({out, in}));
+  // As LinearImpl registers them: no bias is an undefined "bias" that takes no gradient.
+  bias = hasBias ? register_parameter("bias", at::zeros({out})) : register_parameter("bias", {}, false);
+}
+
 }  // namespace firebrand

@@ -18,6 +18,9 @@ class LinearLayerImpl : public torch::nn::LinearImpl {
   // Replaces the weight parameter by int8 values and a float scale per output row (buffers "weight"
   // and "weight_scale"), frozen for good: what fromPretrained's quantize: 'int8' does.
   void quantizeInt8();
+  // Weight [out, in] (and bias [out]) made zeros, no values drawn (initial_values.h): for a layer built with
+  // no features, whose caller fills them.
+  void allocateUndrawn(int64_t in, int64_t out);
   bool quantized() const { return weightScale.defined(); }
 
   at::Tensor weightScale;

@@ -37,6 +37,8 @@ export interface GraphModelSpec {
   modules: ModuleNode;
   construction: ConstructionStep[];
   graph: GraphSpec;
+  /** State names a checkpoint fills right after the build (fromPretrained): their values are not drawn. */
+  valuesLoadedLater?: string[];
 }
 
 /** The dtype a model's weights were cast to as a whole (model.to), float32 when never. */
