@@ -55,7 +55,7 @@ class SegmentFunction : public torch::autograd::Function<SegmentFunction> {
     ctx->saved_data["others"] = others;
     ctx->saved_data["isTensor"] = isTensor;
     ctx->save_for_backward(inputs.vec());
-    const GradientsRecordedLaterScope recomputedWithGradients;
+    const GradientsRecordedLater::Scope recomputedWithGradients;
     at::NoGradGuard noGrad;
     program->runSteps(segment.begin, segment.end, *frame);
     variable_list outputs;

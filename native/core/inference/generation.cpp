@@ -160,7 +160,7 @@ std::optional<at::Tensor> TokenGenerator::cachedLogits() {
 
 at::Tensor TokenGenerator::nextLogits() {
   torch::NoGradGuard noGrad;
-  const InferenceRun inferenceKernels;
+  const InferenceRun::Scope inferenceKernels;
   EvalModeScope evalMode(*model_);
   // Once the window slides, every position (a learned one, too) moves: each step runs it whole.
   if (cache_ && options_.contextLength && tokens_.size(1) > *options_.contextLength) cache_.reset();

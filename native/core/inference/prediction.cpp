@@ -38,7 +38,7 @@ std::vector<at::Tensor> inBatches(Model& model, int64_t samples, const std::stri
   if (options.optimizeForInference) inferenceMode.emplace();
   EvalModeScope evalMode(model);
   InferenceLoweringScope lowering(options.optimizeForInference);
-  const InferenceRun inferenceKernels(options.optimizeForInference);
+  const InferenceRun::Scope inferenceKernels(options.optimizeForInference);
   // A forward frees and allocates blocks of the same sizes layer after layer (past glibc's mmap
   // threshold at batch 64 of 224x224 images): reused, not faulted in page by zeroed page each time,
   // within the call and by the model's next calls.

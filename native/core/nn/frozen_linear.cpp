@@ -28,12 +28,10 @@ class FrozenLinearFunction : public torch::autograd::Function<FrozenLinearFuncti
 
 bool frozen(const at::Tensor& tensor) { return !tensor.defined() || !tensor.requires_grad(); }
 
-thread_local bool gradientsRecordedLater = false;
-
 }  // namespace
 
 bool frozenLinearFits(const at::Tensor& input, const at::Tensor& weight, const at::Tensor& bias) {
-  const bool recorded = at::GradMode::is_enabled() || gradientsRecordedLater;
+  const bool recorded = at::GradMode::is_enabled() || GradientsRecordedLater::isSet();
   const bool lowered = !recorded && inInferenceRun();
   if (!onednnSgemmAvailable() || !(recorded || lowered)) return false;
   if (!input.defined() || input.dim() < 1 || input.numel() == 0) return false;
@@ -43,11 +41,6 @@ bool frozenLinearFits(const at::Tensor& input, const at::Tensor& weight, const a
   return shapes && isCpuFloat(input) && isCpuFloat(weight) && (lowered || (frozen(weight) && frozen(bias))) &&
          !compat::autocastEnabled(c10::DeviceType::CPU);
 }
-
-GradientsRecordedLaterScope::GradientsRecordedLaterScope() : previous_(gradientsRecordedLater) {
-  gradientsRecordedLater = true;
-}
-GradientsRecordedLaterScope::~GradientsRecordedLaterScope() { gradientsRecordedLater = previous_; }
 
 at::Tensor frozenLinear(const at::Tensor& input, const at::Tensor& weight, const at::Tensor& bias) {
   const at::Tensor rows = input.reshape({-1, weight.size(1)}).contiguous();

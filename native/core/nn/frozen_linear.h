@@ -8,6 +8,8 @@
 #pragma once
 #include <ATen/core/Tensor.h>
 
+#include "core/runtime/thread_flag.h"
+
 namespace firebrand {
 
 // Whether frozenLinear takes these: oneDNN's sgemm is there, float32 on the CPU, a 2-D weight of
@@ -15,19 +17,10 @@ namespace firebrand {
 // weight and bias need none, or none are and this is a lowered inference run.
 bool frozenLinearFits(const at::Tensor& input, const at::Tensor& weight, const at::Tensor& bias);
 
-// Within it, on this thread, frozen layers compute as when gradients are recorded although they are
-// not: an activation checkpoint's first pass, which its backward recomputes with gradients, so that both
-// passes compute alike.
-class GradientsRecordedLaterScope {
- public:
-  GradientsRecordedLaterScope();
-  ~GradientsRecordedLaterScope();
-  GradientsRecordedLaterScope(const GradientsRecordedLaterScope&) = delete;
-  GradientsRecordedLaterScope& operator=(const GradientsRecordedLaterScope&) = delete;
-
- private:
-  bool previous_;
-};
+// While a GradientsRecordedLater::Scope lives, on this thread, frozen layers compute as when gradients are
+// recorded although they are not: an activation checkpoint's first pass, which its backward recomputes with
+// gradients, so that both passes compute alike.
+using GradientsRecordedLater = ThreadFlag<struct GradientsRecordedLaterTag>;
 // input [*, K] times weight [N, K] transposed plus bias: [*, N], differentiable in input.
 at::Tensor frozenLinear(const at::Tensor& input, const at::Tensor& weight, const at::Tensor& bias);
 

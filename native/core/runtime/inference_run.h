@@ -3,21 +3,14 @@
 // run only then: inside training, a checkpointed segment's no-grad forward must
 // equal its recompute in backward, which runs the autograd path.
 #pragma once
+#include "core/runtime/thread_flag.h"
 
 namespace firebrand {
 
-// Marks the thread as inside one while alive (`on`: predict's optimizeForInference: false passes false).
-class InferenceRun {
- public:
-  explicit InferenceRun(bool on = true);
-  ~InferenceRun();
-  InferenceRun(const InferenceRun&) = delete;
-  InferenceRun& operator=(const InferenceRun&) = delete;
+// An InferenceRun::Scope marks the thread as inside one while alive (predict's optimizeForInference: false
+// passes false).
+using InferenceRun = ThreadFlag<struct InferenceRunTag>;
 
- private:
-  bool previous_;
-};
-
-bool inInferenceRun();
+inline bool inInferenceRun() { return InferenceRun::isSet(); }
 
 }  // namespace firebrand
